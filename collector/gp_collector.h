@@ -1,0 +1,69 @@
+/*
+ * gp_collector.h — the producer side of the collector: how capture code hands
+ * records to the writer thread. This is the contract libgpuphase/ codes
+ * against; collector/ implements it (ring.c, registry.c, writer.c, intern.c).
+ *
+ * Threads: any thread may call gp_collector_emit / gp_collector_intern once
+ * gp_collector_start has returned 0. Each calling thread gets its own SPSC
+ * ring on its first record (the only allocation it ever causes); after that
+ * emit takes no lock, makes no syscall and never blocks: a full ring drops the
+ * group and counts it. One writer thread drains every ring to the file.
+ *
+ * Errors: functions return 0 or a negative errno; nothing here ever calls
+ * exit/abort or writes to stdout.
+ */
+#ifndef GP_COLLECTOR_H
+#define GP_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gp_format.h"
+
+/* One key=value pair for the file header ("host", "cmdline", "cuda_runtime",
+ * "gpu0", "window", "marker", ...). Both strings are copied. */
+struct gp_kv {
+	const char *key;
+	const char *value;
+};
+
+struct gp_collector_config {
+	const char *path;       /* output file, created O_CREAT|O_EXCL|O_NOFOLLOW */
+	unsigned file_mode;     /* 0 = 0600                                        */
+	uint32_t ring_records;  /* slots per thread ring, power of two; 0 = default */
+	uint32_t flush_ms;      /* max time a record waits in a ring; 0 = default  */
+	uint64_t max_bytes;     /* stop writing past this file size; 0 = no cap    */
+	uint32_t clock_id;      /* clockid_t of the trace clock (CLOCK_MONOTONIC_RAW) */
+	int64_t clock_offset_ns;/* calibration offset recorded in the header       */
+	const struct gp_kv *kv; /* header key/values                               */
+	size_t nkv;
+};
+
+/* Open the file, write the header, start the writer thread. */
+int gp_collector_start(const struct gp_collector_config *cfg);
+
+/* Push `nslots` slots (a head record and its continuations) into the calling
+ * thread's ring, all or nothing. Returns 0, or -ENOBUFS when dropped (counted),
+ * or -EPIPE when the collector is not running (not counted). */
+int gp_collector_emit(const union gp_rec *slots, uint32_t nslots);
+
+/* Intern `len` bytes of `s`: returns its string id (> 0), emitting a
+ * GP_REC_STRING group into the calling thread's ring the first time this
+ * thread sees the text. Already-seen texts cost a hash lookup, no lock.
+ * Returns 0 if the collector is not running or memory ran out. */
+uint32_t gp_collector_intern(const char *s, size_t len);
+
+/* Drain every ring, write drop counters and the footer, close the file, join
+ * the writer. Idempotent; safe from an atexit handler. */
+void gp_collector_stop(void);
+
+/* In a fork child: forget the parent's collector (rings, writer, fd) without
+ * flushing or writing anything. */
+void gp_collector_forget(void);
+
+/* Total records dropped so far (all rings, ring-full only). */
+uint64_t gp_collector_dropped(void);
+
+/* True once a write error or the size cap stopped writing. */
+int gp_collector_failed(void);
+
+#endif /* GP_COLLECTOR_H */

@@ -1,0 +1,403 @@
+/*
+ * gp_format.h — the gpuphase record layout: the one contract shared by the
+ * capture side (libgpuphase/, which fills records), the collector (which moves
+ * them through rings to disk, byte for byte) and the report (which reads them
+ * back through gp_reader.h).
+ *
+ * Every record is exactly GP_REC_SIZE (32) bytes, little-endian, naturally
+ * aligned, in ring slots and in the file alike. A record whose payload does not
+ * fit (a long string, a deep call stack) is followed by raw continuation slots
+ * that carry no type byte; the head record says how many follow (see
+ * gp_rec_slots()), and producers push head + continuations as one unit, so a
+ * reader never sees a torn group. docs/format.md explains the size choice.
+ *
+ * Times are nanoseconds on the trace clock named in the file header
+ * (CLOCK_MONOTONIC_RAW unless the header says otherwise).
+ *
+ * Rules for changing this file: add record types and use pad fields; never
+ * reorder or resize a field of an existing type without bumping
+ * GP_FORMAT_VERSION. Every struct has a _Static_assert on its size.
+ */
+#ifndef GP_FORMAT_H
+#define GP_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_REC_SIZE 32u
+
+/* Record types: the first byte of every head record. 0 is never valid. */
+enum gp_rec_type {
+	GP_REC_INVALID = 0,
+	GP_REC_STRING = 1,      /* struct gp_rec_string  (+ continuation)   */
+	GP_REC_HOOK_API = 2,    /* struct gp_rec_api: a hooked runtime call  */
+	GP_REC_RUNTIME_API = 3, /* struct gp_rec_api: CUPTI RUNTIME record   */
+	GP_REC_DRIVER_API = 4,  /* struct gp_rec_api: CUPTI DRIVER record    */
+	GP_REC_KERNEL = 5,      /* struct gp_rec_kernel                      */
+	GP_REC_MEMCPY = 6,      /* struct gp_rec_copy                        */
+	GP_REC_MEMSET = 7,      /* struct gp_rec_copy (copy_kind = 0)        */
+	GP_REC_SYNC = 8,        /* struct gp_rec_sync: CUPTI SYNCHRONIZATION */
+	GP_REC_EXTCORR = 9,     /* struct gp_rec_extcorr                     */
+	GP_REC_MARKER = 10,     /* struct gp_rec_marker: NVTX range/mark     */
+	GP_REC_GRAPH_NODE = 11, /* struct gp_rec_graph: graph ids of an op   */
+	GP_REC_STACK = 12,      /* struct gp_rec_stack   (+ continuation)    */
+	GP_REC_STACK_REF = 13,  /* struct gp_rec_stack_ref                   */
+	GP_REC_SYMBOL = 14,     /* struct gp_rec_symbol: pc -> string        */
+	GP_REC_ITER = 15,       /* struct gp_rec_mark: iteration boundary    */
+	GP_REC_WINDOW = 16,     /* struct gp_rec_mark: capture window edge   */
+	GP_REC_THREAD = 17,     /* struct gp_rec_thread: thread metadata     */
+	GP_REC_API_NAME = 18,   /* struct gp_rec_api_name: api id -> string  */
+	GP_REC_DROPS = 19,      /* struct gp_rec_drops: drop counters        */
+	GP_REC_STATUS = 20,     /* struct gp_rec_status: mode / degradation  */
+	GP_REC_HOST_SAMPLE = 21,/* struct gp_rec_host: host CPU load sample  */
+	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
+	GP_REC_TYPE_COUNT
+};
+
+/*
+ * API classes: what a call does, decided at capture time (from the hook id or
+ * the CUPTI cbid) so the report needs no CUDA headers to attribute phases.
+ */
+enum gp_api_class {
+	GP_API_OTHER = 0,
+	GP_API_LAUNCH = 1,       /* kernel launch (any variant)                 */
+	GP_API_MEMCPY_SYNC = 2,  /* cudaMemcpy, cudaMemcpy2D, ... (blocking)    */
+	GP_API_MEMCPY_ASYNC = 3,
+	GP_API_MEMSET_SYNC = 4,
+	GP_API_MEMSET_ASYNC = 5,
+	GP_API_SYNC_DEVICE = 6,  /* cudaDeviceSynchronize                       */
+	GP_API_SYNC_STREAM = 7,  /* cudaStreamSynchronize                       */
+	GP_API_SYNC_EVENT = 8,   /* cudaEventSynchronize                        */
+	GP_API_GRAPH_LAUNCH = 9,
+	GP_API_HOST_FUNC = 10,   /* cudaLaunchHostFunc                          */
+	GP_API_PROFILER = 11,    /* cudaProfilerStart / Stop                    */
+	GP_API_CLASS_COUNT
+};
+
+/* gp_rec_api.class_flags: low nibble = enum gp_api_class, high = flags. */
+#define GP_API_CLASS(cf)   ((unsigned)(cf) & 0x0fu)
+#define GP_APIF_DUR_US     0x10u /* dur is in microseconds (call > 4.29 s)     */
+#define GP_APIF_ERROR      0x20u /* the call returned an error (see result)    */
+#define GP_APIF_NESTED     0x40u /* hook: called from inside another hook      */
+
+/* GP_REC_HOOK_API / GP_REC_RUNTIME_API / GP_REC_DRIVER_API */
+struct gp_rec_api {
+	uint8_t type;
+	uint8_t class_flags; /* enum gp_api_class | GP_APIF_*                  */
+	uint16_t api_id;     /* hook: libgpuphase hook id; CUPTI: the cbid     */
+	uint32_t tid;        /* OS thread id (gettid / CUPTI threadId)         */
+	uint64_t start;      /* call entry                                     */
+	uint32_t dur;        /* exit - entry, ns (or us with GP_APIF_DUR_US)   */
+	uint32_t corr;       /* hook: op id (pushed as CUSTOM2 external id);
+	                        CUPTI: correlationId                           */
+	uint32_t stream;     /* hook: stream handle folded to 32 bits (0 =
+	                        legacy default, 2 = per-thread default); CUPTI: 0 */
+	uint32_t result;     /* cudaError_t / CUresult returned                */
+};
+
+/* GP_REC_KERNEL: from CUpti_ActivityKernel10 (CONCURRENT_KERNEL). */
+#define GP_OPF_END_MISSING 0x0001u /* CUPTI delivered end == 0 (forced flush) */
+#define GP_OPF_GRAPH       0x0002u /* a GP_REC_GRAPH_NODE with ids follows   */
+struct gp_rec_kernel {
+	uint8_t type;
+	uint8_t device;
+	uint16_t flags;  /* GP_OPF_*                                           */
+	uint32_t stream; /* CUPTI streamId                                     */
+	uint64_t start;
+	uint64_t end;
+	uint32_t corr;   /* correlationId (joins the API record, ext corr)     */
+	uint32_t name;   /* string id of the (mangled) kernel name             */
+};
+
+/* GP_REC_MEMCPY / GP_REC_MEMSET: from CUpti_ActivityMemcpy6 / Memset4. */
+#define GP_COPYF_ASYNC     0x01u /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC / MEMSET_ASYNC */
+#define GP_COPYF_BYTES_KIB 0x02u /* bytes is in KiB (size >= 4 GiB)                 */
+#define GP_COPYF_DUR_US    0x04u /* dur is in microseconds                           */
+#define GP_COPYF_END_MISSING 0x08u
+#define GP_COPYF_GRAPH     0x10u /* a GP_REC_GRAPH_NODE follows                     */
+struct gp_rec_copy {
+	uint8_t type;
+	uint8_t device;
+	uint8_t copy_kind; /* CUpti_ActivityMemcpyKind (HtoD = 1, DtoH = 2, ...); 0 for memset */
+	uint8_t flags;     /* GP_COPYF_*                                        */
+	uint32_t stream;
+	uint64_t start;
+	uint32_t dur;
+	uint32_t corr;     /* correlationId                                     */
+	uint32_t rt_corr;  /* memcpy: runtimeCorrelationId (joins the runtime API
+	                      record); memset: same as corr                     */
+	uint32_t bytes;
+};
+
+/* GP_REC_SYNC: from CUpti_ActivitySynchronization2. Host-side interval. */
+struct gp_rec_sync {
+	uint8_t type;
+	uint8_t sync_type; /* CUpti_ActivitySynchronizationType                */
+	uint16_t pad;
+	uint32_t stream;   /* streamId, or UINT32_MAX when not applicable       */
+	uint64_t start;
+	uint64_t end;
+	uint32_t corr;     /* correlationId of the API call                     */
+	uint32_t event;    /* cudaEventId, UINT32_MAX when not applicable       */
+};
+
+/* GP_REC_EXTCORR: from CUpti_ActivityExternalCorrelation. */
+struct gp_rec_extcorr {
+	uint8_t type;
+	uint8_t kind;  /* CUpti_ExternalCorrelationKind (CUSTOM2 = ours)       */
+	uint16_t pad;
+	uint32_t corr; /* CUPTI correlationId                                  */
+	uint64_t ext_id;
+	uint8_t pad2[16];
+};
+
+/* GP_REC_MARKER: NVTX events on a thread. */
+enum gp_marker_kind {
+	GP_MARK_PUSH = 1,  /* nvtxRangePush: opens a nested range on tid     */
+	GP_MARK_POP = 2,   /* nvtxRangePop                                   */
+	GP_MARK_START = 3, /* nvtxRangeStart: id identifies the range        */
+	GP_MARK_END = 4,   /* nvtxRangeEnd                                   */
+	GP_MARK_INSTANT = 5
+};
+struct gp_rec_marker {
+	uint8_t type;
+	uint8_t kind;    /* enum gp_marker_kind                               */
+	uint16_t pad;
+	uint32_t tid;
+	uint64_t ts;
+	uint64_t id;     /* range id for START/END, nesting depth for PUSH/POP */
+	uint32_t name;   /* string id (0 for POP/END)                         */
+	uint32_t domain; /* string id of the NVTX domain, 0 = default        */
+};
+
+/* GP_REC_GRAPH_NODE: follows a kernel/copy record with GP_OPF_GRAPH. */
+struct gp_rec_graph {
+	uint8_t type;
+	uint8_t pad[3];
+	uint32_t graph_id;
+	uint64_t node_id;
+	uint32_t corr;   /* the op's correlationId                           */
+	uint8_t pad2[12];
+};
+
+/*
+ * GP_REC_STRING: an interned string. Ids are process-unique (taken from one
+ * atomic counter); the same text may be interned under several ids (one per
+ * producing thread), and the report treats equal texts as equal. The first
+ * 16 bytes live inline; the rest follow in ceil((len - 16) / 32) continuation
+ * slots. Not NUL-terminated on disk; len is the exact byte length.
+ */
+#define GP_STRING_INLINE 16u
+struct gp_rec_string {
+	uint8_t type;
+	uint8_t pad[3];
+	uint32_t id;
+	uint32_t len;
+	uint32_t pad2;
+	char text[GP_STRING_INLINE];
+};
+
+/* GP_REC_STACK: a distinct call stack (innermost first). 2 pcs inline, the
+ * rest 4 per continuation slot. */
+#define GP_STACK_INLINE 2u
+struct gp_rec_stack {
+	uint8_t type;
+	uint8_t pad;
+	uint16_t depth;
+	uint32_t id;
+	uint64_t pad2;
+	uint64_t pc[GP_STACK_INLINE];
+};
+
+/* GP_REC_STACK_REF: the stack captured at hook op `op`. */
+struct gp_rec_stack_ref {
+	uint8_t type;
+	uint8_t pad[3];
+	uint32_t stack;  /* gp_rec_stack.id */
+	uint32_t op;     /* gp_rec_api.corr of the hook record */
+	uint32_t tid;
+	uint8_t pad2[16];
+};
+
+/* GP_REC_SYMBOL: a symbolised pc ("function+0x1c (libfoo.so)"). */
+struct gp_rec_symbol {
+	uint8_t type;
+	uint8_t pad[3];
+	uint32_t name;   /* string id */
+	uint64_t pc;
+	uint8_t pad2[16];
+};
+
+/* GP_REC_ITER / GP_REC_WINDOW */
+enum gp_window_kind {
+	GP_WIN_START = 1,      /* capture on                                    */
+	GP_WIN_STOP = 2,       /* capture off (window complete)                 */
+	GP_WIN_END_EARLY = 3   /* capture ended early: reason = -errno or code  */
+};
+struct gp_rec_mark {
+	uint8_t type;
+	uint8_t kind;    /* GP_REC_WINDOW: enum gp_window_kind; GP_REC_ITER: 0  */
+	uint16_t pad;
+	uint32_t tid;
+	uint64_t ts;
+	uint64_t iter;   /* iteration number (0-based, counted from process start) */
+	int32_t reason;
+	uint32_t name;   /* string id: what marked it (marker spec), 0 = none  */
+};
+
+/* GP_REC_THREAD */
+struct gp_rec_thread {
+	uint8_t type;
+	uint8_t pad[3];
+	uint32_t tid;
+	uint64_t ts;     /* when the thread produced its first record         */
+	uint32_t name;   /* string id of the thread name (0 = unknown)       */
+	uint8_t pad2[12];
+};
+
+/* GP_REC_API_NAME: names for api ids, emitted once per id per trace. */
+struct gp_rec_api_name {
+	uint8_t type;
+	uint8_t domain;  /* GP_REC_HOOK_API / GP_REC_RUNTIME_API / GP_REC_DRIVER_API */
+	uint16_t api_id;
+	uint32_t name;   /* string id */
+	uint8_t api_class;
+	uint8_t pad[23];
+};
+
+/* GP_REC_DROPS: cumulative drop counters, written periodically and at close. */
+enum gp_drop_source { GP_DROP_RING = 1, GP_DROP_CUPTI = 2, GP_DROP_WRITE = 3 };
+struct gp_rec_drops {
+	uint8_t type;
+	uint8_t source;  /* enum gp_drop_source                               */
+	uint16_t pad;
+	uint32_t tid;    /* ring owner, 0 for CUPTI / writer                  */
+	uint64_t ts;
+	uint64_t dropped; /* cumulative records lost from this source          */
+	uint64_t pad2;
+};
+
+/* GP_REC_STATUS: capture mode and degradations, so the report can say which
+ * phases it could not measure. */
+enum gp_status_kind {
+	GP_STATUS_CUPTI_OK = 1,          /* CUPTI activity capture active        */
+	GP_STATUS_CUPTI_UNAVAILABLE = 2, /* hook-only: value = CUptiResult       */
+	GP_STATUS_CLOCK_CALIBRATED = 3,  /* timestamp callback refused; value =
+	                                    offset (ns) added to CUPTI times     */
+	GP_STATUS_HOOKS_ABSENT = 4,      /* injection only: no preload hooks     */
+	GP_STATUS_FORKED_CHILD = 5,
+	GP_STATUS_SIZE_CAP = 6           /* GPUPHASE_MAX_BYTES reached           */
+};
+struct gp_rec_status {
+	uint8_t type;
+	uint8_t kind;    /* enum gp_status_kind */
+	uint16_t pad;
+	uint32_t detail; /* string id with a human explanation, 0 = none     */
+	uint64_t ts;
+	int64_t value;
+	uint64_t pad2;
+};
+
+/* GP_REC_HOST_SAMPLE: host load between the previous sample and ts. */
+struct gp_rec_host {
+	uint8_t type;
+	uint8_t pad;
+	uint16_t ncpu;
+	uint32_t host_busy_pm;  /* host CPU busy, per mille of all CPUs       */
+	uint64_t ts;
+	uint32_t proc_cpu_pm;   /* this process's CPU use, per mille of one CPU */
+	uint32_t interval_us;
+	uint64_t pad2;
+};
+
+/* GP_REC_DEVICE: one per GPU seen. */
+struct gp_rec_device {
+	uint8_t type;
+	uint8_t device;
+	uint16_t pad;
+	uint32_t name;       /* string id ("NVIDIA H200") */
+	uint32_t cc_major, cc_minor;
+	uint32_t sm_count;
+	uint8_t pad2[12];
+};
+
+/* Any record, as stored. */
+union gp_rec {
+	uint8_t type;
+	struct gp_rec_api api;
+	struct gp_rec_kernel kernel;
+	struct gp_rec_copy copy;
+	struct gp_rec_sync sync;
+	struct gp_rec_extcorr extcorr;
+	struct gp_rec_marker marker;
+	struct gp_rec_graph graph;
+	struct gp_rec_string string;
+	struct gp_rec_stack stack;
+	struct gp_rec_stack_ref stack_ref;
+	struct gp_rec_symbol symbol;
+	struct gp_rec_mark mark;
+	struct gp_rec_thread thread;
+	struct gp_rec_api_name api_name;
+	struct gp_rec_drops drops;
+	struct gp_rec_status status;
+	struct gp_rec_host host;
+	struct gp_rec_device device;
+	uint8_t raw[GP_REC_SIZE];
+};
+
+_Static_assert(sizeof(struct gp_rec_api) == GP_REC_SIZE, "api record size");
+_Static_assert(sizeof(struct gp_rec_kernel) == GP_REC_SIZE, "kernel record size");
+_Static_assert(sizeof(struct gp_rec_copy) == GP_REC_SIZE, "copy record size");
+_Static_assert(sizeof(struct gp_rec_sync) == GP_REC_SIZE, "sync record size");
+_Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
+_Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");
+_Static_assert(sizeof(struct gp_rec_graph) == GP_REC_SIZE, "graph record size");
+_Static_assert(sizeof(struct gp_rec_string) == GP_REC_SIZE, "string record size");
+_Static_assert(sizeof(struct gp_rec_stack) == GP_REC_SIZE, "stack record size");
+_Static_assert(sizeof(struct gp_rec_stack_ref) == GP_REC_SIZE, "stack ref size");
+_Static_assert(sizeof(struct gp_rec_symbol) == GP_REC_SIZE, "symbol record size");
+_Static_assert(sizeof(struct gp_rec_mark) == GP_REC_SIZE, "mark record size");
+_Static_assert(sizeof(struct gp_rec_thread) == GP_REC_SIZE, "thread record size");
+_Static_assert(sizeof(struct gp_rec_api_name) == GP_REC_SIZE, "api name size");
+_Static_assert(sizeof(struct gp_rec_drops) == GP_REC_SIZE, "drops record size");
+_Static_assert(sizeof(struct gp_rec_status) == GP_REC_SIZE, "status record size");
+_Static_assert(sizeof(struct gp_rec_host) == GP_REC_SIZE, "host record size");
+_Static_assert(sizeof(struct gp_rec_device) == GP_REC_SIZE, "device record size");
+_Static_assert(sizeof(union gp_rec) == GP_REC_SIZE, "record size");
+
+/* Continuation slots that follow a head record of this length (string bytes
+ * or stack depth). */
+static inline uint32_t gp_string_cont_slots(uint32_t len)
+{
+	return len <= GP_STRING_INLINE ? 0u : (len - GP_STRING_INLINE + GP_REC_SIZE - 1u) / GP_REC_SIZE;
+}
+static inline uint32_t gp_stack_cont_slots(uint32_t depth)
+{
+	return depth <= GP_STACK_INLINE ? 0u : (depth - GP_STACK_INLINE + 3u) / 4u;
+}
+
+/* Total slots (head + continuations) of the record group starting at r. */
+static inline uint32_t gp_rec_slots(const union gp_rec *r)
+{
+	switch (r->type) {
+	case GP_REC_STRING: return 1u + gp_string_cont_slots(r->string.len);
+	case GP_REC_STACK: return 1u + gp_stack_cont_slots(r->stack.depth);
+	default: return 1u;
+	}
+}
+
+/* Duration helpers for the compact dur fields. */
+static inline uint64_t gp_api_dur_ns(const struct gp_rec_api *a)
+{
+	return (a->class_flags & GP_APIF_DUR_US) ? (uint64_t)a->dur * 1000u : a->dur;
+}
+static inline uint64_t gp_copy_dur_ns(const struct gp_rec_copy *c)
+{
+	return (c->flags & GP_COPYF_DUR_US) ? (uint64_t)c->dur * 1000u : c->dur;
+}
+static inline uint64_t gp_copy_bytes(const struct gp_rec_copy *c)
+{
+	return (c->flags & GP_COPYF_BYTES_KIB) ? (uint64_t)c->bytes * 1024u : c->bytes;
+}
+
+#endif /* GP_FORMAT_H */

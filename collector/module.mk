@@ -1,0 +1,1 @@
+# collector/module.mk — placeholder until the collector lands.
