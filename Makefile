@@ -67,6 +67,8 @@ include collector/module.mk
 -include libgpuphase/module.mk
 -include report/module.mk
 -include tests/module.mk
+-include cli/module.mk
+-include examples/server/module.mk
 
 deps-stamp-all: $(DEPS_STAMP) $(ALL_TARGETS)
 .PHONY: deps-stamp-all

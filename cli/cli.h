@@ -1,0 +1,60 @@
+/*
+ * cli.h — internal interface between the parts of the `gpuphase` command
+ * (cli/): the verb entry points called by main() in gpuphase.c, the help
+ * texts (help.c), the ELF inspection used by `record` to warn before running
+ * (elfscan.c), and small helpers shared by the verbs (gpuphase.c).
+ *
+ * The command is an ordinary single-threaded program: verbs return the exit
+ * status main() returns; every message goes to stderr prefixed "gpuphase: ",
+ * except the output a verb exists to print (help, version, trigger reply).
+ */
+#ifndef GP_CLI_H
+#define GP_CLI_H
+
+#include <stddef.h>
+
+#define GP_CLI_VERSION "0.1.0"
+
+/* Verbs: argv[0] is the verb name; return the process exit status. */
+int gp_record_main(int argc, char **argv);
+int gp_trigger_main(int argc, char **argv);
+/* report, diff, export: hand over to gpuphase-report (never returns on
+ * success). */
+int gp_report_exec(const char *verb, int argc, char **argv);
+
+/* Help texts (help.c). verb NULL = the top-level help. Returns 0 if the verb
+ * is known, -1 otherwise. */
+int gp_help_print(const char *verb);
+/* One-line usage for error messages, e.g. "usage: gpuphase record [options] -- CMD [ARGS...]". */
+const char *gp_help_usage(const char *verb);
+
+/* Helpers (gpuphase.c). */
+/* Directory holding this executable (from /proc/self/exe), no trailing '/'.
+ * Returns 0 or -errno. */
+int gp_cli_self_dir(char *buf, size_t len);
+/* Find an executable: if name contains '/', use it; else search PATH.
+ * Writes the path into buf; returns 0, -ENOENT, -EACCES or -ENAMETOOLONG. */
+int gp_cli_which(const char *name, char *buf, size_t len);
+/* Find a gpuphase component shipped next to this binary: first
+ * <selfdir>/<rel>, then (if path_name != NULL) in PATH. */
+int gp_cli_find_component(const char *rel, const char *path_name, char *buf, size_t len);
+
+/* ELF inspection (elfscan.c). */
+enum gp_elf_cudart {
+	GP_ELF_NOT_ELF = 0,      /* a script or other non-ELF file            */
+	GP_ELF_NO_CUDART = 1,    /* ELF, no sign of the CUDA runtime           */
+	GP_ELF_CUDART_SHARED = 2,/* DT_NEEDED libcudart.so.N: hooks can work  */
+	GP_ELF_CUDART_STATIC = 3 /* cudart linked in: injection only          */
+};
+struct gp_elf_info {
+	enum gp_elf_cudart cudart;
+	int is_static_exe;        /* no PT_INTERP/PT_DYNAMIC: LD_PRELOAD ignored */
+	char needed_cudart[64];   /* the DT_NEEDED name when CUDART_SHARED    */
+};
+/* Inspect the ELF file at path. Returns 0 and fills *out (GP_ELF_NOT_ELF for
+ * files that are not 64-bit ELF), or -errno if the file cannot be read, or
+ * -EINVAL with a message in err for a malformed ELF. Reads every offset with
+ * bounds checks; never crashes on a hostile file. */
+int gp_elfscan_inspect(const char *path, struct gp_elf_info *out, char *err, size_t errlen);
+
+#endif /* GP_CLI_H */

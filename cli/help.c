@@ -1,0 +1,259 @@
+/*
+ * help.c — every help text of the `gpuphase` command: the top-level help,
+ * one page per verb (as complete as `perf record --help`: synopsis,
+ * description, every option, the environment it sets, examples, exit
+ * status), and the one-line usages used in error messages. The man page
+ * cli/gpuphase.1 says the same things; keep them in step.
+ *
+ * Called by main() and the verbs on the command's only thread; prints to
+ * stdout (help is what the user asked for).
+ */
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <limits.h>
+
+#include "cli.h"
+
+extern char **environ;
+
+static const char gp_help_top[] =
+"usage: gpuphase <command> [options] [args]\n"
+"\n"
+"gpuphase splits the time of every GPU operator (kernel, copy, memset) of an\n"
+"unmodified CUDA program into launch, queue, execute and sync, and says which\n"
+"phase dominates and what to do about it.\n"
+"\n"
+"Commands:\n"
+"  record    run a command under the profiler and write a trace (.gpht)\n"
+"  report    analyse one or more traces: per-operator phases and a verdict\n"
+"  diff      compare two traces (before/after a change)\n"
+"  export    convert a trace to chrome-trace (Perfetto), sqlite or html\n"
+"  trigger   start a capture in a server running with `record --window trigger`\n"
+"  help      show the help of a command (same as: gpuphase COMMAND --help)\n"
+"\n"
+"Options:\n"
+"  -h, --help       this help\n"
+"  -v, --version    print the version\n"
+"\n"
+"A first run:\n"
+"  gpuphase record -- ./my_cuda_app --its-args   # writes gpuphase-HOST-PID.gpht\n"
+"  gpuphase report gpuphase-*.gpht               # phases per operator, verdict\n"
+"\n"
+"See `gpuphase COMMAND --help`, `man gpuphase`, and the docs in\n"
+"share/doc/gpuphase (README.md, configuration.md, metrics.md, troubleshooting.md).\n";
+
+static const char gp_help_record[] =
+"usage: gpuphase record [options] [--] CMD [ARGS...]\n"
+"\n"
+"Run CMD with the gpuphase capture library loaded and write a trace.\n"
+"\n"
+"The library (libgpuphase.so, found in ../lib next to this command) is put in\n"
+"LD_PRELOAD (appended to any value already there, so other preloads keep\n"
+"working) and in CUDA_INJECTION64_PATH, for CMD and its children only. The\n"
+"options below become GPUPHASE_* environment variables; a GPUPHASE_* variable\n"
+"already in the environment is passed on unless an option overrides it.\n"
+"CMD's exit status is returned (128+N if signal N killed it, like a shell),\n"
+"and one line at the end tells where the trace is, its size, how many records\n"
+"it holds and how many were dropped:\n"
+"\n"
+"  gpuphase: trace gpuphase-node1-4711.gpht, 0.81 MiB, 26533 records, 0 dropped\n"
+"\n"
+"Before running, record warns about what would make the trace incomplete:\n"
+"CMD statically linked to the CUDA runtime (nvcc's default: injection only, the\n"
+"launch hooks cannot see it), another profiler holding CUPTI (nsys, ncu, a\n"
+"CUDA_INJECTION64_PATH of another tool: gpuphase then keeps host-side hook\n"
+"timing only), and an output directory that cannot be written.\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE     trace file name or pattern (GPUPHASE_OUTPUT); patterns:\n"
+"                        %p pid, %h host name, %r rank (RANK, OMPI_COMM_WORLD_RANK,\n"
+"                        SLURM_PROCID, else 0), %t start time, %% a percent sign.\n"
+"                        Default: gpuphase-%h-%p.gpht in the current directory.\n"
+"                        A fixed name that exists is moved to FILE.old first.\n"
+"  -f, --force           remove an existing fixed-name FILE instead of keeping FILE.old\n"
+"  -w, --window SPEC     what to capture (GPUPHASE_WINDOW); default: the whole run.\n"
+"                          skip=N,iters=M[,repeat=K]  skip N iterations, capture M\n"
+"                                                     (K times, with N skipped between)\n"
+"                          delay=D,duration=D         time window, D like 500ms, 2s\n"
+"                          trigger                    start idle; capture when told\n"
+"                                                     by `gpuphase trigger PID`\n"
+"  -m, --marker SPEC     what ends an iteration (GPUPHASE_ITER_MARKER):\n"
+"                          sync         each cudaDeviceSynchronize/StreamSynchronize\n"
+"                                       (default)\n"
+"                          kernel:GLOB  each launch of a kernel matching GLOB\n"
+"                          nvtx:NAME    each start of the NVTX range NAME (implies --nvtx)\n"
+"                          profiler     each cudaProfilerStart...Stop pair\n"
+"  -s, --stacks MODE     call stacks to capture (GPUPHASE_STACKS): off, sync\n"
+"                        (default: at synchronizing calls), launch, all\n"
+"      --nvtx            record NVTX ranges (sets NVTX_INJECTION64_PATH), so\n"
+"                        operators are named by their innermost range, e.g.\n"
+"                        aten::mm under torch.autograd.profiler.emit_nvtx()\n"
+"      --ring-records N  slots in each thread's record ring, a power of two\n"
+"                        (GPUPHASE_RING_RECORDS); raise it if records are dropped\n"
+"      --flush-ms MS     longest time a record waits before it is written\n"
+"                        (GPUPHASE_FLUSH_MS)\n"
+"      --max-size SIZE   stop writing when the trace reaches SIZE bytes; K, M, G\n"
+"                        suffixes (GPUPHASE_MAX_BYTES)\n"
+"      --cupti-lib PATH  the CUPTI library to load (GPUPHASE_CUPTI_LIB);\n"
+"                        default libcupti.so.13 from the library path\n"
+"      --control-dir DIR where the trigger socket goes (GPUPHASE_CONTROL_DIR);\n"
+"                        default /tmp/gpuphase-UID\n"
+"      --log LEVEL[:FILE] library messages: off, error (default), info, debug\n"
+"                        (GPUPHASE_LOG)\n"
+"      --lib PATH        use this libgpuphase.so\n"
+"      --no-preload      do not set LD_PRELOAD: CUPTI injection only\n"
+"      --no-inject       do not set CUDA_INJECTION64_PATH: preload only\n"
+"  -q, --quiet           no summary line at the end\n"
+"  -h, --help            this help\n"
+"\n"
+"Examples:\n"
+"  gpuphase record -- ./app                       whole run\n"
+"  gpuphase record -o train.gpht -w skip=20,iters=10 -- python train.py\n"
+"  gpuphase record --nvtx -m nvtx:step -- python train.py --nvtx\n"
+"  gpuphase record -w trigger -- ./server &        then: gpuphase trigger PID --iters 50\n"
+"  mpirun -n 4 gpuphase record -o run-%r.gpht -- ./app   one trace per rank\n"
+"\n"
+"Without the command (same effect):\n"
+"  LD_PRELOAD=/path/to/libgpuphase.so CUDA_INJECTION64_PATH=/path/to/libgpuphase.so \\\n"
+"  GPUPHASE_WINDOW=skip=20,iters=10 python train.py\n"
+"\n"
+"Exit status: CMD's; 127 if CMD was not found, 126 if it could not be run,\n"
+"2 for a bad option (nothing is run), 1 if the library is missing.\n";
+
+static const char gp_help_trigger[] =
+"usage: gpuphase trigger PID (--iters M | --seconds S | --status) [options]\n"
+"\n"
+"Start a capture in a running process that was started with capture idle:\n"
+"\n"
+"  gpuphase record --window trigger -- ./server &     # runs at full speed, records nothing\n"
+"  gpuphase trigger $! --iters 50                      # capture the next 50 iterations\n"
+"\n"
+"The process keeps running; the capture goes to its trace file\n"
+"(GPUPHASE_OUTPUT, default gpuphase-HOST-PID.gpht) and the trace is complete\n"
+"when the process exits. An iteration ends at each synchronizing call unless\n"
+"`record --marker` chose another marker.\n"
+"\n"
+"The request goes through the UNIX socket DIR/PID.sock that the library opens\n"
+"in trigger mode (DIR: --control-dir, else the process's GPUPHASE_CONTROL_DIR,\n"
+"else /tmp/gpuphase-UID). If PID was not started under gpuphase with\n"
+"--window trigger, trigger says so.\n"
+"\n"
+"Options:\n"
+"  -i, --iters M         capture the next M iterations\n"
+"  -s, --seconds S       capture the next S seconds (fractions allowed: 0.5)\n"
+"      --status          print the capture state of PID\n"
+"      --control-dir DIR where to find the socket\n"
+"      --timeout S       wait at most S seconds for the reply (default 5)\n"
+"  -h, --help            this help\n"
+"\n"
+"Exit status: 0 when PID accepted, 1 when it refused or cannot be reached,\n"
+"2 for a bad option.\n";
+
+static const char gp_help_report[] =
+"usage: gpuphase report [options] TRACE...\n"
+"\n"
+"Analyse one or more traces (several processes or ranks are merged) and print,\n"
+"per operator, its launch, queue, execute and sync time, its share of the\n"
+"window, and a verdict: sync-bound (sync share > 30 %: remove sync points, use\n"
+"async copies and streams), launch-bound (launch share > 20 %: fuse kernels,\n"
+"CUDA graphs), compute-bound (execute share > 80 %: optimise the kernel). Every\n"
+"verdict shows the numbers behind it; docs/metrics.md defines each number.\n"
+"\n"
+"This is `gpuphase-report`; its options follow.\n";
+
+static const char gp_help_diff[] =
+"usage: gpuphase diff [options] BEFORE.gpht AFTER.gpht\n"
+"\n"
+"Compare two traces operator by operator: how each phase changed, which\n"
+"operators appeared or vanished, and whether the verdict moved.\n"
+"\n"
+"This is `gpuphase-report diff`; its options follow.\n";
+
+static const char gp_help_export[] =
+"usage: gpuphase export FORMAT OUT TRACE...\n"
+"\n"
+"Convert traces for other tools. FORMAT is one of:\n"
+"  chrome-trace   JSON for Perfetto (ui.perfetto.dev) or chrome://tracing: host\n"
+"                 threads and GPU streams as tracks, arrows from launch to op\n"
+"  sqlite         a database (tables of ops, API calls, syncs, iterations, and\n"
+"                 views of per-op phases) for SQL, DuckDB, pandas\n"
+"  html           one self-contained page with the report and its charts\n"
+"\n"
+"Example: gpuphase export html report.html gpuphase-node1-4711.gpht\n"
+"\n"
+"This is `gpuphase-report --export FORMAT OUT TRACE...`; its options follow.\n";
+
+const char *gp_help_usage(const char *verb)
+{
+	if (!verb)
+		return "usage: gpuphase <command> [options] [args]  (gpuphase --help)";
+	if (strcmp(verb, "record") == 0)
+		return "usage: gpuphase record [options] [--] CMD [ARGS...]  (gpuphase record --help)";
+	if (strcmp(verb, "trigger") == 0)
+		return "usage: gpuphase trigger PID (--iters M | --seconds S | --status)  (gpuphase trigger --help)";
+	if (strcmp(verb, "report") == 0)
+		return "usage: gpuphase report [options] TRACE...";
+	if (strcmp(verb, "diff") == 0)
+		return "usage: gpuphase diff [options] BEFORE.gpht AFTER.gpht";
+	if (strcmp(verb, "export") == 0)
+		return "usage: gpuphase export FORMAT OUT TRACE...";
+	return "usage: gpuphase <command> [options] [args]";
+}
+
+/* Append the option list of gpuphase-report (args: what to ask it). */
+static void gp_help_report_tool(const char *const *args)
+{
+	char tool[PATH_MAX];
+	if (gp_cli_find_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
+		printf("\n(gpuphase-report was not found next to gpuphase or in PATH, so its options\n"
+		       "cannot be listed here; see `man gpuphase`.)\n");
+		return;
+	}
+	char *argv[8];
+	int k = 0;
+	argv[k++] = tool;
+	for (int i = 0; args[i] && k < 7; i++)
+		argv[k++] = (char *)args[i];
+	argv[k] = NULL;
+	printf("\n");
+	fflush(stdout);
+	pid_t pid;
+	if (posix_spawn(&pid, tool, NULL, NULL, argv, environ) != 0) {
+		printf("(could not run %s --help)\n", tool);
+		return;
+	}
+	int st;
+	waitpid(pid, &st, 0);
+}
+
+int gp_help_print(const char *verb)
+{
+	if (!verb) {
+		fputs(gp_help_top, stdout);
+	} else if (strcmp(verb, "record") == 0) {
+		fputs(gp_help_record, stdout);
+	} else if (strcmp(verb, "trigger") == 0) {
+		fputs(gp_help_trigger, stdout);
+	} else if (strcmp(verb, "report") == 0) {
+		fputs(gp_help_report, stdout);
+		static const char *const a[] = { "--help", NULL };
+		gp_help_report_tool(a);
+	} else if (strcmp(verb, "diff") == 0) {
+		fputs(gp_help_diff, stdout);
+		static const char *const a[] = { "diff", "--help", NULL };
+		gp_help_report_tool(a);
+	} else if (strcmp(verb, "export") == 0) {
+		fputs(gp_help_export, stdout);
+		static const char *const a[] = { "--help", NULL };
+		gp_help_report_tool(a);
+	} else if (strcmp(verb, "help") == 0) {
+		fputs("usage: gpuphase help [COMMAND]\n\nShow the help of COMMAND (record, trigger, report, diff, "
+		      "export), or the list of commands.\n", stdout);
+	} else {
+		return -1;
+	}
+	fflush(stdout);
+	return 0;
+}

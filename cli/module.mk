@@ -1,0 +1,35 @@
+# cli/module.mk — the `gpuphase` command ($(B)/bin/gpuphase), its tests, and
+# the two builds of the small CUDA test program they run (shared and static
+# cudart). Included from the top Makefile.
+
+CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/help.c cli/elfscan.c
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+CLI_LDLIBS = -llz4
+
+$(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/lib/libgpcollector.a $(CLI_LDLIBS)
+
+# The CUDA test program, built both ways (nvcc is slow: only these two).
+$(B)/tests/cli_app_shared: tests/e2e/cli_app.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart shared -O2 -o $@ $<
+$(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart static -O2 -o $@ $<
+
+# Unit test of the ELF inspection (Criterion).
+$(B)/tests/test_cli_elf: $(B)/obj/tests/e2e/test_cli_elf.o $(B)/obj/cli/elfscan.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion
+
+CLI_TEST_DEPS := $(B)/tests/cli_app_shared $(B)/tests/cli_app_static
+$(B)/tests/test_cli_elf: | $(CLI_TEST_DEPS)
+
+# The command links the trace reader; until collector/ provides it, build
+# only what does not need it.
+ifneq ($(filter $(B)/lib/libgpcollector.a,$(ALL_TARGETS)),)
+ALL_TARGETS += $(B)/bin/gpuphase
+endif
+ALL_TARGETS += $(B)/tests/test_cli_elf $(CLI_TEST_DEPS)
+TESTS += $(B)/tests/test_cli_elf

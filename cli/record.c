@@ -1,0 +1,716 @@
+/*
+ * record.c — `gpuphase record [options] -- CMD [ARGS...]`: runs CMD with
+ * libgpuphase.so loaded (LD_PRELOAD, appended to any existing value, plus
+ * CUDA_INJECTION64_PATH and, for NVTX, NVTX_INJECTION64_PATH) and the
+ * options turned into GPUPHASE_* variables — for CMD only, never for this
+ * process. Before running it warns about what would make the capture
+ * incomplete (static cudart, another profiler holding CUPTI, an output
+ * directory that cannot be written); after CMD ends it prints one summary
+ * line (trace path, size, records, drops) and returns CMD's exit status
+ * (128+N when a signal N killed it, like a shell).
+ *
+ * Called by main() (gpuphase.c) on the command's only thread. Signals: while
+ * CMD runs, SIGINT and SIGQUIT are ignored here (the terminal delivers them
+ * to CMD, which shares our process group) and SIGTERM/SIGHUP are forwarded to
+ * CMD, so the summary is always printed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "gp_reader.h"
+
+#define GP_DEFAULT_OUTPUT "gpuphase-%h-%p.gpht"
+
+struct gp_record_opts {
+	const char *output;
+	const char *window;
+	const char *marker;
+	const char *stacks;
+	const char *ring_records;
+	const char *flush_ms;
+	const char *max_bytes;
+	const char *cupti_lib;
+	const char *control_dir;
+	const char *log;
+	const char *lib;
+	int nvtx;
+	int force;
+	int quiet;
+	int no_preload;
+	int no_inject;
+};
+
+/* ---- value checks: one clear line naming option, value and what is accepted */
+
+static int gp_record_bad(const char *opt, const char *val, const char *accepted)
+{
+	fprintf(stderr, "gpuphase: record: %s '%s': %s\n", opt, val, accepted);
+	return -1;
+}
+
+static int gp_record_is_uint(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* DURATION: a number (decimals allowed) with an optional unit ns|us|ms|s|m|min|h. */
+static int gp_record_is_duration(const char *s)
+{
+	const char *p = s;
+	int digits = 0;
+	while (isdigit((unsigned char)*p)) {
+		p++;
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p)) {
+			p++;
+			digits++;
+		}
+	}
+	if (!digits)
+		return 0;
+	static const char *const units[] = { "", "ns", "us", "ms", "s", "m", "min", "h" };
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(p, units[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* GPUPHASE_WINDOW: trigger | skip=N,iters=M[,repeat=K] | delay=D,duration=D. */
+static int gp_record_check_window(const char *w)
+{
+	static const char accepted[] =
+		"accepted: trigger | skip=N,iters=M[,repeat=K] | delay=DURATION,duration=DURATION "
+		"(DURATION like 500ms, 2s)";
+	if (strcmp(w, "trigger") == 0)
+		return 0;
+	char buf[256];
+	if (snprintf(buf, sizeof buf, "%s", w) >= (int)sizeof buf || !*w)
+		return gp_record_bad("--window", w, accepted);
+	int iter_form = 0, time_form = 0;
+	char *save = NULL;
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq)
+			return gp_record_bad("--window", w, accepted);
+		*eq = '\0';
+		const char *val = eq + 1;
+		if (strcmp(kv, "skip") == 0 || strcmp(kv, "iters") == 0 || strcmp(kv, "repeat") == 0) {
+			if (!gp_record_is_uint(val))
+				return gp_record_bad("--window", w, accepted);
+			iter_form = 1;
+		} else if (strcmp(kv, "delay") == 0 || strcmp(kv, "duration") == 0) {
+			if (!gp_record_is_duration(val))
+				return gp_record_bad("--window", w, accepted);
+			time_form = 1;
+		} else {
+			return gp_record_bad("--window", w, accepted);
+		}
+	}
+	if (iter_form && time_form)
+		return gp_record_bad("--window", w, "iteration keys (skip, iters, repeat) and time keys "
+					     "(delay, duration) cannot be mixed");
+	return 0;
+}
+
+static int gp_record_check_marker(const char *m)
+{
+	if (strcmp(m, "sync") == 0 || strcmp(m, "profiler") == 0)
+		return 0;
+	if ((strncmp(m, "kernel:", 7) == 0 && m[7]) || (strncmp(m, "nvtx:", 5) == 0 && m[5]))
+		return 0;
+	return gp_record_bad("--marker", m, "accepted: sync | kernel:GLOB | nvtx:NAME | profiler");
+}
+
+static int gp_record_check_stacks(const char *s)
+{
+	if (strcmp(s, "off") == 0 || strcmp(s, "sync") == 0 || strcmp(s, "launch") == 0 || strcmp(s, "all") == 0)
+		return 0;
+	return gp_record_bad("--stacks", s, "accepted: off | sync | launch | all");
+}
+
+/* SIZE: bytes, optionally with a K, M or G suffix (powers of 1024). */
+static int gp_record_check_size(const char *s)
+{
+	size_t n = strlen(s);
+	if (n > 1 && strchr("KkMmGg", s[n - 1])) {
+		char buf[64];
+		if (n >= sizeof buf)
+			return gp_record_bad("--max-size", s, "accepted: bytes, or a number with K, M or G");
+		memcpy(buf, s, n - 1);
+		buf[n - 1] = '\0';
+		if (gp_record_is_uint(buf))
+			return 0;
+	} else if (gp_record_is_uint(s)) {
+		return 0;
+	}
+	return gp_record_bad("--max-size", s, "accepted: bytes, or a number with K, M or G");
+}
+
+/* Bytes of a SIZE already checked by gp_record_check_size. */
+static unsigned long long gp_record_size_bytes(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': return v << 10;
+	case 'M': case 'm': return v << 20;
+	case 'G': case 'g': return v << 30;
+	default: return v;
+	}
+}
+
+/* ---- trace files: the pattern as a glob, before/after sets, the summary ---- */
+
+/* Turn an output pattern into a glob: %p %h %r %t -> '*', %% -> '%', glob
+ * metacharacters in the literal parts escaped. */
+static void gp_record_pattern_glob(const char *pat, char *out, size_t len)
+{
+	size_t k = 0;
+	for (const char *p = pat; *p && k + 3 < len; p++) {
+		if (*p == '%' && p[1]) {
+			p++;
+			if (*p == '%')
+				out[k++] = '%';
+			else
+				out[k++] = '*';
+			continue;
+		}
+		if (strchr("*?[]\\", *p))
+			out[k++] = '\\';
+		out[k++] = *p;
+	}
+	out[k] = '\0';
+}
+
+struct gp_record_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+};
+
+struct gp_record_files {
+	struct gp_record_file *v;
+	size_t n;
+};
+
+static void gp_record_files_free(struct gp_record_files *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].path);
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+}
+
+static void gp_record_files_scan(const char *globpat, struct gp_record_files *f)
+{
+	glob_t g;
+	f->v = NULL;
+	f->n = 0;
+	if (glob(globpat, 0, NULL, &g) != 0)
+		return;
+	f->v = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *f->v);
+	for (size_t i = 0; f->v && i < g.gl_pathc; i++) {
+		struct stat st;
+		if (lstat(g.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		struct gp_record_file *e = &f->v[f->n];
+		e->path = strdup(g.gl_pathv[i]);
+		if (!e->path)
+			break;
+		e->dev = st.st_dev;
+		e->ino = st.st_ino;
+		e->mtime = st.st_mtim;
+		f->n++;
+	}
+	globfree(&g);
+}
+
+/* True when after-entry e is new or was rewritten since the before set. */
+static int gp_record_file_is_new(const struct gp_record_file *e, const struct gp_record_files *before)
+{
+	for (size_t i = 0; i < before->n; i++) {
+		const struct gp_record_file *b = &before->v[i];
+		if (b->dev == e->dev && b->ino == e->ino && strcmp(b->path, e->path) == 0)
+			return b->mtime.tv_sec != e->mtime.tv_sec || b->mtime.tv_nsec != e->mtime.tv_nsec;
+	}
+	return 1;
+}
+
+struct gp_record_sum {
+	uint64_t bytes, records, dropped;
+	int incomplete, unreadable;
+	char err[256];
+};
+
+/* Read one trace to its end (bulk path) and add up what it holds. */
+static void gp_record_summarise(const char *path, struct gp_record_sum *s)
+{
+	struct stat st;
+	if (stat(path, &st) == 0)
+		s->bytes += (uint64_t)st.st_size;
+	struct gp_reader *r = NULL;
+	char err[256];
+	if (gp_reader_open(path, &r, err, sizeof err) < 0) {
+		s->unreadable = 1;
+		snprintf(s->err, sizeof s->err, "%s", err);
+		return;
+	}
+	const union gp_rec *recs;
+	size_t n;
+	int rc;
+	while ((rc = gp_reader_next_block(r, &recs, &n, err, sizeof err)) > 0)
+		;
+	if (rc < 0) {
+		s->unreadable = 1;
+		snprintf(s->err, sizeof s->err, "%s", err);
+	}
+	const struct gp_trace_end *end = gp_reader_end(r);
+	if (end) {
+		s->records += end->records;
+		s->dropped += end->dropped_ring + end->dropped_cupti;
+		if (!end->complete)
+			s->incomplete = 1;
+	}
+	gp_reader_close(r);
+}
+
+static void gp_record_print_summary(const char *pattern, const struct gp_record_files *before,
+				    const char *globpat)
+{
+	struct gp_record_files after;
+	gp_record_files_scan(globpat, &after);
+	struct gp_record_sum s;
+	memset(&s, 0, sizeof s);
+	char names[1024] = "";
+	size_t nnew = 0, off = 0;
+	const char *first = NULL;
+	for (size_t i = 0; i < after.n; i++) {
+		if (!gp_record_file_is_new(&after.v[i], before))
+			continue;
+		gp_record_summarise(after.v[i].path, &s);
+		if (!first)
+			first = after.v[i].path;
+		if (off < sizeof names) {
+			int w = snprintf(names + off, sizeof names - off, "%s%s", nnew ? ", " : "", after.v[i].path);
+			off += w > 0 ? (size_t)w : 0;
+		}
+		nnew++;
+	}
+	if (nnew == 0) {
+		fprintf(stderr, "gpuphase: no trace written (expected %s): the program made no CUDA calls, or the "
+				"capture library disabled itself (see the messages above; GPUPHASE_LOG=info tells more)\n",
+			pattern);
+		gp_record_files_free(&after);
+		return;
+	}
+	char what[1200];
+	if (nnew == 1)
+		snprintf(what, sizeof what, "trace %s", first);
+	else
+		snprintf(what, sizeof what, "%zu traces (%s%s)", nnew, names, off >= sizeof names ? "..." : "");
+	char tail[400] = "";
+	if (s.unreadable)
+		snprintf(tail, sizeof tail, "; unreadable: %s", s.err);
+	else if (s.incomplete)
+		snprintf(tail, sizeof tail, "; incomplete (no footer: the program was killed or is still writing; "
+					     "readable up to the last whole block)");
+	fprintf(stderr, "gpuphase: %s, %.2f MiB, %llu records, %llu dropped%s\n", what,
+		(double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.records,
+		(unsigned long long)s.dropped, tail);
+	gp_record_files_free(&after);
+}
+
+/* ---- warnings before running ---- */
+
+/* True when the colon/space separated list contains an entry whose text
+ * contains needle (case-sensitive). */
+static int gp_record_list_has(const char *list, const char *needle)
+{
+	return list && strstr(list, needle) != NULL;
+}
+
+static void gp_record_warn_profilers(const char *lib)
+{
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	if (inj && *inj && strcmp(inj, lib) != 0) {
+		char real[PATH_MAX];
+		if (!realpath(inj, real) || strcmp(real, lib) != 0)
+			fprintf(stderr, "gpuphase: warning: another tool holds CUDA injection "
+					"(CUDA_INJECTION64_PATH=%s); it is kept, and if it subscribes to CUPTI "
+					"gpuphase runs hook-only: no GPU execute/queue/sync times\n", inj);
+	}
+	const char *pre = getenv("LD_PRELOAD");
+	static const char *const tools[] = { "ToolsInjection", "nsys", "nsight", "libcupti", "ncu",
+					     "libkineto", "libnvperf" };
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+		if (gp_record_list_has(pre, tools[i])) {
+			fprintf(stderr, "gpuphase: warning: LD_PRELOAD=%s looks like another CUDA profiler; "
+					"CUPTI allows one subscriber, so gpuphase may run hook-only "
+					"(no GPU execute/queue/sync times)\n", pre);
+			break;
+		}
+	}
+	if (getenv("NSYS_PROFILING_SESSION_ID") || getenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR"))
+		fprintf(stderr, "gpuphase: warning: running under Nsight (nsys/ncu environment found); "
+				"it holds CUPTI, so gpuphase will run hook-only (no GPU execute/queue/sync times)\n");
+	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+	if (nvtx && *nvtx && strcmp(nvtx, lib) != 0)
+		fprintf(stderr, "gpuphase: warning: NVTX_INJECTION64_PATH=%s belongs to another tool; "
+				"NVTX ranges go to it, not to gpuphase\n", nvtx);
+	const char *dis = getenv("GPUPHASE_DISABLE");
+	if (dis && *dis && strcmp(dis, "0") != 0)
+		fprintf(stderr, "gpuphase: warning: GPUPHASE_DISABLE=%s is set: nothing will be recorded\n", dis);
+}
+
+static void gp_record_warn_binary(const char *path, const char *cmd)
+{
+	struct gp_elf_info info;
+	char err[256];
+	int rc = gp_elfscan_inspect(path, &info, err, sizeof err);
+	if (rc < 0) {
+		if (rc == -EINVAL && err[0])
+			fprintf(stderr, "gpuphase: warning: %s: malformed ELF (%s); cannot check how it links CUDA\n",
+				path, err);
+		return;
+	}
+	if (info.is_static_exe)
+		fprintf(stderr, "gpuphase: warning: %s is a fully static executable: LD_PRELOAD has no effect; "
+				"only CUPTI injection can see it\n", cmd);
+	if (info.cudart == GP_ELF_CUDART_STATIC)
+		fprintf(stderr, "gpuphase: warning: %s is statically linked to the CUDA runtime (cudart): "
+				"injection only; launch-phase hooks lost (no operator ids, call stacks or hook "
+				"timestamps; launch times come from CUPTI alone, and nothing if CUPTI is "
+				"unavailable). Rebuild with `nvcc -cudart shared` for full capture.\n", cmd);
+}
+
+/* Warn when the directory of the output pattern cannot take a new file. */
+static void gp_record_warn_outdir(const char *pattern)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(pattern, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == pattern)
+		snprintf(dir, sizeof dir, "/");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - pattern), pattern);
+	if (strchr(dir, '%'))
+		return; /* depends on pid/host/rank: the library reports failures */
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		fprintf(stderr, "gpuphase: warning: output directory %s: %s: no trace will be written\n", dir,
+			strerror(errno));
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "gpuphase: warning: output directory %s is not a directory: no trace will be written\n",
+			dir);
+		return;
+	}
+	if (access(dir, W_OK | X_OK) != 0)
+		fprintf(stderr, "gpuphase: warning: output directory %s is not writable (%s): no trace will be "
+				"written\n", dir, strerror(errno));
+}
+
+/* ---- running the command ---- */
+
+static volatile sig_atomic_t gp_record_child;
+
+static void gp_record_forward(int sig)
+{
+	pid_t c = gp_record_child;
+	if (c > 0)
+		kill(c, sig);
+}
+
+/* Set var to val in this (child) process; returns 0 or -1 with a message. */
+static int gp_record_setenv(const char *var, const char *val)
+{
+	if (!val)
+		return 0;
+	if (setenv(var, val, 1) != 0) {
+		fprintf(stderr, "gpuphase: record: cannot set %s: %s\n", var, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* In the child: the environment CMD runs with. */
+static int gp_record_child_env(const struct gp_record_opts *o)
+{
+	if (!o->no_preload) {
+		const char *old = getenv("LD_PRELOAD");
+		if (old && *old && !strstr(old, o->lib)) {
+			size_t n = strlen(old) + strlen(o->lib) + 2;
+			char *v = malloc(n);
+			if (!v)
+				return -1;
+			snprintf(v, n, "%s:%s", old, o->lib);
+			int rc = gp_record_setenv("LD_PRELOAD", v);
+			free(v);
+			if (rc)
+				return rc;
+		} else if (!old || !*old) {
+			if (gp_record_setenv("LD_PRELOAD", o->lib))
+				return -1;
+		}
+	}
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	if (!o->no_inject && (!inj || !*inj) && gp_record_setenv("CUDA_INJECTION64_PATH", o->lib))
+		return -1;
+	int want_nvtx = o->nvtx || (o->marker && strncmp(o->marker, "nvtx:", 5) == 0);
+	const char *nv = getenv("NVTX_INJECTION64_PATH");
+	if (want_nvtx && (!nv || !*nv) && gp_record_setenv("NVTX_INJECTION64_PATH", o->lib))
+		return -1;
+	char maxb[32];
+	const char *max_bytes = NULL;
+	if (o->max_bytes) {
+		snprintf(maxb, sizeof maxb, "%llu", gp_record_size_bytes(o->max_bytes));
+		max_bytes = maxb;
+	}
+	if (gp_record_setenv("GPUPHASE_OUTPUT", o->output) || gp_record_setenv("GPUPHASE_WINDOW", o->window) ||
+	    gp_record_setenv("GPUPHASE_ITER_MARKER", o->marker) || gp_record_setenv("GPUPHASE_STACKS", o->stacks) ||
+	    gp_record_setenv("GPUPHASE_RING_RECORDS", o->ring_records) ||
+	    gp_record_setenv("GPUPHASE_FLUSH_MS", o->flush_ms) || gp_record_setenv("GPUPHASE_MAX_BYTES", max_bytes) ||
+	    gp_record_setenv("GPUPHASE_CUPTI_LIB", o->cupti_lib) ||
+	    gp_record_setenv("GPUPHASE_CONTROL_DIR", o->control_dir) || gp_record_setenv("GPUPHASE_LOG", o->log))
+		return -1;
+	return 0;
+}
+
+/* Fork, set the environment, exec CMD. Reports exec failures through a
+ * close-on-exec pipe so the message and status come from here. Returns the
+ * exit status to pass on. */
+static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_failed)
+{
+	*exec_failed = 1;
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		fprintf(stderr, "gpuphase: record: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "gpuphase: record: fork: %s\n", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return 1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		int e = 0;
+		if (gp_record_child_env(o) == 0) {
+			execvp(cmd[0], cmd);
+			e = errno;
+		} else {
+			e = EINVAL;
+		}
+		ssize_t w = write(pfd[1], &e, sizeof e);
+		(void)w;
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(pfd[1]);
+	gp_record_child = pid;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = gp_record_forward }, old_int,
+			 old_quit, old_term, old_hup;
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+	int e = 0;
+	ssize_t r;
+	do
+		r = read(pfd[0], &e, sizeof e);
+	while (r < 0 && errno == EINTR);
+	close(pfd[0]);
+	int status = 0;
+	pid_t w;
+	do
+		w = waitpid(pid, &status, 0);
+	while (w < 0 && errno == EINTR);
+	gp_record_child = 0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (r == (ssize_t)sizeof e) {
+		fprintf(stderr, "gpuphase: record: cannot run '%s': %s\n", cmd[0], strerror(e));
+		return e == ENOENT ? 127 : 126;
+	}
+	*exec_failed = 0;
+	if (w < 0) {
+		fprintf(stderr, "gpuphase: record: waitpid: %s\n", strerror(errno));
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		fprintf(stderr, "gpuphase: %s was killed by signal %d (%s)%s\n", cmd[0], sig, strsignal(sig),
+			WCOREDUMP(status) ? ", core dumped" : "");
+		return 128 + sig;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int gp_record_main(int argc, char **argv)
+{
+	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "window", required_argument, NULL, 'w' },
+		{ "marker", required_argument, NULL, 'm' }, { "stacks", required_argument, NULL, 's' },
+		{ "nvtx", no_argument, NULL, O_NVTX }, { "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' }, { "ring-records", required_argument, NULL, O_RING },
+		{ "flush-ms", required_argument, NULL, O_FLUSH }, { "max-size", required_argument, NULL, O_MAXB },
+		{ "cupti-lib", required_argument, NULL, O_CUPTI },
+		{ "control-dir", required_argument, NULL, O_CTL }, { "log", required_argument, NULL, O_LOG },
+		{ "lib", required_argument, NULL, O_LIB }, { "no-preload", no_argument, NULL, O_NOPRE },
+		{ "no-inject", no_argument, NULL, O_NOINJ }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct gp_record_opts o;
+	memset(&o, 0, sizeof o);
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+o:w:m:s:fqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case 'w': o.window = optarg; break;
+		case 'm': o.marker = optarg; break;
+		case 's': o.stacks = optarg; break;
+		case 'f': o.force = 1; break;
+		case 'q': o.quiet = 1; break;
+		case O_NVTX: o.nvtx = 1; break;
+		case O_RING: o.ring_records = optarg; break;
+		case O_FLUSH: o.flush_ms = optarg; break;
+		case O_MAXB: o.max_bytes = optarg; break;
+		case O_CUPTI: o.cupti_lib = optarg; break;
+		case O_CTL: o.control_dir = optarg; break;
+		case O_LOG: o.log = optarg; break;
+		case O_LIB: o.lib = optarg; break;
+		case O_NOPRE: o.no_preload = 1; break;
+		case O_NOINJ: o.no_inject = 1; break;
+		case 'h': gp_help_print("record"); return 0;
+		case ':':
+			fprintf(stderr, "gpuphase: record: option '%s' needs a value\n%s\n", argv[optind - 1],
+				gp_help_usage("record"));
+			return 2;
+		default:
+			fprintf(stderr, "gpuphase: record: unknown option '%s' (gpuphase record --help lists them)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	char **cmd = argv + optind;
+	if (!*cmd) {
+		fprintf(stderr, "gpuphase: record: no command to run\n%s\n", gp_help_usage("record"));
+		return 2;
+	}
+	if ((o.window && gp_record_check_window(o.window)) || (o.marker && gp_record_check_marker(o.marker)) ||
+	    (o.stacks && gp_record_check_stacks(o.stacks)) || (o.max_bytes && gp_record_check_size(o.max_bytes)))
+		return 2;
+	if (o.ring_records && !gp_record_is_uint(o.ring_records))
+		return gp_record_bad("--ring-records", o.ring_records, "accepted: a power of two"), 2;
+	if (o.flush_ms && !gp_record_is_uint(o.flush_ms))
+		return gp_record_bad("--flush-ms", o.flush_ms, "accepted: milliseconds (an integer)"), 2;
+	if (o.output && !*o.output)
+		return gp_record_bad("--output", o.output, "accepted: a file name or pattern (%p %h %r %t)"), 2;
+	if (o.no_preload && o.no_inject) {
+		fprintf(stderr, "gpuphase: record: --no-preload and --no-inject together would load nothing\n");
+		return 2;
+	}
+
+	/* The library: --lib, else ../lib/libgpuphase.so next to this binary. */
+	char lib[PATH_MAX];
+	if (o.lib) {
+		if (!realpath(o.lib, lib)) {
+			fprintf(stderr, "gpuphase: record: --lib %s: %s\n", o.lib, strerror(errno));
+			return 1;
+		}
+	} else {
+		char found[PATH_MAX];
+		if (gp_cli_find_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
+		    !realpath(found, lib)) {
+			char dir[PATH_MAX] = "?";
+			gp_cli_self_dir(dir, sizeof dir);
+			fprintf(stderr, "gpuphase: record: libgpuphase.so not found in %s/../lib "
+					"(build it with `make`, install with `make install`, or name it with --lib)\n",
+				dir);
+			return 1;
+		}
+	}
+	o.lib = lib;
+
+	/* The command, resolved as execvp will, so problems show before running. */
+	char cmdpath[PATH_MAX];
+	int wr = gp_cli_which(cmd[0], cmdpath, sizeof cmdpath);
+	if (wr != 0) {
+		fprintf(stderr, "gpuphase: record: cannot run '%s': %s\n", cmd[0],
+			wr == -ENOENT ? (strchr(cmd[0], '/') ? "No such file or directory" : "command not found in PATH")
+				      : strerror(-wr));
+		return wr == -ENOENT ? 127 : 126;
+	}
+
+	const char *pattern = o.output ? o.output : getenv("GPUPHASE_OUTPUT");
+	if (!pattern || !*pattern)
+		pattern = GP_DEFAULT_OUTPUT;
+	gp_record_warn_binary(cmdpath, cmd[0]);
+	gp_record_warn_profilers(lib);
+	gp_record_warn_outdir(pattern);
+
+	/* A fixed output name (no %-pattern) that exists: keep it as NAME.old
+	 * (or remove it with --force), as the library never overwrites. */
+	if (!strchr(pattern, '%') && access(pattern, F_OK) == 0) {
+		if (o.force) {
+			if (unlink(pattern) != 0) {
+				fprintf(stderr, "gpuphase: record: cannot remove %s: %s\n", pattern, strerror(errno));
+				return 1;
+			}
+		} else {
+			char old[PATH_MAX];
+			if (snprintf(old, sizeof old, "%s.old", pattern) >= (int)sizeof old || rename(pattern, old) != 0) {
+				fprintf(stderr, "gpuphase: record: %s exists and cannot be moved to %s.old: %s "
+						"(use -f to overwrite)\n", pattern, pattern, strerror(errno));
+				return 1;
+			}
+			fprintf(stderr, "gpuphase: %s exists: moved to %s\n", pattern, old);
+		}
+	}
+
+	char globpat[PATH_MAX * 2];
+	gp_record_pattern_glob(pattern, globpat, sizeof globpat);
+	struct gp_record_files before;
+	gp_record_files_scan(globpat, &before);
+	int exec_failed;
+	int status = gp_record_run(&o, cmd, &exec_failed);
+	if (!o.quiet && !exec_failed)
+		gp_record_print_summary(pattern, &before, globpat);
+	gp_record_files_free(&before);
+	return status;
+}

@@ -1,0 +1,305 @@
+/*
+ * trigger.c — `gpuphase trigger PID [--iters M | --seconds S | --status]`:
+ * tells a process started with `gpuphase record --window trigger` (capture
+ * idle) to capture the next M iterations or S seconds, or asks its status.
+ *
+ * Protocol (agreed with libgpuphase/): a UNIX stream socket at
+ * ${GPUPHASE_CONTROL_DIR:-/tmp/gpuphase-<uid>}/<pid>.sock; we send ONE line
+ * ("capture iters=M" | "capture seconds=S" | "status") and read ONE line
+ * ("ok <text>" | "error <text>"). The control directory is taken from
+ * --control-dir, else from the target's own environment (/proc/PID/environ,
+ * readable for our own processes), else from ours, else the default.
+ *
+ * Called by main() on the command's only thread. Exit status: 0 ok, 1 the
+ * target refused or is not reachable, 2 usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Copy the value of var from /proc/pid/environ into buf. Returns 1 if found,
+ * 0 if not, -errno if the environment cannot be read. */
+static int gp_trigger_target_env(long pid, const char *var, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	static char env[1 << 20];
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof env - 1 && (r = read(fd, env + n, sizeof env - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	env[n] = '\0';
+	size_t vlen = strlen(var);
+	for (size_t i = 0; i < n;) {
+		const char *e = env + i;
+		size_t elen = strnlen(e, n - i);
+		if (elen > vlen && strncmp(e, var, vlen) == 0 && e[vlen] == '=') {
+			snprintf(buf, len, "%s", e + vlen + 1);
+			return 1;
+		}
+		i += elen + 1;
+	}
+	return 0;
+}
+
+/* True when libgpuphase.so is mapped in pid (best effort; 0 if unknown). */
+static int gp_trigger_target_has_lib(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char line[1024];
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, "libgpuphase") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Explain why pid has no usable control socket, as precisely as we can. */
+static void gp_trigger_explain(long pid, const char *sock, int err)
+{
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+		fprintf(stderr, "gpuphase: trigger: no process %ld\n", pid);
+		return;
+	}
+	if (gp_trigger_target_has_lib(pid)) {
+		char w[128];
+		int has = gp_trigger_target_env(pid, "GPUPHASE_WINDOW", w, sizeof w);
+		if (has == 1 && strcmp(w, "trigger") != 0) {
+			fprintf(stderr, "gpuphase: trigger: %ld runs under gpuphase with GPUPHASE_WINDOW=%s, not "
+					"trigger: restart it with `gpuphase record --window trigger -- ...`\n", pid, w);
+			return;
+		}
+		if (has == 0) {
+			fprintf(stderr, "gpuphase: trigger: %ld runs under gpuphase but was started without "
+					"GPUPHASE_WINDOW=trigger (it is capturing the whole run)\n", pid);
+			return;
+		}
+	}
+	fprintf(stderr, "gpuphase: trigger: %ld is not running under gpuphase (or was started without "
+			"GPUPHASE_WINDOW=trigger): %s: %s\n", pid, sock, strerror(err));
+}
+
+/* Send req on the socket, read one reply line into reply. Returns 0, or
+ * -errno (with *stage naming the step that failed). */
+static int gp_trigger_talk(const char *sock, const char *req, int timeout_ms, char *reply, size_t len,
+			   const char **stage)
+{
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof sa.sun_path) {
+		*stage = "socket path too long";
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*stage = "socket";
+		return -errno;
+	}
+	int rc = 0;
+	*stage = "connect";
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	*stage = "send";
+	size_t n = strlen(req), off = 0;
+	while (off < n) {
+		ssize_t w = send(fd, req + off, n - off, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		off += (size_t)w;
+	}
+	*stage = "reply";
+	size_t got = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got + 1 < len) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long left = timeout_ms - ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) {
+			rc = -ETIMEDOUT;
+			goto out;
+		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int pr = poll(&p, 1, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			rc = pr == 0 ? -ETIMEDOUT : -errno;
+			goto out;
+		}
+		ssize_t r = recv(fd, reply + got, len - 1 - got, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+		if (memchr(reply, '\n', got))
+			break;
+	}
+	reply[got] = '\0';
+	char *nl = strchr(reply, '\n');
+	if (nl)
+		*nl = '\0';
+	if (got == 0)
+		rc = -ECONNRESET;
+out:
+	close(fd);
+	return rc;
+}
+
+/* A positive decimal (seconds may have a fraction); 1 if s is one. */
+static int gp_trigger_is_number(const char *s, int allow_fraction)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0))
+		return 0;
+	return allow_fraction || strspn(s, "0123456789") == strlen(s);
+}
+
+int gp_trigger_main(int argc, char **argv)
+{
+	enum { O_CTL = 1000, O_TIMEOUT };
+	static const struct option longopts[] = {
+		{ "iters", required_argument, NULL, 'i' }, { "seconds", required_argument, NULL, 's' },
+		{ "status", no_argument, NULL, 'S' }, { "control-dir", required_argument, NULL, O_CTL },
+		{ "timeout", required_argument, NULL, O_TIMEOUT }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *iters = NULL, *seconds = NULL, *ctl = NULL;
+	int status = 0;
+	double timeout_s = 5.0;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': iters = optarg; break;
+		case 's': seconds = optarg; break;
+		case 'S': status = 1; break;
+		case O_CTL: ctl = optarg; break;
+		case O_TIMEOUT:
+			if (!gp_trigger_is_number(optarg, 1)) {
+				fprintf(stderr, "gpuphase: trigger: --timeout '%s': accepted: seconds > 0\n", optarg);
+				return 2;
+			}
+			timeout_s = strtod(optarg, NULL);
+			break;
+		case 'h': gp_help_print("trigger"); return 0;
+		case ':':
+			fprintf(stderr, "gpuphase: trigger: option '%s' needs a value\n%s\n", argv[optind - 1],
+				gp_help_usage("trigger"));
+			return 2;
+		default:
+			fprintf(stderr, "gpuphase: trigger: unknown option '%s' (gpuphase trigger --help lists them)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "gpuphase: trigger: %s\n%s\n", optind >= argc ? "which process? give its PID"
+									  : "give exactly one PID",
+			gp_help_usage("trigger"));
+		return 2;
+	}
+	const char *pidarg = argv[optind];
+	char *end;
+	errno = 0;
+	long pid = strtol(pidarg, &end, 10);
+	if (errno || end == pidarg || *end || pid <= 0 || pid > INT_MAX) {
+		fprintf(stderr, "gpuphase: trigger: '%s' is not a process id\n", pidarg);
+		return 2;
+	}
+	if ((iters != NULL) + (seconds != NULL) + status != 1) {
+		fprintf(stderr, "gpuphase: trigger: say what to do: exactly one of --iters M, --seconds S, --status\n%s\n",
+			gp_help_usage("trigger"));
+		return 2;
+	}
+	if (iters && !gp_trigger_is_number(iters, 0)) {
+		fprintf(stderr, "gpuphase: trigger: --iters '%s': accepted: a whole number of iterations > 0\n", iters);
+		return 2;
+	}
+	if (seconds && !gp_trigger_is_number(seconds, 1)) {
+		fprintf(stderr, "gpuphase: trigger: --seconds '%s': accepted: a number of seconds > 0 (e.g. 2 or 0.5)\n",
+			seconds);
+		return 2;
+	}
+
+	char dir[PATH_MAX];
+	if (ctl)
+		snprintf(dir, sizeof dir, "%s", ctl);
+	else if (gp_trigger_target_env(pid, "GPUPHASE_CONTROL_DIR", dir, sizeof dir) == 1 && dir[0])
+		;
+	else if (getenv("GPUPHASE_CONTROL_DIR") && *getenv("GPUPHASE_CONTROL_DIR"))
+		snprintf(dir, sizeof dir, "%s", getenv("GPUPHASE_CONTROL_DIR"));
+	else
+		snprintf(dir, sizeof dir, "/tmp/gpuphase-%u", (unsigned)getuid());
+	char sock[PATH_MAX + 32];
+	snprintf(sock, sizeof sock, "%s/%ld.sock", dir, pid);
+
+	char req[128];
+	if (iters)
+		snprintf(req, sizeof req, "capture iters=%s\n", iters);
+	else if (seconds)
+		snprintf(req, sizeof req, "capture seconds=%s\n", seconds);
+	else
+		snprintf(req, sizeof req, "status\n");
+
+	char reply[1024];
+	const char *stage = "";
+	int rc = gp_trigger_talk(sock, req, (int)(timeout_s * 1000), reply, sizeof reply, &stage);
+	if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTSOCK || (rc < 0 && strcmp(stage, "connect") == 0)) {
+		gp_trigger_explain(pid, sock, -rc);
+		return 1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "gpuphase: trigger: %ld: %s %s: %s\n", pid, stage, sock,
+			rc == -ETIMEDOUT ? "no reply in time (is the process stopped?)" : strerror(-rc));
+		return 1;
+	}
+	if (strncmp(reply, "ok", 2) == 0 && (reply[2] == '\0' || reply[2] == ' ')) {
+		printf("gpuphase: %ld: %s\n", pid, reply[2] ? reply + 3 : "ok");
+		return 0;
+	}
+	if (strncmp(reply, "error", 5) == 0 && (reply[5] == '\0' || reply[5] == ' ')) {
+		fprintf(stderr, "gpuphase: trigger: %ld refused: %s\n", pid, reply[5] ? reply + 6 : "(no reason given)");
+		return 1;
+	}
+	fprintf(stderr, "gpuphase: trigger: %ld: unexpected reply '%s' (a gpuphase version mismatch?)\n", pid,
+		reply);
+	return 1;
+}
