@@ -4,7 +4,7 @@
 
 CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/help.c cli/elfscan.c
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
-CLI_LDLIBS = -llz4
+CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
 
 $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
 	@mkdir -p $(dir $@)

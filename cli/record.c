@@ -431,9 +431,18 @@ static void gp_record_warn_outdir(const char *pattern)
 			dir);
 		return;
 	}
-	if (access(dir, W_OK | X_OK) != 0)
+	/* Probe by creating a file: access(2) says yes to root on a read-only
+	 * or special file system where creating still fails. */
+	char probe[PATH_MAX + 64];
+	snprintf(probe, sizeof probe, "%s/.gpuphase-probe-%d-XXXXXX", dir, (int)getpid());
+	int fd = mkstemp(probe);
+	if (fd < 0) {
 		fprintf(stderr, "gpuphase: warning: output directory %s is not writable (%s): no trace will be "
 				"written\n", dir, strerror(errno));
+		return;
+	}
+	close(fd);
+	unlink(probe);
 }
 
 /* ---- running the command ---- */
