@@ -54,13 +54,17 @@ const struct gp_trace_info *gp_reader_info(const struct gp_reader *r);
 int gp_reader_next(struct gp_reader *r, const union gp_rec **rec, uint32_t *nslots,
 		   char *err, size_t errlen);
 
-/* Next whole block of slots (faster bulk path): returns 1 with *recs/*n set,
+/* Next whole block of slots (faster bulk path): returns 1 with *recs and *n set,
  * 0 at end, -errno on corruption. Groups never straddle blocks. */
 int gp_reader_next_block(struct gp_reader *r, const union gp_rec **recs, size_t *n,
 			 char *err, size_t errlen);
 
 /* Valid after next/next_block returned 0. */
 const struct gp_trace_end *gp_reader_end(const struct gp_reader *r);
+
+/* File offset just after the last whole block read so far (the header's end
+ * before the first block). */
+uint64_t gp_reader_tell(const struct gp_reader *r);
 
 void gp_reader_close(struct gp_reader *r);
 

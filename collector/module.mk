@@ -1,1 +1,37 @@
-# collector/module.mk — placeholder until the collector lands.
+# collector/module.mk — the collector: rings, registry, interning, writer
+# thread, trace file writer and reader (libgpcollector.a), gpuphase-dump, and
+# the collector's tests and benchmark.
+#
+# Anything that links $(B)/lib/libgpcollector.a must also link $(GP_COLLECTOR_LIBS).
+
+GP_COLLECTOR_SRCS := collector/crc32c.c collector/ring.c collector/registry.c \
+                     collector/intern.c collector/writer.c collector/reader.c
+GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
+GP_COLLECTOR_LIB  := $(B)/lib/libgpcollector.a
+GP_COLLECTOR_LIBS := -llz4 -pthread
+
+$(GP_COLLECTOR_LIB): $(GP_COLLECTOR_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
+
+GP_COLLECTOR_TESTS := $(B)/tests/test_collector_format
+
+$(B)/tests/test_collector_%: $(B)/obj/collector/tests/test_collector_%.o $(GP_COLLECTOR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(GP_COLLECTOR_LIBS)
+
+$(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLLECTOR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS) -lm
+
+ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS)
+TESTS       += $(GP_COLLECTOR_TESTS)
+
+# Keep test/bench objects (they are intermediates of the pattern rule above).
+.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/collector/tests/%.o,$(GP_COLLECTOR_TESTS)) \
+            $(B)/obj/collector/bench/bench_collector.o

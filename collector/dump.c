@@ -1,0 +1,171 @@
+/*
+ * dump.c — gpuphase-dump FILE: prints a trace's header and every record as one
+ * text line, then what the footer (or the reader) says about the end. A
+ * debugging aid for everyone working on the format; an ordinary program
+ * (single-threaded, exits non-zero on a bad file with the reader's message).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gp_reader.h"
+
+static const char *const type_names[GP_REC_TYPE_COUNT] = {
+	[GP_REC_STRING] = "string", [GP_REC_HOOK_API] = "hook_api", [GP_REC_RUNTIME_API] = "runtime_api",
+	[GP_REC_DRIVER_API] = "driver_api", [GP_REC_KERNEL] = "kernel", [GP_REC_MEMCPY] = "memcpy",
+	[GP_REC_MEMSET] = "memset", [GP_REC_SYNC] = "sync", [GP_REC_EXTCORR] = "extcorr",
+	[GP_REC_MARKER] = "marker", [GP_REC_GRAPH_NODE] = "graph_node", [GP_REC_STACK] = "stack",
+	[GP_REC_STACK_REF] = "stack_ref", [GP_REC_SYMBOL] = "symbol", [GP_REC_ITER] = "iter",
+	[GP_REC_WINDOW] = "window", [GP_REC_THREAD] = "thread", [GP_REC_API_NAME] = "api_name",
+	[GP_REC_DROPS] = "drops", [GP_REC_STATUS] = "status", [GP_REC_HOST_SAMPLE] = "host_sample",
+	[GP_REC_DEVICE] = "device",
+};
+
+static void dump_string(const union gp_rec *r, uint32_t n)
+{
+	char *buf = malloc((size_t)r->string.len + 1);
+	if (!buf) {
+		printf("string id=%u len=%u (out of memory)\n", r->string.id, r->string.len);
+		return;
+	}
+	gp_string_text(r, n, buf, (size_t)r->string.len + 1);
+	printf("string id=%u len=%u text=\"", r->string.id, r->string.len);
+	for (uint32_t i = 0; i < r->string.len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f)
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+	printf("\"\n");
+	free(buf);
+}
+
+static void dump_rec(const union gp_rec *r, uint32_t n)
+{
+	switch (r->type) {
+	case GP_REC_STRING: dump_string(r, n); return;
+	case GP_REC_HOOK_API: case GP_REC_RUNTIME_API: case GP_REC_DRIVER_API:
+		printf("%s class=%u flags=0x%02x api=%u tid=%u start=%" PRIu64 " dur_ns=%" PRIu64
+		       " corr=%u stream=%u result=%u\n", type_names[r->type], GP_API_CLASS(r->api.class_flags),
+		       r->api.class_flags & 0xf0u, r->api.api_id, r->api.tid, r->api.start, gp_api_dur_ns(&r->api),
+		       r->api.corr, r->api.stream, r->api.result);
+		return;
+	case GP_REC_KERNEL:
+		printf("kernel dev=%u flags=0x%x stream=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u name=%u\n",
+		       r->kernel.device, r->kernel.flags, r->kernel.stream, r->kernel.start, r->kernel.end,
+		       r->kernel.corr, r->kernel.name);
+		return;
+	case GP_REC_MEMCPY: case GP_REC_MEMSET:
+		printf("%s dev=%u kind=%u flags=0x%x stream=%u start=%" PRIu64 " dur_ns=%" PRIu64
+		       " corr=%u rt_corr=%u bytes=%" PRIu64 "\n", type_names[r->type], r->copy.device,
+		       r->copy.copy_kind, r->copy.flags, r->copy.stream, r->copy.start, gp_copy_dur_ns(&r->copy),
+		       r->copy.corr, r->copy.rt_corr, gp_copy_bytes(&r->copy));
+		return;
+	case GP_REC_SYNC:
+		printf("sync type=%u stream=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u event=%u\n",
+		       r->sync.sync_type, r->sync.stream, r->sync.start, r->sync.end, r->sync.corr, r->sync.event);
+		return;
+	case GP_REC_EXTCORR:
+		printf("extcorr kind=%u corr=%u ext_id=%" PRIu64 "\n", r->extcorr.kind, r->extcorr.corr,
+		       r->extcorr.ext_id);
+		return;
+	case GP_REC_MARKER:
+		printf("marker kind=%u tid=%u ts=%" PRIu64 " id=%" PRIu64 " name=%u domain=%u\n", r->marker.kind,
+		       r->marker.tid, r->marker.ts, r->marker.id, r->marker.name, r->marker.domain);
+		return;
+	case GP_REC_GRAPH_NODE:
+		printf("graph_node graph=%u node=%" PRIu64 " corr=%u\n", r->graph.graph_id, r->graph.node_id,
+		       r->graph.corr);
+		return;
+	case GP_REC_STACK:
+		printf("stack id=%u depth=%u pcs=", r->stack.id, r->stack.depth);
+		for (uint32_t i = 0; i < r->stack.depth; i++) {
+			uint64_t pc;
+			if (i < GP_STACK_INLINE)
+				pc = r->stack.pc[i];
+			else
+				memcpy(&pc, (const char *)(r + 1) + (size_t)(i - GP_STACK_INLINE) * 8u, 8);
+			printf("%s0x%" PRIx64, i ? "," : "", pc);
+		}
+		printf("\n");
+		return;
+	case GP_REC_STACK_REF:
+		printf("stack_ref stack=%u op=%u tid=%u\n", r->stack_ref.stack, r->stack_ref.op, r->stack_ref.tid);
+		return;
+	case GP_REC_SYMBOL:
+		printf("symbol pc=0x%" PRIx64 " name=%u\n", r->symbol.pc, r->symbol.name);
+		return;
+	case GP_REC_ITER: case GP_REC_WINDOW:
+		printf("%s kind=%u tid=%u ts=%" PRIu64 " iter=%" PRIu64 " reason=%d name=%u\n", type_names[r->type],
+		       r->mark.kind, r->mark.tid, r->mark.ts, r->mark.iter, r->mark.reason, r->mark.name);
+		return;
+	case GP_REC_THREAD:
+		printf("thread tid=%u ts=%" PRIu64 " name=%u\n", r->thread.tid, r->thread.ts, r->thread.name);
+		return;
+	case GP_REC_API_NAME:
+		printf("api_name domain=%u api=%u class=%u name=%u\n", r->api_name.domain, r->api_name.api_id,
+		       r->api_name.api_class, r->api_name.name);
+		return;
+	case GP_REC_DROPS:
+		printf("drops source=%u tid=%u ts=%" PRIu64 " dropped=%" PRIu64 "\n", r->drops.source, r->drops.tid,
+		       r->drops.ts, r->drops.dropped);
+		return;
+	case GP_REC_STATUS:
+		printf("status kind=%u detail=%u ts=%" PRIu64 " value=%" PRId64 "\n", r->status.kind,
+		       r->status.detail, r->status.ts, r->status.value);
+		return;
+	case GP_REC_HOST_SAMPLE:
+		printf("host_sample ncpu=%u host_busy_pm=%u ts=%" PRIu64 " proc_cpu_pm=%u interval_us=%u\n",
+		       r->host.ncpu, r->host.host_busy_pm, r->host.ts, r->host.proc_cpu_pm, r->host.interval_us);
+		return;
+	case GP_REC_DEVICE:
+		printf("device dev=%u name=%u cc=%u.%u sms=%u\n", r->device.device, r->device.name,
+		       r->device.cc_major, r->device.cc_minor, r->device.sm_count);
+		return;
+	default:
+		printf("unknown type=%u slots=%u\n", r->type, n);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	struct gp_reader *rd;
+	const union gp_rec *rec;
+	uint32_t n;
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: gpuphase-dump TRACE_FILE\n");
+		return 2;
+	}
+	if ((rc = gp_reader_open(argv[1], &rd, err, sizeof(err))) < 0) {
+		fprintf(stderr, "gpuphase-dump: %s\n", err);
+		return 1;
+	}
+	const struct gp_trace_info *in = gp_reader_info(rd);
+	printf("# version=%u clock_id=%u clock_offset_ns=%" PRId64 " start_wall_ns=%" PRIu64
+	       " start_clock_ns=%" PRIu64 " pid=%u\n", in->version, in->clock_id, in->clock_offset_ns,
+	       in->start_wall_ns, in->start_clock_ns, in->pid);
+	for (size_t i = 0; i < in->nkv; i++)
+		printf("# %s=%s\n", in->keys[i], in->values[i]);
+	while ((rc = gp_reader_next(rd, &rec, &n, err, sizeof(err))) == 1)
+		dump_rec(rec, n);
+	if (rc < 0) {
+		fflush(stdout);
+		fprintf(stderr, "gpuphase-dump: %s\n", err);
+		gp_reader_close(rd);
+		return 1;
+	}
+	const struct gp_trace_end *e = gp_reader_end(rd);
+	printf("# end complete=%d records=%" PRIu64 " blocks=%" PRIu64 " truncated_bytes=%" PRIu64
+	       " dropped_ring=%" PRIu64 " dropped_cupti=%" PRIu64 " write_errors=%" PRIu64 " end_reason=%d\n",
+	       e->complete, e->records, e->blocks, e->truncated_bytes, e->dropped_ring, e->dropped_cupti,
+	       e->write_errors, e->end_reason);
+	for (int t = 1; t < GP_REC_TYPE_COUNT; t++)
+		if (e->footer_records[t])
+			printf("# footer %s=%" PRIu64 "\n", type_names[t], e->footer_records[t]);
+	gp_reader_close(rd);
+	return 0;
+}

@@ -1,0 +1,642 @@
+/*
+ * writer.c — the collector session: gp_collector_start / stop / forget and the
+ * writer thread that drains every ring into blocks and writes the trace file
+ * (docs/format.md, gp_file.h).
+ *
+ * Threads: start/stop/forget run on whichever thread controls capture
+ * (serialised by ctl_mu; stop is safe from atexit). Everything named
+ * gp_writer_* runs on the writer thread only, which owns all of `W` except
+ * the control fields documented below. Producers never talk to the writer:
+ * they publish into their rings and the writer polls, sleeping between passes
+ * (1 ms after a pass that found data, backing off to flush_ms / 2 when idle),
+ * so no producer ever makes a syscall for a record.
+ *
+ * Invariants: records sit at most about flush_ms in a ring plus the block and
+ * output buffers (an idle pass, or a pending age of flush_ms, seals the block
+ * and writes); a group never straddles blocks; after a write error nothing more
+ * is written (the file stays readable up to its last whole block) and later
+ * records are drained and counted as lost so producers keep running; the
+ * max_bytes cap keeps room for the footer, so a capped file still ends with
+ * one. All signals are blocked in the writer thread, so SIGXFSZ turns into
+ * EFBIG instead of killing the host.
+ */
+#include <fcntl.h>
+#include <lz4.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "gp_collector_int.h"
+
+#define GP_OUT_FLUSH (1u << 20)           /* write(2) once this much is buffered */
+#define GP_NAP_MIN_NS 1000000ull          /* sleep after a pass that found data  */
+#define GP_FOOTER_RESERVE (sizeof(struct gp_block_header) + \
+			   (16u + 256u) * sizeof(struct gp_footer_entry))
+
+static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER; /* start/stop/forget */
+
+static struct {
+	/* Control fields: written by start/stop under ctl_mu. */
+	int active;
+	pthread_t thread;
+	pthread_mutex_t mu;             /* protects the wait on cv only       */
+	pthread_cond_t cv;
+	_Atomic int stop_req;           /* release store in stop, acquire load
+	                                   in the writer loop (the pair)      */
+	/* Set by start before the thread exists, then writer-only. */
+	int fd;
+	char *path;
+	uint64_t gen;
+	uint64_t flush_ns;
+	uint64_t max_bytes;
+	union gp_rec *blk;              /* block being filled                 */
+	uint32_t blk_n;
+	union gp_rec *scratch;          /* a wrapped group, made contiguous   */
+	char *out;                      /* sealed blocks waiting for write(2) */
+	size_t out_len, out_cap;
+	uint64_t out_slots;             /* slots in out (lost if write fails) */
+	uint64_t pending_since;         /* first unflushed data, 0 = none     */
+	uint64_t committed;             /* bytes written or queued in out     */
+	uint64_t seq, records, blocks, dropped_ring, dropped_cupti;
+	uint64_t write_errors, lost, nrings;
+	uint64_t type_counts[256];
+	int32_t end_reason;
+	int io_failed;                  /* no byte more may be written        */
+	int capped;                     /* data refused, footer still allowed */
+} W;
+
+uint64_t gp_collector_now(void)
+{
+	struct timespec t;
+	clock_gettime((clockid_t)gp_g.clock_id, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t gp_writer_mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* write(2) all of buf. 0 or -errno (EINTR retried, short writes continued). */
+static int gp_writer_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Stop writing for good: record why, count, log once. Writer thread (or the
+ * control thread before the writer exists). */
+static void gp_writer_fail(int32_t reason, int is_io_error)
+{
+	if (W.io_failed || W.capped)
+		return;
+	W.end_reason = reason;
+	if (is_io_error) {
+		W.io_failed = 1;
+		W.write_errors++;
+		fprintf(stderr, "gpuphase: trace %s: write failed: %s; capture stops writing, later records are discarded\n",
+			W.path, strerror(-reason));
+	} else {
+		W.capped = 1;
+		fprintf(stderr, "gpuphase: trace %s reached its size cap of %llu bytes; capture stops writing, later records are discarded\n",
+			W.path, (unsigned long long)W.max_bytes);
+	}
+	atomic_store_explicit(&gp_g.failed, 1, memory_order_relaxed);
+}
+
+/* Write the output buffer. */
+static void gp_writer_flush_out(void)
+{
+	if (!W.out_len)
+		return;
+	if (!W.io_failed) {
+		int rc = gp_writer_write_all(W.fd, W.out, W.out_len);
+		if (rc < 0) {
+			gp_writer_fail(rc, 1);
+			W.lost += W.out_slots;
+			W.records -= W.out_slots;
+		}
+	}
+	W.out_len = 0;
+	W.out_slots = 0;
+}
+
+/* Append one framed block (header + payload already at out + out_len + 32)
+ * to the output buffer. */
+static void gp_writer_frame(uint32_t magic, uint32_t flags, uint32_t nslots, uint32_t stored, uint32_t raw)
+{
+	struct gp_block_header h = {
+		.magic = magic, .flags = flags, .seq = W.seq++, .nslots = nslots,
+		.stored_len = stored, .raw_len = raw, .crc = 0,
+	};
+	char *dst = W.out + W.out_len;
+	uint32_t crc = gp_crc32c(0, &h, offsetof(struct gp_block_header, crc));
+	h.crc = gp_crc32c(crc, dst + sizeof(h), stored);
+	memcpy(dst, &h, sizeof(h));
+	W.out_len += sizeof(h) + stored;
+	W.committed += sizeof(h) + stored;
+}
+
+/* Seal the block being filled: compress it into the output buffer (raw when
+ * LZ4 does not make it smaller), count it, and write when enough is queued. */
+static void gp_writer_seal(void)
+{
+	uint32_t n = W.blk_n;
+	if (!n)
+		return;
+	W.blk_n = 0;
+	if (W.io_failed || W.capped) {
+		W.lost += n;
+		return;
+	}
+	uint32_t raw = n * GP_REC_SIZE;
+	size_t need = sizeof(struct gp_block_header) + (size_t)LZ4_compressBound((int)raw);
+	if (W.out_len + need > W.out_cap)
+		gp_writer_flush_out();
+	if (W.io_failed) {
+		W.lost += n;
+		return;
+	}
+	char *payload = W.out + W.out_len + sizeof(struct gp_block_header);
+	int c = LZ4_compress_default((const char *)W.blk, payload, (int)raw, LZ4_compressBound((int)raw));
+	uint32_t flags = 0, stored = raw;
+	if (c > 0 && (uint32_t)c < raw) {
+		flags = GP_BLOCKF_LZ4;
+		stored = (uint32_t)c;
+	} else {
+		memcpy(payload, W.blk, raw);
+	}
+	if (W.max_bytes && W.committed + sizeof(struct gp_block_header) + stored + GP_FOOTER_RESERVE > W.max_bytes) {
+		gp_writer_fail(-EFBIG, 0);
+		W.lost += n;
+		return;
+	}
+	gp_writer_frame(GP_BLOCK_MAGIC, flags, n, stored, raw);
+	for (uint32_t i = 0; i < n; i += gp_rec_slots(&W.blk[i]))
+		W.type_counts[W.blk[i].type]++;
+	W.records += n;
+	W.out_slots += n;
+	W.blocks++;
+	if (W.out_len >= GP_OUT_FLUSH)
+		gp_writer_flush_out();
+}
+
+/* Ring sink: append one group to the block. */
+static void gp_writer_sink(void *ctx, const union gp_rec *g, uint32_t n)
+{
+	(void)ctx;
+	if (W.blk_n + n > GP_BLOCK_TARGET_SLOTS)
+		gp_writer_seal();
+	memcpy(W.blk + W.blk_n, g, (size_t)n * GP_REC_SIZE);
+	W.blk_n += n;
+	if (g->type == GP_REC_DROPS && g->drops.source == GP_DROP_CUPTI && g->drops.dropped > W.dropped_cupti)
+		W.dropped_cupti = g->drops.dropped;
+}
+
+/* A ring leaves the session: record its drops (one GP_REC_DROPS record when
+ * it lost anything) and count it. */
+static void gp_writer_retire(struct gp_ring *r)
+{
+	uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	W.nrings++;
+	W.dropped_ring += d;
+	if (d) {
+		union gp_rec rec;
+		memset(&rec, 0, sizeof(rec));
+		rec.drops.type = GP_REC_DROPS;
+		rec.drops.source = GP_DROP_RING;
+		rec.drops.tid = r->tid;
+		rec.drops.ts = gp_collector_now();
+		rec.drops.dropped = d;
+		gp_writer_sink(NULL, &rec, 1);
+	}
+}
+
+/* One pass over the registry: drain every ring, retire drained orphans.
+ * Returns slots drained; *busy is set when some ring was over a quarter
+ * full (the writer then skips its nap). */
+static uint64_t gp_writer_pass(int *busy)
+{
+	uint64_t got = 0;
+	_Atomic(struct gp_ring *) *prev = &gp_g.rings;
+	/* acquire: pairs with the release CAS in gp_registry_push. */
+	struct gp_ring *r = atomic_load_explicit(&gp_g.rings, memory_order_acquire);
+
+	while (r) {
+		struct gp_ring *next = atomic_load_explicit(&r->next, memory_order_relaxed);
+		if (r->gen != W.gen) { /* registered while an old session stopped */
+			gp_registry_unlink(prev, r);
+			gp_ring_unref(r);
+			r = next;
+			continue;
+		}
+		/* acquire: pairs with the owner's acq_rel decrement in
+		 * gp_ring_unref; once we see refs == 1 its last head store is
+		 * visible, so the drain below empties the ring for good. */
+		int orphan = atomic_load_explicit(&r->refs, memory_order_acquire) == 1;
+		if (gp_ring_used(r) > r->cap / 4)
+			*busy = 1;
+		got += gp_ring_drain(r, gp_writer_sink, NULL, W.scratch);
+		if (orphan) {
+			gp_writer_retire(r);
+			gp_registry_unlink(prev, r);
+			gp_ring_unref(r);
+		} else {
+			prev = &r->next;
+		}
+		r = next;
+	}
+	return got;
+}
+
+/* Final drain, per-ring drops, footer, close. Writer thread, at stop. */
+static void gp_writer_finish(void)
+{
+	int busy = 0;
+	gp_writer_pass(&busy);
+	/* acq_rel: acquire pairs with the producers' release CAS (we walk
+	 * their rings); nobody else reads the emptied list. */
+	struct gp_ring *r = atomic_exchange_explicit(&gp_g.rings, NULL, memory_order_acq_rel);
+	while (r) {
+		struct gp_ring *next = atomic_load_explicit(&r->next, memory_order_relaxed);
+		if (r->gen == W.gen) {
+			gp_ring_drain(r, gp_writer_sink, NULL, W.scratch);
+			gp_writer_retire(r);
+		}
+		gp_ring_unref(r);
+		r = next;
+	}
+	gp_writer_seal();
+
+	if (!W.io_failed) {
+		struct gp_footer_entry e[16 + 256];
+		uint32_t n = 0;
+		e[n++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, W.records };
+		e[n++] = (struct gp_footer_entry){ GP_FT_BLOCKS, 0, W.blocks };
+		e[n++] = (struct gp_footer_entry){ GP_FT_DROPPED_RING, 0, W.dropped_ring };
+		e[n++] = (struct gp_footer_entry){ GP_FT_DROPPED_CUPTI, 0, W.dropped_cupti };
+		e[n++] = (struct gp_footer_entry){ GP_FT_WRITE_ERRORS, 0, W.write_errors };
+		e[n++] = (struct gp_footer_entry){ GP_FT_END_REASON, 0, (uint64_t)(int64_t)W.end_reason };
+		e[n++] = (struct gp_footer_entry){ GP_FT_RINGS, 0, W.nrings };
+		e[n++] = (struct gp_footer_entry){ GP_FT_LOST_AFTER_STOP, 0, W.lost };
+		for (uint32_t t = 1; t < 256; t++)
+			if (W.type_counts[t])
+				e[n++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0, W.type_counts[t] };
+		uint32_t len = n * (uint32_t)sizeof(e[0]);
+		if (W.out_len + sizeof(struct gp_block_header) + len > W.out_cap)
+			gp_writer_flush_out();
+		memcpy(W.out + W.out_len + sizeof(struct gp_block_header), e, len);
+		gp_writer_frame(GP_FOOTER_MAGIC, 0, n, len, len);
+	}
+	gp_writer_flush_out();
+	close(W.fd);
+	W.fd = -1;
+}
+
+static void *gp_writer_main(void *arg)
+{
+	uint64_t nap = GP_NAP_MIN_NS;
+	(void)arg;
+	for (;;) {
+		/* acquire: pairs with the release store in gp_collector_stop. */
+		int stopping = atomic_load_explicit(&W.stop_req, memory_order_acquire);
+		int busy = 0;
+		uint64_t got = stopping ? 0 : gp_writer_pass(&busy);
+		if (stopping)
+			break;
+		uint64_t now = gp_writer_mono_ns();
+		if (got && !W.pending_since)
+			W.pending_since = now;
+		if (W.pending_since && (!got || now - W.pending_since >= W.flush_ns)) {
+			gp_writer_seal();
+			gp_writer_flush_out();
+			W.pending_since = 0;
+		}
+		if (busy) {
+			nap = GP_NAP_MIN_NS;
+			continue;
+		}
+		nap = got ? GP_NAP_MIN_NS : (nap * 2 > W.flush_ns / 2 ? W.flush_ns / 2 : nap * 2);
+		if (nap < GP_NAP_MIN_NS)
+			nap = GP_NAP_MIN_NS;
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		uint64_t ns = (uint64_t)until.tv_nsec + nap;
+		until.tv_sec += (time_t)(ns / 1000000000ull);
+		until.tv_nsec = (long)(ns % 1000000000ull);
+		pthread_mutex_lock(&W.mu);
+		if (!atomic_load_explicit(&W.stop_req, memory_order_acquire))
+			pthread_cond_timedwait(&W.cv, &W.mu, &until);
+		pthread_mutex_unlock(&W.mu);
+	}
+	gp_writer_finish();
+	return NULL;
+}
+
+/* --- header --------------------------------------------------------------- */
+
+struct gp_hdr_buf {
+	char *p;
+	size_t len, cap;
+};
+
+static int gp_hdr_put(struct gp_hdr_buf *b, const void *src, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+static int gp_hdr_kv(struct gp_hdr_buf *b, uint32_t *nkv, const char *k, const char *v, size_t vlen)
+{
+	struct gp_file_kv e = { (uint32_t)strlen(k), (uint32_t)vlen };
+	if (strlen(k) > UINT32_MAX / 4 || vlen > UINT32_MAX / 4)
+		return -EINVAL;
+	if (gp_hdr_put(b, &e, sizeof(e)) || gp_hdr_put(b, k, e.klen) || gp_hdr_put(b, v, vlen))
+		return -ENOMEM;
+	(*nkv)++;
+	return 0;
+}
+
+static int gp_hdr_has(const struct gp_collector_config *cfg, const char *key)
+{
+	for (size_t i = 0; i < cfg->nkv; i++)
+		if (cfg->kv[i].key && strcmp(cfg->kv[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Build the file header for cfg into *b. 0 or -errno. */
+static int gp_writer_header(const struct gp_collector_config *cfg, struct gp_hdr_buf *b)
+{
+	struct gp_file_header h;
+	struct timespec tw, tc;
+	uint32_t nkv = 0;
+	int rc;
+	char tmp[256];
+
+	memset(&h, 0, sizeof(h));
+	if ((rc = gp_hdr_put(b, &h, sizeof(h))))
+		return rc;
+	for (size_t i = 0; i < cfg->nkv; i++) {
+		const char *k = cfg->kv[i].key, *v = cfg->kv[i].value ? cfg->kv[i].value : "";
+		if (!k)
+			continue;
+		if ((rc = gp_hdr_kv(b, &nkv, k, v, strlen(v))))
+			return rc;
+	}
+	if (!gp_hdr_has(cfg, "host") && gethostname(tmp, sizeof(tmp)) == 0) {
+		tmp[sizeof(tmp) - 1] = 0;
+		if ((rc = gp_hdr_kv(b, &nkv, "host", tmp, strlen(tmp))))
+			return rc;
+	}
+	if (!gp_hdr_has(cfg, "cmdline")) {
+		char cl[4096];
+		ssize_t n = 0;
+		int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, cl, sizeof(cl));
+			close(fd);
+		}
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++)
+				if (cl[i] == 0)
+					cl[i] = ' ';
+			while (n > 0 && cl[n - 1] == ' ')
+				n--;
+			if ((rc = gp_hdr_kv(b, &nkv, "cmdline", cl, (size_t)n)))
+				return rc;
+		}
+	}
+	snprintf(tmp, sizeof(tmp), "%u", gp_g.ring_records);
+	if ((rc = gp_hdr_kv(b, &nkv, "collector.ring_records", tmp, strlen(tmp))))
+		return rc;
+	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)(W.flush_ns / 1000000u));
+	if ((rc = gp_hdr_kv(b, &nkv, "collector.flush_ms", tmp, strlen(tmp))))
+		return rc;
+	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)W.max_bytes);
+	if ((rc = gp_hdr_kv(b, &nkv, "collector.max_bytes", tmp, strlen(tmp))))
+		return rc;
+	if ((rc = gp_hdr_kv(b, &nkv, "collector.compression", "lz4", 3)))
+		return rc;
+	static const char zeros[8];
+	if ((rc = gp_hdr_put(b, zeros, (8 - b->len % 8) % 8)))
+		return rc;
+	if (b->len > GP_HEADER_MAX_LEN || nkv > GP_HEADER_MAX_KV)
+		return -E2BIG;
+
+	memcpy(h.magic, GP_FILE_MAGIC, 8);
+	h.version = GP_FORMAT_VERSION;
+	h.byte_order = GP_BYTE_ORDER_MARK;
+	h.rec_size = GP_REC_SIZE;
+	h.header_len = (uint32_t)b->len;
+	h.clock_id = cfg->clock_id;
+	h.clock_offset_ns = cfg->clock_offset_ns;
+	clock_gettime(CLOCK_REALTIME, &tw);
+	clock_gettime((clockid_t)cfg->clock_id, &tc);
+	h.start_wall_ns = (uint64_t)tw.tv_sec * 1000000000ull + (uint64_t)tw.tv_nsec;
+	h.start_clock_ns = (uint64_t)tc.tv_sec * 1000000000ull + (uint64_t)tc.tv_nsec;
+	h.pid = (uint32_t)getpid();
+	h.nkv = nkv;
+	h.max_block_slots = GP_BLOCK_MAX_SLOTS;
+	memcpy(b->p, &h, sizeof(h));
+	h.hdr_crc = gp_crc32c(0, b->p, b->len);
+	memcpy(b->p, &h, sizeof(h));
+	return 0;
+}
+
+/* Write the header on the calling (host) thread with SIGXFSZ blocked, so a
+ * file size limit gives EFBIG instead of killing the process. */
+static int gp_writer_write_header(int fd, const char *p, size_t len)
+{
+	sigset_t xfsz, old, pend;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	sigemptyset(&pend);
+	sigpending(&pend);
+	int was_pending = sigismember(&pend, SIGXFSZ) == 1;
+	int rc = gp_writer_write_all(fd, p, len);
+	if (rc == -EFBIG && !was_pending) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&xfsz, NULL, &zero); /* consume the SIGXFSZ we caused */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static void gp_writer_free_buffers(void)
+{
+	free(W.blk);
+	free(W.scratch);
+	free(W.out);
+	free(W.path);
+	W.blk = W.scratch = NULL;
+	W.out = NULL;
+	W.path = NULL;
+}
+
+int gp_collector_start(const struct gp_collector_config *cfg)
+{
+	int rc;
+	struct gp_hdr_buf hb = { 0 };
+
+	if (!cfg || !cfg->path || !cfg->path[0] || (cfg->nkv && !cfg->kv))
+		return -EINVAL;
+	uint32_t rr = cfg->ring_records ? cfg->ring_records : GP_RING_DEFAULT_RECORDS;
+	if (rr < GP_RING_MIN_RECORDS || rr > GP_RING_MAX_RECORDS || (rr & (rr - 1)))
+		return -EINVAL;
+	struct timespec probe;
+	if (clock_gettime((clockid_t)cfg->clock_id, &probe) != 0)
+		return -EINVAL;
+
+	pthread_mutex_lock(&ctl_mu);
+	if (W.active) {
+		pthread_mutex_unlock(&ctl_mu);
+		return -EBUSY;
+	}
+	memset(W.type_counts, 0, sizeof(W.type_counts));
+	W.blk_n = 0;
+	W.out_len = W.out_slots = 0;
+	W.pending_since = W.committed = 0;
+	W.seq = W.records = W.blocks = W.dropped_ring = W.dropped_cupti = 0;
+	W.write_errors = W.lost = W.nrings = 0;
+	W.end_reason = 0;
+	W.io_failed = W.capped = 0;
+	W.flush_ns = (uint64_t)(cfg->flush_ms ? cfg->flush_ms : GP_FLUSH_DEFAULT_MS) * 1000000ull;
+	W.max_bytes = cfg->max_bytes;
+	W.out_cap = GP_OUT_FLUSH + sizeof(struct gp_block_header) + (size_t)LZ4_compressBound(GP_BLOCK_MAX_RAW);
+	W.blk = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
+	W.scratch = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
+	W.out = malloc(W.out_cap);
+	W.path = strdup(cfg->path);
+	gp_g.ring_records = rr;
+	gp_g.clock_id = cfg->clock_id;
+	if (!W.blk || !W.scratch || !W.out || !W.path) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	if ((rc = gp_writer_header(cfg, &hb)))
+		goto err;
+	W.fd = open(cfg->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    cfg->file_mode ? (mode_t)cfg->file_mode : (mode_t)0600);
+	if (W.fd < 0) {
+		rc = -errno;
+		goto err;
+	}
+	if ((rc = gp_writer_write_header(W.fd, hb.p, hb.len))) {
+		close(W.fd);
+		unlink(cfg->path);
+		goto err;
+	}
+	W.committed = hb.len;
+	free(hb.p);
+	hb.p = NULL;
+
+	W.gen = ++gp_g.gen_counter;
+	atomic_store_explicit(&gp_g.rings, NULL, memory_order_relaxed);
+	atomic_store_explicit(&gp_g.dropped_total, 0, memory_order_relaxed);
+	atomic_store_explicit(&gp_g.next_string_id, 1, memory_order_relaxed);
+	atomic_store_explicit(&gp_g.failed, 0, memory_order_relaxed);
+	atomic_store_explicit(&W.stop_req, 0, memory_order_relaxed);
+
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&W.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&W.mu, NULL);
+
+	/* The writer inherits a fully blocked signal mask: host handlers never
+	 * run on it and SIGXFSZ becomes EFBIG. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&W.thread, NULL, gp_writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		close(W.fd);
+		unlink(cfg->path);
+		pthread_cond_destroy(&W.cv);
+		pthread_mutex_destroy(&W.mu);
+		goto err;
+	}
+	pthread_setname_np(W.thread, "gpuphase-writer");
+	W.active = 1;
+	/* release: pairs with the acquire load in gp_registry_attach; the
+	 * session fields above are visible to every producer that sees gen. */
+	atomic_store_explicit(&gp_g.live_gen, W.gen, memory_order_release);
+	pthread_mutex_unlock(&ctl_mu);
+	return 0;
+err:
+	free(hb.p);
+	gp_writer_free_buffers();
+	pthread_mutex_unlock(&ctl_mu);
+	return rc;
+}
+
+void gp_collector_stop(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	if (!W.active) {
+		pthread_mutex_unlock(&ctl_mu);
+		return;
+	}
+	/* release: pairs with the acquire in gp_registry_attach (no new
+	 * records are accepted from here on). */
+	atomic_store_explicit(&gp_g.live_gen, 0, memory_order_release);
+	pthread_mutex_lock(&W.mu);
+	/* release: pairs with the acquire loads in gp_writer_main. */
+	atomic_store_explicit(&W.stop_req, 1, memory_order_release);
+	pthread_cond_signal(&W.cv);
+	pthread_mutex_unlock(&W.mu);
+	pthread_join(W.thread, NULL);
+	pthread_cond_destroy(&W.cv);
+	pthread_mutex_destroy(&W.mu);
+	gp_writer_free_buffers();
+	W.active = 0;
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+void gp_collector_forget(void)
+{
+	/* Only the forking thread exists in the child: no writer to stop, no
+	 * lock holder to wait for. Leak the parent's rings and buffers (their
+	 * other owners are gone) and close our copy of the fd. */
+	pthread_mutex_init(&ctl_mu, NULL);
+	atomic_store_explicit(&gp_g.live_gen, 0, memory_order_release);
+	atomic_store_explicit(&gp_g.rings, NULL, memory_order_relaxed);
+	if (W.active) {
+		close(W.fd);
+		W.fd = -1;
+		W.active = 0;
+	}
+	W.blk = W.scratch = NULL;
+	W.out = NULL;
+	W.path = NULL;
+}
