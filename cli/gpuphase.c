@@ -144,6 +144,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(verb, "help") == 0) {
+		if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+			gp_help_print("help");
+			return 0;
+		}
 		if (argc > 2 && gp_help_print(argv[2]) != 0) {
 			fprintf(stderr, "gpuphase: no help for '%s': not a gpuphase command (see gpuphase --help)\n",
 				argv[2]);

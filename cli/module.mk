@@ -32,4 +32,4 @@ ifneq ($(filter $(B)/lib/libgpcollector.a,$(ALL_TARGETS)),)
 ALL_TARGETS += $(B)/bin/gpuphase
 endif
 ALL_TARGETS += $(B)/tests/test_cli_elf $(CLI_TEST_DEPS)
-TESTS += $(B)/tests/test_cli_elf
+TESTS += $(B)/tests/test_cli_elf tests/e2e/test_cli_help.sh
