@@ -13,10 +13,10 @@ $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
 # The CUDA test program, built both ways (nvcc is slow: only these two).
 $(B)/tests/cli_app_shared: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) -cudart shared -O2 -o $@ $<
+	$(NVCC) -cudart shared -O2 -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
 $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) -cudart static -O2 -o $@ $<
+	$(NVCC) -cudart static -O2 -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
 
 # Unit test of the ELF inspection (Criterion).
 $(B)/tests/test_cli_elf: $(B)/obj/tests/e2e/test_cli_elf.o $(B)/obj/cli/elfscan.o

@@ -6,7 +6,7 @@
 
 $(B)/examples/server: examples/server/server.cu examples/server/proto.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) -cudart shared -O2 -Iexamples/server -o $@ $<
+	$(NVCC) -cudart shared -O2 -Xcompiler -Wall,-Wextra,-Werror -Iexamples/server -o $@ $<
 
 $(B)/examples/server_client: $(B)/obj/examples/server/client.o
 	@mkdir -p $(dir $@)
