@@ -1,0 +1,734 @@
+#!/usr/bin/env python3
+"""gpukit.py — the checks of the real-GPU validation kit (tests/gpu/run.sh).
+
+run.sh runs the programs and leaves one folder per run (stdout, stderr, rc,
+wall_ns, report.json from `gpuphase-report --format json`, dumpstats.json
+from `gpuphase-dump | gpukit.py dumpstats`); this script compares them and
+appends one row per check to the summary file (TSV: check, status, number,
+detail), printing the same row. `table` prints the summary and exits 1 if any
+check FAILed. `selftest` shows on synthetic inputs that each check can fail.
+
+Python 3 standard library only. Called by run.sh, one process per check,
+single-threaded. A missing or malformed input is a FAIL of that check naming
+the file, never a traceback.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+
+# ---------------------------------------------------------------- inputs
+
+
+class KitError(Exception):
+    """An input a check needs is missing or malformed: the check FAILs."""
+
+
+def read_text(path):
+    try:
+        with open(path, "r", errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise KitError("%s: %s" % (path, e.strerror))
+
+
+class Run:
+    """One program run left by run.sh's run_prog (and report_of)."""
+
+    def __init__(self, d):
+        self.dir = d
+        self.name = os.path.basename(d.rstrip("/"))
+        if not os.path.isdir(d):
+            raise KitError("%s: run folder missing (the step did not run)" % d)
+        self.stdout = read_text(os.path.join(d, "stdout"))
+        self.stderr = read_text(os.path.join(d, "stderr"))
+        try:
+            self.rc = int(read_text(os.path.join(d, "rc")).strip())
+            self.wall_ns = int(read_text(os.path.join(d, "wall_ns")).strip())
+        except ValueError:
+            raise KitError("%s: malformed rc or wall_ns" % d)
+        self._report = None
+        self._dump = None
+
+    def tail(self, n=3):
+        lines = [l for l in self.stderr.splitlines() if l.strip()]
+        return " | ".join(lines[-n:])[:300]
+
+    def report(self):
+        """The parsed report.json (KitError naming the reason if absent)."""
+        if self._report is None:
+            p = os.path.join(self.dir, "report.json")
+            if not os.path.exists(p) or os.path.getsize(p) == 0:
+                why = ""
+                ep = os.path.join(self.dir, "report.err")
+                if os.path.exists(ep):
+                    why = read_text(ep).strip().splitlines()
+                    why = why[-1] if why else ""
+                raise KitError("%s: no JSON report%s" % (self.name, (": " + why) if why else ""))
+            try:
+                self._report = json.loads(read_text(p))
+            except ValueError as e:
+                raise KitError("%s: report.json is not JSON (%s)" % (self.name, e))
+            if not isinstance(self._report, dict):
+                raise KitError("%s: report.json is not an object" % self.name)
+        return self._report
+
+    def dump(self):
+        """dumpstats.json (see dumpstats()); {} if the dump was not made."""
+        if self._dump is None:
+            p = os.path.join(self.dir, "dumpstats.json")
+            try:
+                self._dump = json.loads(read_text(p)) if os.path.exists(p) else {}
+            except ValueError:
+                self._dump = {}
+        return self._dump
+
+    def timings(self):
+        """The program's own CUDA-event timings: stderr lines 'timing: <what> <ms>'."""
+        out = []
+        for line in self.stderr.splitlines():
+            m = re.match(r"^timing:\s+(.+?)\s+([0-9.eE+-]+)\s*$", line)
+            if m:
+                try:
+                    out.append((m.group(1), float(m.group(2))))
+                except ValueError:
+                    pass
+        return out
+
+
+def summary_of(rep):
+    s = rep.get("summary")
+    if not isinstance(s, dict):
+        raise KitError("report has no 'summary' object")
+    return s
+
+
+def operators(rep):
+    ops = rep.get("operators")
+    if not isinstance(ops, list):
+        raise KitError("report has no 'operators' array")
+    return [o for o in ops if isinstance(o, dict)]
+
+
+def num(o, key, default=None):
+    v = o.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if default is not None:
+            return default
+        raise KitError("report field '%s' missing or not a number (%r)" % (key, v))
+    return v
+
+
+def coverage(rep):
+    """join_coverage as a fraction (the report may give 0..1 or a percentage)."""
+    v = num(summary_of(rep), "join_coverage")
+    return v / 100.0 if v > 1.0 + 1e-9 else v
+
+
+def drops(rep):
+    return int(num(summary_of(rep), "dropped_records"))
+
+
+COPY_RE = re.compile(r"(^\[)|memcpy|memset|^copy|^set\b", re.I)
+
+
+def is_kernel(op):
+    """Kernel operators (not copies/sets): the report's 'kind' when it has one."""
+    k = op.get("kind") or op.get("type")
+    if isinstance(k, str):
+        return k.lower() == "kernel"
+    return not COPY_RE.search(str(op.get("name", "")))
+
+
+def short_name(name):
+    """'void ns::foo<int>(float*, int)' -> 'foo'; '_Z3fooPf' -> 'foo'."""
+    m = re.match(r"^_Z(\d+)(\w+)", name)
+    if m:
+        n = int(m.group(1))
+        return m.group(2)[:n]
+    s = name.split("(")[0].strip()
+    s = re.sub(r"<.*>$", "", s)
+    s = s.split(" ")[-1]
+    return s.split("::")[-1]
+
+
+def matching(ops, kernel):
+    """Operators whose name is or contains the kernel name `kernel`."""
+    return [o for o in ops if kernel == short_name(str(o.get("name", "")))
+            or kernel in str(o.get("name", ""))]
+
+
+# ---------------------------------------------------------------- results
+
+
+class Result:
+    """Collects sub-check failures of one summary row."""
+
+    def __init__(self, check):
+        self.check = check
+        self.fails = []
+        self.notes = []
+        self.number = "-"
+
+    def need(self, ok, why):
+        if not ok:
+            self.fails.append(why)
+        return ok
+
+    def emit(self, summary, status=None):
+        if status is None:
+            status = "FAIL" if self.fails else "PASS"
+        detail = "; ".join(self.fails + self.notes)
+        row = "\t".join(x.replace("\t", " ").replace("\n", " ")
+                        for x in (self.check, status, self.number, detail))
+        if summary:
+            with open(summary, "a") as f:
+                f.write(row + "\n")
+        print("gpu-kit: %s  %s  %s%s" % (status, self.check, self.number,
+                                           ("  (" + detail + ")") if detail else ""))
+        return status
+
+
+def same_as_bare(res, bare, run):
+    """Exit status and stdout of a profiled run equal the bare run's."""
+    if not res.need(bare.rc == 0, "bare run failed: rc=%d: %s" % (bare.rc, bare.tail())):
+        return False
+    ok = res.need(run.rc == bare.rc, "exit status %d under gpuphase, %d bare: %s"
+                  % (run.rc, bare.rc, run.tail()))
+    ok = res.need(run.stdout == bare.stdout, "stdout differs from the bare run (%d vs %d bytes)"
+                  % (len(run.stdout), len(bare.stdout))) and ok
+    return ok
+
+
+# ---------------------------------------------------------------- checks
+
+
+def exec_vs_events(ops, timings):
+    """Compare each event timing with the report's execute sum of the kernels
+    it names. Returns (worst relative deviation, [(what, ms, exec_ms, n_ops)],
+    [unmatched whats])."""
+    kops = [o for o in ops if is_kernel(o)]
+    pairs, unmatched = [], []
+    for what, ms in timings:
+        m = matching(kops, what)
+        if not m:
+            unmatched.append(what)
+            continue
+        ex = sum(num(o, "execute_ns") for o in m) / 1e6
+        pairs.append((what, ms, ex, len(m)))
+    worst = max((abs(ex - ms) / ms if ms > 0 else (0.0 if ex == 0 else float("inf"))
+                 for _, ms, ex, _ in pairs), default=None)
+    return worst, pairs, unmatched
+
+
+def check_example(a):
+    res = Result(a.check)
+    try:
+        bare, run = Run(a.bare), Run(a.run)
+        same_as_bare(res, bare, run)
+        rep = run.report()
+        ops = operators(rep)
+        cov, dr = coverage(rep), drops(rep)
+        res.need(abs(cov - 1.0) < 1e-9, "join coverage %.4f%%, expected 100%%" % (cov * 100))
+        res.need(dr == 0, "%d dropped records" % dr)
+        timings = run.timings()
+        worst, pairs, unmatched = exec_vs_events(ops, timings)
+        if res.need(timings, "the program printed no 'timing: <what> <ms>' line"):
+            res.need(pairs, "no timing line names a kernel in the report (%s)" % ", ".join(unmatched))
+        if unmatched:
+            res.notes.append("timings not compared (no kernel of that name): " + ", ".join(unmatched))
+        if worst is not None:
+            res.need(worst <= a.tol, "execute vs events off by %.3f%% (> %.3g%%): %s" % (
+                worst * 100, a.tol * 100,
+                ", ".join("%s %.3f ms vs %.3f ms" % (w, ex, ms) for w, ms, ex, _ in pairs)))
+        res.number = "exec-vs-events %s, join %.2f%%, drops %d" % (
+            ("%.3f%%" % (worst * 100)) if worst is not None else "n/a", cov * 100, dr)
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
+def records_per_s(run):
+    recs = run.dump().get("records")
+    if isinstance(recs, int) and run.wall_ns > 0:
+        return recs, recs / (run.wall_ns / 1e9)
+    return None, None
+
+
+def check_kernels(a):
+    """Every launch of --kernel seen: count == --expect (or, with
+    --allow-reported-drops, the shortfall is covered by reported drops)."""
+    res = Result(a.check)
+    try:
+        bare, run = Run(a.bare), Run(a.run)
+        same_as_bare(res, bare, run)
+        rep = run.report()
+        ops = [o for o in operators(rep) if is_kernel(o)]
+        m = matching(ops, a.kernel)
+        count = int(sum(num(o, "count") for o in m))
+        dr = drops(rep)
+        cov = coverage(rep)
+        if dr == 0 or not a.allow_reported_drops:
+            res.need(count == a.expect, "%d %s kernels in the report, %d launched%s" % (
+                count, a.kernel, a.expect, (", %d records dropped" % dr) if dr else ""))
+            if not a.allow_reported_drops:
+                res.need(dr == 0, "%d dropped records" % dr)
+        else:
+            res.need(count < a.expect <= count + dr,
+                     "%d %s kernels + %d reported drops do not account for %d launches"
+                     % (count, a.kernel, dr, a.expect))
+            res.notes.append("%d records dropped at default settings (reported)" % dr)
+        recs, rps = records_per_s(run)
+        bare_s = bare.wall_ns / 1e9
+        res.number = "%d/%d kernels, %d dropped, join %.2f%%" % (count, a.expect, dr, cov * 100)
+        if rps:
+            res.number += ", %.2fM rec/s" % (rps / 1e6)
+            res.notes.append("%d records in %.2f s (bare run %.2f s)" % (recs, run.wall_ns / 1e9, bare_s))
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
+def check_hidden(a):
+    """Launches no preload hook sees (cuBLAS, Triton): in the report, each op
+    with a launch time from a CUPTI API record (100 % join, launch_ns > 0)."""
+    res = Result(a.check)
+    try:
+        bare, run = Run(a.bare), Run(a.run)
+        same_as_bare(res, bare, run)
+        rep = run.report()
+        kops = [o for o in operators(rep) if is_kernel(o)]
+        m = matching(kops, a.kernel) if a.kernel else kops
+        count = int(sum(num(o, "count") for o in m))
+        if a.expect is not None:
+            res.need(count == a.expect, "%d %s launches in the report, expected %d" % (
+                count, a.kernel or "kernel", a.expect))
+        if a.min_kernels is not None:
+            res.need(count >= a.min_kernels, "%d kernels in the report, expected >= %d" % (
+                count, a.min_kernels))
+        no_launch = [str(o.get("name"))[:60] for o in m if num(o, "launch_ns") <= 0]
+        res.need(not no_launch, "no launch time for: " + ", ".join(no_launch[:3]))
+        cov, dr = coverage(rep), drops(rep)
+        res.need(abs(cov - 1.0) < 1e-9, "join coverage %.4f%%, expected 100%%" % (cov * 100))
+        res.need(dr == 0, "%d dropped records" % dr)
+        hooked = run.dump().get("hook_launches")
+        if a.expect_hooked is not None:
+            if res.need(isinstance(hooked, int), "no hook-launch count from gpuphase-dump"):
+                res.need(hooked == a.expect_hooked, "%d launches seen by preload hooks, expected %d"
+                         % (hooked, a.expect_hooked))
+        launch_us = sum(num(o, "launch_ns") for o in m) / max(count, 1) / 1e3
+        res.number = "%d kernels, %d/%d ops with CUPTI launch (mean %.1f us), hooked %s" % (
+            count, len(m) - len(no_launch), len(m), launch_us,
+            hooked if isinstance(hooked, int) else "?")
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
+def load_steps(run):
+    """The wrapper's steps.json: optimizer-step end times (CLOCK_MONOTONIC_RAW ns)."""
+    p = os.path.join(run.dir, "steps.json")
+    try:
+        st = json.loads(read_text(p))
+    except ValueError:
+        raise KitError("%s: malformed" % p)
+    if not isinstance(st.get("step_end_ns"), list):
+        raise KitError("%s: no step_end_ns list" % p)
+    return st
+
+
+def window_step_ms(st, skip, iters):
+    """Mean duration of optimizer steps skip .. skip+iters-1 (0-based), ms."""
+    t = st["step_end_ns"]
+    if len(t) < skip + iters or skip < 1:
+        raise KitError("only %d optimizer steps recorded, need %d" % (len(t), skip + iters))
+    return (t[skip + iters - 1] - t[skip - 1]) / iters / 1e6
+
+
+def window_exact(res, run, st, skip, iters):
+    """The capture window holds exactly `iters` iterations: `iters` ITER marks
+    and `iters` optimizer-step ends between its WINDOW start and stop, and no
+    GPU op outside it."""
+    d = run.dump()
+    w = d.get("windows") or []
+    if not res.need(d, "no statistics from gpuphase-dump"):
+        return
+    if not res.need(len(w) == 1 and w[0].get("start") is not None and w[0].get("stop") is not None,
+                    "expected one closed capture window, trace has %s" % json.dumps(w)[:200]):
+        return
+    w0, w1 = w[0]["start"], w[0]["stop"]
+    iters_in = sum(1 for x in d.get("iter_ts", []) if w0 <= x <= w1)
+    steps_in = sum(1 for x in st["step_end_ns"] if w0 <= x <= w1)
+    res.need(iters_in in (iters, iters + 1),
+             "%d iteration marks inside the window, expected %d" % (iters_in, iters))
+    res.need(steps_in == iters, "%d optimizer steps ended inside the window, expected %d"
+             % (steps_in, iters))
+    k0, k1 = d.get("op_first_start"), d.get("op_last_end")
+    if isinstance(k0, int) and isinstance(k1, int):
+        res.need(k0 >= w0, "a GPU op starts %.3f ms before the window" % ((w0 - k0) / 1e6))
+    return steps_in
+
+
+def check_train(a):
+    runs = a.runs
+    statuses = []
+    bare = tp = None
+    # train/window — preload, no NVTX
+    res = Result("train/window")
+    try:
+        bare = Run(os.path.join(runs, "train.bare"))
+        run = Run(os.path.join(runs, "train.preload"))
+        same_as_bare(res, bare, run)
+        st = load_steps(run)
+        rep = run.report()
+        dr = drops(rep)
+        res.need(dr == 0, "%d dropped records" % dr)
+        window_exact(res, run, st, a.skip, a.iters)
+        res.number = "%d ops, %d kernels in window, drops %d" % (
+            len(operators(rep)), int(sum(num(o, "count") for o in operators(rep) if is_kernel(o))), dr)
+    except KitError as e:
+        res.fails.append(str(e))
+    statuses.append(res.emit(a.summary))
+    # train/nvtx — preload + NVTX injection, grouped by NVTX range
+    res = Result("train/nvtx")
+    try:
+        run = Run(os.path.join(runs, "train.nvtx"))
+        if bare is None:
+            bare = Run(os.path.join(runs, "train.bare"))
+        res.need(run.rc == 0, "exit status %d: %s" % (run.rc, run.tail()))
+        rep = run.report()
+        ops = operators(rep)
+        aten = [o for o in ops if str(o.get("name", "")).startswith("aten::")]
+        tot = sum(num(o, "total_ns") for o in ops) or 1
+        share = sum(num(o, "total_ns") for o in aten) / tot
+        res.need(aten, "no operator named aten::* (names: %s)" % ", ".join(
+            str(o.get("name"))[:40] for o in ops[:5]))
+        window_exact(res, run, load_steps(run), a.skip, a.iters)
+        res.number = "%d aten:: operators, %.1f%% of total time" % (len(aten), share * 100)
+    except KitError as e:
+        res.fails.append(str(e))
+    statuses.append(res.emit(a.summary))
+    # overhead/train — step time in the window: bare, gpuphase, torch.profiler
+    res = Result("overhead/train")
+    try:
+        bare = Run(os.path.join(runs, "train.bare"))
+        gp = Run(os.path.join(runs, "train.preload"))
+        tp = Run(os.path.join(runs, "train.torchprof"))
+        for r in (bare, gp, tp):
+            res.need(r.rc == 0, "%s: exit status %d: %s" % (r.name, r.rc, r.tail()))
+        mb = window_step_ms(load_steps(bare), a.skip, a.iters)
+        mg = window_step_ms(load_steps(gp), a.skip, a.iters)
+        mt = window_step_ms(load_steps(tp), a.skip, a.iters)
+        rg, rt = mg / mb, mt / mb
+        limit = max(1.10, rt * 1.10)
+        res.need(rg <= limit, "gpuphase step time x%.3f of bare, limit x%.3f (torch.profiler x%.3f)"
+                 % (rg, limit, rt))
+        res.number = "step %.3f ms bare, x%.3f gpuphase, x%.3f torch.profiler" % (mb, rg, rt)
+        res.notes.append("process wall: bare %.1f s, gpuphase %.1f s, torch.profiler %.1f s" % (
+            bare.wall_ns / 1e9, gp.wall_ns / 1e9, tp.wall_ns / 1e9))
+    except KitError as e:
+        res.fails.append(str(e))
+    statuses.append(res.emit(a.summary))
+    return "FAIL" if "FAIL" in statuses else "PASS"
+
+
+def check_overhead(a):
+    """launch_bound bare vs under gpuphase, alternated runs: median ratios of
+    the process wall time and of the program's own event timings."""
+    res = Result(a.check)
+    try:
+        bares, gps = [], []
+        i = 1
+        while os.path.isdir(os.path.join(a.runs, "ovh.bare.%d" % i)):
+            bares.append(Run(os.path.join(a.runs, "ovh.bare.%d" % i)))
+            gps.append(Run(os.path.join(a.runs, "ovh.preload.%d" % i)))
+            i += 1
+        if not bares:
+            raise KitError("no overhead runs in %s" % a.runs)
+        for r in bares + gps:
+            res.need(r.rc == 0, "%s: exit status %d: %s" % (r.name, r.rc, r.tail()))
+        wb = statistics.median(r.wall_ns for r in bares) / 1e6
+        wg = statistics.median(r.wall_ns for r in gps) / 1e6
+        eb = statistics.median(sum(ms for _, ms in r.timings()) for r in bares)
+        eg = statistics.median(sum(ms for _, ms in r.timings()) for r in gps)
+        rw = wg / wb
+        re_ = (eg / eb) if eb > 0 else float("nan")
+        res.number = "wall x%.3f (%.0f -> %.0f ms), events x%.3f, n=%d" % (rw, wb, wg, re_, len(bares))
+        if a.sim:
+            res.notes.append("sim: simulator timings, ratio not judged")
+            return res.emit(a.summary, "FAIL" if res.fails else "SKIP")
+        res.need(rw <= a.max, "wall-time ratio x%.3f > x%.3g" % (rw, a.max))
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
+# ---------------------------------------------------------------- dump statistics
+
+def dumpstats(inp, out):
+    """Statistics of `gpuphase-dump FILE` text (stdin) as JSON (stdout):
+    records (slots read), types {type: count}, hook_launches (hook records of
+    class LAUNCH), windows [{start, stop}] (stop None while open), iter_ts,
+    op_first_start / op_last_end (GPU ops), complete, dropped_ring,
+    dropped_cupti, status_kinds."""
+    st = {"records": 0, "types": {}, "hook_launches": 0, "windows": [], "iter_ts": [],
+          "op_first_start": None, "op_last_end": None, "complete": None,
+          "dropped_ring": None, "dropped_cupti": None, "status_kinds": []}
+    for line in inp:
+        parse_dump_line(line, st)
+    json.dump(st, out)
+    out.write("\n")
+    return 0
+
+
+def kv(line):
+    """'kernel dev=0 start=5 ...' -> {'dev': '0', 'start': '5', ...}."""
+    d = {}
+    for tok in line.split(" ")[1:]:
+        k, sep, v = tok.partition("=")
+        if sep:
+            d[k] = v
+    return d
+
+
+GP_API_LAUNCH = 1          # enum gp_api_class (collector/gp_format.h)
+GP_WIN_START, GP_WIN_STOP, GP_WIN_END_EARLY = 1, 2, 3
+
+
+def parse_dump_line(line, st):
+    """Fold one line of gpuphase-dump (collector/dump.c) into st."""
+    line = line.rstrip("\n")
+    if not line:
+        return
+    if line.startswith("#"):
+        if line.startswith("# end "):
+            d = kv(line[1:].strip())
+            for k in ("records", "dropped_ring", "dropped_cupti", "complete"):
+                if d.get(k, "").isdigit():
+                    st[k] = int(d[k])
+        return
+    typ = line.split(" ", 1)[0]
+    st["types"][typ] = st["types"].get(typ, 0) + 1
+    if typ == "extcorr" or typ == "runtime_api" or typ == "driver_api" or typ == "string":
+        return
+    if typ == "kernel":
+        d = kv(line)
+        a, b = int(d.get("start", 0)), int(d.get("end", 0))
+    elif typ in ("memcpy", "memset"):
+        d = kv(line)
+        a = int(d.get("start", 0))
+        b = a + int(d.get("dur_ns", 0))
+    else:
+        if typ == "hook_api":
+            if kv(line).get("class") == str(GP_API_LAUNCH):
+                st["hook_launches"] += 1
+        elif typ == "iter":
+            st["iter_ts"].append(int(kv(line).get("ts", 0)))
+        elif typ == "window":
+            d = kv(line)
+            kind, ts = int(d.get("kind", 0)), int(d.get("ts", 0))
+            if kind == GP_WIN_START:
+                st["windows"].append({"start": ts, "stop": None})
+            elif kind in (GP_WIN_STOP, GP_WIN_END_EARLY) and st["windows"] and \
+                    st["windows"][-1]["stop"] is None:
+                st["windows"][-1]["stop"] = ts
+                st["windows"][-1]["early"] = kind == GP_WIN_END_EARLY
+        elif typ == "status":
+            st["status_kinds"].append(int(kv(line).get("kind", 0)))
+        return
+    if a and (st["op_first_start"] is None or a < st["op_first_start"]):
+        st["op_first_start"] = a
+    if b and (st["op_last_end"] is None or b > st["op_last_end"]):
+        st["op_last_end"] = b
+
+
+# ---------------------------------------------------------------- table
+
+def table(a):
+    rows = []
+    try:
+        with open(a.summary) as f:
+            for line in f:
+                p = line.rstrip("\n").split("\t")
+                if len(p) >= 3:
+                    rows.append((p + [""])[:4])
+    except OSError as e:
+        print("gpukit: %s: %s" % (a.summary, e.strerror), file=sys.stderr)
+        return 1
+    w = max([len(r[0]) for r in rows] + [5])
+    print()
+    print("gpuphase GPU validation kit — summary (%s)" % a.mode)
+    print("%-*s  %-6s %s" % (w, "check", "status", "number"))
+    print("%s  %s %s" % ("-" * w, "-" * 6, "-" * 40))
+    for c, s, n, d in rows:
+        extra = ("   [" + d[:110] + ("..." if len(d) > 110 else "") + "]") if d and s != "PASS" else ""
+        print("%-*s  %-6s %s%s" % (w, c, s, n, extra))
+    counts = {k: sum(1 for r in rows if r[1] == k) for k in ("PASS", "FAIL", "SKIP")}
+    print("%d PASS, %d FAIL, %d SKIP" % (counts["PASS"], counts["FAIL"], counts["SKIP"]))
+    return 1 if counts["FAIL"] or not rows else 0
+
+
+# ---------------------------------------------------------------- self-test
+
+def selftest(_a):
+    """Each check on synthetic runs: agreeing inputs PASS, each kind of
+    disagreement FAILs. Returns 0 if every case came out as expected."""
+    tmp = tempfile.mkdtemp(prefix="gpukit-selftest-")
+    summary = os.path.join(tmp, "summary.tsv")
+
+    def mk(name, rc=0, out="result 42\n", err="timing: kern 10.000\n", report=None, dump=None,
+           wall_ns=1_000_000_000, steps=None):
+        d = os.path.join(tmp, name)
+        os.makedirs(d, exist_ok=True)
+        for fn, txt in (("stdout", out), ("stderr", err), ("rc", "%d\n" % rc),
+                        ("wall_ns", "%d\n" % wall_ns)):
+            with open(os.path.join(d, fn), "w") as f:
+                f.write(txt)
+        if report is not None:
+            with open(os.path.join(d, "report.json"), "w") as f:
+                f.write(report if isinstance(report, str) else json.dumps(report))
+        if dump is not None:
+            with open(os.path.join(d, "dumpstats.json"), "w") as f:
+                json.dump(dump, f)
+        if steps is not None:
+            with open(os.path.join(d, "steps.json"), "w") as f:
+                json.dump({"step_end_ns": steps}, f)
+        return d
+
+    def rep(exec_ms=10.0, cov=1.0, dr=0, count=5, name="void kern(float*)", launch_ns=1000):
+        return {"operators": [
+            {"name": name, "count": count, "launch_ns": launch_ns, "queue_ns": 0,
+             "execute_ns": int(exec_ms * 1e6), "sync_ns": 0, "total_ns": int(exec_ms * 1e6) + launch_ns,
+             "verdict": "compute-bound"},
+            {"name": "[memcpy HtoD]", "count": 1, "launch_ns": 10, "queue_ns": 0,
+             "execute_ns": 999999, "sync_ns": 0, "total_ns": 1000009, "verdict": ""}],
+            "summary": {"wall_ns": 1, "gpu_busy_ns": 1, "unattributed_ns": 0,
+                        "dropped_records": dr, "join_coverage": cov}}
+
+    ns = argparse.Namespace
+    bare = mk("bare")
+    cases = [
+        ("agree", "PASS", check_example, dict(run=mk("a", report=rep(10.05)), tol=0.01)),
+        ("exec 2% off", "FAIL", check_example, dict(run=mk("b", report=rep(10.2)), tol=0.01)),
+        ("coverage 99.9%", "FAIL", check_example, dict(run=mk("c", report=rep(cov=0.999)), tol=0.01)),
+        ("coverage as percent", "PASS", check_example, dict(run=mk("c2", report=rep(cov=100)), tol=0.01)),
+        ("drops", "FAIL", check_example, dict(run=mk("d", report=rep(dr=3)), tol=0.01)),
+        ("stdout differs", "FAIL", check_example, dict(run=mk("e", out="result 43\n", report=rep()), tol=0.01)),
+        ("exit status differs", "FAIL", check_example, dict(run=mk("f", rc=1, report=rep()), tol=0.01)),
+        ("no report", "FAIL", check_example, dict(run=mk("g"), tol=0.01)),
+        ("garbage report", "FAIL", check_example, dict(run=mk("h", report="{oops"), tol=0.01)),
+        ("no timing line", "FAIL", check_example, dict(run=mk("i", err="", report=rep()), tol=0.01)),
+        ("unknown timing name", "FAIL", check_example,
+         dict(run=mk("j", err="timing: other 10.0\n", report=rep()), tol=0.01)),
+        ("all kernels", "PASS", check_kernels,
+         dict(run=mk("k", report=rep(count=5)), kernel="kern", expect=5, allow_reported_drops=False)),
+        ("a kernel missing", "FAIL", check_kernels,
+         dict(run=mk("l", report=rep(count=4)), kernel="kern", expect=5, allow_reported_drops=False)),
+        ("missing but reported", "PASS", check_kernels,
+         dict(run=mk("m", report=rep(count=4, dr=7)), kernel="kern", expect=5, allow_reported_drops=True)),
+        ("missing, too few drops", "FAIL", check_kernels,
+         dict(run=mk("n", report=rep(count=3, dr=1)), kernel="kern", expect=5, allow_reported_drops=True)),
+        ("hidden ok", "PASS", check_hidden,
+         dict(run=mk("o", report=rep(count=21), dump={"hook_launches": 0}), kernel=None, expect=None,
+              min_kernels=21, expect_hooked=0)),
+        ("hidden without launch", "FAIL", check_hidden,
+         dict(run=mk("p", report=rep(count=21, launch_ns=0), dump={"hook_launches": 0}), kernel=None,
+              expect=None, min_kernels=21, expect_hooked=0)),
+        ("hidden seen by hooks", "FAIL", check_hidden,
+         dict(run=mk("q", report=rep(count=21), dump={"hook_launches": 21}), kernel=None, expect=None,
+              min_kernels=21, expect_hooked=0)),
+    ]
+    bad = 0
+    for what, want, fn, kw in cases:
+        a = ns(check="selftest/" + what, summary=summary, bare=bare, **kw)
+        got = fn(a)
+        if got != want:
+            print("selftest: %s: got %s, expected %s" % (what, got, want))
+            bad += 1
+    # window exactness and the overhead judgement
+    st = list(range(1_000, 40_000, 1_000))  # 39 step ends, 1 us apart
+    win = {"windows": [{"start": 20_500, "stop": 30_500}], "iter_ts": list(range(20_500, 30_600, 1_000)),
+           "op_first_start": 20_600, "op_last_end": 30_400, "records": 10}
+    r = Result("selftest/window")
+    window_exact(r, type("R", (), {"dump": lambda self: win})(), {"step_end_ns": st}, 20, 10)
+    if r.fails:
+        print("selftest: exact window: unexpected failures: %s" % r.fails)
+        bad += 1
+    win2 = dict(win, windows=[{"start": 20_500, "stop": 31_500}])
+    r = Result("selftest/window-long")
+    window_exact(r, type("R", (), {"dump": lambda self: win2})(), {"step_end_ns": st}, 20, 10)
+    if not r.fails:
+        print("selftest: a window one step too long was not caught")
+        bad += 1
+    print("selftest: %d cases, %d wrong" % (len(cases) + 2, bad))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if bad else 0
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="gpukit.py", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p, check=True):
+        if check:
+            p.add_argument("--check", required=True)
+        p.add_argument("--summary", required=True)
+
+    p = sub.add_parser("example")
+    common(p)
+    p.add_argument("--bare", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--tol", type=float, default=0.01)
+    p.set_defaults(fn=check_example)
+    p = sub.add_parser("kernels")
+    common(p)
+    p.add_argument("--bare", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--kernel", required=True)
+    p.add_argument("--expect", type=int, required=True)
+    p.add_argument("--allow-reported-drops", action="store_true")
+    p.set_defaults(fn=check_kernels)
+    p = sub.add_parser("hidden")
+    common(p)
+    p.add_argument("--bare", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--kernel")
+    p.add_argument("--expect", type=int)
+    p.add_argument("--min-kernels", type=int)
+    p.add_argument("--expect-hooked", type=int)
+    p.set_defaults(fn=check_hidden)
+    p = sub.add_parser("train")
+    common(p, check=False)
+    p.add_argument("--runs", required=True)
+    p.add_argument("--skip", type=int, required=True)
+    p.add_argument("--iters", type=int, required=True)
+    p.set_defaults(fn=check_train)
+    p = sub.add_parser("overhead")
+    common(p)
+    p.add_argument("--runs", required=True)
+    p.add_argument("--max", type=float, required=True)
+    p.add_argument("--sim", action="store_true")
+    p.set_defaults(fn=check_overhead)
+    p = sub.add_parser("dumpstats")
+    p.set_defaults(fn=lambda a: dumpstats(sys.stdin, sys.stdout))
+    p = sub.add_parser("table")
+    p.add_argument("summary")
+    p.add_argument("--mode", default="?")
+    p.set_defaults(fn=table)
+    p = sub.add_parser("selftest")
+    p.set_defaults(fn=selftest)
+    a = ap.parse_args(argv)
+    r = a.fn(a)
+    if a.cmd in ("table", "selftest", "dumpstats"):
+        return r
+    return 0  # checks report through the summary file
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

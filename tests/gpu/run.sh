@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh — the real-GPU validation kit (issue 8; docs/gpu-validation.md).
+#
+#   tests/gpu/run.sh [RESULT_DIR]          on a machine with an NVIDIA GPU
+#   tests/gpu/run.sh --sim [RESULT_DIR]    against simcuda (CI: `make test`)
+#
+# One prepared script that proves on real hardware what simcuda can only
+# imitate, and that never needs editing on the spot. It builds what it needs
+# (nvcc -arch=native for the local GPU), then runs the checks below, writes
+# every log, trace and report under RESULT_DIR, prints a summary table last
+# (check, PASS/FAIL/SKIP, number) and exits 1 if any check that ran failed.
+#
+#   1 ex/<example>/<mode>  every CUDA example bare, under LD_PRELOAD and under
+#                          CUDA_INJECTION64_PATH only: exit status and stdout
+#                          unchanged, the report's execute sums agree with the
+#                          example's own CUDA-event timings within 1 %, join
+#                          coverage 100 %, 0 dropped records.
+#   2 static/*             launch_storm built with -cudart static: injection
+#                          alone still sees every kernel.
+#   3 cublas, triton       launches no preload hook can see (cuBLAS' private
+#                          cudart, Triton's cuLaunchKernel) are in the trace,
+#                          each with a launch time from a CUPTI API record.
+#   4 train/*              examples/pytorch/train.py under the preload with
+#                          GPUPHASE_WINDOW=skip=20,iters=10, with and without
+#                          --nvtx: aten:: operators named, the window exact.
+#   5 overhead/*           launch_bound and train.py bare vs under gpuphase, and
+#                          train.py under torch.profiler (same window): ratios.
+#   6 storm                >= 1M launches: 0 drops at default settings, or the
+#                          report says exactly how many.
+#
+# In --sim mode every step that does not need real hardware runs against
+# simcuda (LD_LIBRARY_PATH=$B/simcuda); the others print SKIP (sim). Nothing
+# here needs network access, gdb, perf or nsys. Python steps need only the
+# standard library (torch/triton steps SKIP with the reason when absent).
+#
+# Environment (all optional): GP_BUILD / GP_SRC (set by `make test`),
+# CUDA_HOME, GP_SAN / GP_SAN_RUNTIME (sanitizer builds), PYTHON,
+# GPU_KIT_BUDGET_S (total time budget, default 460 s on a GPU),
+# GPU_KIT_STORM_LAUNCHES (default 1000000; 100000 in --sim),
+# GPU_KIT_EXAMPLES (default "compute_bound launch_bound sync_bound"),
+# GPU_KIT_TOL (execute-vs-events tolerance, default 0.01),
+# GPU_KIT_LAUNCH_OVERHEAD_MAX (default 3.0), GPU_KIT_TRAIN (default
+# examples/pytorch/train.py).
+set -u
+
+usage() {
+	sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+SIM=0
+RD=""
+for arg in "$@"; do
+	case "$arg" in
+	--sim) SIM=1 ;;
+	-h | --help) usage; exit 0 ;;
+	-*) echo "run.sh: unknown option '$arg' (accepted: --sim, --help)" >&2; exit 2 ;;
+	*)
+		if [ -n "$RD" ]; then
+			echo "run.sh: more than one RESULT_DIR given ('$RD', '$arg')" >&2
+			exit 2
+		fi
+		RD=$arg
+		;;
+	esac
+done
+
+KIT_DIR=$(cd "$(dirname "$0")" && pwd)
+SRC=${GP_SRC:-$(cd "$KIT_DIR/../.." && pwd)}
+B=${GP_BUILD:-$SRC/build}
+case "$B" in /*) ;; *) B=$SRC/$B ;; esac
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+PYTHON=${PYTHON:-python3}
+GPUKIT="$PYTHON $KIT_DIR/gpukit.py"
+START_S=$(date +%s)
+[ -n "$RD" ] || RD=$B/gpu-results/$([ "$SIM" = 1 ] && echo sim || echo gpu)-$(date -u +%Y%m%dT%H%M%SZ)
+case "$RD" in /*) ;; *) RD=$PWD/$RD ;; esac
+if [ -e "$RD" ] && [ -n "$(ls -A "$RD" 2>/dev/null)" ]; then
+	# Only ever clear a folder this script made (it holds our summary file).
+	if [ -f "$RD/summary.tsv" ]; then rm -rf "$RD"; else
+		echo "run.sh: RESULT_DIR '$RD' exists and is not empty; give a new or empty folder" >&2
+		exit 2
+	fi
+fi
+mkdir -p "$RD/runs" "$RD/build" || { echo "run.sh: cannot create RESULT_DIR '$RD'" >&2; exit 2; }
+SUMMARY=$RD/summary.tsv
+: >"$SUMMARY"
+LOG=$RD/run.log
+
+log() { echo "gpu-kit: $*" | tee -a "$LOG"; }
+
+# result CHECK STATUS NUMBER [DETAIL]: one row of the summary table.
+result() {
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-}" >>"$SUMMARY"
+	log "$2  $1  $3${4:+  ($4)}"
+}
+
+# budget_left: seconds left of the total budget.
+if [ "$SIM" = 1 ]; then BUDGET=${GPU_KIT_BUDGET_S:-300}; else BUDGET=${GPU_KIT_BUDGET_S:-460}; fi
+budget_left() { echo $((BUDGET - ($(date +%s) - START_S))); }
+# have_time NEED CHECK...: true if NEED seconds are left; else every CHECK is
+# recorded as SKIP (time budget).
+have_time() {
+	local need=$1
+	shift
+	[ "$(budget_left)" -ge "$need" ] && return 0
+	for c in "$@"; do result "$c" SKIP - "time budget: $(budget_left) s left, step needs ~$need s"; done
+	return 1
+}
+
+# ---------------------------------------------------------------- environment
+if [ "$SIM" = 1 ]; then
+	MODE=sim
+else
+	MODE=gpu
+	if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >"$RD/nvidia-smi-L.txt" 2>&1 ||
+		! grep -q '^GPU ' "$RD/nvidia-smi-L.txt"; then
+		echo "run.sh: no NVIDIA GPU found (nvidia-smi -L: $(head -c 200 "$RD/nvidia-smi-L.txt" 2>/dev/null))." >&2
+		echo "run.sh: on a machine without a GPU run 'tests/gpu/run.sh --sim' (simcuda)." >&2
+		exit 2
+	fi
+fi
+{
+	echo "date: $(date -u +%FT%TZ)"
+	echo "mode: $MODE"
+	echo "host: $(uname -n) $(uname -srm)"
+	echo "cpus: $(nproc)"
+	echo "git: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) $(git -C "$SRC" status --porcelain 2>/dev/null | wc -l) changed files"
+	echo "nvcc: $("$NVCC" --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*')"
+	if [ "$MODE" = gpu ]; then
+		echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 | head -n 4 | tr '\n' ';')"
+		echo "cuda (driver): $(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | head -n 1)"
+	fi
+	echo "python: $($PYTHON --version 2>&1)"
+	$PYTHON - <<'PYEOF' 2>&1
+import importlib
+for m in ("torch", "triton"):
+    try:
+        mod = importlib.import_module(m)
+        extra = ""
+        if m == "torch":
+            extra = " cuda=%s available=%s" % (mod.version.cuda, mod.cuda.is_available())
+        print("%s: %s%s" % (m, mod.__version__, extra))
+    except Exception as e:
+        print("%s: not importable (%s)" % (m, str(e).splitlines()[0] if str(e) else type(e).__name__))
+PYEOF
+} >"$RD/env.txt" 2>&1
+log "mode $MODE, results in $RD"
+sed 's/^/    /' "$RD/env.txt"
+
+# ---------------------------------------------------------------- build
+LIB=$B/lib/libgpuphase.so
+REPORT=$B/bin/gpuphase-report
+DUMP=$B/bin/gpuphase-dump
+CORE_TARGETS="$LIB $REPORT $DUMP"
+[ "$SIM" = 1 ] && CORE_TARGETS="$CORE_TARGETS $B/simcuda/libcudart.so.13 $B/simcuda/libcupti.so.13"
+EXAMPLES=${GPU_KIT_EXAMPLES:-compute_bound launch_bound sync_bound}
+# Where the CUDA programs live: the Makefile's builds in --sim, builds for the
+# local GPU (-arch=native) otherwise.
+if [ "$SIM" = 1 ]; then EXB=$B/examples; GXB=$B/examples/gpu; else EXB=$B/gpu-native; GXB=$B/gpu-native; fi
+
+if [ "$SIM" = 1 ] && [ -n "${GP_BUILD:-}" ]; then
+	# Under `make test` everything was built by `make all` already; building
+	# from inside a test would race the other engineers' builds.
+	log "build: using $B as built by make"
+else
+	log "build: make $CORE_TARGETS"
+	if ! bash "$SRC/scripts/deps.sh" core >"$RD/build/deps.log" 2>&1; then
+		# The GPU machine may be offline: try with what is installed.
+		log "build: scripts/deps.sh failed (offline?), building with what is installed; see build/deps.log"
+		mkdir -p "$B" && touch "$B/.deps-ok"
+	fi
+	mk_targets=$CORE_TARGETS
+	if [ "$SIM" = 1 ]; then
+		for e in $EXAMPLES; do mk_targets="$mk_targets $B/examples/$e"; done
+		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static $B/examples/gpu/gemm_cublas"
+	fi
+	jobs=$(nproc)
+	[ "$SIM" = 1 ] && [ "$jobs" -gt 2 ] && jobs=2
+	# shellcheck disable=SC2086
+	if ! make -C "$SRC" -j"$jobs" B="$B" $mk_targets >"$RD/build/make.log" 2>&1; then
+		log "build: make failed (tail of build/make.log follows); checks that need the missing files will FAIL"
+		tail -n 20 "$RD/build/make.log" | sed 's/^/    /'
+	fi
+fi
+
+# nvcc_build OUT SRC [FLAGS...]: compile one CUDA program for the local GPU
+# (-arch=native; falls back to nvcc's default architectures if the toolkit
+# refuses it), logging to RESULT_DIR/build/.
+nvcc_build() {
+	local out=$1 src=$2
+	shift 2
+	local log_f="$RD/build/$(basename "$out").log"
+	mkdir -p "$(dirname "$out")"
+	if "$NVCC" -O2 -arch=native -I"$SRC/examples" -Xlinker -rpath="$CUDA_HOME/lib64" -o "$out" "$src" "$@" >"$log_f" 2>&1; then
+		return 0
+	fi
+	echo "-- -arch=native failed; retrying with nvcc's default architectures" >>"$log_f"
+	"$NVCC" -O2 -I"$SRC/examples" -Xlinker -rpath="$CUDA_HOME/lib64" -o "$out" "$src" "$@" >>"$log_f" 2>&1
+}
+
+if [ "$SIM" = 0 ]; then
+	log "build: nvcc -arch=native for $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+	pids=""
+	for e in $EXAMPLES; do
+		if [ -f "$SRC/examples/$e.cu" ]; then
+			nvcc_build "$EXB/$e" "$SRC/examples/$e.cu" -cudart shared &
+			pids="$pids $!"
+		fi
+	done
+	nvcc_build "$GXB/launch_storm" "$SRC/examples/gpu/launch_storm.cu" -cudart shared &
+	pids="$pids $!"
+	nvcc_build "$GXB/launch_storm_static" "$SRC/examples/gpu/launch_storm.cu" -cudart static &
+	pids="$pids $!"
+	nvcc_build "$GXB/gemm_cublas" "$SRC/examples/gpu/gemm_cublas.cu" -cudart shared -lcublas &
+	pids="$pids $!"
+	for p in $pids; do wait "$p"; done
+fi
+
+missing=""
+for f in $CORE_TARGETS; do [ -e "$f" ] || missing="$missing $f"; done
+if [ -n "$missing" ]; then result build FAIL "missing:$missing" "see build/make.log"; else result build PASS "$(($(date +%s) - START_S)) s"; fi
+
+# ---------------------------------------------------------------- run helpers
+# Library search path for CUDA programs: simcuda in --sim, the toolkit's
+# libraries (cudart, cublas, cupti) on a GPU. Python runs keep the caller's
+# path so PyTorch loads its own bundled CUDA libraries.
+ORIG_LDLP=${LD_LIBRARY_PATH:-}
+if [ "$SIM" = 1 ]; then
+	CUDA_LDLP=$B/simcuda${ORIG_LDLP:+:$ORIG_LDLP}
+else
+	CUDA_LDLP=""
+	for d in "$CUDA_HOME/lib64" "$CUDA_HOME/extras/CUPTI/lib64" "$CUDA_HOME/targets/x86_64-linux/lib"; do
+		[ -d "$d" ] && CUDA_LDLP=${CUDA_LDLP:+$CUDA_LDLP:}$d
+	done
+	CUDA_LDLP=$CUDA_LDLP${ORIG_LDLP:+:$ORIG_LDLP}
+fi
+# Sanitizer builds: an instrumented libgpuphase.so needs its runtime first.
+SAN_PRE=""
+if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	SAN_PRE="$GP_SAN_RUNTIME "
+	# Leaks of the (uninstrumented) programs and of simcuda are not this
+	# kit's subject; libgpuphase's own tests check the library.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+fi
+
+# run_prog ID MODE TIMEOUT CMD...: run CMD once. MODE: bare | preload (LD_PRELOAD)
+# | inject (CUDA_INJECTION64_PATH only) | nvtx (preload + NVTX_INJECTION64_PATH).
+# Extra variables come from the array RUN_ENV (NAME=value ...). Leaves in
+# $RD/runs/ID: stdout, stderr, rc, wall_ns, cmd, and the trace(s) trace-PID.gpht.
+RUN_ENV=()
+run_prog() {
+	local id=$1 mode=$2 tmo=$3
+	shift 3
+	local d="$RD/runs/$id"
+	rm -rf "$d"
+	mkdir -p "$d"
+	local -a e=()
+	[ "${#RUN_ENV[@]}" -gt 0 ] && e=("${RUN_ENV[@]}")
+	case "$mode" in
+	bare) ;;
+	preload) e+=("LD_PRELOAD=$SAN_PRE$LIB" "GPUPHASE_OUTPUT=$d/trace-%p.gpht") ;;
+	nvtx) e+=("LD_PRELOAD=$SAN_PRE$LIB" "NVTX_INJECTION64_PATH=$LIB" "GPUPHASE_OUTPUT=$d/trace-%p.gpht") ;;
+	inject)
+		e+=("CUDA_INJECTION64_PATH=$LIB" "GPUPHASE_OUTPUT=$d/trace-%p.gpht")
+		[ -n "$SAN_PRE" ] && e+=("LD_PRELOAD=$SAN_PRE")
+		;;
+	*) echo "run_prog: bad mode $mode" >&2; return 2 ;;
+	esac
+	printf '%q ' env "${e[@]}" "$@" >"$d/cmd"
+	echo >>"$d/cmd"
+	local t0 t1 rc
+	t0=$(date +%s%N)
+	(cd "$d" && timeout -k 5 "$tmo" env "${e[@]}" "$@" >"$d/stdout" 2>"$d/stderr")
+	rc=$?
+	t1=$(date +%s%N)
+	echo "$rc" >"$d/rc"
+	echo $((t1 - t0)) >"$d/wall_ns"
+	[ "$rc" = 124 ] && echo "run.sh: timed out after $tmo s" >>"$d/stderr"
+	return 0
+}
+
+# trace_of ID: the run's trace (the largest, if child processes wrote more).
+trace_of() {
+	ls -S "$RD/runs/$1"/trace-*.gpht 2>/dev/null | head -n 1
+}
+
+# report_of ID [REPORT ARGS...]: JSON and text reports of the run's trace into
+# report.json / report.txt, dump statistics into dumpstats.json. Returns 1 if
+# there is no trace or the report fails (the reason is in report.err).
+report_of() {
+	local id=$1
+	shift
+	local d="$RD/runs/$id" t
+	t=$(trace_of "$id")
+	if [ -z "$t" ]; then
+		echo "no trace file written (GPUPHASE_OUTPUT=$d/trace-%p.gpht)" >"$d/report.err"
+		return 1
+	fi
+	"$REPORT" "$@" "$t" >"$d/report.txt" 2>"$d/report-text.err"
+	"$REPORT" --format json "$@" "$t" >"$d/report.json" 2>"$d/report.err" || return 1
+	"$DUMP" "$t" 2>"$d/dump.err" | $GPUKIT dumpstats >"$d/dumpstats.json" 2>>"$d/dump.err"
+	return 0
+}
+
+# sim_config NAME: the example's simcuda cost model, if any, as a RUN_ENV entry.
+sim_env() {
+	RUN_ENV=()
+	if [ "$SIM" = 1 ]; then
+		RUN_ENV+=("LD_LIBRARY_PATH=$CUDA_LDLP")
+		[ -f "$SRC/examples/$1.simcuda" ] && RUN_ENV+=("SIMCUDA_CONFIG=$SRC/examples/$1.simcuda")
+	else
+		RUN_ENV+=("LD_LIBRARY_PATH=$CUDA_LDLP")
+	fi
+	return 0
+}
+
+TOL=${GPU_KIT_TOL:-0.01}
+
+# python_env: RUN_ENV for Python runs. The caller's library path is kept (so
+# PyTorch loads its bundled CUDA libraries); libgpuphase is pointed at the
+# libcupti.so.13 that ships with PyTorch when there is one, so the process
+# holds a single CUPTI (Kineto and gpuphase would otherwise load two copies
+# under the same soname), else at the toolkit's.
+PY_CUPTI=""
+python_env() {
+	RUN_ENV=()
+	if [ -z "$PY_CUPTI" ]; then
+		PY_CUPTI=$($PYTHON - <<'PYEOF' 2>/dev/null
+import glob, os, sys
+hits = []
+for p in sys.path:
+    if os.path.isdir(p):
+        hits += glob.glob(os.path.join(p, "nvidia", "**", "libcupti.so.13*"), recursive=True)
+        hits += glob.glob(os.path.join(p, "torch", "lib", "libcupti.so.13*"))
+print(sorted(hits)[0] if hits else "none")
+PYEOF
+)
+		[ -n "$PY_CUPTI" ] || PY_CUPTI=none
+		if [ "$PY_CUPTI" = none ]; then
+			for c in "$CUDA_HOME/lib64/libcupti.so.13" "$CUDA_HOME/extras/CUPTI/lib64/libcupti.so.13"; do
+				[ -e "$c" ] && { PY_CUPTI=$c; break; }
+			done
+		fi
+		log "python runs: GPUPHASE_CUPTI_LIB=$PY_CUPTI"
+	fi
+	[ "$PY_CUPTI" != none ] && RUN_ENV+=("GPUPHASE_CUPTI_LIB=$PY_CUPTI")
+	return 0
+}
+
+# ---------------------------------------------------------------- 1. examples
+log "step 1: examples bare / LD_PRELOAD / CUDA_INJECTION64_PATH"
+for e in $EXAMPLES; do
+	exe=$EXB/$e
+	if [ ! -x "$exe" ]; then
+		result "ex/$e/preload" FAIL - "$exe not built"
+		result "ex/$e/inject" FAIL - "$exe not built"
+		continue
+	fi
+	have_time 40 "ex/$e/preload" "ex/$e/inject" || continue
+	sim_env "$e"
+	run_prog "$e.bare" bare 120 "$exe"
+	for m in preload inject; do
+		run_prog "$e.$m" "$m" 120 "$exe"
+		report_of "$e.$m"
+		$GPUKIT example --check "ex/$e/$m" --summary "$SUMMARY" --tol "$TOL" \
+			--bare "$RD/runs/$e.bare" --run "$RD/runs/$e.$m" | tee -a "$LOG"
+	done
+done
+
+# ---------------------------------------------------------------- 2. static cudart
+log "step 2: -cudart static, injection only"
+static_exe=$GXB/launch_storm_static
+if [ ! -x "$static_exe" ]; then
+	result static/build FAIL - "$static_exe not built"
+elif readelf -d "$static_exe" 2>/dev/null | grep -q 'NEEDED.*libcudart'; then
+	result static/build FAIL - "$static_exe has a DT_NEEDED on libcudart: not a static-cudart build"
+else
+	result static/build PASS "no libcudart NEEDED" "$(readelf -d "$static_exe" | grep -c NEEDED) NEEDED entries"
+	if [ "$SIM" = 1 ]; then
+		result static/inject SKIP "(sim)" "simcuda cannot stand in for a cudart linked into the program"
+	elif have_time 40 static/inject; then
+		n_static=20000
+		sim_env launch_storm
+		run_prog static.bare bare 60 "$static_exe" "$n_static"
+		run_prog static.inject inject 60 "$static_exe" "$n_static"
+		report_of static.inject
+		$GPUKIT kernels --check static/inject --summary "$SUMMARY" --bare "$RD/runs/static.bare" \
+			--run "$RD/runs/static.inject" --kernel storm_tick --expect "$n_static" | tee -a "$LOG"
+	fi
+fi
+
+# ---------------------------------------------------------------- 3. cuBLAS, Triton
+log "step 3: launches only CUPTI sees (cuBLAS, Triton)"
+gemm_exe=$GXB/gemm_cublas
+gemm_iters=20
+if [ ! -x "$gemm_exe" ]; then
+	result cublas FAIL - "$gemm_exe not built"
+elif [ "$SIM" = 1 ]; then
+	result cublas SKIP "(sim)" "cuBLAS needs a real driver (its private cudart bypasses simcuda); built OK"
+elif have_time 60 cublas; then
+	sim_env gemm_cublas
+	run_prog cublas.bare bare 120 "$gemm_exe" 4096 "$gemm_iters"
+	run_prog cublas.preload preload 120 "$gemm_exe" 4096 "$gemm_iters"
+	report_of cublas.preload
+	# One warm-up call plus the timed loop: at least gemm_iters + 1 kernels.
+	$GPUKIT hidden --check cublas --summary "$SUMMARY" --bare "$RD/runs/cublas.bare" \
+		--run "$RD/runs/cublas.preload" --min-kernels $((gemm_iters + 1)) --expect-hooked 0 | tee -a "$LOG"
+fi
+
+TRITON_PY=$SRC/examples/gpu/triton_add.py
+triton_iters=50
+if [ "$SIM" = 1 ]; then
+	result triton SKIP "(sim)" "Triton needs a real GPU"
+elif have_time 90 triton; then
+	# Probe first, so a missing torch/triton is a SKIP with its reason.
+	RUN_ENV=()
+	if ! $PYTHON -c 'import torch, triton, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >"$RD/build/triton-probe.log" 2>&1; then
+		result triton SKIP - "torch/triton not importable or no CUDA device: $(tail -n 1 "$RD/build/triton-probe.log" | cut -c1-120)"
+	else
+		python_env
+		run_prog triton.bare bare 180 "$PYTHON" "$TRITON_PY" "$triton_iters"
+		run_prog triton.preload preload 180 "$PYTHON" "$TRITON_PY" "$triton_iters"
+		report_of triton.preload
+		$GPUKIT hidden --check triton --summary "$SUMMARY" --bare "$RD/runs/triton.bare" \
+			--run "$RD/runs/triton.preload" --kernel add_kernel --expect $((triton_iters + 1)) | tee -a "$LOG"
+	fi
+fi
+
+# ---------------------------------------------------------------- 4 + 5. train.py
+log "step 4/5: examples/pytorch/train.py (window, NVTX, overhead vs torch.profiler)"
+TRAIN=${GPU_KIT_TRAIN:-$SRC/examples/pytorch/train.py}
+WRAP=$KIT_DIR/train_wrap.py
+WIN_SKIP=20
+WIN_ITERS=10
+train_checks="train/window train/nvtx overhead/train"
+if [ "$SIM" = 1 ]; then
+	for c in $train_checks; do result "$c" SKIP "(sim)" "PyTorch training needs a real GPU"; done
+elif [ ! -f "$TRAIN" ]; then
+	for c in $train_checks; do result "$c" FAIL - "$TRAIN is missing"; done
+elif ! $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >"$RD/build/torch-probe.log" 2>&1; then
+	for c in $train_checks; do
+		result "$c" SKIP - "torch not importable or no CUDA device: $(tail -n 1 "$RD/build/torch-probe.log" | cut -c1-120)"
+	done
+elif have_time 150 $train_checks; then
+	python_env
+	base_env=("${RUN_ENV[@]+"${RUN_ENV[@]}"}")
+	RUN_ENV=("${base_env[@]+"${base_env[@]}"}" "GPUPHASE_WINDOW=skip=$WIN_SKIP,iters=$WIN_ITERS")
+	run_prog train.bare bare 240 "$PYTHON" "$WRAP" -- "$TRAIN"
+	run_prog train.preload preload 240 "$PYTHON" "$WRAP" -- "$TRAIN"
+	run_prog train.nvtx nvtx 240 "$PYTHON" "$WRAP" -- "$TRAIN" --nvtx
+	RUN_ENV=("${base_env[@]+"${base_env[@]}"}")
+	run_prog train.torchprof bare 240 "$PYTHON" "$WRAP" --torch-profiler "$WIN_SKIP,$WIN_ITERS" -- "$TRAIN"
+	report_of train.preload
+	report_of train.nvtx --group-by nvtx
+	$GPUKIT train --summary "$SUMMARY" --runs "$RD/runs" --skip "$WIN_SKIP" --iters "$WIN_ITERS" | tee -a "$LOG"
+fi
+
+# launch_bound overhead: bare and under the preload, alternated, 3 times each.
+lb=$EXB/launch_bound
+if [ ! -x "$lb" ]; then
+	result overhead/launch_bound FAIL - "$lb not built"
+elif have_time 60 overhead/launch_bound; then
+	sim_env launch_bound
+	for i in 1 2 3; do
+		run_prog "ovh.bare.$i" bare 120 "$lb"
+		run_prog "ovh.preload.$i" preload 120 "$lb"
+	done
+	$GPUKIT overhead --check overhead/launch_bound --summary "$SUMMARY" --runs "$RD/runs" \
+		--max "${GPU_KIT_LAUNCH_OVERHEAD_MAX:-3.0}" $([ "$SIM" = 1 ] && echo --sim) | tee -a "$LOG"
+fi
+
+# ---------------------------------------------------------------- 6. launch storm
+log "step 6: launch storm"
+storm=$GXB/launch_storm
+if [ "$SIM" = 1 ]; then STORM_N=${GPU_KIT_STORM_LAUNCHES:-100000}; else STORM_N=${GPU_KIT_STORM_LAUNCHES:-1000000}; fi
+if [ ! -x "$storm" ]; then
+	result storm FAIL - "$storm not built"
+elif have_time 90 storm; then
+	sim_env launch_storm
+	# Zero-cost simulated launches: the storm measures the profiler, not the model.
+	[ "$SIM" = 1 ] && RUN_ENV+=(SIMCUDA_LAUNCH_NS=0 SIMCUDA_LAUNCH_LATENCY_NS=0 SIMCUDA_EXEC_NS=0 SIMCUDA_API_NS=0 SIMCUDA_SYNC_NS=0)
+	run_prog storm.bare bare 180 "$storm" "$STORM_N"
+	run_prog storm.preload preload 300 "$storm" "$STORM_N"
+	report_of storm.preload
+	$GPUKIT kernels --check storm --summary "$SUMMARY" --bare "$RD/runs/storm.bare" \
+		--run "$RD/runs/storm.preload" --kernel storm_tick --expect "$STORM_N" --allow-reported-drops | tee -a "$LOG"
+fi
+
+# ---------------------------------------------------------------- summary
+log "done in $(($(date +%s) - START_S)) s; logs, traces and reports in $RD"
+$GPUKIT table "$SUMMARY" --mode "$MODE" | tee "$RD/summary.txt"
+exit "${PIPESTATUS[0]}"
