@@ -1,0 +1,132 @@
+/*
+ * map.c — gp_map (see map.h): open addressing with linear probing and
+ * backward-shift deletion, so lookups never cross tombstones. Called by the
+ * analyser on the report's single thread.
+ */
+#include "map.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static inline size_t gp_map_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ULL;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static int gp_map_grow(struct gp_map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64;
+	uint64_t *nk = malloc(ncap * sizeof *nk);
+	uint64_t *nv = malloc(ncap * sizeof *nv);
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ncap; i++)
+		nk[i] = GP_MAP_EMPTY;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->keys[i] == GP_MAP_EMPTY)
+			continue;
+		size_t j = gp_map_hash(m->keys[i]) & (ncap - 1);
+		while (nk[j] != GP_MAP_EMPTY)
+			j = (j + 1) & (ncap - 1);
+		nk[j] = m->keys[i];
+		nv[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = nk;
+	m->vals = nv;
+	m->cap = ncap;
+	return 0;
+}
+
+int gp_map_put(struct gp_map *m, uint64_t key, uint64_t val)
+{
+	if (key == GP_MAP_EMPTY)
+		return -EINVAL;
+	if ((m->count + 1) * 2 > m->cap) {
+		int rc = gp_map_grow(m);
+		if (rc)
+			return rc;
+	}
+	size_t j = gp_map_hash(key) & (m->cap - 1);
+	while (m->keys[j] != GP_MAP_EMPTY) {
+		if (m->keys[j] == key) {
+			m->vals[j] = val;
+			return 0;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->keys[j] = key;
+	m->vals[j] = val;
+	m->count++;
+	return 0;
+}
+
+uint64_t *gp_map_get(const struct gp_map *m, uint64_t key)
+{
+	if (!m->cap || key == GP_MAP_EMPTY)
+		return NULL;
+	size_t j = gp_map_hash(key) & (m->cap - 1);
+	while (m->keys[j] != GP_MAP_EMPTY) {
+		if (m->keys[j] == key)
+			return &m->vals[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+int gp_map_del(struct gp_map *m, uint64_t key)
+{
+	if (!m->cap || key == GP_MAP_EMPTY)
+		return 0;
+	size_t mask = m->cap - 1, j = gp_map_hash(key) & mask;
+	while (m->keys[j] != key) {
+		if (m->keys[j] == GP_MAP_EMPTY)
+			return 0;
+		j = (j + 1) & mask;
+	}
+	/* Backward shift: move later members of the probe run into the hole. */
+	size_t hole = j;
+	for (size_t i = (j + 1) & mask; m->keys[i] != GP_MAP_EMPTY; i = (i + 1) & mask) {
+		size_t home = gp_map_hash(m->keys[i]) & mask;
+		/* i may move to hole iff home is not in (hole, i] cyclically. */
+		int stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+		if (!stays) {
+			m->keys[hole] = m->keys[i];
+			m->vals[hole] = m->vals[i];
+			hole = i;
+		}
+	}
+	m->keys[hole] = GP_MAP_EMPTY;
+	m->count--;
+	return 1;
+}
+
+void gp_map_free(struct gp_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = m->vals = NULL;
+	m->cap = m->count = 0;
+}
+
+int gp_map_next(const struct gp_map *m, size_t *pos, uint64_t *key, uint64_t *val)
+{
+	while (*pos < m->cap) {
+		size_t i = (*pos)++;
+		if (m->keys[i] != GP_MAP_EMPTY) {
+			*key = m->keys[i];
+			*val = m->vals[i];
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * map.h — gp_map: an open-addressing hash map from uint64_t keys to uint64_t
+ * values (linear probing, backward-shift deletion), used by the report's join
+ * tables and string tables. Single-threaded; owned by one analyser.
+ *
+ * Invariants: capacity is a power of two, load factor <= 1/2, key
+ * GP_MAP_EMPTY (UINT64_MAX) is reserved and never stored.
+ */
+#ifndef GP_REPORT_MAP_H
+#define GP_REPORT_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_MAP_EMPTY UINT64_MAX
+
+struct gp_map {
+	uint64_t *keys;
+	uint64_t *vals;
+	size_t cap;   /* power of two, or 0 before the first insert */
+	size_t count;
+};
+
+/* Insert or overwrite. Returns 0, or -ENOMEM (map unchanged), or -EINVAL for
+ * the reserved key. */
+int gp_map_put(struct gp_map *m, uint64_t key, uint64_t val);
+
+/* Pointer to the value of key, or NULL. Valid until the next put/del. */
+uint64_t *gp_map_get(const struct gp_map *m, uint64_t key);
+
+/* Remove key; returns 1 if it was present, 0 otherwise. */
+int gp_map_del(struct gp_map *m, uint64_t key);
+
+void gp_map_free(struct gp_map *m);
+
+/* Iterate: start with *pos = 0; returns 1 with key/val set, 0 at the end. */
+int gp_map_next(const struct gp_map *m, size_t *pos, uint64_t *key, uint64_t *val);
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * rep.c — ownership and merging of gp_rep (analysis.h): the aggregate result
+ * of one trace, or of several traces (ranks/processes) merged by group name
+ * and iteration number. Called by main.c on the report thread.
+ *
+ * Merge rules (docs/metrics.md "Several traces"): counts, phase sums, GPU busy
+ * and host time add up (each rank has its own GPUs and threads); wall time is
+ * the longest rank's; iterations with the same number are merged, their
+ * duration being the longest rank's; execute distributions are merged.
+ */
+#include "analysis.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void gp_rep_free_group(struct gp_rep_group *g)
+{
+	free(g->name);
+	free(g->long_name);
+	gp_hist_free(&g->exec);
+}
+
+void gp_rep_free(struct gp_rep *rep)
+{
+	if (!rep)
+		return;
+	free(rep->path);
+	for (size_t i = 0; i < rep->nkv; i++) {
+		free(rep->kv[i].key);
+		free(rep->kv[i].value);
+	}
+	free(rep->kv);
+	for (size_t i = 0; i < rep->ndevices; i++)
+		free(rep->devices[i]);
+	free(rep->devices);
+	for (size_t i = 0; i < rep->ngroups; i++)
+		gp_rep_free_group(&rep->groups[i]);
+	free(rep->groups);
+	free(rep->iters);
+	for (size_t i = 0; i < rep->ncallsites; i++)
+		free(rep->callsites[i].name);
+	free(rep->callsites);
+	for (size_t i = 0; i < rep->nranks; i++)
+		gp_rep_free(&rep->ranks[i]);
+	free(rep->ranks);
+	memset(rep, 0, sizeof *rep);
+}
+
+static struct gp_rep_group *gp_rep_find_group(struct gp_rep *d, const char *name)
+{
+	for (size_t i = 0; i < d->ngroups; i++)
+		if (!strcmp(d->groups[i].name, name))
+			return &d->groups[i];
+	struct gp_rep_group *ng = realloc(d->groups, (d->ngroups + 1) * sizeof *ng);
+	if (!ng)
+		return NULL;
+	d->groups = ng;
+	struct gp_rep_group *g = &d->groups[d->ngroups];
+	memset(g, 0, sizeof *g);
+	g->name = strdup(name);
+	if (!g->name)
+		return NULL;
+	d->ngroups++;
+	return g;
+}
+
+int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
+{
+	int rc = 0;
+	d->ranks = calloc(n ? n : 1, sizeof *d->ranks);
+	if (!d->ranks)
+		return -ENOMEM;
+	d->nranks = n;
+	d->complete = 1;
+	d->join_coverage = 1;
+	d->host_busy_pct = d->proc_cpu_pct = d->host_busy_max_pct = -1;
+	for (size_t r = 0; r < n; r++) {
+		struct gp_rep *s = &src[r];
+		d->group_by = s->group_by;
+		d->clock_id = s->clock_id;
+		d->version = s->version;
+		d->complete &= s->complete;
+		d->truncated_bytes += s->truncated_bytes;
+		d->cupti_unavailable |= s->cupti_unavailable;
+		d->hooks_absent |= s->hooks_absent;
+		d->clock_calibrated |= s->clock_calibrated;
+		d->size_cap |= s->size_cap;
+		d->records += s->records;
+		for (int t = 0; t < GP_REC_TYPE_COUNT; t++)
+			d->rec_count[t] += s->rec_count[t];
+		d->dropped_ring += s->dropped_ring;
+		d->dropped_cupti += s->dropped_cupti;
+		d->dropped_write += s->dropped_write;
+		d->dropped_records += s->dropped_records;
+		d->ops += s->ops;
+		d->ops_joined += s->ops_joined;
+		d->ops_no_api += s->ops_no_api;
+		d->ops_no_gpu += s->ops_no_gpu;
+		d->ops_end_missing += s->ops_end_missing;
+		d->hooks_unjoined += s->hooks_unjoined;
+		d->api_unjoined += s->api_unjoined;
+		d->evicted += s->evicted;
+		if (s->wall_ns > d->wall_ns)
+			d->wall_ns = s->wall_ns;
+		d->gpu_busy_ns += s->gpu_busy_ns;
+		d->gpu_idle_ns += s->gpu_idle_ns;
+		d->gpu_busy_sum_ns += s->gpu_busy_sum_ns;
+		d->gpu_busy_late += s->gpu_busy_late;
+		d->host_api_ns += s->host_api_ns;
+		d->covered_ns += s->covered_ns;
+		d->unattributed_ns += s->unattributed_ns;
+		d->launch_ns += s->launch_ns;
+		d->queue_ns += s->queue_ns;
+		d->execute_ns += s->execute_ns;
+		d->sync_ns += s->sync_ns;
+		d->sync_unattributed_ns += s->sync_unattributed_ns;
+		d->sync_unattributed_calls += s->sync_unattributed_calls;
+		for (int k = 0; k < GP_API_CLASS_COUNT; k++) {
+			d->sync_calls[k] += s->sync_calls[k];
+			d->sync_kind_ns[k] += s->sync_kind_ns[k];
+		}
+		for (size_t i = 0; i < s->ngroups; i++) {
+			struct gp_rep_group *sg = &s->groups[i], *g = gp_rep_find_group(d, sg->name);
+			if (!g)
+				return -ENOMEM;
+			if (!g->long_name && !(g->long_name = strdup(sg->long_name ? sg->long_name : sg->name)))
+				return -ENOMEM;
+			g->count += sg->count;
+			g->launch_ns += sg->launch_ns;
+			g->queue_ns += sg->queue_ns;
+			g->execute_ns += sg->execute_ns;
+			g->sync_ns += sg->sync_ns;
+			g->no_api += sg->no_api;
+			g->no_gpu += sg->no_gpu;
+			g->sync_calls += sg->sync_calls;
+			if (gp_hist_merge(&g->exec, &sg->exec))
+				rc = -ENOMEM;
+		}
+		for (size_t i = 0; i < s->niters; i++) {
+			struct gp_rep_iter *si = &s->iters[i], *it = NULL;
+			for (size_t j = 0; j < d->niters; j++)
+				if (d->iters[j].iter == si->iter)
+					it = &d->iters[j];
+			if (!it) {
+				struct gp_rep_iter *ni = realloc(d->iters, (d->niters + 1) * sizeof *ni);
+				if (!ni)
+					return -ENOMEM;
+				d->iters = ni;
+				it = &d->iters[d->niters++];
+				*it = *si;
+				it->ops = it->launch_ns = it->queue_ns = it->execute_ns = it->sync_ns = 0;
+				it->start = 0;
+				it->end = 0;
+			}
+			if (si->end - si->start > it->end - it->start) {
+				it->start = si->start;
+				it->end = si->end;
+			}
+			it->ops += si->ops;
+			it->launch_ns += si->launch_ns;
+			it->queue_ns += si->queue_ns;
+			it->execute_ns += si->execute_ns;
+			it->sync_ns += si->sync_ns;
+		}
+		for (size_t i = 0; i < s->ncallsites; i++) {
+			struct gp_rep_callsite *c = NULL;
+			for (size_t j = 0; j < d->ncallsites; j++)
+				if (!strcmp(d->callsites[j].name, s->callsites[i].name))
+					c = &d->callsites[j];
+			if (!c) {
+				struct gp_rep_callsite *nc = realloc(d->callsites, (d->ncallsites + 1) * sizeof *nc);
+				if (!nc)
+					return -ENOMEM;
+				d->callsites = nc;
+				c = &d->callsites[d->ncallsites++];
+				c->name = strdup(s->callsites[i].name);
+				c->calls = c->sync_ns = 0;
+				if (!c->name)
+					return -ENOMEM;
+			}
+			c->calls += s->callsites[i].calls;
+			c->sync_ns += s->callsites[i].sync_ns;
+		}
+		d->ranks[r] = *s; /* ownership moves */
+		memset(s, 0, sizeof *s);
+	}
+	d->join_coverage = d->ops ? (double)d->ops_joined / (double)d->ops : 1.0;
+	return rc;
+}

@@ -1,0 +1,246 @@
+/*
+ * stats.c — gp_hist and gp_sweep (see stats.h). Called by analysis.c on the
+ * report thread. Memory: a histogram is at most GP_HIST_NBUCKETS counters; a
+ * sweep at most GP_SWEEP_HEAP intervals, whatever the number fed.
+ */
+#include "stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned gp_hist_bucket(uint64_t v)
+{
+	if (v < (1u << GP_HIST_SUB_BITS))
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v);
+	unsigned sub = (unsigned)(v >> (e - GP_HIST_SUB_BITS)) & ((1u << GP_HIST_SUB_BITS) - 1u);
+	return ((e - GP_HIST_SUB_BITS + 1u) << GP_HIST_SUB_BITS) | sub;
+}
+
+/* Midpoint of bucket b. */
+static uint64_t gp_hist_bucket_mid(unsigned b)
+{
+	if (b < (1u << GP_HIST_SUB_BITS))
+		return b;
+	unsigned e = (b >> GP_HIST_SUB_BITS) + GP_HIST_SUB_BITS - 1u;
+	uint64_t sub = b & ((1u << GP_HIST_SUB_BITS) - 1u);
+	uint64_t lo = (1ULL << e) | (sub << (e - GP_HIST_SUB_BITS));
+	uint64_t width = 1ULL << (e - GP_HIST_SUB_BITS);
+	return lo + width / 2u;
+}
+
+static int gp_hist_spill(struct gp_hist *h)
+{
+	h->buckets = calloc(GP_HIST_NBUCKETS, sizeof *h->buckets);
+	if (!h->buckets)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < h->n && i < GP_HIST_EXACT; i++)
+		h->buckets[gp_hist_bucket(h->exact[i])]++;
+	free(h->exact);
+	h->exact = NULL;
+	return 0;
+}
+
+int gp_hist_add(struct gp_hist *h, uint64_t v)
+{
+	int rc = 0;
+	if (h->n == 0 || v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->sum += v;
+	if (!h->buckets && h->n < GP_HIST_EXACT) {
+		if (!h->exact && !(h->exact = malloc(GP_HIST_EXACT * sizeof *h->exact)))
+			rc = -ENOMEM;
+		else
+			h->exact[h->n] = v;
+	} else {
+		if (!h->buckets)
+			rc = gp_hist_spill(h);
+		if (!rc)
+			h->buckets[gp_hist_bucket(v)]++;
+	}
+	h->n++;
+	return rc;
+}
+
+int gp_hist_merge(struct gp_hist *dst, const struct gp_hist *src)
+{
+	int rc = 0;
+	if (!src->n)
+		return 0;
+	if (!src->buckets && src->exact) {
+		for (uint64_t i = 0; i < src->n; i++)
+			if (gp_hist_add(dst, src->exact[i]))
+				rc = -ENOMEM;
+		return rc;
+	}
+	if (!dst->buckets && (rc = gp_hist_spill(dst)))
+		return rc;
+	for (unsigned b = 0; b < GP_HIST_NBUCKETS && src->buckets; b++)
+		dst->buckets[b] += src->buckets[b];
+	if (dst->n == 0 || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->sum += src->sum;
+	dst->n += src->n;
+	return 0;
+}
+
+static int gp_hist_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint64_t gp_hist_quantile(const struct gp_hist *h, double q)
+{
+	if (!h->n)
+		return 0;
+	if (q <= 0)
+		return h->min;
+	if (q >= 1)
+		return h->max;
+	uint64_t rank = (uint64_t)ceil(q * (double)h->n);
+	if (rank < 1)
+		rank = 1;
+	if (!h->buckets) {
+		if (!h->exact)
+			return h->min;
+		uint64_t *tmp = malloc(h->n * sizeof *tmp);
+		if (!tmp)
+			return h->min;
+		memcpy(tmp, h->exact, h->n * sizeof *tmp);
+		qsort(tmp, h->n, sizeof *tmp, gp_hist_cmp);
+		uint64_t v = tmp[rank - 1];
+		free(tmp);
+		return v;
+	}
+	uint64_t seen = 0;
+	for (unsigned b = 0; b < GP_HIST_NBUCKETS; b++) {
+		seen += h->buckets[b];
+		if (seen >= rank) {
+			uint64_t v = gp_hist_bucket_mid(b);
+			return v < h->min ? h->min : v > h->max ? h->max : v;
+		}
+	}
+	return h->max;
+}
+
+void gp_hist_free(struct gp_hist *h)
+{
+	free(h->exact);
+	free(h->buckets);
+	memset(h, 0, sizeof *h);
+}
+
+/* Feed one interval, in ascending start order, into the merged run. */
+static void gp_sweep_take(struct gp_sweep *s, uint64_t a, uint64_t b)
+{
+	if (!s->open) {
+		s->open = 1;
+		s->cur_s = a;
+		s->cur_e = b;
+		return;
+	}
+	if (a < s->cur_s) {
+		/* Arrived after the swept point: only what lies beyond the current
+		 * run's end can be added without double counting. */
+		s->late++;
+		if (b > s->cur_e)
+			s->cur_e = b;
+		return;
+	}
+	if (a <= s->cur_e) {
+		if (b > s->cur_e)
+			s->cur_e = b;
+		return;
+	}
+	s->total += s->cur_e - s->cur_s;
+	s->cur_s = a;
+	s->cur_e = b;
+}
+
+static void gp_sweep_take_pre(struct gp_sweep *s, uint64_t upto)
+{
+	while (s->pre_i < s->pre_n && s->pre[s->pre_i].start <= upto) {
+		const struct gp_ival *p = &s->pre[s->pre_i++];
+		if (p->end > p->start)
+			gp_sweep_take(s, p->start, p->end);
+	}
+}
+
+static void gp_sweep_pop(struct gp_sweep *s)
+{
+	struct gp_ival top = s->heap[0];
+	s->heap[0] = s->heap[--s->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < s->n && s->heap[l].start < s->heap[m].start)
+			m = l;
+		if (r < s->n && s->heap[r].start < s->heap[m].start)
+			m = r;
+		if (m == i)
+			break;
+		struct gp_ival t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+	gp_sweep_take_pre(s, top.start);
+	gp_sweep_take(s, top.start, top.end);
+}
+
+int gp_sweep_add(struct gp_sweep *s, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return 0;
+	if (s->n == s->cap) {
+		if (s->cap >= GP_SWEEP_HEAP) {
+			gp_sweep_pop(s);
+		} else {
+			size_t ncap = s->cap ? s->cap * 2 : 256;
+			struct gp_ival *nh = realloc(s->heap, ncap * sizeof *nh);
+			if (!nh)
+				return -ENOMEM;
+			s->heap = nh;
+			s->cap = ncap;
+		}
+	}
+	size_t i = s->n++;
+	s->heap[i].start = start;
+	s->heap[i].end = end;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (s->heap[p].start <= s->heap[i].start)
+			break;
+		struct gp_ival t = s->heap[i];
+		s->heap[i] = s->heap[p];
+		s->heap[p] = t;
+		i = p;
+	}
+	return 0;
+}
+
+uint64_t gp_sweep_finish(struct gp_sweep *s)
+{
+	while (s->n)
+		gp_sweep_pop(s);
+	gp_sweep_take_pre(s, UINT64_MAX);
+	if (s->open) {
+		s->total += s->cur_e - s->cur_s;
+		s->open = 0;
+	}
+	return s->total;
+}
+
+void gp_sweep_free(struct gp_sweep *s)
+{
+	free(s->heap);
+	s->heap = NULL;
+	s->n = s->cap = 0;
+}

@@ -1,0 +1,601 @@
+/*
+ * test_report_core.c — Criterion suite for the report's analysis core
+ * (report/analysis.c, stats.c, map.c, verdict.c). Every test builds a small
+ * synthetic timeline as record arrays (no trace file), runs both passes and
+ * compares with the values the phase definitions (docs/metrics.md) give for
+ * that timeline; the expected values are computed in the test from the
+ * timeline's own constants. Runs on the test thread only.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analysis.h"
+#include "report/map.h"
+#include "report/stats.h"
+#include "report/verdict.h"
+
+/* --- record builders ------------------------------------------------------- */
+
+struct recs {
+	union gp_rec r[4096];
+	size_t n;
+};
+
+static union gp_rec *add(struct recs *t)
+{
+	cr_assert(t->n < 4096);
+	union gp_rec *r = &t->r[t->n++];
+	memset(r, 0, sizeof *r);
+	return r;
+}
+
+static void str(struct recs *t, uint32_t id, const char *text)
+{
+	union gp_rec *r = add(t);
+	uint32_t len = (uint32_t)strlen(text);
+	r->string.type = GP_REC_STRING;
+	r->string.id = id;
+	r->string.len = len;
+	uint32_t first = len < GP_STRING_INLINE ? len : GP_STRING_INLINE;
+	memcpy(r->string.text, text, first);
+	for (uint32_t off = first; off < len; off += GP_REC_SIZE) {
+		union gp_rec *c = add(t);
+		uint32_t k = len - off < GP_REC_SIZE ? len - off : GP_REC_SIZE;
+		memcpy(c->raw, text + off, k);
+	}
+}
+
+static void api(struct recs *t, uint8_t type, unsigned cls, uint32_t tid, uint64_t start, uint32_t dur,
+		uint32_t corr)
+{
+	union gp_rec *r = add(t);
+	r->api.type = type;
+	r->api.class_flags = (uint8_t)cls;
+	r->api.tid = tid;
+	r->api.start = start;
+	r->api.dur = dur;
+	r->api.corr = corr;
+}
+
+static void kernel(struct recs *t, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
+{
+	union gp_rec *r = add(t);
+	r->kernel.type = GP_REC_KERNEL;
+	r->kernel.stream = stream;
+	r->kernel.start = start;
+	r->kernel.end = end;
+	r->kernel.corr = corr;
+	r->kernel.name = name;
+}
+
+static void copy(struct recs *t, uint8_t type, int async, uint32_t stream, uint64_t start, uint32_t dur,
+		 uint32_t corr, uint32_t rt_corr, uint8_t kind)
+{
+	union gp_rec *r = add(t);
+	r->copy.type = type;
+	r->copy.flags = async ? GP_COPYF_ASYNC : 0;
+	r->copy.stream = stream;
+	r->copy.start = start;
+	r->copy.dur = dur;
+	r->copy.corr = corr;
+	r->copy.rt_corr = rt_corr;
+	r->copy.copy_kind = kind;
+	r->copy.bytes = 4096;
+}
+
+static void syncrec(struct recs *t, uint8_t stype, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr)
+{
+	union gp_rec *r = add(t);
+	r->sync.type = GP_REC_SYNC;
+	r->sync.sync_type = stype;
+	r->sync.stream = stream;
+	r->sync.start = start;
+	r->sync.end = end;
+	r->sync.corr = corr;
+	r->sync.event = UINT32_MAX;
+}
+
+static void extcorr(struct recs *t, uint32_t corr, uint64_t ext)
+{
+	union gp_rec *r = add(t);
+	r->extcorr.type = GP_REC_EXTCORR;
+	r->extcorr.kind = 5;
+	r->extcorr.corr = corr;
+	r->extcorr.ext_id = ext;
+}
+
+static void marker(struct recs *t, uint8_t kind, uint32_t tid, uint64_t ts, uint32_t name)
+{
+	union gp_rec *r = add(t);
+	r->marker.type = GP_REC_MARKER;
+	r->marker.kind = kind;
+	r->marker.tid = tid;
+	r->marker.ts = ts;
+	r->marker.name = name;
+}
+
+static void iter(struct recs *t, uint64_t n, uint64_t ts)
+{
+	union gp_rec *r = add(t);
+	r->mark.type = GP_REC_ITER;
+	r->mark.iter = n;
+	r->mark.ts = ts;
+}
+
+/* Run both passes over t (in array order) and return the report. */
+static struct gp_rep run(const struct recs *t, enum gp_group_by by)
+{
+	struct gp_an_config cfg = { .group_by = by };
+	struct gp_an *an = gp_an_new(&cfg);
+	cr_assert(an);
+	for (int pass = 1; pass <= 2; pass++) {
+		for (size_t i = 0; i < t->n;) {
+			uint32_t ns = gp_rec_slots(&t->r[i]);
+			int rc = pass == 1 ? gp_an_scan1(an, &t->r[i], ns) : gp_an_scan2(an, &t->r[i], ns);
+			cr_assert_eq(rc, 0);
+			i += ns;
+		}
+		if (pass == 1)
+			cr_assert_eq(gp_an_prepare(an), 0);
+	}
+	struct gp_rep rep;
+	memset(&rep, 0, sizeof rep);
+	cr_assert_eq(gp_an_finish(an, &rep), 0);
+	gp_an_free(an);
+	return rep;
+}
+
+static const struct gp_rep_group *group(const struct gp_rep *rep, const char *name)
+{
+	for (size_t i = 0; i < rep->ngroups; i++)
+		if (!strcmp(rep->groups[i].name, name))
+			return &rep->groups[i];
+	cr_assert_fail("no group %s", name);
+	return NULL;
+}
+
+#define RT GP_REC_RUNTIME_API
+
+/* --- join ------------------------------------------------------------------------ */
+
+Test(report_core, kernel_joins_its_runtime_call)
+{
+	struct recs t = { .n = 0 };
+	const uint64_t a0 = 1000, adur = 50, g0 = 1100, g1 = 1300;
+	str(&t, 1, "_Z7aten_mmPfi");
+	api(&t, RT, GP_API_LAUNCH, 11, a0, adur, 7);
+	kernel(&t, 3, g0, g1, 7, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ngroups, 1);
+	const struct gp_rep_group *g = group(&rep, "aten_mm");
+	cr_expect_str_eq(g->long_name, "aten_mm(float*, int)");
+	cr_expect_eq(g->count, 1);
+	cr_expect_eq(g->launch_ns, adur);
+	cr_expect_eq(g->queue_ns, g0 - (a0 + adur));
+	cr_expect_eq(g->execute_ns, g1 - g0);
+	cr_expect_eq(g->sync_ns, 0);
+	cr_expect_eq(rep.ops_joined, 1);
+	cr_expect_eq(rep.join_coverage, 1.0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, join_is_independent_of_arrival_order)
+{
+	/* Same ops, GPU records before API records and strings last. */
+	struct recs t = { .n = 0 };
+	kernel(&t, 1, 500, 900, 2, 9);
+	kernel(&t, 1, 100, 400, 1, 9);
+	api(&t, RT, GP_API_LAUNCH, 5, 90, 5, 2);
+	api(&t, RT, GP_API_LAUNCH, 5, 10, 20, 1);
+	str(&t, 9, "k");
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	const struct gp_rep_group *g = group(&rep, "k");
+	cr_expect_eq(g->count, 2);
+	cr_expect_eq(g->launch_ns, 20 + 5);
+	cr_expect_eq(g->queue_ns, (100 - 30) + (500 - 95));
+	cr_expect_eq(g->execute_ns, 300 + 400);
+	cr_expect_eq(gp_hist_quantile(&g->exec, 0.5), 300);
+	cr_expect_eq(gp_hist_quantile(&g->exec, 1.0), 400);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, equal_texts_under_different_ids_are_one_group)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "a_rather_long_kernel_name_that_needs_continuations");
+	str(&t, 2, "a_rather_long_kernel_name_that_needs_continuations");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 30, 1, 1);
+	api(&t, RT, GP_API_LAUNCH, 2, 0, 10, 2);
+	kernel(&t, 2, 40, 50, 2, 2);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ngroups, 1);
+	cr_expect_eq(group(&rep, "a_rather_long_kernel_name_that_needs_continuations")->count, 2);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, hook_context_joins_through_external_correlation)
+{
+	/* hook op 100 (tid 4, inside NVTX range "aten::mm") -> CUPTI corr 7. */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "gemm");
+	str(&t, 2, "aten::mm");
+	marker(&t, GP_MARK_PUSH, 4, 5, 2);
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 10, 40, 100);
+	marker(&t, GP_MARK_POP, 4, 60, 0);
+	kernel(&t, 1, 70, 170, 7, 1);      /* GPU record before the API record */
+	api(&t, RT, GP_API_LAUNCH, 4, 12, 30, 7);
+	extcorr(&t, 7, 100);               /* ext corr last */
+	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
+	cr_assert_eq(rep.ngroups, 1);
+	const struct gp_rep_group *g = group(&rep, "aten::mm");
+	cr_expect_eq(g->launch_ns, 30, "CUPTI API duration is the launch truth");
+	cr_expect_eq(g->queue_ns, 70 - 42);
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, memcpy_joins_runtime_record_by_runtime_corr)
+{
+	struct recs t = { .n = 0 };
+	api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 0, 15, 20);
+	api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_ASYNC, 1, 2, 10, 21); /* nested driver call */
+	copy(&t, GP_REC_MEMCPY, 1, 1, 30, 100, 21, 20, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	const struct gp_rep_group *g = group(&rep, "memcpy HtoD");
+	cr_expect_eq(g->count, 1);
+	cr_expect_eq(g->launch_ns, 15);
+	cr_expect_eq(g->queue_ns, 30 - 15);
+	cr_expect_eq(g->execute_ns, 100);
+	cr_expect_eq(rep.host_api_ns, 15, "driver call inside a runtime call is not counted twice");
+	gp_rep_free(&rep);
+}
+
+Test(report_core, op_without_api_record_is_reported)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "orphan");
+	kernel(&t, 1, 100, 200, 77, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(rep.ops, 1);
+	cr_expect_eq(rep.ops_no_api, 1);
+	cr_expect_eq(rep.join_coverage, 0.0);
+	cr_expect_eq(group(&rep, "orphan")->execute_ns, 100);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, graph_launch_host_cost_is_charged_once)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "node");
+	api(&t, RT, GP_API_GRAPH_LAUNCH, 1, 0, 80, 5);
+	kernel(&t, 1, 100, 150, 5, 1);
+	kernel(&t, 1, 150, 250, 5, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	const struct gp_rep_group *g = group(&rep, "node");
+	cr_expect_eq(g->count, 2);
+	cr_expect_eq(g->launch_ns, 80);
+	cr_expect_eq(g->execute_ns, 50 + 100);
+	cr_expect_eq(g->queue_ns, (100 - 80) + (150 - 80));
+	gp_rep_free(&rep);
+}
+
+Test(report_core, hook_only_mode_keeps_launch_and_says_so)
+{
+	struct recs t = { .n = 0 };
+	union gp_rec *s = add(&t);
+	s->status.type = GP_REC_STATUS;
+	s->status.kind = GP_STATUS_CUPTI_UNAVAILABLE;
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 0, 25, 1);
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 35, 2);
+	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 1, 200, 500, 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect(rep.cupti_unavailable);
+	cr_expect_eq(rep.ops, 2);
+	cr_expect_eq(rep.ops_no_gpu, 2);
+	cr_expect_eq(rep.launch_ns, 25 + 35);
+	cr_expect_eq(rep.execute_ns, 0);
+	cr_expect_eq(rep.sync_unattributed_ns, 500, "no GPU times: the wait cannot be charged");
+	cr_expect_eq(rep.host_api_ns, 25 + 35 + 500);
+	gp_rep_free(&rep);
+}
+
+/* --- sync attribution --------------------------------------------------------------- */
+
+Test(report_core, device_sync_charged_to_last_finishing_op)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "short");
+	str(&t, 2, "long");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 300, 1, 1);
+	api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
+	kernel(&t, 2, 25, 900, 2, 2);
+	const uint64_t w0 = 30, w1 = 905;
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
+	syncrec(&t, 4, UINT32_MAX, w0, w1, 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "long")->sync_ns, w1 - w0);
+	cr_expect_eq(group(&rep, "short")->sync_ns, 0);
+	cr_expect_eq(rep.sync_calls[GP_API_SYNC_DEVICE], 1);
+	cr_expect_eq(rep.sync_unattributed_ns, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, stream_sync_only_sees_its_stream)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "on_s1");
+	str(&t, 2, "on_s2");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 300, 1, 1);
+	api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
+	kernel(&t, 2, 25, 900, 2, 2);
+	api(&t, RT, GP_API_SYNC_STREAM, 1, 30, 275, 3); /* ends at 305 */
+	syncrec(&t, 3, 1, 30, 305, 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "on_s1")->sync_ns, 275);
+	cr_expect_eq(group(&rep, "on_s2")->sync_ns, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, sync_with_nothing_outstanding)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "done_early");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 50, 1, 1);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 100, 7, 2);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "done_early")->sync_ns, 0);
+	cr_expect_eq(rep.sync_unattributed_ns, 7);
+	cr_expect_eq(rep.sync_unattributed_calls, 1);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, op_enqueued_during_the_wait_is_not_waited_for)
+{
+	/* thread 2 launches while thread 1 waits; its kernel ends inside W. */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "waited");
+	str(&t, 2, "later");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 700, 2);
+	api(&t, RT, GP_API_LAUNCH, 2, 100, 10, 3);
+	kernel(&t, 1, 500, 600, 3, 2);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "waited")->sync_ns, 700);
+	cr_expect_eq(group(&rep, "later")->sync_ns, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, blocking_memcpy_splits_into_sync_launch_execute)
+{
+	/* kernel K runs [100, 500]; cudaMemcpy called at 200 returns at 700;
+	 * its copy runs [520, 600]. Sync part = 500 - 200 charged to K; the copy
+	 * keeps launch = 500 - 80 - 300 and execute 80. */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "K");
+	api(&t, RT, GP_API_LAUNCH, 1, 50, 20, 1);
+	kernel(&t, 7, 100, 500, 1, 1);
+	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 200, 500, 2);
+	copy(&t, GP_REC_MEMCPY, 0, 7, 520, 80, 3, 2, 2);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	const struct gp_rep_group *k = group(&rep, "K"), *c = group(&rep, "memcpy DtoH");
+	cr_expect_eq(k->sync_ns, 500 - 200);
+	cr_expect_eq(c->execute_ns, 80);
+	cr_expect_eq(c->launch_ns, 500 - 80 - (500 - 200));
+	cr_expect_eq(c->sync_ns, 0);
+	cr_expect_eq(rep.sync_calls[GP_API_MEMCPY_SYNC], 1);
+	/* nothing counted twice: host time = launches + sync + own execution */
+	cr_expect_eq(rep.host_api_ns, k->launch_ns + c->launch_ns + k->sync_ns + c->execute_ns);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, blocking_memcpy_with_idle_gpu_has_no_sync_part)
+{
+	struct recs t = { .n = 0 };
+	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 200, 100, 2);
+	copy(&t, GP_REC_MEMCPY, 0, 7, 220, 60, 3, 2, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	const struct gp_rep_group *c = group(&rep, "memcpy HtoD");
+	cr_expect_eq(c->launch_ns, 100 - 60);
+	cr_expect_eq(rep.sync_ns, 0);
+	cr_expect_eq(rep.sync_calls[GP_API_MEMCPY_SYNC], 0);
+	gp_rep_free(&rep);
+}
+
+/* --- window accounting ----------------------------------------------------------------- */
+
+Test(report_core, gpu_busy_is_the_union_of_overlapping_streams)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	kernel(&t, 1, 0 + 1000, 100 + 1000, 1, 1);
+	kernel(&t, 2, 50 + 1000, 150 + 1000, 2, 1);
+	kernel(&t, 1, 200 + 1000, 300 + 1000, 3, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(rep.gpu_busy_ns, 150 + 100, "union of [0,100],[50,150],[200,300]");
+	cr_expect_eq(rep.gpu_busy_sum_ns, 300);
+	cr_expect_eq(rep.wall_ns, 300);
+	cr_expect_eq(rep.gpu_idle_ns, 50);
+	cr_expect_eq(rep.unattributed_ns, 50);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, iterations_sum_their_ops)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	iter(&t, 0, 1000);
+	iter(&t, 1, 2000);
+	api(&t, RT, GP_API_LAUNCH, 1, 1100, 10, 1);
+	kernel(&t, 1, 1200, 1300, 1, 1);
+	api(&t, RT, GP_API_LAUNCH, 1, 2100, 30, 2);
+	kernel(&t, 1, 2200, 2600, 2, 1);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 2150, 500, 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.niters, 2);
+	cr_expect_eq(rep.iters[0].start, 1000);
+	cr_expect_eq(rep.iters[0].end, 2000);
+	cr_expect_eq(rep.iters[0].launch_ns, 10);
+	cr_expect_eq(rep.iters[0].execute_ns, 100);
+	cr_expect_eq(rep.iters[1].launch_ns, 30);
+	cr_expect_eq(rep.iters[1].execute_ns, 400);
+	cr_expect_eq(rep.iters[1].sync_ns, 500);
+	cr_expect_eq(rep.iters[1].end, 2650, "last iteration ends with the trace");
+	gp_rep_free(&rep);
+}
+
+/* --- the rule-of-thumb table --------------------------------------------------------------- */
+
+Test(report_core, rule_of_thumb_verdicts)
+{
+	/* Three operators with launch / execute / sync (us) 820/450/1230,
+	 * 150/3200/80 and 60/120/50, built as: launch call, kernel, then a
+	 * device sync that waits for it. */
+	static const struct { const char *name; uint64_t l, e, s; enum gp_verdict v; } ops[] = {
+		{ "op_sync", 820, 450, 1230, GP_VERDICT_SYNC },
+		{ "op_compute", 150, 3200, 80, GP_VERDICT_COMPUTE },
+		{ "op_small", 60, 120, 50, GP_VERDICT_LAUNCH },
+	};
+	struct recs t = { .n = 0 };
+	uint64_t now = 1000000;
+	for (uint32_t i = 0; i < 3; i++) {
+		const uint64_t us = 1000;
+		str(&t, i + 1, ops[i].name);
+		uint64_t a0 = now, a1 = a0 + ops[i].l * us;
+		/* the sync begins when the kernel is (sync) before its end */
+		uint64_t g1 = a1 + ops[i].s * us, g0 = g1 - ops[i].e * us;
+		if (g0 < a1) { /* execute longer than the sync: start at launch end, sync later */
+			g0 = a1;
+			g1 = g0 + ops[i].e * us;
+		}
+		api(&t, RT, GP_API_LAUNCH, 1, a0, (uint32_t)(a1 - a0), 10 * i + 1);
+		kernel(&t, 1, g0, g1, 10 * i + 1, i + 1);
+		uint64_t w1 = g1, w0 = w1 - ops[i].s * us;
+		api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 10 * i + 2);
+		now = w1 + 1000 * us;
+	}
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	struct gp_thresholds th = GP_THRESHOLDS_DEFAULT;
+	for (int i = 0; i < 3; i++) {
+		const struct gp_rep_group *g = group(&rep, ops[i].name);
+		cr_expect_eq(g->launch_ns, ops[i].l * 1000);
+		cr_expect_eq(g->execute_ns, ops[i].e * 1000);
+		cr_expect_eq(g->sync_ns, ops[i].s * 1000, "%s sync", ops[i].name);
+		cr_expect_eq(gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &th), ops[i].v, "%s", ops[i].name);
+	}
+	gp_rep_free(&rep);
+}
+
+Test(report_core, verdict_thresholds_are_configurable)
+{
+	struct gp_thresholds th = { 60.0, 20.0, 80.0 };
+	cr_expect_eq(gp_verdict_of(820, 450, 1230, &th), GP_VERDICT_LAUNCH);
+	th = (struct gp_thresholds){ 30.0, 20.0, 95.0 };
+	cr_expect_eq(gp_verdict_of(150, 3200, 80, &th), GP_VERDICT_BALANCED);
+	cr_expect_eq(gp_verdict_of(0, 0, 0, &th), GP_VERDICT_NONE);
+	char buf[64];
+	gp_verdict_reason(GP_VERDICT_SYNC, 820, 450, 1230, &th, buf, sizeof buf);
+	cr_expect_str_eq(buf, "sync 49.2% > 30%");
+}
+
+/* --- merging ------------------------------------------------------------------------------------ */
+
+Test(report_core, merge_two_ranks)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10, 1);
+	kernel(&t, 1, 1020, 1120, 1, 1);
+	struct gp_rep in[2] = { run(&t, GP_GROUP_KERNEL), run(&t, GP_GROUP_KERNEL) };
+	struct gp_rep m;
+	memset(&m, 0, sizeof m);
+	cr_assert_eq(gp_rep_merge(&m, in, 2), 0);
+	cr_expect_eq(m.nranks, 2);
+	cr_expect_eq(group(&m, "k")->count, 2);
+	cr_expect_eq(group(&m, "k")->execute_ns, 200);
+	cr_expect_eq(m.wall_ns, 120);
+	gp_rep_free(&m);
+}
+
+/* --- building blocks ------------------------------------------------------------------------------ */
+
+Test(report_stats, hist_quantiles_exact_then_bucketed)
+{
+	struct gp_hist h;
+	memset(&h, 0, sizeof h);
+	for (uint64_t v = 1; v <= 100; v++)
+		gp_hist_add(&h, v * 1000);
+	cr_expect_eq(gp_hist_quantile(&h, 0.5), 50000);
+	cr_expect_eq(gp_hist_quantile(&h, 0.99), 99000);
+	for (uint64_t v = 101; v <= 10000; v++)
+		gp_hist_add(&h, v * 1000);
+	uint64_t p50 = gp_hist_quantile(&h, 0.5), p99 = gp_hist_quantile(&h, 0.99);
+	cr_expect(p50 > 5000000 * 0.992 && p50 < 5000000 * 1.008, "p50 %lu", (unsigned long)p50);
+	cr_expect(p99 > 9900000 * 0.992 && p99 < 9900000 * 1.008, "p99 %lu", (unsigned long)p99);
+	cr_expect_eq(gp_hist_quantile(&h, 1.0), 10000000);
+	cr_expect_eq(h.sum, 1000ULL * 10000 * 10001 / 2);
+	gp_hist_free(&h);
+}
+
+Test(report_stats, sweep_union_matches_brute_force)
+{
+	/* random intervals, fed slightly out of order */
+	srand(7);
+	static uint8_t covered[200000];
+	memset(covered, 0, sizeof covered);
+	struct gp_sweep s;
+	memset(&s, 0, sizeof s);
+	uint64_t base = 0;
+	for (int i = 0; i < 20000; i++) {
+		base += (uint64_t)(rand() % 9);
+		uint64_t a = base + (uint64_t)(rand() % 50), b = a + (uint64_t)(rand() % 30);
+		if (b >= sizeof covered)
+			break;
+		for (uint64_t x = a; x < b; x++)
+			covered[x] = 1;
+		gp_sweep_add(&s, a, b);
+	}
+	uint64_t want = 0;
+	for (size_t x = 0; x < sizeof covered; x++)
+		want += covered[x];
+	cr_expect_eq(gp_sweep_finish(&s), want);
+	cr_expect_eq(s.late, 0);
+	gp_sweep_free(&s);
+}
+
+Test(report_stats, map_matches_reference_under_deletes)
+{
+	struct gp_map m = { 0 };
+	static uint64_t ref[4096];
+	for (int i = 0; i < 4096; i++)
+		ref[i] = UINT64_MAX;
+	srand(3);
+	for (int i = 0; i < 200000; i++) {
+		uint64_t k = (uint64_t)(rand() % 4096);
+		if (rand() % 3 == 0) {
+			cr_assert_eq(gp_map_del(&m, k), ref[k] != UINT64_MAX);
+			ref[k] = UINT64_MAX;
+		} else {
+			cr_assert_eq(gp_map_put(&m, k, (uint64_t)i), 0);
+			ref[k] = (uint64_t)i;
+		}
+	}
+	size_t live = 0;
+	for (uint64_t k = 0; k < 4096; k++) {
+		uint64_t *v = gp_map_get(&m, k);
+		if (ref[k] == UINT64_MAX) {
+			cr_assert_null(v);
+		} else {
+			cr_assert_not_null(v);
+			cr_assert_eq(*v, ref[k]);
+			live++;
+		}
+	}
+	cr_expect_eq(m.count, live);
+	gp_map_free(&m);
+}

@@ -1,0 +1,63 @@
+/*
+ * verdict.c — the verdict rules (see verdict.h, docs/metrics.md "Verdicts").
+ * Pure functions, called by the output writers.
+ */
+#include "verdict.h"
+
+#include <stdio.h>
+
+static double gp_verdict_pct(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+enum gp_verdict gp_verdict_of(uint64_t launch, uint64_t execute, uint64_t sync, const struct gp_thresholds *t)
+{
+	uint64_t total = launch + execute + sync;
+	if (!total)
+		return GP_VERDICT_NONE;
+	if (gp_verdict_pct(sync, total) > t->sync_pct)
+		return GP_VERDICT_SYNC;
+	if (gp_verdict_pct(launch, total) > t->launch_pct)
+		return GP_VERDICT_LAUNCH;
+	if (gp_verdict_pct(execute, total) > t->execute_pct)
+		return GP_VERDICT_COMPUTE;
+	return GP_VERDICT_BALANCED;
+}
+
+const char *gp_verdict_name(enum gp_verdict v)
+{
+	switch (v) {
+	case GP_VERDICT_SYNC: return "sync-bound";
+	case GP_VERDICT_LAUNCH: return "launch-bound";
+	case GP_VERDICT_COMPUTE: return "compute-bound";
+	case GP_VERDICT_BALANCED: return "balanced";
+	default: return "none";
+	}
+}
+
+const char *gp_verdict_advice(enum gp_verdict v)
+{
+	switch (v) {
+	case GP_VERDICT_SYNC: return "remove sync points, use async copies/streams";
+	case GP_VERDICT_LAUNCH: return "fuse kernels, use CUDA graphs";
+	case GP_VERDICT_COMPUTE: return "optimise the kernel or the algorithm";
+	default: return "";
+	}
+}
+
+void gp_verdict_reason(enum gp_verdict v, uint64_t launch, uint64_t execute, uint64_t sync,
+		       const struct gp_thresholds *t, char *buf, size_t n)
+{
+	uint64_t total = launch + execute + sync;
+	double l = gp_verdict_pct(launch, total), e = gp_verdict_pct(execute, total), s = gp_verdict_pct(sync, total);
+	switch (v) {
+	case GP_VERDICT_SYNC: snprintf(buf, n, "sync %.1f%% > %g%%", s, t->sync_pct); break;
+	case GP_VERDICT_LAUNCH: snprintf(buf, n, "launch %.1f%% > %g%%", l, t->launch_pct); break;
+	case GP_VERDICT_COMPUTE: snprintf(buf, n, "execute %.1f%% > %g%%", e, t->execute_pct); break;
+	case GP_VERDICT_BALANCED:
+		snprintf(buf, n, "launch %.1f%%, execute %.1f%%, sync %.1f%%: no threshold crossed", l, e, s);
+		break;
+	default: snprintf(buf, n, "no time recorded"); break;
+	}
+}
