@@ -69,6 +69,7 @@ include collector/module.mk
 -include tests/module.mk
 -include cli/module.mk
 -include examples/server/module.mk
+-include tests/gpu/module.mk
 
 deps-stamp-all: $(DEPS_STAMP) $(ALL_TARGETS)
 .PHONY: deps-stamp-all
