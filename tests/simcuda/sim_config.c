@@ -1,0 +1,294 @@
+/*
+ * sim_config.c — parses the simcuda cost model (see sim_config.h and
+ * docs/simcuda.md). Pure functions of their inputs plus getenv; no globals.
+ * Every malformed line or value becomes one message naming file, line and
+ * problem; nothing is half-applied silently (the caller exits on error).
+ */
+#include "sim_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_key {
+	const char *name;
+	size_t off; /* offset in struct sim_config */
+	int is_double;
+};
+
+static const struct sim_key sim_keys[] = {
+	{"launch_ns", offsetof(struct sim_config, launch_ns), 0},
+	{"launch_latency_ns", offsetof(struct sim_config, launch_latency_ns), 0},
+	{"exec_ns", offsetof(struct sim_config, exec_ns), 0},
+	{"memcpy_gbps", offsetof(struct sim_config, memcpy_gbps), 1},
+	{"memcpy_latency_ns", offsetof(struct sim_config, memcpy_latency_ns), 0},
+	{"sync_ns", offsetof(struct sim_config, sync_ns), 0},
+	{"api_ns", offsetof(struct sim_config, api_ns), 0},
+};
+#define SIM_NKEYS (sizeof sim_keys / sizeof *sim_keys)
+
+void sim_config_defaults(struct sim_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->launch_ns = 4000;
+	c->launch_latency_ns = 2000;
+	c->exec_ns = 10000;
+	c->memcpy_gbps = 10.0;
+	c->memcpy_latency_ns = 2000;
+	c->sync_ns = 1000;
+	c->api_ns = 1000;
+}
+
+/* Parse a non-negative decimal integer (nanoseconds); 0 or -1. */
+static int sim_parse_u64(const char *s, uint64_t *out)
+{
+	if (!*s)
+		return -1;
+	for (const char *p = s; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, NULL, 10);
+	if (errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int sim_parse_gbps(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v <= 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static const struct sim_key *sim_find_key(const char *name)
+{
+	for (size_t i = 0; i < SIM_NKEYS; i++)
+		if (strcmp(sim_keys[i].name, name) == 0)
+			return &sim_keys[i];
+	return NULL;
+}
+
+/* Set key k from text v; 0 or -1 with the reason in why. */
+static int sim_set_key(struct sim_config *c, const struct sim_key *k, const char *v, const char **why)
+{
+	if (k->is_double) {
+		if (sim_parse_gbps(v, (double *)(void *)((char *)c + k->off)) < 0) {
+			*why = "expected a positive number (GB/s)";
+			return -1;
+		}
+		return 0;
+	}
+	if (sim_parse_u64(v, (uint64_t *)(void *)((char *)c + k->off)) < 0) {
+		*why = "expected a non-negative integer number of nanoseconds";
+		return -1;
+	}
+	return 0;
+}
+
+static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, const char *fname,
+			int line, char *err, size_t errlen)
+{
+	struct sim_kernel_rule r = {0};
+	if (nkv == 0) {
+		snprintf(err, errlen, "%s:%d: kernel line needs at least one KEY=VALUE (exec_ns, launch_ns)",
+			 fname, line);
+		return -1;
+	}
+	for (int i = 0; i < nkv; i++) {
+		char *eq = strchr(kv[i], '=');
+		if (!eq || eq == kv[i]) {
+			snprintf(err, errlen, "%s:%d: kernel %s: '%s' is not KEY=VALUE", fname, line, glob,
+				 kv[i]);
+			return -1;
+		}
+		*eq = 0;
+		uint64_t v;
+		if (sim_parse_u64(eq + 1, &v) < 0) {
+			snprintf(err, errlen,
+				 "%s:%d: kernel %s: %s='%s': expected a non-negative integer number of nanoseconds",
+				 fname, line, glob, kv[i], eq + 1);
+			return -1;
+		}
+		if (strcmp(kv[i], "exec_ns") == 0) {
+			r.has_exec = 1;
+			r.exec_ns = v;
+		} else if (strcmp(kv[i], "launch_ns") == 0) {
+			r.has_launch = 1;
+			r.launch_ns = v;
+		} else {
+			snprintf(err, errlen,
+				 "%s:%d: kernel %s: unknown key '%s' (accepted: exec_ns, launch_ns)", fname,
+				 line, glob, kv[i]);
+			return -1;
+		}
+	}
+	struct sim_kernel_rule *nr = realloc(c->rules, (c->nrules + 1) * sizeof *nr);
+	r.glob = strdup(glob);
+	if (!nr || !r.glob) {
+		free(r.glob);
+		if (nr)
+			c->rules = nr;
+		snprintf(err, errlen, "%s:%d: out of memory", fname, line);
+		return -1;
+	}
+	c->rules = nr;
+	c->rules[c->nrules++] = r;
+	return 0;
+}
+
+int sim_config_parse(struct sim_config *c, const char *text, const char *fname, char *err,
+		     size_t errlen)
+{
+	char *copy = strdup(text);
+	if (!copy) {
+		snprintf(err, errlen, "%s: out of memory", fname);
+		return -1;
+	}
+	int line = 0, rc = 0;
+	char *save = NULL;
+	for (char *ln = copy; ln && rc == 0; ln = save) {
+		char *nl = strchr(ln, '\n');
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = 0;
+		line++;
+		char *hash = strchr(ln, '#');
+		if (hash)
+			*hash = 0;
+		char *tok[66];
+		int nt = 0;
+		char *sp = NULL;
+		for (char *t = strtok_r(ln, " \t\r", &sp); t; t = strtok_r(NULL, " \t\r", &sp)) {
+			if (nt == 66) {
+				snprintf(err, errlen, "%s:%d: too many fields", fname, line);
+				rc = -1;
+				break;
+			}
+			tok[nt++] = t;
+		}
+		if (rc || nt == 0)
+			continue;
+		if (strcmp(tok[0], "kernel") == 0) {
+			if (nt < 2) {
+				snprintf(err, errlen, "%s:%d: kernel line needs a GLOB and KEY=VALUE pairs",
+					 fname, line);
+				rc = -1;
+				break;
+			}
+			rc = sim_add_rule(c, tok[1], tok + 2, nt - 2, fname, line, err, errlen);
+			continue;
+		}
+		const struct sim_key *k = sim_find_key(tok[0]);
+		if (!k) {
+			snprintf(err, errlen,
+				 "%s:%d: unknown key '%s' (accepted: launch_ns launch_latency_ns exec_ns "
+				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns, or a 'kernel' line)",
+				 fname, line, tok[0]);
+			rc = -1;
+			break;
+		}
+		if (nt != 2) {
+			snprintf(err, errlen, "%s:%d: %s needs exactly one value", fname, line, tok[0]);
+			rc = -1;
+			break;
+		}
+		const char *why = NULL;
+		if (sim_set_key(c, k, tok[1], &why) < 0) {
+			snprintf(err, errlen, "%s:%d: %s '%s': %s", fname, line, tok[0], tok[1], why);
+			rc = -1;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+int sim_config_load(struct sim_config *c, const char *path, char *err, size_t errlen)
+{
+	sim_config_defaults(c);
+	if (path && *path) {
+		FILE *f = fopen(path, "r");
+		if (!f) {
+			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+			return -1;
+		}
+		size_t cap = 4096, len = 0;
+		char *text = malloc(cap);
+		size_t n;
+		while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
+			len += n;
+			if (cap - len - 1 == 0) {
+				char *nt = realloc(text, cap * 2);
+				if (!nt) {
+					free(text);
+					text = NULL;
+					break;
+				}
+				text = nt;
+				cap *= 2;
+			}
+		}
+		int rerr = ferror(f);
+		fclose(f);
+		if (!text || rerr) {
+			free(text);
+			snprintf(err, errlen, "%s: read error", path);
+			return -1;
+		}
+		text[len] = 0;
+		if (memchr(text, 0, len)) {
+			free(text);
+			snprintf(err, errlen, "%s: not a text file (contains NUL bytes)", path);
+			return -1;
+		}
+		int rc = sim_config_parse(c, text, path, err, errlen);
+		free(text);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < SIM_NKEYS; i++) {
+		char env[64] = "SIMCUDA_";
+		size_t j = strlen(env);
+		for (const char *p = sim_keys[i].name; *p && j < sizeof env - 1; p++)
+			env[j++] = (char)toupper((unsigned char)*p);
+		env[j] = 0;
+		const char *v = getenv(env);
+		if (!v)
+			continue;
+		const char *why = NULL;
+		if (sim_set_key(c, &sim_keys[i], v, &why) < 0) {
+			snprintf(err, errlen, "%s='%s': %s", env, v, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const struct sim_kernel_rule *sim_config_match(const struct sim_config *c, const char *mangled,
+					       const char *plain)
+{
+	for (size_t i = 0; i < c->nrules; i++) {
+		const char *gl = c->rules[i].glob;
+		if ((mangled && fnmatch(gl, mangled, 0) == 0) || (plain && fnmatch(gl, plain, 0) == 0))
+			return &c->rules[i];
+	}
+	return NULL;
+}
+
+void sim_config_free(struct sim_config *c)
+{
+	for (size_t i = 0; i < c->nrules; i++)
+		free(c->rules[i].glob);
+	free(c->rules);
+	c->rules = NULL;
+	c->nrules = 0;
+}

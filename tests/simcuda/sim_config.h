@@ -1,0 +1,49 @@
+/*
+ * sim_config.h — the simcuda cost model (docs/simcuda.md): global keys from
+ * SIMCUDA_CONFIG, overridden by SIMCUDA_<KEY> environment variables, and
+ * `kernel GLOB KEY=VALUE ...` rules (first match wins).
+ *
+ * Called once by sim_cudart.c at simulated driver start (any thread, under
+ * its init once), and by the tests. The struct is read-only afterwards.
+ */
+#ifndef SIM_CONFIG_H
+#define SIM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_kernel_rule {
+	char *glob;
+	int has_exec, has_launch;
+	uint64_t exec_ns, launch_ns;
+};
+
+struct sim_config {
+	uint64_t launch_ns;         /* host time of a launch API call          */
+	uint64_t launch_latency_ns; /* API return -> earliest GPU start         */
+	uint64_t exec_ns;           /* default kernel execution time            */
+	double memcpy_gbps;         /* copy/set bandwidth, GB/s (1e9 bytes/s)   */
+	uint64_t memcpy_latency_ns; /* fixed part of every copy/set             */
+	uint64_t sync_ns;           /* host cost of a sync call beyond waiting  */
+	uint64_t api_ns;            /* host time of every other API call        */
+	struct sim_kernel_rule *rules;
+	size_t nrules;
+};
+
+/* Defaults: documented in docs/simcuda.md. */
+void sim_config_defaults(struct sim_config *c);
+/*
+ * Load: defaults, then the file `path` (NULL = none), then SIMCUDA_<KEY>
+ * environment overrides (through getenv). Returns 0, or -1 with a one-line
+ * message in err ("<file>:<line>: <problem>" or "SIMCUDA_X=...: <problem>").
+ */
+int sim_config_load(struct sim_config *c, const char *path, char *err, size_t errlen);
+/* Parse a config text (file name only used in messages). Same contract. */
+int sim_config_parse(struct sim_config *c, const char *text, const char *fname, char *err,
+		     size_t errlen);
+/* First rule matching the mangled or plain name; NULL if none. */
+const struct sim_kernel_rule *sim_config_match(const struct sim_config *c, const char *mangled,
+					       const char *plain);
+void sim_config_free(struct sim_config *c);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * sim_internal.h — the private interface between the two simcuda libraries.
+ *
+ * libcupti.so.13 (sim_cupti.c) owns everything CUPTI: the clock, correlation
+ * ids, the activity buffers and their delivery thread, external correlation
+ * stacks and the callback subscriber. libcudart.so.13 (sim_cudart.c) owns the
+ * simulated device timeline and calls into libcupti through the functions
+ * below (exported under the version node SIMCUDA_PRIVATE, never part of any
+ * real CUDA API). Any thread may call any of them; each is thread-safe.
+ *
+ * Invariant: every timestamp passed in or out is on CUPTI's current clock
+ * (simcupti_now()); when a client registers a timestamp callback the clock
+ * changes and libcupti calls the rebase hook so the timeline follows.
+ */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cupti.h>
+
+#define SIM_NO_OFF 0xffffu
+
+/* Now on CUPTI's clock (CLOCK_REALTIME ns, or the registered callback). */
+uint64_t simcupti_now(void);
+/* Next correlation id (shared by runtime and driver calls); never 0. */
+uint32_t simcupti_next_corr(void);
+/* Thread id as CUPTI reports it (honours cuptiSetThreadIdType). */
+uint32_t simcupti_thread_id(void);
+/* Is activity kind k enabled? Cheap (one relaxed load). */
+int simcupti_enabled(CUpti_ActivityKind k);
+/*
+ * Queue one activity record (copied). It becomes deliverable once the clock
+ * reaches ready_at (0 = now). start_off/end_off/completed_off are the byte
+ * offsets of its uint64 timestamps (SIM_NO_OFF if absent); a forced flush
+ * delivers a not-yet-ready record with end (and completed) = 0, and start = 0
+ * when it has not started, and never delivers it again.
+ */
+void simcupti_emit(const void *rec, size_t size, uint64_t ready_at,
+		   unsigned start_off, unsigned end_off, unsigned completed_off);
+/*
+ * Record one API call: EXTERNAL_CORRELATION records for every kind with an id
+ * pushed on this thread (if that kind is enabled), then the RUNTIME or DRIVER
+ * record — only if `kind` is enabled and (for RUNTIME/DRIVER) not switched off
+ * per cbid by cuptiActivityEnableRuntimeApi/DriverApi.
+ */
+void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
+		       uint64_t start, uint64_t end, uint32_t corr, uint32_t ret);
+/* Call the subscriber's callback if (domain, cbid) is enabled. */
+void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		       const void *data);
+/* Is (domain, cbid) enabled for the subscriber? */
+int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+/* libcudart registers this: add delta to every stored timeline time. */
+void simcupti_set_rebase_hook(void (*hook)(int64_t delta));
+/* The simulated context handle and ids (one device, one primary context). */
+CUcontext simcupti_context(void);
+#define SIM_CONTEXT_ID 1u
+#define SIM_DEVICE_ID 0u
+
+#endif
