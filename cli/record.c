@@ -47,7 +47,10 @@ struct gp_record_opts {
 	const char *control_dir;
 	const char *log;
 	const char *lib;
+	const char *stack_depth;
 	int nvtx;
+	int no_cupti;
+	int follow_fork;
 	int force;
 	int quiet;
 	int no_preload;
@@ -72,7 +75,8 @@ static int gp_record_is_uint(const char *s)
 	return 1;
 }
 
-/* DURATION: a number (decimals allowed) with an optional unit ns|us|ms|s|m|min|h. */
+/* DURATION: a number (decimals allowed) with an optional unit ns|us|ms|s|m|min
+ * (seconds when none), as libgpuphase/config.c reads it. */
 static int gp_record_is_duration(const char *s)
 {
 	const char *p = s;
@@ -90,25 +94,28 @@ static int gp_record_is_duration(const char *s)
 	}
 	if (!digits)
 		return 0;
-	static const char *const units[] = { "", "ns", "us", "ms", "s", "m", "min", "h" };
+	static const char *const units[] = { "", "ns", "us", "ms", "s", "m", "min" };
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
 		if (strcmp(p, units[i]) == 0)
 			return 1;
 	return 0;
 }
 
-/* GPUPHASE_WINDOW: trigger | skip=N,iters=M[,repeat=K] | delay=D,duration=D. */
+/* GPUPHASE_WINDOW: all | trigger | skip=N,iters=M[,repeat=K] (M, K >= 1) |
+ * [delay=D,]duration=D — the grammar of libgpuphase/config.c, checked here
+ * so a typo is caught before the run rather than disabling the capture. */
 static int gp_record_check_window(const char *w)
 {
 	static const char accepted[] =
-		"accepted: trigger | skip=N,iters=M[,repeat=K] | delay=DURATION,duration=DURATION "
-		"(DURATION like 500ms, 2s)";
-	if (strcmp(w, "trigger") == 0)
+		"accepted: all | trigger | skip=N,iters=M[,repeat=K] (M, K >= 1) | "
+		"delay=DURATION,duration=DURATION (DURATION like 500ms, 2s)";
+	if (strcmp(w, "trigger") == 0 || strcmp(w, "all") == 0)
 		return 0;
 	char buf[256];
 	if (snprintf(buf, sizeof buf, "%s", w) >= (int)sizeof buf || !*w)
 		return gp_record_bad("--window", w, accepted);
-	int iter_form = 0, time_form = 0;
+	unsigned seen = 0; /* bit per key: skip iters repeat delay duration */
+	static const char *const keys[] = { "skip", "iters", "repeat", "delay", "duration" };
 	char *save = NULL;
 	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
@@ -116,22 +123,38 @@ static int gp_record_check_window(const char *w)
 			return gp_record_bad("--window", w, accepted);
 		*eq = '\0';
 		const char *val = eq + 1;
-		if (strcmp(kv, "skip") == 0 || strcmp(kv, "iters") == 0 || strcmp(kv, "repeat") == 0) {
-			if (!gp_record_is_uint(val))
-				return gp_record_bad("--window", w, accepted);
-			iter_form = 1;
-		} else if (strcmp(kv, "delay") == 0 || strcmp(kv, "duration") == 0) {
-			if (!gp_record_is_duration(val))
-				return gp_record_bad("--window", w, accepted);
-			time_form = 1;
-		} else {
+		unsigned k = 0;
+		while (k < 5 && strcmp(kv, keys[k]) != 0)
+			k++;
+		if (k == 5 || (seen & (1u << k)))
 			return gp_record_bad("--window", w, accepted);
-		}
+		seen |= 1u << k;
+		int ok = k < 3 ? gp_record_is_uint(val) && (k == 0 || strtoull(val, NULL, 10) > 0)
+			       : gp_record_is_duration(val) && (k == 3 || strtod(val, NULL) > 0);
+		if (!ok)
+			return gp_record_bad("--window", w, accepted);
 	}
+	int iter_form = (seen & 7u) != 0, time_form = (seen & 24u) != 0;
 	if (iter_form && time_form)
 		return gp_record_bad("--window", w, "iteration keys (skip, iters, repeat) and time keys "
 					     "(delay, duration) cannot be mixed");
+	if (iter_form && !(seen & 2u))
+		return gp_record_bad("--window", w, "an iteration window needs iters=M (M >= 1)");
+	if (time_form && !(seen & 16u))
+		return gp_record_bad("--window", w, "a time window needs duration=DURATION");
 	return 0;
+}
+
+/* An integer in [lo, hi] (power of two if pow2). */
+static int gp_record_check_range(const char *opt, const char *v, unsigned long long lo, unsigned long long hi,
+				 int pow2, const char *accepted)
+{
+	if (gp_record_is_uint(v) && strlen(v) < 12) {
+		unsigned long long n = strtoull(v, NULL, 10);
+		if (n >= lo && n <= hi && (!pow2 || (n & (n - 1)) == 0))
+			return 0;
+	}
+	return gp_record_bad(opt, v, accepted);
 }
 
 static int gp_record_check_marker(const char *m)
@@ -382,7 +405,7 @@ static void gp_record_warn_profilers(const char *lib)
 		fprintf(stderr, "gpuphase: warning: NVTX_INJECTION64_PATH=%s belongs to another tool; "
 				"NVTX ranges go to it, not to gpuphase\n", nvtx);
 	const char *dis = getenv("GPUPHASE_DISABLE");
-	if (dis && *dis && strcmp(dis, "0") != 0)
+	if (dis && *dis && strcmp(dis, "0") && strcmp(dis, "no") && strcmp(dis, "false") && strcmp(dis, "off"))
 		fprintf(stderr, "gpuphase: warning: GPUPHASE_DISABLE=%s is set: nothing will be recorded\n", dis);
 }
 
@@ -506,7 +529,10 @@ static int gp_record_child_env(const struct gp_record_opts *o)
 	    gp_record_setenv("GPUPHASE_RING_RECORDS", o->ring_records) ||
 	    gp_record_setenv("GPUPHASE_FLUSH_MS", o->flush_ms) || gp_record_setenv("GPUPHASE_MAX_BYTES", max_bytes) ||
 	    gp_record_setenv("GPUPHASE_CUPTI_LIB", o->cupti_lib) ||
-	    gp_record_setenv("GPUPHASE_CONTROL_DIR", o->control_dir) || gp_record_setenv("GPUPHASE_LOG", o->log))
+	    gp_record_setenv("GPUPHASE_CONTROL_DIR", o->control_dir) || gp_record_setenv("GPUPHASE_LOG", o->log) ||
+	    gp_record_setenv("GPUPHASE_STACK_DEPTH", o->stack_depth) ||
+	    gp_record_setenv("GPUPHASE_CUPTI", o->no_cupti ? "0" : NULL) ||
+	    gp_record_setenv("GPUPHASE_FOLLOW_FORK", o->follow_fork ? "1" : NULL))
 		return -1;
 	return 0;
 }
@@ -589,7 +615,8 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 
 int gp_record_main(int argc, char **argv)
 {
-	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ };
+	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ, O_DEPTH,
+	       O_NOCUPTI, O_FORK };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "window", required_argument, NULL, 'w' },
 		{ "marker", required_argument, NULL, 'm' }, { "stacks", required_argument, NULL, 's' },
@@ -599,7 +626,9 @@ int gp_record_main(int argc, char **argv)
 		{ "cupti-lib", required_argument, NULL, O_CUPTI },
 		{ "control-dir", required_argument, NULL, O_CTL }, { "log", required_argument, NULL, O_LOG },
 		{ "lib", required_argument, NULL, O_LIB }, { "no-preload", no_argument, NULL, O_NOPRE },
-		{ "no-inject", no_argument, NULL, O_NOINJ }, { "help", no_argument, NULL, 'h' },
+		{ "no-inject", no_argument, NULL, O_NOINJ }, { "stack-depth", required_argument, NULL, O_DEPTH },
+		{ "no-cupti", no_argument, NULL, O_NOCUPTI }, { "follow-fork", no_argument, NULL, O_FORK },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct gp_record_opts o;
@@ -625,6 +654,9 @@ int gp_record_main(int argc, char **argv)
 		case O_LIB: o.lib = optarg; break;
 		case O_NOPRE: o.no_preload = 1; break;
 		case O_NOINJ: o.no_inject = 1; break;
+		case O_DEPTH: o.stack_depth = optarg; break;
+		case O_NOCUPTI: o.no_cupti = 1; break;
+		case O_FORK: o.follow_fork = 1; break;
 		case 'h': gp_help_print("record"); return 0;
 		case ':':
 			fprintf(stderr, "gpuphase: record: option '%s' needs a value\n%s\n", argv[optind - 1],
@@ -644,12 +676,39 @@ int gp_record_main(int argc, char **argv)
 	if ((o.window && gp_record_check_window(o.window)) || (o.marker && gp_record_check_marker(o.marker)) ||
 	    (o.stacks && gp_record_check_stacks(o.stacks)) || (o.max_bytes && gp_record_check_size(o.max_bytes)))
 		return 2;
-	if (o.ring_records && !gp_record_is_uint(o.ring_records))
-		return gp_record_bad("--ring-records", o.ring_records, "accepted: a power of two"), 2;
-	if (o.flush_ms && !gp_record_is_uint(o.flush_ms))
-		return gp_record_bad("--flush-ms", o.flush_ms, "accepted: milliseconds (an integer)"), 2;
+	if ((o.ring_records && gp_record_check_range("--ring-records", o.ring_records, 64, 1u << 24, 1,
+						     "accepted: a power of two from 64 to 16777216")) ||
+	    (o.flush_ms && gp_record_check_range("--flush-ms", o.flush_ms, 1, 60000, 0,
+						 "accepted: milliseconds, 1 to 60000")) ||
+	    (o.stack_depth && gp_record_check_range("--stack-depth", o.stack_depth, 1, 64, 0,
+						    "accepted: frames, 1 to 64")))
+		return 2;
+	/* The library wants an absolute control directory of at most 80 bytes. */
+	char ctl[PATH_MAX];
+	if (o.control_dir) {
+		if (o.control_dir[0] == '/')
+			snprintf(ctl, sizeof ctl, "%s", o.control_dir);
+		else if (!getcwd(ctl, sizeof ctl) || strlen(ctl) + 1 + strlen(o.control_dir) >= sizeof ctl)
+			return gp_record_bad("--control-dir", o.control_dir, "cannot make it an absolute path"), 2;
+		else
+			snprintf(ctl + strlen(ctl), sizeof ctl - strlen(ctl), "/%s", o.control_dir);
+		if (strlen(ctl) > 80)
+			return gp_record_bad("--control-dir", ctl, "accepted: a directory path of at most 80 bytes "
+								   "(the socket path must fit in sun_path)"), 2;
+		o.control_dir = ctl;
+	}
 	if (o.output && !*o.output)
 		return gp_record_bad("--output", o.output, "accepted: a file name or pattern (%p %h %r %t)"), 2;
+	if (o.log) {
+		const char *colon = strchr(o.log, ':');
+		size_t n = colon ? (size_t)(colon - o.log) : strlen(o.log);
+		int ok = colon == NULL || colon[1] != '\0';
+		ok = ok && ((n == 3 && !strncmp(o.log, "off", 3)) || (n == 5 && !strncmp(o.log, "error", 5)) ||
+			    (n == 4 && !strncmp(o.log, "info", 4)) || (n == 5 && !strncmp(o.log, "debug", 5)));
+		if (!ok)
+			return gp_record_bad("--log", o.log, "accepted: off, error, info or debug, optionally "
+							     "followed by :FILE"), 2;
+	}
 	if (o.no_preload && o.no_inject) {
 		fprintf(stderr, "gpuphase: record: --no-preload and --no-inject together would load nothing\n");
 		return 2;
