@@ -64,7 +64,9 @@ static int sim_truth_line(const char *s, struct sim_ev *e)
 			} else if (strcmp(key, "name") == 0) {
 				snprintf(e->name, sizeof e->name, "%s", val);
 			} else if (strcmp(key, "kind") == 0) {
-				snprintf(e->kind, sizeof e->kind, "%s", val);
+				size_t kn = strnlen(val, sizeof e->kind - 1);
+				memcpy(e->kind, val, kn);
+				e->kind[kn] = 0;
 			}
 			continue;
 		}
