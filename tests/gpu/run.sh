@@ -303,7 +303,8 @@ report_of() {
 	return 0
 }
 
-# sim_config NAME: the example's simcuda cost model, if any, as a RUN_ENV entry.
+# sim_env NAME: RUN_ENV for a CUDA program: the library path, and in --sim the
+# program's simcuda cost model examples/NAME.simcuda when there is one.
 sim_env() {
 	RUN_ENV=()
 	if [ "$SIM" = 1 ]; then
@@ -359,6 +360,9 @@ for e in $EXAMPLES; do
 	fi
 	have_time 40 "ex/$e/preload" "ex/$e/inject" || continue
 	sim_env "$e"
+	# Lazy loading (the CUDA 12.2+ default) would put module loads inside
+	# the examples' event brackets on a GPU; load eagerly in every mode.
+	[ "$SIM" = 0 ] && RUN_ENV+=(CUDA_MODULE_LOADING=EAGER)
 	run_prog "$e.bare" bare 120 "$exe"
 	for m in preload inject; do
 		run_prog "$e.$m" "$m" 120 "$exe"
