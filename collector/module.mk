@@ -19,11 +19,20 @@ $(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
 
-GP_COLLECTOR_TESTS := $(B)/tests/test_collector_format
+GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format
+
+# Criterion cannot start under ThreadSanitizer (collector/tests/tcrit.h):
+# tsan builds run the same suites on a minimal stand-in runner.
+ifeq ($(SAN),tsan)
+$(B)/obj/collector/tests/%.o: CPPFLAGS += -DGP_TEST_MINI
+GP_COLLECTOR_TEST_LIBS :=
+else
+GP_COLLECTOR_TEST_LIBS := -lcriterion
+endif
 
 $(B)/tests/test_collector_%: $(B)/obj/collector/tests/test_collector_%.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_TEST_LIBS) $(GP_COLLECTOR_LIBS)
 
 $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
@@ -31,6 +40,7 @@ $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLL
 
 ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS)
 TESTS       += $(GP_COLLECTOR_TESTS)
+TSAN_TESTS  += $(B)/tests/test_collector_ring
 
 # Keep test/bench objects (they are intermediates of the pattern rule above).
 .SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/collector/tests/%.o,$(GP_COLLECTOR_TESTS)) \

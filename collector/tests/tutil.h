@@ -6,7 +6,7 @@
 #ifndef GP_TUTIL_H
 #define GP_TUTIL_H
 
-#include <criterion/criterion.h>
+#include "tcrit.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
