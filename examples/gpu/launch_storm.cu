@@ -18,7 +18,8 @@
  * launch ran (the kernel counts itself), 1 on a CUDA error or a wrong count,
  * 2 on a bad argument.
  *
- * Single-threaded; the kernel is the whole device-side program.
+ * Single-threaded; the kernel is the whole device-side program (plus its host
+ * twin for simcuda).
  */
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -30,6 +31,21 @@
 __global__ void storm_tick(unsigned long long *counter)
 {
 	atomicAdd(counter, 1ull);
+}
+
+/*
+ * The same kernel's body for simcuda (docs/simcuda.md): the simulator runs a
+ * launched kernel's host function simcuda_kernel_<name>, found with dlsym,
+ * on its host-backed "device" memory (so the program is linked with
+ * --export-dynamic). Never called on a real GPU.
+ */
+extern "C" __attribute__((visibility("default"))) void
+simcuda_kernel_storm_tick(dim3 grid, dim3 block, void **args)
+{
+	(void)grid;
+	(void)block;
+	unsigned long long *counter = *(unsigned long long **)args[0];
+	++*counter;
 }
 
 #define CHECK(call)                                                            \

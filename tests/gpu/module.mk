@@ -4,7 +4,8 @@
 #   test_gpukit_selftest.sh  every check of tests/gpu/gpukit.py can fail
 #   test_gpu_kit_sim.sh      tests/gpu/run.sh --sim against simcuda
 # On a GPU machine run.sh builds its own copies with -arch=native.
-GPU_KIT_NVCCFLAGS = -O2 -g -Xcompiler -Wall,-Wextra,-Werror -Xlinker -rpath=$(CUDA_LIBDIR)
+# --export-dynamic: simcuda finds kernels' host bodies (simcuda_kernel_*) by dlsym.
+GPU_KIT_NVCCFLAGS = -O2 -g -Xcompiler -Wall,-Wextra,-Werror -Xlinker -rpath=$(CUDA_LIBDIR) -Xlinker --export-dynamic
 GPU_KIT_PROGS = $(B)/examples/gpu/launch_storm $(B)/examples/gpu/launch_storm_static \
                 $(B)/examples/gpu/gemm_cublas
 

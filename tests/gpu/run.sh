@@ -40,7 +40,8 @@
 # GPU_KIT_EXAMPLES (default "compute_bound launch_bound sync_bound"),
 # GPU_KIT_TOL (execute-vs-events tolerance, default 0.01),
 # GPU_KIT_LAUNCH_OVERHEAD_MAX (default 3.0), GPU_KIT_TRAIN (default
-# examples/pytorch/train.py).
+# examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
+# tree carried to a machine that cannot build).
 set -u
 
 usage() {
@@ -163,6 +164,9 @@ if [ "$SIM" = 1 ] && [ -n "${GP_BUILD:-}" ]; then
 	# Under `make test` everything was built by `make all` already; building
 	# from inside a test would race the other engineers' builds.
 	log "build: using $B as built by make"
+elif [ "${GPU_KIT_NO_MAKE:-0}" = 1 ]; then
+	# Prebuilt tree carried to a machine that cannot build (missing -dev packages).
+	log "build: GPU_KIT_NO_MAKE=1, using $B as it is"
 else
 	log "build: make $CORE_TARGETS"
 	if ! bash "$SRC/scripts/deps.sh" core >"$RD/build/deps.log" 2>&1; then
