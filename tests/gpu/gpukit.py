@@ -655,7 +655,24 @@ def selftest(_a):
         if got != want:
             print("selftest: %s: got %s, expected %s" % (what, got, want))
             bad += 1
-    # window exactness and the overhead judgement
+    # the overhead judgement: alternated runs, median wall-time ratio
+    for what, walls, sim, want in (("overhead x1.5", (1.0, 1.5), False, "PASS"),
+                                   ("overhead x4", (1.0, 4.0), False, "FAIL"),
+                                   ("overhead in sim", (1.0, 4.0), True, "SKIP")):
+        od = os.path.join(tmp, "ovh-" + what.replace(" ", "_"))
+        for i in (1, 2, 3):
+            for mode, w in (("bare", walls[0]), ("preload", walls[1])):
+                d = os.path.join(od, "ovh.%s.%d" % (mode, i))
+                os.makedirs(d)
+                for fn, txt in (("stdout", ""), ("stderr", "timing: k %.1f\n" % w), ("rc", "0"),
+                                ("wall_ns", str(int(w * 1e9)))):
+                    with open(os.path.join(d, fn), "w") as f:
+                        f.write(txt)
+        got = check_overhead(ns(check="selftest/" + what, summary=summary, runs=od, max=3.0, sim=sim))
+        if got != want:
+            print("selftest: %s: got %s, expected %s" % (what, got, want))
+            bad += 1
+    # window exactness
     st = list(range(1_000, 40_000, 1_000))  # 39 step ends, 1 us apart
     win = {"windows": [{"start": 20_500, "stop": 30_500}], "iter_ts": list(range(20_500, 30_600, 1_000)),
            "op_first_start": 20_600, "op_last_end": 30_400, "records": 10}
@@ -670,7 +687,7 @@ def selftest(_a):
     if not r.fails:
         print("selftest: a window one step too long was not caught")
         bad += 1
-    print("selftest: %d cases, %d wrong" % (len(cases) + 2, bad))
+    print("selftest: %d cases, %d wrong" % (len(cases) + 5, bad))
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
 

@@ -45,7 +45,7 @@
 set -u
 
 usage() {
-	sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 
 SIM=0
