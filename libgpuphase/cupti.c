@@ -1,0 +1,509 @@
+/*
+ * cupti.c — everything libgpuphase does with CUPTI: dlopen (never a
+ * DT_NEEDED), subscription, the trace clock, activity buffers and the
+ * conversion of CUPTI records into gpuphase records.
+ *
+ * Threads: gp_cupti_open runs once on the thread that starts the library;
+ * gp_cupti_capture on whichever thread moves the capture window (window.c,
+ * serialised by its lock); gp_cupti_push/pop on application threads inside
+ * hooks; the buffer callbacks on CUPTI's own thread (or the thread calling
+ * cuptiActivityFlushAll), where they only convert and push records into that
+ * thread's ring — no CUDA call, no flush, no blocking there.
+ *
+ * Invariants: the timestamp callback is registered before any activity kind
+ * is enabled, so every CUPTI time is CLOCK_MONOTONIC_RAW like the hooks'; when
+ * CUPTI refuses it, gp_cupti_offset (measured once against cuptiGetTimestamp)
+ * is added to each CUPTI time and the trace says so. A buffer is freed by the
+ * completion callback that received it, exactly once.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+struct gp_cbid_name {
+	uint16_t id;
+	const char *name;
+};
+#include "gp_cbids.h"
+
+int gp_cupti_active;         /* kinds enabled: hooks push/pop (relaxed)  */
+static int gp_cupti_usable;  /* subscribed, functions resolved           */
+static int gp_cupti_calibrated;
+static int64_t gp_cupti_offset;
+static int gp_cupti_registered;
+static int gp_cupti_marker_kind;
+static CUpti_SubscriberHandle gp_cupti_sub;
+static uint64_t gp_cupti_dropped; /* cumulative; completion callbacks only */
+
+#define GP_CUPTI_BUF_SIZE (1u << 20)
+#define GP_CUPTI_MAX_CBID 1024
+
+static struct {
+	__typeof__(&cuptiSubscribe) subscribe;
+	__typeof__(&cuptiUnsubscribe) unsubscribe;
+	__typeof__(&cuptiEnableCallback) enable_callback;
+	__typeof__(&cuptiActivityRegisterCallbacks) register_callbacks;
+	__typeof__(&cuptiActivityEnable) enable;
+	__typeof__(&cuptiActivityDisable) disable;
+	__typeof__(&cuptiActivityFlushAll) flush_all;
+	__typeof__(&cuptiActivityGetNextRecord) next_record;
+	__typeof__(&cuptiActivityGetNumDroppedRecords) num_dropped;
+	__typeof__(&cuptiActivityPushExternalCorrelationId) push;
+	__typeof__(&cuptiActivityPopExternalCorrelationId) pop;
+	__typeof__(&cuptiActivityRegisterTimestampCallback) register_ts;
+	__typeof__(&cuptiGetTimestamp) get_timestamp;
+	__typeof__(&cuptiGetResultString) result_string;
+} gp_cupti_fn;
+
+static const CUpti_ActivityKind gp_cupti_kinds[] = {
+	CUPTI_ACTIVITY_KIND_RUNTIME,          CUPTI_ACTIVITY_KIND_DRIVER,
+	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+	CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,  CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API,
+	CUPTI_ACTIVITY_KIND_MARKER,
+};
+
+static uint64_t CUPTIAPI gp_cupti_clock(void)
+{
+	return gp_now();
+}
+
+int64_t gp_cupti_clock_offset(void)
+{
+	return gp_cupti_offset;
+}
+
+int gp_cupti_clock_calibrated(void)
+{
+	return gp_cupti_calibrated;
+}
+
+/* ---- names and classes of cbids ---------------------------------------- */
+
+const char *gp_cupti_cbid_name(int driver, unsigned cbid)
+{
+	const struct gp_cbid_name *t = driver ? gp_cbid_drv : gp_cbid_rt;
+	size_t n = driver ? sizeof gp_cbid_drv / sizeof gp_cbid_drv[0] : sizeof gp_cbid_rt / sizeof gp_cbid_rt[0];
+	for (size_t i = 0; i < n; i++)
+		if (t[i].id == cbid)
+			return t[i].name;
+	return NULL;
+}
+
+static int gp_cupti_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+enum gp_api_class gp_cupti_classify(int driver, unsigned cbid)
+{
+	const char *n = gp_cupti_cbid_name(driver, cbid);
+	if (!n)
+		return GP_API_OTHER;
+	if (!driver) {
+		if (gp_cupti_prefix(n, "cudaLaunchHostFunc"))
+			return GP_API_HOST_FUNC;
+		if (gp_cupti_prefix(n, "cudaLaunch") || gp_cupti_prefix(n, "__cudaLaunch"))
+			return GP_API_LAUNCH;
+		if (gp_cupti_prefix(n, "cudaGraphLaunch"))
+			return GP_API_GRAPH_LAUNCH;
+		if (gp_cupti_prefix(n, "cudaMemcpy"))
+			return strstr(n, "Async") ? GP_API_MEMCPY_ASYNC : GP_API_MEMCPY_SYNC;
+		if (gp_cupti_prefix(n, "cudaMemset"))
+			return strstr(n, "Async") ? GP_API_MEMSET_ASYNC : GP_API_MEMSET_SYNC;
+		if (!strcmp(n, "cudaDeviceSynchronize") || !strcmp(n, "cudaThreadSynchronize"))
+			return GP_API_SYNC_DEVICE;
+		if (gp_cupti_prefix(n, "cudaStreamSynchronize"))
+			return GP_API_SYNC_STREAM;
+		if (gp_cupti_prefix(n, "cudaEventSynchronize"))
+			return GP_API_SYNC_EVENT;
+		if (gp_cupti_prefix(n, "cudaProfilerSt"))
+			return GP_API_PROFILER;
+		return GP_API_OTHER;
+	}
+	if (gp_cupti_prefix(n, "cuLaunchHostFunc"))
+		return GP_API_HOST_FUNC;
+	if (gp_cupti_prefix(n, "cuLaunch"))
+		return GP_API_LAUNCH;
+	if (gp_cupti_prefix(n, "cuGraphLaunch"))
+		return GP_API_GRAPH_LAUNCH;
+	if (gp_cupti_prefix(n, "cuMemcpy") || gp_cupti_prefix(n, "cu64Memcpy"))
+		return strstr(n, "Async") ? GP_API_MEMCPY_ASYNC : GP_API_MEMCPY_SYNC;
+	if (gp_cupti_prefix(n, "cuMemsetD") || gp_cupti_prefix(n, "cu64MemsetD"))
+		return strstr(n, "Async") ? GP_API_MEMSET_ASYNC : GP_API_MEMSET_SYNC;
+	if (gp_cupti_prefix(n, "cuCtxSynchronize"))
+		return GP_API_SYNC_DEVICE;
+	if (gp_cupti_prefix(n, "cuStreamSynchronize"))
+		return GP_API_SYNC_STREAM;
+	if (gp_cupti_prefix(n, "cuEventSynchronize"))
+		return GP_API_SYNC_EVENT;
+	if (gp_cupti_prefix(n, "cuProfilerSt"))
+		return GP_API_PROFILER;
+	return GP_API_OTHER;
+}
+
+/* Class cache, 0 = not yet seen, else class + 1. The first thread to see a
+ * cbid (exchange 0 -> value) also emits its GP_REC_API_NAME. */
+static uint8_t gp_cupti_seen[2][GP_CUPTI_MAX_CBID];
+
+static unsigned gp_cupti_class_of(int driver, unsigned cbid)
+{
+	if (cbid >= GP_CUPTI_MAX_CBID)
+		return GP_API_OTHER;
+	uint8_t v = __atomic_load_n(&gp_cupti_seen[driver][cbid], __ATOMIC_RELAXED);
+	if (GP_LIKELY(v))
+		return v - 1u;
+	enum gp_api_class cls = gp_cupti_classify(driver, cbid);
+	if (__atomic_exchange_n(&gp_cupti_seen[driver][cbid], (uint8_t)(cls + 1), __ATOMIC_RELAXED) == 0) {
+		char buf[48];
+		const char *n = gp_cupti_cbid_name(driver, cbid);
+		if (!n) {
+			snprintf(buf, sizeof buf, "%s_cbid_%u", driver ? "driver" : "runtime", cbid);
+			n = buf;
+		}
+		union gp_rec r;
+		memset(&r, 0, sizeof r);
+		r.api_name.type = GP_REC_API_NAME;
+		r.api_name.domain = driver ? GP_REC_DRIVER_API : GP_REC_RUNTIME_API;
+		r.api_name.api_id = (uint16_t)cbid;
+		r.api_name.name = gp_collector_intern(n, strlen(n));
+		r.api_name.api_class = (uint8_t)cls;
+		gp_collector_emit(&r, 1);
+	}
+	return cls;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static void CUPTIAPI gp_cupti_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(8, GP_CUPTI_BUF_SIZE);
+	*size = *buffer ? GP_CUPTI_BUF_SIZE : 0;
+	*max_records = 0;
+}
+
+static inline uint64_t gp_cupti_ts(uint64_t t)
+{
+	return t ? (uint64_t)((int64_t)t + gp_cupti_offset) : 0;
+}
+
+static uint32_t gp_cupti_intern(const char *s)
+{
+	return s ? gp_collector_intern(s, strlen(s)) : 0;
+}
+
+static void gp_cupti_graph(uint32_t graph_id, uint64_t node_id, uint32_t corr)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.graph.type = GP_REC_GRAPH_NODE;
+	r.graph.graph_id = graph_id;
+	r.graph.node_id = node_id;
+	r.graph.corr = corr;
+	gp_collector_emit(&r, 1);
+}
+
+static void gp_cupti_copy(uint8_t type, uint8_t device, uint8_t kind, int async, uint32_t stream, uint64_t start,
+			  uint64_t end, uint32_t corr, uint32_t rt_corr, uint64_t bytes, uint32_t graph_id,
+			  uint64_t node_id)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.copy.type = type;
+	r.copy.device = device;
+	r.copy.copy_kind = kind;
+	r.copy.flags = async ? GP_COPYF_ASYNC : 0;
+	r.copy.stream = stream;
+	r.copy.start = gp_cupti_ts(start);
+	uint64_t dur = 0;
+	if (end == 0 || end < start)
+		r.copy.flags |= GP_COPYF_END_MISSING;
+	else
+		dur = end - start;
+	if (dur > UINT32_MAX) {
+		dur /= 1000u;
+		r.copy.flags |= GP_COPYF_DUR_US;
+	}
+	r.copy.dur = (uint32_t)dur;
+	r.copy.corr = corr;
+	r.copy.rt_corr = rt_corr;
+	if (bytes > UINT32_MAX) {
+		bytes >>= 10;
+		r.copy.flags |= GP_COPYF_BYTES_KIB;
+	}
+	r.copy.bytes = (uint32_t)bytes;
+	if (graph_id)
+		r.copy.flags |= GP_COPYF_GRAPH;
+	gp_collector_emit(&r, 1);
+	if (graph_id)
+		gp_cupti_graph(graph_id, node_id, corr);
+}
+
+static void gp_cupti_convert(const CUpti_Activity *a)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)a;
+		r.kernel.type = GP_REC_KERNEL;
+		r.kernel.device = (uint8_t)k->deviceId;
+		r.kernel.stream = k->streamId;
+		r.kernel.start = gp_cupti_ts(k->start);
+		r.kernel.end = gp_cupti_ts(k->end);
+		if (k->end == 0)
+			r.kernel.flags |= GP_OPF_END_MISSING;
+		if (k->graphId)
+			r.kernel.flags |= GP_OPF_GRAPH;
+		r.kernel.corr = k->correlationId;
+		r.kernel.name = gp_cupti_intern(k->name);
+		gp_collector_emit(&r, 1);
+		if (k->graphId)
+			gp_cupti_graph(k->graphId, k->graphNodeId, k->correlationId);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)a;
+		gp_cupti_copy(GP_REC_MEMCPY, (uint8_t)m->deviceId, m->copyKind,
+			      (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, m->streamId, m->start, m->end,
+			      m->correlationId, m->runtimeCorrelationId, m->bytes, m->graphId, m->graphNodeId);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)a;
+		gp_cupti_copy(GP_REC_MEMSET, (uint8_t)m->deviceId, 0, (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0,
+			      m->streamId, m->start, m->end, m->correlationId, m->correlationId, m->bytes, m->graphId,
+			      m->graphNodeId);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: {
+		const CUpti_ActivityAPI *api = (const void *)a;
+		int driver = a->kind != CUPTI_ACTIVITY_KIND_RUNTIME;
+		r.api.type = driver ? GP_REC_DRIVER_API : GP_REC_RUNTIME_API;
+		unsigned cls = gp_cupti_class_of(driver, api->cbid);
+		uint64_t dur = api->end > api->start ? api->end - api->start : 0;
+		r.api.class_flags = (uint8_t)(cls | (api->returnValue ? GP_APIF_ERROR : 0));
+		if (dur > UINT32_MAX) {
+			dur /= 1000u;
+			r.api.class_flags |= GP_APIF_DUR_US;
+		}
+		r.api.api_id = (uint16_t)api->cbid;
+		r.api.tid = api->threadId;
+		r.api.start = gp_cupti_ts(api->start);
+		r.api.dur = (uint32_t)dur;
+		r.api.corr = api->correlationId;
+		r.api.result = api->returnValue;
+		gp_collector_emit(&r, 1);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = (const void *)a;
+		r.sync.type = GP_REC_SYNC;
+		r.sync.sync_type = (uint8_t)s->type;
+		r.sync.stream = s->streamId;
+		r.sync.start = gp_cupti_ts(s->start);
+		r.sync.end = gp_cupti_ts(s->end);
+		r.sync.corr = s->correlationId;
+		r.sync.event = s->cudaEventId;
+		gp_collector_emit(&r, 1);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+		const CUpti_ActivityExternalCorrelation *x = (const void *)a;
+		r.extcorr.type = GP_REC_EXTCORR;
+		r.extcorr.kind = (uint8_t)x->externalKind;
+		r.extcorr.corr = x->correlationId;
+		r.extcorr.ext_id = x->externalId;
+		gp_collector_emit(&r, 1);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MARKER: {
+		const CUpti_ActivityMarker2 *m = (const void *)a;
+		r.marker.type = GP_REC_MARKER;
+		if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START)
+			r.marker.kind = GP_MARK_START;
+		else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END)
+			r.marker.kind = GP_MARK_END;
+		else
+			r.marker.kind = GP_MARK_INSTANT;
+		r.marker.tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
+		r.marker.ts = gp_cupti_ts(m->timestamp);
+		r.marker.id = m->id;
+		r.marker.name = r.marker.kind == GP_MARK_END ? 0 : gp_cupti_intern(m->name);
+		r.marker.domain = gp_cupti_intern(m->domain);
+		gp_collector_emit(&r, 1);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void CUPTIAPI gp_cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+				       size_t valid)
+{
+	(void)size;
+	CUpti_Activity *rec = NULL;
+	if (buffer && valid) {
+		while (gp_cupti_fn.next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+			gp_cupti_convert(rec);
+	}
+	size_t dropped = 0;
+	if (gp_cupti_fn.num_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+		union gp_rec r;
+		memset(&r, 0, sizeof r);
+		r.drops.type = GP_REC_DROPS;
+		r.drops.source = GP_DROP_CUPTI;
+		r.drops.ts = gp_now();
+		r.drops.dropped = __atomic_add_fetch(&gp_cupti_dropped, dropped, __ATOMIC_RELAXED);
+		gp_collector_emit(&r, 1);
+	}
+	free(buffer);
+}
+
+/* Resource callbacks: flush what CUPTI holds before a context goes away. */
+static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				       const void *data)
+{
+	(void)ud;
+	(void)data;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
+	    gp_cupti_registered)
+		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+#define GP_CUPTI_SYM(field, name)                                                                         \
+	do {                                                                                               \
+		*(void **)&gp_cupti_fn.field = dlsym(lib, name);                                           \
+		if (!gp_cupti_fn.field) {                                                                  \
+			*why = "symbol " name " missing";                                                  \
+			goto fail;                                                                         \
+		}                                                                                          \
+	} while (0)
+
+int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
+{
+	*cres = 0;
+	void *lib = dlopen(cfg->cupti_lib, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		*why = "CUPTI library not found";
+		gp_log(GP_LOG_INFO, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, dlerror());
+		return -ENOENT;
+	}
+	GP_CUPTI_SYM(subscribe, "cuptiSubscribe");
+	GP_CUPTI_SYM(unsubscribe, "cuptiUnsubscribe");
+	GP_CUPTI_SYM(enable_callback, "cuptiEnableCallback");
+	GP_CUPTI_SYM(register_callbacks, "cuptiActivityRegisterCallbacks");
+	GP_CUPTI_SYM(enable, "cuptiActivityEnable");
+	GP_CUPTI_SYM(disable, "cuptiActivityDisable");
+	GP_CUPTI_SYM(flush_all, "cuptiActivityFlushAll");
+	GP_CUPTI_SYM(next_record, "cuptiActivityGetNextRecord");
+	GP_CUPTI_SYM(num_dropped, "cuptiActivityGetNumDroppedRecords");
+	GP_CUPTI_SYM(push, "cuptiActivityPushExternalCorrelationId");
+	GP_CUPTI_SYM(pop, "cuptiActivityPopExternalCorrelationId");
+	GP_CUPTI_SYM(get_timestamp, "cuptiGetTimestamp");
+	*(void **)&gp_cupti_fn.register_ts = dlsym(lib, "cuptiActivityRegisterTimestampCallback");
+	*(void **)&gp_cupti_fn.result_string = dlsym(lib, "cuptiGetResultString");
+
+	CUptiResult res = gp_cupti_fn.subscribe(&gp_cupti_sub, (CUpti_CallbackFunc)gp_cupti_callback, NULL);
+	if (res != CUPTI_SUCCESS) {
+		*cres = (int)res;
+		*why = res == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+			       ? "another CUPTI subscriber holds this process (nsys, ncu, Kineto?)"
+			       : "cuptiSubscribe failed";
+		gp_log(GP_LOG_INFO, "%s (CUptiResult %d); hook-only capture", *why, (int)res);
+		return -EBUSY;
+	}
+	gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
+				    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+
+	/* One clock: ours, before any kind is enabled. */
+	if (!gp_cupti_fn.register_ts || gp_cupti_fn.register_ts(gp_cupti_clock) != CUPTI_SUCCESS) {
+		uint64_t best = UINT64_MAX;
+		for (int i = 0; i < 7; i++) {
+			uint64_t c = 0, a = gp_now();
+			if (gp_cupti_fn.get_timestamp(&c) != CUPTI_SUCCESS)
+				continue;
+			uint64_t b = gp_now();
+			if (b - a < best) {
+				best = b - a;
+				gp_cupti_offset = (int64_t)(a + (b - a) / 2) - (int64_t)c;
+			}
+		}
+		gp_cupti_calibrated = 1;
+	}
+	gp_cupti_marker_kind = 0;
+	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+	if (nvtx && strstr(nvtx, "cupti"))
+		gp_cupti_marker_kind = 1;
+	gp_cupti_usable = 1;
+	return 0;
+fail:
+	gp_log(GP_LOG_INFO, "%s: %s; hook-only capture", cfg->cupti_lib, *why);
+	return -ENOSYS;
+}
+
+void gp_cupti_capture(int on)
+{
+	if (!gp_cupti_usable)
+		return;
+	if (on && !gp_cupti_registered) {
+		if (gp_cupti_fn.register_callbacks(gp_cupti_request, gp_cupti_complete) != CUPTI_SUCCESS) {
+			gp_log(GP_LOG_ERROR, "cuptiActivityRegisterCallbacks failed; hook-only capture");
+			gp_cupti_usable = 0;
+			return;
+		}
+		gp_cupti_registered = 1;
+	}
+	if (!gp_cupti_registered)
+		return;
+	if (!on)
+		__atomic_store_n(&gp_cupti_active, 0, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < sizeof gp_cupti_kinds / sizeof gp_cupti_kinds[0]; i++) {
+		CUpti_ActivityKind k = gp_cupti_kinds[i];
+		if (k == CUPTI_ACTIVITY_KIND_MARKER && !gp_cupti_marker_kind)
+			continue;
+		CUptiResult res = on ? gp_cupti_fn.enable(k) : gp_cupti_fn.disable(k);
+		if (res != CUPTI_SUCCESS)
+			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",
+			       (int)k, (int)res);
+	}
+	if (on)
+		__atomic_store_n(&gp_cupti_active, 1, __ATOMIC_RELAXED);
+}
+
+void gp_cupti_push(uint32_t op)
+{
+	gp_cupti_fn.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, op);
+}
+
+void gp_cupti_pop(void)
+{
+	uint64_t last;
+	gp_cupti_fn.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+void gp_cupti_flush(void)
+{
+	if (gp_cupti_usable && gp_cupti_registered)
+		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void gp_cupti_forget(void)
+{
+	gp_cupti_active = 0;
+	gp_cupti_usable = 0;
+	gp_cupti_registered = 0;
+}

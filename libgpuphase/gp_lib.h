@@ -1,0 +1,225 @@
+/*
+ * gp_lib.h — internal interfaces between the files of libgpuphase.so (the
+ * preloaded / injected capture library). Nothing here is exported: the .so is
+ * built with -fvisibility=hidden and only the hooks (hooks.c), the injection
+ * entry points (lib.c, nvtx.c) carry GP_EXPORT.
+ *
+ * Module map (one file per module, function prefix = file name):
+ *   config.c   the GPUPHASE_* table, parsing, output-path expansion
+ *   lib.c      process life: constructor, lazy start, atexit, fork, injection
+ *   hooks.c    the generated runtime-API hooks (hooks.def) and their hot path
+ *   resolve.c  real-symbol resolution (RTLD_NEXT, then RTLD_LOCAL cudart)
+ *   cupti.c    CUPTI: dlopen, subscription, clock, buffers, record conversion
+ *   window.c   capture window, iteration markers, timer and trigger socket
+ *   stacks.c   libunwind call stacks, per-thread interning, symbolisation
+ *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
+ *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
+ *
+ * Errors inside the library are 0 / -errno; nothing here exits or aborts.
+ */
+#ifndef GP_LIB_H
+#define GP_LIB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "gp_format.h"
+
+#define GP_EXPORT __attribute__((visibility("default")))
+#define GP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GP_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- config.c ---------------------------------------------------------- */
+
+enum gp_win_mode { GP_WINMODE_ALL = 0, GP_WINMODE_ITERS, GP_WINMODE_TIME, GP_WINMODE_TRIGGER };
+enum gp_marker { GP_MARKER_SYNC = 0, GP_MARKER_KERNEL, GP_MARKER_NVTX, GP_MARKER_PROFILER };
+enum gp_stacks { GP_STACKS_OFF = 0, GP_STACKS_SYNC, GP_STACKS_LAUNCH, GP_STACKS_ALL };
+enum gp_log_level { GP_LOG_OFF = 0, GP_LOG_ERROR, GP_LOG_INFO, GP_LOG_DEBUG };
+
+#define GP_PATH_MAX 4096
+#define GP_PATTERN_MAX 512
+
+struct gp_config {
+	int disable;
+	char output[GP_PATH_MAX];       /* pattern, validated                  */
+	enum gp_win_mode win_mode;
+	uint64_t skip, iters, repeat;   /* GP_WINMODE_ITERS; repeat >= 1       */
+	uint64_t delay_ns, duration_ns; /* GP_WINMODE_TIME                     */
+	char window_text[GP_PATTERN_MAX];
+	enum gp_marker marker;
+	char marker_arg[GP_PATTERN_MAX]; /* kernel glob or nvtx range name      */
+	char marker_text[GP_PATTERN_MAX];
+	enum gp_stacks stacks;
+	uint32_t stack_depth;
+	enum gp_log_level log_level;
+	char log_file[GP_PATH_MAX];     /* "" = stderr                         */
+	uint32_t ring_records;          /* 0 = collector default               */
+	uint32_t flush_ms;
+	uint64_t max_bytes;
+	int cupti;                      /* 0: hook-only by request             */
+	char cupti_lib[GP_PATH_MAX];
+	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
+	int follow_fork;
+};
+
+/* One row of the GPUPHASE_* table (config.c), exposed for the docs check. */
+struct gp_config_var {
+	const char *name;     /* "GPUPHASE_WINDOW"                             */
+	const char *def;      /* default, as text                              */
+	const char *accepted; /* what is accepted (the error message tail)     */
+	const char *doc;      /* one-line description                          */
+	int (*parse)(const char *value, struct gp_config *cfg);
+};
+extern const struct gp_config_var gp_config_vars[];
+extern const size_t gp_config_nvars;
+
+/* Fill cfg with defaults, then apply every GPUPHASE_* entry of envp. Returns
+ * 0, or -EINVAL with the one-line diagnostic ("gpuphase: GPUPHASE_X='v':
+ * accepted...") in msg. Unknown GPUPHASE_* names are not errors: each is
+ * reported through warn (may be NULL) with a suggestion. */
+int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t msglen,
+		    void (*warn)(const char *line));
+
+/* Expand an output pattern (%p %h %r %t %%). Returns 0 or -EINVAL (bad
+ * escape) / -ENAMETOOLONG. */
+int gp_config_expand(const char *pattern, long pid, const char *host, const char *rank,
+		     time_t t, char *out, size_t outlen);
+
+/* The rank for %r: RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, else "0". */
+const char *gp_config_rank(char *const *envp);
+
+/* Parse "500ms", "2s", "1.5s", "100us", "250ns", "1m" (bare number = seconds). */
+int gp_config_duration(const char *s, uint64_t *ns);
+
+/* ---- log.c ------------------------------------------------------------- */
+
+void gp_log_init(const struct gp_config *cfg);
+void gp_log(enum gp_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gp_log_line(const char *line); /* unconditional, stderr: config errors  */
+
+/* ---- lib.c ------------------------------------------------------------- */
+
+enum gp_lib_state {
+	GP_STATE_IDLE = 0,     /* constructed, not started (first hook starts)  */
+	GP_STATE_STARTING = 1,
+	GP_STATE_RUNNING = 2,
+	GP_STATE_INERT = 3     /* disabled, failed, forked child or stopped      */
+};
+
+extern struct gp_config gp_cfg;
+extern int gp_lib_state;       /* enum gp_lib_state; atomic, relaxed loads   */
+extern int gp_lib_preloaded;   /* our hooks interpose cudart                 */
+extern uint64_t gp_lib_t0;     /* trace clock at library load (delay= origin) */
+
+/* Start capture if not started; any thread. Returns 1 when running. Never
+ * blocks on another thread's start (returns 0 instead). */
+int gp_lib_ensure_started(void);
+
+/* Trace clock: CLOCK_MONOTONIC_RAW ns. Registered with CUPTI too. */
+static inline uint64_t gp_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Per-thread state (hot path). */
+struct gp_tls {
+	uint32_t tid;        /* gettid, 0 until first use                       */
+	uint32_t internal;   /* >0 while the library makes its own CUDA calls   */
+	uint32_t depth;      /* hooks active on this thread (nesting)           */
+	uint32_t op_next, op_end; /* block of op ids owned by this thread       */
+	uint32_t thread_emitted;  /* GP_REC_THREAD written (generation)         */
+	void *stacks;        /* stacks.c per-thread table                        */
+};
+extern GP_TLS struct gp_tls gp_tls;
+uint32_t gp_lib_tid(void);
+uint32_t gp_lib_next_op(void);
+/* Emit GP_REC_THREAD once per thread per trace. */
+void gp_lib_thread_seen(uint64_t ts);
+/* Emit one record (head only). */
+void gp_lib_emit1(const union gp_rec *r);
+/* Emit a GP_REC_STATUS. */
+void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail);
+
+/* ---- hooks.c ----------------------------------------------------------- */
+
+/* Bit per enum gp_api_class: a hook of class c takes the slow path only when
+ * bit c of gp_watch is set. All bits set before start (first hook starts the
+ * library), 0 when inert. Written by lib.c / window.c (release), read by every
+ * hook (relaxed: a stale value only delays a transition by one call). */
+extern unsigned gp_watch;
+#define GP_WATCH_ALL 0xffffu
+#define GP_CLASS_BIT(c) (1u << (c))
+/* Emit GP_REC_API_NAME for every hook id. */
+void gp_hooks_emit_names(void);
+/* Number of hook ids, and the name of one (tests / debug). */
+unsigned gp_hooks_count(void);
+const char *gp_hooks_name(unsigned id);
+
+/* ---- resolve.c --------------------------------------------------------- */
+
+/* Find the real cudart function `name`: RTLD_NEXT first, then the loaded
+ * libcudart.so.N (also when it was loaded RTLD_LOCAL). Caches the result in
+ * *slot. Returns NULL if not found (not cached, a later call retries). */
+void *gp_resolve_real(const char *name, void **slot);
+
+/* ---- cupti.c ----------------------------------------------------------- */
+
+extern int gp_cupti_active; /* subscribed and activity usable (relaxed reads) */
+/* dlopen CUPTI, subscribe, register the clock. Returns 0 or -errno; on
+ * failure *why names the reason and *cres the CUptiResult (or 0). */
+int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres);
+/* Offset added to CUPTI timestamps (0 when our clock callback was accepted). */
+int64_t gp_cupti_clock_offset(void);
+int gp_cupti_clock_calibrated(void);
+/* Enable (on) or disable all activity kinds; first enable registers buffers. */
+void gp_cupti_capture(int on);
+void gp_cupti_push(uint32_t op);
+void gp_cupti_pop(void);
+/* Forced flush of every buffer (off the hot path; not from a CUPTI callback). */
+void gp_cupti_flush(void);
+/* Forget CUPTI in a fork child (no calls into it). */
+void gp_cupti_forget(void);
+/* Classification of a CUPTI cbid (runtime or driver domain). */
+enum gp_api_class gp_cupti_classify(int driver, unsigned cbid);
+const char *gp_cupti_cbid_name(int driver, unsigned cbid);
+
+/* ---- window.c ---------------------------------------------------------- */
+
+extern int gp_window_on; /* capturing now (relaxed reads in hooks)           */
+/* Compute the initial state, emit the first WINDOW mark, start timer/trigger
+ * threads. Called once from the start path. */
+int gp_window_start(void);
+/* Iteration boundary events. */
+void gp_window_sync_done(uint32_t tid);          /* marker = sync          */
+void gp_window_kernel(const void *func, uint32_t tid); /* marker = kernel  */
+void gp_window_nvtx(const char *name, uint32_t tid);    /* marker = nvtx    */
+void gp_window_profiler(int start, uint32_t tid);       /* marker = profiler*/
+/* Classes watched even outside the window (the marker's). */
+unsigned gp_window_marker_bits(void);
+/* Close the window at exit (emits WINDOW STOP if capturing). */
+void gp_window_finish(void);
+void gp_window_forget(void);
+/* Trigger request handling, exposed for tests: returns reply line. */
+void gp_window_request(const char *line, char *reply, size_t replylen);
+/* Plain name of a mangled kernel name ("_Z6aten_mmPfi" -> "aten_mm"). */
+size_t gp_window_plain_name(const char *mangled, char *out, size_t outlen);
+int gp_window_glob_match(const char *glob, const char *name);
+
+/* ---- stacks.c ---------------------------------------------------------- */
+
+/* Capture the caller's stack (skipping `skip` library frames), intern it,
+ * emit GP_REC_STACK when new for this thread; returns its id or 0. */
+uint32_t gp_stacks_capture(unsigned skip);
+/* Which classes get stacks under cfg->stacks. */
+int gp_stacks_wanted(enum gp_api_class cls);
+/* Symbolise every distinct pc seen (emit GP_REC_SYMBOL); at stop. */
+void gp_stacks_symbolize(void);
+
+/* ---- nvtx.c ------------------------------------------------------------ */
+extern int gp_nvtx_used;
+
+#endif /* GP_LIB_H */

@@ -1,0 +1,215 @@
+/*
+ * hooks.c — the interposed CUDA runtime functions, generated from hooks.def,
+ * and their shared slow path.
+ *
+ * Called by the application's threads, in place of libcudart's functions
+ * (LD_PRELOAD puts this object first in the global scope; every hook is
+ * exported unversioned so it also interposes cudaX@libcudart.so.13).
+ *
+ * Hot path (outside the window, or a class nobody watches): resolve-once
+ * pointer load, one load of gp_watch and one predictable branch, then a tail
+ * call of the real function. Inside the window: errno saved/restored around
+ * our work, op id pushed as CUPTI external correlation id (CUSTOM2) around the
+ * real call, two clock reads, one GP_REC_HOOK_API store into this thread's
+ * ring (plus a GP_REC_STACK_REF when stacks are on). The real function's
+ * result is returned unchanged and the CUDA error state is never read or
+ * reset (no cudaGetLastError here).
+ *
+ * Invariants: gp_tls.internal > 0 means the library itself is calling CUDA;
+ * such calls pass straight through and never appear in the trace.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#include <cuda_profiler_api.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+/* Pair: written with __ATOMIC_RELEASE by lib.c / window.c, read relaxed here. */
+unsigned gp_watch = GP_WATCH_ALL;
+
+enum gp_hook_id {
+#define GP_HOOK(n, p, a, c, s, f) GP_HID_##n,
+#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) GP_HID_##n, GP_HID_##n##sfx,
+#include "hooks.def"
+#undef GP_HOOK
+#undef GP_HOOK_TWIN
+	GP_HID_COUNT
+};
+
+static const struct {
+	const char *name;
+	uint8_t cls;
+} gp_hook_info[GP_HID_COUNT] = {
+#define GP_HOOK(n, p, a, c, s, f) {#n, c},
+#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) {#n, c}, {#n #sfx, c},
+#include "hooks.def"
+#undef GP_HOOK
+#undef GP_HOOK_TWIN
+};
+
+unsigned gp_hooks_count(void)
+{
+	return GP_HID_COUNT;
+}
+
+const char *gp_hooks_name(unsigned id)
+{
+	return id < GP_HID_COUNT ? gp_hook_info[id].name : NULL;
+}
+
+void gp_hooks_emit_names(void)
+{
+	for (unsigned i = 0; i < GP_HID_COUNT; i++) {
+		union gp_rec r;
+		memset(&r, 0, sizeof r);
+		r.api_name.type = GP_REC_API_NAME;
+		r.api_name.domain = GP_REC_HOOK_API;
+		r.api_name.api_id = (uint16_t)i;
+		r.api_name.name = gp_collector_intern(gp_hook_info[i].name, strlen(gp_hook_info[i].name));
+		r.api_name.api_class = gp_hook_info[i].cls;
+		gp_lib_emit1(&r);
+	}
+}
+
+/* Stream handle folded to 32 bits: 0 legacy default, 2 per-thread default. */
+static inline uint32_t gp_hooks_stream(const void *s, int twin)
+{
+	uintptr_t v = (uintptr_t)s;
+	if (v == 0)
+		return twin ? 2u : 0u;
+	if (v == 1)
+		return 0u;
+	if (v == 2)
+		return 2u;
+	uint32_t f = (uint32_t)(v ^ ((uint64_t)v >> 32));
+	return f <= 2u ? f | 0x80000000u : f;
+}
+
+struct gp_call {
+	uint64_t t0;
+	uint32_t op, tid, stream, stack;
+	uint16_t id;
+	uint8_t cls, active, nested, pushed;
+};
+
+static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const void *stream, int twin,
+			  const void *func) __attribute__((noinline));
+static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const void *stream, int twin,
+			  const void *func)
+{
+	int e = errno;
+	struct gp_tls *t = &gp_tls;
+	if (t->internal)
+		return 0;
+	if (GP_UNLIKELY(__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) &&
+	    !gp_lib_ensure_started()) {
+		errno = e;
+		return 0;
+	}
+	uint32_t tid = gp_lib_tid();
+	t->internal++; /* marker code may call cudaFuncGetName */
+	if (cls == GP_API_LAUNCH && gp_cfg.marker == GP_MARKER_KERNEL && func)
+		gp_window_kernel(func, tid);
+	else if (id == GP_HID_cudaProfilerStart && gp_cfg.marker == GP_MARKER_PROFILER)
+		gp_window_profiler(1, tid);
+	t->internal--;
+	c->id = (uint16_t)id;
+	c->cls = (uint8_t)cls;
+	c->tid = tid;
+	c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
+	c->pushed = 0;
+	if (c->active) {
+		c->nested = t->depth > 0;
+		t->depth++;
+		c->op = gp_lib_next_op();
+		c->stream = gp_hooks_stream(stream, twin);
+		c->stack = gp_stacks_wanted((enum gp_api_class)cls) ? gp_stacks_capture(2) : 0;
+		gp_lib_thread_seen(0);
+		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
+			gp_cupti_push(c->op);
+			c->pushed = 1;
+		}
+	}
+	errno = e;
+	c->t0 = gp_now();
+	return 1;
+}
+
+static void gp_hooks_exit(struct gp_call *c, cudaError_t r) __attribute__((noinline));
+static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
+{
+	uint64_t t1 = gp_now();
+	int e = errno;
+	if (c->active) {
+		if (c->pushed)
+			gp_cupti_pop();
+		gp_tls.depth--;
+		union gp_rec rec;
+		uint64_t dur = t1 - c->t0;
+		rec.api.type = GP_REC_HOOK_API;
+		rec.api.class_flags = (uint8_t)(c->cls | (r != cudaSuccess ? GP_APIF_ERROR : 0) |
+						(c->nested ? GP_APIF_NESTED : 0));
+		if (dur > UINT32_MAX) {
+			dur /= 1000u;
+			rec.api.class_flags |= GP_APIF_DUR_US;
+		}
+		rec.api.api_id = c->id;
+		rec.api.tid = c->tid;
+		rec.api.start = c->t0;
+		rec.api.dur = (uint32_t)dur;
+		rec.api.corr = c->op;
+		rec.api.stream = c->stream;
+		rec.api.result = (uint32_t)r;
+		gp_collector_emit(&rec, 1);
+		if (c->stack) {
+			memset(&rec, 0, sizeof rec);
+			rec.stack_ref.type = GP_REC_STACK_REF;
+			rec.stack_ref.stack = c->stack;
+			rec.stack_ref.op = c->op;
+			rec.stack_ref.tid = c->tid;
+			gp_collector_emit(&rec, 1);
+		}
+	}
+	if ((c->cls == GP_API_SYNC_DEVICE || c->cls == GP_API_SYNC_STREAM) && gp_cfg.marker == GP_MARKER_SYNC)
+		gp_window_sync_done(c->tid);
+	else if (c->id == GP_HID_cudaProfilerStop && gp_cfg.marker == GP_MARKER_PROFILER)
+		gp_window_profiler(0, c->tid);
+	errno = e;
+}
+
+/*
+ * One hook. `twin` is 1 for the per-thread-default-stream variants. The
+ * function-pointer slot real_<name> is written once by gp_resolve_real
+ * (idempotent: every racer stores the same value).
+ */
+#define GP_HOOK_DEFINE(n, p, a, c, s, f, twin)                                                            \
+	typedef cudaError_t (*gp_fn_##n) p;                                                                \
+	cudaError_t n p;                                                                                   \
+	static void *real_##n;                                                                             \
+	GP_EXPORT cudaError_t n p                                                                          \
+	{                                                                                                  \
+		gp_fn_##n gp_real_ = (gp_fn_##n)__atomic_load_n(&real_##n, __ATOMIC_RELAXED);                    \
+		if (GP_UNLIKELY(!gp_real_)) {                                                                    \
+			gp_real_ = (gp_fn_##n)gp_resolve_real(#n, &real_##n);                                    \
+			if (!gp_real_)                                                                           \
+				return cudaErrorSharedObjectSymbolNotFound;                                \
+		}                                                                                          \
+		if (GP_LIKELY(!(__atomic_load_n(&gp_watch, __ATOMIC_RELAXED) & GP_CLASS_BIT(c))))          \
+			return gp_real_ a;                                                                       \
+		struct gp_call gp_call_;                                                                       \
+		if (!gp_hooks_enter(&gp_call_, GP_HID_##n, c, (const void *)(s), twin, (f)))                   \
+			return gp_real_ a;                                                                       \
+		cudaError_t gp_r_ = gp_real_ a;                                                                      \
+		gp_hooks_exit(&gp_call_, gp_r_);                                                                   \
+		return gp_r_;                                                                                  \
+	}
+
+#define GP_HOOK(n, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0)
+#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0) GP_HOOK_DEFINE(n##sfx, p, a, c, s, f, 1)
+#include "hooks.def"
+#undef GP_HOOK
+#undef GP_HOOK_TWIN

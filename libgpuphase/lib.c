@@ -1,0 +1,359 @@
+/*
+ * lib.c — process life of libgpuphase.so: constructor, lazy start, exit
+ * flush, fork, and the CUDA injection entry point.
+ *
+ * Who calls what, on which thread:
+ *  - the ELF constructor (loading thread): reads GPUPHASE_* (config.c),
+ *    registers the atexit and pthread_atfork handlers. No CUDA call here.
+ *  - gp_lib_ensure_started (first hook, first NVTX call, or
+ *    InitializeInjection — whichever comes first, on that thread): CUDA
+ *    versions (preload only), CUPTI (cupti.c), the collector, the window.
+ *    Other threads arriving meanwhile pass through unrecorded; the starting
+ *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
+ *    STARTING and returns at once.
+ *  - gp_lib_atexit (exit(3), before cudart's teardown when cudart registered
+ *    later than us): synchronize, close the window, disable CUPTI kinds,
+ *    forced flush, symbolise stacks, stop the collector. Contexts destroyed
+ *    earlier are flushed from cupti.c's resource callback.
+ *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
+ *    GPUPHASE_FOLLOW_FORK=1, hook-only capture into the child's own file).
+ *
+ * Invariants: gp_lib_state moves IDLE -> STARTING -> RUNNING -> INERT (or
+ * IDLE -> INERT); the library never exits, aborts or writes to stdout; a bad
+ * configuration leaves it inert with one stderr line.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+extern char **environ;
+
+struct gp_config gp_cfg;
+int gp_lib_state = GP_STATE_IDLE; /* pair: CAS/release stores here, acquire loads in hooks */
+int gp_lib_preloaded;
+uint64_t gp_lib_t0;
+GP_TLS struct gp_tls gp_tls;
+
+static uint32_t gp_lib_op_counter = 1;
+static uint32_t gp_lib_generation = 1; /* bumps when a fork child opens its own trace */
+static int gp_lib_injected;
+static int gp_lib_forked_child;
+static char gp_lib_warnings[1024];
+
+/* ---- small services for the other modules ---------------------------------- */
+
+uint32_t gp_lib_tid(void)
+{
+	if (GP_UNLIKELY(!gp_tls.tid))
+		gp_tls.tid = (uint32_t)syscall(SYS_gettid);
+	return gp_tls.tid;
+}
+
+uint32_t gp_lib_next_op(void)
+{
+	struct gp_tls *t = &gp_tls;
+	if (GP_UNLIKELY(t->op_next == t->op_end)) {
+		uint32_t b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
+		if (b == 0) /* wrapped: 0 is never an op id */
+			b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
+		t->op_next = b;
+		t->op_end = b + 64;
+	}
+	return t->op_next++;
+}
+
+void gp_lib_emit1(const union gp_rec *r)
+{
+	gp_collector_emit(r, 1);
+}
+
+void gp_lib_thread_seen(uint64_t ts)
+{
+	if (GP_LIKELY(gp_tls.thread_emitted == gp_lib_generation))
+		return;
+	gp_tls.thread_emitted = gp_lib_generation;
+	char name[32] = "";
+	pthread_getname_np(pthread_self(), name, sizeof name);
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.thread.type = GP_REC_THREAD;
+	r.thread.tid = gp_lib_tid();
+	r.thread.ts = ts ? ts : gp_now();
+	r.thread.name = name[0] ? gp_collector_intern(name, strlen(name)) : 0;
+	gp_collector_emit(&r, 1);
+}
+
+void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.status.type = GP_REC_STATUS;
+	r.status.kind = (uint8_t)kind;
+	r.status.detail = detail ? gp_collector_intern(detail, strlen(detail)) : 0;
+	r.status.ts = gp_now();
+	r.status.value = value;
+	gp_collector_emit(&r, 1);
+}
+
+static void gp_lib_atexit(void);
+
+static void gp_lib_go_inert(void)
+{
+	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_lib_state, GP_STATE_INERT, __ATOMIC_RELEASE);
+}
+
+/* ---- start ---------------------------------------------------------------------- */
+
+static void gp_lib_cmdline(char *buf, size_t len)
+{
+	buf[0] = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+	buf[n] = 0;
+}
+
+/* Is the definition the dynamic linker gives the application ours? */
+static int gp_lib_self(void *p)
+{
+	Dl_info a, b;
+	return p && dladdr(p, &a) && dladdr((void *)gp_lib_self, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+static int gp_lib_start(void)
+{
+	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX], depth[16];
+	struct gp_kv kv[12];
+	size_t nkv = 0;
+
+	gp_lib_preloaded = gp_lib_self(dlsym(RTLD_DEFAULT, "cudaLaunchKernel"));
+	if (gethostname(host, sizeof host - 1))
+		strcpy(host, "unknown");
+	gp_lib_cmdline(cmd, sizeof cmd);
+	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)getpid());
+	rtv[0] = drv[0] = 0;
+	if (gp_lib_preloaded) {
+		/* Off the hot path and never from a constructor: this is the first
+		 * hook or NVTX call. Through the real functions (not hooked). */
+		static void *real_rt, *real_drv;
+		int (*fn)(int *);
+		int v = 0;
+		if ((fn = (int (*)(int *))gp_resolve_real("cudaRuntimeGetVersion", &real_rt)) && fn(&v) == 0)
+			snprintf(rtv, sizeof rtv, "%d", v);
+		v = 0;
+		if ((fn = (int (*)(int *))gp_resolve_real("cudaDriverGetVersion", &real_drv)) && fn(&v) == 0)
+			snprintf(drv, sizeof drv, "%d", v);
+	}
+
+	const char *why = NULL;
+	int cres = 0, cupti_rc = -EPERM;
+	if (gp_cfg.cupti)
+		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
+	else
+		why = "disabled by GPUPHASE_CUPTI=0";
+
+	int rc = gp_config_expand(gp_cfg.output, (long)getpid(), host, gp_config_rank(environ), time(NULL), path,
+				  sizeof path);
+	if (rc) {
+		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot expand (%s)", gp_cfg.output, strerror(-rc));
+		return 0;
+	}
+	snprintf(depth, sizeof depth, "%u", gp_cfg.stack_depth);
+	static const char *const stacks_names[] = {"off", "sync", "launch", "all"};
+	kv[nkv++] = (struct gp_kv){"host", host};
+	kv[nkv++] = (struct gp_kv){"cmdline", cmd};
+	kv[nkv++] = (struct gp_kv){"pid", pidbuf};
+	kv[nkv++] = (struct gp_kv){"window", gp_cfg.window_text};
+	kv[nkv++] = (struct gp_kv){"marker", gp_cfg.marker_text};
+	kv[nkv++] = (struct gp_kv){"stacks", stacks_names[gp_cfg.stacks]};
+	kv[nkv++] = (struct gp_kv){"clock", "CLOCK_MONOTONIC_RAW"};
+	kv[nkv++] = (struct gp_kv){"capture", gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
+							 : "injection"};
+	if (rtv[0])
+		kv[nkv++] = (struct gp_kv){"cuda_runtime", rtv};
+	if (drv[0])
+		kv[nkv++] = (struct gp_kv){"cuda_driver", drv};
+	if (gp_cfg.stacks != GP_STACKS_OFF)
+		kv[nkv++] = (struct gp_kv){"stack_depth", depth};
+
+	struct gp_collector_config cc;
+	memset(&cc, 0, sizeof cc);
+	cc.path = path;
+	cc.ring_records = gp_cfg.ring_records;
+	cc.flush_ms = gp_cfg.flush_ms;
+	cc.max_bytes = gp_cfg.max_bytes;
+	cc.clock_id = CLOCK_MONOTONIC_RAW;
+	cc.clock_offset_ns = 0; /* CUPTI times are corrected before they are written */
+	cc.kv = kv;
+	cc.nkv = nkv;
+	rc = gp_collector_start(&cc);
+	if (rc) {
+		gp_log(GP_LOG_ERROR, "cannot write trace %s: %s; profiling disabled, the program runs unprofiled", path,
+		       strerror(-rc));
+		gp_cupti_forget();
+		return 0;
+	}
+	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
+
+	gp_lib_thread_seen(0);
+	if (cupti_rc == 0) {
+		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
+		if (gp_cupti_clock_calibrated())
+			gp_lib_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
+				      "cuptiActivityRegisterTimestampCallback refused: offset added to CUPTI times");
+	} else {
+		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
+	}
+	if (!gp_lib_preloaded)
+		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0, "injection only: runtime API hooks not interposed");
+	if (gp_lib_forked_child)
+		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
+	gp_hooks_emit_names();
+	/* Again, now that cudart is initialised: atexit handlers run in reverse
+	 * order, so this one runs before a teardown cudart registered meanwhile
+	 * (a second run finds the library inert and returns). */
+	atexit(gp_lib_atexit);
+	return 1;
+}
+
+int gp_lib_ensure_started(void)
+{
+	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	if (s == GP_STATE_RUNNING)
+		return 1;
+	if (s != GP_STATE_IDLE)
+		return 0;
+	int expect = GP_STATE_IDLE;
+	if (!__atomic_compare_exchange_n(&gp_lib_state, &expect, GP_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return expect == GP_STATE_RUNNING;
+	int saved = errno;
+	gp_tls.internal++;
+	int ok = gp_lib_start();
+	if (ok) {
+		__atomic_store_n(&gp_lib_state, GP_STATE_RUNNING, __ATOMIC_RELEASE);
+		gp_window_start();
+	} else {
+		gp_lib_go_inert();
+	}
+	gp_tls.internal--;
+	errno = saved;
+	return ok;
+}
+
+/* ---- exit and fork --------------------------------------------------------------- */
+
+static void gp_lib_atexit(void)
+{
+	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
+		return;
+	int saved = errno;
+	gp_tls.internal++;
+	/* Let in-flight GPU work finish so its records exist, then collect them. */
+	if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
+		static void *real_sync;
+		int (*sync)(void) = (int (*)(void))gp_resolve_real("cudaDeviceSynchronize", &real_sync);
+		if (sync && !gp_lib_forked_child)
+			sync();
+	}
+	gp_window_finish();
+	gp_cupti_capture(0);
+	gp_cupti_flush();
+	gp_stacks_symbolize();
+	gp_lib_go_inert();
+	gp_collector_stop();
+	gp_tls.internal--;
+	errno = saved;
+}
+
+static void gp_lib_atfork_child(void)
+{
+	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	gp_tls.tid = 0;
+	gp_tls.depth = 0;
+	gp_tls.internal = 0;
+	gp_tls.stacks = NULL;
+	gp_lib_forked_child = 1;
+	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
+		gp_collector_forget();
+	gp_cupti_forget();
+	gp_window_forget();
+	if (s == GP_STATE_INERT || !gp_cfg.follow_fork) {
+		gp_lib_go_inert();
+		return;
+	}
+	/* Follow the fork: own file (new %p), hook-only (CUPTI is the parent's). */
+	gp_cfg.cupti = 0;
+	__atomic_add_fetch(&gp_lib_generation, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_lib_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+static void gp_lib_warn(const char *line)
+{
+	size_t n = strlen(gp_lib_warnings);
+	snprintf(gp_lib_warnings + n, sizeof gp_lib_warnings - n, "%s\n", line);
+}
+
+__attribute__((constructor)) static void gp_lib_ctor(void)
+{
+	gp_lib_t0 = gp_now();
+	if (getauxval(AT_SECURE)) { /* setuid/setgid: never trust the environment */
+		gp_lib_go_inert();
+		return;
+	}
+	char msg[1024];
+	if (gp_config_parse(environ, &gp_cfg, msg, sizeof msg, gp_lib_warn)) {
+		gp_log_line(msg);
+		gp_lib_go_inert();
+		return;
+	}
+	if (gp_cfg.disable) {
+		gp_lib_go_inert();
+		return;
+	}
+	gp_log_init(&gp_cfg);
+	if (gp_lib_warnings[0] && gp_cfg.log_level != GP_LOG_OFF) {
+		char *save = NULL;
+		for (char *l = strtok_r(gp_lib_warnings, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			gp_log(GP_LOG_ERROR, "%s", l + strlen("gpuphase: "));
+	}
+	if (pthread_atfork(NULL, NULL, gp_lib_atfork_child) || atexit(gp_lib_atexit)) {
+		gp_log(GP_LOG_ERROR, "cannot register exit/fork handlers; profiling disabled");
+		gp_lib_go_inert();
+		return;
+	}
+	gp_log(GP_LOG_DEBUG, "loaded; window=%s marker=%s", gp_cfg.window_text, gp_cfg.marker_text);
+}
+
+/* CUDA_INJECTION64_PATH entry: called by the driver's cuInit before any
+ * context exists. Nonzero = success; we never make the application fail. */
+GP_EXPORT int InitializeInjection(void);
+GP_EXPORT int InitializeInjection(void)
+{
+	gp_lib_injected = 1;
+	gp_lib_ensure_started();
+	return 1;
+}

@@ -1,0 +1,210 @@
+/*
+ * stacks.c — optional call-stack capture (GPUPHASE_STACKS) with libunwind.
+ *
+ * Called from hooks.c on application threads, inside the window only, for the
+ * classes GPUPHASE_STACKS selects; gp_stacks_symbolize runs once at exit on
+ * the exiting thread. Each thread interns its stacks in its own table
+ * (allocated on its first capture, never freed while the process lives, so
+ * exit-time symbolisation sees the tables of threads that already ended):
+ * a stack seen before costs one unw_backtrace plus a hash probe; a new one is
+ * written once as GP_REC_STACK (+ continuation slots), ids taken from one
+ * process-wide atomic counter. The hook then emits a GP_REC_STACK_REF.
+ * Symbols (dladdr: "function+0xoff (library)") are resolved at exit, off the
+ * hot path, into GP_REC_SYMBOL records.
+ *
+ * Invariants: tables are only written by their owning thread; the global list
+ * of tables is push-only (lock-free, release/acquire pair below); a full table
+ * stops interning for that thread (returns 0, no reference written).
+ */
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+#define GP_ST_SLOTS 1024u   /* distinct stacks per thread (power of two) */
+#define GP_ST_PCS 16384u    /* pcs stored per thread                     */
+#define GP_ST_MAXDEPTH 64u
+
+struct gp_stack_table {
+	struct gp_stack_table *next; /* global list, set before publication */
+	uint32_t npcs, nstacks;
+	struct {
+		uint64_t hash;
+		uint32_t id, off;
+		uint32_t depth;
+	} slot[GP_ST_SLOTS];
+	uint64_t pcs[GP_ST_PCS];
+};
+
+static struct gp_stack_table *gp_stacks_all; /* pair: release push / acquire walk */
+static uint32_t gp_stacks_next_id = 1;
+static uintptr_t gp_stacks_self_lo, gp_stacks_self_hi;
+
+int gp_stacks_wanted(enum gp_api_class cls)
+{
+	switch (gp_cfg.stacks) {
+	case GP_STACKS_OFF: return 0;
+	case GP_STACKS_ALL: return 1;
+	case GP_STACKS_SYNC:
+		return cls == GP_API_SYNC_DEVICE || cls == GP_API_SYNC_STREAM || cls == GP_API_SYNC_EVENT ||
+		       cls == GP_API_MEMCPY_SYNC || cls == GP_API_MEMSET_SYNC;
+	case GP_STACKS_LAUNCH:
+		return cls == GP_API_LAUNCH || cls == GP_API_GRAPH_LAUNCH || cls == GP_API_HOST_FUNC;
+	}
+	return 0;
+}
+
+static int gp_stacks_find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	uintptr_t me = (uintptr_t)gp_stacks_find_self;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (me >= lo && me < hi) {
+			gp_stacks_self_lo = lo;
+			gp_stacks_self_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static struct gp_stack_table *gp_stacks_table(void)
+{
+	struct gp_stack_table *t = gp_tls.stacks;
+	if (GP_LIKELY(t))
+		return t;
+	if (!gp_stacks_self_hi)
+		dl_iterate_phdr(gp_stacks_find_self, NULL);
+	t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	struct gp_stack_table *head = __atomic_load_n(&gp_stacks_all, __ATOMIC_RELAXED);
+	do
+		t->next = head;
+	while (!__atomic_compare_exchange_n(&gp_stacks_all, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	gp_tls.stacks = t;
+	return t;
+}
+
+static void gp_stacks_emit(uint32_t id, const uint64_t *pcs, uint32_t depth)
+{
+	union gp_rec g[1 + (GP_ST_MAXDEPTH + 3) / 4];
+	uint32_t n = 1 + gp_stack_cont_slots(depth);
+	memset(g, 0, n * sizeof g[0]);
+	g[0].stack.type = GP_REC_STACK;
+	g[0].stack.depth = (uint16_t)depth;
+	g[0].stack.id = id;
+	uint64_t *dst = g[0].stack.pc;
+	for (uint32_t i = 0; i < depth; i++) {
+		if (i < GP_STACK_INLINE)
+			dst[i] = pcs[i];
+		else
+			memcpy(g[1].raw + (size_t)(i - GP_STACK_INLINE) * 8u, &pcs[i], 8);
+	}
+	gp_collector_emit(g, n);
+}
+
+uint32_t gp_stacks_capture(unsigned skip)
+{
+	(void)skip;
+	struct gp_stack_table *t = gp_stacks_table();
+	if (!t)
+		return 0;
+	void *raw[GP_ST_MAXDEPTH + 8];
+	int n = unw_backtrace(raw, (int)(gp_cfg.stack_depth + 8));
+	int first = 0;
+	while (first < n && (uintptr_t)raw[first] >= gp_stacks_self_lo && (uintptr_t)raw[first] < gp_stacks_self_hi)
+		first++;
+	uint32_t depth = (uint32_t)(n - first);
+	if (depth > gp_cfg.stack_depth)
+		depth = gp_cfg.stack_depth;
+	if (depth == 0)
+		return 0;
+	uint64_t pcs[GP_ST_MAXDEPTH];
+	uint64_t h = 1469598103934665603ull;
+	for (uint32_t i = 0; i < depth; i++) {
+		pcs[i] = (uint64_t)(uintptr_t)raw[first + (int)i];
+		h = (h ^ pcs[i]) * 1099511628211ull;
+	}
+	for (uint32_t k = 0; k < GP_ST_SLOTS; k++) {
+		uint32_t s = (uint32_t)(h + k) & (GP_ST_SLOTS - 1);
+		if (!t->slot[s].id) {
+			if (t->npcs + depth > GP_ST_PCS || t->nstacks >= GP_ST_SLOTS * 3 / 4)
+				return 0;
+			uint32_t id = __atomic_fetch_add(&gp_stacks_next_id, 1, __ATOMIC_RELAXED);
+			memcpy(&t->pcs[t->npcs], pcs, depth * sizeof pcs[0]);
+			t->slot[s].hash = h;
+			t->slot[s].off = t->npcs;
+			t->slot[s].depth = depth;
+			t->nstacks++;
+			__atomic_store_n(&t->npcs, t->npcs + depth, __ATOMIC_RELEASE);
+			/* id last: the exit-time walker skips slots without one */
+			__atomic_store_n(&t->slot[s].id, id, __ATOMIC_RELEASE);
+			gp_stacks_emit(id, pcs, depth);
+			return id;
+		}
+		if (t->slot[s].hash == h && t->slot[s].depth == depth &&
+		    !memcmp(&t->pcs[t->slot[s].off], pcs, depth * sizeof pcs[0]))
+			return t->slot[s].id;
+	}
+	return 0;
+}
+
+static int gp_stacks_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void gp_stacks_symbolize(void)
+{
+	size_t total = 0, n = 0;
+	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
+		total += __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
+	if (!total)
+		return;
+	uint64_t *all = malloc(total * sizeof *all);
+	if (!all)
+		return;
+	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next) {
+		uint32_t m = __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
+		for (uint32_t i = 0; i < m && n < total; i++)
+			all[n++] = t->pcs[i];
+	}
+	qsort(all, n, sizeof *all, gp_stacks_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i && all[i] == all[i - 1])
+			continue;
+		Dl_info di;
+		char buf[512];
+		/* pc is a return address: look up pc - 1 so a call at a function's
+		 * end is attributed to that function. */
+		void *pc = (void *)(uintptr_t)(all[i] - 1);
+		if (!dladdr(pc, &di) || !di.dli_fname)
+			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)all[i]);
+		else if (di.dli_sname)
+			snprintf(buf, sizeof buf, "%s+0x%llx (%s)", di.dli_sname,
+				 (unsigned long long)(all[i] - (uintptr_t)di.dli_saddr), di.dli_fname);
+		else
+			snprintf(buf, sizeof buf, "0x%llx (%s+0x%llx)", (unsigned long long)all[i], di.dli_fname,
+				 (unsigned long long)(all[i] - (uintptr_t)di.dli_fbase));
+		union gp_rec r;
+		memset(&r, 0, sizeof r);
+		r.symbol.type = GP_REC_SYMBOL;
+		r.symbol.name = gp_collector_intern(buf, strlen(buf));
+		r.symbol.pc = all[i];
+		gp_collector_emit(&r, 1);
+	}
+	free(all);
+}

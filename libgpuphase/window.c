@@ -1,0 +1,491 @@
+/*
+ * window.c — the capture window: which iterations (or which seconds) are
+ * captured, iteration markers, and the runtime trigger.
+ *
+ * Callers: hooks.c (marker events on application threads: after each
+ * device/stream synchronize, before a launch of a kernel:GLOB match, around
+ * cudaProfilerStart/Stop), nvtx.c (range starts for nvtx:NAME), lib.c (start,
+ * exit, fork), plus two threads of our own that exist only when configured:
+ * the timer (GPUPHASE_WINDOW=delay=...,duration=...) and the trigger server
+ * (GPUPHASE_WINDOW=trigger; UNIX socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock).
+ *
+ * Invariants: every transition happens under gp_window_lock and does, in
+ * order, CUPTI activity enable/disable (never a filter), gp_window_on,
+ * gp_watch (all classes while on, only the marker's classes while off) and a
+ * GP_REC_WINDOW mark. Iteration numbers only grow. Outside the window a hook
+ * whose class is not a marker costs one branch (see hooks.c).
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <signal.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+int gp_window_on; /* pair: stored under gp_window_lock, loaded relaxed by hooks */
+
+static pthread_mutex_t gp_window_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t gp_window_iter;      /* current iteration; -1 before the first start */
+static int gp_window_in_range;      /* profiler marker: inside Start..Stop         */
+static int gp_window_timer_on;      /* time window: the timer says capture          */
+static int64_t gp_window_trig_from = -1, gp_window_trig_to = -1; /* trigger iters */
+static uint64_t gp_window_trig_until; /* trigger seconds: capture until (0 = none) */
+static int gp_window_started;
+static int gp_window_listen_fd = -1;
+static char gp_window_sock_path[128];
+
+/* ---- kernel names -------------------------------------------------------- */
+
+size_t gp_window_plain_name(const char *s, char *out, size_t outlen)
+{
+	const char *best = s;
+	size_t bestlen = strlen(s);
+	if (s[0] == '_' && s[1] == 'Z') {
+		const char *p = s + 2;
+		if (*p == 'L')
+			p++;
+		int nested = 0;
+		if (*p == 'N') {
+			nested = 1;
+			p++;
+			while (*p == 'r' || *p == 'V' || *p == 'K')
+				p++;
+		}
+		for (;;) {
+			if (*p < '0' || *p > '9')
+				break;
+			size_t n = 0;
+			while (*p >= '0' && *p <= '9')
+				n = n * 10 + (size_t)(*p++ - '0');
+			if (n == 0 || strnlen(p, n) < n)
+				break;
+			best = p;
+			bestlen = n;
+			p += n;
+			if (!nested)
+				break;
+		}
+	}
+	if (outlen == 0)
+		return bestlen;
+	size_t n = bestlen < outlen - 1 ? bestlen : outlen - 1;
+	memcpy(out, best, n);
+	out[n] = 0;
+	return bestlen;
+}
+
+int gp_window_glob_match(const char *glob, const char *name)
+{
+	char plain[256];
+	if (fnmatch(glob, name, 0) == 0)
+		return 1;
+	gp_window_plain_name(name, plain, sizeof plain);
+	return fnmatch(glob, plain, 0) == 0;
+}
+
+#define GP_KCACHE 1024
+static struct {
+	const void *func; /* pair: stored release after match, loaded acquire */
+	int match;
+} gp_window_kcache[GP_KCACHE];
+static pthread_mutex_t gp_window_kcache_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *real_cudaFuncGetName;
+
+static int gp_window_kernel_matches(const void *func)
+{
+	size_t h = ((uintptr_t)func >> 4) * 0x9E3779B97F4A7C15ull >> 54;
+	for (size_t i = 0; i < GP_KCACHE; i++) {
+		size_t j = (h + i) & (GP_KCACHE - 1);
+		const void *f = __atomic_load_n(&gp_window_kcache[j].func, __ATOMIC_ACQUIRE);
+		if (f == func)
+			return gp_window_kcache[j].match;
+		if (!f)
+			break;
+	}
+	/* Slow path: ask cudart for the name, once per function. */
+	int match = 0;
+	const char *name = NULL;
+	typedef int (*getname_fn)(const char **, const void *);
+	getname_fn fn = (getname_fn)__atomic_load_n(&real_cudaFuncGetName, __ATOMIC_RELAXED);
+	if (!fn)
+		fn = (getname_fn)gp_resolve_real("cudaFuncGetName", &real_cudaFuncGetName);
+	if (fn && fn(&name, func) == 0 && name)
+		match = gp_window_glob_match(gp_cfg.marker_arg, name);
+	pthread_mutex_lock(&gp_window_kcache_lock);
+	for (size_t i = 0; i < GP_KCACHE; i++) {
+		size_t j = (h + i) & (GP_KCACHE - 1);
+		const void *f = gp_window_kcache[j].func;
+		if (f == func)
+			break;
+		if (!f) {
+			gp_window_kcache[j].match = match;
+			__atomic_store_n(&gp_window_kcache[j].func, func, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&gp_window_kcache_lock);
+	return match;
+}
+
+/* ---- state machine (caller holds gp_window_lock) ------------------------ */
+
+unsigned gp_window_marker_bits(void)
+{
+	switch (gp_cfg.marker) {
+	case GP_MARKER_SYNC: return GP_CLASS_BIT(GP_API_SYNC_DEVICE) | GP_CLASS_BIT(GP_API_SYNC_STREAM);
+	case GP_MARKER_KERNEL: return GP_CLASS_BIT(GP_API_LAUNCH);
+	case GP_MARKER_PROFILER: return GP_CLASS_BIT(GP_API_PROFILER);
+	case GP_MARKER_NVTX: return 0;
+	}
+	return 0;
+}
+
+static int gp_window_want(void)
+{
+	int64_t it = gp_window_iter;
+	int w = 0;
+	switch (gp_cfg.win_mode) {
+	case GP_WINMODE_ALL:
+		w = 1;
+		break;
+	case GP_WINMODE_ITERS: {
+		int64_t skip = (int64_t)gp_cfg.skip, iters = (int64_t)gp_cfg.iters;
+		if (it >= skip) {
+			int64_t d = it - skip, period = skip + iters;
+			w = d % period < iters && (uint64_t)(d / period) < gp_cfg.repeat;
+		}
+		break;
+	}
+	case GP_WINMODE_TIME:
+		w = gp_window_timer_on;
+		break;
+	case GP_WINMODE_TRIGGER:
+		w = (it >= gp_window_trig_from && it < gp_window_trig_to) ||
+		    (gp_window_trig_until && gp_now() < gp_window_trig_until);
+		break;
+	}
+	if (gp_cfg.marker == GP_MARKER_PROFILER)
+		w = w && gp_window_in_range;
+	return w;
+}
+
+static void gp_window_mark(uint8_t type, uint8_t kind, uint32_t tid, int32_t reason)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.mark.type = type;
+	r.mark.kind = kind;
+	r.mark.tid = tid;
+	r.mark.ts = gp_now();
+	r.mark.iter = gp_window_iter < 0 ? 0 : (uint64_t)gp_window_iter;
+	r.mark.reason = reason;
+	r.mark.name = gp_collector_intern(gp_cfg.marker_text, strlen(gp_cfg.marker_text));
+	gp_lib_emit1(&r);
+}
+
+static void gp_window_apply(uint32_t tid)
+{
+	if (!gp_window_started || __atomic_load_n(&gp_lib_state, __ATOMIC_RELAXED) != GP_STATE_RUNNING)
+		return;
+	int want = gp_window_want();
+	if (want == gp_window_on)
+		return;
+	if (want)
+		gp_cupti_capture(1);
+	else
+		gp_cupti_capture(0);
+	__atomic_store_n(&gp_window_on, want, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_watch, want ? GP_WATCH_ALL : gp_window_marker_bits(), __ATOMIC_RELEASE);
+	gp_window_mark(GP_REC_WINDOW, want ? GP_WIN_START : GP_WIN_STOP, tid, 0);
+	gp_log(GP_LOG_INFO, "capture %s at iteration %lld", want ? "on" : "off", (long long)gp_window_iter);
+}
+
+static void gp_window_boundary_locked(uint32_t tid)
+{
+	gp_window_iter++;
+	gp_window_mark(GP_REC_ITER, 0, tid, 0);
+	gp_window_apply(tid);
+}
+
+/* ---- marker events -------------------------------------------------------- */
+
+void gp_window_sync_done(uint32_t tid)
+{
+	pthread_mutex_lock(&gp_window_lock);
+	gp_window_boundary_locked(tid);
+	pthread_mutex_unlock(&gp_window_lock);
+}
+
+void gp_window_kernel(const void *func, uint32_t tid)
+{
+	if (!gp_window_kernel_matches(func))
+		return;
+	pthread_mutex_lock(&gp_window_lock);
+	gp_window_boundary_locked(tid);
+	pthread_mutex_unlock(&gp_window_lock);
+}
+
+void gp_window_nvtx(const char *name, uint32_t tid)
+{
+	if (gp_cfg.marker != GP_MARKER_NVTX || !name || strcmp(name, gp_cfg.marker_arg) != 0)
+		return;
+	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING && !gp_lib_ensure_started())
+		return;
+	pthread_mutex_lock(&gp_window_lock);
+	gp_window_boundary_locked(tid);
+	pthread_mutex_unlock(&gp_window_lock);
+}
+
+void gp_window_profiler(int start, uint32_t tid)
+{
+	pthread_mutex_lock(&gp_window_lock);
+	if (start) {
+		gp_window_in_range = 1;
+		gp_window_boundary_locked(tid);
+	} else {
+		gp_window_in_range = 0;
+		gp_window_apply(tid);
+	}
+	pthread_mutex_unlock(&gp_window_lock);
+}
+
+/* ---- timer ------------------------------------------------------------------ */
+
+static void gp_window_sleep_until(uint64_t t)
+{
+	for (;;) {
+		uint64_t now = gp_now();
+		if (now >= t)
+			return;
+		uint64_t d = t - now;
+		struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void *gp_window_timer(void *arg)
+{
+	(void)arg;
+	uint64_t on_at = gp_lib_t0 + gp_cfg.delay_ns;
+	gp_window_sleep_until(on_at);
+	pthread_mutex_lock(&gp_window_lock);
+	gp_window_timer_on = 1;
+	gp_window_apply(gp_lib_tid());
+	pthread_mutex_unlock(&gp_window_lock);
+	gp_window_sleep_until(on_at + gp_cfg.duration_ns);
+	pthread_mutex_lock(&gp_window_lock);
+	gp_window_timer_on = 0;
+	gp_window_apply(gp_lib_tid());
+	pthread_mutex_unlock(&gp_window_lock);
+	return NULL;
+}
+
+/* ---- trigger ---------------------------------------------------------------- */
+
+void gp_window_request(const char *line, char *reply, size_t len)
+{
+	unsigned long long n;
+	double s;
+	char extra;
+	pthread_mutex_lock(&gp_window_lock);
+	if (gp_cfg.win_mode != GP_WINMODE_TRIGGER) {
+		snprintf(reply, len, "error not started with GPUPHASE_WINDOW=trigger");
+	} else if (sscanf(line, "capture iters=%llu%c", &n, &extra) == 1 && n > 0 && n < (1ull << 40)) {
+		gp_window_trig_from = gp_window_iter + 1;
+		gp_window_trig_to = gp_window_iter + 1 + (int64_t)n;
+		snprintf(reply, len, "ok capturing iterations %lld..%lld (marker %s)", (long long)gp_window_trig_from,
+			 (long long)gp_window_trig_to - 1, gp_cfg.marker_text);
+	} else if (sscanf(line, "capture seconds=%lf%c", &s, &extra) == 1 && s > 0 && s < 1e6) {
+		gp_window_trig_until = gp_now() + (uint64_t)(s * 1e9);
+		gp_window_apply(gp_lib_tid());
+		snprintf(reply, len, "ok capturing for %g s", s);
+	} else if (!strcmp(line, "status")) {
+		snprintf(reply, len, "ok %s iter=%lld pid=%ld marker=%s", gp_window_on ? "capturing" : "idle",
+			 (long long)gp_window_iter, (long)getpid(), gp_cfg.marker_text);
+	} else {
+		snprintf(reply, len, "error expected 'capture iters=M', 'capture seconds=S' or 'status'");
+	}
+	pthread_mutex_unlock(&gp_window_lock);
+}
+
+static void gp_window_serve_one(int fd)
+{
+	char buf[256];
+	size_t n = 0;
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.uid != getuid() && cred.uid != 0) {
+		static const char denied[] = "error permission denied\n";
+		(void)!write(fd, denied, sizeof denied - 1);
+		return;
+	}
+	while (n < sizeof buf - 1) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 2000) <= 0)
+			break;
+		ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	buf[n] = 0;
+	char *nl = strpbrk(buf, "\r\n");
+	if (nl)
+		*nl = 0;
+	char reply[256];
+	gp_window_request(buf, reply, sizeof reply - 1);
+	size_t rl = strlen(reply);
+	reply[rl++] = '\n';
+	(void)!write(fd, reply, rl);
+}
+
+static void *gp_window_server(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int timeout = -1;
+		pthread_mutex_lock(&gp_window_lock);
+		if (gp_window_trig_until) {
+			uint64_t now = gp_now();
+			if (now >= gp_window_trig_until) {
+				gp_window_trig_until = 0;
+				gp_window_apply(gp_lib_tid());
+			} else {
+				timeout = (int)((gp_window_trig_until - now) / 1000000u) + 1;
+			}
+		}
+		pthread_mutex_unlock(&gp_window_lock);
+		struct pollfd p = {gp_window_listen_fd, POLLIN, 0};
+		int r = poll(&p, 1, timeout);
+		if (r < 0 && errno != EINTR)
+			return NULL;
+		if (r > 0) {
+			int c = accept4(gp_window_listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0) {
+				gp_window_serve_one(c);
+				close(c);
+			}
+		}
+	}
+	return NULL;
+}
+
+static int gp_window_listen(void)
+{
+	char dir[GP_PATH_MAX];
+	if (gp_cfg.control_dir[0])
+		snprintf(dir, sizeof dir, "%s", gp_cfg.control_dir);
+	else
+		snprintf(dir, sizeof dir, "/tmp/gpuphase-%u", (unsigned)getuid());
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		gp_log(GP_LOG_ERROR, "trigger: cannot create %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	struct stat st;
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		gp_log(GP_LOG_ERROR, "trigger: %s must be a directory owned by uid %u with mode 0700", dir,
+		       (unsigned)getuid());
+		return -EPERM;
+	}
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	int n = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%ld.sock", dir, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof sa.sun_path)
+		return -ENAMETOOLONG;
+	unlink(sa.sun_path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 4)) {
+		int e = errno;
+		gp_log(GP_LOG_ERROR, "trigger: cannot listen on %s: %s", sa.sun_path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	chmod(sa.sun_path, 0600);
+	snprintf(gp_window_sock_path, sizeof gp_window_sock_path, "%s", sa.sun_path);
+	gp_window_listen_fd = fd;
+	return 0;
+}
+
+/* ---- life cycle --------------------------------------------------------------- */
+
+static int gp_window_thread(void *(*fn)(void *))
+{
+	pthread_t th;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	/* The thread must not inherit the application's signals. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&th, &at, fn, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	return -r;
+}
+
+int gp_window_start(void)
+{
+	pthread_mutex_lock(&gp_window_lock);
+	gp_window_iter = gp_cfg.marker == GP_MARKER_SYNC ? 0 : -1;
+	gp_window_started = 1;
+	gp_window_on = 0;
+	__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
+	gp_window_apply(gp_lib_tid());
+	pthread_mutex_unlock(&gp_window_lock);
+	if (gp_cfg.win_mode == GP_WINMODE_TIME && gp_window_thread(gp_window_timer))
+		gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
+	if (gp_cfg.win_mode == GP_WINMODE_TRIGGER && gp_window_listen() == 0) {
+		if (gp_window_thread(gp_window_server)) {
+			gp_log(GP_LOG_ERROR, "cannot start the trigger thread");
+			unlink(gp_window_sock_path);
+		} else {
+			gp_log(GP_LOG_INFO, "trigger socket %s", gp_window_sock_path);
+		}
+	}
+	return 0;
+}
+
+void gp_window_finish(void)
+{
+	pthread_mutex_lock(&gp_window_lock);
+	if (gp_window_on) {
+		int early = gp_cfg.win_mode == GP_WINMODE_ITERS;
+		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_lib_tid(), 0);
+	}
+	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
+	gp_window_started = 0;
+	if (gp_window_sock_path[0])
+		unlink(gp_window_sock_path);
+	gp_window_sock_path[0] = 0;
+	pthread_mutex_unlock(&gp_window_lock);
+}
+
+void gp_window_forget(void)
+{
+	/* fork child: only this thread exists; reset the lock it may have inherited held. */
+	pthread_mutex_init(&gp_window_lock, NULL);
+	pthread_mutex_init(&gp_window_kcache_lock, NULL);
+	gp_window_on = 0;
+	gp_window_started = 0;
+	gp_window_sock_path[0] = 0; /* the parent's socket is the parent's */
+	if (gp_window_listen_fd >= 0)
+		close(gp_window_listen_fd);
+	gp_window_listen_fd = -1;
+	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
+}
