@@ -11,6 +11,7 @@
  * program not found).
  */
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,39 @@ int gp_cli_find_component(const char *rel, const char *path_name, char *buf, siz
 	return -ENOENT;
 }
 
+/* True when some argument names an existing regular file. */
+static int gp_cli_has_file_arg(int argc, char **argv)
+{
+	struct stat st;
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-' && stat(argv[i], &st) == 0 && S_ISREG(st.st_mode))
+			return 1;
+	return 0;
+}
+
+/* The most recently modified gpuphase-*.gpht in the current directory. */
+static int gp_cli_newest_trace(char *buf, size_t len)
+{
+	glob_t g;
+	if (glob("gpuphase-*.gpht", 0, NULL, &g) != 0)
+		return -ENOENT;
+	struct timespec best = { 0, 0 };
+	int found = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct stat st;
+		if (stat(g.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (!found || st.st_mtim.tv_sec > best.tv_sec ||
+		    (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec)) {
+			best = st.st_mtim;
+			snprintf(buf, len, "%s", g.gl_pathv[i]);
+			found = 1;
+		}
+	}
+	globfree(&g);
+	return found ? 0 : -ENOENT;
+}
+
 int gp_report_exec(const char *verb, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -111,7 +145,14 @@ int gp_report_exec(const char *verb, int argc, char **argv)
 			gp_help_usage("export"));
 		return 2;
 	}
-	char **nargv = calloc((size_t)argc + 3, sizeof *nargv);
+	/* Like `perf report` reading perf.data: `gpuphase report` with no trace
+	 * argument reads the newest gpuphase-*.gpht in the current directory. */
+	char newest[PATH_MAX] = "";
+	if (strcmp(verb, "report") == 0 && !gp_cli_has_file_arg(argc, argv)) {
+		if (gp_cli_newest_trace(newest, sizeof newest) == 0)
+			fprintf(stderr, "gpuphase: report: no trace named: reading the newest, %s\n", newest);
+	}
+	char **nargv = calloc((size_t)argc + 4, sizeof *nargv);
 	if (!nargv) {
 		fprintf(stderr, "gpuphase: out of memory\n");
 		return 1;
@@ -124,6 +165,8 @@ int gp_report_exec(const char *verb, int argc, char **argv)
 		nargv[k++] = "--export";
 	for (int i = 1; i < argc; i++)
 		nargv[k++] = argv[i];
+	if (newest[0])
+		nargv[k++] = newest;
 	nargv[k] = NULL;
 	fflush(NULL);
 	execv(tool, nargv);

@@ -159,7 +159,7 @@ static const char gp_help_trigger[] =
 "2 for a bad option.\n";
 
 static const char gp_help_report[] =
-"usage: gpuphase report [options] TRACE...\n"
+"usage: gpuphase report [options] [TRACE...]\n"
 "\n"
 "Analyse one or more traces (several processes or ranks are merged) and print,\n"
 "per operator, its launch, queue, execute and sync time, its share of the\n"
@@ -167,6 +167,9 @@ static const char gp_help_report[] =
 "async copies and streams), launch-bound (launch share > 20 %: fuse kernels,\n"
 "CUDA graphs), compute-bound (execute share > 80 %: optimise the kernel). Every\n"
 "verdict shows the numbers behind it; docs/metrics.md defines each number.\n"
+"\n"
+"Without a TRACE argument it reads the newest gpuphase-*.gpht in the current\n"
+"directory (and says which).\n"
 "\n"
 "This is `gpuphase-report`; its options follow.\n";
 
@@ -201,7 +204,7 @@ const char *gp_help_usage(const char *verb)
 	if (strcmp(verb, "trigger") == 0)
 		return "usage: gpuphase trigger PID (--iters M | --seconds S | --status)  (gpuphase trigger --help)";
 	if (strcmp(verb, "report") == 0)
-		return "usage: gpuphase report [options] TRACE...";
+		return "usage: gpuphase report [options] [TRACE...]";
 	if (strcmp(verb, "diff") == 0)
 		return "usage: gpuphase diff [options] BEFORE.gpht AFTER.gpht";
 	if (strcmp(verb, "export") == 0)
