@@ -131,14 +131,11 @@ struct gp_tls {
 	uint32_t internal;   /* >0 while the library makes its own CUDA calls   */
 	uint32_t depth;      /* hooks active on this thread (nesting)           */
 	uint32_t op_next, op_end; /* block of op ids owned by this thread       */
-	uint32_t thread_emitted;  /* GP_REC_THREAD written (generation)         */
 	void *stacks;        /* stacks.c per-thread table                        */
 };
 extern GP_TLS struct gp_tls gp_tls;
 uint32_t gp_lib_tid(void);
 uint32_t gp_lib_next_op(void);
-/* Emit GP_REC_THREAD once per thread per trace. */
-void gp_lib_thread_seen(uint64_t ts);
 /* Emit one record (head only). */
 void gp_lib_emit1(const union gp_rec *r);
 /* Emit a GP_REC_STATUS. */

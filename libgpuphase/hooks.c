@@ -128,7 +128,6 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 		c->op = gp_lib_next_op();
 		c->stream = gp_hooks_stream(stream, twin);
 		c->stack = gp_stacks_wanted((enum gp_api_class)cls) ? gp_stacks_capture(2) : 0;
-		gp_lib_thread_seen(0);
 		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
 			gp_cupti_push(c->op);
 			c->pushed = 1;

@@ -45,7 +45,6 @@ uint64_t gp_lib_t0;
 GP_TLS struct gp_tls gp_tls;
 
 static uint32_t gp_lib_op_counter = 1;
-static uint32_t gp_lib_generation = 1; /* bumps when a fork child opens its own trace */
 static int gp_lib_injected;
 static int gp_lib_forked_child;
 static char gp_lib_warnings[1024];
@@ -75,22 +74,6 @@ uint32_t gp_lib_next_op(void)
 void gp_lib_emit1(const union gp_rec *r)
 {
 	gp_collector_emit(r, 1);
-}
-
-void gp_lib_thread_seen(uint64_t ts)
-{
-	if (GP_LIKELY(gp_tls.thread_emitted == gp_lib_generation))
-		return;
-	gp_tls.thread_emitted = gp_lib_generation;
-	char name[32] = "";
-	pthread_getname_np(pthread_self(), name, sizeof name);
-	union gp_rec r;
-	memset(&r, 0, sizeof r);
-	r.thread.type = GP_REC_THREAD;
-	r.thread.tid = gp_lib_tid();
-	r.thread.ts = ts ? ts : gp_now();
-	r.thread.name = name[0] ? gp_collector_intern(name, strlen(name)) : 0;
-	gp_collector_emit(&r, 1);
 }
 
 void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail)
@@ -215,7 +198,6 @@ static int gp_lib_start(void)
 	}
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
-	gp_lib_thread_seen(0);
 	if (cupti_rc == 0) {
 		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
 		if (gp_cupti_clock_calibrated())
@@ -304,7 +286,6 @@ static void gp_lib_atfork_child(void)
 	}
 	/* Follow the fork: own file (new %p), hook-only (CUPTI is the parent's). */
 	gp_cfg.cupti = 0;
-	__atomic_add_fetch(&gp_lib_generation, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
 	__atomic_store_n(&gp_lib_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
 }

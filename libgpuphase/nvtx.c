@@ -79,7 +79,6 @@ static void gp_nvtx_record(uint8_t kind, const char *text, uint64_t id)
 	r.marker.ts = ts;
 	r.marker.id = id;
 	r.marker.name = text ? gp_collector_intern(text, strlen(text)) : 0;
-	gp_lib_thread_seen(ts);
 	gp_collector_emit(&r, 1);
 }
 
