@@ -1580,6 +1580,16 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 	return an->err;
 }
 
+uint64_t gp_an_time_base(const struct gp_an *an)
+{
+	return an->t_first == UINT64_MAX ? 0 : an->t_first;
+}
+
+int gp_an_hook_only(const struct gp_an *an)
+{
+	return an->hook_only;
+}
+
 void gp_an_free(struct gp_an *an)
 {
 	if (!an)

@@ -161,6 +161,11 @@ const char *gp_an_string(const struct gp_an *an, uint32_t id);
 /* Name of an API id of a given domain (GP_REC_*_API), or NULL. */
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id);
 
+/* After gp_an_prepare: the earliest timestamp of the trace (time base for
+ * exports) and whether the trace is hook-only (no CUPTI records). */
+uint64_t gp_an_time_base(const struct gp_an *an);
+int gp_an_hook_only(const struct gp_an *an);
+
 void gp_rep_free(struct gp_rep *rep);
 /* Merge several per-trace reports into dst (groups by name, sums, hist
  * merge); dst->ranks takes ownership of the inputs. */

@@ -1,16 +1,32 @@
-# report/module.mk — gpuphase-report, the offline analyser, and its tests.
-REPORT_CORE_SRCS := report/map.c report/stats.c report/analysis.c report/rep.c report/verdict.c
+# report/module.mk — gpuphase-report, the offline analyser, its tests and its
+# benchmark. The analysis core (libgpreport.a) needs no trace file; the binary
+# links the collector's reader.
+REPORT_CORE_SRCS := report/map.c report/stats.c report/analysis.c report/rep.c report/verdict.c \
+                    report/output.c report/export_chrome.c report/export_sqlite.c report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
+REPORT_LIB       := $(B)/lib/libgpreport.a
+REPORT_LIBS       = -lsqlite3 -lstdc++ -lm
 
-$(B)/lib/libgpreport.a: $(REPORT_CORE_OBJS)
+$(REPORT_LIB): $(REPORT_CORE_OBJS)
 	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 
-REPORT_LIBS = -lstdc++ -lm
-
-$(B)/tests/test_report_core: $(B)/obj/report/test_report_core.o $(B)/lib/libgpreport.a
+$(B)/bin/gpuphase-report: $(B)/obj/report/main.o $(REPORT_LIB) $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(REPORT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
-ALL_TARGETS += $(B)/lib/libgpreport.a $(B)/tests/test_report_core
-TESTS       += $(B)/tests/test_report_core
+REPORT_TESTS := $(B)/tests/test_report_core $(B)/tests/test_report_file
+
+$(B)/tests/test_report_%: $(B)/obj/report/test_report_%.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
+
+$(B)/bench/bench_report: $(B)/obj/report/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
+
+ALL_TARGETS += $(REPORT_LIB) $(B)/bin/gpuphase-report $(REPORT_TESTS)
+TESTS       += $(REPORT_TESTS)
+
+.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o

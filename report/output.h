@@ -1,0 +1,51 @@
+/*
+ * output.h — rendering a gp_rep: the default report in text, markdown, csv
+ * or json (schema in docs/report-json.md), and the diff of two reports.
+ * Called by main.c on the report thread; writes only to the FILE given.
+ */
+#ifndef GP_REPORT_OUTPUT_H
+#define GP_REPORT_OUTPUT_H
+
+#include <regex.h>
+#include <stdio.h>
+#include "analysis.h"
+#include "verdict.h"
+
+#define GP_REPORT_JSON_VERSION 1
+
+enum gp_format { GP_FMT_TEXT = 0, GP_FMT_MARKDOWN, GP_FMT_CSV, GP_FMT_JSON };
+enum gp_sort { GP_SORT_TOTAL = 0, GP_SORT_LAUNCH, GP_SORT_QUEUE, GP_SORT_EXECUTE, GP_SORT_SYNC, GP_SORT_COUNT,
+	       GP_SORT_NAME };
+
+struct gp_out_opts {
+	enum gp_format format;
+	enum gp_sort sort;
+	size_t top;              /* 0 = all                                      */
+	const regex_t *filter;   /* NULL = all                                    */
+	struct gp_thresholds th;
+	double outlier_factor;   /* iteration outlier: duration > factor * p50   */
+	double straggler_pct;    /* rank straggler: busy > median * (1 + pct/100) */
+};
+
+/* The operators to show, in order: indexes into rep->groups after filter,
+ * sort and top. Returns the count; *out is malloc'd (NULL on ENOMEM). */
+size_t gp_out_select(const struct gp_rep *rep, const struct gp_out_opts *o, size_t **out);
+
+/* Write the report. Returns 0 or -EIO/-ENOMEM. */
+int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o);
+
+/* Write the diff of two reports; *regressed is set to 1 when the total or
+ * an operator among the base's top (o->top, default 10) regressed by more
+ * than fail_above_pct (when fail_above_pct >= 0). */
+int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, const struct gp_out_opts *o,
+		double fail_above_pct, int *regressed);
+
+/* Shared helpers for exporters. */
+void gp_out_json_str(FILE *f, const char *s);
+uint64_t gp_out_total(const struct gp_rep_group *g);
+/* Per-iteration p50 / p99 of durations; flags outliers (array of niters). */
+void gp_out_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, uint64_t *p99, uint8_t *outlier);
+/* Straggler flags per rank (array of nranks); returns the median busy. */
+uint64_t gp_out_stragglers(const struct gp_rep *rep, double pct, uint8_t *flag);
+
+#endif
