@@ -157,6 +157,8 @@ struct gp_an {
 	struct gp_synchook *shooks;
 	size_t nshooks, capshooks;
 	struct gp_map shook_by_op;
+	struct gp_map shook_by_corr; /* CUPTI corr -> sync hook (via ext corr) */
+	struct gp_map tid_os;        /* CUPTI thread id -> OS tid (learned)    */
 	/* prepared */
 	int hook_only, have_runtime, have_hooks;
 	uint32_t *wait_tids;         /* distinct tids                          */
@@ -519,6 +521,13 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_DRIVER_API:
 		gp_an_scan1_api(an, &r->api);
 		break;
+	case GP_REC_EXTCORR: {
+		/* a sync call's hook (stack) joins its CUPTI record through this */
+		uint64_t *v = r->extcorr.kind == GP_EXT_KIND_CUSTOM2 ? gp_map_get(&an->shook_by_op, r->extcorr.ext_id) : NULL;
+		if (v)
+			gp_an_fail(an, gp_map_put(&an->shook_by_corr, r->extcorr.corr, *v));
+		break;
+	}
 	case GP_REC_SYNC:
 		gp_an_seen(an, r->sync.start, r->sync.end);
 		gp_an_fail(an, gp_map_put(&an->sync_scope, r->sync.corr,
@@ -615,6 +624,13 @@ int gp_an_prepare(struct gp_an *an)
 			w->best_group = GP_NONE32;
 		}
 	}
+	/* Stacks of CUPTI waits through the external correlation (before the
+	 * hooks are re-sorted), else by containment on the same thread id. */
+	for (size_t i = 0; i < an->nwaits; i++) {
+		uint64_t *v = an->waits[i].from_hook ? NULL : gp_map_get(&an->shook_by_corr, an->waits[i].corr);
+		if (v)
+			an->waits[i].stack = an->shooks[*v].stack;
+	}
 	/* Sort sync hooks to find each CUPTI wait's stack by containment. */
 	qsort(an->shooks, an->nshooks, sizeof *an->shooks, gp_an_cmp_shook);
 	qsort(an->waits, an->nwaits, sizeof *an->waits, gp_an_cmp_wait);
@@ -632,7 +648,7 @@ int gp_an_prepare(struct gp_an *an)
 		uint64_t *own = gp_map_get(&an->own_copy, w->corr);
 		if (own && gp_an_is_copy_sync(w->kind))
 			w->own_gpu_start = *own;
-		if (!w->from_hook && an->nshooks) {
+		if (!w->from_hook && !w->stack && an->nshooks) {
 			/* binary search the last hook on tid starting <= w0 */
 			size_t lo = 0, hi = an->nshooks;
 			while (lo < hi) {
@@ -1056,8 +1072,16 @@ static void gp_an_try_finish(struct gp_an *an, struct gp_pending *p, int final)
 	}
 	if (!p->has_api && !final)
 		return;
-	if (!h && !final && an->have_hooks && gp_map_get(&an->hooks_on_tid, p->api_tid))
-		return; /* the call's thread has unjoined hooks: its ext corr may come later */
+	if (!h && !final && an->have_hooks) {
+		/* CUPTI thread ids are not OS tids; the mapping is learned from
+		 * earlier joins. A thread with unjoined hooks may still send this
+		 * call's ext corr. */
+		uint64_t *os = gp_map_get(&an->tid_os, p->api_tid);
+		if (gp_map_get(&an->hooks_on_tid, os ? *os : p->api_tid))
+			return;
+	}
+	if (h && p->has_api)
+		gp_an_fail(an, gp_map_put(&an->tid_os, p->api_tid, h->tid));
 	gp_an_emit(an, p, h);
 	if (h) {
 		gp_map_del(&an->ext_rev, h->op);
@@ -1258,9 +1282,13 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			uint64_t *dv = gp_map_get(&an->last_driver, a->tid);
 			if (dv) {
 				struct gp_pending *d = gp_an_pend_get(an, (uint32_t)*dv, 0);
-				if (d && d->has_api && !d->has_gpu && !d->has_ext && d->api_domain == GP_REC_DRIVER_API &&
-				    d->api_start >= a->start && d->api_start + d->api_dur <= end)
+				if (d && d->has_api && !d->has_gpu && d->api_domain == GP_REC_DRIVER_API &&
+				    d->api_start >= a->start && d->api_start + d->api_dur <= end) {
+					uint64_t *rv = d->has_ext ? gp_map_get(&an->ext_rev, d->ext) : NULL;
+					if (rv && *rv == d->corr)
+						gp_map_del(&an->ext_rev, d->ext);
 					gp_an_pend_drop(an, d);
+				}
 				gp_map_del(&an->last_driver, a->tid);
 			}
 		}
@@ -1615,6 +1643,8 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->own_copy);
 	free(an->shooks);
 	gp_map_free(&an->shook_by_op);
+	gp_map_free(&an->shook_by_corr);
+	gp_map_free(&an->tid_os);
 	free(an->wait_tids);
 	free(an->wait_lo);
 	free(an->wait_hi);
