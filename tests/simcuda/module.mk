@@ -49,3 +49,29 @@ $(B)/lib/libsimtruth.a: $(B)/obj/tests/common/simtruth.o
 	$(AR) rcs $@ $^
 
 ALL_TARGETS += $(SIMCUDA_LIBS) $(B)/lib/libsimtruth.a
+
+# The CUPTI test client (CUDA_INJECTION64_PATH + LD_PRELOAD) for the e2e suite.
+$(SIMCUDA_DIR)/libsimtestclient.so: $(B)/obj/tests/simcuda/sim_testclient.o $(SIMCUDA_DIR)/libcupti.so.13 $(SIMCUDA_DIR)/libcudart.so.13
+	$(CC) -shared -o $@ $(B)/obj/tests/simcuda/sim_testclient.o $(SIMCUDA_DIR)/libcupti.so.13 \
+	  $(SIMCUDA_DIR)/libcudart.so.13 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -ldl
+
+SIMCUDA_TEST_LIBS = $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-rpath,'$$ORIGIN/../simcuda'
+
+# In-process suite: links the simulator; -rdynamic exports its kernel host twin.
+$(B)/tests/test_simcuda_api: $(B)/obj/tests/simcuda/test_simcuda_api.o $(B)/obj/tests/simcuda/sim_config.o \
+                             $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/tests/simcuda/test_simcuda_api.o $(B)/obj/tests/simcuda/sim_config.o \
+	  $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) -lcriterion -lm
+
+# Examples on simcuda, the CUPTI client, bad cost models.
+$(B)/tests/test_simcuda_e2e: $(B)/obj/tests/simcuda/test_simcuda_e2e.o $(B)/lib/libsimtruth.a \
+                             $(SIMCUDA_LIBS) $(SIMCUDA_DIR)/libsimtestclient.so \
+                             $(addprefix $(B)/examples/,compute_bound launch_bound sync_bound)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/tests/simcuda/test_simcuda_e2e.o $(B)/lib/libsimtruth.a $(LDFLAGS) -lcriterion
+
+SIMCUDA_TESTS = $(B)/tests/test_simcuda_api $(B)/tests/test_simcuda_e2e
+ALL_TARGETS += $(SIMCUDA_DIR)/libsimtestclient.so $(SIMCUDA_TESTS)
+TESTS       += $(SIMCUDA_TESTS)
+TSAN_TESTS  += $(SIMCUDA_TESTS)

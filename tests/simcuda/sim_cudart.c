@@ -368,9 +368,10 @@ static void sim_api_callback(struct sim_call *c, CUpti_ApiCallbackSite site, CUp
 	simcupti_callback(dom, cbid, &d);
 }
 
-/* Enter a runtime call: driver start, correlation ids, enter callbacks. */
-static void sim_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
-		      CUpti_CallbackId drv_cbid)
+/* Enter a runtime call: driver start, correlation ids, enter callbacks.
+ * symbol: the kernel name for launches (callback data), else NULL. */
+static void sim_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+			  CUpti_CallbackId drv_cbid, const char *symbol)
 {
 	if (atomic_load_explicit(&g_init_state, memory_order_acquire) != 2 && !t_initializing)
 		sim_driver_start();
@@ -378,6 +379,7 @@ static void sim_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbi
 	c->name = name;
 	c->cbid = cbid;
 	c->drv_cbid = drv_cbid;
+	c->symbol = symbol;
 	c->corr = simcupti_next_corr();
 	sim_api_callback(c, CUPTI_API_ENTER, CUPTI_CB_DOMAIN_RUNTIME_API, NULL);
 	c->start = simcupti_now();
@@ -386,6 +388,12 @@ static void sim_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbi
 		sim_api_callback(c, CUPTI_API_ENTER, CUPTI_CB_DOMAIN_DRIVER_API, NULL);
 		c->drv_start = simcupti_now();
 	}
+}
+
+static void sim_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+		      CUpti_CallbackId drv_cbid)
+{
+	sim_enter_sym(c, name, cbid, drv_cbid, NULL);
 }
 
 /*
@@ -654,14 +662,12 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 			      CUpti_CallbackId drv_cbid)
 {
 	struct sim_call c;
-	if (f)
-		sim_func_resolve(f);
-	sim_enter(&c, name, cbid, drv_cbid);
+	sim_enter_sym(&c, name, cbid, drv_cbid, f ? f->mangled : NULL);
 	if (!f) {
 		sim_spin_until(c.start + g_cfg.api_ns);
 		return sim_exit(&c, cudaErrorInvalidDeviceFunction, 0);
 	}
-	c.symbol = f->mangled;
+	sim_func_resolve(f); /* after driver start: the cost model is loaded */
 	if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
 		sim_spin_until(c.start + g_cfg.api_ns);
 		return sim_exit(&c, cudaErrorInvalidConfiguration, 0);
