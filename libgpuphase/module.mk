@@ -28,3 +28,35 @@ $(GP_LIB_SO): $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB)
 	  -o $@ $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) -lunwind -ldl $(GP_COLLECTOR_LIBS)
 
 ALL_TARGETS += $(GP_LIB_SO)
+
+# ---- tests ------------------------------------------------------------------
+# Helper programs (uninstrumented, like the examples: under SAN=asan the tests
+# put $GP_SAN_RUNTIME first in LD_PRELOAD).
+GP_LIB_TPROGS := $(B)/tests/lib/lt_prog $(B)/tests/lib/liblt_local.so $(B)/tests/lib/lt_local_main
+
+$(B)/tests/lib/lt_prog: libgpuphase/tests/lt_prog.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -Xlinker -E -o $@ $< -ldl
+$(B)/tests/lib/liblt_local.so: libgpuphase/tests/lt_local_lib.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -o $@ $<
+$(B)/tests/lib/lt_local_main: libgpuphase/tests/lt_local_main.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< -ldl
+
+GP_LIB_TEST_LIBS := $(B)/lib/libsimtruth.a $(GP_COLLECTOR_LIB)
+
+$(B)/tests/test_lib_config: $(B)/obj/libgpuphase/tests/test_lib_config.o $(B)/obj/libgpuphase/config.o \
+                            $(GP_LIB_TEST_LIBS) | $(GP_LIB_SO) $(EXAMPLE_BINS) $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(GP_COLLECTOR_LIBS)
+
+$(B)/tests/test_lib_e2e: $(B)/obj/libgpuphase/tests/test_lib_e2e.o $(GP_LIB_TEST_LIBS) \
+                         | $(GP_LIB_SO) $(GP_LIB_TPROGS) $(EXAMPLE_BINS) $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(GP_COLLECTOR_LIBS)
+
+GP_LIB_TESTS := $(B)/tests/test_lib_config $(B)/tests/test_lib_e2e
+ALL_TARGETS  += $(GP_LIB_TPROGS) $(GP_LIB_TESTS)
+TESTS        += $(GP_LIB_TESTS)
+.SECONDARY: $(B)/obj/libgpuphase/tests/test_lib_config.o $(B)/obj/libgpuphase/tests/test_lib_e2e.o

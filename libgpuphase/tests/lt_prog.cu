@@ -1,0 +1,122 @@
+// lt_prog.cu — the workload the libgpuphase end-to-end tests run under the
+// preload (test_lib_e2e.c). Built with nvcc -cudart shared like the examples,
+// run on simcuda. Stdout is deterministic (the tests compare it byte for byte
+// with an unprofiled run); nothing timing-dependent is printed.
+//
+// Each step s (0-based) is, in this order:
+//   nvtxRangePushA("step"); cudaPeekAtLastError()   <- truth-visible sentinel
+//   cudaProfilerStart()
+//   mark_kernel<<<1,1>>>   work_kernel<<<>>> x2      (one stream)
+//   cudaMemsetAsync, cudaMemcpyAsync DtoH
+//   cudaStreamSynchronize(stream)
+//   cudaProfilerStop(); nvtxRangePop()
+// so every GPUPHASE_ITER_MARKER kind has a boundary the ground truth shows.
+//
+// Usage: lt_prog MODE STEPS   MODE = plain | subscribe | fork
+//   subscribe: take the CUPTI subscription first (like nsys / Kineto would)
+//   fork:      fork after half the steps; the child checks its data and exits
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cuda_runtime.h>
+#include <cuda_profiler_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#define N 1024
+#define CK(call)                                                                                    \
+	do {                                                                                        \
+		cudaError_t e_ = (call);                                                            \
+		if (e_ != cudaSuccess) {                                                            \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+			exit(1);                                                                    \
+		}                                                                                   \
+	} while (0)
+
+__global__ void mark_kernel(unsigned *x, unsigned s)
+{
+	x[N] = s;
+}
+__global__ void work_kernel(unsigned *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] += 1;
+}
+extern "C" void simcuda_kernel_mark_kernel(dim3, dim3, void **args)
+{
+	unsigned *x = *(unsigned **)args[0];
+	x[N] = *(unsigned *)args[1];
+}
+extern "C" void simcuda_kernel_work_kernel(dim3, dim3, void **args)
+{
+	unsigned *x = *(unsigned **)args[0];
+	int n = *(int *)args[1];
+	for (int i = 0; i < n; i++)
+		x[i] += 1;
+}
+
+static void take_cupti(void)
+{
+	void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+	typedef int (*sub_fn)(void **, void *, void *);
+	sub_fn sub = h ? (sub_fn)dlsym(h, "cuptiSubscribe") : NULL;
+	void *handle = NULL;
+	if (!sub || sub(&handle, NULL, NULL) != 0)
+		fprintf(stderr, "lt_prog: could not take the CUPTI subscription\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork STEPS\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	int steps = atoi(argv[2]);
+	if (!strcmp(mode, "subscribe"))
+		take_cupti();
+	static unsigned h[N + 1];
+	unsigned *d, *d2;
+	cudaStream_t st;
+	CK(cudaStreamCreate(&st));
+	CK(cudaMalloc(&d, sizeof h));
+	CK(cudaMalloc(&d2, sizeof h));
+	CK(cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice));
+	int bad = 0;
+	for (int s = 0; s < steps; s++) {
+		if (!strcmp(mode, "fork") && s == steps / 2) {
+			fflush(stdout);
+			pid_t pid = fork();
+			if (pid == 0) {
+				/* child: no CUDA (unsupported after fork); check host data */
+				printf("child: h[0]=%u\n", h[0]);
+				exit(h[0] == (unsigned)(2 * s) ? 0 : 1);
+			}
+			int status = 0;
+			waitpid(pid, &status, 0);
+			printf("parent: child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		}
+		nvtxRangePushA("step");
+		(void)cudaPeekAtLastError();
+		CK(cudaProfilerStart());
+		mark_kernel<<<1, 1, 0, st>>>(d, (unsigned)s);
+		work_kernel<<<(N + 255) / 256, 256, 0, st>>>(d, N);
+		work_kernel<<<(N + 255) / 256, 256, 0, st>>>(d, N);
+		CK(cudaGetLastError());
+		CK(cudaMemsetAsync(d2, s & 0xff, sizeof h, st));
+		CK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, st));
+		CK(cudaStreamSynchronize(st));
+		CK(cudaProfilerStop());
+		nvtxRangePop();
+		if (h[0] != (unsigned)(2 * (s + 1)) || h[N] != (unsigned)s)
+			bad++;
+	}
+	CK(cudaFree(d));
+	CK(cudaFree(d2));
+	CK(cudaStreamDestroy(st));
+	printf("lt_prog: mode=%s steps=%d %s\n", mode, steps, bad ? "FAIL" : "OK");
+	return bad ? 1 : 0;
+}

@@ -1,0 +1,225 @@
+/*
+ * test_lib_config.c — the GPUPHASE_* table: parsing (config.c, linked in
+ * directly), the one-line diagnostics, docs/configuration.md agreeing with
+ * the table, and — end to end — every variable's bad value leaving the
+ * application exactly as it runs without the library.
+ */
+#include "libgpuphase/gp_lib.h"
+#include "lt_util.h"
+
+static int lt_parse(const char *const *env, struct gp_config *c, char *msg, size_t len)
+{
+	return gp_config_parse((char *const *)env, c, msg, len, NULL);
+}
+
+Test(lib_config, defaults)
+{
+	const char *env[] = {"PATH=/bin", NULL};
+	struct gp_config c;
+	char msg[256];
+	cr_assert(lt_parse(env, &c, msg, sizeof msg) == 0);
+	cr_assert_str_eq(c.output, "gpuphase-%h-%p.gpht");
+	cr_assert(c.win_mode == GP_WINMODE_ALL && c.marker == GP_MARKER_SYNC && c.stacks == GP_STACKS_SYNC);
+	cr_assert(c.log_level == GP_LOG_ERROR && c.cupti == 1 && !c.disable);
+	cr_assert_str_eq(c.cupti_lib, "libcupti.so.13");
+}
+
+Test(lib_config, windows)
+{
+	struct gp_config c;
+	char msg[256];
+	const char *e1[] = {"GPUPHASE_WINDOW=skip=10,iters=5,repeat=3", NULL};
+	cr_assert(lt_parse(e1, &c, msg, sizeof msg) == 0);
+	cr_assert(c.win_mode == GP_WINMODE_ITERS && c.skip == 10 && c.iters == 5 && c.repeat == 3);
+	const char *e2[] = {"GPUPHASE_WINDOW=iters=2", NULL};
+	cr_assert(lt_parse(e2, &c, msg, sizeof msg) == 0);
+	cr_assert(c.win_mode == GP_WINMODE_ITERS && c.skip == 0 && c.iters == 2 && c.repeat == 1);
+	const char *e3[] = {"GPUPHASE_WINDOW=delay=500ms,duration=2s", NULL};
+	cr_assert(lt_parse(e3, &c, msg, sizeof msg) == 0);
+	cr_assert(c.win_mode == GP_WINMODE_TIME && c.delay_ns == 500000000u && c.duration_ns == 2000000000u);
+	const char *e4[] = {"GPUPHASE_WINDOW=trigger", NULL};
+	cr_assert(lt_parse(e4, &c, msg, sizeof msg) == 0 && c.win_mode == GP_WINMODE_TRIGGER);
+	static const char *const bad[] = {"skip=3", "skip=1,iters=0", "skip=-1,iters=2", "iters=2,delay=1s",
+					  "delay=1s", "duration=0s", "skip=1,iters=2,repeat=0", "skip=1,skip=2,iters=1",
+					  "delay=1x,duration=1s", "sometimes", "skip=1;iters=2"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char v[128];
+		snprintf(v, sizeof v, "GPUPHASE_WINDOW=%s", bad[i]);
+		const char *e[] = {v, NULL};
+		cr_assert(lt_parse(e, &c, msg, sizeof msg) == -EINVAL, "%s accepted", bad[i]);
+	}
+}
+
+Test(lib_config, durations)
+{
+	uint64_t ns;
+	cr_assert(gp_config_duration("500ms", &ns) == 0 && ns == 500000000u);
+	cr_assert(gp_config_duration("1.5s", &ns) == 0 && ns == 1500000000u);
+	cr_assert(gp_config_duration("2", &ns) == 0 && ns == 2000000000u);
+	cr_assert(gp_config_duration("250us", &ns) == 0 && ns == 250000u);
+	cr_assert(gp_config_duration("1m", &ns) == 0 && ns == 60000000000u);
+	cr_assert(gp_config_duration("ms", &ns) != 0 && gp_config_duration("5h", &ns) != 0 &&
+		  gp_config_duration("-1s", &ns) != 0);
+}
+
+Test(lib_config, markers_stacks_log)
+{
+	struct gp_config c;
+	char msg[256];
+	const char *e1[] = {"GPUPHASE_ITER_MARKER=kernel:*gemm*", "GPUPHASE_STACKS=all", "GPUPHASE_LOG=debug:/tmp/x.log",
+			    NULL};
+	cr_assert(lt_parse(e1, &c, msg, sizeof msg) == 0);
+	cr_assert(c.marker == GP_MARKER_KERNEL && !strcmp(c.marker_arg, "*gemm*"));
+	cr_assert(c.stacks == GP_STACKS_ALL && c.log_level == GP_LOG_DEBUG && !strcmp(c.log_file, "/tmp/x.log"));
+	const char *e2[] = {"GPUPHASE_ITER_MARKER=nvtx:train step", NULL};
+	cr_assert(lt_parse(e2, &c, msg, sizeof msg) == 0 && c.marker == GP_MARKER_NVTX &&
+		  !strcmp(c.marker_arg, "train step"));
+	const char *e3[] = {"GPUPHASE_ITER_MARKER=profiler", NULL};
+	cr_assert(lt_parse(e3, &c, msg, sizeof msg) == 0 && c.marker == GP_MARKER_PROFILER);
+}
+
+Test(lib_config, message_names_variable_value_and_accepted)
+{
+	struct gp_config c;
+	char msg[512];
+	const char *e[] = {"GPUPHASE_STACKS=deep", NULL};
+	cr_assert(lt_parse(e, &c, msg, sizeof msg) == -EINVAL);
+	cr_assert_str_eq(msg, "gpuphase: GPUPHASE_STACKS='deep': accepted: off, sync, launch or all");
+}
+
+Test(lib_config, disable_wins)
+{
+	struct gp_config c;
+	char msg[256];
+	const char *e[] = {"GPUPHASE_WINDOW=bogus", "GPUPHASE_DISABLE=1", NULL};
+	cr_assert(lt_parse(e, &c, msg, sizeof msg) == 0 && c.disable == 1);
+}
+
+static char lt_warned[512];
+static void lt_warn(const char *line)
+{
+	snprintf(lt_warned, sizeof lt_warned, "%s", line);
+}
+
+Test(lib_config, unknown_variable_suggestion)
+{
+	struct gp_config c;
+	char msg[256];
+	const char *e[] = {"GPUPHASE_WINDWO=all", NULL};
+	cr_assert(gp_config_parse((char *const *)e, &c, msg, sizeof msg, lt_warn) == 0);
+	cr_assert_str_eq(lt_warned, "gpuphase: unknown variable GPUPHASE_WINDWO ignored (did you mean GPUPHASE_WINDOW?)");
+}
+
+Test(lib_config, output_expansion)
+{
+	char out[256];
+	cr_assert(gp_config_expand("t-%h-%p-r%r-%%.gpht", 42, "node1", "3", 0, out, sizeof out) == 0);
+	cr_assert_str_eq(out, "t-node1-42-r3-%.gpht");
+	cr_assert(gp_config_expand("%t", 1, "h", "0", 86400, out, sizeof out) == 0);
+	cr_assert_str_eq(out, "19700102T000000Z");
+	cr_assert(gp_config_expand("x%q", 1, "h", "0", 0, out, sizeof out) == -EINVAL);
+	cr_assert(gp_config_expand("x%", 1, "h", "0", 0, out, sizeof out) == -EINVAL);
+	cr_assert(gp_config_expand("%h%h%h", 1, "abcdefgh", "0", 0, out, 10) == -ENAMETOOLONG);
+	const char *env1[] = {"SLURM_PROCID=5", "OMPI_COMM_WORLD_RANK=4", NULL};
+	cr_assert_str_eq(gp_config_rank((char *const *)env1), "4");
+	const char *env2[] = {"SLURM_PROCID=5", "RANK=2", NULL};
+	cr_assert_str_eq(gp_config_rank((char *const *)env2), "2");
+	const char *env3[] = {"X=1", NULL};
+	cr_assert_str_eq(gp_config_rank((char *const *)env3), "0");
+}
+
+/* docs/configuration.md has the same table: one row per variable, with its
+ * default and accepted values exactly as the code says. */
+Test(lib_config, docs_table_matches_code)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s/docs/configuration.md", lt_src());
+	size_t len;
+	char *doc = lt_slurp(p, &len);
+	cr_assert(len > 0, "cannot read %s", p);
+	size_t rows = 0;
+	for (char *l = strstr(doc, "\n| `GPUPHASE_"); l; l = strstr(l + 1, "\n| `GPUPHASE_"))
+		rows++;
+	cr_assert(rows == gp_config_nvars, "%zu rows in docs/configuration.md, %zu variables in the code", rows,
+		  gp_config_nvars);
+	for (size_t i = 0; i < gp_config_nvars; i++) {
+		const struct gp_config_var *v = &gp_config_vars[i];
+		const char *acc = v->accepted + strlen("accepted: ");
+		char row[1024];
+		snprintf(row, sizeof row, "| `%s` | `%s` | %s | %s |", v->name, v->def, acc, v->doc);
+		cr_assert(strstr(doc, row), "docs/configuration.md lacks the row\n%s", row);
+	}
+	free(doc);
+}
+
+/* Every variable, a bad value: the documented line, nothing else from the
+ * library, no trace, the program's output and exit status unchanged. */
+Test(lib_config, bad_values_end_to_end, .timeout = 240)
+{
+	static const char *const bad[][2] = {
+		{"GPUPHASE_DISABLE", "maybe"},         {"GPUPHASE_OUTPUT", "trace-%q.gpht"},
+		{"GPUPHASE_WINDOW", "skip=two,iters=1"}, {"GPUPHASE_ITER_MARKER", "kernel:"},
+		{"GPUPHASE_STACKS", "deep"},           {"GPUPHASE_STACK_DEPTH", "0"},
+		{"GPUPHASE_LOG", "loud"},              {"GPUPHASE_RING_RECORDS", "1000"},
+		{"GPUPHASE_FLUSH_MS", "0"},            {"GPUPHASE_MAX_BYTES", "12X"},
+		{"GPUPHASE_CUPTI", "2"},               {"GPUPHASE_CUPTI_LIB", ""},
+		{"GPUPHASE_CONTROL_DIR", "relative/dir"}, {"GPUPHASE_FOLLOW_FORK", "sometimes"},
+	};
+	cr_assert(sizeof bad / sizeof bad[0] == gp_config_nvars, "a variable has no bad-value case");
+	char dir[256], bin[1200], cfg[1200];
+	lt_tmpdir(dir, sizeof dir);
+	snprintf(bin, sizeof bin, "%s/examples/sync_bound", lt_build());
+	snprintf(cfg, sizeof cfg, "SIMCUDA_CONFIG=%s/examples/sync_bound.simcuda", lt_src());
+	const char *argv[] = {bin, NULL};
+	const char *env0[] = {cfg, NULL};
+	struct lt_result bare;
+	lt_run(dir, argv, env0, LT_BARE, 60, &bare);
+	cr_assert(bare.status == 0);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const struct gp_config_var *v = NULL;
+		for (size_t j = 0; j < gp_config_nvars; j++)
+			if (!strcmp(gp_config_vars[j].name, bad[i][0]))
+				v = &gp_config_vars[j];
+		cr_assert(v, "%s not in the table", bad[i][0]);
+		char set[256], expect[1024];
+		snprintf(set, sizeof set, "%s=%s", bad[i][0], bad[i][1]);
+		snprintf(expect, sizeof expect, "gpuphase: %s='%s': %s\n", bad[i][0], bad[i][1], v->accepted);
+		const char *env[] = {cfg, set, NULL};
+		for (int load = LT_PRELOAD; load <= LT_INJECT; load++) {
+			struct lt_result r;
+			lt_run(dir, argv, env, (enum lt_load)load, 60, &r);
+			cr_assert(r.status == bare.status, "%s: exit %d", set, r.status);
+			cr_assert(r.outlen == bare.outlen && !memcmp(r.out, bare.out, r.outlen), "%s: stdout differs", set);
+			char *first = strstr(r.err, "gpuphase:");
+			cr_assert(first && !strncmp(first, expect, strlen(expect)), "%s: expected\n%sgot\n%s", set, expect,
+				  r.err);
+			cr_assert(!strstr(first + 1, "gpuphase:"), "%s: more than one line:\n%s", set, r.err);
+			cr_assert(lt_count_traces(dir) == 0, "%s: a trace was written", set);
+			lt_free(&r);
+		}
+	}
+	lt_free(&bare);
+	lt_rmdir(dir);
+}
+
+Test(lib_config, disable_is_inert, .timeout = 60)
+{
+	char dir[256], bin[1200], cfg[1200];
+	lt_tmpdir(dir, sizeof dir);
+	snprintf(bin, sizeof bin, "%s/examples/sync_bound", lt_build());
+	snprintf(cfg, sizeof cfg, "SIMCUDA_CONFIG=%s/examples/sync_bound.simcuda", lt_src());
+	const char *argv[] = {bin, NULL};
+	const char *env[] = {cfg, "GPUPHASE_DISABLE=1", NULL};
+	struct lt_result r;
+	lt_run(dir, argv, env, LT_BOTH, 60, &r);
+	cr_assert(r.status == 0 && !strstr(r.err, "gpuphase:") && lt_count_traces(dir) == 0, "%s", r.err);
+	lt_free(&r);
+	const char *env2[] = {cfg, "GPUPHASE_WINDWO=all", NULL};
+	lt_run(dir, argv, env2, LT_PRELOAD, 60, &r);
+	cr_assert(r.status == 0 && strstr(r.err, "gpuphase: unknown variable GPUPHASE_WINDWO ignored (did you mean "
+						  "GPUPHASE_WINDOW?)"),
+		  "%s", r.err);
+	cr_assert(lt_count_traces(dir) == 1, "a typo must not disable the library");
+	lt_free(&r);
+	lt_rmdir(dir);
+}

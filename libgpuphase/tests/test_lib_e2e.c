@@ -1,0 +1,640 @@
+/*
+ * test_lib_e2e.c — libgpuphase end to end on simcuda: real programs (the
+ * examples, lt_prog, lt_local_main) run under LD_PRELOAD and/or
+ * CUDA_INJECTION64_PATH, their traces read back with gp_reader.h and compared
+ * with simcuda's ground truth (SIMCUDA_TRUTH).
+ *
+ * Ground truth and tolerances: simcuda stamps each GPU op and API call once,
+ * on CUPTI's clock (ours, CLOCK_MONOTONIC_RAW, once the library registered
+ * it), and writes the same value into the CUPTI record and the truth line, so
+ * op timestamps must agree within LT_TOL_NS = 1 us (rounding only). Hook
+ * intervals are taken by the library around the real call, so each must
+ * contain the truth interval of that call.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "lt_util.h"
+
+#define LT_TOL_NS 1000u
+
+static const char *lt_example_names[] = {"compute_bound", "launch_bound", "sync_bound"};
+
+/* ---- ground truth ------------------------------------------------------------ */
+
+struct lt_truth {
+	struct sim_ev *ev;
+	size_t n;
+};
+
+static void lt_truth_load(const char *dir, struct lt_truth *t)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s/truth.jsonl", dir);
+	cr_assert(sim_truth_load(p, &t->ev, &t->n) == 0, "cannot load truth %s", p);
+	cr_assert(t->n > 0, "empty truth");
+}
+
+static int lt_is_op(const struct sim_ev *e)
+{
+	return e->type == SIM_EV_KERNEL || e->type == SIM_EV_MEMCPY || e->type == SIM_EV_MEMSET;
+}
+
+static uint64_t lt_absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static const struct gp_rec_api *lt_find_api(const struct gp_rec_api *v, size_t n, uint32_t corr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].corr == corr)
+			return &v[i];
+	return NULL;
+}
+
+static const char *const lt_hooked[] = {
+	"cudaLaunchKernel", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz", "cudaLaunchKernel_ptsz",
+	"cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaLaunchHostFunc",
+	"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemset", "cudaMemsetAsync",
+	"cudaMemset2D", "cudaMemset2DAsync", "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+	"cudaProfilerStart", "cudaProfilerStop", NULL};
+
+static int lt_is_hooked(const char *name)
+{
+	for (int i = 0; lt_hooked[i]; i++)
+		if (!strcmp(name, lt_hooked[i]))
+			return 1;
+	return 0;
+}
+
+/* The trace op joined to a truth op, or NULL. *key = its runtime corr. */
+static int lt_trace_has_op(const struct lt_trace *t, const struct sim_ev *e, char *why, size_t wl)
+{
+	if (e->type == SIM_EV_KERNEL) {
+		for (size_t i = 0; i < t->n_kern; i++)
+			if (t->kern[i].corr == e->corr) {
+				const struct gp_rec_kernel *k = &t->kern[i];
+				if (lt_absdiff(k->start, e->start) > LT_TOL_NS || lt_absdiff(k->end, e->end) > LT_TOL_NS)
+					snprintf(why, wl, "kernel corr %u: trace %llu..%llu truth %llu..%llu", e->corr,
+						 (unsigned long long)k->start, (unsigned long long)k->end,
+						 (unsigned long long)e->start, (unsigned long long)e->end);
+				else if (strcmp(lt_str(t, k->name), e->name))
+					snprintf(why, wl, "kernel corr %u: name '%s' vs truth '%s'", e->corr,
+						 lt_str(t, k->name), e->name);
+				else
+					return 1;
+				return 0;
+			}
+	} else {
+		const struct gp_rec_copy *v = e->type == SIM_EV_MEMCPY ? t->cpy : t->mset;
+		size_t n = e->type == SIM_EV_MEMCPY ? t->n_cpy : t->n_mset;
+		for (size_t i = 0; i < n; i++)
+			if (v[i].corr == e->corr) {
+				uint64_t end = v[i].start + gp_copy_dur_ns(&v[i]);
+				if (v[i].rt_corr != e->api_corr)
+					snprintf(why, wl, "%s corr %u: rt_corr %u vs truth api_corr %u", e->name, e->corr,
+						 v[i].rt_corr, e->api_corr);
+				else if (lt_absdiff(v[i].start, e->start) > LT_TOL_NS || lt_absdiff(end, e->end) > LT_TOL_NS)
+					snprintf(why, wl, "%s corr %u: times differ from truth", e->name, e->corr);
+				else if (gp_copy_bytes(&v[i]) != e->bytes)
+					snprintf(why, wl, "%s corr %u: %llu bytes vs truth %llu", e->name, e->corr,
+						 (unsigned long long)gp_copy_bytes(&v[i]), (unsigned long long)e->bytes);
+				else
+					return 1;
+				return 0;
+			}
+	}
+	snprintf(why, wl, "%.20s corr %u (%.200s) missing from the trace", e->type == SIM_EV_KERNEL ? "kernel" : "op",
+		 e->corr, e->name);
+	return 0;
+}
+
+/*
+ * Every truth op in `want` (NULL = all) is in the trace with truth's
+ * timestamps, joined to its CUPTI runtime record; with hooks, also through
+ * EXTCORR (CUSTOM2) to a hook record whose interval contains the runtime
+ * call. No op outside `want` is in the trace. Returns the number checked.
+ */
+static size_t lt_check_ops(const struct lt_trace *t, const struct lt_truth *tr, const char *want, int hooks)
+{
+	size_t checked = 0, expect_k = 0, expect_c = 0, expect_s = 0;
+	char why[512];
+	for (size_t i = 0; i < tr->n; i++) {
+		const struct sim_ev *e = &tr->ev[i];
+		if (!lt_is_op(e) || (want && !want[i]))
+			continue;
+		expect_k += e->type == SIM_EV_KERNEL;
+		expect_c += e->type == SIM_EV_MEMCPY;
+		expect_s += e->type == SIM_EV_MEMSET;
+		why[0] = 0;
+		cr_assert(lt_trace_has_op(t, e, why, sizeof why), "%s", why);
+		const struct gp_rec_api *rt = lt_find_api(t->rt, t->n_rt, e->api_corr);
+		cr_assert(rt, "%s corr %u: no runtime API record with corr %u (join failed)", e->name, e->corr,
+			  e->api_corr);
+		if (hooks) {
+			const struct gp_rec_extcorr *x = NULL;
+			for (size_t j = 0; j < t->n_ext && !x; j++)
+				if (t->ext[j].corr == e->api_corr && t->ext[j].kind == 5)
+					x = &t->ext[j];
+			cr_assert(x, "%s corr %u: no CUSTOM2 external correlation for runtime corr %u", e->name, e->corr,
+				  e->api_corr);
+			const struct gp_rec_api *h = lt_find_api(t->hook, t->n_hook, (uint32_t)x->ext_id);
+			cr_assert(h, "%s: no hook record with op id %llu", e->name, (unsigned long long)x->ext_id);
+			cr_assert(h->start <= rt->start && h->start + gp_api_dur_ns(h) >= rt->start + gp_api_dur_ns(rt),
+				  "hook %llu+%llu does not contain runtime call %llu+%llu", (unsigned long long)h->start,
+				  (unsigned long long)gp_api_dur_ns(h), (unsigned long long)rt->start,
+				  (unsigned long long)gp_api_dur_ns(rt));
+		}
+		checked++;
+	}
+	cr_assert(t->n_kern == expect_k && t->n_cpy == expect_c && t->n_mset == expect_s,
+		  "trace holds %zu kernels, %zu copies, %zu sets; truth (selected) %zu, %zu, %zu", t->n_kern, t->n_cpy,
+		  t->n_mset, expect_k, expect_c, expect_s);
+	return checked;
+}
+
+/* Each selected truth API call of a hooked function has its hook record, in
+ * order per function, whose interval contains the truth interval; no extra
+ * hook records. */
+static void lt_check_hooks(const struct lt_trace *t, const struct lt_truth *tr, const char *want)
+{
+	size_t expected = 0;
+	size_t *used = calloc(t->n_hook + 1, sizeof *used);
+	for (size_t i = 0; i < tr->n; i++) {
+		const struct sim_ev *e = &tr->ev[i];
+		if (e->type != SIM_EV_API || !lt_is_hooked(e->name) || (want && !want[i]))
+			continue;
+		expected++;
+		int found = 0;
+		for (size_t j = 0; j < t->n_hook && !found; j++) {
+			const char *hn = t->hook_name[t->hook[j].api_id];
+			if (used[j] || !hn || strcmp(hn, e->name))
+				continue;
+			const struct gp_rec_api *h = &t->hook[j];
+			if (h->start <= e->start && h->start + gp_api_dur_ns(h) + LT_TOL_NS >= e->end) {
+				used[j] = 1;
+				found = 1;
+			}
+		}
+		cr_assert(found, "truth call %s (corr %u, %llu..%llu) has no enclosing hook record", e->name, e->corr,
+			  (unsigned long long)e->start, (unsigned long long)e->end);
+	}
+	free(used);
+	cr_assert(t->n_hook == expected, "%zu hook records, %zu hooked calls expected", t->n_hook, expected);
+}
+
+/* Truth sync intervals of explicit synchronize calls appear as SYNC records. */
+static void lt_check_syncs(const struct lt_trace *t, const struct lt_truth *tr)
+{
+	for (size_t i = 0; i < tr->n; i++) {
+		const struct sim_ev *e = &tr->ev[i];
+		if (e->type != SIM_EV_SYNC || (strcmp(e->kind, "device") && strcmp(e->kind, "stream") &&
+					       strcmp(e->kind, "event")))
+			continue;
+		int found = 0;
+		for (size_t j = 0; j < t->n_sync && !found; j++)
+			found = t->sync[j].corr == e->api_corr && lt_absdiff(t->sync[j].start, e->start) <= LT_TOL_NS &&
+				lt_absdiff(t->sync[j].end, e->end) <= LT_TOL_NS;
+		cr_assert(found, "truth %s sync of call %u (%llu..%llu) missing", e->kind, e->api_corr,
+			  (unsigned long long)e->start, (unsigned long long)e->end);
+	}
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static void lt_example(const char *name, char *bin, size_t bl, char *cfg, size_t cl)
+{
+	snprintf(bin, bl, "%s/examples/%s", lt_build(), name);
+	snprintf(cfg, cl, "SIMCUDA_CONFIG=%s/examples/%s.simcuda", lt_src(), name);
+}
+
+static void lt_prog_path(char *out, size_t len, const char *prog)
+{
+	snprintf(out, len, "%s/tests/lib/%s", lt_build(), prog);
+}
+
+/* Run argv bare and profiled in dir; stdout and exit status must agree. */
+static void lt_run_pair(const char *dir, const char *const *argv, const char *const *env, enum lt_load load,
+			struct lt_result *prof)
+{
+	struct lt_result bare;
+	lt_run(dir, argv, env, LT_BARE, 120, &bare);
+	lt_run(dir, argv, env, load, 120, prof);
+	cr_assert(prof->status == bare.status, "exit status %d profiled vs %d bare; stderr:\n%s", prof->status,
+		  bare.status, prof->err);
+	cr_assert(prof->outlen == bare.outlen && !memcmp(prof->out, bare.out, bare.outlen),
+		  "stdout differs:\n--- bare\n%s--- profiled\n%s", bare.out, prof->out);
+	lt_free(&bare);
+}
+
+static void lt_full_check(const char *name, enum lt_load load)
+{
+	char dir[256], bin[1200], cfg[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_example(name, bin, sizeof bin, cfg, sizeof cfg);
+	const char *argv[] = {bin, NULL};
+	const char *env[] = {cfg, "SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, load, &r);
+	cr_assert(r.status == 0, "%s failed:\n%s", name, r.err);
+	cr_assert(!strstr(r.err, "gpuphase:"), "unexpected library message:\n%s", r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	struct lt_truth tr;
+	lt_truth_load(dir, &tr);
+	cr_assert(t.end.complete, "trace has no footer");
+	cr_assert(t.end.dropped_ring == 0 && t.end.dropped_cupti == 0, "records dropped");
+	cr_assert(lt_has_status(&t, GP_STATUS_CUPTI_OK), "CUPTI not active");
+	size_t n = lt_check_ops(&t, &tr, NULL, load & LT_PRELOAD);
+	cr_assert(n > 0);
+	lt_check_syncs(&t, &tr);
+	if (load & LT_PRELOAD) {
+		lt_check_hooks(&t, &tr, NULL);
+		cr_assert(!lt_has_status(&t, GP_STATUS_HOOKS_ABSENT));
+	} else {
+		cr_assert(t.n_hook == 0, "injection only, yet %zu hook records", t.n_hook);
+		cr_assert(lt_has_status(&t, GP_STATUS_HOOKS_ABSENT), "injection-only trace not marked");
+	}
+	free(tr.ev);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+Test(lib_e2e, preload_examples, .timeout = 240)
+{
+	for (int i = 0; i < 3; i++)
+		lt_full_check(lt_example_names[i], LT_PRELOAD);
+}
+
+Test(lib_e2e, inject_examples, .timeout = 240)
+{
+	for (int i = 0; i < 3; i++)
+		lt_full_check(lt_example_names[i], LT_INJECT);
+}
+
+Test(lib_e2e, preload_and_inject_same_object, .timeout = 120)
+{
+	lt_full_check("sync_bound", LT_BOTH);
+}
+
+Test(lib_e2e, preload_rtld_local, .timeout = 120)
+{
+	char dir[256], bin[1200], lib[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_local_main");
+	lt_prog_path(lib, sizeof lib, "liblt_local.so");
+	const char *argv[] = {bin, lib, "20", NULL};
+	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "lt_local: OK"), "rc %d\n%s%s", r.status, r.out, r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	struct lt_truth tr;
+	lt_truth_load(dir, &tr);
+	cr_assert(t.n_hook >= 20 * 4, "only %zu hook records: the RTLD_LOCAL cudart was not hooked", t.n_hook);
+	lt_check_ops(&t, &tr, NULL, 1);
+	lt_check_hooks(&t, &tr, NULL);
+	free(tr.ev);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+/* ---- windows ------------------------------------------------------------------- */
+
+enum lt_marker { LT_M_SYNC, LT_M_KERNEL, LT_M_NVTX, LT_M_PROFILER };
+
+/*
+ * Which truth events fall in iterations [skip, skip + iters) for a marker,
+ * derived from the truth alone (lt_prog's structure is in its header):
+ *  sync:     a device/stream synchronize ends an iteration (it belongs to it);
+ *  kernel:   each launch of mark_kernel starts one;
+ *  nvtx:     each step's push of "step" starts one; truth shows the
+ *            cudaPeekAtLastError sentinel right after it;
+ *  profiler: the k-th cudaProfilerStart..Stop (inclusive) is iteration k.
+ * Ops are selected through their API call (api_corr).
+ */
+static char *lt_window_select(const struct lt_truth *tr, enum lt_marker m, long skip, long iters)
+{
+	char *want = calloc(tr->n, 1);
+	long iter = m == LT_M_SYNC ? 0 : -1;
+	int in_range = 0;
+	for (size_t i = 0; i < tr->n; i++) {
+		const struct sim_ev *e = &tr->ev[i];
+		if (e->type != SIM_EV_API)
+			continue;
+		int starts = 0;
+		if (m == LT_M_KERNEL && (strstr(e->name, "LaunchKernel"))) {
+			for (size_t j = 0; j < tr->n; j++)
+				if (tr->ev[j].type == SIM_EV_KERNEL && tr->ev[j].api_corr == e->corr &&
+				    strstr(tr->ev[j].name, "mark_kernel"))
+					starts = 1;
+		}
+		if (m == LT_M_NVTX && !strcmp(e->name, "cudaPeekAtLastError"))
+			starts = 1;
+		if (m == LT_M_PROFILER && !strcmp(e->name, "cudaProfilerStart")) {
+			starts = 1;
+			in_range = 1;
+		}
+		if (starts)
+			iter++;
+		int in = iter >= skip && iter < skip + iters && (m != LT_M_PROFILER || in_range);
+		want[i] = (char)in;
+		if (m == LT_M_PROFILER && !strcmp(e->name, "cudaProfilerStop"))
+			in_range = 0;
+		if (m == LT_M_SYNC && (!strcmp(e->name, "cudaDeviceSynchronize") || !strcmp(e->name, "cudaStreamSynchronize")))
+			iter++;
+	}
+	/* ops follow their API call */
+	for (size_t i = 0; i < tr->n; i++) {
+		if (!lt_is_op(&tr->ev[i]))
+			continue;
+		for (size_t j = 0; j < tr->n; j++)
+			if (tr->ev[j].type == SIM_EV_API && tr->ev[j].corr == tr->ev[i].api_corr)
+				want[i] = want[j];
+	}
+	return want;
+}
+
+static void lt_window_case(enum lt_marker m, const char *marker, const char *window, long skip, long iters)
+{
+	char dir[256], bin[1200], lib[1200], nvtx[1300];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	snprintf(lib, sizeof lib, "%s/lib/libgpuphase.so", lt_build());
+	snprintf(nvtx, sizeof nvtx, "NVTX_INJECTION64_PATH=%s", lib);
+	char mk[300], win[300];
+	snprintf(mk, sizeof mk, "GPUPHASE_ITER_MARKER=%s", marker);
+	snprintf(win, sizeof win, "GPUPHASE_WINDOW=%s", window);
+	const char *argv[] = {bin, "plain", "12", NULL};
+	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", mk, win, nvtx, NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0, "%s", r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	struct lt_truth tr;
+	lt_truth_load(dir, &tr);
+	char *want = lt_window_select(&tr, m, skip, iters);
+	size_t n = lt_check_ops(&t, &tr, want, 1);
+	cr_assert(n >= (size_t)iters * 5, "marker %s window %s: only %zu ops expected", marker, window, n);
+	lt_check_hooks(&t, &tr, want);
+	cr_assert(t.n_win >= 2 && t.win[0].kind == GP_WIN_START && t.win[1].kind == GP_WIN_STOP,
+		  "window marks missing (%zu)", t.n_win);
+	cr_assert(t.n_iter >= (size_t)(skip + iters), "only %zu iteration marks", t.n_iter);
+	free(want);
+	free(tr.ev);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+Test(lib_window, skip_iters_sync, .timeout = 120)
+{
+	lt_window_case(LT_M_SYNC, "sync", "skip=3,iters=4", 3, 4);
+}
+
+Test(lib_window, skip_iters_kernel, .timeout = 120)
+{
+	lt_window_case(LT_M_KERNEL, "kernel:mark_*", "skip=2,iters=3", 2, 3);
+}
+
+Test(lib_window, skip_iters_nvtx, .timeout = 120)
+{
+	lt_window_case(LT_M_NVTX, "nvtx:step", "skip=4,iters=2", 4, 2);
+}
+
+Test(lib_window, skip_iters_profiler, .timeout = 120)
+{
+	lt_window_case(LT_M_PROFILER, "profiler", "skip=1,iters=5", 1, 5);
+}
+
+Test(lib_window, delay_duration, .timeout = 120)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	/* ~2.5 ms per step on the simulated GPU: 200 steps ~ 0.5 s */
+	const char *argv[] = {bin, "plain", "200", NULL};
+	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", "SIMCUDA_EXEC_NS=800000",
+			     "GPUPHASE_WINDOW=delay=150ms,duration=150ms", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0, "%s", r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	struct lt_truth tr;
+	lt_truth_load(dir, &tr);
+	cr_assert(t.n_win == 2 && t.win[0].kind == GP_WIN_START && t.win[1].kind == GP_WIN_STOP, "%zu window marks",
+		  t.n_win);
+	uint64_t on = t.win[0].ts, off = t.win[1].ts;
+	/* The timer thread's wake-ups are late by scheduling noise only: 100 ms
+	 * is generous on a loaded 2-core machine, and still far below 150 ms. */
+	cr_assert(off - on >= 150000000u - 1000000u && off - on <= 150000000u + 100000000u, "window lasted %llu ns",
+		  (unsigned long long)(off - on));
+	/* Calls entirely inside [on, off] are captured, entirely outside are
+	 * not; a call straddling an edge may go either way. */
+	size_t inside = 0;
+	for (size_t i = 0; i < tr.n; i++) {
+		const struct sim_ev *e = &tr.ev[i];
+		if (e->type != SIM_EV_API || !lt_is_hooked(e->name))
+			continue;
+		int found = 0;
+		for (size_t j = 0; j < t.n_hook && !found; j++)
+			found = t.hook[j].start <= e->start && t.hook[j].start + gp_api_dur_ns(&t.hook[j]) >= e->end;
+		if (e->start > on && e->end < off) {
+			cr_assert(found, "%s at %llu inside the window not captured", e->name, (unsigned long long)e->start);
+			inside++;
+		} else if (e->end < on || e->start > off) {
+			cr_assert(!found, "%s at %llu outside the window captured", e->name, (unsigned long long)e->start);
+		}
+	}
+	cr_assert(inside > 20, "only %zu calls inside the window", inside);
+	free(tr.ev);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+/* ---- degraded modes, process life ------------------------------------------------ */
+
+Test(lib_e2e, second_subscriber, .timeout = 120)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "subscribe", "10", NULL};
+	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0 && !strstr(r.err, "could not take"), "%s", r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	struct lt_truth tr;
+	lt_truth_load(dir, &tr);
+	cr_assert(lt_has_status(&t, GP_STATUS_CUPTI_UNAVAILABLE), "degraded mode not marked");
+	cr_assert(!lt_has_status(&t, GP_STATUS_CUPTI_OK));
+	cr_assert(t.n_kern == 0 && t.n_rt == 0, "CUPTI records despite another subscriber");
+	lt_check_hooks(&t, &tr, NULL); /* host timing still complete */
+	free(tr.ev);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+Test(lib_e2e, fork_child, .timeout = 120)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "fork", "10", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace-%p.gpht", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "parent: child exited 0"), "%s%s", r.out, r.err);
+	cr_assert(lt_count_traces(dir) == 1, "%d traces: the fork child wrote one", lt_count_traces(dir));
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	cr_assert(t.end.complete, "parent trace incomplete");
+	/* 10 steps x 3 launches, each recorded once */
+	cr_assert(t.n_kern == 30, "%zu kernels (expected 30)", t.n_kern);
+	for (size_t i = 0; i < t.n_hook; i++)
+		for (size_t j = i + 1; j < t.n_hook; j++)
+			cr_assert(t.hook[i].corr != t.hook[j].corr, "duplicate hook op %u", t.hook[i].corr);
+	for (size_t i = 0; i < t.n_kern; i++)
+		for (size_t j = i + 1; j < t.n_kern; j++)
+			cr_assert(t.kern[i].corr != t.kern[j].corr, "duplicate kernel corr %u", t.kern[i].corr);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+Test(lib_e2e, output_pattern_and_header, .timeout = 60)
+{
+	char dir[256], bin[1200], cfg[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_example("sync_bound", bin, sizeof bin, cfg, sizeof cfg);
+	const char *argv[] = {bin, NULL};
+	const char *env[] = {cfg, "GPUPHASE_OUTPUT=r%r-%p-%%.gpht", "RANK=7", NULL};
+	struct lt_result r;
+	lt_run(dir, argv, env, LT_PRELOAD, 60, &r);
+	cr_assert(r.status == 0);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	cr_assert(strstr(path, "/r7-") && strstr(path, "-%.gpht"), "%s", path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	cr_assert(strstr(t.kv, "clock=CLOCK_MONOTONIC_RAW\n") && strstr(t.kv, "cuda_runtime=13000\n") &&
+		  strstr(t.kv, "window=all\n") && strstr(t.kv, "marker=sync\n") && strstr(t.kv, "stacks=sync\n"),
+		  "header:\n%s", t.kv);
+	/* stacks=sync (default): every synchronizing hook op has one stack ref */
+	size_t nsync = 0;
+	for (size_t i = 0; i < t.n_hook; i++) {
+		unsigned c = GP_API_CLASS(t.hook[i].class_flags);
+		nsync += c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT ||
+			 c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
+	}
+	cr_assert(nsync > 0 && t.n_sref == nsync, "%zu stack refs for %zu sync ops", t.n_sref, nsync);
+	cr_assert(t.nstack > 0 && t.nstack < nsync, "stacks not interned (%zu for %zu refs)", t.nstack, nsync);
+	cr_assert(t.nsymbol > 0, "no symbols");
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
+/* ---- trigger ------------------------------------------------------------------------ */
+
+static int lt_sock_request(const char *path, const char *req, char *reply, size_t len)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+		close(fd);
+		return -1;
+	}
+	if (write(fd, req, strlen(req)) < 0) {
+		close(fd);
+		return -1;
+	}
+	ssize_t n = read(fd, reply, len - 1);
+	close(fd);
+	reply[n > 0 ? n : 0] = 0;
+	return n > 0 ? 0 : -1;
+}
+
+Test(lib_e2e, trigger_socket, .timeout = 120)
+{
+	char dir[256], bin[1200], ctl[300], path[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	snprintf(ctl, sizeof ctl, "GPUPHASE_CONTROL_DIR=%s/ctl", dir);
+	/* ~4 ms per step, 400 steps: the program runs long enough to be triggered */
+	const char *argv[] = {bin, "plain", "400", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace.gpht", "GPUPHASE_WINDOW=trigger", "SIMCUDA_EXEC_NS=1300000", ctl,
+			     NULL};
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		struct lt_result r;
+		lt_run(dir, argv, env, LT_PRELOAD, 100, &r);
+		_exit(r.status == 0 && strstr(r.out, "OK") ? 0 : 1);
+	}
+	/* the socket appears once the library started (first hook) */
+	char sockp[1024] = "", reply[256];
+	for (int i = 0; i < 400 && !sockp[0]; i++) {
+		char d[400];
+		snprintf(d, sizeof d, "%s/ctl", dir);
+		DIR *dd = opendir(d);
+		struct dirent *e;
+		while (dd && (e = readdir(dd)))
+			if (strstr(e->d_name, ".sock"))
+				snprintf(sockp, sizeof sockp, "%s/%s", d, e->d_name);
+		if (dd)
+			closedir(dd);
+		if (!sockp[0])
+			usleep(10000);
+	}
+	cr_assert(sockp[0], "no control socket appeared");
+	struct stat st;
+	char d[400];
+	snprintf(d, sizeof d, "%s/ctl", dir);
+	cr_assert(stat(d, &st) == 0 && (st.st_mode & 0777) == 0700, "control dir mode %o", st.st_mode & 0777);
+	cr_assert(lt_sock_request(sockp, "status\n", reply, sizeof reply) == 0 && !strncmp(reply, "ok idle", 7),
+		  "status reply '%s'", reply);
+	cr_assert(lt_sock_request(sockp, "capture nonsense\n", reply, sizeof reply) == 0 && !strncmp(reply, "error ", 6),
+		  "bad request reply '%s'", reply);
+	cr_assert(lt_sock_request(sockp, "capture iters=5\n", reply, sizeof reply) == 0 && !strncmp(reply, "ok ", 3),
+		  "capture reply '%s'", reply);
+	int status;
+	cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "program failed");
+	cr_assert(access(sockp, F_OK) != 0, "socket left behind");
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	cr_assert(t.n_win == 2 && t.win[0].kind == GP_WIN_START && t.win[1].kind == GP_WIN_STOP, "%zu window marks",
+		  t.n_win);
+	cr_assert(t.win[1].iter - t.win[0].iter == 5, "captured iterations %llu..%llu",
+		  (unsigned long long)t.win[0].iter, (unsigned long long)t.win[1].iter);
+	/* 5 iterations (sync marker) of lt_prog: 3 kernels each */
+	cr_assert(t.n_kern == 15, "%zu kernels captured (expected 15)", t.n_kern);
+	lt_trace_free(&t);
+	lt_rmdir(dir);
+}
