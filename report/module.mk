@@ -16,7 +16,7 @@ $(B)/bin/gpuphase-report: $(B)/obj/report/main.o $(REPORT_LIB) $(GP_COLLECTOR_LI
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
-REPORT_TESTS := $(B)/tests/test_report_core $(B)/tests/test_report_file
+REPORT_TESTS := $(B)/tests/test_report_core
 
 $(B)/tests/test_report_%: $(B)/obj/report/test_report_%.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
@@ -30,3 +30,13 @@ ALL_TARGETS += $(REPORT_LIB) $(B)/bin/gpuphase-report $(REPORT_TESTS)
 TESTS       += $(REPORT_TESTS)
 
 .SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o
+
+# End-to-end scenarios (simcuda ground truth): CUDA C programs built like the
+# examples, and the shell test that runs them under the profiler.
+REPORT_E2E_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream
+$(REPORT_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
+
+ALL_TARGETS += $(REPORT_E2E_BINS)
+TESTS       += tests/e2e/test_report_e2e.sh

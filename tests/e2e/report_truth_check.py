@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""report_truth_check.py — compares a `gpuphase-report --format json` report
+with simcuda's ground truth (SIMCUDA_TRUTH JSON Lines, docs/simcuda.md).
+
+The expected value of every phase is computed here from the truth with the
+definitions of docs/metrics.md (launch, queue, execute, sync per op, summed
+per operator name), independently of the report's code. Each operator's
+phase sums, and the sums over all operators, must agree within the larger
+of REL (default 1 %) and ABS_NS (default 2 us). GPU busy must equal the
+union of the truth's op intervals (same tolerance). Verdicts are checked when
+given as NAME=VERDICT (NAME '*' = whole run); NAME@L/E/S checks the report's
+per-call means of launch / execute / sync against nominal values in us
+(same tolerance, per call).
+
+usage: report_truth_check.py TRUTH.jsonl REPORT.json [NAME=VERDICT|NAME@L/E/S ...]
+Exit 0 when everything agrees; 1 with one line per disagreement otherwise.
+Python 3 standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+
+REL, ABS_NS = 0.01, 2000
+NOMINAL_REL = float(os.environ.get("NOMINAL_REL", REL))
+NOMINAL_ABS_NS = float(os.environ.get("NOMINAL_ABS_NS", ABS_NS))
+BLOCKING = {"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer",
+            "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMemset2D", "cudaMemset3D"}
+
+
+def demangle(names):
+    """Short names the report shows: demangled, argument list and return type dropped."""
+    out = {}
+    try:
+        res = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
+        full = res.stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        full = list(names)
+    for m, f in zip(names, full):
+        depth, cut = 0, len(f)
+        for i, ch in enumerate(f):
+            if ch == "<":
+                depth += 1
+            elif ch == ">" and depth:
+                depth -= 1
+            elif ch == "(" and depth == 0 and i > 0:
+                cut = i
+                break
+        head, depth, begin = f[:cut], 0, 0
+        for i, ch in enumerate(head):
+            if ch == "<":
+                depth += 1
+            elif ch == ">" and depth:
+                depth -= 1
+            elif ch == " " and depth == 0:
+                begin = i + 1
+        out[m] = head[begin:]
+    return out
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    truth = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    report = json.load(open(sys.argv[2]))
+    apis = {t["corr"]: t for t in truth if t["type"] == "api"}
+    ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset")]
+    syncs = {}
+    for t in truth:
+        if t["type"] == "sync":
+            syncs[(t["api_corr"], t["start"], t["end"])] = t  # the truth may repeat a line
+    syncs = list(syncs.values())
+    names = demangle(sorted({o["name"] for o in ops if o["type"] == "kernel"}))
+    own_block = {}
+    waited = {}
+    for s in syncs:
+        if s["kind"] in ("memcpy", "memset"):
+            own_block[s["api_corr"]] = own_block.get(s["api_corr"], 0) + s["end"] - s["start"]
+        if s["waited_corr"]:
+            waited[s["waited_corr"]] = waited.get(s["waited_corr"], 0) + s["end"] - s["start"]
+    want = {}
+    for o in ops:
+        name = names[o["name"]] if o["type"] == "kernel" else (
+            "memcpy " + o.get("kind", "") if o["type"] == "memcpy" else "memset")
+        g = want.setdefault(name, {"count": 0, "launch_ns": 0, "queue_ns": 0, "execute_ns": 0, "sync_ns": 0})
+        api = apis.get(o.get("api_corr"))
+        ex = o["end"] - o["start"]
+        g["count"] += 1
+        g["execute_ns"] += ex
+        if api:
+            launch = api["end"] - api["start"]
+            if api["name"] in BLOCKING:
+                launch -= ex + own_block.get(api["corr"], 0)
+            g["launch_ns"] += max(0, launch)
+            g["queue_ns"] += max(0, o["start"] - api["end"])
+        g["sync_ns"] += waited.get(o["corr"], 0)
+    got = {o["name"]: o for o in report["operators"]}
+    bad = []
+
+    def close(a, b):
+        return abs(a - b) <= max(REL * abs(b), ABS_NS)
+
+    tot_w = {k: 0 for k in ("launch_ns", "queue_ns", "execute_ns", "sync_ns")}
+    tot_g = dict(tot_w)
+    for name, w in sorted(want.items()):
+        g = got.get(name)
+        if not g:
+            bad.append(f"{name}: in the truth ({w['count']} ops) but not in the report")
+            continue
+        if g["count"] != w["count"]:
+            bad.append(f"{name}: count {g['count']} != truth {w['count']}")
+        for k in tot_w:
+            tot_w[k] += w[k]
+            tot_g[k] += g[k]
+            if not close(g[k], w[k]):
+                bad.append(f"{name}: {k} {g[k]} != truth {w[k]} (diff {g[k] - w[k]:+d} ns)")
+        print(f"{name}: count {g['count']}; " + ", ".join(f"{k} {g[k]} (truth {w[k]})" for k in tot_w))
+    for name in got:
+        if name not in want:
+            bad.append(f"{name}: in the report but not in the truth")
+    for k in tot_w:
+        if not close(tot_g[k], tot_w[k]):
+            bad.append(f"all operators: {k} {tot_g[k]} != truth {tot_w[k]}")
+    # GPU busy = union of the op intervals
+    busy, cur_s, cur_e = 0, None, None
+    for a, b in sorted((o["start"], o["end"]) for o in ops):
+        if cur_e is None or a > cur_e:
+            if cur_e is not None:
+                busy += cur_e - cur_s
+            cur_s, cur_e = a, b
+        else:
+            cur_e = max(cur_e, b)
+    if cur_e is not None:
+        busy += cur_e - cur_s
+    gb = report["summary"]["gpu_busy_ns"]
+    print(f"gpu_busy_ns {gb} (truth union {busy}, plain sum {sum(o['end'] - o['start'] for o in ops)})")
+    if not close(gb, busy):
+        bad.append(f"gpu_busy_ns {gb} != truth union {busy}")
+    for spec in sys.argv[3:]:
+        if "@" in spec:
+            name, nums = spec.split("@", 1)
+            g = got.get(name)
+            if not g:
+                bad.append(f"{name}: not in the report")
+                continue
+            for k, us in zip(("launch_ns", "execute_ns", "sync_ns"), nums.split("/")):
+                mean = g[k] / g["count"]
+                print(f"{name}: {k} per call {mean / 1e3:.1f} us (nominal {us} us)")
+                if abs(mean - float(us) * 1e3) > max(NOMINAL_REL * float(us) * 1e3, NOMINAL_ABS_NS):
+                    bad.append(f"{name}: {k} per call {mean / 1e3:.1f} us != nominal {us} us")
+            continue
+        name, verdict = spec.split("=", 1)
+        v = report["summary"]["verdict"] if name == "*" else got.get(name, {}).get("verdict")
+        if v != verdict:
+            bad.append(f"{name}: verdict {v}, expected {verdict}")
+    for b in bad:
+        print("MISMATCH " + b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# test_report_e2e.sh — gpuphase-report end to end against simcuda's ground
+# truth: each scenario runs under libgpuphase.so on the simulator with
+# SIMCUDA_TRUTH, the report's JSON is compared by report_truth_check.py
+# (every operator's launch / queue / execute / sync sums and their totals
+# within 1 % or 2 us of the truth, GPU busy = union of op intervals, verdicts).
+# The rule-of-thumb scenario also checks the per-call table values: those
+# depend on the scenario program's own host timing under the profiler (the
+# hooks' few microseconds, and preemption on a loaded machine), so they are
+# checked as per-call medians (from the SQLite export's GPUPHASE_OP_PHASES)
+# within 5 % or 15 us, in up to 3 runs; the truth comparison is exact.
+# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+CHECK="python3 $S/tests/e2e/report_truth_check.py"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/sync_bound" \
+	"$B/examples/launch_bound" "$B/examples/compute_bound" "$B/tests/e2e/report_rule_of_thumb" \
+	"$B/tests/e2e/report_multistream"; do
+	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
+done
+tmp=$(mktemp -d /tmp/gp_report_e2e.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}" # the programs' leaks are not ours
+fi
+
+# run NAME PROGRAM COSTMODEL [ENV...]: trace + truth + json report in $tmp/NAME.*
+run() {
+	local name=$1 prog=$2 model=$3
+	shift 3
+	rm -f "$tmp/$name".*
+	(cd "$tmp" && env "$@" ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" \
+		LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		SIMCUDA_CONFIG="$model" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
+		"$prog" >"$tmp/$name.out" 2>&1) || { fail "$name: program failed: $(tail -3 "$tmp/$name.out")"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+		{ fail "$name: gpuphase-report failed: $(cat "$tmp/$name.err")"; return 1; }
+}
+
+# check NAME [SPEC...]
+check() {
+	local name=$1
+	shift
+	echo "--- $name"
+	$CHECK "$tmp/$name.truth" "$tmp/$name.json" "$@" || fail "$name: report disagrees with the truth"
+}
+
+if run sync_bound "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda"; then
+	check sync_bound step_kernel=sync-bound '*=sync-bound'
+fi
+if run launch_bound "$B/examples/launch_bound" "$S/examples/launch_bound.simcuda"; then
+	check launch_bound tiny_add=launch-bound '*=launch-bound'
+fi
+# compute_bound waits for its kernels in one blocking copy: by the definitions
+# that wait is sync charged to the last kernel, so the truth decides.
+if run compute_bound "$B/examples/compute_bound" "$S/examples/compute_bound.simcuda"; then
+	check compute_bound
+fi
+if run multistream "$B/tests/e2e/report_multistream" "$S/tests/e2e/report_multistream.simcuda"; then
+	check multistream
+	python3 - "$tmp/multistream.json" <<'PY' || fail "multistream: GPU busy not below the plain sum"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+print("busy", s["gpu_busy_ns"], "plain sum", s["gpu_busy_sum_ns"])
+sys.exit(0 if s["gpu_busy_ns"] < s["gpu_busy_sum_ns"] else 1)
+PY
+fi
+
+# Rule-of-thumb table (stacks off: the scenario times its own sync calls).
+ok=0
+for attempt in 1 2 3; do
+	run rule "$B/tests/e2e/report_rule_of_thumb" "$S/tests/e2e/report_rule_of_thumb.simcuda" GPUPHASE_STACKS=off || break
+	echo "--- rule (attempt $attempt)"
+	$CHECK "$tmp/rule.truth" "$tmp/rule.json" op_sync_bound=sync-bound op_compute_bound=compute-bound \
+		op_small=launch-bound || { fail "rule: report disagrees with the truth"; break; }
+	# per-call medians from the SQLite export's per-op phases view
+	"$R" --export sqlite "$tmp/rule.db" "$tmp/rule.gpht" 2>/dev/null || { fail "rule: sqlite export failed"; break; }
+	if python3 - "$tmp/rule.db" <<'PY'; then
+import sqlite3, statistics, sys
+want = {"op_sync_bound": (820, 450, 1230), "op_compute_bound": (150, 3200, 80), "op_small": (60, 120, 50)}
+db = sqlite3.connect(sys.argv[1])
+bad = 0
+for name, nominal in want.items():
+    rows = db.execute("SELECT launch_ns, execute_ns, sync_ns FROM GPUPHASE_OP_PHASES WHERE name = ?", (name,)).fetchall()
+    for k, (col, us) in enumerate(zip(("launch", "execute", "sync"), nominal)):
+        med = statistics.median(r[k] for r in rows) / 1e3
+        ok = abs(med - us) <= max(0.05 * us, 15)
+        bad += not ok
+        print(f"{name}: {col} median per call {med:.1f} us (table {us} us){'' if ok else '  <- off'}")
+sys.exit(1 if bad else 0)
+PY
+		ok=1
+		break
+	fi
+done
+[ "$ok" = 1 ] || fail "rule: per-call table values off in 3 runs"
+"$R" "$tmp/rule.gpht" | grep -E "op_(sync_bound|compute_bound|small) " || fail "rule: text report lacks the operators"
+
+[ "$fails" = 0 ] && echo "test_report_e2e.sh: all checks passed"
+[ "$fails" = 0 ]
