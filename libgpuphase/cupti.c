@@ -484,6 +484,15 @@ void gp_cupti_capture(int on)
 		__atomic_store_n(&gp_cupti_active, 1, __ATOMIC_RELAXED);
 }
 
+void gp_cupti_quiesce(void)
+{
+	if (!gp_cupti_usable || !gp_cupti_registered)
+		return;
+	gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+	gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+	gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API);
+}
+
 void gp_cupti_push(uint32_t op)
 {
 	gp_cupti_fn.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, op);

@@ -174,6 +174,8 @@ int64_t gp_cupti_clock_offset(void);
 int gp_cupti_clock_calibrated(void);
 /* Enable (on) or disable all activity kinds; first enable registers buffers. */
 void gp_cupti_capture(int on);
+/* Disable the API kinds only (RUNTIME, DRIVER, INTERNAL_LAUNCH_API): exit. */
+void gp_cupti_quiesce(void);
 void gp_cupti_push(uint32_t op);
 void gp_cupti_pop(void);
 /* Forced flush of every buffer (off the hot path; not from a CUPTI callback). */

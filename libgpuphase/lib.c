@@ -251,14 +251,17 @@ static void gp_lib_atexit(void)
 		return;
 	int saved = errno;
 	gp_tls.internal++;
-	/* Let in-flight GPU work finish so its records exist, then collect them. */
+	/* Close the window first: nothing after this mark is the program's. */
+	gp_window_finish();
+	/* Let in-flight GPU work finish so its records exist (API kinds off, so
+	 * our own synchronize is not recorded), then collect everything. */
 	if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
 		static void *real_sync;
 		int (*sync)(void) = (int (*)(void))gp_resolve_real("cudaDeviceSynchronize", &real_sync);
+		gp_cupti_quiesce();
 		if (sync && !gp_lib_forked_child)
 			sync();
 	}
-	gp_window_finish();
 	gp_cupti_capture(0);
 	gp_cupti_flush();
 	gp_stacks_symbolize();

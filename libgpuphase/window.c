@@ -281,7 +281,8 @@ static void *gp_window_timer(void *arg)
 	gp_window_timer_on = 1;
 	gp_window_apply(gp_lib_tid());
 	pthread_mutex_unlock(&gp_window_lock);
-	gp_window_sleep_until(on_at + gp_cfg.duration_ns);
+	/* the duration counts from when capture really started */
+	gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
 	pthread_mutex_lock(&gp_window_lock);
 	gp_window_timer_on = 0;
 	gp_window_apply(gp_lib_tid());

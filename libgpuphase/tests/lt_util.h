@@ -224,6 +224,7 @@ struct lt_trace {
 	struct gp_trace_end end;
 	char kv[4096];             /* "key=value\n" lines of the header        */
 	uint64_t start_clock;
+	int64_t start_wall;
 };
 
 static __attribute__((unused)) void lt_trace_load(const char *path, struct lt_trace *t)
@@ -235,6 +236,7 @@ static __attribute__((unused)) void lt_trace_load(const char *path, struct lt_tr
 	cr_assert(rc == 0, "cannot open trace %s: %s", path, err);
 	const struct gp_trace_info *info = gp_reader_info(r);
 	t->start_clock = info->start_clock_ns;
+	t->start_wall = (int64_t)info->start_wall_ns;
 	for (size_t i = 0; i < info->nkv; i++) {
 		size_t n = strlen(t->kv);
 		snprintf(t->kv + n, sizeof t->kv - n, "%s=%s\n", info->keys[i], info->values[i]);
