@@ -32,4 +32,5 @@ ifneq ($(filter $(B)/lib/libgpcollector.a,$(ALL_TARGETS)),)
 ALL_TARGETS += $(B)/bin/gpuphase
 endif
 ALL_TARGETS += $(B)/tests/test_cli_elf $(CLI_TEST_DEPS)
-TESTS += $(B)/tests/test_cli_elf tests/e2e/test_cli_help.sh
+TESTS += $(B)/tests/test_cli_elf tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh \
+	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh
