@@ -39,4 +39,4 @@ $(REPORT_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
 
 ALL_TARGETS += $(REPORT_E2E_BINS)
-TESTS       += tests/e2e/test_report_e2e.sh
+TESTS       += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh

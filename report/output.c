@@ -168,9 +168,19 @@ void gp_out_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, u
 			     (double)(rep->iters[i].end - rep->iters[i].start) > factor * (double)*p50;
 }
 
+/* A rank's own work: launch + execute of its ops, leaving out communication
+ * kernels (names containing "nccl", any case), whose execution includes
+ * waiting for the other ranks. */
 static uint64_t gp_out_rank_busy(const struct gp_rep *r)
 {
-	return r->wall_ns > r->sync_ns + r->sync_unattributed_ns ? r->wall_ns - r->sync_ns - r->sync_unattributed_ns : 0;
+	uint64_t busy = 0;
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct gp_rep_group *g = &r->groups[i];
+		busy += g->launch_ns;
+		if (!strcasestr(g->name, "nccl"))
+			busy += g->execute_ns;
+	}
+	return busy;
 }
 
 uint64_t gp_out_stragglers(const struct gp_rep *rep, double pct, uint8_t *flag)
@@ -395,7 +405,7 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	if (rep->nranks > 1) {
 		uint8_t *fl = calloc(rep->nranks, 1);
 		uint64_t med = fl ? gp_out_stragglers(rep, o->straggler_pct, fl) : 0;
-		fprintf(f, "\n%sRanks (%zu): straggler = busy (wall - sync) > median %s + %.0f%%\n\n", h, rep->nranks,
+		fprintf(f, "\n%sRanks (%zu): busy = launch + execute of non-NCCL ops; straggler = busy > median %s + %.0f%%\n\n", h, rep->nranks,
 			gp_out_dur(med, b1, 32), o->straggler_pct);
 		if (md)
 			fprintf(f, "| trace | wall | busy | GPU busy | launch | execute | sync | straggler |\n"
