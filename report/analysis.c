@@ -1601,7 +1601,7 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 			rep->iters[i] = (struct gp_rep_iter){ .iter = it->iter, .start = it->start, .end = it->end,
 							      .ops = it->ops, .launch_ns = it->launch,
 							      .queue_ns = it->queue, .execute_ns = it->exec,
-							      .sync_ns = it->sync };
+							      .sync_ns = it->sync, .open = i + 1 == an->niters };
 		}
 		rep->niters = an->niters;
 	}

@@ -80,6 +80,7 @@ struct gp_rep_group {
 struct gp_rep_iter {
 	int64_t iter;
 	uint64_t start, end;   /* boundary marks (end = next mark or window end) */
+	int open;              /* last iteration: ends at the window end, not at a mark */
 	uint64_t ops;
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 };

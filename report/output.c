@@ -154,17 +154,20 @@ void gp_out_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, u
 	*p50 = *p99 = 0;
 	if (!rep->niters)
 		return;
+	/* the open last iteration (cut by the window end) is left out */
 	uint64_t *d = malloc(rep->niters * sizeof *d);
+	size_t n = 0;
 	if (!d)
 		return;
 	for (size_t i = 0; i < rep->niters; i++)
-		d[i] = rep->iters[i].end - rep->iters[i].start;
-	qsort(d, rep->niters, sizeof *d, gp_out_cmp_u64);
-	*p50 = gp_out_nearest_rank(d, rep->niters, 0.5);
-	*p99 = gp_out_nearest_rank(d, rep->niters, 0.99);
+		if (!rep->iters[i].open)
+			d[n++] = rep->iters[i].end - rep->iters[i].start;
+	qsort(d, n, sizeof *d, gp_out_cmp_u64);
+	*p50 = gp_out_nearest_rank(d, n, 0.5);
+	*p99 = gp_out_nearest_rank(d, n, 0.99);
 	free(d);
 	for (size_t i = 0; outlier && i < rep->niters; i++)
-		outlier[i] = rep->niters >= 3 &&
+		outlier[i] = n >= 3 && !rep->iters[i].open &&
 			     (double)(rep->iters[i].end - rep->iters[i].start) > factor * (double)*p50;
 }
 
@@ -383,8 +386,15 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		else
 			fprintf(f, "%8s %10s %7s %10s %10s %10s %10s\n", "iter", "duration", "ops", "launch", "execute",
 				"sync", "queue");
+		size_t shown = 0, hidden = 0;
 		for (size_t i = 0; i < rep->niters; i++) {
 			const struct gp_rep_iter *it = &rep->iters[i];
+			/* a terminal gets the first 10, the last and every outlier */
+			if (i >= 10 && i + 1 < rep->niters && !(out && out[i]) && rep->niters > 20) {
+				hidden++;
+				continue;
+			}
+			shown++;
 			gp_out_dur(it->end - it->start, b1, 32);
 			gp_out_dur(it->launch_ns, b2, 32);
 			gp_out_dur(it->execute_ns, b3, 32);
@@ -396,8 +406,11 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 					b2, b3, b4, b5, ol ? "yes" : "");
 			else
 				fprintf(f, "%8" PRId64 " %10s %7" PRIu64 " %10s %10s %10s %10s%s\n", it->iter, b1, it->ops, b2,
-					b3, b4, b5, ol ? "  <- outlier" : "");
+					b3, b4, b5, ol ? "  <- outlier" : it->open ? "  (open: ends with the window)" : "");
 		}
+		if (hidden)
+			fprintf(f, "%s(%zu more iterations without outliers; --format json or csv lists all)\n", li, hidden);
+		(void)shown;
 		free(out);
 	}
 
@@ -561,9 +574,9 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		const struct gp_rep_iter *it = &rep->iters[i];
 		fprintf(f, "%s\n  {\"iter\": %" PRId64 ", \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
 			   ", \"ops\": %" PRIu64 ", \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64
-			   ", \"sync_ns\": %" PRIu64 ", \"outlier\": %s}",
+			   ", \"sync_ns\": %" PRIu64 ", \"outlier\": %s, \"open\": %s}",
 			i ? "," : "", it->iter, it->start, it->end - it->start, it->ops, it->launch_ns, it->queue_ns,
-			it->execute_ns, it->sync_ns, ol && ol[i] ? "true" : "false");
+			it->execute_ns, it->sync_ns, ol && ol[i] ? "true" : "false", it->open ? "true" : "false");
 	}
 	free(ol);
 	fprintf(f, "]},\n\"sync_callsites\": [");

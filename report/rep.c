@@ -157,6 +157,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 				it->start = si->start;
 				it->end = si->end;
 			}
+			it->open |= si->open;
 			it->ops += si->ops;
 			it->launch_ns += si->launch_ns;
 			it->queue_ns += si->queue_ns;
