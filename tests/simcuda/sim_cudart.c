@@ -51,6 +51,7 @@ struct sim_stream {
 	int legacy, nonblocking, destroyed;
 	uint64_t tail_end;  /* end of the last op on this stream */
 	uint32_t tail_corr; /* its correlation id (the CUPTI record's) */
+	struct sim_graph *capture; /* graph being captured (sim_graph.c), under g_dev.mx */
 	struct sim_stream *next;
 };
 
@@ -657,6 +658,9 @@ SIM_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
 
 /* ---- launches -------------------------------------------------------------------------- */
 
+static cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struct sim_func *f, dim3 grid,
+					dim3 block, size_t shmem, void **args);
+
 static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **args, size_t shmem,
 			      cudaStream_t st, int per_thread, const char *name, CUpti_CallbackId cbid,
 			      CUpti_CallbackId drv_cbid)
@@ -674,6 +678,18 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 	}
 	uint64_t launch_ns = f->rule && f->rule->has_launch ? f->rule->launch_ns : g_cfg.launch_ns;
 	uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
+	{ /* a capturing stream records a graph node instead (sim_graph.c) */
+		struct sim_stream *cs = sim_stream_of(st, per_thread);
+		pthread_mutex_lock(&g_dev.mx);
+		int capturing = cs->capture != NULL;
+		pthread_mutex_unlock(&g_dev.mx);
+		if (capturing) {
+			sim_spin_until(c.start + launch_ns);
+			/* nvcc's <<<>>> stubs pass an argument array on their own
+			 * stack frame: only caller-owned arrays are kept */
+			return sim_graph_add_kernel(&c, cs, f, grid, block, shmem, name[0] == '_' ? NULL : args);
+		}
+	}
 	if (f->body)
 		f->body(grid, block, args);
 	sim_spin_until(c.start + launch_ns);
@@ -1805,3 +1821,7 @@ SIM_EXPORT cudaError_t cudaProfilerStop(void)
 {
 	SIM_SIMPLE("cudaProfilerStop", cudaProfilerStop_v4000, SIM_DRV(cuProfilerStop), (void)0);
 }
+
+/* ---- CUDA graphs: stream capture, instantiate, launch (same translation unit) ---------- */
+
+#include "sim_graph.c"

@@ -947,3 +947,22 @@ CUptiResult cuptiGetErrorMessage(CUptiResult result, const char **str)
 {
 	return cuptiGetResultString(result, str);
 }
+
+/* ---- graph ids (sim_graph.c objects: a CUgraph starts with its uint32 id,
+ * a CUgraphNode with its uint64 id; see sim_internal.h) ------------------- */
+
+CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t *pId)
+{
+	if (!graph || !pId)
+		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+	memcpy(pId, (const void *)graph, sizeof *pId);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *nodeId)
+{
+	if (!node || !nodeId)
+		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+	memcpy(nodeId, (const void *)node, sizeof *nodeId);
+	return CUPTI_SUCCESS;
+}

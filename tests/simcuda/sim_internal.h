@@ -55,6 +55,9 @@ int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 void simcupti_set_rebase_hook(void (*hook)(int64_t delta));
 /* The simulated context handle and ids (one device, one primary context). */
 CUcontext simcupti_context(void);
+/* Simulated graph objects (sim_graph.c): a CUgraph points at a struct whose
+ * first field is its uint32_t graph id, a CUgraphNode at one whose first field
+ * is its uint64_t node id; cuptiGetGraphId / cuptiGetGraphNodeId read them. */
 #define SIM_CONTEXT_ID 1u
 #define SIM_DEVICE_ID 0u
 
