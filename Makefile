@@ -70,6 +70,8 @@ include collector/module.mk
 -include cli/module.mk
 -include examples/server/module.mk
 -include tests/gpu/module.mk
+-include tests/reliability/module.mk
+-include tests/fuzz/module.mk
 
 deps-stamp-all: $(DEPS_STAMP) $(ALL_TARGETS)
 .PHONY: deps-stamp-all

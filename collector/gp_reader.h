@@ -40,6 +40,8 @@ struct gp_trace_end {
 	uint64_t dropped_cupti;
 	uint64_t write_errors;
 	int32_t end_reason;        /* 0, or -errno that stopped writing           */
+	uint64_t lost_after_stop;  /* footer: slots drained but not written after
+	                              a write error or the size cap              */
 };
 
 /* Open and validate the header. On error returns -errno and writes a message

@@ -279,6 +279,7 @@ static int gp_rd_footer(struct gp_reader *r, const struct gp_block_header *h, co
 		case GP_FT_DROPPED_CUPTI: r->end.dropped_cupti = e.value; break;
 		case GP_FT_WRITE_ERRORS: r->end.write_errors = e.value; break;
 		case GP_FT_END_REASON: r->end.end_reason = (int32_t)(int64_t)e.value; break;
+		case GP_FT_LOST_AFTER_STOP: r->end.lost_after_stop = e.value; break;
 		default:
 			if (e.key >= GP_FT_TYPE_BASE && e.key - GP_FT_TYPE_BASE < GP_REC_TYPE_COUNT)
 				r->end.footer_records[e.key - GP_FT_TYPE_BASE] = e.value;

@@ -18,7 +18,15 @@
  * records are drained and counted as lost so producers keep running; the
  * max_bytes cap keeps room for the footer, so a capped file still ends with
  * one. All signals are blocked in the writer thread, so SIGXFSZ turns into
- * EFBIG instead of killing the host.
+ * EFBIG instead of killing the host. After a write error the file is cut back
+ * (ftruncate) to the end of the last write that completed, and stop then tries
+ * to append the footer there, so the trace says why capture ended (ENOSPC,
+ * EIO, EFBIG); if the cut or the footer fails, the file simply has no footer.
+ *
+ * Fault injection (test builds only, -DGP_FAULT_INJECTION, as SQLite does):
+ * gp_fault_write_* below make the Nth write(2) of a trace fail, optionally
+ * after a short write, so ENOSPC/EIO paths run on any machine
+ * (tests/reliability/test_rel_faults.c).
  */
 #include <fcntl.h>
 #include <lz4.h>
@@ -59,6 +67,10 @@ static struct {
 	uint64_t out_slots;             /* slots in out (lost if write fails) */
 	uint64_t pending_since;         /* first unflushed data, 0 = none     */
 	uint64_t committed;             /* bytes written or queued in out     */
+	uint64_t file_off;              /* bytes of the file known complete   */
+	uint64_t file_seq;              /* seq of the first block not in it   */
+	uint64_t out_blocks;            /* blocks in out (lost if write fails)*/
+	uint64_t out_types[256];        /* head records per type in out       */
 	uint64_t seq, records, blocks, dropped_ring, dropped_cupti;
 	uint64_t write_errors, lost, nrings;
 	uint64_t type_counts[256];
@@ -81,11 +93,35 @@ static uint64_t gp_writer_mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+#ifdef GP_FAULT_INJECTION
+int gp_fault_write_nth;   /* >0: the nth write(2) from now fails          */
+int gp_fault_write_errno; /* with this errno (ENOSPC, EIO, ...)           */
+int gp_fault_write_short; /* 1: that write first stores half its bytes    */
+int gp_fault_write_sticky;/* 1: every write after it fails too            */
+static int gp_fault_write_failing;
+static ssize_t gp_writer_sys_write(int fd, const void *buf, size_t len)
+{
+	if (gp_fault_write_failing || (gp_fault_write_nth > 0 && --gp_fault_write_nth == 0)) {
+		if (gp_fault_write_short && len > 1) {
+			gp_fault_write_nth = 1; /* the retry of the rest fails */
+			gp_fault_write_short = 0;
+			return write(fd, buf, len / 2);
+		}
+		gp_fault_write_failing = gp_fault_write_sticky;
+		errno = gp_fault_write_errno ? gp_fault_write_errno : EIO;
+		return -1;
+	}
+	return write(fd, buf, len);
+}
+#else
+#define gp_writer_sys_write write
+#endif
+
 /* write(2) all of buf. 0 or -errno (EINTR retried, short writes continued). */
 static int gp_writer_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = gp_writer_sys_write(fd, buf, len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -119,7 +155,10 @@ static void gp_writer_fail(int32_t reason, int is_io_error)
 	atomic_store_explicit(&gp_g.failed, 1, memory_order_relaxed);
 }
 
-/* Write the output buffer. */
+/* Write the output buffer. On failure, cut the file back to the end of the
+ * last complete write (a partial block would hide the footer) and forget the
+ * blocks of this buffer: their slots count as lost, their sequence numbers
+ * are reused by the footer. */
 static void gp_writer_flush_out(void)
 {
 	if (!W.out_len)
@@ -130,10 +169,23 @@ static void gp_writer_flush_out(void)
 			gp_writer_fail(rc, 1);
 			W.lost += W.out_slots;
 			W.records -= W.out_slots;
+			W.blocks -= W.out_blocks;
+			W.seq = W.file_seq;
+			W.committed = W.file_off;
+			if (ftruncate(W.fd, (off_t)W.file_off) != 0 ||
+			    lseek(W.fd, (off_t)W.file_off, SEEK_SET) != (off_t)W.file_off)
+				W.file_off = UINT64_MAX; /* tail unknown: no footer */
+		} else {
+			W.file_off += W.out_len;
+			W.file_seq = W.seq;
+			for (int t = 0; t < 256; t++)
+				W.type_counts[t] += W.out_types[t];
 		}
 	}
+	memset(W.out_types, 0, sizeof(W.out_types));
 	W.out_len = 0;
 	W.out_slots = 0;
+	W.out_blocks = 0;
 }
 
 /* Append one framed block (header + payload already at out + out_len + 32)
@@ -188,10 +240,11 @@ static void gp_writer_seal(void)
 	}
 	gp_writer_frame(GP_BLOCK_MAGIC, flags, n, stored, raw);
 	for (uint32_t i = 0; i < n; i += gp_rec_slots(&W.blk[i]))
-		W.type_counts[W.blk[i].type]++;
+		W.out_types[W.blk[i].type]++;
 	W.records += n;
 	W.out_slots += n;
 	W.blocks++;
+	W.out_blocks++;
 	if (W.out_len >= GP_OUT_FLUSH)
 		gp_writer_flush_out();
 }
@@ -282,8 +335,14 @@ static void gp_writer_finish(void)
 		r = next;
 	}
 	gp_writer_seal();
+	gp_writer_flush_out();
 
-	if (!W.io_failed) {
+	/* After a write error the file ends at file_off on a block boundary:
+	 * try once to append the footer there (it says why capture ended). */
+	int footer_ok = !W.io_failed || W.file_off != UINT64_MAX;
+	if (footer_ok) {
+		int failed_before = W.io_failed;
+		W.io_failed = 0;
 		struct gp_footer_entry e[16 + 256];
 		uint32_t n = 0;
 		e[n++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, W.records };
@@ -302,6 +361,12 @@ static void gp_writer_finish(void)
 			gp_writer_flush_out();
 		memcpy(W.out + W.out_len + sizeof(struct gp_block_header), e, len);
 		gp_writer_frame(GP_FOOTER_MAGIC, 0, n, len, len);
+		if (failed_before) {
+			if (gp_writer_write_all(W.fd, W.out, W.out_len) < 0 && ftruncate(W.fd, (off_t)W.file_off) != 0)
+				fprintf(stderr, "gpuphase: trace %s: cannot remove a partial footer\n", W.path);
+			W.out_len = 0;
+			W.io_failed = 1;
+		}
 	}
 	gp_writer_flush_out();
 	close(W.fd);
@@ -526,6 +591,8 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	W.pending_since = W.committed = 0;
 	W.seq = W.records = W.blocks = W.dropped_ring = W.dropped_cupti = 0;
 	W.write_errors = W.lost = W.nrings = 0;
+	W.file_off = W.file_seq = W.out_blocks = 0;
+	memset(W.out_types, 0, sizeof(W.out_types));
 	W.end_reason = 0;
 	W.io_failed = W.capped = 0;
 	W.flush_ns = (uint64_t)(cfg->flush_ms ? cfg->flush_ms : GP_FLUSH_DEFAULT_MS) * 1000000ull;
@@ -554,7 +621,7 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 		unlink(cfg->path);
 		goto err;
 	}
-	W.committed = hb.len;
+	W.committed = W.file_off = hb.len;
 	free(hb.p);
 	hb.p = NULL;
 

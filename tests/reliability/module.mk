@@ -1,0 +1,40 @@
+# tests/reliability/module.mk — the reliability and host-safety suite (issue 7,
+# docs/reliability.md): the fault-injection test of the collector writer, the
+# host program the shell tests run under the preload, and the shell tests.
+#
+# Fault injection lives in test builds only: collector/writer.c is compiled a
+# second time with -DGP_FAULT_INJECTION into this folder's objects and linked
+# into test_rel_faults; libgpcollector.a and libgpuphase.so never contain it.
+
+REL_DIR      := $(B)/obj/tests/reliability
+REL_FI_OBJS  := $(filter-out $(B)/obj/collector/writer.o,$(GP_COLLECTOR_OBJS)) $(REL_DIR)/fi_writer.o
+REL_PROG     := $(B)/tests/rel/rel_prog
+
+$(REL_DIR)/fi_writer.o: collector/writer.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DGP_FAULT_INJECTION $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/tests/test_rel_faults: $(REL_DIR)/test_rel_faults.o $(REL_FI_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion $(GP_COLLECTOR_LIBS)
+
+# Uninstrumented like the examples (under SAN=asan the tests preload the
+# sanitizer runtime before the instrumented libgpuphase.so).
+$(REL_PROG): tests/reliability/rel_prog.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CUDA_HOME)/include -pthread -o $@ $< \
+	  -L$(CUDA_LIBDIR) -lcudart
+
+REL_SH_TESTS := tests/reliability/test_rel_host.sh tests/reliability/test_rel_env.sh \
+                tests/reliability/test_rel_path.sh tests/reliability/test_rel_crash.sh \
+                tests/reliability/test_rel_procs.sh tests/reliability/test_rel_badinput.sh \
+                tests/reliability/test_rel_load.sh
+
+ALL_TARGETS += $(B)/tests/test_rel_faults $(REL_PROG)
+TESTS       += $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))
+.SECONDARY: $(REL_DIR)/test_rel_faults.o
+
+# make check-faults: only this suite (after the parts it runs are built).
+.PHONY: check-faults
+check-faults: all
+	@$(TEST_ENV) bash tests/run-tests.sh $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))

@@ -1,0 +1,270 @@
+/*
+ * rel_prog.c — the host program of the reliability suite (tests/reliability/
+ * test_rel_*.sh): a small CUDA-runtime client (linked against libcudart.so.13,
+ * run on simcuda) whose every behaviour the profiler must leave unchanged.
+ * Built without sanitizers, like the examples.
+ *
+ * Modes (argv[1]); every hooked call is a cudaMemsetAsync (class memset async,
+ * one GP_REC_HOOK_API record each) or a cudaDeviceSynchronize:
+ *   basic N EXIT        N memsets + syncs; deterministic stdout; writes
+ *                       rel_out.txt; exits with EXIT
+ *   crash KIND N MS M   N calls, sleep MS ms, M more calls, then die by KIND:
+ *                       segv | abort | kill | handler (own SIGSEGV handler that
+ *                       prints and _exits 42)
+ *   fork N              N calls, fork; the child makes N calls and exit(0)s
+ *                       (atexit handlers run); the parent waits, N more calls
+ *   forkexec N          N calls, fork + exec of `basic N 0`, N more calls
+ *   spawn N             N calls, posix_spawn of `basic N 0`, N more calls
+ *   threads W T K       W waves of T short-lived threads, K calls each
+ *   cancel T            T threads looping on calls, cancelled by main
+ *   load T K            T threads at once, K memsets each; prints "tid TID K"
+ *                       per thread and "hwm_kb N" (peak RSS) at the end
+ * Before starting workers, main makes one call and sleeps 100 ms so the
+ * library starts (and emits its own records) on the main thread.
+ *
+ * Exit status 0 unless the mode says otherwise; 3 on a CUDA error.
+ */
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void *rp_dev;
+static const char *rp_self;
+
+static void rp_check(cudaError_t e, const char *what)
+{
+	if (e != cudaSuccess) {
+		fprintf(stderr, "rel_prog: %s: %s\n", what, cudaGetErrorString(e));
+		exit(3);
+	}
+}
+
+static void rp_calls(long n)
+{
+	for (long i = 0; i < n; i++) {
+		rp_check(cudaMemsetAsync(rp_dev, (int)(i & 0xff), 64, 0), "cudaMemsetAsync");
+		if (i % 16 == 15)
+			rp_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+	}
+}
+
+static void rp_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void rp_warm(void)
+{
+	rp_check(cudaMalloc(&rp_dev, 4096), "cudaMalloc");
+	rp_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+	rp_sleep_ms(100);
+}
+
+static void *rp_worker(void *arg)
+{
+	long k = (long)arg;
+	rp_calls(k);
+	return NULL;
+}
+
+struct rp_load {
+	long k;
+	pid_t tid;
+};
+
+static void *rp_load_worker(void *arg)
+{
+	struct rp_load *l = arg;
+	l->tid = (pid_t)syscall(SYS_gettid);
+	for (long i = 0; i < l->k; i++)
+		rp_check(cudaMemsetAsync(rp_dev, 0, 64, 0), "cudaMemsetAsync");
+	return NULL;
+}
+
+static void *rp_cancel_worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		rp_check(cudaMemsetAsync(rp_dev, 1, 64, 0), "cudaMemsetAsync");
+		rp_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+		pthread_testcancel();
+	}
+	return NULL;
+}
+
+static long rp_hwm_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "VmHWM:", 6))
+			v = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void rp_segv_handler(int sig)
+{
+	static const char msg[] = "rel_prog: own handler ran\n";
+	(void)sig;
+	if (write(1, msg, sizeof msg - 1) < 0)
+		_exit(43);
+	_exit(42);
+}
+
+static int rp_usage(void)
+{
+	fprintf(stderr, "usage: rel_prog basic|crash|fork|forkexec|spawn|threads|cancel|load ARGS (see rel_prog.c)\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return rp_usage();
+	rp_self = argv[0];
+	const char *mode = argv[1];
+	long n = strtol(argv[2], NULL, 10);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (!strcmp(mode, "basic") && argc >= 4) {
+		rp_warm();
+		rp_calls(n);
+		FILE *f = fopen("rel_out.txt", "w");
+		if (!f)
+			return 4;
+		for (long i = 0; i < n; i++)
+			fprintf(f, "line %ld %08lx\n", i, (unsigned long)(i * 2654435761u));
+		fclose(f);
+		printf("rel_prog: basic %ld done\n", n);
+		return atoi(argv[3]);
+	}
+	if (!strcmp(mode, "crash") && argc >= 6) {
+		long ms = strtol(argv[4], NULL, 10), m = strtol(argv[5], NULL, 10);
+		const char *kind = argv[3];
+		if (!strcmp(kind, "handler")) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = rp_segv_handler;
+			sigaction(SIGSEGV, &sa, NULL);
+		}
+		rp_warm();
+		rp_calls(n);
+		rp_sleep_ms(ms);
+		rp_calls(m);
+		printf("rel_prog: crashing (%s)\n", kind);
+		if (!strcmp(kind, "abort"))
+			abort();
+		if (!strcmp(kind, "kill"))
+			raise(SIGKILL);
+		volatile int *volatile p = NULL;
+		*p = 1; /* segv, handler */
+		return 5;
+	}
+	if ((!strcmp(mode, "fork") || !strcmp(mode, "forkexec") || !strcmp(mode, "spawn")) && argc >= 3) {
+		rp_warm();
+		rp_calls(n);
+		pid_t pid;
+		if (!strcmp(mode, "spawn")) {
+			char *args[] = { (char *)rp_self, "basic", argv[2], "0", NULL };
+			int rc = posix_spawn(&pid, rp_self, NULL, NULL, args, environ);
+			if (rc)
+				return 6;
+		} else {
+			pid = fork();
+			if (pid < 0)
+				return 6;
+			if (pid == 0) {
+				if (!strcmp(mode, "forkexec")) {
+					execl(rp_self, rp_self, "basic", argv[2], "0", (char *)NULL);
+					_exit(127);
+				}
+				rp_calls(n);
+				printf("rel_prog: child done\n");
+				exit(0);
+			}
+		}
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			printf("rel_prog: child failed (status 0x%x)\n", st);
+			return 7;
+		}
+		rp_calls(n);
+		printf("rel_prog: %s done\n", mode);
+		return 0;
+	}
+	if (!strcmp(mode, "threads") && argc >= 5) {
+		long t = strtol(argv[3], NULL, 10), k = strtol(argv[4], NULL, 10);
+		pthread_t th[256];
+		if (t < 1 || t > 256)
+			return rp_usage();
+		rp_warm();
+		for (long w = 0; w < n; w++) {
+			for (long i = 0; i < t; i++)
+				if (pthread_create(&th[i], NULL, rp_worker, (void *)k))
+					return 8;
+			for (long i = 0; i < t; i++)
+				pthread_join(th[i], NULL);
+		}
+		printf("rel_prog: threads %ld x %ld x %ld done\n", n, t, k);
+		return 0;
+	}
+	if (!strcmp(mode, "cancel")) {
+		pthread_t th[64];
+		if (n < 1 || n > 64)
+			return rp_usage();
+		rp_warm();
+		for (int round = 0; round < 20; round++) {
+			for (long i = 0; i < n; i++)
+				if (pthread_create(&th[i], NULL, rp_cancel_worker, NULL))
+					return 8;
+			rp_sleep_ms(5);
+			for (long i = 0; i < n; i++)
+				pthread_cancel(th[i]);
+			for (long i = 0; i < n; i++) {
+				void *ret;
+				pthread_join(th[i], &ret);
+				if (ret != PTHREAD_CANCELED)
+					return 9;
+			}
+		}
+		rp_calls(32);
+		printf("rel_prog: cancel done\n");
+		return 0;
+	}
+	if (!strcmp(mode, "load") && argc >= 4) {
+		long k = strtol(argv[3], NULL, 10);
+		static struct rp_load l[256];
+		static pthread_t th[256];
+		if (n < 1 || n > 256)
+			return rp_usage();
+		rp_warm();
+		for (long i = 0; i < n; i++) {
+			l[i].k = k;
+			if (pthread_create(&th[i], NULL, rp_load_worker, &l[i]))
+				return 8;
+		}
+		for (long i = 0; i < n; i++)
+			pthread_join(th[i], NULL);
+		for (long i = 0; i < n; i++)
+			printf("tid %ld %ld\n", (long)l[i].tid, l[i].k);
+		printf("hwm_kb %ld\n", rp_hwm_kb());
+		return 0;
+	}
+	return rp_usage();
+}
