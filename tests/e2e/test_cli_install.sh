@@ -11,9 +11,12 @@ set -u
 . "$(dirname "$0")/cli_common.sh"
 require "$G" "$B/bin/gpuphase-report" "$B/lib/libgpuphase.so" "$B/tests/cli_app_shared"
 unset MAKEFLAGS MFLAGS MAKELEVEL
+# make test has built everything: install only (-o all), and never run the
+# toolchain with the sanitizer runtime preloaded.
+mk() { env -u LD_PRELOAD -u ASAN_OPTIONS make -o all -C "$S" --no-print-directory -s B="$rel" SAN="${GP_SAN:-}" "$@"; }
 rel=$(realpath --relative-to="$S" "$B")
 prefix=$tmp/prefix
-make -C "$S" --no-print-directory -s B="$rel" SAN="${GP_SAN:-}" PREFIX="$prefix" install >"$tmp/make.log" 2>&1 \
+mk PREFIX="$prefix" install >"$tmp/make.log" 2>&1 \
 	|| { fail "make install failed: $(tail -n 5 "$tmp/make.log")"; finish; exit 1; }
 for f in bin/gpuphase bin/gpuphase-report lib/libgpuphase.so share/man/man1/gpuphase.1 \
 	 share/doc/gpuphase/README.md share/doc/gpuphase/troubleshooting.md share/doc/gpuphase/configuration.md; do
@@ -31,7 +34,7 @@ grep -q "LD_PRELOAD=$prefix/lib/libgpuphase.so\|$prefix/lib/libgpuphase.so" <("$
 "$prefix/bin/gpuphase" report "$tmp/inst.gpht" >"$tmp/r" 2>&1 || fail "installed report failed: $(head -n 3 "$tmp/r")"
 grep -q 'cli_scale' "$tmp/r" || fail "installed report does not name the kernels: $(head -n 20 "$tmp/r")"
 
-make -C "$S" --no-print-directory -s B="$rel" SAN="${GP_SAN:-}" PREFIX=/opt/gp DESTDIR="$tmp/stage" install \
+mk PREFIX=/opt/gp DESTDIR="$tmp/stage" install \
 	>"$tmp/make2.log" 2>&1 || fail "make install DESTDIR=... failed: $(tail -n 5 "$tmp/make2.log")"
 [ -x "$tmp/stage/opt/gp/bin/gpuphase" ] || fail "DESTDIR staging: no $tmp/stage/opt/gp/bin/gpuphase"
 
