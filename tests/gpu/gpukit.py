@@ -207,22 +207,83 @@ def same_as_bare(res, bare, run):
 # ---------------------------------------------------------------- checks
 
 
-def exec_vs_events(ops, timings):
-    """Compare each event timing with the report's execute sum of the kernels
-    it names. Returns (worst relative deviation, [(what, ms, exec_ms, n_ops)],
-    [unmatched whats])."""
+# What each example's "timing: <what> <ms>" line brackets with its CUDA events
+# (read from examples/*.cu): ("events", I, J, K) = from the program's I-th to
+# its J-th cudaEventRecord call (0-based); K, if set, names the kernel whose
+# back-to-back launches fill the bracket, so that on a GPU the report's
+# execute_ns summed over K must equal the events as well.
+# A program not listed is compared as ("exec", what): its timing line names a
+# kernel and brackets only that kernel's launches.
+TIMING_SPECS = {
+    "compute_bound": {"kernels": ("events", 0, 1, "heavy_lcg"), "total": ("events", 0, 2, None)},
+    "launch_bound": {"launch_loop": ("events", 0, 1, None)},
+    "sync_bound": {"steps": ("events", 0, 1, None)},
+}
+EVENT_RECORD_RE = re.compile(r"^cudaEventRecord(_ptsz)?(_v\d+)?$")
+
+
+def event_times(dump):
+    """GPU time of each cudaEventRecord call, from the trace alone: an event
+    completes when the call has returned and all work enqueued on the stream
+    before the call has finished (the examples use one stream), so
+    t = max(call end, end of every op whose launching API call started
+    before it). Returns the list in call order, or None without the detail."""
+    rt, ops, names = dump.get("rt"), dump.get("ops"), dump.get("rt_names")
+    if rt is None or ops is None or names is None:
+        return None
+    launch_start = {corr: start for _api, start, _dur, corr in rt}
+    recs = sorted((start, start + dur) for api, start, dur, _c in rt
+                  if EVENT_RECORD_RE.match(names.get(str(api), "")))
+    # ops by launch time; an op without its API record counts from its GPU start
+    lops = sorted((launch_start.get(corr, a), b) for corr, a, b in ops)
+    out, i, done = [], 0, 0
+    for start, end in recs:
+        while i < len(lops) and lops[i][0] < start:
+            done = max(done, lops[i][1])
+            i += 1
+        out.append(max(end, done))
+    return out
+
+
+def events_vs_trace(program, ops, dump, timings, sim):
+    """Compare each event timing with the same bracket measured in the trace
+    (TIMING_SPECS). Returns (worst relative deviation or None,
+    [(what, event ms, trace ms, how)], [what could not be compared])."""
     kops = [o for o in ops if is_kernel(o)]
+    spec = TIMING_SPECS.get(program, {})
+    evt = event_times(dump)
     pairs, unmatched = [], []
     for what, ms in timings:
-        m = matching(kops, what)
+        how = spec.get(what) or ("exec", what)
+        if how[0] == "events":
+            _, i, j, k = how
+            if evt is None or len(evt) <= max(i, j):
+                unmatched.append("%s (%s cudaEventRecord calls in the trace, need %d)"
+                                 % (what, "no" if evt is None else len(evt), max(i, j) + 1))
+                continue
+            pairs.append((what, ms, (evt[j] - evt[i]) / 1e6, "events %d..%d" % (i, j)))
+            if not k:
+                continue
+            if sim:
+                # simcuda's GPU waits for a descheduled host, so back-to-back
+                # launches need not stay back to back on a loaded CI box.
+                continue
+            how = ("exec", k)
+        m = matching(kops, how[1])
         if not m:
             unmatched.append(what)
             continue
-        ex = sum(num(o, "execute_ns") for o in m) / 1e6
-        pairs.append((what, ms, ex, len(m)))
-    worst = max((abs(ex - ms) / ms if ms > 0 else (0.0 if ex == 0 else float("inf"))
-                 for _, ms, ex, _ in pairs), default=None)
+        pairs.append((what, ms, sum(num(o, "execute_ns") for o in m) / 1e6, "execute " + how[1]))
+    worst = max((abs(tr - ms) / ms if ms > 0 else (0.0 if tr == 0 else float("inf"))
+                 for _, ms, tr, _ in pairs), default=None)
     return worst, pairs, unmatched
+
+
+def agree(ms, tr, tol, abs_ms):
+    """Event time ms and trace time tr agree: within tol relative, plus abs_ms
+    for what an event bracket holds that no record does (the GPU processing
+    the event itself, ~us)."""
+    return abs(tr - ms) <= tol * ms + abs_ms
 
 
 def check_example(a):
@@ -236,16 +297,19 @@ def check_example(a):
         res.need(abs(cov - 1.0) < 1e-9, "join coverage %.4f%%, expected 100%%" % (cov * 100))
         res.need(dr == 0, "%d dropped records" % dr)
         timings = run.timings()
-        worst, pairs, unmatched = exec_vs_events(ops, timings)
+        program = getattr(a, "program", None) or os.path.basename(a.run).split(".")[0]
+        sim = getattr(a, "sim", False)
+        abs_ms = getattr(a, "abs_us", 20.0) / 1e3
+        worst, pairs, unmatched = events_vs_trace(program, ops, run.dump(), timings, sim)
         if res.need(timings, "the program printed no 'timing: <what> <ms>' line"):
-            res.need(pairs, "no timing line names a kernel in the report (%s)" % ", ".join(unmatched))
-        if unmatched:
-            res.notes.append("timings not compared (no kernel of that name): " + ", ".join(unmatched))
-        if worst is not None:
-            res.need(worst <= a.tol, "execute vs events off by %.3f%% (> %.3g%%): %s" % (
-                worst * 100, a.tol * 100,
-                ", ".join("%s %.3f ms vs %.3f ms" % (w, ex, ms) for w, ms, ex, _ in pairs)))
-        res.number = "exec-vs-events %s, join %.2f%%, drops %d" % (
+            res.need(not unmatched, "timing lines not comparable with the trace: " + ", ".join(unmatched))
+        off = [w for w, ms, tr, _ in pairs if not agree(ms, tr, a.tol, abs_ms)]
+        res.need(not off, "events vs trace off by more than %.3g%% + %.0f us: %s"
+                 % (a.tol * 100, abs_ms * 1e3, ", ".join(off)))
+        if pairs:
+            res.notes.append("; ".join("%s: events %.3f ms, trace %.3f ms (%s)" % (w, ms, tr, how)
+                                       for w, ms, tr, how in pairs))
+        res.number = "events-vs-trace %s, join %.2f%%, drops %d" % (
             ("%.3f%%" % (worst * 100)) if worst is not None else "n/a", cov * 100, dr)
     except KitError as e:
         res.fails.append(str(e))
@@ -475,7 +539,7 @@ def check_overhead(a):
 
 # ---------------------------------------------------------------- dump statistics
 
-def dumpstats(inp, out):
+def dumpstats(inp, out, ops=False):
     """Statistics of `gpuphase-dump FILE` text (stdin) as JSON (stdout):
     records (slots read), types {type: count}, hook_launches (hook records of
     class LAUNCH), windows [{start, stop}] (stop None while open), iter_ts,
@@ -484,11 +548,47 @@ def dumpstats(inp, out):
     st = {"records": 0, "types": {}, "hook_launches": 0, "windows": [], "iter_ts": [],
           "op_first_start": None, "op_last_end": None, "complete": None,
           "dropped_ring": None, "dropped_cupti": None, "status_kinds": []}
+    st["_strings"], st["_kernels"], st["groups"] = {}, {}, {}
+    if ops:
+        # Per-record detail for the event comparisons of small programs:
+        # runtime API calls [api, start, dur, corr], GPU ops [corr, start, end]
+        # (memcpy: the runtime corr), runtime API names {api id: name id}.
+        st["_rt_names"], st["rt"], st["ops"] = {}, [], []
     for line in inp:
         parse_dump_line(line, st)
+    if ops:
+        st["rt_names"] = {k: st["_strings"].get(v, "") for k, v in st.pop("_rt_names").items()}
+    # Kernel groups are keyed by name id while reading (a string may come
+    # after its first use when rings interleave); resolve them now.
+    for nid, g in st.pop("_kernels").items():
+        name = st["_strings"].get(nid, "name#%s" % nid)
+        group_add(st["groups"], "kernel:" + short_name(name), g["count"], g["first_start"],
+                  g["last_end"], g["exec_ns"])
+    del st["_strings"]
     json.dump(st, out)
     out.write("\n")
     return 0
+
+
+COPY_KINDS = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
+              8: "DtoD", 9: "HtoH", 10: "PtoP"}  # CUpti_ActivityMemcpyKind
+
+
+def group_add(groups, key, count, a, b, exec_ns):
+    """Fold ops into groups[key] = {count, first_start, last_end, exec_ns}."""
+    g = groups.get(key)
+    if g is None:
+        groups[key] = {"count": count, "first_start": a, "last_end": b, "exec_ns": exec_ns}
+        return
+    g["count"] += count
+    g["first_start"] = min(g["first_start"], a)
+    g["last_end"] = max(g["last_end"], b)
+    g["exec_ns"] += exec_ns
+
+
+def unescape_dump(text):
+    """gpuphase-dump writes bytes < 0x20, '"', '\\' and >= 0x7f as \\xNN."""
+    return re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
 def kv(line):
@@ -519,15 +619,48 @@ def parse_dump_line(line, st):
         return
     typ = line.split(" ", 1)[0]
     st["types"][typ] = st["types"].get(typ, 0) + 1
-    if typ == "extcorr" or typ == "runtime_api" or typ == "driver_api" or typ == "string":
+    if typ == "runtime_api" and "rt" in st:
+        d = kv(line)
+        st["rt"].append([int(d["api"]), int(d["start"]), int(d["dur_ns"]), int(d["corr"])])
+        return
+    if typ == "api_name" and "rt" in st:
+        d = kv(line)
+        if d.get("domain") == "3":  # GP_REC_RUNTIME_API
+            st["_rt_names"][d.get("api")] = d.get("name")
+        return
+    if typ == "extcorr" or typ == "runtime_api" or typ == "driver_api" or typ == "api_name":
+        return
+    if typ == "string":
+        m = re.match(r'^string id=(\d+) len=\d+ text="(.*)"$', line)
+        if m:
+            st["_strings"][m.group(1)] = unescape_dump(m.group(2))
         return
     if typ == "kernel":
         d = kv(line)
         a, b = int(d.get("start", 0)), int(d.get("end", 0))
+        g = st["_kernels"].get(d.get("name"))
+        if g is None:
+            g = st["_kernels"][d.get("name")] = {"count": 0, "first_start": a, "last_end": b, "exec_ns": 0}
+        g["count"] += 1
+        g["first_start"] = min(g["first_start"], a)
+        g["last_end"] = max(g["last_end"], b)
+        g["exec_ns"] += max(0, b - a)
+        if "ops" in st:
+            st["ops"].append([int(d.get("corr", 0)), a, b])
     elif typ in ("memcpy", "memset"):
         d = kv(line)
         a = int(d.get("start", 0))
-        b = a + int(d.get("dur_ns", 0))
+        dur = int(d.get("dur_ns", 0))
+        b = a + dur
+        if "ops" in st:
+            st["ops"].append([int(d.get("rt_corr", 0)), a, b])
+        if typ == "memcpy":
+            kind = COPY_KINDS.get(int(d.get("kind", 0)), "kind%s" % d.get("kind"))
+            group_add(st["groups"], "memcpy:" + kind, 1, a, b, dur)
+            group_add(st["groups"], "memcpy:%s:%s" % (kind, d.get("bytes")), 1, a, b, dur)
+        else:
+            group_add(st["groups"], "memset", 1, a, b, dur)
+            group_add(st["groups"], "memset:%s" % d.get("bytes"), 1, a, b, dur)
     else:
         if typ == "hook_api":
             if kv(line).get("class") == str(GP_API_LAUNCH):
@@ -615,6 +748,13 @@ def selftest(_a):
             "summary": {"wall_ns": 1, "gpu_busy_ns": 1, "unattributed_ns": 0,
                         "dropped_records": dr, "join_coverage": cov}}
 
+    def evdump(last_end):
+        """Two cudaEventRecord calls (api 135) around ops launched in between;
+        the second returns before the last op ends at last_end."""
+        return {"rt_names": {"135": "cudaEventRecord", "7": "cudaLaunchKernel"},
+                "rt": [[135, 1000, 500, 1], [7, 2000, 100, 2], [7, 3000, 100, 3], [135, 4000, 500, 4]],
+                "ops": [[2, 2500, 30_000_000], [3, 30_000_000, last_end]]}
+
     ns = argparse.Namespace
     bare = mk("bare")
     cases = [
@@ -630,6 +770,21 @@ def selftest(_a):
         ("no timing line", "FAIL", check_example, dict(run=mk("i", err="", report=rep()), tol=0.01)),
         ("unknown timing name", "FAIL", check_example,
          dict(run=mk("j", err="timing: other 10.0\n", report=rep()), tol=0.01)),
+        ("events agree", "PASS", check_example,
+         dict(run=mk("s1", err="timing: launch_loop 60.3\n", report=rep(), dump=evdump(60_000_000)),
+              tol=0.01, program="launch_bound")),
+        ("events 5% off", "FAIL", check_example,
+         dict(run=mk("s2", err="timing: launch_loop 60.3\n", report=rep(), dump=evdump(57_000_000)),
+              tol=0.01, program="launch_bound")),
+        ("no event records", "FAIL", check_example,
+         dict(run=mk("s3", err="timing: launch_loop 60.3\n", report=rep(), dump={"groups": {}}),
+              tol=0.01, program="launch_bound")),
+        ("exec off on GPU", "FAIL", check_example,
+         dict(run=mk("s4", err="timing: kernels 60.3\n", report=rep(50.0, name="heavy_lcg"),
+                     dump=evdump(60_000_000)), tol=0.01, program="compute_bound")),
+        ("exec not judged in sim", "PASS", check_example,
+         dict(run=mk("s5", err="timing: kernels 60.3\n", report=rep(50.0, name="heavy_lcg"),
+                     dump=evdump(60_000_000)), tol=0.01, program="compute_bound", sim=True)),
         ("all kernels", "PASS", check_kernels,
          dict(run=mk("k", report=rep(count=5)), kernel="kern", expect=5, allow_reported_drops=False)),
         ("a kernel missing", "FAIL", check_kernels,
@@ -708,6 +863,10 @@ def main(argv):
     p.add_argument("--bare", required=True)
     p.add_argument("--run", required=True)
     p.add_argument("--tol", type=float, default=0.01)
+    p.add_argument("--program", help="key of TIMING_SPECS (default: the run folder's first dotted part)")
+    p.add_argument("--abs-us", type=float, default=20.0,
+                   help="absolute allowance beside --tol, microseconds (default 20)")
+    p.add_argument("--sim", action="store_true")
     p.set_defaults(fn=check_example)
     p = sub.add_parser("kernels")
     common(p)
@@ -739,7 +898,8 @@ def main(argv):
     p.add_argument("--sim", action="store_true")
     p.set_defaults(fn=check_overhead)
     p = sub.add_parser("dumpstats")
-    p.set_defaults(fn=lambda a: dumpstats(sys.stdin, sys.stdout))
+    p.add_argument("--ops", action="store_true", help="keep per-record detail (small traces only)")
+    p.set_defaults(fn=lambda a: dumpstats(sys.stdin, sys.stdout, a.ops))
     p = sub.add_parser("table")
     p.add_argument("summary")
     p.add_argument("--mode", default="?")

@@ -23,4 +23,4 @@ $(B)/examples/gpu/gemm_cublas: examples/gpu/gemm_cublas.cu | $(DEPS_STAMP)
 	$(NVCC) $(GPU_KIT_NVCCFLAGS) -cudart shared -o $@ $< -lcublas
 
 ALL_TARGETS += $(GPU_KIT_PROGS)
-TESTS       += tests/gpu/test_gpukit_selftest.sh
+TESTS       += tests/gpu/test_gpukit_selftest.sh tests/gpu/test_gpu_kit_sim.sh
