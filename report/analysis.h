@@ -106,6 +106,8 @@ struct gp_rep {
 	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;
 	int complete;          /* footer present (every input)                    */
 	uint64_t truncated_bytes;
+	int32_t end_reason;    /* footer: 0, or the -errno that stopped writing   */
+	uint64_t write_errors, lost_after_stop; /* footer: why / what was lost   */
 	double host_busy_pct, proc_cpu_pct; /* mean over host samples, -1 = none */
 	double host_busy_max_pct;
 	/* counts */

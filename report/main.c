@@ -299,6 +299,9 @@ static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_
 		rep->pid = info->pid;
 		rep->complete = end->complete;
 		rep->truncated_bytes = end->truncated_bytes;
+		rep->end_reason = end->end_reason;
+		rep->write_errors = end->write_errors;
+		rep->lost_after_stop = end->lost_after_stop;
 		rep->kv = calloc(info->nkv ? info->nkv : 1, sizeof *rep->kv);
 		if (!rep->kv || !(rep->path = strdup(path))) {
 			gp_reader_close(rd);
@@ -376,6 +379,12 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 			tmp.pid = rep->pid;
 			tmp.complete = rep->complete;
 			tmp.truncated_bytes = rep->truncated_bytes;
+			tmp.end_reason = rep->end_reason;
+			tmp.write_errors = rep->write_errors;
+			tmp.lost_after_stop = rep->lost_after_stop;
+			/* the writer's cap ends with -EFBIG and no write error */
+			if (rep->end_reason == -EFBIG && !rep->write_errors)
+				tmp.size_cap = 1;
 			if (fdrop_ring > tmp.dropped_ring)
 				tmp.dropped_ring = fdrop_ring;
 			if (fdrop_cupti > tmp.dropped_cupti)

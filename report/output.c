@@ -240,6 +240,13 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 		fprintf(f, "%sCUPTI refused the trace clock: GPU times were shifted by a calibrated offset\n", lead);
 	if (rep->size_cap)
 		fprintf(f, "%sthe size cap stopped capture early\n", lead);
+	if (rep->end_reason && rep->write_errors)
+		fprintf(f, "%scapture ended early: writing the trace failed (%s)%s; the trace holds the data "
+			   "written before that\n", lead, strerror(-rep->end_reason),
+			rep->end_reason == -ENOSPC ? ": the disk is full"
+			: rep->end_reason == -EFBIG ? ": the file size limit (ulimit -f) was reached" : "");
+	if (rep->lost_after_stop)
+		fprintf(f, "%s%" PRIu64 " records captured after that were not written\n", lead, rep->lost_after_stop);
 	if (rep->gpu_busy_late)
 		fprintf(f, "%s%" PRIu64 " GPU intervals arrived too far out of order: GPU busy may be under-counted\n",
 			lead, rep->gpu_busy_late);

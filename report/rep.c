@@ -82,6 +82,10 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->version = s->version;
 		d->complete &= s->complete;
 		d->truncated_bytes += s->truncated_bytes;
+		if (!d->end_reason || (s->end_reason && s->write_errors))
+			d->end_reason = s->end_reason;
+		d->write_errors += s->write_errors;
+		d->lost_after_stop += s->lost_after_stop;
 		d->cupti_unavailable |= s->cupti_unavailable;
 		d->hooks_absent |= s->hooks_absent;
 		d->clock_calibrated |= s->clock_calibrated;
