@@ -79,9 +79,8 @@ static int gp_config_bool(const char *v, int *out)
 {
 	if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on"))
 		*out = 1;
-	else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") ||
-		 !strcmp(v, ""))
-		*out = 0;
+	else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off"))
+		*out = 0; /* "" is not 0: GPUPHASE_CUPTI= must not silently mean off */
 	else
 		return -1;
 	return 0;
@@ -360,6 +359,27 @@ static unsigned gp_config_distance(const char *a, const char *b)
 	return row[lb];
 }
 
+/* Copy v for a diagnostic: printable ASCII as is, anything else (a newline
+ * that would forge a second line, escape sequences, non-UTF-8) as \xHH; cut
+ * with "..." to fit len, so the message stays one line. */
+static void gp_config_quote(const char *v, char *out, size_t len)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		char tmp[5];
+		int n = (*p >= 0x20 && *p < 0x7f) ? snprintf(tmp, sizeof tmp, "%c", *p)
+						  : snprintf(tmp, sizeof tmp, "\\x%02x", *p);
+		if (o + (size_t)n + 4 > len) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(out + o, tmp, (size_t)n);
+		o += (size_t)n;
+	}
+	out[o] = 0;
+}
+
 int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t msglen,
 		    void (*warn)(const char *line))
 {
@@ -396,18 +416,22 @@ int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t 
 						best = gp_config_vars[i].name;
 					}
 				}
+				char shown[128];
+				gp_config_quote(name, shown, sizeof shown);
 				if (best)
 					snprintf(line, sizeof line, "gpuphase: unknown variable %s ignored (did you mean %s?)",
-						 name, best);
+						 shown, best);
 				else
-					snprintf(line, sizeof line, "gpuphase: unknown variable %s ignored", name);
+					snprintf(line, sizeof line, "gpuphase: unknown variable %s ignored", shown);
 				if (warn)
 					warn(line);
 				continue;
 			}
 			if (var->parse(eq + 1, cfg)) {
+				char shown[256];
+				gp_config_quote(eq + 1, shown, sizeof shown);
 				if (msglen)
-					snprintf(msg, msglen, "gpuphase: %s='%s': %s", var->name, eq + 1, var->accepted);
+					snprintf(msg, msglen, "gpuphase: %s='%s': %s", var->name, shown, var->accepted);
 				return -EINVAL;
 			}
 			if (pass == 0 && cfg->disable)
