@@ -322,7 +322,7 @@ static void gp_record_summarise(const char *path, struct gp_record_sum *s)
 }
 
 static void gp_record_print_summary(const char *pattern, const struct gp_record_files *before,
-				    const char *globpat)
+				    const char *globpat, int static_cudart)
 {
 	struct gp_record_files after;
 	gp_record_files_scan(globpat, &after);
@@ -342,6 +342,13 @@ static void gp_record_print_summary(const char *pattern, const struct gp_record_
 			off += w > 0 ? (size_t)w : 0;
 		}
 		nnew++;
+	}
+	if (nnew == 0 && static_cudart) {
+		fprintf(stderr, "gpuphase: no trace written (expected %s): a statically linked CUDA runtime loads "
+				"the injection library only once the CUDA driver starts; did the program report a "
+				"missing or insufficient driver above?\n", pattern);
+		gp_record_files_free(&after);
+		return;
 	}
 	if (nnew == 0) {
 		fprintf(stderr, "gpuphase: no trace written (expected %s): the program made no CUDA calls, or the "
@@ -409,7 +416,9 @@ static void gp_record_warn_profilers(const char *lib)
 		fprintf(stderr, "gpuphase: warning: GPUPHASE_DISABLE=%s is set: nothing will be recorded\n", dis);
 }
 
-static void gp_record_warn_binary(const char *path, const char *cmd)
+/* Inspect CMD; warn about what the preload cannot see. Returns 1 when CMD
+ * links cudart statically (the caller then records through injection only). */
+static int gp_record_warn_binary(const char *path, const char *cmd)
 {
 	struct gp_elf_info info;
 	char err[256];
@@ -418,7 +427,7 @@ static void gp_record_warn_binary(const char *path, const char *cmd)
 		if (rc == -EINVAL && err[0])
 			fprintf(stderr, "gpuphase: warning: %s: malformed ELF (%s); cannot check how it links CUDA\n",
 				path, err);
-		return;
+		return 0;
 	}
 	if (info.is_static_exe)
 		fprintf(stderr, "gpuphase: warning: %s is a fully static executable: LD_PRELOAD has no effect; "
@@ -427,7 +436,9 @@ static void gp_record_warn_binary(const char *path, const char *cmd)
 		fprintf(stderr, "gpuphase: warning: %s is statically linked to the CUDA runtime (cudart): "
 				"injection only; launch-phase hooks lost (no operator ids, call stacks or hook "
 				"timestamps; launch times come from CUPTI alone, and nothing if CUPTI is "
-				"unavailable). Rebuild with `nvcc -cudart shared` for full capture.\n", cmd);
+				"unavailable). Recording through CUDA_INJECTION64_PATH only; rebuild with "
+				"`nvcc -cudart shared` for full capture.\n", cmd);
+	return info.cudart == GP_ELF_CUDART_STATIC;
 }
 
 /* Warn when the directory of the output pattern cannot take a new file. */
@@ -748,7 +759,12 @@ int gp_record_main(int argc, char **argv)
 	const char *pattern = o.output ? o.output : getenv("GPUPHASE_OUTPUT");
 	if (!pattern || !*pattern)
 		pattern = GP_DEFAULT_OUTPUT;
-	gp_record_warn_binary(cmdpath, cmd[0]);
+	/* A static cudart cannot be interposed: preloading would only make the
+	 * library believe its hooks are in place, so the trace would not say
+	 * "injection only". Keep the preload when injection is turned off. */
+	int static_cudart = gp_record_warn_binary(cmdpath, cmd[0]);
+	if (static_cudart && !o.no_inject)
+		o.no_preload = 1;
 	gp_record_warn_profilers(lib);
 	gp_record_warn_outdir(pattern);
 
@@ -778,7 +794,7 @@ int gp_record_main(int argc, char **argv)
 	int exec_failed;
 	int status = gp_record_run(&o, cmd, &exec_failed);
 	if (!o.quiet && !exec_failed)
-		gp_record_print_summary(pattern, &before, globpat);
+		gp_record_print_summary(pattern, &before, globpat, static_cudart);
 	gp_record_files_free(&before);
 	return status;
 }

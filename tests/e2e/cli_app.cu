@@ -8,7 +8,9 @@
 // copy in, two kernels, copy out, device synchronize; then exits with
 // EXIT_CODE (default 0) whatever CUDA said, so exit status passthrough can be
 // tested even where CUDA is unavailable (a static cudart finds no driver on a
-// machine without a GPU). CUDA errors are reported on stderr only.
+// machine without a GPU). CUDA errors are reported on stderr only. With
+// CLI_APP_SHOW_ENV set it first prints LD_PRELOAD and CUDA_INJECTION64_PATH
+// ("(unset)" when absent), so tests see what `gpuphase record` gave it.
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -29,6 +31,11 @@ __global__ void cli_shift(float *x, int n, float b)
 
 int main(int argc, char **argv)
 {
+	if (getenv("CLI_APP_SHOW_ENV")) {
+		const char *p = getenv("LD_PRELOAD"), *i = getenv("CUDA_INJECTION64_PATH");
+		printf("LD_PRELOAD=%s\nCUDA_INJECTION64_PATH=%s\n", p ? p : "(unset)", i ? i : "(unset)");
+		fflush(stdout);
+	}
 	int code = argc > 1 ? atoi(argv[1]) : 0;
 	int iters = argc > 2 ? atoi(argv[2]) : 20;
 	const int n = 1024;

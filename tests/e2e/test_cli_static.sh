@@ -19,6 +19,16 @@ warn='statically linked to the CUDA runtime (cudart): injection only; launch-pha
 "$G" record -o "$tmp/st.gpht" -- "$B/tests/cli_app_static" 4 3 >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" = 4 ] || fail "static app exit 4: record returned $rc"
 grep -qF "$warn" "$tmp/err" || fail "no static-cudart warning: $(cat "$tmp/err")"
+# Injection only: LD_PRELOAD is left as it was (a preloaded library would
+# take its hooks, which never fire, for working ones); CUDA_INJECTION64_PATH
+# names the library. The shared build gets both.
+LIB=$(realpath "$B/lib/libgpuphase.so")
+CLI_APP_SHOW_ENV=1 "$G" record -q -o "$tmp/e1.gpht" -- "$B/tests/cli_app_static" 0 0 >"$tmp/env_st" 2>/dev/null
+grep -qxF "LD_PRELOAD=${LD_PRELOAD:-(unset)}" "$tmp/env_st" || fail "static app: LD_PRELOAD changed: $(cat "$tmp/env_st")"
+grep -qxF "CUDA_INJECTION64_PATH=$LIB" "$tmp/env_st" || fail "static app: no injection: $(cat "$tmp/env_st")"
+CLI_APP_SHOW_ENV=1 "$G" record -q -o "$tmp/e2.gpht" -- "$B/tests/cli_app_shared" 0 0 >"$tmp/env_sh" 2>/dev/null
+grep -qxF "LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$LIB" "$tmp/env_sh" || fail "shared app: not preloaded: $(cat "$tmp/env_sh")"
+grep -qxF "CUDA_INJECTION64_PATH=$LIB" "$tmp/env_sh" || fail "shared app: no injection: $(cat "$tmp/env_sh")"
 w=$(grep -nF "$warn" "$tmp/err" | head -n 1 | cut -d: -f1)
 a=$(grep -n '^cli_app' "$tmp/err" | head -n 1 | cut -d: -f1)
 [ -z "$a" ] || [ "$w" -lt "$a" ] || fail "warning printed after the program's own output"
@@ -29,7 +39,8 @@ if [ -s "$tmp/st.gpht" ]; then
 	grep -q '^hook_api ' "$tmp/dump" && fail "static trace holds hook records: hooks cannot see a static cudart"
 	grep -q '^kernel ' "$tmp/dump" || fail "static trace holds no kernels: CUPTI injection saw nothing"
 else
-	grep -q 'no trace written' "$tmp/err" || fail "no trace and no 'no trace written' line: $(cat "$tmp/err")"
+	grep -q 'no trace written .*statically linked CUDA runtime loads the injection library only once the CUDA driver starts' "$tmp/err" \
+		|| fail "no trace and no 'no trace written' line that explains why: $(cat "$tmp/err")"
 	grep -q '^cli_app: cudaMalloc: ' "$tmp/err" || fail "no trace although CUDA started: $(cat "$tmp/err")"
 fi
 
