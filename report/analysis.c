@@ -181,6 +181,11 @@ struct gp_an {
 	struct gp_map ext_rev;       /* hook op id -> corr waiting for it      */
 	struct gp_map last_driver;   /* tid -> corr of its last lone driver call */
 	struct gp_map hooks_on_tid;  /* tid -> pending hooks of that thread     */
+	uint32_t hot_tid;            /* hooks_on_tid entry kept out of the map */
+	uint64_t hot_count;          /* (the last thread that had a hook)      */
+	uint32_t tid_os_last_cupti, tid_os_last_os; /* last tid_os put        */
+	uint64_t group_last_key;     /* last group lookup                      */
+	uint32_t group_last;
 	struct gp_map nvtx;          /* tid -> index into nvtx_stacks          */
 	struct gp_nvtx_stack *nvtx_stacks;
 	size_t nnvtx, capnvtx;
@@ -213,6 +218,7 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	if (!an->cfg.evict_after_ns)
 		an->cfg.evict_after_ns = 120ULL * 1000000000ULL;
 	an->t_first = UINT64_MAX;
+	an->group_last = GP_NONE32;
 	an->pend_free = GP_NONE32;
 	an->hook_free = GP_NONE32;
 	return an;
@@ -767,9 +773,14 @@ static const char *gp_an_callsite(struct gp_an *an, uint32_t stack, char *buf, s
 
 static uint32_t gp_an_group(struct gp_an *an, uint64_t key, uint32_t name_str, const char *synth)
 {
+	if (an->group_last != GP_NONE32 && key == an->group_last_key)
+		return an->group_last;
 	uint64_t *v = gp_map_get(&an->group_by_key, key);
-	if (v)
+	if (v) {
+		an->group_last_key = key;
+		an->group_last = (uint32_t)*v;
 		return (uint32_t)*v;
+	}
 	if (GROW(an->groups, an->ngroups, an->capgroups))
 		return gp_an_fail(an, -ENOMEM), GP_NONE32;
 	struct gp_group *g = &an->groups[an->ngroups];
@@ -984,12 +995,36 @@ static void gp_an_pend_drop(struct gp_an *an, struct gp_pending *p)
 	an->pend_free = idx;
 }
 
+/* Pending hooks per thread: the busiest thread's count lives in hot_*. */
+static uint64_t gp_an_tid_hooks(const struct gp_an *an, uint32_t tid)
+{
+	if (tid == an->hot_tid)
+		return an->hot_count;
+	uint64_t *v = gp_map_get(&an->hooks_on_tid, tid);
+	return v ? *v : 0;
+}
+
+static void gp_an_tid_hooks_add(struct gp_an *an, uint32_t tid, int delta)
+{
+	if (tid != an->hot_tid) {
+		if (an->hot_count)
+			gp_an_fail(an, gp_map_put(&an->hooks_on_tid, an->hot_tid, an->hot_count));
+		else
+			gp_map_del(&an->hooks_on_tid, an->hot_tid);
+		uint64_t *v = gp_map_get(&an->hooks_on_tid, tid);
+		an->hot_tid = tid;
+		an->hot_count = v ? *v : 0;
+	}
+	if (delta > 0)
+		an->hot_count++;
+	else if (an->hot_count)
+		an->hot_count--;
+}
+
 static void gp_an_hook_drop(struct gp_an *an, struct gp_hook *h)
 {
 	uint32_t idx = (uint32_t)(h - an->hooks);
-	uint64_t *cnt = gp_map_get(&an->hooks_on_tid, h->tid);
-	if (cnt && --*cnt == 0)
-		gp_map_del(&an->hooks_on_tid, h->tid);
+	gp_an_tid_hooks_add(an, h->tid, -1);
 	gp_map_del(&an->hook_by_op, h->op);
 	h->next_free = an->hook_free;
 	an->hook_free = idx;
@@ -1077,11 +1112,14 @@ static void gp_an_try_finish(struct gp_an *an, struct gp_pending *p, int final)
 		 * earlier joins. A thread with unjoined hooks may still send this
 		 * call's ext corr. */
 		uint64_t *os = gp_map_get(&an->tid_os, p->api_tid);
-		if (gp_map_get(&an->hooks_on_tid, os ? *os : p->api_tid))
+		if (gp_an_tid_hooks(an, os ? (uint32_t)*os : p->api_tid))
 			return;
 	}
-	if (h && p->has_api)
+	if (h && p->has_api && (p->api_tid != an->tid_os_last_cupti || h->tid != an->tid_os_last_os)) {
 		gp_an_fail(an, gp_map_put(&an->tid_os, p->api_tid, h->tid));
+		an->tid_os_last_cupti = p->api_tid;
+		an->tid_os_last_os = h->tid;
+	}
 	gp_an_emit(an, p, h);
 	if (h) {
 		gp_map_del(&an->ext_rev, h->op);
@@ -1229,8 +1267,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 				       .stream = a->stream, .nvtx = gp_an_nvtx_top(an, a->tid),
 				       .op = a->corr, .start = a->start, .dur = gp_api_dur_ns(a) };
 		gp_an_fail(an, gp_map_put(&an->hook_by_op, a->corr, idx));
-		uint64_t *cnt = gp_map_get(&an->hooks_on_tid, a->tid);
-		gp_an_fail(an, gp_map_put(&an->hooks_on_tid, a->tid, cnt ? *cnt + 1 : 1));
+		gp_an_tid_hooks_add(an, a->tid, +1);
 		uint64_t *corr = gp_map_get(&an->ext_rev, a->corr);
 		if (corr) {
 			struct gp_pending *p = gp_an_pend_get(an, (uint32_t)*corr, 0);

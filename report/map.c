@@ -8,16 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static inline size_t gp_map_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
 static int gp_map_grow(struct gp_map *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64;
@@ -68,19 +58,6 @@ int gp_map_put(struct gp_map *m, uint64_t key, uint64_t val)
 	m->vals[j] = val;
 	m->count++;
 	return 0;
-}
-
-uint64_t *gp_map_get(const struct gp_map *m, uint64_t key)
-{
-	if (!m->cap || key == GP_MAP_EMPTY)
-		return NULL;
-	size_t j = gp_map_hash(key) & (m->cap - 1);
-	while (m->keys[j] != GP_MAP_EMPTY) {
-		if (m->keys[j] == key)
-			return &m->vals[j];
-		j = (j + 1) & (m->cap - 1);
-	}
-	return NULL;
 }
 
 int gp_map_del(struct gp_map *m, uint64_t key)

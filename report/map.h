@@ -25,8 +25,28 @@ struct gp_map {
  * the reserved key. */
 int gp_map_put(struct gp_map *m, uint64_t key, uint64_t val);
 
-/* Pointer to the value of key, or NULL. Valid until the next put/del. */
-uint64_t *gp_map_get(const struct gp_map *m, uint64_t key);
+static inline size_t gp_map_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+/* Pointer to the value of key, or NULL. Valid until the next put/del.
+ * Inline: the report's join calls it several times per record. */
+static inline uint64_t *gp_map_get(const struct gp_map *m, uint64_t key)
+{
+	if (!m->cap || key == GP_MAP_EMPTY)
+		return NULL;
+	size_t j = gp_map_hash(key) & (m->cap - 1);
+	while (m->keys[j] != GP_MAP_EMPTY) {
+		if (m->keys[j] == key)
+			return &m->vals[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
 
 /* Remove key; returns 1 if it was present, 0 otherwise. */
 int gp_map_del(struct gp_map *m, uint64_t key);

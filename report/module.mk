@@ -40,3 +40,6 @@ $(REPORT_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 
 ALL_TARGETS += $(REPORT_E2E_BINS)
 TESTS       += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh
+
+ALL_TARGETS += $(B)/bench/bench_report
+BENCHES     += $(B)/bench/bench_report

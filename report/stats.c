@@ -1,7 +1,7 @@
 /*
  * stats.c — gp_hist and gp_sweep (see stats.h). Called by analysis.c on the
  * report thread. Memory: a histogram is at most GP_HIST_NBUCKETS counters; a
- * sweep at most GP_SWEEP_HEAP intervals, whatever the number fed.
+ * sweep at most GP_SWEEP_DELAY intervals, whatever the number fed.
  */
 #include "stats.h"
 
@@ -173,56 +173,32 @@ static void gp_sweep_take_pre(struct gp_sweep *s, uint64_t upto)
 	}
 }
 
+/* Take the earliest buffered interval into the merged run. */
 static void gp_sweep_pop(struct gp_sweep *s)
 {
-	struct gp_ival top = s->heap[0];
-	s->heap[0] = s->heap[--s->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < s->n && s->heap[l].start < s->heap[m].start)
-			m = l;
-		if (r < s->n && s->heap[r].start < s->heap[m].start)
-			m = r;
-		if (m == i)
-			break;
-		struct gp_ival t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
-		i = m;
-	}
+	struct gp_ival top = s->buf[s->head];
+	s->head = (s->head + 1) & (GP_SWEEP_DELAY - 1);
+	s->n--;
 	gp_sweep_take_pre(s, top.start);
 	gp_sweep_take(s, top.start, top.end);
 }
 
 int gp_sweep_add(struct gp_sweep *s, uint64_t start, uint64_t end)
 {
+	const size_t mask = GP_SWEEP_DELAY - 1;
 	if (end <= start)
 		return 0;
-	if (s->n == s->cap) {
-		if (s->cap >= GP_SWEEP_HEAP) {
-			gp_sweep_pop(s);
-		} else {
-			size_t ncap = s->cap ? s->cap * 2 : 256;
-			struct gp_ival *nh = realloc(s->heap, ncap * sizeof *nh);
-			if (!nh)
-				return -ENOMEM;
-			s->heap = nh;
-			s->cap = ncap;
-		}
+	if (!s->buf && !(s->buf = malloc(GP_SWEEP_DELAY * sizeof *s->buf)))
+		return -ENOMEM;
+	if (s->n == GP_SWEEP_DELAY)
+		gp_sweep_pop(s);
+	size_t i = s->n;
+	while (i > 0 && s->buf[(s->head + i - 1) & mask].start > start) {
+		s->buf[(s->head + i) & mask] = s->buf[(s->head + i - 1) & mask];
+		i--;
 	}
-	size_t i = s->n++;
-	s->heap[i].start = start;
-	s->heap[i].end = end;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (s->heap[p].start <= s->heap[i].start)
-			break;
-		struct gp_ival t = s->heap[i];
-		s->heap[i] = s->heap[p];
-		s->heap[p] = t;
-		i = p;
-	}
+	s->buf[(s->head + i) & mask] = (struct gp_ival){ start, end };
+	s->n++;
 	return 0;
 }
 
@@ -240,7 +216,7 @@ uint64_t gp_sweep_finish(struct gp_sweep *s)
 
 void gp_sweep_free(struct gp_sweep *s)
 {
-	free(s->heap);
-	s->heap = NULL;
-	s->n = s->cap = 0;
+	free(s->buf);
+	s->buf = NULL;
+	s->n = s->head = 0;
 }

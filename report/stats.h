@@ -5,9 +5,11 @@
  *            GP_HIST_EXACT values, then log-linear buckets (128 per power of
  *            two, relative error < 0.8 %); min, max and sum are always exact.
  *  gp_sweep: the length of the union of intervals fed in roughly ascending
- *            start order, through a bounded reorder heap (GP_SWEEP_HEAP).
- *            Intervals that arrive later than the heap can absorb are counted
- *            in `late` and only their part past the swept point is added.
+ *            start order, through a bounded reorder buffer (GP_SWEEP_DELAY
+ *            intervals kept sorted by start, inserted from the back, so an
+ *            interval arriving d places late costs d moves). Intervals that
+ *            arrive later than the buffer can absorb are counted in `late`
+ *            and only their part past the swept point is added.
  *
  * Single-threaded; used by analysis.c. docs/metrics.md states both exactly.
  */
@@ -38,15 +40,15 @@ int gp_hist_merge(struct gp_hist *dst, const struct gp_hist *src);
 uint64_t gp_hist_quantile(const struct gp_hist *h, double q);
 void gp_hist_free(struct gp_hist *h);
 
-#define GP_SWEEP_HEAP 65536u
+#define GP_SWEEP_DELAY 16384u /* power of two */
 
 struct gp_ival {
 	uint64_t start, end;
 };
 
 struct gp_sweep {
-	struct gp_ival *heap; /* min-heap on start */
-	size_t n, cap;
+	struct gp_ival *buf;  /* ring of GP_SWEEP_DELAY, sorted by start from head */
+	size_t head, n;
 	int open;             /* a current merged run exists               */
 	uint64_t cur_s, cur_e;/* the current merged run                    */
 	uint64_t total;       /* closed runs' length                       */
@@ -57,7 +59,7 @@ struct gp_sweep {
 
 /* Add [start, end) (end < start is treated as empty). 0 or -ENOMEM. */
 int gp_sweep_add(struct gp_sweep *s, uint64_t start, uint64_t end);
-/* Drain the heap and return the union length; the sweep may not be added
+/* Drain the buffer and return the union length; the sweep may not be added
  * to afterwards. */
 uint64_t gp_sweep_finish(struct gp_sweep *s);
 void gp_sweep_free(struct gp_sweep *s);
