@@ -24,7 +24,7 @@ ctl=$tmp/ctl
 	>"$tmp/rec.out" 2>"$tmp/rec.err" &
 rec=$!
 pid=""
-for _ in $(seq 1 200); do
+for _ in $(seq 1 600); do # up to 30 s on a loaded machine
 	pid=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$tmp/rec.err")
 	[ -n "$pid" ] && break
 	kill -0 "$rec" 2>/dev/null || break
@@ -38,7 +38,7 @@ fi
 # Warm-up load before the trigger: must not be captured.
 "$B/examples/server_client" "$sock" -n 20 >"$tmp/c1" 2>&1 || fail "warm-up client failed: $(cat "$tmp/c1")"
 ok=0
-for _ in $(seq 1 100); do # the library opens its socket on its own thread: retry briefly
+for _ in $(seq 1 200); do # the library opens its socket on its own thread: retry briefly
 	if "$G" trigger "$pid" --status >"$tmp/st" 2>"$tmp/st.err"; then ok=1; break; fi
 	sleep 0.05
 done
