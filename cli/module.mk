@@ -26,11 +26,6 @@ $(B)/tests/test_cli_elf: $(B)/obj/tests/e2e/test_cli_elf.o $(B)/obj/cli/elfscan.
 CLI_TEST_DEPS := $(B)/tests/cli_app_shared $(B)/tests/cli_app_static
 $(B)/tests/test_cli_elf: | $(CLI_TEST_DEPS)
 
-# The command links the trace reader; until collector/ provides it, build
-# only what does not need it.
-ifneq ($(filter $(B)/lib/libgpcollector.a,$(ALL_TARGETS)),)
-ALL_TARGETS += $(B)/bin/gpuphase
-endif
-ALL_TARGETS += $(B)/tests/test_cli_elf $(CLI_TEST_DEPS)
+ALL_TARGETS += $(B)/bin/gpuphase $(B)/tests/test_cli_elf $(CLI_TEST_DEPS)
 TESTS += $(B)/tests/test_cli_elf tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh \
 	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh
