@@ -377,6 +377,11 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 {
 	(void)ud;
 	(void)data;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+						   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
+		gp_graphs_callback(cbid, data); /* graphs.c: capture-time node mapping */
+		return;
+	}
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
 	    gp_cupti_registered)
 		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -428,6 +433,12 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	}
 	gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
 				    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	if (gp_graphs_open(lib) == 0) {
+		gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
+					    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+		gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
+					    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+	}
 
 	/* One clock: ours, before any kind is enabled. */
 	if (!gp_cupti_fn.register_ts || gp_cupti_fn.register_ts(gp_cupti_clock) != CUPTI_SUCCESS) {

@@ -131,6 +131,7 @@ struct gp_tls {
 	uint32_t internal;   /* >0 while the library makes its own CUDA calls   */
 	uint32_t depth;      /* hooks active on this thread (nesting)           */
 	uint32_t op_next, op_end; /* block of op ids owned by this thread       */
+	uint32_t cur_op;     /* op id of the innermost active hook, 0 = none    */
 	void *stacks;        /* stacks.c per-thread table                        */
 };
 extern GP_TLS struct gp_tls gp_tls;
@@ -217,6 +218,15 @@ uint32_t gp_stacks_capture(unsigned skip);
 int gp_stacks_wanted(enum gp_api_class cls);
 /* Symbolise every distinct pc seen (emit GP_REC_SYMBOL); at stop. */
 void gp_stacks_symbolize(void);
+
+/* ---- graphs.c ---------------------------------------------------------- */
+
+/* Resolve cuptiGetGraphId / cuptiGetGraphNodeId from the CUPTI library
+ * handle; 0, or -ENOSYS when absent (no capture mapping then). */
+int gp_graphs_open(void *cupti_lib);
+/* CUPTI resource callback GRAPHNODE_CREATED / GRAPHNODE_CLONED: data is the
+ * CUpti_ResourceData. Emits one GP_REC_GRAPH_NODE. */
+void gp_graphs_callback(unsigned cbid, const void *data);
 
 /* ---- nvtx.c ------------------------------------------------------------ */
 extern int gp_nvtx_used;

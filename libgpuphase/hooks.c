@@ -92,6 +92,7 @@ static inline uint32_t gp_hooks_stream(const void *s, int twin)
 struct gp_call {
 	uint64_t t0;
 	uint32_t op, tid, stream, stack;
+	uint32_t prev_op; /* gp_tls.cur_op before this hook (graphs.c reads it) */
 	uint16_t id;
 	uint8_t cls, active, nested, pushed;
 };
@@ -126,6 +127,8 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 		c->nested = t->depth > 0;
 		t->depth++;
 		c->op = gp_lib_next_op();
+		c->prev_op = t->cur_op;
+		t->cur_op = c->op;
 		c->stream = gp_hooks_stream(stream, twin);
 		c->stack = gp_stacks_wanted((enum gp_api_class)cls) ? gp_stacks_capture(2) : 0;
 		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
@@ -147,6 +150,7 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 		if (c->pushed)
 			gp_cupti_pop();
 		gp_tls.depth--;
+		gp_tls.cur_op = c->prev_op;
 		union gp_rec rec;
 		uint64_t dur = t1 - c->t0;
 		rec.api.type = GP_REC_HOOK_API;

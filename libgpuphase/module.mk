@@ -7,7 +7,7 @@
 
 GP_LIB_SRCS := libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
-               libgpuphase/nvtx.c
+               libgpuphase/nvtx.c libgpuphase/graphs.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 GP_LIB_SO   := $(B)/lib/libgpuphase.so
 GP_LIB_GEN  := $(B)/gen/libgpuphase
@@ -60,3 +60,13 @@ GP_LIB_TESTS := $(B)/tests/test_lib_config $(B)/tests/test_lib_e2e
 ALL_TARGETS  += $(GP_LIB_TPROGS) $(GP_LIB_TESTS)
 TESTS        += $(GP_LIB_TESTS)
 .SECONDARY: $(B)/obj/libgpuphase/tests/test_lib_config.o $(B)/obj/libgpuphase/tests/test_lib_e2e.o
+
+# ---- benchmark -------------------------------------------------------------
+$(B)/bench/bench_hooks: libgpuphase/bench/bench_hooks.cu $(B)/obj/libgpuphase/bench/bench_floor.o \
+                        $(GP_COLLECTOR_LIB) | $(GP_LIB_SO) $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< \
+	  $(B)/obj/libgpuphase/bench/bench_floor.o $(GP_COLLECTOR_LIB) -llz4 -lpthread -ldl
+BENCHES     += $(B)/bench/bench_hooks
+ALL_TARGETS += $(B)/bench/bench_hooks
+TSAN_TESTS  += tests/e2e/test_preload_sanitizer.sh
