@@ -404,9 +404,19 @@ static void gp_record_warn_profilers(const char *lib)
 			break;
 		}
 	}
-	if (getenv("NSYS_PROFILING_SESSION_ID") || getenv("NV_COMPUTE_PROFILER_PERFWORKS_DIR"))
-		fprintf(stderr, "gpuphase: warning: running under Nsight (nsys/ncu environment found); "
-				"it holds CUPTI, so gpuphase will run hook-only (no GPU execute/queue/sync times)\n");
+	/* The variables other CUDA tools set in their targets: nsys
+	 * (NSYS_PROFILING_SESSION_ID), Nsight Compute
+	 * (NV_NSIGHT_INJECTION_TRANSPORT_TYPE), nvprof (NVPROF_ID). */
+	static const char *const tool_vars[] = { "NSYS_PROFILING_SESSION_ID", "NV_NSIGHT_INJECTION_TRANSPORT_TYPE",
+						 "NVPROF_ID" };
+	for (size_t i = 0; i < sizeof tool_vars / sizeof tool_vars[0]; i++) {
+		if (getenv(tool_vars[i])) {
+			fprintf(stderr, "gpuphase: warning: running under another CUDA profiler (%s is set); it "
+					"holds CUPTI, so gpuphase will run hook-only (no GPU execute/queue/sync "
+					"times)\n", tool_vars[i]);
+			break;
+		}
+	}
 	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
 	if (nvtx && *nvtx && strcmp(nvtx, lib) != 0)
 		fprintf(stderr, "gpuphase: warning: NVTX_INJECTION64_PATH=%s belongs to another tool; "

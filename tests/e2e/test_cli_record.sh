@@ -94,6 +94,9 @@ grep -n 'warning: another tool holds CUDA injection' "$tmp/e" >/dev/null || fail
 grep -q 'RUN inj=/opt/other-tool/libinject.so' "$tmp/e" || fail "the other tool's CUDA_INJECTION64_PATH was not kept"
 w=$(grep -n 'another tool' "$tmp/e" | cut -d: -f1); r=$(grep -n '^RUN' "$tmp/e" | cut -d: -f1)
 [ -n "$w" ] && [ -n "$r" ] && [ "$w" -lt "$r" ] || fail "warning not printed before the command ran"
+NSYS_PROFILING_SESSION_ID=7 "$G" record -o "$tmp/w2.gpht" -- true 2>"$tmp/e"
+grep -q 'warning: running under another CUDA profiler (NSYS_PROFILING_SESSION_ID is set)' "$tmp/e" \
+	|| fail "no warning under nsys: $(cat "$tmp/e")"
 "$G" record -o /proc/gp-cannot-write.gpht -- sh -c 'echo RUN >&2' 2>"$tmp/e"
 grep -q 'warning: output directory /proc is not writable' "$tmp/e" || fail "no unwritable-directory warning: $(cat "$tmp/e")"
 w=$(grep -n 'not writable' "$tmp/e" | cut -d: -f1); r=$(grep -n '^RUN' "$tmp/e" | cut -d: -f1)
