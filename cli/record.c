@@ -394,7 +394,7 @@ static void gp_record_warn_profilers(const char *lib)
 					"gpuphase runs hook-only: no GPU execute/queue/sync times\n", inj);
 	}
 	const char *pre = getenv("LD_PRELOAD");
-	static const char *const tools[] = { "ToolsInjection", "nsys", "nsight", "libcupti", "ncu",
+	static const char *const tools[] = { "ToolsInjection", "nsight", "libcupti",
 					     "libkineto", "libnvperf" };
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
 		if (gp_record_list_has(pre, tools[i])) {
