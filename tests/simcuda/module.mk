@@ -55,6 +55,15 @@ $(SIMCUDA_DIR)/libsimtestclient.so: $(B)/obj/tests/simcuda/sim_testclient.o $(SI
 	$(CC) -shared -o $@ $(B)/obj/tests/simcuda/sim_testclient.o $(SIMCUDA_DIR)/libcupti.so.13 \
 	  $(SIMCUDA_DIR)/libcudart.so.13 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -ldl
 
+# Criterion cannot start under ThreadSanitizer: tsan builds run the same
+# suites on a forking stand-in runner (sim_tmini.h).
+ifeq ($(SAN),tsan)
+$(B)/obj/tests/simcuda/test_%.o: CPPFLAGS += -DSIM_TEST_MINI
+SIMCUDA_CRITERION :=
+else
+SIMCUDA_CRITERION := -lcriterion
+endif
+
 SIMCUDA_TEST_LIBS = $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-rpath,'$$ORIGIN/../simcuda'
 
 # In-process suite: links the simulator; -rdynamic exports its kernel host twin.
@@ -62,14 +71,14 @@ $(B)/tests/test_simcuda_api: $(B)/obj/tests/simcuda/test_simcuda_api.o $(B)/obj/
                              $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(B)/obj/tests/simcuda/test_simcuda_api.o $(B)/obj/tests/simcuda/sim_config.o \
-	  $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) -lcriterion -lm
+	  $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -lm
 
 # Examples on simcuda, the CUPTI client, bad cost models.
 $(B)/tests/test_simcuda_e2e: $(B)/obj/tests/simcuda/test_simcuda_e2e.o $(B)/lib/libsimtruth.a \
                              $(SIMCUDA_LIBS) $(SIMCUDA_DIR)/libsimtestclient.so \
                              $(addprefix $(B)/examples/,compute_bound launch_bound sync_bound)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(B)/obj/tests/simcuda/test_simcuda_e2e.o $(B)/lib/libsimtruth.a $(LDFLAGS) -lcriterion
+	$(CC) -o $@ $(B)/obj/tests/simcuda/test_simcuda_e2e.o $(B)/lib/libsimtruth.a $(LDFLAGS) $(SIMCUDA_CRITERION)
 
 SIMCUDA_TESTS = $(B)/tests/test_simcuda_api $(B)/tests/test_simcuda_e2e
 ALL_TARGETS += $(SIMCUDA_DIR)/libsimtestclient.so $(SIMCUDA_TESTS)

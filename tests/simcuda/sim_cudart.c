@@ -546,7 +546,7 @@ SIM_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
 
 SIM_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
 {
-	(void)fatCubinHandle; /* functions stay registered: names must outlive records */
+	free(fatCubinHandle); /* its functions stay registered: names must outlive records */
 }
 
 SIM_EXPORT char __cudaInitModule(void **fatCubinHandle)

@@ -223,6 +223,11 @@ static void sim_place(const struct sim_staged *s)
 		}
 		if (!b || size < need || ((uintptr_t)b & 7)) {
 			atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+			if (b && g.done_cb) { /* unusable: hand it back empty */
+				t_in_buffer_cb = 1;
+				g.done_cb(NULL, 0, b, size, 0);
+				t_in_buffer_cb = 0;
+			}
 			return;
 		}
 		g.buf = b;

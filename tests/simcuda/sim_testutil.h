@@ -19,7 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef SIM_TEST_MINI
+#include "tests/simcuda/sim_tmini.h" /* tsan builds: Criterion cannot start */
+#else
 #include <criterion/criterion.h>
+#endif
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
@@ -27,6 +31,7 @@
 
 /* nvcc's registration entry points (declared by crt/host_runtime.h in C++). */
 void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaUnregisterFatBinary(void **h);
 void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, const char *deviceName,
 			    int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 /* Per-thread-default-stream twins (declared by the header only under
@@ -150,9 +155,10 @@ static inline const struct tu_rec *tu_find(CUpti_ActivityKind k, uint32_t corr)
 
 /* A fake kernel: what nvcc's module constructor registers. */
 static char tu_stub_mm, tu_stub_other;
+static void **tu_fatbin; /* kept: the module stays registered for the process */
 static inline void tu_register_kernels(void)
 {
-	void **h = __cudaRegisterFatBinary(NULL);
+	void **h = tu_fatbin = __cudaRegisterFatBinary(NULL);
 	__cudaRegisterFunction(h, &tu_stub_mm, NULL, "_Z7aten_mmPfi", -1, NULL, NULL, NULL, NULL, NULL);
 	__cudaRegisterFunction(h, &tu_stub_other, NULL, "_Z5otherv", -1, NULL, NULL, NULL, NULL, NULL);
 }

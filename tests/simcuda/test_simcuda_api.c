@@ -57,7 +57,12 @@ static void setup_costs(void)
 	tu_register_kernels();
 }
 
-TestSuite(simcuda_api, .init = setup_costs, .timeout = 60);
+static void teardown(void)
+{
+	__cudaUnregisterFatBinary(tu_fatbin); /* as nvcc's atexit handler does */
+}
+
+TestSuite(simcuda_api, .init = setup_costs, .fini = teardown, .timeout = 60);
 
 /* A workload touching every op and sync kind. Returns nothing; check later. */
 static void mixed_workload(void)
@@ -85,6 +90,7 @@ static void mixed_workload(void)
 	cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
 	cr_assert_eq(cudaFree(d), cudaSuccess);
 	cr_assert_eq(cudaFreeHost(h), cudaSuccess);
+	cr_assert_eq(cudaEventDestroy(e), cudaSuccess);
 }
 
 Test(simcuda_api, every_record_matches_truth)
@@ -230,6 +236,7 @@ Test(simcuda_api, memcpy_and_memset_correlation_chain)
 
 Test(simcuda_api, stream_fifo_and_nonblocking_overlap)
 {
+	setenv("SIMCUDA_EXEC_NS", "5000000", 1); /* 5 ms: launches on b land while a runs */
 	tu_cupti_start(0);
 	cudaStream_t a, b;
 	cr_assert_eq(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
@@ -256,15 +263,21 @@ Test(simcuda_api, stream_fifo_and_nonblocking_overlap)
 		const struct tu_rec *api = tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, k->correlationId);
 		cr_assert(api);
 		cr_expect_geq(k->start, api->u.a.end + 5000);
-		cr_expect_eq(k->end - k->start, 300000u);
+		cr_expect_eq(k->end - k->start, 5000000u);
 	}
 	cr_assert_eq(na, 3);
 	cr_assert_eq(nb, 3);
+	/* stream FIFO: start = max(API return + latency, previous end on the stream) */
 	for (int i = 1; i < 3; i++) {
-		cr_expect_eq(ka[i]->start, ka[i - 1]->end, "stream FIFO: back to back when queued");
-		cr_expect_eq(kb[i]->start, kb[i - 1]->end);
+		const struct tu_rec *apa = tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, ka[i]->correlationId);
+		const struct tu_rec *apb = tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, kb[i]->correlationId);
+		uint64_t wa = apa->u.a.end + 5000, wb = apb->u.a.end + 5000;
+		cr_expect_eq(ka[i]->start, wa > ka[i - 1]->end ? wa : ka[i - 1]->end);
+		cr_expect_eq(kb[i]->start, wb > kb[i - 1]->end ? wb : kb[i - 1]->end);
 	}
 	/* non-blocking streams overlap: b's first kernel starts before a's ends */
+	const struct tu_rec *apb0 = tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, kb[0]->correlationId);
+	cr_expect_eq(kb[0]->start, apb0->u.a.end + 5000, "b does not wait for a");
 	cr_expect_lt(kb[0]->start, ka[0]->end);
 }
 
@@ -365,10 +378,14 @@ Test(simcuda_api, event_wait_orders_streams)
 	/* two 300 us kernels back to back plus the first one's launch latency */
 	cr_expect_geq(ms, 0.6f);
 	cr_expect_lt(ms, 0.6f + SLACK_NS / 1e6f);
+	cr_assert_eq(cudaEventDestroy(e), cudaSuccess);
+	cr_assert_eq(cudaEventDestroy(t0), cudaSuccess);
+	cr_assert_eq(cudaEventDestroy(t1), cudaSuccess);
 }
 
 Test(simcuda_api, each_sync_kind_in_truth)
 {
+	setenv("SIMCUDA_EXEC_NS", "20000000", 1); /* 20 ms: still running when the sync starts */
 	tu_cupti_start(0);
 	float *d;
 	static float h[64];
@@ -407,13 +424,14 @@ Test(simcuda_api, each_sync_kind_in_truth)
 		const struct sim_ev *y = &ev[j];
 		if (ns < 5) {
 			cr_expect_str_eq(y->kind, kinds[ns]);
-			cr_expect_eq(y->waited_corr, kc[ns], "sync %s waited for the kernel before it", kinds[ns]);
 			/* the blocked interval reaches the end of the waited kernel */
 			const struct sim_ev *k = NULL;
 			for (size_t q = 0; q < n && !k; q++)
 				if (ev[q].type == SIM_EV_KERNEL && ev[q].corr == kc[ns])
 					k = &ev[q];
 			cr_assert(k);
+			cr_assert_gt(k->end, y->start, "kernel outstanding when %s sync began (else retune)", kinds[ns]);
+			cr_expect_eq(y->waited_corr, kc[ns], "sync %s waited for the kernel before it", kinds[ns]);
 			if (!strcmp(y->kind, "memcpy") || !strcmp(y->kind, "memset"))
 				cr_expect_eq(y->end, k->end, "copy/set sync part ends when prior work ends");
 			else
@@ -435,6 +453,7 @@ Test(simcuda_api, each_sync_kind_in_truth)
 	}
 	cr_expect_geq(ns, 6);
 	free(ev);
+	cr_assert_eq(cudaEventDestroy(e), cudaSuccess);
 }
 
 Test(simcuda_api, host_time_really_spent)
@@ -459,7 +478,9 @@ Test(simcuda_api, host_time_really_spent)
 	cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
 	uint64_t t2 = tu_mono();
 	/* the kernel runs 20 ms from >= launch return + latency; sync adds 1 ms */
-	cr_expect_geq(t2 - launch_ret, 20000000u + 1000000u, "sync blocked until the kernel ended");
+	/* launch 2 ms, then the 20 ms kernel (from >= launch return + latency),
+	 * then sync_ns 1 ms: measured from before the launch */
+	cr_expect_geq(t2 - t0, 2000000u + 20000000u + 1000000u, "sync blocked until the kernel ended");
 	cr_expect_lt(t2 - launch_ret, 21000000u + SLACK_NS);
 	tu_flush();
 	const struct tu_rec *k = NULL;
