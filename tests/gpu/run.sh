@@ -42,7 +42,9 @@
 # GPU_KIT_TOL / GPU_KIT_ABS_US (events-vs-trace tolerance, default 1 % + 20 us),
 # GPU_KIT_LAUNCH_OVERHEAD_MAX (default 3.0), GPU_KIT_TRAIN (default
 # examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
-# tree carried to a machine that cannot build).
+# tree carried to a machine that cannot build), GPU_KIT_REHEARSE=1 (run the
+# GPU path on a machine without one: -arch=native builds, full budget, but
+# the CUDA programs run on simcuda; hardware-only checks then FAIL or SKIP).
 set -u
 
 usage() {
@@ -115,7 +117,11 @@ if [ "$SIM" = 1 ]; then
 	MODE=sim
 else
 	MODE=gpu
-	if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >"$RD/nvidia-smi-L.txt" 2>&1 ||
+	if [ "${GPU_KIT_REHEARSE:-0}" = 1 ]; then
+		# Rehearsal of the GPU path on a machine without one: everything as
+		# on a GPU, except that CUDA programs run on simcuda (see below).
+		echo "GPU 0: rehearsal on simcuda (GPU_KIT_REHEARSE=1)" >"$RD/nvidia-smi-L.txt"
+	elif ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >"$RD/nvidia-smi-L.txt" 2>&1 ||
 		! grep -q '^GPU ' "$RD/nvidia-smi-L.txt"; then
 		echo "run.sh: no NVIDIA GPU found (nvidia-smi -L: $(head -c 200 "$RD/nvidia-smi-L.txt" 2>/dev/null))." >&2
 		echo "run.sh: on a machine without a GPU run 'tests/gpu/run.sh --sim' (simcuda)." >&2
@@ -197,15 +203,19 @@ nvcc_build() {
 	shift 2
 	local log_f="$RD/build/$(basename "$out").log"
 	mkdir -p "$(dirname "$out")"
-	if "$NVCC" -O2 -arch=native -I"$SRC/examples" -Xlinker -rpath="$CUDA_HOME/lib64" -o "$out" "$src" "$@" >"$log_f" 2>&1; then
+	# -Xlinker -E: simcuda's host twins stay findable (a rehearsal runs these
+	# builds on simcuda); on a GPU it only enlarges the dynamic symbol table.
+	if "$NVCC" -O2 -arch=native -I"$SRC/examples" -Xlinker -rpath="$CUDA_HOME/lib64" -Xlinker -E \
+		-o "$out" "$src" "$@" >"$log_f" 2>&1; then
 		return 0
 	fi
 	echo "-- -arch=native failed; retrying with nvcc's default architectures" >>"$log_f"
-	"$NVCC" -O2 -I"$SRC/examples" -Xlinker -rpath="$CUDA_HOME/lib64" -o "$out" "$src" "$@" >>"$log_f" 2>&1
+	"$NVCC" -O2 -I"$SRC/examples" -Xlinker -rpath="$CUDA_HOME/lib64" -Xlinker -E \
+		-o "$out" "$src" "$@" >>"$log_f" 2>&1
 }
 
 if [ "$SIM" = 0 ]; then
-	log "build: nvcc -arch=native for $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+	log "build: nvcc -arch=native for $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)"
 	pids=""
 	for e in $EXAMPLES; do
 		if [ -f "$SRC/examples/$e.cu" ]; then
@@ -231,7 +241,9 @@ if [ -n "$missing" ]; then result build FAIL "missing:$missing" "see build/make.
 # libraries (cudart, cublas, cupti) on a GPU. Python runs keep the caller's
 # path so PyTorch loads its own bundled CUDA libraries.
 ORIG_LDLP=${LD_LIBRARY_PATH:-}
-if [ "$SIM" = 1 ]; then
+ON_SIMCUDA=0
+[ "$SIM" = 1 ] || [ "${GPU_KIT_REHEARSE:-0}" = 1 ] && ON_SIMCUDA=1
+if [ "$ON_SIMCUDA" = 1 ]; then
 	CUDA_LDLP=$B/simcuda${ORIG_LDLP:+:$ORIG_LDLP}
 else
 	CUDA_LDLP=""
@@ -240,7 +252,8 @@ else
 	done
 	CUDA_LDLP=$CUDA_LDLP${ORIG_LDLP:+:$ORIG_LDLP}
 fi
-# Sanitizer builds: an instrumented libgpuphase.so needs its runtime first.
+# Sanitizer builds: an instrumented libgpuphase.so (and simcuda) needs its
+# runtime first in LD_PRELOAD, in every mode, bare runs included.
 SAN_PRE=""
 if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 	SAN_PRE="$GP_SAN_RUNTIME "
@@ -263,7 +276,7 @@ run_prog() {
 	local -a e=()
 	[ "${#RUN_ENV[@]}" -gt 0 ] && e=("${RUN_ENV[@]}")
 	case "$mode" in
-	bare) ;;
+	bare) [ -n "$SAN_PRE" ] && e+=("LD_PRELOAD=$SAN_PRE") ;;
 	preload) e+=("LD_PRELOAD=$SAN_PRE$LIB" "GPUPHASE_OUTPUT=$d/trace-%p.gpht") ;;
 	nvtx) e+=("LD_PRELOAD=$SAN_PRE$LIB" "NVTX_INJECTION64_PATH=$LIB" "GPUPHASE_OUTPUT=$d/trace-%p.gpht") ;;
 	inject)
@@ -315,12 +328,9 @@ report_of() {
 # sim_env NAME: RUN_ENV for a CUDA program: the library path, and in --sim the
 # program's simcuda cost model examples/NAME.simcuda when there is one.
 sim_env() {
-	RUN_ENV=()
-	if [ "$SIM" = 1 ]; then
-		RUN_ENV+=("LD_LIBRARY_PATH=$CUDA_LDLP")
-		[ -f "$SRC/examples/$1.simcuda" ] && RUN_ENV+=("SIMCUDA_CONFIG=$SRC/examples/$1.simcuda")
-	else
-		RUN_ENV+=("LD_LIBRARY_PATH=$CUDA_LDLP")
+	RUN_ENV=("LD_LIBRARY_PATH=$CUDA_LDLP")
+	if [ "$ON_SIMCUDA" = 1 ] && [ -f "$SRC/examples/$1.simcuda" ]; then
+		RUN_ENV+=("SIMCUDA_CONFIG=$SRC/examples/$1.simcuda")
 	fi
 	return 0
 }
@@ -493,7 +503,7 @@ if [ ! -x "$storm" ]; then
 elif have_time 90 storm; then
 	sim_env launch_storm
 	# Zero-cost simulated launches: the storm measures the profiler, not the model.
-	[ "$SIM" = 1 ] && RUN_ENV+=(SIMCUDA_LAUNCH_NS=0 SIMCUDA_LAUNCH_LATENCY_NS=0 SIMCUDA_EXEC_NS=0 SIMCUDA_API_NS=0 SIMCUDA_SYNC_NS=0)
+	[ "$ON_SIMCUDA" = 1 ] && RUN_ENV+=(SIMCUDA_LAUNCH_NS=0 SIMCUDA_LAUNCH_LATENCY_NS=0 SIMCUDA_EXEC_NS=0 SIMCUDA_API_NS=0 SIMCUDA_SYNC_NS=0)
 	run_prog storm.bare bare 180 "$storm" "$STORM_N"
 	run_prog storm.preload preload 300 "$storm" "$STORM_N"
 	DS_ARGS="" report_of storm.preload
