@@ -104,6 +104,24 @@ w=$(grep -n 'not writable' "$tmp/e" | cut -d: -f1); r=$(grep -n '^RUN' "$tmp/e" 
 "$G" record -o "$tmp/missing-dir/x.gpht" -- true 2>"$tmp/e"
 grep -q "warning: output directory $tmp/missing-dir: No such file" "$tmp/e" || fail "no missing-directory warning: $(cat "$tmp/e")"
 
+# --- patterns: %p expands to the program's pid; two processes give one line for two traces
+"$G" record -o "$tmp/pat-%p.gpht" -- "$B/tests/cli_app_shared" 0 2 >/dev/null 2>"$tmp/e"
+last=$(tail -n 1 "$tmp/e")
+if [[ "$last" =~ $summary_re ]]; then
+	f=${BASH_REMATCH[1]}
+	[[ "$f" =~ ^$tmp/pat-[0-9]+\.gpht$ ]] && [ -s "$f" ] || fail "pattern run names '$f'"
+else
+	fail "pattern run: last line is not the summary: $last"
+fi
+printf '#!/bin/sh\n"%s" 0 2\n"%s" 0 2\n' "$B/tests/cli_app_shared" "$B/tests/cli_app_shared" >"$tmp/two.sh"
+chmod +x "$tmp/two.sh"
+"$G" record -o "$tmp/two-%p.gpht" -- "$tmp/two.sh" >/dev/null 2>"$tmp/e"
+n=$(ls "$tmp"/two-*.gpht 2>/dev/null | wc -l)
+[ "$n" = 2 ] || fail "two CUDA processes wrote $n traces"
+grep -Eq "^gpuphase: 2 traces \($tmp/two-[0-9]+\.gpht, $tmp/two-[0-9]+\.gpht\), [0-9]+\.[0-9]{2} MiB, [0-9]+ records, [0-9]+ dropped$" "$tmp/e" \
+	|| fail "two traces: summary was: $(tail -n 1 "$tmp/e")"
+[ "$(grep -c '^gpuphase: ' "$tmp/e")" = 1 ] || fail "two traces: more than one gpuphase line: $(cat "$tmp/e")"
+
 # --- an existing fixed output name is kept as .old; -f replaces it
 "$G" record -q -o "$tmp/twice.gpht" -- "$B/tests/cli_app_shared" 0 2 >/dev/null 2>&1
 [ -s "$tmp/twice.gpht" ] || fail "first run wrote no $tmp/twice.gpht"
