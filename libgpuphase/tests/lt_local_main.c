@@ -3,17 +3,25 @@
  * dlopen(RTLD_LOCAL), as Python ctypes does, then runs its workload. The
  * executable itself has no CUDA dependency. Used by test_lib_e2e.c to check
  * that the preload still finds the real cudart functions and traces them.
- * Usage: lt_local_main LIBPATH STEPS
+ * Usage: lt_local_main LIBPATH STEPS | lt_local_main --no-cudart 0
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: lt_local_main LIB STEPS\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "--no-cudart")) {
+		/* No cudart in the process: a hooked function must answer with the
+		 * error the real call would give, not crash. */
+		int (*sync)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cudaDeviceSynchronize");
+		printf("lt_local: %s rc=%d\n", sync ? "hooked" : "absent", sync ? sync() : -1);
+		return 0;
 	}
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!h) {

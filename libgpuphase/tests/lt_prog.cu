@@ -15,6 +15,7 @@
 // Usage: lt_prog MODE STEPS   MODE = plain | subscribe | fork
 //   subscribe: take the CUPTI subscription first (like nsys / Kineto would)
 //   fork:      fork after half the steps; the child checks its data and exits
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -114,6 +115,15 @@ int main(int argc, char **argv)
 		if (h[0] != (unsigned)(2 * (s + 1)) || h[N] != (unsigned)s)
 			bad++;
 	}
+	/* errno and the CUDA error state must look the same with and without
+	 * the library: the tests compare this line byte for byte. */
+	errno = 4242;
+	CK(cudaStreamSynchronize(st));
+	int e1 = errno;
+	cudaError_t badcall = cudaMemcpy(h, d, 4, (cudaMemcpyKind)77);
+	(void)cudaDeviceSynchronize();
+	cudaError_t last = cudaGetLastError();
+	printf("lt_prog: errno=%d bad=%d last=%d\n", e1, (int)badcall, (int)last);
 	CK(cudaFree(d));
 	CK(cudaFree(d2));
 	CK(cudaStreamDestroy(st));

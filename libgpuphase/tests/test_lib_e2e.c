@@ -341,6 +341,21 @@ Test(lib_e2e, preload_rtld_local, .timeout = 120)
 	lt_rmdir(dir);
 }
 
+Test(lib_e2e, real_symbol_missing, .timeout = 60)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_local_main");
+	const char *argv[] = {bin, "--no-cudart", "0", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace.gpht", NULL};
+	struct lt_result r;
+	lt_run(dir, argv, env, LT_PRELOAD, 60, &r);
+	/* cudaErrorSharedObjectSymbolNotFound = 302 (driver_types.h) */
+	cr_assert(r.status == 0 && strstr(r.out, "lt_local: hooked rc=302"), "rc %d\n%s%s", r.status, r.out, r.err);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
 /* ---- windows ------------------------------------------------------------------- */
 
 enum lt_marker { LT_M_SYNC, LT_M_KERNEL, LT_M_NVTX, LT_M_PROFILER };
