@@ -38,3 +38,11 @@ TESTS       += $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))
 .PHONY: check-faults
 check-faults: all
 	@$(TEST_ENV) bash tests/run-tests.sh $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))
+
+# rel_prog with an absolute RUNPATH to simcuda, for the AT_SECURE test (a
+# set-user-ID program ignores LD_LIBRARY_PATH).
+$(REL_PROG)_rpath: tests/reliability/rel_prog.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CUDA_HOME)/include -pthread -o $@ $< \
+	  -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(abspath $(B))/simcuda
+ALL_TARGETS += $(REL_PROG)_rpath

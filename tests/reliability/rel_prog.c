@@ -6,7 +6,8 @@
  *
  * Modes (argv[1]); every hooked call is a cudaMemsetAsync (class memset async,
  * one GP_REC_HOOK_API record each) or a cudaDeviceSynchronize:
- *   basic N EXIT        N memsets + syncs; deterministic stdout; writes
+ *   basic N EXIT        N memsets + syncs; deterministic stdout (with the
+ *                       process's caught-signal mask, SigCgt); writes
  *                       rel_out.txt; exits with EXIT
  *   crash KIND N MS M   N calls, sleep MS ms, M more calls, then die by KIND:
  *                       segv | abort | kill | handler (own SIGSEGV handler that
@@ -105,17 +106,30 @@ static void *rp_cancel_worker(void *arg)
 	return NULL;
 }
 
-static long rp_hwm_kb(void)
+/* A field of /proc/self/status as text ("" if absent). */
+static void rp_status(const char *key, char *out, size_t len)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[256];
-	long v = -1;
+	size_t k = strlen(key);
+	out[0] = 0;
 	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, "VmHWM:", 6))
-			v = strtol(line + 6, NULL, 10);
+		if (!strncmp(line, key, k) && line[k] == ':') {
+			char *v = line + k + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, "\n")] = 0;
+			snprintf(out, len, "%s", v);
+		}
 	if (f)
 		fclose(f);
-	return v;
+}
+
+static long rp_hwm_kb(void)
+{
+	char v[64];
+	rp_status("VmHWM", v, sizeof v);
+	return v[0] ? strtol(v, NULL, 10) : -1;
 }
 
 static void rp_segv_handler(int sig)
@@ -151,7 +165,13 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			fprintf(f, "line %ld %08lx\n", i, (unsigned long)(i * 2654435761u));
 		fclose(f);
-		printf("rel_prog: basic %ld done\n", n);
+		/* The library installs no handler. Signals 32 and 33 are glibc's
+		 * own (SIGCANCEL, SIGSETXID: installed once a process has threads,
+		 * as the writer thread makes it), not the application's. */
+		char cgt[64];
+		rp_status("SigCgt", cgt, sizeof cgt);
+		unsigned long long mask = strtoull(cgt, NULL, 16) & ~(3ull << 31);
+		printf("rel_prog: basic %ld done, caught signals %016llx\n", n, mask);
 		return atoi(argv[3]);
 	}
 	if (!strcmp(mode, "crash") && argc >= 6) {

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# test_rel_path.sh — the output path (issue 7, docs/reliability.md §3):
+# GPUPHASE_OUTPUT naming a directory, an existing file, a pre-placed symlink
+# (to an existing file, and dangling), a FIFO, an unwritable directory (as an
+# unprivileged user: root ignores permissions), a read-only file system (a
+# ro tmpfs, when this machine lets us mount one) — each refused with one
+# gpuphase: line, nothing written through the link, nothing overwritten, the
+# program unaffected. Then AT_SECURE: a set-user-ID copy of rel_prog (owned
+# by nobody, run by root, so the kernel sets AT_SECURE) loading the library
+# through CUDA_INJECTION64_PATH (the dynamic loader ignores LD_PRELOAD paths
+# for secure programs, so injection is the way the library can get in): it
+# must stay inert (no trace, no output) while the same program without the
+# set-user-ID bit writes a trace.
+. "$(dirname "$0")/rel_common.sh"
+
+a=$(rel_dir bare); rel_run "$a" bare -- "$REL_PROG" basic 20 0
+
+refused() { # dir label: exactly one gpuphase: line saying why, program unaffected
+  local b=$1 label=$2
+  rel_same "$a" "$b" "$label"
+  [ "$(grep -ac '^gpuphase: ' "$b/.err")" = 1 ] && grep -aq "^gpuphase: cannot write trace" "$b/.err"
+  rel_check $? "$label: expected one 'cannot write trace' line, got: $(head -c 300 "$b/.err")"
+}
+
+b=$(rel_dir dir); mkdir "$b/out.gpht"
+rel_run "$b" pre GPUPHASE_OUTPUT=out.gpht -- "$REL_PROG" basic 20 0
+refused "$b" "output is a directory"
+[ -z "$(ls -A "$b/out.gpht")" ]; rel_check $? "output is a directory: something was written inside it"
+
+b=$(rel_dir exists); printf 'precious\n' >"$b/out.gpht"
+rel_run "$b" pre GPUPHASE_OUTPUT=out.gpht -- "$REL_PROG" basic 20 0
+refused "$b" "output exists"
+[ "$(cat "$b/out.gpht")" = precious ]; rel_check $? "output exists: the file was overwritten"
+
+b=$(rel_dir link); printf 'precious\n' >"$REL_TMP/target-file"; ln -s "$REL_TMP/target-file" "$b/out.gpht"
+rel_run "$b" pre GPUPHASE_OUTPUT=out.gpht -- "$REL_PROG" basic 20 0
+refused "$b" "output is a symlink to a file"
+[ "$(cat "$REL_TMP/target-file")" = precious ]; rel_check $? "symlink: written through the link"
+
+b=$(rel_dir dangling); ln -s "$REL_TMP/not-there" "$b/out.gpht"
+rel_run "$b" pre GPUPHASE_OUTPUT=out.gpht -- "$REL_PROG" basic 20 0
+refused "$b" "output is a dangling symlink"
+[ ! -e "$REL_TMP/not-there" ]; rel_check $? "dangling symlink: its target was created"
+
+b=$(rel_dir fifo); mkfifo "$b/out.gpht"
+REL_TIMEOUT=30 rel_run "$b" pre GPUPHASE_OUTPUT=out.gpht -- "$REL_PROG" basic 20 0
+refused "$b" "output is a FIFO (must not block)"
+
+b=$(rel_dir missing)
+rel_run "$b" pre GPUPHASE_OUTPUT=no/such/dir/out.gpht -- "$REL_PROG" basic 20 0
+refused "$b" "output directory missing"
+
+# Unwritable directory, as nobody (root bypasses permission bits).
+if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+  u=$(rel_dir unwritable); chmod 755 "$REL_TMP" "$u"; mkdir "$u/ro"; chmod 555 "$u/ro"
+  ub=$(rel_dir nobodybare); chmod 777 "$ub"
+  rel_run "$ub" bare -- setpriv --reuid=65534 --regid=65534 --clear-groups "$REL_PROG" basic 20 0
+  chmod 777 "$u"
+  rel_run "$u" pre GPUPHASE_OUTPUT=ro/out.gpht -- setpriv --reuid=65534 --regid=65534 --clear-groups "$REL_PROG" basic 20 0
+  [ "$(cat "$ub/.rc")" = "$(cat "$u/.rc")" ] && cmp -s "$ub/.out" "$u/.out"
+  rel_check $? "unwritable directory: the program's exit status or stdout changed"
+  [ "$(grep -ac '^gpuphase: cannot write trace' "$u/.err")" = 1 ] && [ -z "$(ls -A "$u/ro")" ]
+  rel_check $? "unwritable directory: expected one refusal and no file: $(head -c 300 "$u/.err")"
+else
+  echo "note: setpriv cannot drop to uid 65534 here: unwritable-directory case not run"
+fi
+
+# Read-only file system.
+ro=$(rel_dir rofs); mkdir "$ro/mnt"
+if mount -t tmpfs -o ro,size=1m tmpfs "$ro/mnt" 2>/dev/null; then
+  rel_run "$ro" pre GPUPHASE_OUTPUT=mnt/out.gpht -- "$REL_PROG" basic 20 0
+  umount "$ro/mnt"
+  refused "$ro" "read-only file system"
+  grep -aq "Read-only file system" "$ro/.err"; rel_check $? "read-only fs: the message does not say why: $(cat "$ro/.err")"
+else
+  echo "note: cannot mount a tmpfs here (not root or no CAP_SYS_ADMIN): read-only file system case not run"
+fi
+
+# AT_SECURE. A copy of rel_prog with an absolute RUNPATH to simcuda (secure
+# programs ignore LD_LIBRARY_PATH), set-user-ID to nobody, in a directory
+# anyone may write to (so only the library's own check can stop a trace).
+if [ "$(id -u)" = 0 ] && [ -x "$REL_B/tests/rel/rel_prog_rpath" ]; then
+  s=$(rel_dir secure); chmod 1777 "$s"; chmod 755 "$REL_TMP"
+  cp "$REL_B/tests/rel/rel_prog_rpath" "$s/prog"; chown 65534 "$s/prog"
+  rel_run "$s" inject GPUPHASE_OUTPUT="$s/plain.gpht" -- "$s/prog" basic 20 0
+  [ "$(cat "$s/.rc")" = 0 ] && [ -e "$s/plain.gpht" ]
+  rel_check $? "AT_SECURE control: without the set-user-ID bit the injected library should trace: rc $(cat "$s/.rc") $(head -c 300 "$s/.err")"
+  chmod 4755 "$s/prog"
+  t=$(rel_dir secure2); chmod 1777 "$t"
+  rel_run "$t" inject GPUPHASE_OUTPUT="$t/secure.gpht" GPUPHASE_LOG=debug -- "$s/prog" basic 20 0
+  [ "$(cat "$t/.rc")" = 0 ] && grep -q "basic 20 done" "$t/.out"
+  rel_check $? "AT_SECURE: the set-user-ID program did not run normally: rc $(cat "$t/.rc") $(head -c 300 "$t/.err")"
+  [ ! -e "$t/secure.gpht" ] && ! grep -aq '^gpuphase: ' "$t/.err"
+  rel_check $? "AT_SECURE: the library was not inert: $(ls "$t") $(head -c 300 "$t/.err")"
+else
+  rel_fail "AT_SECURE case needs root and rel_prog_rpath"
+fi
+rel_done
