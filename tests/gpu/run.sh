@@ -285,6 +285,11 @@ run_prog() {
 		;;
 	*) echo "run_prog: bad mode $mode" >&2; return 2 ;;
 	esac
+	# Never run past the total budget: a hung program is killed in time for
+	# the summary (its check then FAILs with "timed out").
+	local left=$(($(budget_left) - 15))
+	[ "$tmo" -gt "$left" ] && tmo=$left
+	[ "$tmo" -lt 5 ] && tmo=5
 	printf '%q ' env "${e[@]}" "$@" >"$d/cmd"
 	echo >>"$d/cmd"
 	local t0 t1 rc
@@ -318,10 +323,11 @@ report_of() {
 		echo "no trace file written (GPUPHASE_OUTPUT=$d/trace-%p.gpht)" >"$d/report.err"
 		return 1
 	fi
-	"$REPORT" "$@" "$t" >"$d/report.txt" 2>"$d/report-text.err"
-	"$REPORT" --format json "$@" "$t" >"$d/report.json" 2>"$d/report.err" || return 1
+	timeout -k 5 120 "$REPORT" "$@" "$t" >"$d/report.txt" 2>"$d/report-text.err"
+	timeout -k 5 120 "$REPORT" --format json "$@" "$t" >"$d/report.json" 2>"$d/report.err" || return 1
 	# shellcheck disable=SC2086
-	"$DUMP" "$t" 2>"$d/dump.err" | $GPUKIT dumpstats $DS_ARGS >"$d/dumpstats.json" 2>>"$d/dump.err"
+	timeout -k 5 180 "$DUMP" "$t" 2>"$d/dump.err" | timeout -k 5 180 $GPUKIT dumpstats $DS_ARGS \
+		>"$d/dumpstats.json" 2>>"$d/dump.err"
 	return 0
 }
 
