@@ -61,24 +61,38 @@ struct gp_str {
 	uint32_t len;
 };
 
+/* A blocking interval being attributed (a pass-2 slot; see the header). */
 struct gp_wait {
 	uint8_t kind;        /* enum gp_api_class                                 */
-	uint8_t domain;      /* GP_REC_RUNTIME_API / GP_REC_DRIVER_API / HOOK     */
-	uint8_t from_hook;
-	uint8_t has_own, has_best;
+	uint8_t has_api, active, has_own, has_best;
 	uint32_t tid, corr, stream, stack;
 	uint64_t w0, w1;     /* w1: call end (explicit) or upper bound (copies)   */
+	uint64_t seq;        /* op sequence number when it became active          */
 	uint64_t own_gpu_start, own_launch;
 	int64_t own_iter;
 	uint32_t own_group;
 	uint64_t best_e;
 	uint32_t best_group, best_corr;
 	int64_t best_iter;
+	uint32_t next_free;
 };
 
-struct gp_synchook {
-	uint32_t tid, op, stack;
-	uint64_t start, end;
+/* Recently folded GPU ops, sorted by gpu_end (delay line of GP_RECENT). */
+#define GP_RECENT 65536u
+#define GP_WAIT_HORIZON 65536u /* ops folded after a wait became active */
+struct gp_recent {
+	uint64_t e, api_end, gpu_start, launch;
+	uint32_t stream, group, corr;
+	int32_t iter;
+	uint8_t has_api, copy_sync;
+};
+
+/* Active waits of one thread, in w0 order (CUPTI delivers a thread's
+ * records in order). */
+struct gp_tidq {
+	uint32_t tid;
+	uint32_t *idx;
+	size_t head, n, cap, cache;
 };
 
 struct gp_pending {
@@ -149,27 +163,32 @@ struct gp_an {
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
 	struct { int64_t iter; uint64_t ts; } *marks;
 	size_t nmarks, capmarks;
-	struct gp_wait *waits;
-	size_t nwaits, capwaits;
-	struct gp_map wait_by_corr;  /* corr -> wait index (CUPTI waits)       */
-	struct gp_map sync_scope;    /* corr -> stream<<8 | sync_type          */
-	struct gp_map own_copy;      /* corr -> gpu_start of a blocking copy   */
-	struct gp_synchook *shooks;
-	size_t nshooks, capshooks;
-	struct gp_map shook_by_op;
-	struct gp_map shook_by_corr; /* CUPTI corr -> sync hook (via ext corr) */
 	struct gp_map tid_os;        /* CUPTI thread id -> OS tid (learned)    */
 	/* prepared */
 	int hook_only, have_runtime, have_hooks;
-	uint32_t *wait_tids;         /* distinct tids                          */
-	size_t *wait_lo, *wait_hi;   /* waits sorted by (tid, w0): per-tid range */
-	size_t *wait_cache;
-	size_t nwait_tids;
-	struct gp_ival *wait_ivals;  /* all waits sorted by w0 (covered union)  */
 	struct gp_iterx *iters;
 	size_t niters;
 	size_t iter_cache;
-	/* pass 2 */
+	/* pass 2: waits */
+	struct gp_wait *waits;
+	size_t nwaits, capwaits;
+	uint32_t wait_free;
+	struct gp_map wait_by_corr;  /* corr -> wait slot                       */
+	struct gp_tidq *tq;
+	size_t ntq, captq;
+	struct gp_map tq_by_tid;
+	struct gp_recent *recent;    /* ring, sorted by e from recent_head      */
+	size_t recent_head, nrecent;
+	uint64_t op_seq;
+	struct gp_map shook;         /* sync hook op id -> stack id (bounded)    */
+	uint32_t *shook_fifo;
+	size_t shook_head, nshook;
+	struct gp_map cs_map;        /* call-site string -> index in cs         */
+	struct gp_rep_callsite *cs;
+	size_t ncs, capcs;
+	uint64_t sync_total, sync_unattr_ns, sync_unattr_calls, waits_late;
+	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
+	/* pass 2: ops */
 	struct gp_pending *pend;
 	size_t npend, cappend;
 	uint32_t pend_free;
@@ -220,6 +239,7 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	an->t_first = UINT64_MAX;
 	an->group_last = GP_NONE32;
 	an->pend_free = GP_NONE32;
+	an->wait_free = GP_NONE32;
 	an->hook_free = GP_NONE32;
 	return an;
 }
@@ -371,51 +391,18 @@ static int gp_an_is_op_class(unsigned c)
 	       c == GP_API_MEMSET_SYNC || c == GP_API_MEMSET_ASYNC || c == GP_API_GRAPH_LAUNCH;
 }
 
-static void gp_an_add_wait(struct gp_an *an, const struct gp_rec_api *a, int from_hook)
-{
-	if (GROW(an->waits, an->nwaits, an->capwaits))
-		return gp_an_fail(an, -ENOMEM);
-	uint64_t dur = gp_api_dur_ns(a);
-	struct gp_wait *w = &an->waits[an->nwaits];
-	memset(w, 0, sizeof *w);
-	w->kind = (uint8_t)GP_API_CLASS(a->class_flags);
-	w->from_hook = (uint8_t)from_hook;
-	w->domain = a->type;
-	w->tid = a->tid;
-	w->corr = a->corr;
-	w->stream = GP_NONE32;
-	w->w0 = a->start;
-	w->w1 = a->start + dur;
-	w->best_group = GP_NONE32;
-	if (!from_hook)
-		gp_an_fail(an, gp_map_put(&an->wait_by_corr, a->corr, an->nwaits));
-	an->nwaits++;
-}
-
 static void gp_an_scan1_api(struct gp_an *an, const struct gp_rec_api *a)
 {
-	unsigned c = GP_API_CLASS(a->class_flags);
 	uint64_t dur = gp_api_dur_ns(a);
 	gp_an_seen(an, a->start, a->start + dur);
 	if (a->type == GP_REC_HOOK_API) {
 		if (!(a->class_flags & GP_APIF_NESTED))
 			an->host_hook_ns += dur;
-		if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) {
-			if (GROW(an->shooks, an->nshooks, an->capshooks))
-				return gp_an_fail(an, -ENOMEM);
-			an->shooks[an->nshooks] = (struct gp_synchook){
-				.tid = a->tid, .op = a->corr, .start = a->start, .end = a->start + dur };
-			gp_an_fail(an, gp_map_put(&an->shook_by_op, a->corr, an->nshooks));
-			an->nshooks++;
-		}
-		return;
-	}
-	if (a->type == GP_REC_RUNTIME_API)
+	} else if (a->type == GP_REC_RUNTIME_API) {
 		an->host_runtime_ns += dur;
-	else
+	} else {
 		an->host_driver_ns += dur;
-	if (gp_an_is_sync_class(c) || (gp_an_is_copy_sync(c) && !(a->class_flags & GP_APIF_ERROR)))
-		gp_an_add_wait(an, a, 0);
+	}
 }
 
 int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
@@ -516,42 +503,21 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_SYMBOL:
 		gp_an_fail(an, gp_map_put(&an->symbols, r->symbol.pc, r->symbol.name));
 		break;
-	case GP_REC_STACK_REF: {
-		uint64_t *v = gp_map_get(&an->shook_by_op, r->stack_ref.op);
-		if (v)
-			an->shooks[*v].stack = r->stack_ref.stack;
-		break;
-	}
 	case GP_REC_HOOK_API:
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
 		gp_an_scan1_api(an, &r->api);
 		break;
-	case GP_REC_EXTCORR: {
-		/* a sync call's hook (stack) joins its CUPTI record through this */
-		uint64_t *v = r->extcorr.kind == GP_EXT_KIND_CUSTOM2 ? gp_map_get(&an->shook_by_op, r->extcorr.ext_id) : NULL;
-		if (v)
-			gp_an_fail(an, gp_map_put(&an->shook_by_corr, r->extcorr.corr, *v));
-		break;
-	}
 	case GP_REC_SYNC:
 		gp_an_seen(an, r->sync.start, r->sync.end);
-		gp_an_fail(an, gp_map_put(&an->sync_scope, r->sync.corr,
-					  ((uint64_t)r->sync.stream << 8) | r->sync.sync_type));
 		break;
 	case GP_REC_KERNEL:
 		gp_an_seen(an, r->kernel.start, r->kernel.end);
 		break;
 	case GP_REC_MEMCPY:
-	case GP_REC_MEMSET: {
-		uint64_t s = r->copy.start;
-		gp_an_seen(an, s, s + gp_copy_dur_ns(&r->copy));
-		if (!(r->copy.flags & GP_COPYF_ASYNC)) {
-			uint32_t key = r->type == GP_REC_MEMCPY && r->copy.rt_corr ? r->copy.rt_corr : r->copy.corr;
-			gp_an_fail(an, gp_map_put(&an->own_copy, key, s));
-		}
+	case GP_REC_MEMSET:
+		gp_an_seen(an, r->copy.start, r->copy.start + gp_copy_dur_ns(&r->copy));
 		break;
-	}
 	case GP_REC_MARKER:
 		gp_an_seen(an, r->marker.ts, r->marker.ts);
 		break;
@@ -562,28 +528,6 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 }
 
 /* --- prepare ------------------------------------------------------------------ */
-
-static int gp_an_cmp_wait(const void *a, const void *b)
-{
-	const struct gp_wait *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->w0 < y->w0 ? -1 : x->w0 > y->w0;
-}
-
-static int gp_an_cmp_ival(const void *a, const void *b)
-{
-	const struct gp_ival *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int gp_an_cmp_shook(const void *a, const void *b)
-{
-	const struct gp_synchook *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
 
 static int gp_an_cmp_mark(const void *a, const void *b)
 {
@@ -604,104 +548,6 @@ int gp_an_prepare(struct gp_an *an)
 			 an->rec_count[GP_REC_MEMSET];
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] || (!have_cupti && an->have_hooks);
 
-	/* Which waits count: runtime records when present (a driver sync inside
-	 * a runtime sync would count twice), else driver; hooks in hook-only
-	 * mode. */
-	size_t keep = 0;
-	for (size_t i = 0; i < an->nwaits; i++)
-		if (!(an->have_runtime && an->waits[i].domain == GP_REC_DRIVER_API))
-			an->waits[keep++] = an->waits[i];
-	an->nwaits = keep;
-	if (an->hook_only) {
-		/* waits are the sync hooks themselves */
-		an->nwaits = 0;
-		for (size_t i = 0; i < an->nshooks; i++) {
-			struct gp_synchook *h = &an->shooks[i];
-			if (GROW(an->waits, an->nwaits, an->capwaits))
-				return gp_an_fail(an, -ENOMEM), an->err;
-			struct gp_wait *w = &an->waits[an->nwaits++];
-			memset(w, 0, sizeof *w);
-			w->from_hook = 1;
-			w->tid = h->tid;
-			w->w0 = h->start;
-			w->w1 = h->end;
-			w->stack = h->stack;
-			w->stream = GP_NONE32;
-			w->best_group = GP_NONE32;
-		}
-	}
-	/* Stacks of CUPTI waits through the external correlation (before the
-	 * hooks are re-sorted), else by containment on the same thread id. */
-	for (size_t i = 0; i < an->nwaits; i++) {
-		uint64_t *v = an->waits[i].from_hook ? NULL : gp_map_get(&an->shook_by_corr, an->waits[i].corr);
-		if (v)
-			an->waits[i].stack = an->shooks[*v].stack;
-	}
-	/* Sort sync hooks to find each CUPTI wait's stack by containment. */
-	qsort(an->shooks, an->nshooks, sizeof *an->shooks, gp_an_cmp_shook);
-	qsort(an->waits, an->nwaits, sizeof *an->waits, gp_an_cmp_wait);
-	gp_map_free(&an->wait_by_corr);
-	for (size_t i = 0; i < an->nwaits; i++) {
-		struct gp_wait *w = &an->waits[i];
-		if (!w->from_hook)
-			gp_an_fail(an, gp_map_put(&an->wait_by_corr, w->corr, i));
-		uint64_t *sc = gp_map_get(&an->sync_scope, w->corr);
-		if (sc && !w->from_hook) {
-			uint32_t stream = (uint32_t)(*sc >> 8);
-			if (stream != GP_NONE32 && w->kind != GP_API_SYNC_DEVICE)
-				w->stream = stream;
-		}
-		uint64_t *own = gp_map_get(&an->own_copy, w->corr);
-		if (own && gp_an_is_copy_sync(w->kind))
-			w->own_gpu_start = *own;
-		if (!w->from_hook && !w->stack && an->nshooks) {
-			/* binary search the last hook on tid starting <= w0 */
-			size_t lo = 0, hi = an->nshooks;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				const struct gp_synchook *h = &an->shooks[mid];
-				if (h->tid < w->tid || (h->tid == w->tid && h->start <= w->w0))
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo > 0) {
-				const struct gp_synchook *h = &an->shooks[lo - 1];
-				if (h->tid == w->tid && h->end >= w->w1)
-					w->stack = h->stack;
-			}
-		}
-	}
-	/* per-tid ranges */
-	size_t nw = an->nwaits ? an->nwaits : 1;
-	an->wait_tids = malloc(nw * sizeof *an->wait_tids);
-	an->wait_lo = malloc(nw * sizeof *an->wait_lo);
-	an->wait_hi = malloc(nw * sizeof *an->wait_hi);
-	an->wait_cache = malloc(nw * sizeof *an->wait_cache);
-	if (!an->wait_tids || !an->wait_lo || !an->wait_hi || !an->wait_cache)
-		return gp_an_fail(an, -ENOMEM), an->err;
-	for (size_t i = 0; i < an->nwaits;) {
-		size_t j = i;
-		while (j < an->nwaits && an->waits[j].tid == an->waits[i].tid)
-			j++;
-		size_t k = an->nwait_tids++;
-		an->wait_tids[k] = an->waits[i].tid;
-		an->wait_lo[k] = i;
-		an->wait_hi[k] = j;
-		an->wait_cache[k] = i;
-		i = j;
-	}
-	/* covered-union feed: every blocking call interval */
-	if (an->nwaits) {
-		an->wait_ivals = malloc(an->nwaits * sizeof *an->wait_ivals);
-		if (!an->wait_ivals)
-			return gp_an_fail(an, -ENOMEM), an->err;
-		for (size_t i = 0; i < an->nwaits; i++)
-			an->wait_ivals[i] = (struct gp_ival){ an->waits[i].w0, an->waits[i].w1 };
-		qsort(an->wait_ivals, an->nwaits, sizeof *an->wait_ivals, gp_an_cmp_ival);
-		an->covered.pre = an->wait_ivals;
-		an->covered.pre_n = an->nwaits;
-	}
 	/* iterations: marks sorted by time, one per iteration number */
 	qsort(an->marks, an->nmarks, sizeof *an->marks, gp_an_cmp_mark);
 	if (an->nmarks) {
@@ -793,65 +639,334 @@ static uint32_t gp_an_group(struct gp_an *an, uint64_t key, uint32_t name_str, c
 	return (uint32_t)an->ngroups++;
 }
 
-/* Offer op (gpu interval ending at e) to the waits containing e. */
-static void gp_an_offer(struct gp_an *an, const struct gp_an_op *op)
+/* --- pass 2: blocking intervals ----------------------------------------------
+ *
+ * A wait slot is created by whichever of its records comes first (the CUPTI
+ * API record, the SYNC record with the stream scope, the external correlation
+ * that carries the sync hook's stack) and becomes active with its API record.
+ * Active, it takes the best candidate among the ops already folded (the
+ * GP_RECENT latest, sorted by gpu_end) and then every op folded afterwards is
+ * offered to it; it is charged GP_WAIT_HORIZON ops later, or at the end. So
+ * memory holds GP_RECENT ops and the waits of the last GP_WAIT_HORIZON ops,
+ * whatever the trace length; an op arriving more than that many ops late
+ * cannot be charged (counted in waits_late when it finds its wait gone).
+ */
+
+static struct gp_wait *gp_an_wait_get(struct gp_an *an, uint32_t corr, int create)
 {
-	uint64_t e = op->gpu_end;
-	for (size_t t = 0; t < an->nwait_tids; t++) {
-		size_t lo = an->wait_lo[t], hi = an->wait_hi[t], c = an->wait_cache[t];
-		struct gp_wait *w = NULL;
-		/* fast path: the cached wait or the next one */
-		for (size_t k = c; k < hi && k < c + 2; k++)
-			if (an->waits[k].w0 < e && e <= an->waits[k].w1) {
-				w = &an->waits[k];
+	uint64_t *v = gp_map_get(&an->wait_by_corr, corr);
+	if (v)
+		return &an->waits[*v];
+	if (!create)
+		return NULL;
+	uint32_t idx;
+	if (an->wait_free != GP_NONE32) {
+		idx = an->wait_free;
+		an->wait_free = an->waits[idx].next_free;
+	} else {
+		if (GROW(an->waits, an->nwaits, an->capwaits))
+			return gp_an_fail(an, -ENOMEM), NULL;
+		idx = (uint32_t)an->nwaits++;
+	}
+	struct gp_wait *w = &an->waits[idx];
+	memset(w, 0, sizeof *w);
+	w->corr = corr;
+	w->stream = GP_NONE32;
+	w->best_group = GP_NONE32;
+	w->seq = an->op_seq; /* creation time until it becomes active */
+	if (gp_map_put(&an->wait_by_corr, corr, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	return w;
+}
+
+static int gp_an_wait_live(const struct gp_an *an, const struct gp_wait *w)
+{
+	uint64_t *v = gp_map_get(&an->wait_by_corr, w->corr);
+	return v && &an->waits[*v] == w;
+}
+
+static void gp_an_wait_release(struct gp_an *an, struct gp_wait *w)
+{
+	gp_map_del(&an->wait_by_corr, w->corr);
+	w->next_free = an->wait_free;
+	an->wait_free = (uint32_t)(w - an->waits);
+}
+
+/* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
+static void gp_an_wait_consider(struct gp_wait *w, const struct gp_recent *r)
+{
+	if (gp_an_is_copy_sync(w->kind) && r->corr == w->corr) {
+		w->has_own = 1;
+		w->own_gpu_start = r->gpu_start;
+		w->own_launch = r->launch;
+		w->own_group = r->group;
+		w->own_iter = r->iter;
+		return;
+	}
+	if (r->e <= w->w0 || r->e > w->w1)
+		return; /* finished before the wait began, or after it ended */
+	if (r->has_api && r->api_end > w->w0)
+		return; /* enqueued after the wait began: not waited for */
+	switch (w->kind) {
+	case GP_API_SYNC_STREAM:
+	case GP_API_SYNC_EVENT:
+		if (w->stream != GP_NONE32 && w->stream != r->stream)
+			return;
+		break;
+	case GP_API_MEMCPY_SYNC:
+	case GP_API_MEMSET_SYNC:
+		if (w->has_own && r->e > w->own_gpu_start)
+			return; /* not earlier work */
+		break;
+	default:
+		break;
+	}
+	if (!w->has_best || r->e > w->best_e) {
+		w->has_best = 1;
+		w->best_e = r->e;
+		w->best_group = r->group;
+		w->best_corr = r->corr;
+		w->best_iter = r->iter;
+	}
+}
+
+static const struct gp_recent *gp_an_recent_at(const struct gp_an *an, size_t i)
+{
+	return &an->recent[(an->recent_head + i) & (GP_RECENT - 1)];
+}
+
+/* Best candidate among the folded ops still in the recent buffer. */
+static void gp_an_wait_search(struct gp_an *an, struct gp_wait *w)
+{
+	w->has_best = 0;
+	size_t lo = 0, hi = an->nrecent; /* first entry with e > w1 */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (gp_an_recent_at(an, mid)->e <= w->w1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* own op first (a copy's own op bounds its candidates), then the rest */
+	for (int round = gp_an_is_copy_sync(w->kind) ? 0 : 1; round < 2; round++)
+		for (size_t i = lo; i > 0; i--) {
+			const struct gp_recent *r = gp_an_recent_at(an, i - 1);
+			if (r->e <= w->w0)
 				break;
+			if (round == 0) {
+				if (r->corr == w->corr)
+					gp_an_wait_consider(w, r);
+			} else {
+				gp_an_wait_consider(w, r);
 			}
-		if (!w) {
-			size_t a = lo, b = hi; /* last wait with w0 < e */
+		}
+}
+
+static struct gp_tidq *gp_an_tidq(struct gp_an *an, uint32_t tid)
+{
+	uint64_t *v = gp_map_get(&an->tq_by_tid, tid);
+	if (v)
+		return &an->tq[*v];
+	if (GROW(an->tq, an->ntq, an->captq))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	struct gp_tidq *q = &an->tq[an->ntq];
+	memset(q, 0, sizeof *q);
+	q->tid = tid;
+	gp_an_fail(an, gp_map_put(&an->tq_by_tid, tid, an->ntq));
+	return &an->tq[an->ntq++];
+}
+
+static void gp_an_wait_activate(struct gp_an *an, struct gp_wait *w)
+{
+	struct gp_tidq *q = gp_an_tidq(an, w->tid);
+	if (!q)
+		return;
+	w->active = 1;
+	w->seq = an->op_seq;
+	gp_an_wait_search(an, w);
+	gp_an_fail(an, gp_sweep_add(&an->covered, w->w0, w->w1));
+	if (q->head > 0 && q->head + q->n == q->cap) { /* compact */
+		memmove(q->idx, q->idx + q->head, q->n * sizeof *q->idx);
+		q->cache = q->cache > q->head ? q->cache - q->head : 0;
+		q->head = 0;
+	}
+	if (gp_an_grow((void **)&q->idx, &q->cap, q->head + q->n + 1, sizeof *q->idx))
+		return gp_an_fail(an, -ENOMEM);
+	/* keep w0 order (a thread's records come in order; insert from the back) */
+	size_t i = q->n;
+	while (i > 0 && an->waits[q->idx[q->head + i - 1]].w0 > w->w0) {
+		q->idx[q->head + i] = q->idx[q->head + i - 1];
+		i--;
+	}
+	q->idx[q->head + i] = (uint32_t)(w - an->waits);
+	q->n++;
+}
+
+/* Offer a folded op to the active waits containing its gpu_end (at most one
+ * per thread: a thread's waits do not overlap). */
+static void gp_an_offer(struct gp_an *an, const struct gp_recent *r)
+{
+	for (size_t t = 0; t < an->ntq; t++) {
+		struct gp_tidq *q = &an->tq[t];
+		if (!q->n)
+			continue;
+		size_t k = q->cache >= q->head && q->cache < q->head + q->n ? q->cache : q->head;
+		struct gp_wait *w = &an->waits[q->idx[k]];
+		if (!(w->w0 < r->e && r->e <= w->w1)) {
+			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
 			while (a < b) {
 				size_t mid = (a + b) / 2;
-				if (an->waits[mid].w0 < e)
+				if (an->waits[q->idx[mid]].w0 < r->e)
 					a = mid + 1;
 				else
 					b = mid;
 			}
-			if (a == lo)
+			if (a == q->head)
 				continue;
-			w = &an->waits[a - 1];
-			if (e > w->w1)
+			k = a - 1;
+			w = &an->waits[q->idx[k]];
+			if (r->e > w->w1)
 				continue;
-			an->wait_cache[t] = a - 1;
+			q->cache = k;
 		}
-		if (w->from_hook)
-			continue;
-		if (op->has_api && op->api_end > w->w0)
-			continue; /* enqueued after the wait began: not waited for */
-		switch (w->kind) {
-		case GP_API_SYNC_STREAM:
-		case GP_API_SYNC_EVENT:
-			if (w->stream != GP_NONE32 && w->stream != op->stream)
-				continue;
-			break;
-		case GP_API_MEMCPY_SYNC:
-		case GP_API_MEMSET_SYNC:
-			if (op->corr == w->corr)
-				continue;
-			if (w->own_gpu_start && e > w->own_gpu_start)
-				continue;
-			break;
-		default:
-			break;
-		}
-		if (!w->has_best || e > w->best_e) {
-			w->has_best = 1;
-			w->best_e = e;
-			w->best_group = op->group;
-			w->best_corr = op->corr;
-			int64_t slot;
-			gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
-			w->best_iter = slot;
-		}
+		gp_an_wait_consider(w, r);
 	}
+}
+
+static void gp_an_callsite_add(struct gp_an *an, const char *site, uint64_t s)
+{
+	uint32_t c = gp_an_canon(an, site, strlen(site));
+	uint64_t *v = gp_map_get(&an->cs_map, c);
+	if (!v) {
+		if (GROW(an->cs, an->ncs, an->capcs))
+			return gp_an_fail(an, -ENOMEM);
+		an->cs[an->ncs] = (struct gp_rep_callsite){ .name = strdup(site) };
+		if (!an->cs[an->ncs].name)
+			return gp_an_fail(an, -ENOMEM);
+		gp_an_fail(an, gp_map_put(&an->cs_map, c, an->ncs));
+		v = gp_map_get(&an->cs_map, c);
+		an->ncs++;
+		if (!v)
+			return;
+	}
+	an->cs[*v].calls++;
+	an->cs[*v].sync_ns += s;
+}
+
+/* Charge an active wait and release its slot. */
+static void gp_an_wait_finalize(struct gp_an *an, struct gp_wait *w)
+{
+	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
+				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1 };
+	uint64_t s;
+	if (gp_an_is_copy_sync(w->kind)) {
+		s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
+		if (w->has_own && s > w->own_launch)
+			s = w->own_launch;
+		if (!w->has_best || !s)
+			goto done; /* nothing outstanding: no blocking part */
+		out.w1 = w->w0 + s;
+		if (w->has_own && w->own_group < an->ngroups) {
+			/* the blocked part leaves the copy's launch */
+			struct gp_group *og = &an->groups[w->own_group];
+			og->launch -= s < og->launch ? s : og->launch;
+			an->launch -= s < an->launch ? s : an->launch;
+			if (w->own_iter >= 0) {
+				struct gp_iterx *it = &an->iters[w->own_iter];
+				it->launch -= s < it->launch ? s : it->launch;
+			}
+		}
+	} else {
+		s = w->w1 - w->w0;
+		out.w1 = w->w1;
+	}
+	an->sync_calls[w->kind]++;
+	an->sync_kind_ns[w->kind] += s;
+	if (w->has_best && w->best_group < an->ngroups) {
+		struct gp_group *g = &an->groups[w->best_group];
+		g->sync += s;
+		g->sync_calls++;
+		an->sync_total += s;
+		if (w->best_iter >= 0)
+			an->iters[w->best_iter].sync += s;
+		out.attributed = 1;
+		out.op_corr = w->best_corr;
+		out.group = (int32_t)w->best_group;
+	} else {
+		an->sync_unattr_ns += s;
+		an->sync_unattr_calls++;
+	}
+	char buf[32];
+	const char *site = gp_an_callsite(an, w->stack, buf, sizeof buf);
+	gp_an_callsite_add(an, site ? site : "(no stack)", s);
+	if (an->cfg.on_wait)
+		an->cfg.on_wait(&out, an->cfg.ctx);
+done:
+	gp_an_wait_release(an, w);
+}
+
+/* Charge the waits that have seen GP_WAIT_HORIZON ops since they became
+ * active (all of them when final); drop slots that never became active. */
+static void gp_an_wait_expire(struct gp_an *an, int final)
+{
+	for (size_t t = 0; t < an->ntq; t++) {
+		struct gp_tidq *q = &an->tq[t];
+		while (q->n) {
+			struct gp_wait *w = &an->waits[q->idx[q->head]];
+			if (!final && w->seq + GP_WAIT_HORIZON > an->op_seq)
+				break;
+			q->head++;
+			q->n--;
+			gp_an_wait_finalize(an, w);
+		}
+		if (!q->n)
+			q->head = q->cache = 0;
+	}
+	if (!final && (an->op_seq & (GP_WAIT_HORIZON - 1)) != 0)
+		return; /* the pool is swept once per horizon */
+	for (size_t i = 0; i < an->nwaits; i++) {
+		struct gp_wait *w = &an->waits[i];
+		if (gp_an_wait_live(an, w) && !w->active && (final || w->seq + GP_WAIT_HORIZON < an->op_seq))
+			gp_an_wait_release(an, w);
+	}
+}
+
+/* Sync hooks waiting for their external correlation (bounded FIFO). */
+static void gp_an_shook_add(struct gp_an *an, uint32_t op)
+{
+	if (!an->shook_fifo && !(an->shook_fifo = malloc(GP_RECENT * sizeof *an->shook_fifo)))
+		return gp_an_fail(an, -ENOMEM);
+	if (an->nshook == GP_RECENT) {
+		gp_map_del(&an->shook, an->shook_fifo[an->shook_head]);
+		an->shook_head = (an->shook_head + 1) & (GP_RECENT - 1);
+		an->nshook--;
+	}
+	an->shook_fifo[(an->shook_head + an->nshook) & (GP_RECENT - 1)] = op;
+	an->nshook++;
+	gp_an_fail(an, gp_map_put(&an->shook, op, 0));
+}
+
+/* An API record of a blocking call (sync class, or blocking copy/set). */
+static void gp_an_wait_api(struct gp_an *an, const struct gp_rec_api *a)
+{
+	unsigned c = GP_API_CLASS(a->class_flags);
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) || (a->class_flags & GP_APIF_ERROR))
+		return;
+	/* runtime records when present (a driver sync inside a runtime sync
+	 * would count twice), else driver */
+	if (a->type == GP_REC_DRIVER_API && an->have_runtime)
+		return;
+	struct gp_wait *w = gp_an_wait_get(an, a->corr, 1);
+	if (!w || w->has_api)
+		return;
+	w->has_api = 1;
+	w->kind = (uint8_t)c;
+	w->tid = a->tid;
+	w->w0 = a->start;
+	w->w1 = a->start + gp_api_dur_ns(a);
+	if (c == GP_API_SYNC_DEVICE)
+		w->stream = GP_NONE32;
+	gp_an_wait_activate(an, w);
 }
 
 /* Fold one complete op into every aggregate. */
@@ -935,27 +1050,43 @@ grouped:
 		it->queue += op->queue_ns;
 		it->exec += op->execute_ns;
 	}
+	if (op->has_api && op->launch_ns)
+		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
 	if (op->has_gpu) {
 		an->busy_sum += op->execute_ns;
 		an->busy_used[op->device] = 1;
 		gp_an_fail(an, gp_sweep_add(&an->busy[op->device], op->gpu_start, op->gpu_end));
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->gpu_start, op->gpu_end));
-		gp_an_offer(an, op);
-	}
-	if (op->has_api && op->launch_ns)
-		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
-	/* the op of a blocking copy/set: remember its group for the launch fix-up */
-	if (op->has_api && gp_an_is_copy_sync(op->api_class)) {
-		uint64_t *wi = gp_map_get(&an->wait_by_corr, op->corr);
-		if (wi) {
-			struct gp_wait *w = &an->waits[*wi];
-			w->has_own = 1;
-			w->own_group = op->group;
-			w->own_iter = slot;
-			w->own_launch = op->launch_ns;
-			if (!w->own_gpu_start && op->has_gpu)
-				w->own_gpu_start = op->gpu_start;
+		struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
+				       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
+				       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api,
+				       .copy_sync = (uint8_t)(op->has_api && gp_an_is_copy_sync(op->api_class)) };
+		/* the recent buffer: sorted by e, the oldest dropped when full */
+		if (!an->recent && !(an->recent = malloc(GP_RECENT * sizeof *an->recent)))
+			return gp_an_fail(an, -ENOMEM);
+		if (an->nrecent == GP_RECENT) {
+			an->recent_head = (an->recent_head + 1) & (GP_RECENT - 1);
+			an->nrecent--;
 		}
+		size_t i = an->nrecent;
+		while (i > 0 && gp_an_recent_at(an, i - 1)->e > r.e) {
+			an->recent[(an->recent_head + i) & (GP_RECENT - 1)] = *gp_an_recent_at(an, i - 1);
+			i--;
+		}
+		an->recent[(an->recent_head + i) & (GP_RECENT - 1)] = r;
+		an->nrecent++;
+		gp_an_offer(an, &r);
+		/* the op of a blocking copy/set bounds its wait's candidates */
+		struct gp_wait *w = r.copy_sync ? gp_an_wait_get(an, op->corr, 0) : NULL;
+		if (w && w->active) {
+			gp_an_wait_consider(w, &r);
+			if (w->has_best && w->best_e > w->own_gpu_start)
+				gp_an_wait_search(an, w);
+		} else if (w) {
+			gp_an_wait_consider(w, &r);
+		}
+		if ((++an->op_seq & 1023u) == 0)
+			gp_an_wait_expire(an, 0);
 	}
 	if (an->cfg.on_op)
 		an->cfg.on_op(op, an->cfg.ctx);
@@ -1247,7 +1378,22 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_HOOK_API: {
 		const struct gp_rec_api *a = &r->api;
 		unsigned c = GP_API_CLASS(a->class_flags);
-		if (!gp_an_is_op_class(c) || (a->class_flags & GP_APIF_NESTED))
+		if (a->class_flags & GP_APIF_NESTED)
+			break;
+		if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) {
+			if (!an->hook_only) {
+				gp_an_shook_add(an, a->corr); /* its stack reaches the CUPTI wait via ext corr */
+			} else if (gp_an_is_sync_class(c)) {
+				/* hook-only: no GPU times, the wait cannot be charged */
+				uint64_t d = gp_api_dur_ns(a);
+				an->sync_calls[c]++;
+				an->sync_kind_ns[c] += d;
+				an->sync_unattr_ns += d;
+				an->sync_unattr_calls++;
+				gp_an_fail(an, gp_sweep_add(&an->covered, a->start, a->start + d));
+			}
+		}
+		if (!gp_an_is_op_class(c))
 			break;
 		if (an->hook_only) {
 			gp_an_hook_only_op(an, a);
@@ -1280,11 +1426,32 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		struct gp_hook *h = gp_an_hook_get(an, r->stack_ref.op);
 		if (h)
 			h->stack = r->stack_ref.stack;
+		uint64_t *sh = gp_map_get(&an->shook, r->stack_ref.op);
+		if (sh)
+			*sh = r->stack_ref.stack;
+		break;
+	}
+	case GP_REC_SYNC: {
+		struct gp_wait *w = gp_an_wait_get(an, r->sync.corr, 1);
+		if (!w || r->sync.stream == GP_NONE32)
+			break;
+		w->stream = r->sync.stream;
+		if (w->active && w->kind != GP_API_SYNC_DEVICE)
+			gp_an_wait_search(an, w); /* the scope narrowed after activation */
 		break;
 	}
 	case GP_REC_EXTCORR: {
 		if (r->extcorr.kind != GP_EXT_KIND_CUSTOM2 || an->hook_only)
 			break;
+		uint64_t *sh = gp_map_get(&an->shook, r->extcorr.ext_id);
+		if (sh) { /* a blocking call's hook: its stack goes to the wait */
+			uint32_t stack = (uint32_t)*sh;
+			struct gp_wait *w = gp_an_wait_get(an, r->extcorr.corr, 1);
+			if (w)
+				w->stack = stack;
+			if (!w || !gp_an_is_copy_sync(w->kind) || !w->has_api)
+				break;
+		}
 		struct gp_pending *p = gp_an_pend_get(an, r->extcorr.corr, 1);
 		if (!p)
 			break;
@@ -1301,6 +1468,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		uint64_t end = a->start + gp_api_dur_ns(a);
 		if (end > an->max_ts2)
 			an->max_ts2 = end;
+		gp_an_wait_api(an, a);
 		if (!gp_an_is_op_class(c) || (a->class_flags & GP_APIF_ERROR)) {
 			/* no op will join this call: drop an announced ext corr */
 			struct gp_pending *p = gp_an_pend_get(an, a->corr, 0);
@@ -1440,83 +1608,18 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 	}
 	an->hooks_unjoined += an->hook_by_op.count;
 
-	/* 2. charge the waits */
-	struct gp_map cs_map = { 0 };
-	struct gp_rep_callsite *cs = NULL;
-	size_t ncs = 0, capcs = 0;
-	uint64_t sync_total = 0;
-	for (size_t i = 0; i < an->nwaits; i++) {
-		struct gp_wait *w = &an->waits[i];
-		struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr,
-					  .stream = w->stream, .call_start = w->w0, .call_end = w->w1,
-					  .w0 = w->w0, .group = -1 };
-		uint64_t s;
-		int copy = gp_an_is_copy_sync(w->kind);
-		if (copy) {
-			s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
-			if (w->has_own && s > w->own_launch)
-				s = w->own_launch;
-			if (!w->has_best || !s)
-				continue; /* nothing outstanding: no blocking part */
-			out.w1 = w->w0 + s;
-			/* the blocked part leaves the copy's launch */
-			struct gp_group *og = w->has_own ? &an->groups[w->own_group] : NULL;
-			if (og) {
-				og->launch -= s < og->launch ? s : og->launch;
-				an->launch -= s < an->launch ? s : an->launch;
-				if (w->own_iter >= 0) {
-					struct gp_iterx *it = &an->iters[w->own_iter];
-					it->launch -= s < it->launch ? s : it->launch;
-				}
-			}
-		} else {
-			s = w->w1 - w->w0;
-			out.w1 = w->w1;
-		}
-		rep->sync_calls[w->kind]++;
-		rep->sync_kind_ns[w->kind] += s;
-		if (w->has_best && w->best_group != GP_NONE32) {
-			struct gp_group *g = &an->groups[w->best_group];
-			g->sync += s;
-			g->sync_calls++;
-			sync_total += s;
-			if (w->best_iter >= 0)
-				an->iters[w->best_iter].sync += s;
-			out.attributed = 1;
-			out.op_corr = w->best_corr;
-			out.group = (int32_t)w->best_group;
-		} else {
-			rep->sync_unattributed_ns += s;
-			rep->sync_unattributed_calls++;
-		}
-		/* call-site ranking */
-		char buf[32];
-		const char *site = gp_an_callsite(an, w->stack, buf, sizeof buf);
-		if (!site)
-			site = "(no stack)";
-		uint32_t c = gp_an_canon(an, site, strlen(site));
-		uint64_t *v = gp_map_get(&cs_map, c);
-		if (!v) {
-			if (GROW(cs, ncs, capcs)) {
-				gp_an_fail(an, -ENOMEM);
-				break;
-			}
-			cs[ncs] = (struct gp_rep_callsite){ .name = gp_an_strdup(an, site) };
-			gp_an_fail(an, gp_map_put(&cs_map, c, ncs));
-			v = gp_map_get(&cs_map, c);
-			ncs++;
-		}
-		if (v) {
-			cs[*v].calls++;
-			cs[*v].sync_ns += s;
-		}
-		if (an->cfg.on_wait)
-			an->cfg.on_wait(&out, an->cfg.ctx);
-	}
-	gp_map_free(&cs_map);
-	qsort(cs, ncs, sizeof *cs, gp_an_cmp_cs);
-	rep->callsites = cs;
-	rep->ncallsites = ncs;
+	/* 2. charge the waits still open */
+	gp_an_wait_expire(an, 1);
+	qsort(an->cs, an->ncs, sizeof *an->cs, gp_an_cmp_cs);
+	rep->callsites = an->cs;
+	rep->ncallsites = an->ncs;
+	an->cs = NULL;
+	an->ncs = an->capcs = 0;
+	memcpy(rep->sync_calls, an->sync_calls, sizeof rep->sync_calls);
+	memcpy(rep->sync_kind_ns, an->sync_kind_ns, sizeof rep->sync_kind_ns);
+	rep->sync_unattributed_ns = an->sync_unattr_ns;
+	rep->sync_unattributed_calls = an->sync_unattr_calls;
+	uint64_t sync_total = an->sync_total;
 
 	/* 3. window, busy, host */
 	rep->records = an->records;
@@ -1676,17 +1779,17 @@ void gp_an_free(struct gp_an *an)
 	free(an->marks);
 	free(an->waits);
 	gp_map_free(&an->wait_by_corr);
-	gp_map_free(&an->sync_scope);
-	gp_map_free(&an->own_copy);
-	free(an->shooks);
-	gp_map_free(&an->shook_by_op);
-	gp_map_free(&an->shook_by_corr);
-	gp_map_free(&an->tid_os);
-	free(an->wait_tids);
-	free(an->wait_lo);
-	free(an->wait_hi);
-	free(an->wait_cache);
-	free(an->wait_ivals);
+	for (size_t i = 0; i < an->ntq; i++)
+		free(an->tq[i].idx);
+	free(an->tq);
+	gp_map_free(&an->tq_by_tid);
+	free(an->recent);
+	gp_map_free(&an->shook);
+	free(an->shook_fifo);
+	gp_map_free(&an->cs_map);
+	for (size_t i = 0; i < an->ncs; i++)
+		free(an->cs[i].name);
+	free(an->cs);
 	free(an->iters);
 	free(an->pend);
 	gp_map_free(&an->pend_by_corr);

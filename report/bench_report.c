@@ -39,7 +39,7 @@
 #include "gp_collector.h"
 #include "gp_reader.h"
 
-#define GEN_VERSION 1
+#define GEN_VERSION 2
 
 static double now_s(void)
 {
@@ -67,7 +67,7 @@ static int generate(const char *path, uint64_t records)
 	uint32_t names[64];
 	for (int i = 0; i < 64; i++) {
 		char buf[64];
-		int n = snprintf(buf, sizeof buf, "_Z12bench_kernel%02dPfS_i", i);
+		int n = snprintf(buf, sizeof buf, "_Z14bench_kernel%02dPfS_i", i);
 		names[i] = gp_collector_intern(buf, (size_t)n);
 	}
 	uint64_t t = 1000000000ull, emitted = 0, op = 0, launches = 0;
