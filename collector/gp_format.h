@@ -170,14 +170,27 @@ struct gp_rec_marker {
 	uint32_t domain; /* string id of the NVTX domain, 0 = default        */
 };
 
-/* GP_REC_GRAPH_NODE: follows a kernel/copy record with GP_OPF_GRAPH. */
+/*
+ * GP_REC_GRAPH_NODE. kind (a former pad byte, so 0 in older traces) says which:
+ *  GP_GRAPH_OP       follows a kernel/copy record with GP_OPF_GRAPH: the ids
+ *                    CUPTI gave that op (the instantiated graph and node);
+ *                    corr = the op's correlationId (the cudaGraphLaunch's).
+ *  GP_GRAPH_CAPTURED a node created by stream capture (CUPTI resource callback
+ *                    GRAPHNODE_CREATED) on thread aux32 at time aux (lo/hi),
+ *                    inside the hooked call whose op id is corr (0 = no hook).
+ *  GP_GRAPH_CLONED   instantiation cloned captured node aux (lo/hi) of graph
+ *                    aux32 into node_id of graph_id (GRAPHNODE_CLONED).
+ */
+enum gp_graph_kind { GP_GRAPH_OP = 0, GP_GRAPH_CAPTURED = 1, GP_GRAPH_CLONED = 2 };
 struct gp_rec_graph {
 	uint8_t type;
-	uint8_t pad[3];
+	uint8_t kind;    /* enum gp_graph_kind                               */
+	uint8_t pad[2];
 	uint32_t graph_id;
 	uint64_t node_id;
-	uint32_t corr;   /* the op's correlationId                           */
-	uint8_t pad2[12];
+	uint32_t corr;   /* see kind                                         */
+	uint32_t aux_lo, aux_hi; /* 64-bit value split to keep 32 bytes      */
+	uint32_t aux32;
 };
 
 /*
@@ -286,7 +299,11 @@ enum gp_status_kind {
 	                                    offset (ns) added to CUPTI times     */
 	GP_STATUS_HOOKS_ABSENT = 4,      /* injection only: no preload hooks     */
 	GP_STATUS_FORKED_CHILD = 5,
-	GP_STATUS_SIZE_CAP = 6           /* GPUPHASE_MAX_BYTES reached           */
+	GP_STATUS_SIZE_CAP = 6,          /* GPUPHASE_MAX_BYTES reached           */
+	GP_STATUS_HOOK_COST = 7,         /* value = measured cost (ns) of one
+	                                    hooked call's own work (hostload.c) */
+	GP_STATUS_PROCESS_START = 8      /* value = process start time on the
+	                                    trace clock (ns)                     */
 };
 struct gp_rec_status {
 	uint8_t type;
@@ -307,7 +324,8 @@ struct gp_rec_host {
 	uint64_t ts;
 	uint32_t proc_cpu_pm;   /* this process's CPU use, per mille of one CPU */
 	uint32_t interval_us;
-	uint64_t pad2;
+	uint64_t cupti_ns;      /* cumulative ns in CUPTI buffer completion
+	                           callbacks so far (0 = not measured)         */
 };
 
 /* GP_REC_DEVICE: one per GPU seen. */

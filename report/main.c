@@ -4,6 +4,7 @@
  *   gpuphase-report [options] TRACE...            report (several = merged)
  *   gpuphase-report --export FORMAT OUT TRACE...  chrome-trace | sqlite | html
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
+ *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
  *
  * Reads each trace twice through gp_reader (pass 1: strings, sync intervals,
  * iterations; pass 2: the join, see analysis.h), so memory does not grow with
@@ -22,6 +23,7 @@
 #include "export.h"
 #include "gp_reader.h"
 #include "output.h"
+#include "xa.h"
 
 #define GP_EXIT_OK 0
 #define GP_EXIT_REGRESSED 1
@@ -45,6 +47,10 @@ struct gp_main {
 	size_t nexports;
 	regex_t filter;
 	int have_filter;
+	/* extra analyses (xa.h), one per analysed trace */
+	struct gp_xa *cur_xa;
+	struct gp_xa **xas;
+	size_t nxas;
 };
 
 static void gp_main_usage(FILE *f)
@@ -53,6 +59,7 @@ static void gp_main_usage(FILE *f)
 		"usage: gpuphase-report [options] TRACE...\n"
 		"       gpuphase-report --export FORMAT OUT [options] TRACE...\n"
 		"       gpuphase-report diff [options] BASE NEW\n"
+		"       gpuphase-report stability [options] RUN1 RUN2 ...\n"
 		"\n"
 		"options:\n"
 		"  --format text|markdown|csv|json   report format (default text)\n"
@@ -274,6 +281,8 @@ static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_
 				rc = gp_an_scan1(an, &recs[i], ns);
 			} else {
 				rc = gp_an_scan2(an, &recs[i], ns);
+				if (!rc && m->cur_xa)
+					rc = gp_xa_record(m->cur_xa, an, &recs[i]);
 				for (size_t e = 0; e < m->nexports; e++)
 					if (m->exports[e].ex->record)
 						m->exports[e].ex->record(m->exports[e].ctx, an, &recs[i]);
@@ -327,6 +336,8 @@ static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_
 static void gp_main_op_sink(const struct gp_an_op *op, void *ctx)
 {
 	struct gp_main *m = ctx;
+	if (m->cur_xa)
+		gp_xa_op(m->cur_xa, op);
 	for (size_t e = 0; e < m->nexports; e++)
 		if (m->exports[e].ex->op)
 			m->exports[e].ex->op(op, m->exports[e].ctx);
@@ -344,11 +355,16 @@ static void gp_main_wait_sink(const struct gp_an_wait *w, void *ctx)
 static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, struct gp_rep *rep)
 {
 	struct gp_an_config cfg = { .group_by = m->group_by };
-	if (m->nexports) {
-		cfg.on_op = gp_main_op_sink;
-		cfg.on_wait = gp_main_wait_sink;
-		cfg.ctx = m;
-	}
+	cfg.on_op = gp_main_op_sink; /* exports and the extra analyses */
+	cfg.on_wait = gp_main_wait_sink;
+	cfg.ctx = m;
+	struct gp_xa **xv = realloc(m->xas, (m->nxas + 1) * sizeof *xv);
+	if (!xv)
+		return GP_EXIT_INTERNAL;
+	m->xas = xv;
+	if (!(m->cur_xa = gp_xa_new(m->group_by)))
+		return GP_EXIT_INTERNAL;
+	m->xas[m->nxas++] = m->cur_xa;
 	struct gp_an *an = gp_an_new(&cfg);
 	if (!an)
 		return GP_EXIT_INTERNAL;
@@ -391,6 +407,8 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 				tmp.dropped_cupti = fdrop_cupti;
 			tmp.dropped_records = tmp.dropped_ring + tmp.dropped_cupti + tmp.dropped_write;
 			*rep = tmp;
+			if (gp_xa_finish(m->cur_xa, an, rep))
+				rc = GP_EXIT_INTERNAL;
 		}
 	}
 	if (rc == GP_EXIT_INTERNAL)
@@ -512,6 +530,8 @@ int main(int argc, char **argv)
 	m.out.straggler_pct = 10.0;
 	m.fail_above = -1;
 	int rc;
+	if (argc >= 2 && !strcmp(argv[1], "stability"))
+		return gp_stability_main(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "diff")) {
 		rc = gp_main_diff(argc - 1, argv + 1, &m);
 		goto out;
@@ -567,6 +587,9 @@ int main(int argc, char **argv)
 		} else {
 			if (gp_out_report(f, &rep, &m.out))
 				rc = GP_EXIT_INTERNAL;
+			for (size_t x = 0; x < m.nxas && !rc; x++) /* issue 9 sections, per trace */
+				if (gp_xa_print(f, m.xas[x], m.nxas > 1 && x < rep.nranks ? &rep.ranks[x] : &rep, &m.out))
+					rc = GP_EXIT_INTERNAL;
 			int crc = gp_main_close_out(&m, f);
 			if (!rc)
 				rc = crc;
@@ -578,5 +601,8 @@ int main(int argc, char **argv)
 out:
 	if (m.have_filter)
 		regfree(&m.filter);
+	for (size_t x = 0; x < m.nxas; x++)
+		gp_xa_free(m.xas[x]);
+	free(m.xas);
 	return rc;
 }

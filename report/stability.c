@@ -1,0 +1,390 @@
+/*
+ * stability.c — `gpuphase-report stability [options] RUN1 RUN2 ...`: is the
+ * profile repeatable? Each trace (several runs of the same program) is
+ * analysed on its own (analysis.h); then per operator (matched by name) the
+ * mean and coefficient of variation across runs of its launch, execute, sync
+ * and total time per run; the stability of the top-N ranking by total
+ * (overlap of the runs' top-N sets, Spearman rank correlation of every pair of
+ * runs); and a verdict: stable, or unstable with the operators that moved and
+ * by how much. Exit status 0 stable, 1 unstable, 2 bad usage or input, 4 out
+ * of memory. docs/metrics.md "Repeatability" defines every number.
+ * An ordinary single-threaded program path: messages go to stderr.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_reader.h"
+#include "xa.h"
+
+struct gp_stab_op {
+	const char *name;   /* owned by runs[0..].groups (first run that has it) */
+	double v[4][64];    /* [phase][run]: launch, execute, sync, total (ns)    */
+	int present[64];
+	double mean[4], cv[4], min_total, max_total;
+	int rank[64];       /* 1-based rank by total in each run, 0 = absent      */
+};
+
+static const char *const gp_stab_phase[4] = { "launch", "execute", "sync", "total" };
+
+static int gp_stab_load(const char *path, int group_by, struct gp_rep *rep)
+{
+	char err[512];
+	struct gp_an_config cfg = { .group_by = (enum gp_group_by)group_by };
+	struct gp_an *an = gp_an_new(&cfg);
+	if (!an)
+		return 4;
+	memset(rep, 0, sizeof *rep);
+	int rc = 0;
+	for (int pass = 1; pass <= 2 && !rc; pass++) {
+		struct gp_reader *rd;
+		if (gp_reader_open(path, &rd, err, sizeof err)) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			rc = 2;
+			break;
+		}
+		const union gp_rec *recs;
+		size_t n;
+		int r;
+		while ((r = gp_reader_next_block(rd, &recs, &n, err, sizeof err)) > 0 && !rc) {
+			for (size_t i = 0; i < n && !rc;) {
+				uint32_t ns = gp_rec_slots(&recs[i]);
+				if (pass == 1 ? gp_an_scan1(an, &recs[i], ns) : gp_an_scan2(an, &recs[i], ns))
+					rc = 4;
+				i += ns;
+			}
+		}
+		if (r < 0 && !rc) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			rc = 2;
+		}
+		gp_reader_close(rd);
+		if (pass == 1 && !rc && gp_an_prepare(an))
+			rc = 4;
+	}
+	if (!rc && gp_an_finish(an, rep))
+		rc = 4;
+	if (rc == 4)
+		fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
+	gp_an_free(an);
+	return rc;
+}
+
+static const double *g_rank_vals; /* qsort context (single-threaded) */
+
+static int gp_stab_cmp_idx(const void *a, const void *b)
+{
+	double x = g_rank_vals[*(const size_t *)a], y = g_rank_vals[*(const size_t *)b];
+	return x > y ? -1 : x < y;
+}
+
+/* Spearman correlation of two value vectors (higher = rank 1), average ranks
+ * for ties. n >= 2. */
+static double gp_stab_spearman(const double *x, const double *y, size_t n)
+{
+	double *rx = malloc(n * sizeof *rx), *ry = malloc(n * sizeof *ry);
+	size_t *ix = malloc(n * sizeof *ix);
+	double rho = NAN;
+	if (!rx || !ry || !ix)
+		goto out;
+	for (int pass = 0; pass < 2; pass++) {
+		const double *v = pass ? y : x;
+		double *r = pass ? ry : rx;
+		for (size_t i = 0; i < n; i++)
+			ix[i] = i;
+		g_rank_vals = v;
+		qsort(ix, n, sizeof *ix, gp_stab_cmp_idx);
+		for (size_t i = 0; i < n;) {
+			size_t j = i;
+			while (j + 1 < n && v[ix[j + 1]] == v[ix[i]])
+				j++;
+			for (size_t k = i; k <= j; k++)
+				r[ix[k]] = (double)(i + j) / 2.0 + 1.0;
+			i = j + 1;
+		}
+	}
+	double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+	for (size_t i = 0; i < n; i++) {
+		mx += rx[i];
+		my += ry[i];
+	}
+	mx /= (double)n;
+	my /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		sxy += (rx[i] - mx) * (ry[i] - my);
+		sxx += (rx[i] - mx) * (rx[i] - mx);
+		syy += (ry[i] - my) * (ry[i] - my);
+	}
+	rho = sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 1.0;
+out:
+	free(rx);
+	free(ry);
+	free(ix);
+	return rho;
+}
+
+static void gp_stab_usage(FILE *f)
+{
+	fprintf(f, "usage: gpuphase-report stability [--top N] [--cv-pct P] [--group-by kernel|nvtx|callsite|stream] "
+		   "RUN1 RUN2 ...\n"
+		   "  several traces of the same program: per-operator mean and coefficient of variation of each\n"
+		   "  phase across runs, stability of the top-N ranking, verdict. --top N (default 5): ranking size;\n"
+		   "  --cv-pct P (default 10): an operator is unstable when its total varies more than P%% (CV).\n"
+		   "  Exit status: 0 stable, 1 unstable, 2 bad usage or input, 4 out of memory.\n");
+}
+
+int gp_stability_main(int argc, char **argv)
+{
+	static const struct option lo[] = { { "top", required_argument, 0, 't' },
+					    { "cv-pct", required_argument, 0, 'c' },
+					    { "group-by", required_argument, 0, 'g' },
+					    { "help", no_argument, 0, 'h' },
+					    { 0, 0, 0, 0 } };
+	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream" };
+	size_t top = 5;
+	double cvmax = 10.0;
+	int group_by = 0, c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 't': {
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1) {
+				fprintf(stderr, "gpuphase-report: stability --top: '%s' is not a positive integer\n", optarg);
+				return 2;
+			}
+			top = (size_t)v;
+			break;
+		}
+		case 'c':
+			cvmax = strtod(optarg, &end);
+			if (*end || end == optarg || cvmax < 0) {
+				fprintf(stderr, "gpuphase-report: stability --cv-pct: '%s' is not a percentage >= 0\n", optarg);
+				return 2;
+			}
+			break;
+		case 'g': {
+			int k = -1;
+			for (int i = 0; i < 4; i++)
+				if (!strcmp(optarg, groups[i]))
+					k = i;
+			if (k < 0) {
+				fprintf(stderr, "gpuphase-report: stability --group-by: '%s' is not one of: kernel nvtx "
+						"callsite stream\n", optarg);
+				return 2;
+			}
+			group_by = k;
+			break;
+		}
+		case 'h':
+			gp_stab_usage(stdout);
+			return 0;
+		default:
+			gp_stab_usage(stderr);
+			return 2;
+		}
+	}
+	int nruns = argc - optind;
+	if (nruns < 2 || nruns > 64) {
+		fprintf(stderr, "gpuphase-report: stability needs 2 to 64 traces of the same program (got %d)\n", nruns);
+		gp_stab_usage(stderr);
+		return 2;
+	}
+	struct gp_rep *runs = calloc((size_t)nruns, sizeof *runs);
+	struct gp_stab_op *ops = NULL;
+	size_t nops = 0, capops = 0;
+	int rc = runs ? 0 : 4;
+	for (int r = 0; r < nruns && !rc; r++)
+		rc = gp_stab_load(argv[optind + r], group_by, &runs[r]);
+	/* operators by name across runs */
+	for (int r = 0; r < nruns && !rc; r++) {
+		for (size_t g = 0; g < runs[r].ngroups; g++) {
+			const struct gp_rep_group *gr = &runs[r].groups[g];
+			size_t k = 0;
+			while (k < nops && strcmp(ops[k].name, gr->name))
+				k++;
+			if (k == nops) {
+				if (nops == capops) {
+					capops = capops ? capops * 2 : 16;
+					struct gp_stab_op *v = realloc(ops, capops * sizeof *v);
+					if (!v) {
+						rc = 4;
+						break;
+					}
+					ops = v;
+				}
+				memset(&ops[nops], 0, sizeof ops[nops]);
+				ops[nops++].name = gr->name;
+			}
+			struct gp_stab_op *o = &ops[k];
+			o->present[r] = 1;
+			o->v[0][r] += (double)gr->launch_ns;
+			o->v[1][r] += (double)gr->execute_ns;
+			o->v[2][r] += (double)gr->sync_ns;
+			o->v[3][r] += (double)(gr->launch_ns + gr->execute_ns + gr->sync_ns);
+		}
+	}
+	if (rc)
+		goto out;
+	/* mean and CV (sample standard deviation / mean) per phase; absent = 0 */
+	for (size_t k = 0; k < nops; k++) {
+		struct gp_stab_op *o = &ops[k];
+		o->min_total = INFINITY;
+		o->max_total = 0;
+		for (int p = 0; p < 4; p++) {
+			double s = 0, ss = 0;
+			for (int r = 0; r < nruns; r++)
+				s += o->v[p][r];
+			double m = s / nruns;
+			for (int r = 0; r < nruns; r++)
+				ss += (o->v[p][r] - m) * (o->v[p][r] - m);
+			o->mean[p] = m;
+			o->cv[p] = m > 0 ? sqrt(ss / (nruns - 1)) / m : 0;
+		}
+		for (int r = 0; r < nruns; r++) {
+			if (o->v[3][r] < o->min_total)
+				o->min_total = o->v[3][r];
+			if (o->v[3][r] > o->max_total)
+				o->max_total = o->v[3][r];
+		}
+	}
+	/* ranks per run by total */
+	size_t *idx = malloc((nops ? nops : 1) * sizeof *idx);
+	double *col = malloc((nops ? nops : 1) * sizeof *col);
+	double *col2 = malloc((nops ? nops : 1) * sizeof *col2);
+	if (!idx || !col || !col2) {
+		free(idx), free(col), free(col2);
+		rc = 4;
+		goto out;
+	}
+	for (int r = 0; r < nruns; r++) {
+		size_t n = 0;
+		for (size_t k = 0; k < nops; k++)
+			if (ops[k].present[r]) {
+				idx[n] = k;
+				col[k] = ops[k].v[3][r];
+				n++;
+			}
+		g_rank_vals = col;
+		qsort(idx, n, sizeof *idx, gp_stab_cmp_idx);
+		for (size_t i = 0; i < n; i++)
+			ops[idx[i]].rank[r] = (int)i + 1;
+	}
+	/* top-N overlap: operators in every run's top N / N */
+	size_t in_all = 0, union_n = 0;
+	for (size_t k = 0; k < nops; k++) {
+		int all = 1, any = 0;
+		for (int r = 0; r < nruns; r++) {
+			int in = ops[k].rank[r] && (size_t)ops[k].rank[r] <= top;
+			all &= in;
+			any |= in;
+		}
+		in_all += all;
+		union_n += any;
+	}
+	size_t ntop = top < nops ? top : nops;
+	double overlap = ntop ? (double)in_all / (double)ntop : 1.0;
+	/* Spearman over operators present in both runs, every pair */
+	double rho_min = 1.0, rho_sum = 0;
+	int npairs = 0;
+	for (int a = 0; a < nruns; a++)
+		for (int b = a + 1; b < nruns; b++) {
+			size_t n = 0;
+			for (size_t k = 0; k < nops; k++)
+				if (ops[k].present[a] && ops[k].present[b]) {
+					col[n] = ops[k].v[3][a];
+					col2[n] = ops[k].v[3][b];
+					n++;
+				}
+			double rho = n >= 2 ? gp_stab_spearman(col, col2, n) : 1.0;
+			if (rho < rho_min)
+				rho_min = rho;
+			rho_sum += rho;
+			npairs++;
+		}
+	/* print: operators in any run's top N, by mean total */
+	size_t n = 0;
+	for (size_t k = 0; k < nops; k++)
+		idx[n++] = k;
+	for (size_t k = 0; k < nops; k++)
+		col[k] = ops[k].mean[3];
+	g_rank_vals = col;
+	qsort(idx, n, sizeof *idx, gp_stab_cmp_idx);
+	char b[4][32];
+	printf("gpuphase stability: %d runs, %zu operators, grouped by %s\n\n", nruns, nops, groups[group_by]);
+	printf("%-32s %5s", "operator", "runs");
+	for (int p = 0; p < 4; p++)
+		printf(" %12s %6s", gp_stab_phase[p], "CV");
+	printf("  ranks\n");
+	size_t unstable = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_stab_op *o = &ops[idx[i]];
+		int present = 0, in_top = 0;
+		for (int r = 0; r < nruns; r++) {
+			present += o->present[r];
+			in_top |= o->rank[r] && (size_t)o->rank[r] <= top;
+		}
+		if (!in_top)
+			continue;
+		printf("%-32.32s %2d/%-2d", o->name, present, nruns);
+		for (int p = 0; p < 4; p++)
+			printf(" %12s %5.1f%%", gp_xa_fmt_ns(o->mean[p], b[p], sizeof b[p]), 100.0 * o->cv[p]);
+		printf(" ");
+		for (int r = 0; r < nruns; r++)
+			printf("%s%d", r ? "," : " ", o->rank[r]);
+		printf("\n");
+	}
+	printf("\ntop-%zu ranking: overlap %.0f%% (%zu of %zu operators in every run's top %zu; %zu in some run's), "
+	       "rank correlation (Spearman) min %.2f, mean %.2f over %d pairs\n",
+	       top, 100.0 * overlap, in_all, ntop, top, union_n, rho_min, npairs ? rho_sum / npairs : 1.0, npairs);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_stab_op *o = &ops[idx[i]];
+		int in_top = 0, present = 0;
+		for (int r = 0; r < nruns; r++) {
+			in_top |= o->rank[r] && (size_t)o->rank[r] <= top;
+			present += o->present[r];
+		}
+		if (!in_top || (100.0 * o->cv[3] <= cvmax && present == nruns))
+			continue;
+		if (!unstable++)
+			printf("\nverdict: UNSTABLE\n");
+		printf("  %s moved: total CV %.1f%% (> %.0f%%), from %s to %s across runs",
+		       o->name, 100.0 * o->cv[3], cvmax, gp_xa_fmt_ns(o->min_total, b[0], sizeof b[0]),
+		       gp_xa_fmt_ns(o->max_total, b[1], sizeof b[1]));
+		if (o->min_total > 0)
+			printf(" (max/min %.2fx)", o->max_total / o->min_total);
+		if (present < nruns)
+			printf("; absent from %d run(s)", nruns - present);
+		printf("; ranks");
+		for (int r = 0; r < nruns; r++)
+			printf("%s%d", r ? "," : " ", o->rank[r]);
+		printf("\n");
+	}
+	int ranking_ok = overlap >= 1.0 && rho_min >= 0.8;
+	if (!ranking_ok) {
+		if (!unstable++)
+			printf("\nverdict: UNSTABLE\n");
+		printf("  the top-%zu ranking changed between runs (overlap %.0f%%, min rank correlation %.2f)\n", top,
+		       100.0 * overlap, rho_min);
+	}
+	if (!unstable)
+		printf("\nverdict: stable (every top-%zu operator's total varies <= %.0f%% CV; same top-%zu in every "
+		       "run; rank correlation >= 0.80)\n", top, cvmax, top);
+	rc = unstable ? 1 : 0;
+	free(idx);
+	free(col);
+	free(col2);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "gpuphase-report: stdout: write error\n");
+		rc = 4;
+	}
+out:
+	for (int r = 0; runs && r < nruns; r++)
+		gp_rep_free(&runs[r]);
+	free(runs);
+	free(ops);
+	return rc;
+}

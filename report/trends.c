@@ -1,0 +1,228 @@
+/*
+ * trends.c — the "Trends" section: operators whose execute time drifts
+ * through the window (least-squares slope over their calls in GPU start
+ * order), long-tail operators (p99 execute far above p50), and outlier
+ * iterations explained by the operators that made them slow (excess over
+ * their usual per-iteration time). Called by gp_xa_print on the report
+ * thread. Definitions and thresholds: docs/metrics.md "Trends"; the
+ * thresholds are the GP_TREND_* constants below.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xa.h"
+
+#define GP_TREND_MIN_CALLS 10   /* drift: at least this many calls            */
+#define GP_TREND_MIN_R2 0.5     /* drift: fit quality                          */
+#define GP_TREND_MIN_DRIFT 0.2  /* drift: |slope * (n - 1)| / mean            */
+#define GP_TAIL_MIN_CALLS 20    /* long tail: at least this many calls        */
+#define GP_TAIL_RATIO 3.0       /* long tail: p99 >= ratio * p50              */
+#define GP_OUTLIER_TOP 3        /* operators named per outlier iteration      */
+
+/* Least-squares fit of y over x = 0..n-1. */
+struct gp_fit {
+	double slope, intercept, r2, mean;
+};
+
+static struct gp_fit gp_trend_fit(const double *y, size_t n)
+{
+	struct gp_fit f = { 0 };
+	if (!n)
+		return f;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = (double)i;
+		sx += x;
+		sy += y[i];
+		sxx += x * x;
+		sxy += x * y[i];
+		syy += y[i] * y[i];
+	}
+	double dn = (double)n, vx = sxx - sx * sx / dn, vy = syy - sy * sy / dn, cxy = sxy - sx * sy / dn;
+	f.mean = sy / dn;
+	f.slope = vx > 0 ? cxy / vx : 0;
+	f.intercept = f.mean - f.slope * sx / dn;
+	f.r2 = vx > 0 && vy > 0 ? cxy * cxy / (vx * vy) : 0;
+	return f;
+}
+
+static const struct gp_xa_op *g_sort_ops; /* qsort context (single-threaded) */
+
+static int gp_trend_cmp(const void *a, const void *b)
+{
+	const struct gp_xa_op *x = &g_sort_ops[*(const size_t *)a], *y = &g_sort_ops[*(const size_t *)b];
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->gpu_start < y->gpu_start ? -1 : x->gpu_start > y->gpu_start;
+}
+
+static int gp_trend_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Drift lines; returns how many operators drift. */
+static size_t gp_trend_drift(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
+{
+	size_t *idx = malloc((xa->nops ? xa->nops : 1) * sizeof *idx), n = 0, flagged = 0;
+	double *y = malloc((xa->nops ? xa->nops : 1) * sizeof *y);
+	if (!idx || !y)
+		goto out;
+	for (size_t i = 0; i < xa->nops; i++)
+		if (xa->ops[i].has_gpu && xa->ops[i].group < rep->ngroups)
+			idx[n++] = i;
+	g_sort_ops = xa->ops;
+	qsort(idx, n, sizeof *idx, gp_trend_cmp);
+	for (size_t s = 0; s < n;) {
+		size_t e = s;
+		uint32_t g = xa->ops[idx[s]].group;
+		while (e < n && xa->ops[idx[e]].group == g)
+			e++;
+		size_t m = e - s;
+		if (m >= GP_TREND_MIN_CALLS) {
+			for (size_t k = 0; k < m; k++)
+				y[k] = (double)xa->ops[idx[s + k]].execute_ns;
+			struct gp_fit fit = gp_trend_fit(y, m);
+			double drift = fit.mean > 0 ? fit.slope * (double)(m - 1) / fit.mean : 0;
+			if (fit.r2 >= GP_TREND_MIN_R2 && fabs(drift) >= GP_TREND_MIN_DRIFT) {
+				char b1[32], b2[32], b3[32];
+				if (!flagged++)
+					fprintf(f, md ? "\n**Drifting execute time**\n\n" : "  drifting execute time:\n");
+				fprintf(f, "%s%s: %s per call (%+.0f%% over %zu calls: fitted %s -> %s, R^2 %.2f)\n",
+					md ? "- " : "    ", rep->groups[g].name, gp_xa_fmt_ns(fit.slope, b1, sizeof b1),
+					drift * 100.0, m, gp_xa_fmt_ns(fit.intercept, b2, sizeof b2),
+					gp_xa_fmt_ns(fit.intercept + fit.slope * (double)(m - 1), b3, sizeof b3), fit.r2);
+			}
+		}
+		s = e;
+	}
+out:
+	free(idx);
+	free(y);
+	return flagged;
+}
+
+static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md)
+{
+	size_t flagged = 0;
+	for (size_t i = 0; i < rep->ngroups; i++) {
+		const struct gp_rep_group *g = &rep->groups[i];
+		if (g->exec.n < GP_TAIL_MIN_CALLS)
+			continue;
+		uint64_t p50 = gp_hist_quantile(&g->exec, 0.5), p99 = gp_hist_quantile(&g->exec, 0.99);
+		if ((double)p99 < GP_TAIL_RATIO * (double)p50 || p99 == 0)
+			continue;
+		char b1[32], b2[32];
+		if (!flagged++)
+			fprintf(f, md ? "\n**Long-tail operators**\n\n" : "  long-tail operators:\n");
+		fprintf(f, "%s%s: p99 %s vs p50 %s (%.1fx) over %llu calls\n", md ? "- " : "    ", g->name,
+			gp_xa_fmt_ns((double)p99, b1, sizeof b1), gp_xa_fmt_ns((double)p50, b2, sizeof b2),
+			p50 ? (double)p99 / (double)p50 : 0.0, (unsigned long long)g->exec.n);
+	}
+	return flagged;
+}
+
+/* Per-(iteration slot, group) time: launch + execute of its ops. */
+static uint64_t gp_trend_cell(const struct gp_map *cells, size_t slot, uint32_t g)
+{
+	uint64_t *v = gp_map_get(cells, (uint64_t)slot << 32 | g);
+	return v ? *v : 0;
+}
+
+struct gp_excess {
+	uint32_t group;
+	uint64_t cur, usual;
+	double excess;
+};
+
+static int gp_trend_cmp_excess(const void *a, const void *b)
+{
+	const struct gp_excess *x = a, *y = b;
+	return x->excess > y->excess ? -1 : x->excess < y->excess;
+}
+
+static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep,
+				const struct gp_out_opts *o, int md)
+{
+	if (rep->niters < 3)
+		return 0;
+	uint8_t *out = calloc(rep->niters, 1);
+	uint64_t p50, p99;
+	struct gp_map slot_of = { 0 }, cells = { 0 };
+	uint64_t *vals = malloc(rep->niters * sizeof *vals);
+	struct gp_excess *ex = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *ex);
+	size_t flagged = 0;
+	if (!out || !vals || !ex)
+		goto done;
+	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
+	for (size_t i = 0; i < rep->niters; i++)
+		gp_map_put(&slot_of, (uint64_t)rep->iters[i].iter, i);
+	for (size_t i = 0; i < xa->nops; i++) {
+		const struct gp_xa_op *op = &xa->ops[i];
+		uint64_t *s = op->iter >= 0 ? gp_map_get(&slot_of, (uint64_t)op->iter) : NULL;
+		if (!s || op->group >= rep->ngroups)
+			continue;
+		uint64_t key = *s << 32 | op->group;
+		uint64_t *v = gp_map_get(&cells, key);
+		uint64_t t = op->launch_ns + op->execute_ns;
+		if (v)
+			*v += t;
+		else
+			gp_map_put(&cells, key, t);
+	}
+	for (size_t i = 0; i < rep->niters; i++) {
+		if (!out[i])
+			continue;
+		size_t nx = 0;
+		for (uint32_t g = 0; g < rep->ngroups; g++) {
+			uint64_t cur = gp_trend_cell(&cells, i, g);
+			if (!cur)
+				continue;
+			size_t nv = 0;
+			for (size_t k = 0; k < rep->niters; k++)
+				if (!out[k] && !rep->iters[k].open)
+					vals[nv++] = gp_trend_cell(&cells, k, g);
+			qsort(vals, nv, sizeof *vals, gp_trend_cmp_u64);
+			uint64_t usual = nv ? vals[(nv - 1) / 2] : 0;
+			if (cur > usual)
+				ex[nx++] = (struct gp_excess){ g, cur, usual, (double)(cur - usual) };
+		}
+		qsort(ex, nx, sizeof *ex, gp_trend_cmp_excess);
+		char b1[32], b2[32], b3[32], b4[32];
+		uint64_t d = rep->iters[i].end - rep->iters[i].start;
+		if (!flagged++)
+			fprintf(f, md ? "\n**Outlier iterations** (duration > %.2g x p50 %s)\n\n"
+				      : "  outlier iterations (duration > %.2g x p50 %s):\n",
+				o->outlier_factor, gp_xa_fmt_ns((double)p50, b1, sizeof b1));
+		fprintf(f, "%siteration %lld: %s (+%s over p50)", md ? "- " : "    ", (long long)rep->iters[i].iter,
+			gp_xa_fmt_ns((double)d, b1, sizeof b1),
+			gp_xa_fmt_ns((double)d - (double)p50, b2, sizeof b2));
+		if (!nx)
+			fprintf(f, ": no operator took longer than usual (host time outside CUDA?)");
+		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++)
+			fprintf(f, "%s %s +%s (%s vs usual %s)", k ? "," : "; slow:", rep->groups[ex[k].group].name,
+				gp_xa_fmt_ns(ex[k].excess, b2, sizeof b2), gp_xa_fmt_ns((double)ex[k].cur, b3, sizeof b3),
+				gp_xa_fmt_ns((double)ex[k].usual, b4, sizeof b4));
+		fprintf(f, "\n");
+	}
+done:
+	free(out);
+	free(vals);
+	free(ex);
+	gp_map_free(&slot_of);
+	gp_map_free(&cells);
+	return flagged;
+}
+
+void gp_xa_print_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const struct gp_out_opts *o,
+			int md)
+{
+	fprintf(f, md ? "\n## Trends\n" : "\nTrends\n");
+	size_t n = gp_trend_drift(f, xa, rep, md);
+	n += gp_trend_tails(f, rep, md);
+	n += gp_trend_outliers(f, xa, rep, o, md);
+	if (!n)
+		fprintf(f, "%sno drifting execute times, no long tails, no outlier iterations\n", md ? "\n" : "  ");
+}
