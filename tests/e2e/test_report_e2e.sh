@@ -79,8 +79,10 @@ ok=0
 for attempt in 1 2 3; do
 	run rule "$B/tests/e2e/report_rule_of_thumb" "$S/tests/e2e/report_rule_of_thumb.simcuda" GPUPHASE_STACKS=off || break
 	echo "--- rule (attempt $attempt)"
+	$CHECK "$tmp/rule.truth" "$tmp/rule.json" || { fail "rule: report disagrees with the truth"; break; }
+	# the verdicts follow the sums, which one preempted sync can tip: retried
 	$CHECK "$tmp/rule.truth" "$tmp/rule.json" op_sync_bound=sync-bound op_compute_bound=compute-bound \
-		op_small=launch-bound || { fail "rule: report disagrees with the truth"; break; }
+		op_small=launch-bound >/dev/null || { echo "rule: verdicts off in attempt $attempt"; continue; }
 	# per-call medians from the SQLite export's per-op phases view
 	"$R" --export sqlite "$tmp/rule.db" "$tmp/rule.gpht" 2>/dev/null || { fail "rule: sqlite export failed"; break; }
 	if python3 - "$tmp/rule.db" <<'PY'; then
@@ -101,7 +103,7 @@ PY
 		break
 	fi
 done
-[ "$ok" = 1 ] || fail "rule: per-call table values off in 3 runs"
+[ "$ok" = 1 ] || fail "rule: per-call table values or verdicts off in 3 runs"
 "$R" "$tmp/rule.gpht" | grep -E "op_(sync_bound|compute_bound|small) " || fail "rule: text report lacks the operators"
 
 [ "$fails" = 0 ] && echo "test_report_e2e.sh: all checks passed"
