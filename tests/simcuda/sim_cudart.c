@@ -96,7 +96,6 @@ static struct {
 	struct sim_var *vars;
 	uint32_t next_stream_id, next_event_id;
 	int64_t grid_id;
-	int ctx_alive;
 } g_dev = {
 	.mx = PTHREAD_MUTEX_INITIALIZER,
 	.legacy = {.id = SIM_LEGACY_STREAM_ID, .legacy = 1},
@@ -105,6 +104,9 @@ static struct {
 };
 
 static struct sim_config g_cfg;
+/* The primary context exists: set at driver start, cleared at exit. Relaxed:
+ * only the exit handler and cudaDeviceReset read it. */
+static _Atomic int g_ctx_alive;
 static struct {
 	pthread_mutex_t mx;
 	FILE *f;
@@ -443,8 +445,7 @@ static void sim_context_event(CUpti_CallbackId cbid)
 
 static void sim_at_exit(void)
 {
-	if (g_dev.ctx_alive) {
-		g_dev.ctx_alive = 0;
+	if (atomic_exchange_explicit(&g_ctx_alive, 0, memory_order_relaxed)) {
 		sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	}
 	sim_truth_flush();
@@ -493,7 +494,7 @@ static void sim_driver_start(void)
 				init();
 		}
 	}
-	g_dev.ctx_alive = 1;
+	atomic_store_explicit(&g_ctx_alive, 1, memory_order_relaxed);
 	sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	t_initializing = 0;
 	atomic_store_explicit(&g_init_state, 2, memory_order_release);
@@ -1649,7 +1650,7 @@ SIM_EXPORT cudaError_t cudaDeviceReset(void)
 	uint64_t t = sim_device_tail(&wc);
 	pthread_mutex_unlock(&g_dev.mx);
 	sim_wait_until(t);
-	if (g_dev.ctx_alive) {
+	if (atomic_load_explicit(&g_ctx_alive, memory_order_relaxed)) {
 		sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 		sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED); /* next use re-creates it */
 	}

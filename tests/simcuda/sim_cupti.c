@@ -70,7 +70,6 @@ static struct {
 	void *sub_user;
 	uint8_t cb_on[SIM_MAX_DOMAIN][SIM_MAX_CBID / 8];
 	void (*rebase)(int64_t);
-	int thread_id_type;
 } g = {
 	.mx = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
@@ -93,6 +92,8 @@ static _Atomic size_t g_dropped = 0;
 /* The timestamp callback: release-stored by the registration, acquire-loaded
  * by simcupti_now. */
 static _Atomic(CUpti_TimestampCallbackFunc) g_ts_cb = NULL;
+/* cuptiSetThreadIdType's choice; relaxed (a record racing the switch may use either). */
+static _Atomic int g_thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 static int g_foreign_subscriber = -1; /* SIMCUDA_FOREIGN_SUBSCRIBER, lazily */
 
 static __thread CUptiResult t_last_error = CUPTI_SUCCESS;
@@ -129,7 +130,7 @@ uint32_t simcupti_next_corr(void)
 
 uint32_t simcupti_thread_id(void)
 {
-	if (g.thread_id_type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+	if (atomic_load_explicit(&g_thread_id_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
 		return (uint32_t)syscall(SYS_gettid);
 	return (uint32_t)(uintptr_t)pthread_self();
 }
@@ -870,7 +871,7 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 {
 	if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
-	g.thread_id_type = (int)type;
+	atomic_store_explicit(&g_thread_id_type, (int)type, memory_order_relaxed);
 	return CUPTI_SUCCESS;
 }
 
@@ -878,7 +879,7 @@ CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType *type)
 {
 	if (!type)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
-	*type = (CUpti_ActivityThreadIdType)g.thread_id_type;
+	*type = (CUpti_ActivityThreadIdType)atomic_load_explicit(&g_thread_id_type, memory_order_relaxed);
 	return CUPTI_SUCCESS;
 }
 
