@@ -214,8 +214,10 @@ int gp_window_glob_match(const char *glob, const char *name);
 /* Capture the caller's stack (skipping `skip` library frames), intern it,
  * emit GP_REC_STACK when new for this thread; returns its id or 0. */
 uint32_t gp_stacks_capture(unsigned skip);
-/* Which classes get stacks under cfg->stacks. */
-int gp_stacks_wanted(enum gp_api_class cls);
+/* Classes (GP_CLASS_BIT mask) that get stacks under a GPUPHASE_STACKS mode;
+ * lib.c stores it in gp_stacks_classes at start. */
+unsigned gp_stacks_mask(enum gp_stacks mode);
+extern unsigned gp_stacks_classes;
 /* Symbolise every distinct pc seen (emit GP_REC_SYMBOL); at stop. */
 void gp_stacks_symbolize(void);
 

@@ -112,12 +112,14 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 		return 0;
 	}
 	uint32_t tid = gp_lib_tid();
-	t->internal++; /* marker code may call cudaFuncGetName */
-	if (cls == GP_API_LAUNCH && gp_cfg.marker == GP_MARKER_KERNEL && func)
-		gp_window_kernel(func, tid);
-	else if (id == GP_HID_cudaProfilerStart && gp_cfg.marker == GP_MARKER_PROFILER)
-		gp_window_profiler(1, tid);
-	t->internal--;
+	if (GP_UNLIKELY(gp_cfg.marker == GP_MARKER_KERNEL || gp_cfg.marker == GP_MARKER_PROFILER)) {
+		t->internal++; /* marker code may call cudaFuncGetName */
+		if (cls == GP_API_LAUNCH && gp_cfg.marker == GP_MARKER_KERNEL && func)
+			gp_window_kernel(func, tid);
+		else if (id == GP_HID_cudaProfilerStart && gp_cfg.marker == GP_MARKER_PROFILER)
+			gp_window_profiler(1, tid);
+		t->internal--;
+	}
 	c->id = (uint16_t)id;
 	c->cls = (uint8_t)cls;
 	c->tid = tid;
@@ -130,7 +132,7 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 		c->prev_op = t->cur_op;
 		t->cur_op = c->op;
 		c->stream = gp_hooks_stream(stream, twin);
-		c->stack = gp_stacks_wanted((enum gp_api_class)cls) ? gp_stacks_capture(2) : 0;
+		c->stack = (gp_stacks_classes & GP_CLASS_BIT(cls)) ? gp_stacks_capture(2) : 0;
 		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
 			gp_cupti_push(c->op);
 			c->pushed = 1;

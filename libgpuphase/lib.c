@@ -39,6 +39,7 @@
 extern char **environ;
 
 struct gp_config gp_cfg;
+unsigned gp_stacks_classes; /* set once before the state becomes RUNNING */
 int gp_lib_state = GP_STATE_IDLE; /* pair: CAS/release stores here, acquire loads in hooks */
 int gp_lib_preloaded;
 uint64_t gp_lib_t0;
@@ -231,6 +232,7 @@ int gp_lib_ensure_started(void)
 		return expect == GP_STATE_RUNNING;
 	int saved = errno;
 	gp_tls.internal++;
+	gp_stacks_classes = gp_stacks_mask(gp_cfg.stacks);
 	int ok = gp_lib_start();
 	if (ok) {
 		__atomic_store_n(&gp_lib_state, GP_STATE_RUNNING, __ATOMIC_RELEASE);

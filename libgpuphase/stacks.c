@@ -46,16 +46,17 @@ static struct gp_stack_table *gp_stacks_all; /* pair: release push / acquire wal
 static uint32_t gp_stacks_next_id = 1;
 static uintptr_t gp_stacks_self_lo, gp_stacks_self_hi;
 
-int gp_stacks_wanted(enum gp_api_class cls)
+unsigned gp_stacks_mask(enum gp_stacks mode)
 {
-	switch (gp_cfg.stacks) {
+	switch (mode) {
 	case GP_STACKS_OFF: return 0;
-	case GP_STACKS_ALL: return 1;
+	case GP_STACKS_ALL: return GP_WATCH_ALL;
 	case GP_STACKS_SYNC:
-		return cls == GP_API_SYNC_DEVICE || cls == GP_API_SYNC_STREAM || cls == GP_API_SYNC_EVENT ||
-		       cls == GP_API_MEMCPY_SYNC || cls == GP_API_MEMSET_SYNC;
+		return GP_CLASS_BIT(GP_API_SYNC_DEVICE) | GP_CLASS_BIT(GP_API_SYNC_STREAM) |
+		       GP_CLASS_BIT(GP_API_SYNC_EVENT) | GP_CLASS_BIT(GP_API_MEMCPY_SYNC) |
+		       GP_CLASS_BIT(GP_API_MEMSET_SYNC);
 	case GP_STACKS_LAUNCH:
-		return cls == GP_API_LAUNCH || cls == GP_API_GRAPH_LAUNCH || cls == GP_API_HOST_FUNC;
+		return GP_CLASS_BIT(GP_API_LAUNCH) | GP_CLASS_BIT(GP_API_GRAPH_LAUNCH) | GP_CLASS_BIT(GP_API_HOST_FUNC);
 	}
 	return 0;
 }

@@ -548,6 +548,31 @@ Test(lib_e2e, second_subscriber, .timeout = 120)
 	lt_rmdir(dir);
 }
 
+Test(lib_e2e, cupti_missing, .timeout = 120)
+{
+	char dir[256], bin[1200], cfg[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_example("sync_bound", bin, sizeof bin, cfg, sizeof cfg);
+	const char *argv[] = {bin, NULL};
+	const char *env[] = {cfg, "SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht",
+			     "GPUPHASE_CUPTI_LIB=libcupti-not-here.so.13", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0, "%s", r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	struct lt_truth tr;
+	lt_truth_load_cut(dir, &tr, 0);
+	cr_assert(lt_has_status(&t, GP_STATUS_CUPTI_UNAVAILABLE) && t.n_kern == 0 && t.n_rt == 0);
+	lt_check_hooks_off(&t, &tr, NULL, t.start_wall - (int64_t)t.start_clock, 50000);
+	free(tr.ev);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
 Test(lib_e2e, fork_child, .timeout = 120)
 {
 	char dir[256], bin[1200];
