@@ -28,8 +28,16 @@ static unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* Sleep through most of the wait (a sleeping thread loses nothing when the
+ * machine is busy), then spin the last 300 us for precision. */
 static void spin_until(unsigned long long t)
 {
+	unsigned long long n = now_ns();
+	if (t > n + 400000ull) {
+		unsigned long long d = t - n - 300000ull;
+		struct timespec ts = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+		nanosleep(&ts, NULL);
+	}
 	while (now_ns() < t)
 		;
 }
