@@ -310,8 +310,8 @@ trace_of() {
 
 # report_of ID [REPORT ARGS...]: JSON and text reports of the run's trace into
 # report.json / report.txt, dump statistics into dumpstats.json (with the
-# per-record detail of `gpukit.py dumpstats --ops` unless DS_ARGS says
-# otherwise). Returns 1 if there is no trace or the report fails (the reason
+# per-record detail of `gpukit.py dumpstats --ops`; DS_ARGS="" for counts
+# only, DS_ARGS=--tail for the record count of a big trace). Returns 1 if there is no trace or the report fails (the reason
 # is in report.err).
 DS_ARGS=--ops
 report_of() {
@@ -325,9 +325,15 @@ report_of() {
 	fi
 	timeout -k 5 120 "$REPORT" "$@" "$t" >"$d/report.txt" 2>"$d/report-text.err"
 	timeout -k 5 120 "$REPORT" --format json "$@" "$t" >"$d/report.json" 2>"$d/report.err" || return 1
-	# shellcheck disable=SC2086
-	timeout -k 5 180 "$DUMP" "$t" 2>"$d/dump.err" | timeout -k 5 180 $GPUKIT dumpstats $DS_ARGS \
-		>"$d/dumpstats.json" 2>>"$d/dump.err"
+	if [ "$DS_ARGS" = --tail ]; then
+		# Big traces: only the dump's closing lines (record count, footer).
+		timeout -k 5 180 "$DUMP" "$t" 2>"$d/dump.err" | tail -n 64 | $GPUKIT dumpstats \
+			>"$d/dumpstats.json" 2>>"$d/dump.err"
+	else
+		# shellcheck disable=SC2086
+		timeout -k 5 180 "$DUMP" "$t" 2>"$d/dump.err" | timeout -k 5 180 $GPUKIT dumpstats $DS_ARGS \
+			>"$d/dumpstats.json" 2>>"$d/dump.err"
+	fi
 	return 0
 }
 
@@ -384,7 +390,7 @@ for e in $EXAMPLES; do
 		result "ex/$e/inject" FAIL - "$exe not built"
 		continue
 	fi
-	have_time 40 "ex/$e/preload" "ex/$e/inject" || continue
+	have_time 20 "ex/$e/preload" "ex/$e/inject" || continue
 	sim_env "$e"
 	# Lazy loading (the CUDA 12.2+ default) would put module loads inside
 	# the examples' event brackets on a GPU; load eagerly in every mode.
@@ -409,7 +415,7 @@ else
 	result static/build PASS "no libcudart NEEDED" "$(readelf -d "$static_exe" | grep -c NEEDED) NEEDED entries"
 	if [ "$SIM" = 1 ]; then
 		result static/inject SKIP "(sim)" "simcuda cannot stand in for a cudart linked into the program"
-	elif have_time 40 static/inject; then
+	elif have_time 20 static/inject; then
 		n_static=20000
 		sim_env launch_storm
 		run_prog static.bare bare 60 "$static_exe" "$n_static"
@@ -428,7 +434,7 @@ if [ ! -x "$gemm_exe" ]; then
 	result cublas FAIL - "$gemm_exe not built"
 elif [ "$SIM" = 1 ]; then
 	result cublas SKIP "(sim)" "cuBLAS needs a real driver (its private cudart bypasses simcuda); built OK"
-elif have_time 60 cublas; then
+elif have_time 30 cublas; then
 	sim_env gemm_cublas
 	run_prog cublas.bare bare 120 "$gemm_exe" 4096 "$gemm_iters"
 	run_prog cublas.preload preload 120 "$gemm_exe" 4096 "$gemm_iters"
@@ -442,7 +448,7 @@ TRITON_PY=$SRC/examples/gpu/triton_add.py
 triton_iters=50
 if [ "$SIM" = 1 ]; then
 	result triton SKIP "(sim)" "Triton needs a real GPU"
-elif have_time 90 triton; then
+elif have_time 60 triton; then
 	# Probe first, so a missing torch/triton is a SKIP with its reason.
 	RUN_ENV=()
 	if ! $PYTHON -c 'import torch, triton, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >"$RD/build/triton-probe.log" 2>&1; then
@@ -472,7 +478,7 @@ elif ! $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() el
 	for c in $train_checks; do
 		result "$c" SKIP - "torch not importable or no CUDA device: $(tail -n 1 "$RD/build/torch-probe.log" | cut -c1-120)"
 	done
-elif have_time 150 $train_checks; then
+elif have_time 120 $train_checks; then
 	python_env
 	base_env=("${RUN_ENV[@]+"${RUN_ENV[@]}"}")
 	RUN_ENV=("${base_env[@]+"${base_env[@]}"}" "GPUPHASE_WINDOW=skip=$WIN_SKIP,iters=$WIN_ITERS")
@@ -490,7 +496,7 @@ fi
 lb=$EXB/launch_bound
 if [ ! -x "$lb" ]; then
 	result overhead/launch_bound FAIL - "$lb not built"
-elif have_time 60 overhead/launch_bound; then
+elif have_time 30 overhead/launch_bound; then
 	sim_env launch_bound
 	for i in 1 2 3; do
 		run_prog "ovh.bare.$i" bare 120 "$lb"
@@ -506,13 +512,13 @@ storm=$GXB/launch_storm
 if [ "$SIM" = 1 ]; then STORM_N=${GPU_KIT_STORM_LAUNCHES:-100000}; else STORM_N=${GPU_KIT_STORM_LAUNCHES:-1000000}; fi
 if [ ! -x "$storm" ]; then
 	result storm FAIL - "$storm not built"
-elif have_time 90 storm; then
+elif have_time 60 storm; then
 	sim_env launch_storm
 	# Zero-cost simulated launches: the storm measures the profiler, not the model.
 	[ "$ON_SIMCUDA" = 1 ] && RUN_ENV+=(SIMCUDA_LAUNCH_NS=0 SIMCUDA_LAUNCH_LATENCY_NS=0 SIMCUDA_EXEC_NS=0 SIMCUDA_API_NS=0 SIMCUDA_SYNC_NS=0)
 	run_prog storm.bare bare 180 "$storm" "$STORM_N"
 	run_prog storm.preload preload 300 "$storm" "$STORM_N"
-	DS_ARGS="" report_of storm.preload
+	DS_ARGS=--tail report_of storm.preload
 	$GPUKIT kernels --check storm --summary "$SUMMARY" --bare "$RD/runs/storm.bare" \
 		--run "$RD/runs/storm.preload" --kernel storm_tick --expect "$STORM_N" --allow-reported-drops | tee -a "$LOG"
 fi
