@@ -353,6 +353,7 @@ static void CUPTIAPI gp_cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *
 				       size_t valid)
 {
 	(void)size;
+	uint64_t t0 = gp_now(); /* self-overhead: time in this callback (hostload.c) */
 	CUpti_Activity *rec = NULL;
 	if (buffer && valid) {
 		while (gp_cupti_fn.next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
@@ -369,6 +370,7 @@ static void CUPTIAPI gp_cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *
 		gp_collector_emit(&r, 1);
 	}
 	free(buffer);
+	__atomic_add_fetch(&gp_cupti_buffer_ns, gp_now() - t0, __ATOMIC_RELAXED);
 }
 
 /* Resource callbacks: flush what CUPTI holds before a context goes away. */

@@ -230,6 +230,16 @@ int gp_graphs_open(void *cupti_lib);
  * CUpti_ResourceData. Emits one GP_REC_GRAPH_NODE. */
 void gp_graphs_callback(unsigned cbid, const void *data);
 
+/* ---- hostload.c -------------------------------------------------------- */
+
+/* Start / stop the host-load sampler thread (GP_REC_HOST_SAMPLE every 100 ms,
+ * process start and hook cost status once). Start: once, after the window
+ * starts; stop: in the exit path before the collector stops (joins). */
+void gp_hostload_start(void);
+void gp_hostload_stop(void);
+/* ns spent in CUPTI buffer completion callbacks (cupti.c adds, relaxed). */
+extern uint64_t gp_cupti_buffer_ns;
+
 /* ---- nvtx.c ------------------------------------------------------------ */
 extern int gp_nvtx_used;
 

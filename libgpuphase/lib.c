@@ -33,6 +33,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
+
 #include "gp_collector.h"
 #include "gp_lib.h"
 
@@ -124,6 +126,34 @@ static int gp_lib_self(void *p)
 	return p && dladdr(p, &a) && dladdr((void *)gp_lib_self, &b) && a.dli_fbase == b.dli_fbase;
 }
 
+/* One GP_REC_DEVICE per GPU, through the real cudart (preload only; the
+ * application is already using CUDA when this runs). */
+static void gp_lib_devices(void)
+{
+	static void *real_count, *real_props;
+	cudaError_t (*count)(int *) = (cudaError_t(*)(int *))gp_resolve_real("cudaGetDeviceCount", &real_count);
+	cudaError_t (*props)(struct cudaDeviceProp *, int) =
+		(cudaError_t(*)(struct cudaDeviceProp *, int))gp_resolve_real("cudaGetDeviceProperties", &real_props);
+	int n = 0;
+	if (!count || !props || count(&n) != cudaSuccess)
+		return;
+	for (int d = 0; d < n && d < 64; d++) {
+		static struct cudaDeviceProp p; /* large; start runs once */
+		memset(&p, 0, sizeof p);
+		if (props(&p, d) != cudaSuccess)
+			continue;
+		union gp_rec r;
+		memset(&r, 0, sizeof r);
+		r.device.type = GP_REC_DEVICE;
+		r.device.device = (uint8_t)d;
+		r.device.name = gp_collector_intern(p.name, strnlen(p.name, sizeof p.name));
+		r.device.cc_major = (uint32_t)p.major;
+		r.device.cc_minor = (uint32_t)p.minor;
+		r.device.sm_count = (uint32_t)p.multiProcessorCount;
+		gp_collector_emit(&r, 1);
+	}
+}
+
 static int gp_lib_start(void)
 {
 	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX], depth[16];
@@ -212,6 +242,8 @@ static int gp_lib_start(void)
 	if (gp_lib_forked_child)
 		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
 	gp_hooks_emit_names();
+	if (gp_lib_preloaded)
+		gp_lib_devices();
 	/* Again, now that cudart is initialised: atexit handlers run in reverse
 	 * order, so this one runs before a teardown cudart registered meanwhile
 	 * (a second run finds the library inert and returns). */
@@ -237,6 +269,7 @@ int gp_lib_ensure_started(void)
 	if (ok) {
 		__atomic_store_n(&gp_lib_state, GP_STATE_RUNNING, __ATOMIC_RELEASE);
 		gp_window_start();
+		gp_hostload_start(); /* hostload.c: host samples off the hot path */
 	} else {
 		gp_lib_go_inert();
 	}
@@ -268,6 +301,7 @@ static void gp_lib_atexit(void)
 	gp_cupti_flush();
 	gp_stacks_symbolize();
 	gp_lib_go_inert();
+	gp_hostload_stop();
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;

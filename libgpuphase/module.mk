@@ -7,7 +7,7 @@
 
 GP_LIB_SRCS := libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
-               libgpuphase/nvtx.c libgpuphase/graphs.c
+               libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 GP_LIB_SO   := $(B)/lib/libgpuphase.so
 GP_LIB_GEN  := $(B)/gen/libgpuphase

@@ -227,7 +227,8 @@ struct lt_trace {
 	LT_VEC(struct gp_rec_status, status);
 	LT_VEC(struct gp_rec_marker, marker);
 	LT_VEC(struct gp_rec_stack_ref, sref);
-	size_t nstack, nsymbol;
+	size_t nstack, nsymbol, ndevice;
+	char device0[256];         /* name of device 0                          */
 	char *str[65536];          /* string id -> text (ids below 65536)      */
 	const char *hook_name[256]; /* hook api id -> name                     */
 	struct gp_trace_end end;
@@ -270,6 +271,11 @@ static __attribute__((unused)) void lt_trace_load(const char *path, struct lt_tr
 		case GP_REC_STACK_REF: LT_PUSH(t, sref, g->stack_ref); break;
 		case GP_REC_STACK: t->nstack++; break;
 		case GP_REC_SYMBOL: t->nsymbol++; break;
+		case GP_REC_DEVICE:
+			t->ndevice++;
+			if (g->device.device == 0 && g->device.name < 65536 && t->str[g->device.name])
+				snprintf(t->device0, sizeof t->device0, "%s", t->str[g->device.name]);
+			break;
 		case GP_REC_STRING:
 			if (g->string.id < 65536 && !t->str[g->string.id]) {
 				char buf[4096];

@@ -630,6 +630,7 @@ Test(lib_e2e, output_pattern_and_header, .timeout = 60)
 	cr_assert(nsync > 0 && t.n_sref == nsync, "%zu stack refs for %zu sync ops", t.n_sref, nsync);
 	cr_assert(t.nstack > 0 && t.nstack < nsync, "stacks not interned (%zu for %zu refs)", t.nstack, nsync);
 	cr_assert(t.nsymbol > 0, "no symbols");
+	cr_assert(t.ndevice == 1 && t.device0[0], "%zu device records, device 0 named '%s'", t.ndevice, t.device0);
 	lt_trace_free(&t);
 	lt_free(&r);
 	lt_rmdir(dir);

@@ -1,0 +1,228 @@
+/*
+ * hostload.c — host conditions during capture, sampled off the hot path by
+ * one low-rate thread of the library (GP_HOSTLOAD_PERIOD_MS):
+ *   - GP_REC_HOST_SAMPLE every period: host CPU busy (from /proc/stat, per
+ *     mille of all CPUs), this process's CPU use (CLOCK_PROCESS_CPUTIME_ID,
+ *     per mille of one CPU), the interval, and the cumulative time spent in
+ *     CUPTI buffer completion callbacks (gp_cupti_buffer_ns, cupti.c);
+ *   - once at start: GP_STATUS_PROCESS_START (process start time on the trace
+ *     clock, from /proc/self/stat starttime and CLOCK_BOOTTIME) and
+ *     GP_STATUS_HOOK_COST (measured cost of one hooked call's own work: two
+ *     clock reads, an op id, the CUPTI external-id push/pop when CUPTI is
+ *     active, filling a record, and one ring emit, timed here on this thread).
+ * The report (report/hostload.c, report/stages.c) turns these into the host
+ * conditions and stages sections.
+ *
+ * Who calls it: lib.c starts it after the capture window starts and stops it
+ * in its atexit path before the collector stops; the sampler thread is the
+ * only other caller. The thread marks itself internal (gp_tls.internal) so
+ * nothing it does is traced. Never blocks an application thread; failures
+ * (no /proc, no thread) only mean no samples.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+#define GP_HOSTLOAD_PERIOD_MS 100
+#define GP_HOSTLOAD_CALIB_ITERS 2000
+
+/* Pair: the stop flag is written under gp_hl.mx by gp_hostload_stop and read
+ * under it by the sampler between waits. */
+static struct {
+	pthread_mutex_t mx;
+	pthread_cond_t cv;
+	pthread_t thread;
+	pid_t owner; /* the process that started the thread (fork children: none);
+	                atomic: stop reads it before taking the lock */
+	int running, stop;
+} gp_hl = { .mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+/* Cumulative ns in CUPTI completion callbacks: cupti.c adds (relaxed atomic
+ * add), the sampler reads (relaxed load); only the value matters. */
+uint64_t gp_cupti_buffer_ns;
+
+/* busy and total jiffies of all CPUs; 0 on success. */
+static int gp_hostload_stat(uint64_t *busy, uint64_t *total)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -errno;
+	unsigned long long v[8] = { 0 };
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		       &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return -EINVAL;
+	uint64_t t = 0;
+	for (int i = 0; i < 8; i++)
+		t += v[i];
+	*total = t;
+	*busy = t - v[3] - v[4]; /* minus idle and iowait */
+	return 0;
+}
+
+static uint64_t gp_hostload_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Process start on the trace clock, or 0 if /proc says nothing. */
+static uint64_t gp_hostload_proc_start(void)
+{
+	FILE *f = fopen("/proc/self/stat", "re");
+	if (!f)
+		return 0;
+	char buf[1024];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* comm may contain spaces */
+	if (!p)
+		return 0;
+	unsigned long long start = 0;
+	/* after ") ": field 3 (state) ... field 22 (starttime) = 20th token */
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &start) != 1)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0)
+		return 0;
+	uint64_t boot_now = gp_hostload_clock(CLOCK_BOOTTIME), raw_now = gp_now();
+	uint64_t since = boot_now - (uint64_t)(start * (1000000000ull / (unsigned long long)hz));
+	return raw_now > since ? raw_now - since : 0;
+}
+
+static int gp_hostload_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median of 9 batches of the hooked call's own work (without the emit). */
+static uint64_t gp_hostload_calibrate(void)
+{
+	uint64_t per[9];
+	volatile uint64_t sink = 0;
+	for (int b = 0; b < 9; b++) {
+		uint64_t t0 = gp_now();
+		for (int i = 0; i < GP_HOSTLOAD_CALIB_ITERS; i++) {
+			uint64_t a = gp_now();
+			uint32_t op = gp_lib_next_op();
+			int cupti = __atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED);
+			if (cupti)
+				gp_cupti_push(op);
+			union gp_rec r;
+			memset(&r, 0, sizeof r);
+			r.api.type = GP_REC_HOOK_API;
+			r.api.start = a;
+			r.api.corr = op;
+			if (cupti)
+				gp_cupti_pop();
+			r.api.dur = (uint32_t)(gp_now() - a);
+			sink += r.api.dur;
+		}
+		per[b] = (gp_now() - t0) / GP_HOSTLOAD_CALIB_ITERS;
+	}
+	(void)sink;
+	qsort(per, 9, sizeof per[0], gp_hostload_cmp);
+	return per[4];
+}
+
+static void *gp_hostload_main(void *arg)
+{
+	(void)arg;
+	gp_tls.internal++; /* nothing this thread does is traced */
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.status.type = GP_REC_STATUS;
+	r.status.kind = GP_STATUS_PROCESS_START;
+	r.status.ts = gp_now();
+	r.status.value = (int64_t)gp_hostload_proc_start();
+	uint64_t e0 = gp_now();
+	if (r.status.value)
+		gp_collector_emit(&r, 1);
+	uint64_t emit_ns = gp_now() - e0;
+	uint64_t cost = gp_hostload_calibrate() + emit_ns;
+	r.status.kind = GP_STATUS_HOOK_COST;
+	r.status.ts = gp_now();
+	r.status.value = (int64_t)cost;
+	gp_collector_emit(&r, 1);
+
+	uint64_t busy0 = 0, total0 = 0, cpu0 = gp_hostload_clock(CLOCK_PROCESS_CPUTIME_ID), t0 = gp_now();
+	int have_stat = gp_hostload_stat(&busy0, &total0) == 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_mutex_lock(&gp_hl.mx);
+	while (!gp_hl.stop) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += GP_HOSTLOAD_PERIOD_MS * 1000000L;
+		dl.tv_sec += dl.tv_nsec / 1000000000L;
+		dl.tv_nsec %= 1000000000L;
+		int w = 0;
+		while (!gp_hl.stop && w != ETIMEDOUT)
+			w = pthread_cond_timedwait(&gp_hl.cv, &gp_hl.mx, &dl);
+		pthread_mutex_unlock(&gp_hl.mx);
+		uint64_t busy = 0, total = 0, cpu = gp_hostload_clock(CLOCK_PROCESS_CPUTIME_ID), t = gp_now();
+		int ok = have_stat && gp_hostload_stat(&busy, &total) == 0 && total > total0 && t > t0;
+		if (ok) {
+			memset(&r, 0, sizeof r);
+			r.host.type = GP_REC_HOST_SAMPLE;
+			r.host.ncpu = (uint16_t)(ncpu > 0 && ncpu < 65536 ? ncpu : 0);
+			r.host.host_busy_pm = (uint32_t)((busy - busy0) * 1000u / (total - total0));
+			r.host.ts = t;
+			r.host.proc_cpu_pm = (uint32_t)((double)(cpu - cpu0) * 1000.0 / (double)(t - t0));
+			r.host.interval_us = (uint32_t)((t - t0) / 1000u);
+			r.host.cupti_ns = __atomic_load_n(&gp_cupti_buffer_ns, __ATOMIC_RELAXED);
+			gp_collector_emit(&r, 1);
+		}
+		busy0 = busy, total0 = total, cpu0 = cpu, t0 = t;
+		pthread_mutex_lock(&gp_hl.mx);
+	}
+	pthread_mutex_unlock(&gp_hl.mx);
+	gp_tls.internal--;
+	return NULL;
+}
+
+void gp_hostload_start(void)
+{
+	pthread_mutex_lock(&gp_hl.mx);
+	if (!gp_hl.running) {
+		gp_hl.stop = 0;
+		if (pthread_create(&gp_hl.thread, NULL, gp_hostload_main, NULL) == 0) {
+			gp_hl.running = 1;
+			__atomic_store_n(&gp_hl.owner, getpid(), __ATOMIC_RELEASE);
+		} else {
+			gp_log(GP_LOG_INFO, "host load sampler not started: no host samples in this trace");
+		}
+	}
+	pthread_mutex_unlock(&gp_hl.mx);
+}
+
+void gp_hostload_stop(void)
+{
+	/* a fork child has no sampler, and the lock may have been held at fork */
+	if (__atomic_load_n(&gp_hl.owner, __ATOMIC_ACQUIRE) != getpid())
+		return;
+	pthread_mutex_lock(&gp_hl.mx);
+	int join = gp_hl.running;
+	gp_hl.stop = 1;
+	gp_hl.running = 0;
+	pthread_cond_signal(&gp_hl.cv);
+	pthread_mutex_unlock(&gp_hl.mx);
+	if (join)
+		pthread_join(gp_hl.thread, NULL);
+}
