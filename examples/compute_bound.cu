@@ -12,7 +12,7 @@
 #define N (1 << 14)
 #define ITERS 200000u
 #define KERNELS 5
-#define SAMPLES 16
+#define SAMPLES 64
 
 __global__ void heavy_lcg(uint32_t *x, int n, uint32_t iters)
 {
