@@ -217,17 +217,17 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t a = st[i].start > rep->t_first ? st[i].start : rep->t_first;
 		uint64_t b = st[i].end < rep->t_last ? st[i].end : rep->t_last;
-		if (b > a && nv[i] == UINT32_MAX) {
+		if (b > a && nv[i] == UINT32_MAX && (double)(b - a) >= 0.01 * (double)(st[i].end - st[i].start)) {
 			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", st[i].name,
 				100.0 * (double)(b - a) / (double)(st[i].end - st[i].start));
-		} else if (b > a) {
+		} else if (b > a && nv[i] != UINT32_MAX) {
 			fprintf(f, "%s %s", nc++ ? "," : "", st[i].name);
 		}
 	}
 	if (!nc)
 		fprintf(f, " none of the stages");
-	if (rep->niters && rep->iters[0].iter > 0)
+	if (xa->win_iter > 0)
 		fprintf(f, "; capture began at iteration %lld of the run (earlier stages not traced)",
-			(long long)rep->iters[0].iter);
+			(long long)xa->win_iter);
 	fprintf(f, "\n");
 }

@@ -41,6 +41,7 @@ struct gp_xa *gp_xa_new(int group_by)
 	xa->group_by = group_by;
 	xa->hook_cost_ns = -1;
 	xa->proc_start = -1;
+	xa->win_iter = -1;
 	xa->first_api = UINT64_MAX;
 	return xa;
 }
@@ -284,6 +285,10 @@ int gp_xa_record(struct gp_xa *xa, const struct gp_an *an, const union gp_rec *r
 							       .cupti_ns = r->host.cupti_ns,
 							       .busy_pm = r->host.host_busy_pm,
 							       .proc_pm = r->host.proc_cpu_pm };
+		break;
+	case GP_REC_WINDOW:
+		if (r->mark.kind == GP_WIN_START && xa->win_iter < 0)
+			xa->win_iter = (int64_t)r->mark.iter;
 		break;
 	case GP_REC_STATUS:
 		if (r->status.kind == GP_STATUS_HOOK_COST)

@@ -115,6 +115,7 @@ struct gp_xa {
 	size_t nhosts, caphosts;
 	int64_t hook_cost_ns;         /* -1 = not measured by the library       */
 	int64_t proc_start;           /* trace-clock ns, -1 = unknown           */
+	int64_t win_iter;             /* iteration at the first window start, -1 = none */
 	uint64_t hook_calls;          /* hook records in the trace              */
 	int runtime_seen;
 	/* stages */
