@@ -602,6 +602,45 @@ Test(lib_e2e, fork_child, .timeout = 120)
 	lt_rmdir(dir);
 }
 
+Test(lib_e2e, fork_child_followed, .timeout = 120)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "fork", "10", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace-%p.gpht", "GPUPHASE_FOLLOW_FORK=1", "LT_CHILD_CUDA=1", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "parent: child exited 0"), "%s%s", r.out, r.err);
+	cr_assert(lt_count_traces(dir) == 2, "%d traces (parent + followed child expected)", lt_count_traces(dir));
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int parents = 0, children = 0;
+	while ((e = readdir(d))) {
+		if (!strstr(e->d_name, ".gpht"))
+			continue;
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		static struct lt_trace t;
+		lt_trace_load(path, &t);
+		cr_assert(t.end.complete, "%s incomplete", path);
+		if (lt_has_status(&t, GP_STATUS_FORKED_CHILD)) {
+			children++;
+			/* the child's own two calls, hook-only, none of the parent's */
+			cr_assert(t.n_hook == 2 && t.n_kern == 0 && lt_has_status(&t, GP_STATUS_CUPTI_UNAVAILABLE),
+				  "child trace: %zu hook records, %zu kernels", t.n_hook, t.n_kern);
+		} else {
+			parents++;
+			cr_assert(t.n_kern == 30, "parent trace: %zu kernels", t.n_kern);
+		}
+		lt_trace_free(&t);
+	}
+	closedir(d);
+	cr_assert(parents == 1 && children == 1);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
 Test(lib_e2e, output_pattern_and_header, .timeout = 60)
 {
 	char dir[256], bin[1200], cfg[1200];
