@@ -9,9 +9,10 @@
  *   basic N EXIT        N memsets + syncs; deterministic stdout (with the
  *                       process's caught-signal mask, SigCgt); writes
  *                       rel_out.txt; exits with EXIT
- *   crash KIND N MS M   N calls, sleep MS ms, M more calls, then die by KIND:
- *                       segv | abort | kill | handler (own SIGSEGV handler that
- *                       prints and _exits 42)
+ *   crash KIND N MS D   N calls, sleep MS ms, calls without pause for D ms,
+ *                       print "timing: crash_at_raw_ns T" (trace clock) to
+ *                       stderr, then die by KIND: segv | abort | kill |
+ *                       handler (own SIGSEGV handler that prints, _exits 42)
  *   fork N              N calls, fork; the child makes N calls and exit(0)s
  *                       (atexit handlers run); the parent waits, N more calls
  *   forkexec N          N calls, fork + exec of `basic N 0`, N more calls
@@ -27,6 +28,7 @@
  */
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -58,6 +60,14 @@ static void rp_calls(long n)
 		if (i % 16 == 15)
 			rp_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 	}
+}
+
+/* The trace clock (CLOCK_MONOTONIC_RAW), ns. */
+static uint64_t rp_raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void rp_sleep_ms(long ms)
@@ -175,8 +185,9 @@ int main(int argc, char **argv)
 		return atoi(argv[3]);
 	}
 	if (!strcmp(mode, "crash") && argc >= 6) {
-		long ms = strtol(argv[4], NULL, 10), m = strtol(argv[5], NULL, 10);
-		const char *kind = argv[3];
+		const char *kind = argv[2];
+		long ms = strtol(argv[4], NULL, 10), dur = strtol(argv[5], NULL, 10);
+		n = strtol(argv[3], NULL, 10);
 		if (!strcmp(kind, "handler")) {
 			struct sigaction sa;
 			memset(&sa, 0, sizeof sa);
@@ -186,8 +197,16 @@ int main(int argc, char **argv)
 		rp_warm();
 		rp_calls(n);
 		rp_sleep_ms(ms);
-		rp_calls(m);
+		uint64_t until = rp_raw_ns() + (uint64_t)dur * 1000000u;
+		while (rp_raw_ns() < until) { /* memsets only: each call is short */
+			for (int i = 0; i < 16; i++)
+				rp_check(cudaMemsetAsync(rp_dev, i, 64, 0), "cudaMemsetAsync");
+			struct timespec ts = { 0, 200000 }; /* ~50k calls/s: the writer keeps up */
+			nanosleep(&ts, NULL);
+		}
 		printf("rel_prog: crashing (%s)\n", kind);
+		/* "timing:" lines are normalised away by the tests' stderr compare */
+		fprintf(stderr, "timing: crash_at_raw_ns %llu\n", (unsigned long long)rp_raw_ns());
 		if (!strcmp(kind, "abort"))
 			abort();
 		if (!strcmp(kind, "kill"))

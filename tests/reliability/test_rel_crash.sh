@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# test_rel_crash.sh — the program dies mid-run, or the file cannot grow
+# (issue 7, docs/reliability.md §4).
+#
+# Crashes: rel_prog makes N calls, sleeps, makes calls without pause for D ms,
+# prints the trace-clock time T to stderr and dies by SIGSEGV, abort(),
+# SIGKILL, or its own SIGSEGV handler (which _exits 42). Under the profiler:
+#  - exit status / signal, stdout and stderr (less gpuphase: lines) equal the
+#    bare run's: the library installs no signal handler and changes nothing;
+#  - the trace reads back to its end without error (readable up to the last
+#    whole block), the report says it was cut off (exit 3, "truncated");
+#  - the hook records form a gap-free prefix of the calls made (consecutive
+#    op ids, all calls of the first phase among them), and the last one
+#    ended at most GPUPHASE_FLUSH_MS + REL_SLACK_MS before T: the loss is
+#    bounded by the flush interval (REL_SLACK_MS, default 300 ms, absorbs a
+#    noisy shared machine; the measured windows are printed).
+# File limits, for real: `ulimit -f` (RLIMIT_FSIZE, SIGXFSZ at its default
+# action) and a full tmpfs (ENOSPC, when we may mount one), and the
+# GPUPHASE_MAX_BYTES cap: the program is unaffected, the trace stays within
+# the limit, ends with a footer, and the report says why capture ended.
+. "$(dirname "$0")/rel_common.sh"
+flush=20
+slack=${REL_SLACK_MS:-300}
+
+for kind in segv abort kill handler; do
+  a=$(rel_dir "bare$kind"); rel_run "$a" bare -- "$REL_PROG" crash "$kind" 48 300 300
+  b=$(rel_dir "pre$kind"); rel_run "$b" pre GPUPHASE_FLUSH_MS=$flush -- "$REL_PROG" crash "$kind" 48 300 300
+  rel_same "$a" "$b" "crash $kind"
+  case $kind in segv) want=139 ;; abort) want=134 ;; kill) want=137 ;; handler) want=42 ;; esac
+  [ "$(cat "$b/.rc")" = "$want" ]; rel_check $? "crash $kind: exit status $(cat "$b/.rc"), expected $want"
+  tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
+  [ -n "$tr" ] || { rel_fail "crash $kind: no trace"; continue; }
+  "$REL_DUMP" "$tr" >"$b/dump" 2>"$b/dump.err"
+  rel_check $? "crash $kind: the trace does not read back: $(cat "$b/dump.err")"
+  T=$(sed -n 's/^timing: crash_at_raw_ns //p' "$b/.err")
+  # Op ids come in per-thread blocks of 64 from one process-wide counter
+  # (another library thread may take blocks in between): within this
+  # single-threaded program they must increase by 1, except from the end of
+  # one block (id % 64 == 0) to the start of another (id % 64 == 1).
+  read -r n holes gap <<<"$(awk -v T="$T" '$1 == "hook_api" {
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      n++; c = v["corr"] + 0
+      if (n == 1 ? c % 64 != 1 : (c != prev + 1 && !(prev % 64 == 0 && c % 64 == 1 && c > prev))) holes++
+      prev = c
+      e = v["start"] + v["dur_ns"]; if (e > last) last = e }
+      END { printf "%d %d %.1f\n", n, holes, (T - last) / 1e6 }' "$b/dump")"
+  [ "$holes" = 0 ]
+  rel_check $? "crash $kind: $holes holes in the hook records' op ids: not a clean prefix"
+  [ "$n" -ge 52 ]; rel_check $? "crash $kind: only $n hook records: the first phase (52 calls) is not all there"
+  awk -v g="$gap" -v b=$((flush + slack)) 'BEGIN { exit !(g >= 0 && g <= b) }'
+  rel_check $? "crash $kind: the last record ended $gap ms before the crash (bound $flush + $slack ms)"
+  echo "crash $kind: $n hook records kept, last ended $gap ms before the crash (GPUPHASE_FLUSH_MS=$flush)"
+  "$REL_REPORT" "$tr" >"$b/rep" 2>"$b/rep.err"; rc=$?
+  [ "$rc" = 3 ] && grep -q "truncated" "$b/rep.err"
+  rel_check $? "crash $kind: the report should exit 3 and say truncated: rc $rc $(head -c 300 "$b/rep.err")"
+done
+
+# RLIMIT_FSIZE for real: the shell sets the limit for the program (and for
+# the trace); SIGXFSZ stays at its default action (terminate).
+a=$(rel_dir fszbare); rel_run "$a" bare -- bash -c 'ulimit -f 48; exec "$0" threads 1 1 20000' "$REL_PROG"
+b=$(rel_dir fszpre); rel_run "$b" pre -- bash -c 'ulimit -f 48; exec "$0" threads 1 1 20000' "$REL_PROG"
+rel_same "$a" "$b" "ulimit -f 48"
+tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
+if [ -n "$tr" ]; then
+  [ "$(stat -c %s "$tr")" -le $((48 * 1024)) ]; rel_check $? "ulimit -f: trace of $(stat -c %s "$tr") bytes > 48 KiB"
+  "$REL_REPORT" "$tr" >"$b/rep" 2>"$b/rep.err"; rc=$?
+  [ "$rc" = 0 ] && grep -q "file size limit" "$b/rep"
+  rel_check $? "ulimit -f: the report (rc $rc) should say the file size limit ended capture: $(grep -i 'capture\|footer' "$b/rep" | head -3)"
+else
+  rel_fail "ulimit -f: no trace"
+fi
+
+# ENOSPC for real: a 64 KiB tmpfs.
+e=$(rel_dir enospc); mkdir "$e/mnt"
+if mount -t tmpfs -o size=64k tmpfs "$e/mnt" 2>/dev/null; then
+  rel_run "$e" pre GPUPHASE_OUTPUT=mnt/t.gpht -- "$REL_PROG" threads 1 1 20000
+  cp "$e/mnt/t.gpht" "$e/t.gpht" 2>/dev/null; umount "$e/mnt"
+  [ "$(cat "$e/.rc")" = 0 ] && grep -q "threads 1 x 1 x 20000 done" "$e/.out"
+  rel_check $? "ENOSPC: the program was affected: rc $(cat "$e/.rc")"
+  "$REL_REPORT" "$e/t.gpht" >"$e/rep" 2>"$e/rep.err"; rc=$?
+  [ "$rc" = 0 ] && grep -q "disk is full" "$e/rep"
+  rel_check $? "ENOSPC: the report (rc $rc) should say the disk was full: $(head -c 300 "$e/rep.err")"
+else
+  echo "note: cannot mount a tmpfs here: real ENOSPC case not run (test_rel_faults injects it)"
+fi
+
+# GPUPHASE_MAX_BYTES.
+a=$(rel_dir capbare); rel_run "$a" bare -- "$REL_PROG" threads 1 1 20000
+b=$(rel_dir cappre); rel_run "$b" pre GPUPHASE_MAX_BYTES=40k -- "$REL_PROG" threads 1 1 20000
+rel_same "$a" "$b" "GPUPHASE_MAX_BYTES=40k"
+tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
+if [ -n "$tr" ]; then
+  [ "$(stat -c %s "$tr")" -le 40960 ]; rel_check $? "size cap: trace of $(stat -c %s "$tr") bytes > 40 KiB"
+  "$REL_REPORT" "$tr" >"$b/rep" 2>"$b/rep.err"; rc=$?
+  [ "$rc" = 0 ] && grep -q "size cap stopped capture early" "$b/rep"
+  rel_check $? "size cap: the report (rc $rc) should say the cap stopped capture"
+else
+  rel_fail "size cap: no trace"
+fi
+rel_done
