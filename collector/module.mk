@@ -19,7 +19,8 @@ $(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
 
-GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format
+GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format \
+                      $(B)/tests/test_collector_stress
 
 # Criterion cannot start under ThreadSanitizer (collector/tests/tcrit.h):
 # tsan builds run the same suites on a minimal stand-in runner.
@@ -40,7 +41,7 @@ $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLL
 
 ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS)
 TESTS       += $(GP_COLLECTOR_TESTS)
-TSAN_TESTS  += $(B)/tests/test_collector_ring
+TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress
 
 # Keep test/bench objects (they are intermediates of the pattern rule above).
 .SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/collector/tests/%.o,$(GP_COLLECTOR_TESTS)) \
