@@ -18,6 +18,26 @@ import sys
 
 SKIP = 77
 
+# Imported at module level: a @triton.jit function resolves the names it uses
+# (tl) in its module's globals, not in an enclosing function's locals.
+try:
+    import torch
+    import triton
+    import triton.language as tl
+    IMPORT_ERROR = None
+except Exception as e:  # ImportError, or a broken install raising anything else
+    IMPORT_ERROR = e
+
+if IMPORT_ERROR is None:
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        y = tl.load(y_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, x + y, mask=mask)
+
 
 def main(argv):
     iters = 50
@@ -33,25 +53,12 @@ def main(argv):
             print("triton_add.py: ITERS='%s': expected an integer from 1 to 100000" % argv[1],
                   file=sys.stderr)
             return 2
-    try:
-        import torch
-        import triton
-        import triton.language as tl
-    except Exception as e:  # ImportError, or a broken install raising anything else
-        print("triton_add.py: SKIP: cannot import torch/triton: %s" % e, file=sys.stderr)
+    if IMPORT_ERROR is not None:
+        print("triton_add.py: SKIP: cannot import torch/triton: %s" % IMPORT_ERROR, file=sys.stderr)
         return SKIP
     if not torch.cuda.is_available():
         print("triton_add.py: SKIP: torch sees no CUDA device", file=sys.stderr)
         return SKIP
-
-    @triton.jit
-    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        pid = tl.program_id(axis=0)
-        offs = pid * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        x = tl.load(x_ptr + offs, mask=mask)
-        y = tl.load(y_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, x + y, mask=mask)
 
     n = 1 << 24
     # Exact small integers, so the result is checked exactly.
