@@ -151,7 +151,7 @@ static int gp_rd_parse_header(struct gp_reader *r, char *err, size_t errlen)
 	if (h.nkv > GP_HEADER_MAX_KV || h.nkv > (h.header_len - sizeof(h)) / sizeof(struct gp_file_kv))
 		return gp_rd_fail(r, -EPROTO, err, errlen, "bad header key/value count %u", h.nkv);
 	if (h.max_block_slots > GP_BLOCK_MAX_SLOTS)
-		return gp_rd_fail(r, -EPROTO, err, errlen, "blocks of %u slots exceed the limit of %u", h.max_block_slots,
+		return gp_rd_fail(r, -EPROTO, err, errlen, "bad header: blocks of %u slots exceed the limit of %u", h.max_block_slots,
 				  GP_BLOCK_MAX_SLOTS);
 	have = gp_rd_fill(r, h.header_len);
 	if (have < 0)

@@ -150,3 +150,292 @@ Test(format, round_trip)
 	tu_free(&t);
 	(void)skip_thread_intro;
 }
+
+/* A small trace of several blocks: a few records, then a pause longer than
+ * flush_ms so the writer seals a block, five times over. */
+static const char *small_trace(const char *name, int blocks)
+{
+	const char *path = tu_path(name);
+	struct gp_collector_config c = tu_config(path, 256);
+	c.flush_ms = 5;
+	cr_assert_eq(gp_collector_start(&c), 0);
+	for (int b = 0; b < blocks; b++) {
+		for (uint32_t i = 0; i < 7; i++) {
+			union gp_rec r = mk_api((uint32_t)b * 100u + i);
+			cr_assert_eq(gp_collector_emit(&r, 1), 0);
+		}
+		gp_collector_intern("a_name_longer_than_sixteen_bytes", 32);
+		usleep(40000);
+	}
+	gp_collector_stop();
+	return path;
+}
+
+struct block_map {
+	uint64_t hdr_len;
+	uint64_t end[64];     /* file offset after each data block */
+	uint64_t slots[64];   /* slots up to and including that block */
+	int n;
+	uint64_t size;
+};
+
+static struct block_map map_blocks(const char *path)
+{
+	struct block_map m;
+	struct gp_reader *r;
+	char err[256];
+	const union gp_rec *recs;
+	size_t n;
+	struct stat sb;
+	memset(&m, 0, sizeof(m));
+	cr_assert_eq(gp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	m.hdr_len = gp_reader_tell(r);
+	uint64_t total = 0;
+	int rc;
+	while ((rc = gp_reader_next_block(r, &recs, &n, err, sizeof(err))) == 1) {
+		cr_assert_lt(m.n, 64);
+		total += n;
+		m.end[m.n] = gp_reader_tell(r);
+		m.slots[m.n++] = total;
+	}
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_eq(gp_reader_end(r)->complete, 1);
+	gp_reader_close(r);
+	cr_assert_eq(stat(path, &sb), 0);
+	m.size = (uint64_t)sb.st_size;
+	return m;
+}
+
+/* Cut the file at every byte: the reader must never fail or crash on a
+ * cut after the header, must return exactly the records of the whole
+ * blocks before the cut, and must say how many bytes were cut off. */
+Test(format, truncation_at_every_byte)
+{
+	const char *path = small_trace("trunc.gpht", 5);
+	struct block_map m = map_blocks(path);
+	cr_assert_geq(m.n, 3, "several blocks (%d)", m.n);
+	size_t len;
+	unsigned char *b = tu_slurp(path, &len);
+	cr_assert_eq(len, m.size);
+	char cut[512];
+	snprintf(cut, sizeof(cut), "%s", tu_path("cut.gpht"));
+	for (size_t L = 0; L < len; L++) {
+		tu_spit(cut, b, L);
+		struct tu_trace t = tu_read(cut);
+		if (L < m.hdr_len) {
+			cr_assert_lt(t.rc, 0, "cut at %zu inside the header must fail", L);
+			cr_assert(strstr(t.err, L ? "truncated header" : "empty file"), "L=%zu: %s", L, t.err);
+			cr_assert(strstr(t.err, cut), "message names the file");
+			tu_free(&t);
+			continue;
+		}
+		cr_assert_eq(t.rc, 0, "cut at %zu: %s", L, t.err);
+		uint64_t want_slots = 0, last_end = m.hdr_len;
+		for (int i = 0; i < m.n; i++)
+			if (m.end[i] <= L) {
+				want_slots = m.slots[i];
+				last_end = m.end[i];
+			}
+		cr_assert_eq(t.nslots, want_slots, "cut at %zu: records of whole blocks", L);
+		cr_assert_eq(t.end.truncated_bytes, L - last_end, "cut at %zu: bytes cut", L);
+		cr_assert_eq(t.end.complete, 0);
+		/* and what it returns is what the full file holds */
+		tu_free(&t);
+	}
+	struct tu_trace full = tu_read(path);
+	cr_assert_eq(full.rc, 0);
+	cr_assert_eq(full.end.complete, 1);
+	cr_assert_eq(full.nslots, m.slots[m.n - 1]);
+	tu_free(&full);
+	free(b);
+}
+
+/* Flip each byte after the header in turn (one at a time): every flip is
+ * reported as corruption with a message naming the file, never a crash and
+ * never silently different data. */
+Test(format, every_corrupt_byte_is_detected)
+{
+	const char *path = small_trace("crc.gpht", 3);
+	struct block_map m = map_blocks(path);
+	size_t len;
+	unsigned char *b = tu_slurp(path, &len);
+	char bad[512];
+	snprintf(bad, sizeof(bad), "%s", tu_path("bad.gpht"));
+	int crc_msgs = 0;
+	for (size_t i = 0; i < len; i++) {
+		b[i] ^= 0x5a;
+		tu_spit(bad, b, len);
+		b[i] ^= 0x5a;
+		struct tu_trace t = tu_read(bad);
+		cr_assert_lt(t.rc, 0, "flip at %zu not detected", i);
+		cr_assert(strstr(t.err, bad), "message names the file: %s", t.err);
+		if (i >= m.hdr_len && strstr(t.err, "checksum mismatch"))
+			crc_msgs++;
+		if (i < m.hdr_len)
+			cr_assert(strstr(t.err, "bad magic") || strstr(t.err, "version") || strstr(t.err, "checksum") ||
+				  strstr(t.err, "byte order") || strstr(t.err, "header") || strstr(t.err, "record size"),
+				  "flip at %zu: %s", i, t.err);
+		tu_free(&t);
+	}
+	cr_assert_gt(crc_msgs, (int)(len - m.hdr_len) / 2, "payload flips are checksum errors");
+	free(b);
+}
+
+/* Rewrite a header field and fix the header checksum, so the field check
+ * itself (not the checksum) must catch it. */
+static void patch_header(unsigned char *b, size_t off, uint32_t v)
+{
+	struct gp_file_header h;
+	memcpy(b + off, &v, 4);
+	memcpy(&h, b, sizeof(h));
+	uint32_t zero = 0;
+	memcpy(b + offsetof(struct gp_file_header, hdr_crc), &zero, 4);
+	uint32_t c = gp_crc32c(0, b, h.header_len <= 4096 ? h.header_len : 4096);
+	memcpy(b + offsetof(struct gp_file_header, hdr_crc), &c, 4);
+}
+
+static void expect_open_error(const char *path, int rc_want, const char *msg)
+{
+	struct gp_reader *r = (struct gp_reader *)1;
+	char err[256] = "";
+	int rc = gp_reader_open(path, &r, err, sizeof(err));
+	cr_assert_eq(rc, rc_want, "%s: rc %d (%s)", path, rc, err);
+	cr_assert_null(r);
+	cr_assert(strstr(err, msg), "'%s' should mention '%s'", err, msg);
+	cr_assert(strstr(err, path), "'%s' should name the file", err);
+}
+
+Test(format, bad_headers_and_inputs)
+{
+	const char *path = small_trace("hdr.gpht", 1);
+	size_t len;
+	unsigned char *b = tu_slurp(path, &len), *c = malloc(len);
+	char p[512];
+	snprintf(p, sizeof(p), "%s", tu_path("h.gpht"));
+
+	memcpy(c, b, len);
+	c[0] = 'X';
+	tu_spit(p, c, len);
+	expect_open_error(p, -EPROTO, "bad magic");
+
+	memcpy(c, b, len);
+	patch_header(c, offsetof(struct gp_file_header, version), 99);
+	tu_spit(p, c, len);
+	expect_open_error(p, -EPROTONOSUPPORT, "unknown format version 99");
+
+	memcpy(c, b, len);
+	patch_header(c, offsetof(struct gp_file_header, byte_order), 0x04030201u);
+	tu_spit(p, c, len);
+	expect_open_error(p, -EPROTO, "byte order");
+
+	memcpy(c, b, len);
+	patch_header(c, offsetof(struct gp_file_header, header_len), 0xfffffff8u);
+	tu_spit(p, c, len);
+	expect_open_error(p, -EPROTO, "bad header length");
+
+	memcpy(c, b, len);
+	patch_header(c, offsetof(struct gp_file_header, nkv), 0x7fffffffu);
+	tu_spit(p, c, len);
+	expect_open_error(p, -EPROTO, "key/value count");
+
+	memcpy(c, b, len);
+	c[100] ^= 1; /* inside the key/value area */
+	tu_spit(p, c, len);
+	expect_open_error(p, -EBADMSG, "header checksum");
+
+	tu_spit(p, "", 0);
+	expect_open_error(p, -ENODATA, "empty file");
+	tu_spit(p, "GPHT", 4);
+	expect_open_error(p, -ENODATA, "truncated header");
+	expect_open_error("/dev/zero", -EPROTO, "bad magic");
+	expect_open_error("/tmp", -EISDIR, "directory");
+	expect_open_error("/nonexistent/trace.gpht", -ENOENT, "cannot open");
+	free(b);
+	free(c);
+}
+
+/* A block header with valid checksum but absurd sizes: refused before
+ * any allocation or read of that size. */
+static void write_block(unsigned char *dst, uint32_t magic, uint32_t flags, uint64_t seq, uint32_t nslots,
+			uint32_t stored, uint32_t raw, const void *payload, uint32_t plen)
+{
+	struct gp_block_header h = { magic, flags, seq, nslots, stored, raw, 0 };
+	uint32_t crc = gp_crc32c(0, &h, offsetof(struct gp_block_header, crc));
+	h.crc = gp_crc32c(crc, payload, plen);
+	memcpy(dst, &h, sizeof(h));
+	memcpy(dst + sizeof(h), payload, plen);
+}
+
+Test(format, bad_blocks)
+{
+	const char *path = small_trace("blk.gpht", 1);
+	struct block_map m = map_blocks(path);
+	size_t len;
+	unsigned char *b = tu_slurp(path, &len);
+	unsigned char *c = calloc(1, m.hdr_len + 4096);
+	char p[512];
+	snprintf(p, sizeof(p), "%s", tu_path("b.gpht"));
+	union gp_rec recs[4];
+	memset(recs, 0, sizeof(recs));
+	recs[0].type = GP_REC_KERNEL;
+	recs[1].type = GP_REC_KERNEL;
+	struct { uint32_t magic, flags, nslots, stored, raw; const char *msg; } cases[] = {
+		{ GP_BLOCK_MAGIC, 0, 0x7fffffffu, 64, 64, "bad block header" },       /* huge count   */
+		{ GP_BLOCK_MAGIC, 1, 2, 0x7fffffffu, 64, "bad block header" },        /* huge stored  */
+		{ GP_BLOCK_MAGIC, 0, 2, 64, 0x7fffffffu, "bad block header" },        /* huge raw     */
+		{ GP_BLOCK_MAGIC, 0x80, 2, 64, 64, "bad block header" },              /* unknown flag */
+		{ GP_BLOCK_MAGIC, 1, 2, 64, 64, "does not decompress" },              /* not LZ4      */
+		{ GP_FOOTER_MAGIC, 0, 100000, 16, 16, "bad footer" },
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		memcpy(c, b, m.hdr_len);
+		write_block(c + m.hdr_len, cases[k].magic, cases[k].flags, 0, cases[k].nslots, cases[k].stored,
+			    cases[k].raw, recs, 64);
+		tu_spit(p, c, m.hdr_len + 32 + 64);
+		struct tu_trace t = tu_read(p);
+		cr_assert_eq(t.rc, -EBADMSG, "case %zu: rc %d %s", k, t.rc, t.err);
+		cr_assert(strstr(t.err, cases[k].msg), "case %zu: %s", k, t.err);
+		tu_free(&t);
+	}
+	/* a string group that claims more continuation slots than the block has */
+	memset(recs, 0, sizeof(recs));
+	recs[0].string.type = GP_REC_STRING;
+	recs[0].string.len = 1000;
+	memcpy(c, b, m.hdr_len);
+	write_block(c + m.hdr_len, GP_BLOCK_MAGIC, 0, 0, 2, 64, 64, recs, 64);
+	tu_spit(p, c, m.hdr_len + 96);
+	struct tu_trace t = tu_read(p);
+	cr_assert_eq(t.rc, -EBADMSG);
+	cr_assert(strstr(t.err, "overruns"), "%s", t.err);
+	tu_free(&t);
+	/* type 0 */
+	memset(recs, 0, sizeof(recs));
+	write_block(c + m.hdr_len, GP_BLOCK_MAGIC, 0, 0, 2, 64, 64, recs, 64);
+	tu_spit(p, c, m.hdr_len + 96);
+	t = tu_read(p);
+	cr_assert_eq(t.rc, -EBADMSG);
+	cr_assert(strstr(t.err, "invalid record type"), "%s", t.err);
+	tu_free(&t);
+	/* wrong sequence number */
+	recs[0].type = recs[1].type = GP_REC_KERNEL;
+	write_block(c + m.hdr_len, GP_BLOCK_MAGIC, 0, 5, 2, 64, 64, recs, 64);
+	tu_spit(p, c, m.hdr_len + 96);
+	t = tu_read(p);
+	cr_assert_eq(t.rc, -EBADMSG);
+	cr_assert(strstr(t.err, "sequence"), "%s", t.err);
+	tu_free(&t);
+	/* a zero-filled tail (what a crash can leave) is truncation, not corruption */
+	unsigned char *z = calloc(1, len + 5000);
+	memcpy(z, b, len);
+	size_t keep = (size_t)m.end[0];
+	memset(z + keep, 0, len + 5000 - keep);
+	tu_spit(p, z, len + 5000);
+	t = tu_read(p);
+	cr_assert_eq(t.rc, 0, "%s", t.err);
+	cr_assert_eq(t.nslots, m.slots[0]);
+	cr_assert_eq(t.end.truncated_bytes, len + 5000 - keep);
+	tu_free(&t);
+	free(z);
+	free(b);
+	free(c);
+}

@@ -38,17 +38,20 @@ static inline void tu_cleanup(void)
 	rmdir(tu_dir);
 }
 
-/* A fresh file path "<tmpdir>/<name>" in a directory private to this process. */
+/* A fresh file path "<tmpdir>/<name>" in a directory private to this
+ * process. The result stays valid for the next 7 calls. */
 static inline const char *tu_path(const char *name)
 {
-	static char path[512];
+	static char paths[8][512];
+	static int next;
+	char *path = paths[next++ % 8];
 	if (!tu_dir[0]) {
 		const char *t = getenv("TMPDIR");
 		snprintf(tu_dir, sizeof(tu_dir), "%s/gpcoll-XXXXXX", t && *t ? t : "/tmp");
 		cr_assert_not_null(mkdtemp(tu_dir), "mkdtemp");
 		atexit(tu_cleanup);
 	}
-	snprintf(path, sizeof(path), "%s/%s", tu_dir, name);
+	snprintf(path, 512, "%s/%s", tu_dir, name);
 	unlink(path);
 	return path;
 }
