@@ -142,6 +142,17 @@ static uint64_t gp_hostload_calibrate(void)
 	return per[4];
 }
 
+static void gp_hostload_status(enum gp_status_kind kind, int64_t value)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.status.type = GP_REC_STATUS;
+	r.status.kind = (uint8_t)kind;
+	r.status.ts = gp_now();
+	r.status.value = value;
+	gp_collector_emit(&r, 1);
+}
+
 static void *gp_hostload_main(void *arg)
 {
 	(void)arg;
@@ -151,16 +162,12 @@ static void *gp_hostload_main(void *arg)
 	r.status.type = GP_REC_STATUS;
 	r.status.kind = GP_STATUS_PROCESS_START;
 	r.status.ts = gp_now();
-	r.status.value = (int64_t)gp_hostload_proc_start();
-	uint64_t e0 = gp_now();
-	if (r.status.value)
-		gp_collector_emit(&r, 1);
-	uint64_t emit_ns = gp_now() - e0;
-	uint64_t cost = gp_hostload_calibrate() + emit_ns;
-	r.status.kind = GP_STATUS_HOOK_COST;
-	r.status.ts = gp_now();
-	r.status.value = (int64_t)cost;
-	gp_collector_emit(&r, 1);
+	r.status.value = (int64_t)gp_hostload_proc_start(); /* 0 = unknown */
+	gp_collector_emit(&r, 1); /* also sets up this thread's ring */
+	/* the hook cost is emitted after the first sample, whose (timed) emit
+	 * stands for the hook's own ring push */
+	uint64_t calib = gp_hostload_calibrate();
+	int cost_sent = 0;
 
 	uint64_t busy0 = 0, total0 = 0, cpu0 = gp_hostload_clock(CLOCK_PROCESS_CPUTIME_ID), t0 = gp_now();
 	int have_stat = gp_hostload_stat(&busy0, &total0) == 0;
@@ -187,12 +194,20 @@ static void *gp_hostload_main(void *arg)
 			r.host.proc_cpu_pm = (uint32_t)((double)(cpu - cpu0) * 1000.0 / (double)(t - t0));
 			r.host.interval_us = (uint32_t)((t - t0) / 1000u);
 			r.host.cupti_ns = __atomic_load_n(&gp_cupti_buffer_ns, __ATOMIC_RELAXED);
+			uint64_t e0 = gp_now();
 			gp_collector_emit(&r, 1);
+			uint64_t emit_ns = gp_now() - e0;
+			if (!cost_sent) {
+				gp_hostload_status(GP_STATUS_HOOK_COST, (int64_t)(calib + emit_ns));
+				cost_sent = 1;
+			}
 		}
 		busy0 = busy, total0 = total, cpu0 = cpu, t0 = t;
 		pthread_mutex_lock(&gp_hl.mx);
 	}
 	pthread_mutex_unlock(&gp_hl.mx);
+	if (!cost_sent) /* no sample: the cost without the ring push */
+		gp_hostload_status(GP_STATUS_HOOK_COST, (int64_t)calib);
 	gp_tls.internal--;
 	return NULL;
 }

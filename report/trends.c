@@ -19,6 +19,7 @@
 #define GP_TAIL_MIN_CALLS 20    /* long tail: at least this many calls        */
 #define GP_TAIL_RATIO 3.0       /* long tail: p99 >= ratio * p50              */
 #define GP_OUTLIER_TOP 3        /* operators named per outlier iteration      */
+#define GP_OUTLIER_MIN_SHARE 0.1 /* ... each over its usual by >= 10 % of p50  */
 
 /* Least-squares fit of y over x = 0..n-1. */
 struct gp_fit {
@@ -186,7 +187,8 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 					vals[nv++] = gp_trend_cell(&cells, k, g);
 			qsort(vals, nv, sizeof *vals, gp_trend_cmp_u64);
 			uint64_t usual = nv ? vals[(nv - 1) / 2] : 0;
-			if (cur > usual)
+			/* only operators notably over their usual time */
+			if (cur > usual && (double)(cur - usual) >= GP_OUTLIER_MIN_SHARE * (double)p50)
 				ex[nx++] = (struct gp_excess){ g, cur, usual, (double)(cur - usual) };
 		}
 		qsort(ex, nx, sizeof *ex, gp_trend_cmp_excess);
@@ -200,11 +202,17 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 			gp_xa_fmt_ns((double)d, b1, sizeof b1),
 			gp_xa_fmt_ns((double)d - (double)p50, b2, sizeof b2));
 		if (!nx)
-			fprintf(f, ": no operator took longer than usual (host time outside CUDA?)");
-		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++)
+			fprintf(f, ": no operator took longer than usual: the time went to host code or waits outside CUDA");
+		double explained = 0, over = (double)d - (double)p50;
+		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
 			fprintf(f, "%s %s +%s (%s vs usual %s)", k ? "," : "; slow:", rep->groups[ex[k].group].name,
 				gp_xa_fmt_ns(ex[k].excess, b2, sizeof b2), gp_xa_fmt_ns((double)ex[k].cur, b3, sizeof b3),
 				gp_xa_fmt_ns((double)ex[k].usual, b4, sizeof b4));
+			explained += ex[k].excess;
+		}
+		if (nx && explained < 0.5 * over)
+			fprintf(f, "; the other %s went to host code or waits outside CUDA",
+				gp_xa_fmt_ns(over - explained, b2, sizeof b2));
 		fprintf(f, "\n");
 	}
 done:

@@ -293,7 +293,7 @@ int gp_xa_record(struct gp_xa *xa, const struct gp_an *an, const union gp_rec *r
 	case GP_REC_STATUS:
 		if (r->status.kind == GP_STATUS_HOOK_COST)
 			xa->hook_cost_ns = r->status.value;
-		else if (r->status.kind == GP_STATUS_PROCESS_START)
+		else if (r->status.kind == GP_STATUS_PROCESS_START && r->status.value > 0)
 			xa->proc_start = r->status.value;
 		break;
 	default:

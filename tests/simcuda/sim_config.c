@@ -100,7 +100,7 @@ static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, co
 {
 	struct sim_kernel_rule r = {0};
 	if (nkv == 0) {
-		snprintf(err, errlen, "%s:%d: kernel line needs at least one KEY=VALUE (exec_ns, launch_ns)",
+		snprintf(err, errlen, "%s:%d: kernel line needs at least one KEY=VALUE (exec_ns, launch_ns, exec_per_block_ns)",
 			 fname, line);
 		return -1;
 	}
@@ -125,9 +125,11 @@ static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, co
 		} else if (strcmp(kv[i], "launch_ns") == 0) {
 			r.has_launch = 1;
 			r.launch_ns = v;
+		} else if (strcmp(kv[i], "exec_per_block_ns") == 0) {
+			r.exec_per_block_ns = v;
 		} else {
 			snprintf(err, errlen,
-				 "%s:%d: kernel %s: unknown key '%s' (accepted: exec_ns, launch_ns)", fname,
+				 "%s:%d: kernel %s: unknown key '%s' (accepted: exec_ns, launch_ns, exec_per_block_ns)", fname,
 				 line, glob, kv[i]);
 			return -1;
 		}

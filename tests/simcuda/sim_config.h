@@ -16,6 +16,7 @@ struct sim_kernel_rule {
 	char *glob;
 	int has_exec, has_launch;
 	uint64_t exec_ns, launch_ns;
+	uint64_t exec_per_block_ns; /* added per grid block beyond the first (0 = none) */
 };
 
 struct sim_config {

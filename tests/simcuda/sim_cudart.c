@@ -679,6 +679,8 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 	}
 	uint64_t launch_ns = f->rule && f->rule->has_launch ? f->rule->launch_ns : g_cfg.launch_ns;
 	uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
+	if (f->rule && f->rule->exec_per_block_ns) /* work that grows with the grid */
+		exec_ns += f->rule->exec_per_block_ns * ((uint64_t)grid.x * grid.y * grid.z - 1);
 	{ /* a capturing stream records a graph node instead (sim_graph.c) */
 		struct sim_stream *cs = sim_stream_of(st, per_thread);
 		pthread_mutex_lock(&g_dev.mx);

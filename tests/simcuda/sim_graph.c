@@ -335,6 +335,8 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 		const struct sim_gnode *n = g->nodes[i];
 		const struct sim_func *f = n->f;
 		uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
+		if (f->rule && f->rule->exec_per_block_ns)
+			exec_ns += f->rule->exec_per_block_ns * ((uint64_t)n->grid.x * n->grid.y * n->grid.z - 1);
 		if (f->body && n->args)
 			f->body(n->grid, n->block, n->args);
 		pthread_mutex_lock(&g_dev.mx);
