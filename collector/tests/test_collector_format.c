@@ -283,14 +283,14 @@ Test(format, every_corrupt_byte_is_detected)
 
 /* Rewrite a header field and fix the header checksum, so the field check
  * itself (not the checksum) must catch it. */
-static void patch_header(unsigned char *b, size_t off, uint32_t v)
+static void patch_header(unsigned char *b, size_t len, size_t off, uint32_t v)
 {
 	struct gp_file_header h;
 	memcpy(b + off, &v, 4);
 	memcpy(&h, b, sizeof(h));
 	uint32_t zero = 0;
 	memcpy(b + offsetof(struct gp_file_header, hdr_crc), &zero, 4);
-	uint32_t c = gp_crc32c(0, b, h.header_len <= 4096 ? h.header_len : 4096);
+	uint32_t c = gp_crc32c(0, b, h.header_len <= len ? h.header_len : len);
 	memcpy(b + offsetof(struct gp_file_header, hdr_crc), &c, 4);
 }
 
@@ -319,22 +319,22 @@ Test(format, bad_headers_and_inputs)
 	expect_open_error(p, -EPROTO, "bad magic");
 
 	memcpy(c, b, len);
-	patch_header(c, offsetof(struct gp_file_header, version), 99);
+	patch_header(c, len, offsetof(struct gp_file_header, version), 99);
 	tu_spit(p, c, len);
 	expect_open_error(p, -EPROTONOSUPPORT, "unknown format version 99");
 
 	memcpy(c, b, len);
-	patch_header(c, offsetof(struct gp_file_header, byte_order), 0x04030201u);
+	patch_header(c, len, offsetof(struct gp_file_header, byte_order), 0x04030201u);
 	tu_spit(p, c, len);
 	expect_open_error(p, -EPROTO, "byte order");
 
 	memcpy(c, b, len);
-	patch_header(c, offsetof(struct gp_file_header, header_len), 0xfffffff8u);
+	patch_header(c, len, offsetof(struct gp_file_header, header_len), 0xfffffff8u);
 	tu_spit(p, c, len);
 	expect_open_error(p, -EPROTO, "bad header length");
 
 	memcpy(c, b, len);
-	patch_header(c, offsetof(struct gp_file_header, nkv), 0x7fffffffu);
+	patch_header(c, len, offsetof(struct gp_file_header, nkv), 0x7fffffffu);
 	tu_spit(p, c, len);
 	expect_open_error(p, -EPROTO, "key/value count");
 
