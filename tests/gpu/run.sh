@@ -123,7 +123,11 @@ else
 		echo "GPU 0: rehearsal on simcuda (GPU_KIT_REHEARSE=1)" >"$RD/nvidia-smi-L.txt"
 	elif ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >"$RD/nvidia-smi-L.txt" 2>&1 ||
 		! grep -q '^GPU ' "$RD/nvidia-smi-L.txt"; then
-		echo "run.sh: no NVIDIA GPU found (nvidia-smi -L: $(head -c 200 "$RD/nvidia-smi-L.txt" 2>/dev/null))." >&2
+		if command -v nvidia-smi >/dev/null 2>&1; then
+			echo "run.sh: no NVIDIA GPU found (nvidia-smi -L: $(head -c 200 "$RD/nvidia-smi-L.txt" 2>/dev/null))." >&2
+		else
+			echo "run.sh: no NVIDIA GPU found (nvidia-smi is not installed)." >&2
+		fi
 		echo "run.sh: on a machine without a GPU run 'tests/gpu/run.sh --sim' (simcuda)." >&2
 		exit 2
 	fi
