@@ -44,3 +44,12 @@ TESTS       += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh
 
 ALL_TARGETS += $(B)/bench/bench_report
 BENCHES     += $(B)/bench/bench_report
+
+# Issue-9 analyses end to end (graphs, trends, stages, host, stability).
+ANALYSES_E2E_BINS := $(B)/tests/e2e/analyses_run
+$(ANALYSES_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
+
+ALL_TARGETS += $(ANALYSES_E2E_BINS)
+TESTS       += tests/e2e/test_analyses_e2e.sh

@@ -23,7 +23,7 @@ struct gp_stab_op {
 	const char *name;   /* owned by runs[0..].groups (first run that has it) */
 	double v[4][64];    /* [phase][run]: launch, execute, sync, total (ns)    */
 	int present[64];
-	double mean[4], cv[4], min_total, max_total;
+	double mean[4], cv[4], min_total, max_total; /* min/max: of the judged phase */
 	int rank[64];       /* 1-based rank by total in each run, 0 = absent      */
 };
 
@@ -127,11 +127,12 @@ out:
 
 static void gp_stab_usage(FILE *f)
 {
-	fprintf(f, "usage: gpuphase-report stability [--top N] [--cv-pct P] [--group-by kernel|nvtx|callsite|stream] "
-		   "RUN1 RUN2 ...\n"
+	fprintf(f, "usage: gpuphase-report stability [--top N] [--cv-pct P] [--phase launch|execute|sync|total]\n"
+		   "                                    [--group-by kernel|nvtx|callsite|stream] RUN1 RUN2 ...\n"
 		   "  several traces of the same program: per-operator mean and coefficient of variation of each\n"
 		   "  phase across runs, stability of the top-N ranking, verdict. --top N (default 5): ranking size;\n"
-		   "  --cv-pct P (default 10): an operator is unstable when its total varies more than P%% (CV).\n"
+		   "  --cv-pct P (default 10): an operator is unstable when its time varies more than P%% (CV);\n"
+		   "  --phase (default total): which time decides the ranking and the verdict.\n"
 		   "  Exit status: 0 stable, 1 unstable, 2 bad usage or input, 4 out of memory.\n");
 }
 
@@ -140,12 +141,13 @@ int gp_stability_main(int argc, char **argv)
 	static const struct option lo[] = { { "top", required_argument, 0, 't' },
 					    { "cv-pct", required_argument, 0, 'c' },
 					    { "group-by", required_argument, 0, 'g' },
+					    { "phase", required_argument, 0, 'p' },
 					    { "help", no_argument, 0, 'h' },
 					    { 0, 0, 0, 0 } };
 	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream" };
 	size_t top = 5;
 	double cvmax = 10.0;
-	int group_by = 0, c;
+	int group_by = 0, c, ph = 3;
 	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -177,6 +179,18 @@ int gp_stability_main(int argc, char **argv)
 				return 2;
 			}
 			group_by = k;
+			break;
+		}
+		case 'p': {
+			ph = -1;
+			for (int i = 0; i < 4; i++)
+				if (!strcmp(optarg, gp_stab_phase[i]))
+					ph = i;
+			if (ph < 0) {
+				fprintf(stderr, "gpuphase-report: stability --phase: '%s' is not one of: launch execute sync "
+						"total\n", optarg);
+				return 2;
+			}
 			break;
 		}
 		case 'h':
@@ -245,10 +259,10 @@ int gp_stability_main(int argc, char **argv)
 			o->cv[p] = m > 0 ? sqrt(ss / (nruns - 1)) / m : 0;
 		}
 		for (int r = 0; r < nruns; r++) {
-			if (o->v[3][r] < o->min_total)
-				o->min_total = o->v[3][r];
-			if (o->v[3][r] > o->max_total)
-				o->max_total = o->v[3][r];
+			if (o->v[ph][r] < o->min_total)
+				o->min_total = o->v[ph][r];
+			if (o->v[ph][r] > o->max_total)
+				o->max_total = o->v[ph][r];
 		}
 	}
 	/* ranks per run by total */
@@ -265,7 +279,7 @@ int gp_stability_main(int argc, char **argv)
 		for (size_t k = 0; k < nops; k++)
 			if (ops[k].present[r]) {
 				idx[n] = k;
-				col[k] = ops[k].v[3][r];
+				col[k] = ops[k].v[ph][r];
 				n++;
 			}
 		g_rank_vals = col;
@@ -295,8 +309,8 @@ int gp_stability_main(int argc, char **argv)
 			size_t n = 0;
 			for (size_t k = 0; k < nops; k++)
 				if (ops[k].present[a] && ops[k].present[b]) {
-					col[n] = ops[k].v[3][a];
-					col2[n] = ops[k].v[3][b];
+					col[n] = ops[k].v[ph][a];
+					col2[n] = ops[k].v[ph][b];
 					n++;
 				}
 			double rho = n >= 2 ? gp_stab_spearman(col, col2, n) : 1.0;
@@ -310,11 +324,12 @@ int gp_stability_main(int argc, char **argv)
 	for (size_t k = 0; k < nops; k++)
 		idx[n++] = k;
 	for (size_t k = 0; k < nops; k++)
-		col[k] = ops[k].mean[3];
+		col[k] = ops[k].mean[ph];
 	g_rank_vals = col;
 	qsort(idx, n, sizeof *idx, gp_stab_cmp_idx);
 	char b[4][32];
-	printf("gpuphase stability: %d runs, %zu operators, grouped by %s\n\n", nruns, nops, groups[group_by]);
+	printf("gpuphase stability: %d runs, %zu operators, grouped by %s, judged on %s time\n\n", nruns, nops,
+	       groups[group_by], gp_stab_phase[ph]);
 	printf("%-32s %5s", "operator", "runs");
 	for (int p = 0; p < 4; p++)
 		printf(" %12s %6s", gp_stab_phase[p], "CV");
@@ -337,9 +352,9 @@ int gp_stability_main(int argc, char **argv)
 			printf("%s%d", r ? "," : " ", o->rank[r]);
 		printf("\n");
 	}
-	printf("\ntop-%zu ranking: overlap %.0f%% (%zu of %zu operators in every run's top %zu; %zu in some run's), "
+	printf("\ntop-%zu ranking by %s: overlap %.0f%% (%zu of %zu operators in every run's top %zu; %zu in some run's), "
 	       "rank correlation (Spearman) min %.2f, mean %.2f over %d pairs\n",
-	       top, 100.0 * overlap, in_all, ntop, top, union_n, rho_min, npairs ? rho_sum / npairs : 1.0, npairs);
+	       top, gp_stab_phase[ph], 100.0 * overlap, in_all, ntop, top, union_n, rho_min, npairs ? rho_sum / npairs : 1.0, npairs);
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_stab_op *o = &ops[idx[i]];
 		int in_top = 0, present = 0;
@@ -347,12 +362,12 @@ int gp_stability_main(int argc, char **argv)
 			in_top |= o->rank[r] && (size_t)o->rank[r] <= top;
 			present += o->present[r];
 		}
-		if (!in_top || (100.0 * o->cv[3] <= cvmax && present == nruns))
+		if (!in_top || (100.0 * o->cv[ph] <= cvmax && present == nruns))
 			continue;
 		if (!unstable++)
 			printf("\nverdict: UNSTABLE\n");
-		printf("  %s moved: total CV %.1f%% (> %.0f%%), from %s to %s across runs",
-		       o->name, 100.0 * o->cv[3], cvmax, gp_xa_fmt_ns(o->min_total, b[0], sizeof b[0]),
+		printf("  %s moved: %s CV %.1f%% (> %.0f%%), from %s to %s across runs",
+		       o->name, gp_stab_phase[ph], 100.0 * o->cv[ph], cvmax, gp_xa_fmt_ns(o->min_total, b[0], sizeof b[0]),
 		       gp_xa_fmt_ns(o->max_total, b[1], sizeof b[1]));
 		if (o->min_total > 0)
 			printf(" (max/min %.2fx)", o->max_total / o->min_total);
@@ -371,8 +386,8 @@ int gp_stability_main(int argc, char **argv)
 		       100.0 * overlap, rho_min);
 	}
 	if (!unstable)
-		printf("\nverdict: stable (every top-%zu operator's total varies <= %.0f%% CV; same top-%zu in every "
-		       "run; rank correlation >= 0.80)\n", top, cvmax, top);
+		printf("\nverdict: stable (every top-%zu operator's %s time varies <= %.0f%% CV; same top-%zu in every "
+		       "run; rank correlation >= 0.80)\n", top, gp_stab_phase[ph], cvmax, top);
 	rc = unstable ? 1 : 0;
 	free(idx);
 	free(col);

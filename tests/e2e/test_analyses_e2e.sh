@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# test_analyses_e2e.sh — the issue-9 analyses end to end on simcuda, against
+# ground truth (tests/e2e/analyses_check.py derives every expected number from
+# SIMCUDA_TRUTH or from the scenario program's construction):
+#   graphs     examples/graph_replay: every replayed kernel attributed to its
+#              graph and captured operator (NVTX range, call site), the
+#              cudaGraphLaunch host cost charged once per launch
+#   run        tests/e2e/analyses_run: drift slope, long tail, outlier
+#              iterations explained, stages (load, warm-up of a known number
+#              of iterations, steady, tear-down), self-overhead inputs
+#   host       the same run next to competing spinning processes: busy host
+#              detected, launch numbers flagged
+#   stability  three runs with the same cost model -> stable; a run with a
+#              slower step_k -> unstable naming step_k (judged on execute
+#              time: simulated host times on a shared CI machine are noise)
+# Timing-sensitive checks (warm-up settling, outliers) retry up to 3 runs.
+# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+CHECK="python3 $S/tests/e2e/analyses_check.py"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+for f in "$R" "$B/bin/gpuphase-dump" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" \
+	"$B/examples/graph_replay" "$B/tests/e2e/analyses_run"; do
+	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
+done
+tmp=$(mktemp -d /tmp/gp_analyses_e2e.XXXXXX)
+spin_pids=()
+cleanup() {
+	for p in "${spin_pids[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}" # the programs' leaks are not ours
+fi
+
+# run NAME PROGRAM COSTMODEL [ENV...]: trace, truth, text and json reports in $tmp/NAME.*
+run() {
+	local name=$1 prog=$2 model=$3
+	shift 3
+	rm -f "$tmp/$name".*
+	(cd "$tmp" && env "$@" ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" \
+		LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		SIMCUDA_CONFIG="$model" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
+		"$prog" >"$tmp/$name.out" 2>&1) || { fail "$name: program failed: $(tail -3 "$tmp/$name.out")"; return 1; }
+	"$R" "$tmp/$name.gpht" >"$tmp/$name.txt" 2>"$tmp/$name.err" &&
+		"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>>"$tmp/$name.err" ||
+		{ fail "$name: gpuphase-report failed: $(cat "$tmp/$name.err")"; return 1; }
+}
+
+echo "--- graphs"
+if run graphs "$B/examples/graph_replay" "$S/examples/graph_replay.simcuda" GPUPHASE_STACKS=launch \
+	NVTX_INJECTION64_PATH="$B/lib/libgpuphase.so"; then
+	$CHECK graphs "$tmp/graphs.truth" "$tmp/graphs.txt" "$tmp/graphs.json" ||
+		{ fail "graphs: report disagrees with the truth"; sed -n '/^CUDA graphs/,$p' "$tmp/graphs.txt"; }
+fi
+
+echo "--- run (trends, stages, self-overhead)"
+ok=0
+for attempt in 1 2 3; do
+	run run "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" || break
+	hooks=$("$B/bin/gpuphase-dump" "$tmp/run.gpht" | grep -c '^hook_api')
+	if $CHECK run "$tmp/run.truth" "$tmp/run.txt" "$hooks"; then
+		ok=1
+		break
+	fi
+	echo "(attempt $attempt disagreed; a loaded host can stall an iteration: retrying)"
+done
+[ $ok = 1 ] || { fail "run: report disagrees with the truth in 3 runs"; sed -n '/^Stages/,$p' "$tmp/run.txt"; }
+
+echo "--- host (competing processes)"
+n=$(nproc)
+for i in $(seq 1 $((n + 1))); do
+	sh -c 'while :; do :; done' &
+	spin_pids+=($!)
+done
+sleep 0.3
+if run host "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda"; then
+	$CHECK host "$tmp/host.txt" || { fail "host: busy host not reported"; sed -n '/^Host/,/^$/p' "$tmp/host.txt"; }
+fi
+for p in "${spin_pids[@]}"; do kill "$p" 2>/dev/null; done
+wait 2>/dev/null
+spin_pids=()
+
+echo "--- stability"
+for i in 1 2 3; do
+	run "st$i" "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" || break
+done
+run st_slow "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run_slow.simcuda"
+"$R" stability --phase execute "$tmp/st1.gpht" "$tmp/st2.gpht" "$tmp/st3.gpht" >"$tmp/stable.txt" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q '^verdict: stable' "$tmp/stable.txt"; then
+	echo "ok   three runs with one cost model: stable (exit 0)"
+else
+	fail "stability: same cost model judged unstable (exit $rc)"
+	cat "$tmp/stable.txt"
+fi
+"$R" stability --phase execute "$tmp/st1.gpht" "$tmp/st2.gpht" "$tmp/st_slow.gpht" >"$tmp/unstable.txt" 2>&1
+rc=$?
+# step_k runs 100 us per call in analyses_run.simcuda and 200 us in
+# analyses_run_slow.simcuda, 40 calls: 4.00ms, 4.00ms, 8.00ms
+if [ $rc = 1 ] && grep -q '^verdict: UNSTABLE' "$tmp/unstable.txt" &&
+	grep -q '^  step_k moved: execute CV .* from 4.00ms to 8.00ms' "$tmp/unstable.txt" &&
+	[ "$(grep -c ' moved: ' "$tmp/unstable.txt")" = 1 ]; then
+	echo "ok   slower step_k in one run: unstable, step_k moved 4.00ms -> 8.00ms, nothing else (exit 1)"
+else
+	fail "stability: the unstable pair was not reported as step_k moving (exit $rc)"
+	cat "$tmp/unstable.txt"
+fi
+"$R" stability "$tmp/st1.gpht" >/dev/null 2>"$tmp/one.err"
+rc=$?
+if [ $rc = 2 ] && grep -q 'needs 2 to 64 traces' "$tmp/one.err"; then
+	echo "ok   one trace: usage error (exit 2)"
+else
+	fail "stability with one trace: exit $rc, $(cat "$tmp/one.err")"
+fi
+
+[ $fails = 0 ] && echo "test_analyses_e2e: all passed" || echo "test_analyses_e2e: $fails failed"
+[ $fails = 0 ]
