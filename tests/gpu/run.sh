@@ -24,7 +24,8 @@
 #   4 train/*              examples/pytorch/train.py under the preload with
 #                          GPUPHASE_WINDOW=skip=20,iters=10, with and without
 #                          --nvtx: aten:: operators named, the window exact.
-#   5 overhead/*           launch_bound and train.py bare vs under gpuphase, and
+#   5 overhead/*           launch_bound (its event-timed launch loop) and
+#                          train.py (step time) bare vs under gpuphase, and
 #                          train.py under torch.profiler (same window): ratios.
 #   6 storm                >= 1M launches: 0 drops at default settings, or the
 #                          report says exactly how many.
@@ -315,8 +316,8 @@ trace_of() {
 # report_of ID [REPORT ARGS...]: JSON and text reports of the run's trace into
 # report.json / report.txt, dump statistics into dumpstats.json (with the
 # per-record detail of `gpukit.py dumpstats --ops`; DS_ARGS="" for counts
-# only, DS_ARGS=--tail for the record count of a big trace). Returns 1 if there is no trace or the report fails (the reason
-# is in report.err).
+# only, DS_ARGS=--tail for the record count of a big trace). Returns 1 if
+# there is no trace or the report fails (the reason is in report.err).
 DS_ARGS=--ops
 report_of() {
 	local id=$1
