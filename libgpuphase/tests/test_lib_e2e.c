@@ -273,6 +273,7 @@ static void lt_full_check(const char *name, enum lt_load load)
 	lt_run_pair(dir, argv, env, load, &r);
 	cr_assert(r.status == 0, "%s failed:\n%s", name, r.err);
 	cr_assert(!strstr(r.err, "gpuphase:"), "unexpected library message:\n%s", r.err);
+	cr_assert(lt_count_traces(dir) == 1, "%s: %d traces; stderr:\n%s", name, lt_count_traces(dir), r.err);
 	char path[1200];
 	lt_find_trace(dir, path, sizeof path);
 	static struct lt_trace t;
