@@ -15,7 +15,7 @@
 #include "xa.h"
 
 #define GP_STAGE_TOL 0.2       /* settled: within 20 % of the steady median   */
-#define GP_STAGE_SETTLE 3      /* ... for this many consecutive iterations    */
+#define GP_STAGE_SETTLE 5      /* ... median of this many consecutive ones    */
 #define GP_STAGE_MIN_ITERS 4   /* fewer iterations: no warm-up split          */
 #define GP_STAGE_MAX_NVTX 8
 
@@ -84,8 +84,10 @@ out:
 	free(call);
 }
 
-/* First iteration index k from which GP_STAGE_SETTLE consecutive closed
- * iterations stay within GP_STAGE_TOL of the median of the last half. */
+/* First iteration index k from which the median duration of the next
+ * GP_STAGE_SETTLE closed iterations stays within GP_STAGE_TOL of the median
+ * of the last half (a median, so sporadic host stalls do not end or extend
+ * the warm-up). */
 static size_t gp_stage_settled(const struct gp_rep *rep, size_t n)
 {
 	uint64_t *d = malloc(n * sizeof *d);
@@ -96,18 +98,22 @@ static size_t gp_stage_settled(const struct gp_rep *rep, size_t n)
 		d[i - h] = rep->iters[i].end - rep->iters[i].start;
 	qsort(d, n - h, sizeof *d, gp_stage_cmp_u64);
 	double ref = (double)d[(n - h - 1) / 2];
-	free(d);
-	for (size_t k = 0; k + GP_STAGE_SETTLE <= n; k++) {
-		size_t j = 0;
-		for (; j < GP_STAGE_SETTLE; j++) {
-			double v = (double)(rep->iters[k + j].end - rep->iters[k + j].start);
-			if (v < ref * (1 - GP_STAGE_TOL) || v > ref * (1 + GP_STAGE_TOL))
-				break;
-		}
-		if (j == GP_STAGE_SETTLE)
-			return k;
+	size_t k = 0;
+	for (; k + GP_STAGE_SETTLE <= n; k++) {
+		uint64_t w[GP_STAGE_SETTLE];
+		for (size_t j = 0; j < GP_STAGE_SETTLE; j++)
+			w[j] = rep->iters[k + j].end - rep->iters[k + j].start;
+		qsort(w, GP_STAGE_SETTLE, sizeof w[0], gp_stage_cmp_u64);
+		double m = (double)w[GP_STAGE_SETTLE / 2];
+		if (m >= ref * (1 - GP_STAGE_TOL) && m <= ref * (1 + GP_STAGE_TOL))
+			break;
 	}
-	return n;
+	free(d);
+	/* the median settles once most of the window has: move on over the
+	 * window's leading iterations that are still slow */
+	while (k < n && (double)(rep->iters[k].end - rep->iters[k].start) > ref * (1 + GP_STAGE_TOL))
+		k++;
+	return k < n ? k : n;
 }
 
 void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)

@@ -194,7 +194,8 @@ def run(truth_path, txt_path, hook_records):
     check(wl and "(%d iterations)" % nwarm in wl[0], "warm-up = %d iterations (%s)" % (nwarm, wl[0].strip() if wl else "-"))
     # load: first CUDA call -> first kernel launch call, dominated by copies or allocations
     # the program's first CUDA call is its first cudaMalloc (the library's own
-    # version queries before it are not traced: activity is not on yet)
+    # queries during its start, inside that call, are not traced: activity is
+    # enabled after them)
     first_api = min(e["start"] for e in t if e["type"] == "api" and e["name"] == "cudaMalloc")
     first_k = min(api[e["api_corr"]]["start"] for e in ks)
     ll = [l for l in st if l.split()[0] == "load"]

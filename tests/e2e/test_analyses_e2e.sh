@@ -65,7 +65,10 @@ fi
 echo "--- run (trends, stages, self-overhead)"
 ok=0
 for attempt in 1 2 3; do
-	run run "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" || break
+	# injection too, as `gpuphase record` does: the library starts at the
+	# first CUDA call (cudaMalloc, not hooked), so the load stage is whole
+	run run "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" \
+		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || break
 	hooks=$("$B/bin/gpuphase-dump" "$tmp/run.gpht" | grep -c '^hook_api')
 	if $CHECK run "$tmp/run.truth" "$tmp/run.txt" "$hooks"; then
 		ok=1
