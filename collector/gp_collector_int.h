@@ -135,7 +135,8 @@ static inline uint64_t gp_ring_used(struct gp_ring *r)
 struct gp_intern_entry;
 struct gp_tstate {
 	struct gp_ring *ring;
-	uint64_t gen;                    /* session the ring/cache belong to */
+	uint64_t gen;                    /* session the ring/cache belong to;
+	                                    equal to a live gen only with a ring */
 	struct gp_intern_entry *cache;   /* uthash head, intern.c            */
 };
 

@@ -39,7 +39,8 @@ $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLL
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS) -lm
 
-ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS)
+ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS) $(B)/bench/bench_collector
+BENCHES     += $(B)/bench/bench_collector
 TESTS       += $(GP_COLLECTOR_TESTS)
 TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress
 

@@ -128,8 +128,10 @@ struct gp_tstate *gp_registry_attach_slow(uint64_t gen)
 	if (!ts->ring) {
 		uint32_t tid = (uint32_t)gettid();
 		struct gp_ring *r = gp_ring_create(gp_g.ring_records, tid, gen);
-		if (!r)
+		if (!r) {
+			ts->gen = 0; /* invariant: ts->gen == live gen implies ts->ring */
 			return NULL;
+		}
 		ts->ring = r;
 		gp_registry_push(r);
 		gp_registry_announce(ts, tid);
@@ -137,23 +139,44 @@ struct gp_tstate *gp_registry_attach_slow(uint64_t gen)
 	return ts;
 }
 
-int gp_collector_emit(const union gp_rec *slots, uint32_t nslots)
+/* Everything but the one-slot fast path of gp_collector_emit: attaching
+ * the thread, groups, validation, drops. Same contract. */
+static __attribute__((noinline, cold)) int gp_registry_emit_slow(const union gp_rec *slots, uint32_t nslots)
 {
 	struct gp_tstate *ts = gp_registry_attach();
-	if (__builtin_expect(!ts, 0))
+	if (!ts)
 		return -EPIPE;
-	if (__builtin_expect(nslots != 1 || slots[0].type == GP_REC_STRING || slots[0].type == GP_REC_STACK, 0)) {
-		if (nslots == 0 || nslots != gp_rec_slots(&slots[0]) || nslots > GP_BLOCK_MAX_SLOTS)
-			return -EINVAL;
-	}
-	if (__builtin_expect(slots[0].type == GP_REC_INVALID, 0))
+	struct gp_ring *r = ts->ring;
+	uint8_t type = slots[0].type;
+	if (type == GP_REC_INVALID || nslots == 0 || nslots != gp_rec_slots(&slots[0]) ||
+	    nslots > GP_BLOCK_MAX_SLOTS)
 		return -EINVAL;
-	if (__builtin_expect(gp_ring_push(ts->ring, slots, nslots) != 0, 0)) {
-		gp_ring_count_drop(ts->ring);
-		atomic_fetch_add_explicit(&gp_g.dropped_total, 1, memory_order_relaxed);
-		return -ENOBUFS;
+	if (gp_ring_push(r, slots, nslots) == 0)
+		return 0;
+	gp_ring_count_drop(r);
+	atomic_fetch_add_explicit(&gp_g.dropped_total, 1, memory_order_relaxed);
+	return -ENOBUFS;
+}
+
+int gp_collector_emit(const union gp_rec *slots, uint32_t nslots)
+{
+	/* acquire: pairs with the release store in gp_collector_start. */
+	uint64_t gen = atomic_load_explicit(&gp_g.live_gen, memory_order_acquire);
+	struct gp_tstate *ts = gp_tls_state;
+	uint8_t type = slots[0].type;
+	/* Hot path: attached thread (ts->gen == gen implies ts->ring), one
+	 * plain slot, room in the ring: a fixed-size copy and one store. */
+	if (__builtin_expect(gen && ts && ts->gen == gen && nslots == 1 && type != GP_REC_STRING &&
+			     type != GP_REC_STACK && type != GP_REC_INVALID, 1)) {
+		struct gp_ring *r = ts->ring;
+		uint64_t head = gp_ring_reserve(r, 1);
+		if (__builtin_expect(head != UINT64_MAX, 1)) {
+			*gp_ring_slot(r, head) = slots[0];
+			gp_ring_commit(r, head + 1);
+			return 0;
+		}
 	}
-	return 0;
+	return gp_registry_emit_slow(slots, nslots);
 }
 
 uint64_t gp_collector_self_pending(void)
