@@ -549,7 +549,8 @@ int gp_an_prepare(struct gp_an *an)
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] || (!have_cupti && an->have_hooks);
 
 	/* iterations: marks sorted by time, one per iteration number */
-	qsort(an->marks, an->nmarks, sizeof *an->marks, gp_an_cmp_mark);
+	if (an->nmarks)
+		qsort(an->marks, an->nmarks, sizeof *an->marks, gp_an_cmp_mark);
 	if (an->nmarks) {
 		an->iters = calloc(an->nmarks, sizeof *an->iters);
 		if (!an->iters)
@@ -1610,7 +1611,8 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 
 	/* 2. charge the waits still open */
 	gp_an_wait_expire(an, 1);
-	qsort(an->cs, an->ncs, sizeof *an->cs, gp_an_cmp_cs);
+	if (an->ncs) /* qsort(NULL, 0) is undefined (UBSan: nonnull) */
+		qsort(an->cs, an->ncs, sizeof *an->cs, gp_an_cmp_cs);
 	rep->callsites = an->cs;
 	rep->ncallsites = an->ncs;
 	an->cs = NULL;
@@ -1798,6 +1800,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->ext_rev);
 	gp_map_free(&an->last_driver);
 	gp_map_free(&an->hooks_on_tid);
+	gp_map_free(&an->tid_os);
 	gp_map_free(&an->nvtx);
 	for (size_t i = 0; i < an->nnvtx; i++)
 		free(an->nvtx_stacks[i].names);
