@@ -393,6 +393,36 @@ def check_hidden(a):
     return res.emit(a.summary)
 
 
+def check_nvtx(a):
+    """Operators grouped by innermost NVTX range: exactly the expected
+    range names with the expected kernel counts (--expect NAME=COUNT,...)."""
+    res = Result(a.check)
+    try:
+        bare, run = Run(a.bare), Run(a.run)
+        same_as_bare(res, bare, run)
+        rep = run.report()
+        ops = operators(rep)
+        want = {}
+        for item in a.expect.split(","):
+            name, _, cnt = item.rpartition("=")
+            want[name] = int(cnt)
+        got = {}
+        for o in ops:
+            if is_kernel(o) and str(o.get("name")) in want:
+                got[o["name"]] = got.get(o["name"], 0) + int(num(o, "count"))
+        for name, cnt in sorted(want.items()):
+            res.need(got.get(name) == cnt, "operator %s: %s kernels, expected %d"
+                     % (name, got.get(name, "no"), cnt))
+        cov, dr = coverage(rep), drops(rep)
+        res.need(abs(cov - 1.0) < 1e-9, "join coverage %.4f%%, expected 100%%" % (cov * 100))
+        res.need(dr == 0, "%d dropped records" % dr)
+        res.number = ", ".join("%s %s" % (n, got.get(n, 0)) for n in sorted(want)) + \
+            ", join %.2f%%" % (cov * 100)
+    except (KitError, ValueError) as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
 def load_steps(run):
     """The wrapper's steps.json: optimizer-step end times (CLOCK_MONOTONIC_RAW ns)."""
     p = os.path.join(run.dir, "steps.json")
@@ -807,6 +837,12 @@ def selftest(_a):
         ("exec not judged in sim", "PASS", check_example,
          dict(run=mk("s5", err="timing: kernels 60.3\n", report=rep(50.0, name="heavy_lcg"),
                      dump=evdump(60_000_000)), tol=0.01, program="compute_bound", sim=True)),
+        ("nvtx names", "PASS", check_nvtx,
+         dict(run=mk("v1", report=rep(name="gp::fill", count=50)), expect="gp::fill=50")),
+        ("nvtx count off", "FAIL", check_nvtx,
+         dict(run=mk("v2", report=rep(name="gp::fill", count=49)), expect="gp::fill=50")),
+        ("nvtx name missing", "FAIL", check_nvtx,
+         dict(run=mk("v3", report=rep(name="fill_k", count=50)), expect="gp::fill=50")),
         ("all kernels", "PASS", check_kernels,
          dict(run=mk("k", report=rep(count=5)), kernel="kern", expect=5, allow_reported_drops=False)),
         ("a kernel missing", "FAIL", check_kernels,
@@ -939,6 +975,12 @@ def main(argv):
     p.add_argument("--min-kernels", type=int)
     p.add_argument("--expect-hooked", type=int)
     p.set_defaults(fn=check_hidden)
+    p = sub.add_parser("nvtx")
+    common(p)
+    p.add_argument("--bare", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--expect", required=True, help="NAME=COUNT,... kernels per NVTX range")
+    p.set_defaults(fn=check_nvtx)
     p = sub.add_parser("train")
     common(p, check=False)
     p.add_argument("--runs", required=True)

@@ -21,7 +21,9 @@
 #   3 cublas, triton       launches no preload hook can see (cuBLAS' private
 #                          cudart, Triton's cuLaunchKernel) are in the trace,
 #                          each with a launch time from a CUPTI API record.
-#   4 train/*              examples/pytorch/train.py under the preload with
+#   4 nvtx                 examples/gpu/nvtx_ranges (C, nvtx3) under preload +
+#                          NVTX_INJECTION64_PATH: operators named by range.
+#     train/*              examples/pytorch/train.py under the preload with
 #                          GPUPHASE_WINDOW=skip=20,iters=10, with and without
 #                          --nvtx: aten:: operators named, the window exact.
 #   5 overhead/*           launch_bound (its event-timed launch loop) and
@@ -189,7 +191,8 @@ else
 	mk_targets=$CORE_TARGETS
 	if [ "$SIM" = 1 ]; then
 		for e in $EXAMPLES; do mk_targets="$mk_targets $B/examples/$e"; done
-		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static $B/examples/gpu/gemm_cublas"
+		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static"
+		mk_targets="$mk_targets $B/examples/gpu/gemm_cublas $B/examples/gpu/nvtx_ranges"
 	fi
 	jobs=$(nproc)
 	[ "$SIM" = 1 ] && [ "$jobs" -gt 2 ] && jobs=2
@@ -233,6 +236,8 @@ if [ "$SIM" = 0 ]; then
 	nvcc_build "$GXB/launch_storm_static" "$SRC/examples/gpu/launch_storm.cu" -cudart static &
 	pids="$pids $!"
 	nvcc_build "$GXB/gemm_cublas" "$SRC/examples/gpu/gemm_cublas.cu" -cudart shared -lcublas &
+	pids="$pids $!"
+	nvcc_build "$GXB/nvtx_ranges" "$SRC/examples/gpu/nvtx_ranges.cu" -cudart shared -ldl &
 	pids="$pids $!"
 	for p in $pids; do wait "$p"; done
 fi
@@ -466,6 +471,23 @@ elif have_time 60 triton; then
 		$GPUKIT hidden --check triton --summary "$SUMMARY" --bare "$RD/runs/triton.bare" \
 			--run "$RD/runs/triton.preload" --kernel add_kernel --expect $((triton_iters + 1)) | tee -a "$LOG"
 	fi
+fi
+
+# ---------------------------------------------------------------- NVTX (C)
+# What train/nvtx needs from NVTX, on a program simcuda can run too: ranges
+# reach libgpuphase through NVTX_INJECTION64_PATH and name the operators.
+log "step 4a: NVTX-named operators (examples/gpu/nvtx_ranges)"
+nvx=$GXB/nvtx_ranges
+nvtx_steps=50
+if [ ! -x "$nvx" ]; then
+	result nvtx FAIL - "$nvx not built"
+elif have_time 15 nvtx; then
+	sim_env nvtx_ranges
+	run_prog nvtx.bare bare 60 "$nvx" "$nvtx_steps"
+	run_prog nvtx.nvtx nvtx 60 "$nvx" "$nvtx_steps"
+	report_of nvtx.nvtx --group-by nvtx
+	$GPUKIT nvtx --check nvtx --summary "$SUMMARY" --bare "$RD/runs/nvtx.bare" --run "$RD/runs/nvtx.nvtx" \
+		--expect "gp::fill=$nvtx_steps,gp::scale=$((2 * nvtx_steps)),gp::step=$nvtx_steps" | tee -a "$LOG"
 fi
 
 # ---------------------------------------------------------------- 4 + 5. train.py
