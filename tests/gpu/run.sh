@@ -551,6 +551,15 @@ elif have_time 60 storm; then
 fi
 
 # ---------------------------------------------------------------- summary
+case "${GPU_KIT_KEEP_TRACES:-all}" in
+all) ;;
+small | none)
+	# Results shipped back from a lent machine: keep reports, drop big traces.
+	lim=$([ "${GPU_KIT_KEEP_TRACES}" = none ] && echo 0 || echo 16384)
+	find "$RD/runs" -name 'trace-*.gpht' -size +"${lim}"k -print -delete | sed 's/^/gpu-kit: removed trace /' | tee -a "$LOG"
+	;;
+*) log "GPU_KIT_KEEP_TRACES='${GPU_KIT_KEEP_TRACES}': expected all, small or none; kept all" ;;
+esac
 log "done in $(($(date +%s) - START_S)) s; logs, traces and reports in $RD"
 $GPUKIT table "$SUMMARY" --mode "$MODE" | tee "$RD/summary.txt"
 exit "${PIPESTATUS[0]}"
