@@ -1,0 +1,235 @@
+/*
+ * test_report_xa.c — Criterion suite for the issue-9 analyses (report/xa.c,
+ * graphs.c, trends.c, hostload.c, stages.c) on synthetic record arrays: the
+ * cases the simcuda end-to-end test cannot produce on demand (a quiet host,
+ * exact self-overhead arithmetic, a node captured before the trace began, a
+ * decreasing drift). Expected values are computed from each timeline's own
+ * constants. Runs on the test thread only.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analysis.h"
+#include "report/output.h"
+#include "report/xa.h"
+
+struct recs {
+	union gp_rec r[2048];
+	size_t n;
+};
+
+static union gp_rec *add(struct recs *t)
+{
+	cr_assert(t->n < 2048);
+	union gp_rec *r = &t->r[t->n++];
+	memset(r, 0, sizeof *r);
+	return r;
+}
+
+static void str(struct recs *t, uint32_t id, const char *text)
+{
+	union gp_rec *r = add(t);
+	r->string.type = GP_REC_STRING;
+	r->string.id = id;
+	r->string.len = (uint32_t)strlen(text);
+	cr_assert(r->string.len <= GP_STRING_INLINE);
+	memcpy(r->string.text, text, r->string.len);
+}
+
+/* One launch (runtime record) and its kernel; returns the kernel record. */
+static union gp_rec *launch(struct recs *t, uint64_t at, uint32_t dur, uint64_t exec, uint32_t corr, uint32_t name)
+{
+	union gp_rec *a = add(t);
+	a->api.type = GP_REC_RUNTIME_API;
+	a->api.class_flags = GP_API_LAUNCH;
+	a->api.tid = 7;
+	a->api.start = at;
+	a->api.dur = dur;
+	a->api.corr = corr;
+	union gp_rec *k = add(t);
+	k->kernel.type = GP_REC_KERNEL;
+	k->kernel.stream = 13;
+	k->kernel.start = at + dur + 1000;
+	k->kernel.end = k->kernel.start + exec;
+	k->kernel.corr = corr;
+	k->kernel.name = name;
+	return k;
+}
+
+static void host(struct recs *t, uint64_t ts, uint32_t interval_us, uint32_t busy_pm, uint64_t cupti_ns)
+{
+	union gp_rec *r = add(t);
+	r->host.type = GP_REC_HOST_SAMPLE;
+	r->host.ncpu = 2;
+	r->host.ts = ts;
+	r->host.interval_us = interval_us;
+	r->host.host_busy_pm = busy_pm;
+	r->host.proc_cpu_pm = 500;
+	r->host.cupti_ns = cupti_ns;
+}
+
+static void status(struct recs *t, uint8_t kind, int64_t value)
+{
+	union gp_rec *r = add(t);
+	r->status.type = GP_REC_STATUS;
+	r->status.kind = kind;
+	r->status.value = value;
+}
+
+static void sink(const struct gp_an_op *op, void *ctx)
+{
+	gp_xa_op(ctx, op);
+}
+
+/* Run both passes, the extra analyses, and print them (text); returns the
+ * malloc'd output. */
+static char *report(const struct recs *t)
+{
+	struct gp_an_config cfg = { .group_by = GP_GROUP_KERNEL };
+	struct gp_xa *xa = gp_xa_new(GP_GROUP_KERNEL);
+	cfg.on_op = sink;
+	cfg.ctx = xa;
+	struct gp_an *an = gp_an_new(&cfg);
+	cr_assert(an && xa);
+	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i]))
+		cr_assert_eq(gp_an_scan1(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
+	cr_assert_eq(gp_an_prepare(an), 0);
+	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i])) {
+		cr_assert_eq(gp_an_scan2(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
+		cr_assert_eq(gp_xa_record(xa, an, &t->r[i]), 0);
+	}
+	struct gp_rep rep;
+	memset(&rep, 0, sizeof rep);
+	cr_assert_eq(gp_an_finish(an, &rep), 0);
+	cr_assert_eq(gp_xa_finish(xa, an, &rep), 0);
+	gp_an_free(an);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct gp_out_opts o = { .format = GP_FMT_TEXT, .outlier_factor = 1.5 };
+	cr_assert_eq(gp_xa_print(f, xa, &rep, &o), 0);
+	fclose(f);
+	gp_xa_free(xa);
+	gp_rep_free(&rep);
+	return buf;
+}
+
+#define T0 1000000000ull /* 1 s on the trace clock */
+#define US 1000ull
+
+/* 40 launches of 10 us host time, one every 100 us, under samples of given
+ * busy per mille covering [T0, T0 + 4 ms]. */
+static void launches_under(struct recs *t, uint32_t busy_pm)
+{
+	str(t, 1, "_Z4stepv");
+	for (uint32_t i = 0; i < 40; i++)
+		launch(t, T0 + i * 100 * US, 10 * US, 50 * US, i + 1, 1);
+	host(t, T0 + 2000 * US, 2000, busy_pm, 0);
+	host(t, T0 + 4000 * US, 2000, busy_pm, 0);
+}
+
+Test(xa, quiet_host_flags_nothing)
+{
+	static struct recs t;
+	t.n = 0;
+	launches_under(&t, 200);
+	char *out = report(&t);
+	cr_assert(strstr(out, "host CPU busy: mean 20.0%"), "%s", out);
+	cr_assert(strstr(out, "host > 50% busy during 0.0% of the sampled time"), "%s", out);
+	cr_assert_null(strstr(out, "launch numbers taken while the host"), "%s", out);
+	free(out);
+}
+
+Test(xa, busy_host_flags_launches)
+{
+	static struct recs t;
+	t.n = 0;
+	launches_under(&t, 900);
+	char *out = report(&t);
+	cr_assert(strstr(out, "host CPU busy: mean 90.0%"), "%s", out);
+	/* every launch starts inside a busy sample interval */
+	cr_assert(strstr(out, "warning: step: launch numbers taken while the host was > 50% busy (40 of 40 launch "
+			      "calls, 100% of its launch time)"), "%s", out);
+	free(out);
+}
+
+Test(xa, self_overhead_arithmetic)
+{
+	static struct recs t;
+	t.n = 0;
+	str(&t, 1, "_Z4stepv");
+	status(&t, GP_STATUS_HOOK_COST, 1000);
+	for (uint32_t i = 0; i < 10; i++) {
+		union gp_rec *h = add(&t);
+		h->api.type = GP_REC_HOOK_API;
+		h->api.class_flags = GP_API_OTHER;
+		h->api.start = T0 + i * 100 * US;
+		h->api.dur = 1000;
+		h->api.corr = 100 + i;
+	}
+	launch(&t, T0, 10 * US, 50 * US, 1, 1);
+	launch(&t, T0 + 999 * US, 10 * US, 50 * US, 2, 1);
+	host(&t, T0 + 1000 * US, 1000, 100, 5000);
+	char *out = report(&t);
+	/* 10 x 1000 ns + 5000 ns = 15 us; the window is the trace's wall time */
+	cr_assert(strstr(out, "self-overhead (estimate): 15.0us = 10 hooked calls x 1000ns + CUPTI buffer time 5.0us"),
+		  "%s", out);
+	cr_assert_null(strstr(out, "exceeds 5%"), "%s", out);
+	free(out);
+}
+
+Test(xa, decreasing_drift_and_no_tail)
+{
+	static struct recs t;
+	t.n = 0;
+	str(&t, 1, "_Z4stepv");
+	str(&t, 2, "_Z4flatv");
+	/* step: 200 us falling by 2 us per call; flat: 30 us always */
+	for (uint32_t i = 0; i < 50; i++) {
+		launch(&t, T0 + i * 1000 * US, 10 * US, (200 - 2 * i) * US, 2 * i + 1, 1);
+		launch(&t, T0 + i * 1000 * US + 500 * US, 10 * US, 30 * US, 2 * i + 2, 2);
+	}
+	char *out = report(&t);
+	/* slope -2 us, drift = -2 * 49 / mean(151) = -64.9 % */
+	cr_assert(strstr(out, "step: -2.0us per call (-65% over 50 calls: fitted 200.0us -> 102.0us, R^2 1.00)"), "%s",
+		  out);
+	cr_assert_null(strstr(out, "flat:"), "%s", out);
+	cr_assert_null(strstr(out, "long-tail"), "%s", out);
+	free(out);
+}
+
+Test(xa, graph_node_captured_before_trace)
+{
+	static struct recs t;
+	t.n = 0;
+	str(&t, 1, "_Z4nodev");
+	union gp_rec *a = add(&t);
+	a->api.type = GP_REC_RUNTIME_API;
+	a->api.class_flags = GP_API_GRAPH_LAUNCH;
+	a->api.start = T0;
+	a->api.dur = 20 * US;
+	a->api.corr = 5;
+	/* two replayed kernels of one launch; no capture/clone records */
+	for (int k = 0; k < 2; k++) {
+		union gp_rec *r = add(&t);
+		r->kernel.type = GP_REC_KERNEL;
+		r->kernel.flags = GP_OPF_GRAPH;
+		r->kernel.start = T0 + 30 * US + (uint64_t)k * 10 * US;
+		r->kernel.end = r->kernel.start + 10 * US;
+		r->kernel.corr = 5;
+		r->kernel.name = 1;
+		union gp_rec *g = add(&t);
+		g->graph.type = GP_REC_GRAPH_NODE;
+		g->graph.kind = GP_GRAPH_OP;
+		g->graph.graph_id = 9;
+		g->graph.node_id = 77 + (uint64_t)k;
+		g->graph.corr = 5;
+	}
+	char *out = report(&t);
+	cr_assert(strstr(out, "graph 9 (instantiated as graph 9): 1 launches, 2 nodes, 2 kernels; cudaGraphLaunch host "
+			      "time 20.0us (20.0us per launch, charged once per launch); GPU time 20.0us"), "%s", out);
+	cr_assert(strstr(out, "(not captured in trace)"), "%s", out);
+	free(out);
+}
