@@ -135,8 +135,18 @@ struct gp_tls {
 	void *stacks;        /* stacks.c per-thread table                        */
 };
 extern GP_TLS struct gp_tls gp_tls;
-uint32_t gp_lib_tid(void);
-uint32_t gp_lib_next_op(void);
+uint32_t gp_lib_tid_slow(void);
+uint32_t gp_lib_op_block(void);
+/* gettid, cached per thread. */
+static inline uint32_t gp_lib_tid(void)
+{
+	return GP_LIKELY(gp_tls.tid) ? gp_tls.tid : gp_lib_tid_slow();
+}
+/* Next op id: per-thread blocks of 64 from one atomic counter (never 0). */
+static inline uint32_t gp_lib_next_op(void)
+{
+	return GP_LIKELY(gp_tls.op_next != gp_tls.op_end) ? gp_tls.op_next++ : gp_lib_op_block();
+}
 /* Emit one record (head only). */
 void gp_lib_emit1(const union gp_rec *r);
 /* Emit a GP_REC_STATUS. */

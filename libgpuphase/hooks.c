@@ -93,6 +93,7 @@ struct gp_call {
 	uint64_t t0;
 	uint32_t op, tid, stream, stack;
 	uint32_t prev_op; /* gp_tls.cur_op before this hook (graphs.c reads it) */
+	int *err;         /* this thread's errno, looked up once per call      */
 	uint16_t id;
 	uint8_t cls, active, nested, pushed;
 };
@@ -102,15 +103,16 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const void *stream, int twin,
 			  const void *func)
 {
-	int e = errno;
 	struct gp_tls *t = &gp_tls;
 	if (t->internal)
 		return 0;
+	int *err = &errno, e = *err;
 	if (GP_UNLIKELY(__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) &&
 	    !gp_lib_ensure_started()) {
-		errno = e;
+		*err = e;
 		return 0;
 	}
+	c->err = err;
 	uint32_t tid = gp_lib_tid();
 	if (GP_UNLIKELY(gp_cfg.marker == GP_MARKER_KERNEL || gp_cfg.marker == GP_MARKER_PROFILER)) {
 		t->internal++; /* marker code may call cudaFuncGetName */
@@ -138,7 +140,7 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 			c->pushed = 1;
 		}
 	}
-	errno = e;
+	*err = e;
 	c->t0 = gp_now();
 	return 1;
 }
@@ -147,7 +149,7 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r) __attribute__((noinl
 static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 {
 	uint64_t t1 = gp_now();
-	int e = errno;
+	int e = *c->err;
 	if (c->active) {
 		if (c->pushed)
 			gp_cupti_pop();
@@ -183,7 +185,7 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 		gp_window_sync_done(c->tid);
 	else if (c->id == GP_HID_cudaProfilerStop && gp_cfg.marker == GP_MARKER_PROFILER)
 		gp_window_profiler(0, c->tid);
-	errno = e;
+	*c->err = e;
 }
 
 /*

@@ -54,23 +54,20 @@ static char gp_lib_warnings[1024];
 
 /* ---- small services for the other modules ---------------------------------- */
 
-uint32_t gp_lib_tid(void)
+uint32_t gp_lib_tid_slow(void)
 {
-	if (GP_UNLIKELY(!gp_tls.tid))
-		gp_tls.tid = (uint32_t)syscall(SYS_gettid);
+	gp_tls.tid = (uint32_t)syscall(SYS_gettid);
 	return gp_tls.tid;
 }
 
-uint32_t gp_lib_next_op(void)
+uint32_t gp_lib_op_block(void)
 {
 	struct gp_tls *t = &gp_tls;
-	if (GP_UNLIKELY(t->op_next == t->op_end)) {
-		uint32_t b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
-		if (b == 0) /* wrapped: 0 is never an op id */
-			b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
-		t->op_next = b;
-		t->op_end = b + 64;
-	}
+	uint32_t b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
+	if (b == 0) /* wrapped: 0 is never an op id */
+		b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
+	t->op_next = b;
+	t->op_end = b + 64;
 	return t->op_next++;
 }
 
