@@ -87,6 +87,18 @@ struct gp_recent {
 	uint8_t has_api, copy_sync;
 };
 
+/* Pending launch hooks of one thread, in start order: a CUPTI API record
+ * inside a hook's interval on the same thread is that hook's call. */
+struct gp_hookq_ent {
+	uint64_t start, end;
+	uint32_t idx, op;    /* hook slot and its op id (stale when they differ) */
+};
+struct gp_hookq {
+	uint32_t tid;
+	struct gp_hookq_ent *e;
+	size_t head, n, cap;
+};
+
 /* Active waits of one thread, in w0 order (CUPTI delivers a thread's
  * records in order). */
 struct gp_tidq {
@@ -199,9 +211,9 @@ struct gp_an {
 	struct gp_map hook_by_op;
 	struct gp_map ext_rev;       /* hook op id -> corr waiting for it      */
 	struct gp_map last_driver;   /* tid -> corr of its last lone driver call */
-	struct gp_map hooks_on_tid;  /* tid -> pending hooks of that thread     */
-	uint32_t hot_tid;            /* hooks_on_tid entry kept out of the map */
-	uint64_t hot_count;          /* (the last thread that had a hook)      */
+	struct gp_hookq *hq;         /* pending op hooks per thread, by start  */
+	size_t nhq, caphq;
+	struct gp_map hq_by_tid;
 	uint32_t tid_os_last_cupti, tid_os_last_os; /* last tid_os put        */
 	uint64_t group_last_key;     /* last group lookup                      */
 	uint32_t group_last;
@@ -1127,36 +1139,80 @@ static void gp_an_pend_drop(struct gp_an *an, struct gp_pending *p)
 	an->pend_free = idx;
 }
 
-/* Pending hooks per thread: the busiest thread's count lives in hot_*. */
-static uint64_t gp_an_tid_hooks(const struct gp_an *an, uint32_t tid)
+static int gp_an_hookq_alive(const struct gp_an *an, const struct gp_hookq_ent *e)
 {
-	if (tid == an->hot_tid)
-		return an->hot_count;
-	uint64_t *v = gp_map_get(&an->hooks_on_tid, tid);
-	return v ? *v : 0;
+	uint64_t *v = gp_map_get(&an->hook_by_op, e->op);
+	return v && *v == e->idx;
 }
 
-static void gp_an_tid_hooks_add(struct gp_an *an, uint32_t tid, int delta)
+static void gp_an_hookq_trim(const struct gp_an *an, struct gp_hookq *q)
 {
-	if (tid != an->hot_tid) {
-		if (an->hot_count)
-			gp_an_fail(an, gp_map_put(&an->hooks_on_tid, an->hot_tid, an->hot_count));
-		else
-			gp_map_del(&an->hooks_on_tid, an->hot_tid);
-		uint64_t *v = gp_map_get(&an->hooks_on_tid, tid);
-		an->hot_tid = tid;
-		an->hot_count = v ? *v : 0;
+	while (q->n && !gp_an_hookq_alive(an, &q->e[q->head])) {
+		q->head++;
+		q->n--;
 	}
-	if (delta > 0)
-		an->hot_count++;
-	else if (an->hot_count)
-		an->hot_count--;
+	if (!q->n)
+		q->head = 0;
+}
+
+static void gp_an_hookq_push(struct gp_an *an, const struct gp_hook *h, uint32_t idx)
+{
+	uint64_t *v = gp_map_get(&an->hq_by_tid, h->tid);
+	struct gp_hookq *q;
+	if (v) {
+		q = &an->hq[*v];
+	} else {
+		if (GROW(an->hq, an->nhq, an->caphq))
+			return gp_an_fail(an, -ENOMEM);
+		q = &an->hq[an->nhq];
+		memset(q, 0, sizeof *q);
+		q->tid = h->tid;
+		gp_an_fail(an, gp_map_put(&an->hq_by_tid, h->tid, an->nhq));
+		an->nhq++;
+	}
+	gp_an_hookq_trim(an, q);
+	if (q->head > 0 && q->head + q->n == q->cap) {
+		memmove(q->e, q->e + q->head, q->n * sizeof *q->e);
+		q->head = 0;
+	}
+	if (gp_an_grow((void **)&q->e, &q->cap, q->head + q->n + 1, sizeof *q->e))
+		return gp_an_fail(an, -ENOMEM);
+	size_t i = q->n;
+	while (i > 0 && q->e[q->head + i - 1].start > h->start) {
+		q->e[q->head + i] = q->e[q->head + i - 1];
+		i--;
+	}
+	q->e[q->head + i] = (struct gp_hookq_ent){ h->start, h->start + h->dur, idx, h->op };
+	q->n++;
+}
+
+/* The pending hook of thread tid whose interval contains [a0, a1], or NULL. */
+static struct gp_hook *gp_an_hook_containing(struct gp_an *an, uint32_t tid, uint64_t a0, uint64_t a1)
+{
+	uint64_t *v = gp_map_get(&an->hq_by_tid, tid);
+	if (!v)
+		return NULL;
+	struct gp_hookq *q = &an->hq[*v];
+	gp_an_hookq_trim(an, q);
+	size_t lo = 0, hi = q->n; /* first entry with start > a0 */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (q->e[q->head + mid].start <= a0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && lo - i < 4; i--) {
+		const struct gp_hookq_ent *e = &q->e[q->head + i - 1];
+		if (e->end >= a1 && gp_an_hookq_alive(an, e))
+			return &an->hooks[e->idx];
+	}
+	return NULL;
 }
 
 static void gp_an_hook_drop(struct gp_an *an, struct gp_hook *h)
 {
 	uint32_t idx = (uint32_t)(h - an->hooks);
-	gp_an_tid_hooks_add(an, h->tid, -1);
 	gp_map_del(&an->hook_by_op, h->op);
 	h->next_free = an->hook_free;
 	an->hook_free = idx;
@@ -1231,22 +1287,19 @@ static void gp_an_try_finish(struct gp_an *an, struct gp_pending *p, int final)
 {
 	if (!p->has_gpu)
 		return;
-	struct gp_hook *h = NULL;
-	if (p->has_ext) {
-		h = gp_an_hook_get(an, p->ext);
-		if (!h && !final)
-			return; /* the hook is announced but not here yet */
-	}
 	if (!p->has_api && !final)
 		return;
-	if (!h && !final && an->have_hooks) {
-		/* CUPTI thread ids are not OS tids; the mapping is learned from
-		 * earlier joins. A thread with unjoined hooks may still send this
-		 * call's ext corr. */
+	struct gp_hook *h = p->has_ext ? gp_an_hook_get(an, p->ext) : NULL;
+	if (!h && p->has_api && an->have_hooks) {
+		/* No ext corr (yet): the hook whose interval contains the call on
+		 * the same thread is its hook. CUPTI thread ids are not OS tids;
+		 * the mapping is learned from ext-corr joins. */
 		uint64_t *os = gp_map_get(&an->tid_os, p->api_tid);
-		if (gp_an_tid_hooks(an, os ? (uint32_t)*os : p->api_tid))
-			return;
+		h = gp_an_hook_containing(an, os ? (uint32_t)*os : p->api_tid, p->api_start,
+					  p->api_start + p->api_dur);
 	}
+	if (!h && p->has_ext && !final)
+		return; /* the hook is announced but not here yet */
 	if (h && p->has_api && (p->api_tid != an->tid_os_last_cupti || h->tid != an->tid_os_last_os)) {
 		gp_an_fail(an, gp_map_put(&an->tid_os, p->api_tid, h->tid));
 		an->tid_os_last_cupti = p->api_tid;
@@ -1414,7 +1467,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 				       .stream = a->stream, .nvtx = gp_an_nvtx_top(an, a->tid),
 				       .op = a->corr, .start = a->start, .dur = gp_api_dur_ns(a) };
 		gp_an_fail(an, gp_map_put(&an->hook_by_op, a->corr, idx));
-		gp_an_tid_hooks_add(an, a->tid, +1);
+		gp_an_hookq_push(an, h, idx);
 		uint64_t *corr = gp_map_get(&an->ext_rev, a->corr);
 		if (corr) {
 			struct gp_pending *p = gp_an_pend_get(an, (uint32_t)*corr, 0);
@@ -1799,7 +1852,10 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->hook_by_op);
 	gp_map_free(&an->ext_rev);
 	gp_map_free(&an->last_driver);
-	gp_map_free(&an->hooks_on_tid);
+	for (size_t i = 0; i < an->nhq; i++)
+		free(an->hq[i].e);
+	free(an->hq);
+	gp_map_free(&an->hq_by_tid);
 	gp_map_free(&an->tid_os);
 	gp_map_free(&an->nvtx);
 	for (size_t i = 0; i < an->nnvtx; i++)

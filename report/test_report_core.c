@@ -599,3 +599,59 @@ Test(report_stats, map_matches_reference_under_deletes)
 	cr_expect_eq(m.count, live);
 	gp_map_free(&m);
 }
+
+/* --- streaming join --------------------------------------------------------------------------- */
+
+static int folded;
+static void count_op(const struct gp_an_op *op, void *ctx)
+{
+	(void)op;
+	(void)ctx;
+	folded++;
+}
+
+Test(report_core, unhooked_call_is_folded_without_waiting_for_other_hooks)
+{
+	/* tid 1 has a pending hook (its CUPTI records are not here yet); a
+	 * driver-launched kernel of the same thread with no hook (cuBLAS,
+	 * Triton) must be folded as soon as its records are complete. */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "gemm_internal");
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 50, 900);
+	api(&t, GP_REC_DRIVER_API, GP_API_LAUNCH, 1, 300, 10, 5);
+	kernel(&t, 1, 320, 420, 5, 1);
+	struct gp_an_config cfg = { .on_op = count_op };
+	struct gp_an *an = gp_an_new(&cfg);
+	cr_assert(an);
+	folded = 0;
+	for (size_t i = 0; i < t.n; i += gp_rec_slots(&t.r[i]))
+		cr_assert_eq(gp_an_scan1(an, &t.r[i], gp_rec_slots(&t.r[i])), 0);
+	cr_assert_eq(gp_an_prepare(an), 0);
+	for (size_t i = 0; i < t.n; i += gp_rec_slots(&t.r[i]))
+		cr_assert_eq(gp_an_scan2(an, &t.r[i], gp_rec_slots(&t.r[i])), 0);
+	cr_expect_eq(folded, 1, "folded before the end of the trace");
+	struct gp_rep rep;
+	memset(&rep, 0, sizeof rep);
+	cr_assert_eq(gp_an_finish(an, &rep), 0);
+	cr_expect_eq(rep.hooks_unjoined, 1);
+	cr_expect_eq(group(&rep, "gemm_internal")->launch_ns, 10);
+	gp_rep_free(&rep);
+	gp_an_free(an);
+}
+
+Test(report_core, hook_joins_by_containment_without_external_correlation)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	str(&t, 2, "step");
+	marker(&t, GP_MARK_PUSH, 7, 50, 2);
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 100, 60, 300);
+	marker(&t, GP_MARK_POP, 7, 200, 0);
+	api(&t, RT, GP_API_LAUNCH, 7, 110, 40, 9);
+	kernel(&t, 1, 170, 270, 9, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
+	cr_assert_eq(rep.ngroups, 1);
+	cr_expect_eq(group(&rep, "step")->count, 1);
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	gp_rep_free(&rep);
+}
