@@ -39,6 +39,8 @@ asan_opts=${ASAN_OPTIONS:-}
 if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 	preload="$GP_SAN_RUNTIME:$preload"
 	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}" # the programs' leaks are not ours
+elif [ "${GP_SAN:-}" = tsan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
 fi
 
 # run NAME PROGRAM COSTMODEL [ENV...]: trace, truth, text and json reports in $tmp/NAME.*
