@@ -387,7 +387,9 @@ _Static_assert(sizeof(union gp_rec) == GP_REC_SIZE, "record size");
  * or stack depth). */
 static inline uint32_t gp_string_cont_slots(uint32_t len)
 {
-	return len <= GP_STRING_INLINE ? 0u : (len - GP_STRING_INLINE + GP_REC_SIZE - 1u) / GP_REC_SIZE;
+	/* 64-bit: a corrupt len near 2^32 must not wrap to a small count */
+	return len <= GP_STRING_INLINE ? 0u
+				       : (uint32_t)(((uint64_t)len - GP_STRING_INLINE + GP_REC_SIZE - 1u) / GP_REC_SIZE);
 }
 static inline uint32_t gp_stack_cont_slots(uint32_t depth)
 {

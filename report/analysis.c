@@ -235,6 +235,11 @@ struct gp_an {
 
 static void gp_an_fail(struct gp_an *an, int rc)
 {
+	/* -EINVAL is gp_map_put refusing the reserved key UINT64_MAX: only a
+	 * corrupt file holds such an id or pc; that record is left out, the
+	 * rest is analysed (was reported as "out of memory"). */
+	if (rc == -EINVAL)
+		return;
 	if (rc && !an->err)
 		an->err = rc;
 }
