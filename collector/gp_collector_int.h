@@ -26,7 +26,9 @@
 #include "gp_collector.h"
 #include "gp_file.h"
 
-#define GP_RING_DEFAULT_RECORDS 16384u /* 512 KiB per producing thread     */
+#define GP_RING_DEFAULT_RECORDS 65536u /* 2 MiB of address space per producing
+                                          thread; pages are touched only as
+                                          records fill them                */
 #define GP_RING_MIN_RECORDS 16u
 #define GP_RING_MAX_RECORDS (1u << 24)
 #define GP_FLUSH_DEFAULT_MS 50u
@@ -44,6 +46,7 @@ struct gp_ring {
 	 * gp_ring_drain), loaded by the producer (acquire in gp_ring_reserve). */
 	_Alignas(GP_CACHELINE) _Atomic uint64_t tail;
 	uint64_t drained;              /* writer-only: slots drained            */
+	uint64_t drops_reported;       /* writer-only: last GP_REC_DROPS value  */
 	/* Shared, immutable after creation (published by the registry's
 	 * release CAS, read after its acquire load). */
 	_Alignas(GP_CACHELINE) uint64_t mask;

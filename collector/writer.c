@@ -40,6 +40,10 @@
 
 #define GP_OUT_FLUSH (1u << 20)           /* write(2) once this much is buffered */
 #define GP_NAP_MIN_NS 1000000ull          /* sleep after a pass that found data  */
+/* LZ4 acceleration: on the record mix, 4 gives smaller blocks than 1 (13.5
+ * vs 14.1 B/record) and ~30% faster decompression for the report; see
+ * docs/format.md. */
+#define GP_LZ4_ACCELERATION 4
 #define GP_FOOTER_RESERVE (sizeof(struct gp_block_header) + \
 			   (16u + 256u) * sizeof(struct gp_footer_entry))
 
@@ -225,7 +229,8 @@ static void gp_writer_seal(void)
 		return;
 	}
 	char *payload = W.out + W.out_len + sizeof(struct gp_block_header);
-	int c = LZ4_compress_default((const char *)W.blk, payload, (int)raw, LZ4_compressBound((int)raw));
+	int c = LZ4_compress_fast((const char *)W.blk, payload, (int)raw, LZ4_compressBound((int)raw),
+				  GP_LZ4_ACCELERATION);
 	uint32_t flags = 0, stored = raw;
 	if (c > 0 && (uint32_t)c < raw) {
 		flags = GP_BLOCKF_LZ4;
@@ -261,23 +266,31 @@ static void gp_writer_sink(void *ctx, const union gp_rec *g, uint32_t n)
 		W.dropped_cupti = g->drops.dropped;
 }
 
-/* A ring leaves the session: record its drops (one GP_REC_DROPS record when
- * it lost anything) and count it. */
-static void gp_writer_retire(struct gp_ring *r)
+/* Write a GP_REC_DROPS record for r if its cumulative drop count changed
+ * since the last one, so drops reach the file even if the process is killed
+ * before stop. */
+static void gp_writer_report_drops(struct gp_ring *r)
 {
 	uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	if (d == r->drops_reported)
+		return;
+	union gp_rec rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.drops.type = GP_REC_DROPS;
+	rec.drops.source = GP_DROP_RING;
+	rec.drops.tid = r->tid;
+	rec.drops.ts = gp_collector_now();
+	rec.drops.dropped = d;
+	gp_writer_sink(NULL, &rec, 1);
+	r->drops_reported = d;
+}
+
+/* A ring leaves the session: its final drop count and the totals. */
+static void gp_writer_retire(struct gp_ring *r)
+{
+	gp_writer_report_drops(r);
 	W.nrings++;
-	W.dropped_ring += d;
-	if (d) {
-		union gp_rec rec;
-		memset(&rec, 0, sizeof(rec));
-		rec.drops.type = GP_REC_DROPS;
-		rec.drops.source = GP_DROP_RING;
-		rec.drops.tid = r->tid;
-		rec.drops.ts = gp_collector_now();
-		rec.drops.dropped = d;
-		gp_writer_sink(NULL, &rec, 1);
-	}
+	W.dropped_ring += r->drops_reported;
 }
 
 /* One pass over the registry: drain every ring, retire drained orphans.
@@ -305,6 +318,7 @@ static uint64_t gp_writer_pass(int *busy)
 		if (gp_ring_used(r) > r->cap / 4)
 			*busy = 1;
 		got += gp_ring_drain(r, gp_writer_sink, NULL, W.scratch);
+		gp_writer_report_drops(r);
 		if (orphan) {
 			gp_writer_retire(r);
 			gp_registry_unlink(prev, r);
