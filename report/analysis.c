@@ -1813,6 +1813,12 @@ uint64_t gp_an_time_base(const struct gp_an *an)
 	return an->t_first == UINT64_MAX ? 0 : an->t_first;
 }
 
+uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid)
+{
+	uint64_t *v = gp_map_get(&an->tid_os, cupti_tid);
+	return v ? (uint32_t)*v : cupti_tid;
+}
+
 int gp_an_hook_only(const struct gp_an *an)
 {
 	return an->hook_only;

@@ -3,7 +3,8 @@
  * (the "JSON Object Format" with a traceEvents array) that Perfetto UI and
  * chrome://tracing load. Written while pass 2 streams, so memory stays flat.
  *
- * Tracks: per trace i, process (i+1)*1000 = host threads (tid = OS tid) with
+ * Tracks: per trace i, process (i+1)*1000 = host threads (tid = OS tid; a
+ * CUPTI thread id is shown as the OS tid once a join has paired them) with
  * CUDA API calls, NVTX ranges, sync waits and iteration marks; process
  * (i+1)*1000+1+device = that GPU, one thread per stream, with the ops. A flow
  * arrow (ph s/f, id = i<<32 | corr) goes from each launch call to its op.
@@ -112,7 +113,8 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 		gp_out_json_str(c->f, nm);
 		fprintf(c->f, ", \"cat\": \"cuda_api\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
 			      "\"args\": {\"corr\": %u}}",
-			hp, r->api.tid, gp_chrome_us(c, r->api.start), (double)gp_api_dur_ns(&r->api) / 1e3, r->api.corr);
+			hp, r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid),
+			gp_chrome_us(c, r->api.start), (double)gp_api_dur_ns(&r->api) / 1e3, r->api.corr);
 		break;
 	}
 	case GP_REC_MARKER: {
@@ -189,7 +191,8 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": \"s\", \"id\": %" PRIu64
 			      ", \"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
-			id, hp, op->tid, gp_chrome_us(c, op->api_start + (op->api_end - op->api_start) / 2));
+			id, hp, c->an ? gp_an_os_tid(c->an, op->tid) : op->tid,
+			gp_chrome_us(c, op->api_start + (op->api_end - op->api_start) / 2));
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %" PRIu64
 			      ", \"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
@@ -208,7 +211,8 @@ static void gp_chrome_wait(const struct gp_an_wait *w, void *ctx)
 	gp_chrome_sep(c);
 	fprintf(c->f, "{\"name\": \"sync wait (%s)\", \"cat\": \"sync\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, "
 		      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"corr\": %u, \"charged_to_corr\": %u, \"attributed\": %s}}",
-		k, gp_chrome_host_pid(c), w->tid, gp_chrome_us(c, w->w0), (double)(w->w1 - w->w0) / 1e3, w->corr,
+		k, gp_chrome_host_pid(c), c->an ? gp_an_os_tid(c->an, w->tid) : w->tid, gp_chrome_us(c, w->w0),
+		(double)(w->w1 - w->w0) / 1e3, w->corr,
 		w->op_corr, w->attributed ? "true" : "false");
 }
 
