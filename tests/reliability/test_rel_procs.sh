@@ -80,9 +80,11 @@ if [ -n "$tr" ]; then
   "$REL_DUMP" "$tr" >"$tr.dump" 2>&1; rel_check $? "threads: trace does not read"
   gm=$(awk '$1 == "hook_api" && $2 == "class=5"' "$tr.dump" | wc -l)
   # drops counted on the worker threads' own rings (other rings, e.g. the
-  # one CUPTI's delivery thread fills, do not hold hook records)
+  # one CUPTI's delivery thread fills, do not hold hook records); a DROPS
+  # record carries the ring's cumulative count, so the largest one per tid
   dr=$(awk '$1 == "hook_api" && $2 == "class=5" { w[$5] = 1 }
-            $1 == "drops" && w[$3] { d += substr($5, 9) } END { print d + 0 }' "$tr.dump")
+            $1 == "drops" { v = substr($5, 9) + 0; if (v > d[$3]) d[$3] = v }
+            END { for (t in d) if (w[t]) s += d[t]; print s + 0 }' "$tr.dump")
   dall=$(sed -n 's/.* dropped_ring=\([0-9]*\).*/\1/p' "$tr.dump")
   nt=$(awk '$1 == "hook_api" && $2 == "class=5" { print $5 }' "$tr.dump" | sort -u | wc -l)
   [ $((gm + dr)) = $((W * T * MS)) ]
