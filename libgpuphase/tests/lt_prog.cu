@@ -120,6 +120,20 @@ int main(int argc, char **argv)
 		if (h[0] != (unsigned)(2 * (s + 1)) || h[N] != (unsigned)s)
 			bad++;
 	}
+	/* the other NVTX entry points once each (names checked by test_lib_e2e) */
+	nvtxMarkA("mark-a");
+	nvtxRangeId_t rid = nvtxRangeStartW(L"range-w");
+	nvtxRangeEnd(rid);
+	nvtxRangePushW(L"push-w\u00e9");
+	nvtxEventAttributes_t attr;
+	memset(&attr, 0, sizeof attr);
+	attr.version = NVTX_VERSION;
+	attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	attr.message.ascii = "push-ex";
+	nvtxRangePushEx(&attr);
+	nvtxRangePop();
+	nvtxRangePop();
 	/* errno and the CUDA error state must look the same with and without
 	 * the library: the tests compare this line byte for byte. */
 	errno = 4242;

@@ -548,6 +548,56 @@ Test(lib_window, delay_duration, .timeout = 120)
 	lt_rmdir(dir);
 }
 
+/* NVTX through our InitializeInjectionNvtx2: every core entry point (A, W,
+ * Ex; mark, start/end, push/pop) becomes a marker on the calling thread. */
+Test(lib_e2e, nvtx_markers, .timeout = 60)
+{
+	char dir[256], bin[1200], lib[1200], nvtx[1300];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	snprintf(lib, sizeof lib, "%s/lib/libgpuphase.so", lt_build());
+	snprintf(nvtx, sizeof nvtx, "NVTX_INJECTION64_PATH=%s", lib);
+	const char *argv[] = {bin, "plain", "6", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace.gpht", nvtx, NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0, "%s", r.err);
+	char path[1200];
+	lt_find_trace(dir, path, sizeof path);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	size_t push_step = 0, pops = 0, start = 0, end = 0, mark = 0, push_w = 0, push_ex = 0;
+	uint64_t start_id = 0, end_id = 1;
+	for (size_t i = 0; i < t.n_marker; i++) {
+		const struct gp_rec_marker *m = &t.marker[i];
+		const char *n = lt_str(&t, m->name);
+		cr_assert(m->tid != 0 && m->ts != 0);
+		if (m->kind == GP_MARK_PUSH && !strcmp(n, "step")) {
+			push_step++;
+			cr_assert(m->id == 0, "step pushed at depth %llu", (unsigned long long)m->id);
+		}
+		if (m->kind == GP_MARK_PUSH && !strcmp(n, "push-w\xc3\xa9"))
+			push_w++;
+		if (m->kind == GP_MARK_PUSH && !strcmp(n, "push-ex")) {
+			push_ex++;
+			cr_assert(m->id == 1, "nested push at depth %llu", (unsigned long long)m->id);
+		}
+		pops += m->kind == GP_MARK_POP;
+		if (m->kind == GP_MARK_START && !strcmp(n, "range-w"))
+			start++, start_id = m->id;
+		if (m->kind == GP_MARK_END)
+			end++, end_id = m->id;
+		mark += m->kind == GP_MARK_INSTANT && !strcmp(n, "mark-a");
+	}
+	cr_assert(push_step == 6 && pops == 8 && push_w == 1 && push_ex == 1 && mark == 1,
+		  "push step %zu, pops %zu, push-w %zu, push-ex %zu, mark %zu", push_step, pops, push_w, push_ex, mark);
+	cr_assert(start == 1 && end == 1 && start_id == end_id && start_id != 0, "start/end ids %llu/%llu",
+		  (unsigned long long)start_id, (unsigned long long)end_id);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
+
 /* ---- degraded modes, process life ------------------------------------------------ */
 
 Test(lib_e2e, second_subscriber, .timeout = 120)
