@@ -45,6 +45,6 @@ fuzz-seeds: $(FUZZ_DIR)/seeds/.done
 fuzz: $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/seeds/.done
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	  -malloc_limit_mb=64 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+	  -malloc_limit_mb=256 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
 	  -artifact_prefix=$(abspath $(FUZZ_DIR))/artifacts/ \
 	  $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds tests/fuzz/regressions
