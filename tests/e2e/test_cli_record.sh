@@ -7,7 +7,9 @@
 #    gpuphase-dump reads from the file, and the trace holds exactly the
 #    kernels simcuda's ground truth (SIMCUDA_TRUTH) says ran;
 #  * gpuphase report reads it and calls it launch-bound (the example's
-#    documented profile);
+#    documented profile); diff and export (html, chrome-trace, sqlite) reach
+#    gpuphase-report and write files of the right kind; report without a
+#    trace argument reads the newest gpuphase-*.gpht in the directory;
 #  * exit status passthrough: N from exit(N), 128+N for signal N, 127 for a
 #    missing command; options arrive as GPUPHASE_* variables, LD_PRELOAD is
 #    appended to, not replaced, and the environment of gpuphase itself is not
@@ -54,6 +56,21 @@ fi
 "$G" report "$tmp/lb.gpht" >"$tmp/report" 2>"$tmp/report.err"; rc=$?
 [ "$rc" = 0 ] || fail "gpuphase report exit $rc: $(head -n 3 "$tmp/report.err")"
 grep -qi 'launch-bound' "$tmp/report" || fail "report of launch_bound has no launch-bound verdict: $(head -n 30 "$tmp/report")"
+# The report tool's other verbs, through gpuphase.
+"$G" diff "$tmp/lb.gpht" "$tmp/lb.gpht" >"$tmp/diff" 2>&1 || fail "gpuphase diff of a trace with itself failed: $(head -n 3 "$tmp/diff")"
+grep -q 'tiny_add' "$tmp/diff" || fail "diff does not name the kernel: $(head -n 10 "$tmp/diff")"
+"$G" export html "$tmp/lb.html" "$tmp/lb.gpht" >/dev/null 2>&1 || fail "gpuphase export html failed"
+grep -qi '<html' "$tmp/lb.html" 2>/dev/null || fail "export html wrote no HTML page"
+"$G" export chrome-trace "$tmp/lb.json" "$tmp/lb.gpht" >/dev/null 2>&1 || fail "gpuphase export chrome-trace failed"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/lb.json" 2>/dev/null || fail "chrome-trace export is not JSON"
+"$G" export sqlite "$tmp/lb.db" "$tmp/lb.gpht" >/dev/null 2>&1 || fail "gpuphase export sqlite failed"
+[ "$(head -c 15 "$tmp/lb.db" 2>/dev/null)" = "SQLite format 3" ] || fail "sqlite export is not a SQLite database"
+"$G" export html "$tmp/only.html" >/dev/null 2>"$tmp/e"; rc=$?
+[ "$rc" = 2 ] && grep -q 'need FORMAT, OUT and at least one TRACE' "$tmp/e" || fail "export without a trace: exit $rc, $(cat "$tmp/e")"
+# No trace argument: the newest gpuphase-*.gpht in the current directory.
+mkdir "$tmp/cwd" && cp "$tmp/lb.gpht" "$tmp/cwd/gpuphase-old-1.gpht" && sleep 0.05 && cp "$tmp/lb.gpht" "$tmp/cwd/gpuphase-new-2.gpht"
+(cd "$tmp/cwd" && "$G" report) >"$tmp/r0" 2>"$tmp/e0" || fail "gpuphase report without a trace failed: $(cat "$tmp/e0")"
+grep -q 'reading the newest, gpuphase-new-2.gpht' "$tmp/e0" || fail "report did not pick the newest trace: $(cat "$tmp/e0")"
 unset SIMCUDA_CONFIG
 
 # --- exit status passthrough
