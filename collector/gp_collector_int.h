@@ -191,6 +191,9 @@ uint32_t gp_intern_in(struct gp_tstate *ts, const char *s, size_t len);
 /* For tests and benchmarks: slots waiting in the calling thread's ring
  * (0 when it has none). Calling thread only. */
 uint64_t gp_collector_self_pending(void);
+/* For benchmarks: CPU time the writer thread of the last stopped session
+ * used, start to finish (0 while a session runs). */
+uint64_t gp_collector_last_writer_cpu_ns(void);
 /* Trace-clock timestamp (the session's clock id). */
 uint64_t gp_collector_now(void);
 

@@ -79,6 +79,7 @@ static struct {
 	uint64_t write_errors, lost, nrings;
 	uint64_t type_counts[256];
 	int32_t end_reason;
+	uint64_t cpu_ns;                /* writer thread CPU time, at its end  */
 	int io_failed;                  /* no byte more may be written        */
 	int capped;                     /* data refused, footer still allowed */
 } W;
@@ -385,6 +386,17 @@ static void gp_writer_finish(void)
 	gp_writer_flush_out();
 	close(W.fd);
 	W.fd = -1;
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	W.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+}
+
+uint64_t gp_collector_last_writer_cpu_ns(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	uint64_t v = W.active ? 0 : W.cpu_ns;
+	pthread_mutex_unlock(&ctl_mu);
+	return v;
 }
 
 static void *gp_writer_main(void *arg)

@@ -9,6 +9,9 @@
  *                           to a real file (producers back off when their ring
  *                           is 3/4 full, so nothing is dropped; the drop count
  *                           is printed and must be 0), end to end incl. stop;
+ *                           _writer_capacity: records per second of the
+ *                           writer thread's CPU time (drain, LZ4, CRC, write),
+ *                           i.e. what one free core sustains, robust to load;
  *   collector_paced_2M_drops drops when 2M records/s are offered for 1 s with
  *                           the default ring and flush settings, no back-off;
  *   collector_bytes_per_record  file size / records for a realistic mix (per
@@ -261,6 +264,8 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+static double last_writer_ns_per_rec;
+
 static void run_producers(int np, double seconds, double total_rate, uint32_t ring, const char *name,
 			  double *rate_out, uint64_t *drops_out, uint64_t *records_out, uint64_t *bytes_out)
 {
@@ -282,6 +287,7 @@ static void run_producers(int np, double seconds, double total_rate, uint32_t ri
 	gp_collector_stop();
 	double dt = now_s() - t0;
 	*rate_out = (double)(sent - drops) / dt;
+	last_writer_ns_per_rec = (double)gp_collector_last_writer_cpu_ns() / (double)(sent - drops);
 	*drops_out = drops;
 	*records_out = sent;
 	*bytes_out = file_size(name);
@@ -362,6 +368,7 @@ int main(void)
 		snprintf(bname, sizeof(bname), "collector_sustained_%dp", np);
 		printf("bench: %s %.0f records/s\n", bname, rate);
 		printf("bench: %s_drops %llu records\n", bname, (unsigned long long)drops);
+		printf("bench: %s_writer_capacity %.0f records/cpu-s\n", bname, 1e9 / last_writer_ns_per_rec);
 		unlink(path_for(name));
 	}
 	run_producers(2, 1.0, 2e6, 0, "paced.gpht", &rate, &drops, &recs, &bytes);
