@@ -21,10 +21,10 @@ struct gp_gnode {
 };
 
 struct gp_graph {
-	uint32_t graph, exec_graph; /* captured graph id, instantiated graph id */
+	uint32_t graph, exec_graph; /* captured graph id, (first) instantiated one */
 	struct gp_gnode *nodes;
 	size_t nnodes, cap;
-	struct gp_map launches;     /* corr -> 1                                  */
+	size_t nlaunches;
 	uint64_t launch_ns, exec_ns, kernels;
 };
 
@@ -70,51 +70,44 @@ static int gp_graphs_cmp_node(const void *a, const void *b)
 }
 
 /*
- * Build the per-graph tables. Returns the number of graphs (0 when the trace
- * has no graph kernels, or on ENOMEM) and the array in *out (caller frees
- * with gp_graphs_free).
+ * Per captured graph: its instantiated graphs' launches and sums, and per
+ * captured node the sums of the replayed nodes cloned from it. Returns the
+ * number of graphs (0 when none, or on ENOMEM); *out is freed with
+ * gp_graphs_free.
  */
 static size_t gp_graphs_build(const struct gp_xa *xa, struct gp_graph **out)
 {
 	*out = NULL;
-	if (!xa->ngks)
-		return 0;
-	/* short names of replayed kernels: the core op with the same GPU start */
-	struct gp_map by_start = { 0 };
-	for (size_t i = 0; i < xa->nops; i++)
-		if (xa->ops[i].has_gpu && xa->ops[i].kind == GP_OP_KERNEL)
-			gp_map_put(&by_start, xa->ops[i].gpu_start == UINT64_MAX ? 0 : xa->ops[i].gpu_start, i);
 	struct gp_graph *gs = NULL;
 	size_t ng = 0;
-	for (size_t i = 0; i < xa->ngks; i++) {
-		const struct gp_xa_gk *k = &xa->gks[i];
-		uint64_t *on = gp_map_get(&xa->clone_node, k->node);
-		uint64_t *og = gp_map_get(&xa->clone_graph, k->graph);
-		uint64_t node = on ? *on : k->node;
-		uint32_t graph = og ? (uint32_t)*og : k->graph;
-		struct gp_graph *g = gp_graphs_get(&gs, &ng, graph, k->graph);
+	for (size_t i = 0; i < xa->nrgraphs; i++) {
+		const struct gp_xa_rgraph *rg = &xa->rgraphs[i];
+		uint64_t *og = gp_map_get(&xa->clone_graph, rg->graph);
+		struct gp_graph *g = gp_graphs_get(&gs, &ng, og ? (uint32_t)*og : rg->graph, rg->graph);
+		if (!g)
+			break;
+		g->nlaunches += rg->launches.count;
+		g->launch_ns += rg->launch_ns;
+		g->exec_ns += rg->exec_ns;
+		g->kernels += rg->kernels;
+	}
+	for (size_t i = 0; i < xa->nrnodes; i++) {
+		const struct gp_xa_rnode *rn = &xa->rnodes[i];
+		uint64_t *on = gp_map_get(&xa->clone_node, rn->node);
+		uint64_t *og = gp_map_get(&xa->clone_graph, rn->graph);
+		uint64_t node = on ? *on : rn->node;
+		struct gp_graph *g = gp_graphs_get(&gs, &ng, og ? (uint32_t)*og : rn->graph, rn->graph);
 		struct gp_gnode *nd = g ? gp_graphs_node(g, node) : NULL;
 		if (!nd)
 			break;
 		if (!nd->count) {
 			uint64_t *ci = gp_map_get(&xa->cap_by_node, node);
 			nd->cap = ci ? (uint32_t)*ci + 1 : 0;
-			uint64_t *oi = gp_map_get(&by_start, k->gpu_start);
-			nd->name = oi && xa->ops[*oi].corr == k->corr ? xa->ops[*oi].name : k->name_str;
+			nd->name = rn->name;
 		}
-		uint64_t ex = k->gpu_end > k->gpu_start ? k->gpu_end - k->gpu_start : 0;
-		nd->count++;
-		nd->exec_ns += ex;
-		g->exec_ns += ex;
-		g->kernels++;
-		if (!gp_map_get(&g->launches, k->corr)) {
-			gp_map_put(&g->launches, k->corr, 1);
-			uint64_t *d = gp_map_get(&xa->glaunch_dur, k->corr);
-			if (d)
-				g->launch_ns += *d;
-		}
+		nd->count += rn->count;
+		nd->exec_ns += rn->exec_ns;
 	}
-	gp_map_free(&by_start);
 	for (size_t i = 0; i < ng; i++)
 		qsort(gs[i].nodes, gs[i].nnodes, sizeof *gs[i].nodes, gp_graphs_cmp_node);
 	*out = gs;
@@ -123,10 +116,8 @@ static size_t gp_graphs_build(const struct gp_xa *xa, struct gp_graph **out)
 
 static void gp_graphs_free(struct gp_graph *gs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		free(gs[i].nodes);
-		gp_map_free(&gs[i].launches);
-	}
 	free(gs);
 }
 
@@ -141,7 +132,7 @@ void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 	fprintf(f, md ? "\n## CUDA graphs\n\n" : "\nCUDA graphs\n");
 	for (size_t i = 0; i < ng; i++) {
 		struct gp_graph *g = &gs[i];
-		size_t nl = g->launches.count;
+		size_t nl = g->nlaunches;
 		fprintf(f, "%sgraph %u (instantiated as graph %u): %zu launches, %zu nodes, %llu kernels; "
 			   "cudaGraphLaunch host time %s (%s per launch, charged once per launch); GPU time %s (%s per "
 			   "launch)\n",

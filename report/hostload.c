@@ -13,28 +13,11 @@
 
 #include "xa.h"
 
-#define GP_HOST_BUSY_PCT 50.0     /* a sample interval is "busy" above this  */
+#define GP_HOST_BUSY_PCT 50.0     /* a sample interval is "busy" above this
+				     (xa.c classifies each op with it)        */
 #define GP_HOST_FLAG_SHARE 0.5    /* flag an operator when this share of its
 				     launch time was measured while busy      */
 #define GP_OVERHEAD_WARN_PCT 5.0  /* self-overhead warning threshold         */
-
-/* Index of the sample whose interval (ts - interval, ts] holds t, or -1.
- * Samples are in time order (one sampling thread). */
-static long gp_host_sample_at(const struct gp_xa *xa, uint64_t t)
-{
-	size_t lo = 0, hi = xa->nhosts;
-	while (lo < hi) { /* first sample with ts >= t */
-		size_t mid = (lo + hi) / 2;
-		if (xa->hosts[mid].ts < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == xa->nhosts)
-		return -1;
-	const struct gp_xa_host *h = &xa->hosts[lo];
-	return h->ts - h->interval_ns <= t ? (long)lo : -1;
-}
 
 static int gp_host_busy(const struct gp_xa_host *h)
 {
@@ -65,42 +48,21 @@ void gp_xa_print_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep,
 			   "%.1f%% of one CPU; host > %.0f%% busy during %.1f%% of the sampled time\n",
 			ind, w > 0 ? busy_w / w : 0, max, xa->nhosts, w > 0 ? proc_w / w : 0, GP_HOST_BUSY_PCT,
 			w > 0 ? 100.0 * busy_time / w : 0);
-		/* per operator: launch time measured inside busy intervals */
-		uint64_t *busy = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *busy);
-		uint64_t *all = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *all);
-		uint64_t *calls = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *calls);
-		uint64_t *bcalls = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *bcalls);
-		if (busy && all && calls && bcalls) {
-			for (size_t i = 0; i < xa->nops; i++) {
-				const struct gp_xa_op *op = &xa->ops[i];
-				if (!op->has_api || !op->launch_ns || op->group >= rep->ngroups)
-					continue;
-				all[op->group] += op->launch_ns;
-				calls[op->group]++;
-				long s = gp_host_sample_at(xa, op->api_start);
-				if (s >= 0 && gp_host_busy(&xa->hosts[s])) {
-					busy[op->group] += op->launch_ns;
-					bcalls[op->group]++;
-				}
-			}
-			size_t nflag = 0;
-			for (size_t g = 0; g < rep->ngroups; g++) {
-				if (!all[g] || (double)busy[g] < GP_HOST_FLAG_SHARE * (double)all[g])
-					continue;
-				fprintf(f, "%swarning: %s: launch numbers taken while the host was > %.0f%% busy (%llu of "
-					   "%llu launch calls, %.0f%% of its launch time): launch times are inflated\n",
-					ind, rep->groups[g].name, GP_HOST_BUSY_PCT, (unsigned long long)bcalls[g],
-					(unsigned long long)calls[g], 100.0 * (double)busy[g] / (double)all[g]);
-				nflag++;
-			}
-			if (!nflag)
-				fprintf(f, "%slaunch numbers: none of the operators' launch times were mostly taken on a busy "
-					   "host\n", ind);
+		/* per operator: launch time taken inside busy intervals (gp_xa_op) */
+		size_t nflag = 0;
+		for (size_t g = 0; g < rep->ngroups && g < xa->ngrp; g++) {
+			const struct gp_xa_grp *x = &xa->grp[g];
+			if (!x->launch_all || (double)x->launch_busy < GP_HOST_FLAG_SHARE * (double)x->launch_all)
+				continue;
+			fprintf(f, "%swarning: %s: launch numbers taken while the host was > %.0f%% busy (%llu of %llu "
+				   "launch calls, %.0f%% of its launch time): launch times are inflated\n",
+				ind, rep->groups[g].name, GP_HOST_BUSY_PCT, (unsigned long long)x->calls_busy,
+				(unsigned long long)x->calls_all, 100.0 * (double)x->launch_busy / (double)x->launch_all);
+			nflag++;
 		}
-		free(busy);
-		free(all);
-		free(calls);
-		free(bcalls);
+		if (!nflag)
+			fprintf(f, "%slaunch numbers: none of the operators' launch times were mostly taken on a busy "
+				   "host\n", ind);
 	}
 	/* self-overhead */
 	double wall = (double)rep->wall_ns;

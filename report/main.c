@@ -280,6 +280,8 @@ static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_
 			uint32_t ns = gp_rec_slots(&recs[i]);
 			if (pass == 1) {
 				rc = gp_an_scan1(an, &recs[i], ns);
+				if (!rc && m->cur_xa)
+					rc = gp_xa_scan1(m->cur_xa, &recs[i]);
 			} else {
 				rc = gp_an_scan2(an, &recs[i], ns);
 				if (!rc && m->cur_xa)
@@ -363,7 +365,7 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 	if (!xv)
 		return GP_EXIT_INTERNAL;
 	m->xas = xv;
-	if (!(m->cur_xa = gp_xa_new(m->group_by)))
+	if (!(m->cur_xa = gp_xa_new()))
 		return GP_EXIT_INTERNAL;
 	m->xas[m->nxas++] = m->cur_xa;
 	struct gp_an *an = gp_an_new(&cfg);
@@ -372,7 +374,7 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 	memset(rep, 0, sizeof *rep);
 	int rc = gp_main_pass(path, an, 1, m, rep);
 	uint64_t fdrop_ring = rep->dropped_ring, fdrop_cupti = rep->dropped_cupti;
-	if (!rc && gp_an_prepare(an))
+	if (!rc && (gp_an_prepare(an) || gp_xa_prepare(m->cur_xa, an)))
 		rc = GP_EXIT_INTERNAL;
 	if (!rc) {
 		for (size_t e = 0; e < m->nexports; e++)

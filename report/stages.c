@@ -4,10 +4,13 @@
  * allocations and copies), warm-up (leading iterations whose duration has not
  * settled), steady state, and tear-down (end of the last kernel -> last
  * record), each with its time, share and what dominates it; when the program
- * marks its phases with top-level NVTX ranges (at most GP_STAGE_MAX_NVTX
- * distinct names covering at least half of the traced time), those name the
- * stages instead. Also states which stages the capture window covered.
- * Called by gp_xa_print on the report thread. docs/metrics.md "Stages".
+ * marks its phases with top-level NVTX ranges (at most 8 distinct names
+ * covering at least half of the traced time), those name the stages instead.
+ * Also states which stages the capture window covered.
+ *
+ * gp_xa_stages_prepare runs after pass 1 (edges and iteration marks known),
+ * so that pass 2 can fold each op and call into its stage; the print runs
+ * after finish. Report thread only. docs/metrics.md §15.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +20,6 @@
 #define GP_STAGE_TOL 0.2       /* settled: within 20 % of the steady median   */
 #define GP_STAGE_SETTLE 5      /* ... median of this many consecutive ones    */
 #define GP_STAGE_MIN_ITERS 4   /* fewer iterations: no warm-up split          */
-#define GP_STAGE_MAX_NVTX 8
-
-struct gp_stage {
-	const char *name;
-	uint64_t start, end, time; /* time: covered time (sum for NVTX names)   */
-	size_t count;              /* NVTX ranges of this name                   */
-};
 
 static int gp_stage_cmp_u64(const void *a, const void *b)
 {
@@ -31,204 +27,236 @@ static int gp_stage_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Is t inside stage s? For NVTX stages: inside one of its ranges. */
-static int gp_stage_has(const struct gp_xa *xa, const struct gp_stage *s, uint32_t nvtx_name, uint64_t t)
+static int gp_stage_cmp_range(const void *a, const void *b)
 {
-	if (nvtx_name == UINT32_MAX)
-		return t >= s->start && t < s->end;
-	for (size_t i = 0; i < xa->nranges; i++)
-		if (xa->ranges[i].name == nvtx_name && t >= xa->ranges[i].start && t < xa->ranges[i].end)
-			return 1;
-	return 0;
+	const struct gp_xa_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* "what dominates": the largest operator (launch + execute of ops starting in
- * the stage) and the largest other CUDA call (allocations, ...). */
-static void gp_stage_dominant(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const struct gp_stage *s,
-			      uint32_t nvtx_name)
+static int gp_stage_cmp_mark(const void *a, const void *b)
 {
-	double *grp = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *grp);
-	double *call = calloc(xa->nnames ? xa->nnames : 1, sizeof *call);
-	if (!grp || !call)
-		goto out;
-	for (size_t i = 0; i < xa->nops; i++) {
-		const struct gp_xa_op *op = &xa->ops[i];
-		if (op->group < rep->ngroups && gp_stage_has(xa, s, nvtx_name, op->t0))
-			grp[op->group] += (double)(op->launch_ns + op->execute_ns);
-	}
-	for (size_t i = 0; i < xa->ncalls; i++)
-		if (xa->calls[i].name < xa->nnames && gp_stage_has(xa, s, nvtx_name, xa->calls[i].start))
-			call[xa->calls[i].name] += (double)xa->calls[i].dur;
-	size_t bg = 0, bc = 0;
-	for (size_t g = 1; g < rep->ngroups; g++)
-		if (grp[g] > grp[bg])
-			bg = g;
-	for (size_t c = 1; c < xa->nnames; c++)
-		if (call[c] > call[bc])
-			bc = c;
-	char b1[32], b2[32];
-	double gt = rep->ngroups ? grp[bg] : 0, ct = xa->nnames ? call[bc] : 0;
-	if (gt <= 0 && ct <= 0) {
-		fprintf(f, "host only (no CUDA work)");
-	} else if (gt >= ct) {
-		fprintf(f, "%s %s", rep->groups[bg].name, gp_xa_fmt_ns(gt, b1, sizeof b1));
-		if (ct > 0)
-			fprintf(f, ", then %s %s", xa->names[bc], gp_xa_fmt_ns(ct, b2, sizeof b2));
-	} else {
-		fprintf(f, "%s %s", xa->names[bc], gp_xa_fmt_ns(ct, b1, sizeof b1));
-		if (gt > 0)
-			fprintf(f, ", then %s %s", rep->groups[bg].name, gp_xa_fmt_ns(gt, b2, sizeof b2));
-	}
-out:
-	free(grp);
-	free(call);
+	const struct gp_xa_mark *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* First iteration index k from which the median duration of the next
- * GP_STAGE_SETTLE closed iterations stays within GP_STAGE_TOL of the median
- * of the last half (a median, so sporadic host stalls do not end or extend
- * the warm-up). */
-static size_t gp_stage_settled(const struct gp_rep *rep, size_t n)
+/*
+ * Iteration starts from the marks (the core's rule, docs/metrics.md §7: the
+ * first mark of each iteration number starts it). Returns how many; starts
+ * in *out (malloc'd), iteration k closed when k + 1 < count.
+ */
+static size_t gp_stage_iters(struct gp_xa *xa, uint64_t **out)
 {
-	uint64_t *d = malloc(n * sizeof *d);
-	if (!d)
+	qsort(xa->marks, xa->nmarks, sizeof *xa->marks, gp_stage_cmp_mark);
+	uint64_t *s = malloc((xa->nmarks ? xa->nmarks : 1) * sizeof *s);
+	size_t n = 0;
+	struct gp_map seen = { 0 };
+	for (size_t i = 0; s && i < xa->nmarks; i++) {
+		if (gp_map_get(&seen, (uint64_t)xa->marks[i].iter))
+			continue;
+		gp_map_put(&seen, (uint64_t)xa->marks[i].iter, 1);
+		s[n++] = xa->marks[i].ts;
+	}
+	gp_map_free(&seen);
+	*out = s;
+	return n;
+}
+
+/* First iteration k from which the median duration of the next
+ * GP_STAGE_SETTLE closed iterations is within GP_STAGE_TOL of the median of
+ * the last half (a median, so sporadic host stalls neither end nor extend the
+ * warm-up), then moved on over leading iterations still slower than that. */
+static size_t gp_stage_settled(const uint64_t *d, size_t n)
+{
+	uint64_t *s = malloc(n * sizeof *s);
+	if (!s)
 		return 0;
 	size_t h = n / 2;
-	for (size_t i = h; i < n; i++)
-		d[i - h] = rep->iters[i].end - rep->iters[i].start;
-	qsort(d, n - h, sizeof *d, gp_stage_cmp_u64);
-	double ref = (double)d[(n - h - 1) / 2];
+	memcpy(s, d + h, (n - h) * sizeof *s);
+	qsort(s, n - h, sizeof *s, gp_stage_cmp_u64);
+	double ref = (double)s[(n - h - 1) / 2];
+	free(s);
 	size_t k = 0;
 	for (; k + GP_STAGE_SETTLE <= n; k++) {
 		uint64_t w[GP_STAGE_SETTLE];
-		for (size_t j = 0; j < GP_STAGE_SETTLE; j++)
-			w[j] = rep->iters[k + j].end - rep->iters[k + j].start;
+		memcpy(w, d + k, sizeof w);
 		qsort(w, GP_STAGE_SETTLE, sizeof w[0], gp_stage_cmp_u64);
 		double m = (double)w[GP_STAGE_SETTLE / 2];
 		if (m >= ref * (1 - GP_STAGE_TOL) && m <= ref * (1 + GP_STAGE_TOL))
 			break;
 	}
-	free(d);
-	/* the median settles once most of the window has: move on over the
-	 * window's leading iterations that are still slow */
-	while (k < n && (double)(rep->iters[k].end - rep->iters[k].start) > ref * (1 + GP_STAGE_TOL))
+	while (k < n && (double)d[k] > ref * (1 + GP_STAGE_TOL))
 		k++;
-	return k < n ? k : n;
+	return k;
+}
+
+static void gp_stage_add(struct gp_xa *xa, const char *name, uint64_t a, uint64_t b, size_t count)
+{
+	if (b <= a || xa->nstages >= GP_XA_MAX_STAGES)
+		return;
+	xa->stages[xa->nstages++] = (struct gp_xa_stage){ name, a, b, b - a, count, UINT32_MAX };
+}
+
+void gp_xa_stages_prepare(struct gp_xa *xa)
+{
+	xa->nstages = 0;
+	if (xa->t_end <= xa->t_start)
+		return;
+	/* NVTX-named stages */
+	uint64_t covered = 0;
+	for (size_t i = 0; i < xa->nranges; i++)
+		covered += xa->ranges[i].end - xa->ranges[i].start;
+	if (xa->nranges && !xa->ranges_off && (double)covered >= 0.5 * (double)(xa->t_end - xa->t_start)) {
+		qsort(xa->ranges, xa->nranges, sizeof *xa->ranges, gp_stage_cmp_range);
+		for (size_t i = 0; i < xa->nranges; i++) {
+			const struct gp_xa_range *r = &xa->ranges[i];
+			size_t k = 0;
+			while (k < xa->nstages && xa->stages[k].nvtx != r->name)
+				k++;
+			if (k == xa->nstages) {
+				if (k == GP_XA_MAX_STAGES)
+					continue;
+				xa->stages[xa->nstages++] = (struct gp_xa_stage){ xa->names[r->name], r->start, r->end, 0, 0,
+										  r->name };
+			}
+			struct gp_xa_stage *s = &xa->stages[k];
+			s->time += r->end - r->start;
+			s->count++;
+			if (r->start < s->start)
+				s->start = r->start;
+			if (r->end > s->end)
+				s->end = r->end;
+		}
+		xa->nvtx_stages = 1;
+		return;
+	}
+	uint64_t fa = xa->first_api != UINT64_MAX ? xa->first_api : xa->t_start;
+	uint64_t fk = xa->first_launch != UINT64_MAX ? xa->first_launch : xa->t_end;
+	uint64_t lk = xa->last_kernel > fk ? xa->last_kernel : fk;
+	if (xa->proc_start >= 0)
+		gp_stage_add(xa, "start-up", xa->t_start, fa, 0);
+	gp_stage_add(xa, "load", fa, fk, 0);
+	uint64_t *starts;
+	size_t ni = gp_stage_iters(xa, &starts), settle_k = 0;
+	uint64_t settle_t = fk;
+	if (starts && ni >= GP_STAGE_MIN_ITERS + 1) {
+		size_t nc = ni - 1; /* closed iterations */
+		uint64_t *d = malloc(nc * sizeof *d);
+		if (d) {
+			for (size_t i = 0; i < nc; i++)
+				d[i] = starts[i + 1] - starts[i];
+			settle_k = gp_stage_settled(d, nc);
+			free(d);
+			if (settle_k > 0 && settle_k < nc && starts[settle_k] > fk)
+				settle_t = starts[settle_k];
+			else
+				settle_k = 0;
+		}
+	}
+	free(starts);
+	if (settle_k)
+		gp_stage_add(xa, "warm-up", fk, settle_t, settle_k);
+	gp_stage_add(xa, "steady", settle_t, lk, 0);
+	if (lk > fa)
+		gp_stage_add(xa, "tear-down", lk, xa->t_end, 0);
+}
+
+int gp_xa_stage_of(const struct gp_xa *xa, uint64_t t)
+{
+	if (xa->nvtx_stages) {
+		/* ranges sorted by start: the last starting at or before t, or one
+		 * of the few before it (other threads' ranges may interleave) */
+		size_t lo = 0, hi = xa->nranges;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (xa->ranges[mid].start <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo, back = 0; i-- > 0 && back < 8; back++) {
+			const struct gp_xa_range *r = &xa->ranges[i];
+			if (t < r->end)
+				for (size_t k = 0; k < xa->nstages; k++)
+					if (xa->stages[k].nvtx == r->name)
+						return (int)k;
+		}
+		return -1;
+	}
+	for (size_t k = 0; k < xa->nstages; k++)
+		if (t >= xa->stages[k].start && t < xa->stages[k].end)
+			return (int)k;
+	return -1;
+}
+
+/* "what dominates": the largest operator (launch + execute of ops starting in
+ * the stage) and the largest other CUDA call (allocations, ...). */
+static void gp_stage_dominant(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, size_t st)
+{
+	uint64_t key, v, gbest = 0, cbest = 0;
+	size_t pos = 0;
+	uint32_t g = UINT32_MAX, c = UINT32_MAX;
+	while (gp_map_next(&xa->stage_grp, &pos, &key, &v))
+		if (key >> 32 == st && v > gbest && (uint32_t)key < rep->ngroups)
+			gbest = v, g = (uint32_t)key;
+	pos = 0;
+	while (gp_map_next(&xa->stage_call, &pos, &key, &v))
+		if (key >> 32 == st && v > cbest && (uint32_t)key < xa->nnames)
+			cbest = v, c = (uint32_t)key;
+	char b1[32];
+	const char *gn = g != UINT32_MAX ? rep->groups[g].name : NULL, *cn = c != UINT32_MAX ? xa->names[c] : NULL;
+	if (!gn && !cn) {
+		fprintf(f, "host only (no CUDA work)");
+		return;
+	}
+	if (!cn || (gn && gbest >= cbest)) { /* the larger first */
+		fprintf(f, "%s %s", gn, gp_xa_fmt_ns((double)gbest, b1, sizeof b1));
+		if (cn)
+			fprintf(f, ", then %s %s", cn, gp_xa_fmt_ns((double)cbest, b1, sizeof b1));
+	} else {
+		fprintf(f, "%s %s", cn, gp_xa_fmt_ns((double)cbest, b1, sizeof b1));
+		if (gn)
+			fprintf(f, ", then %s %s", gn, gp_xa_fmt_ns((double)gbest, b1, sizeof b1));
+	}
 }
 
 void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
 {
-	uint64_t first_k = UINT64_MAX, last_k = 0;
-	for (size_t i = 0; i < xa->nops; i++) {
-		const struct gp_xa_op *op = &xa->ops[i];
-		if (op->kind != GP_OP_KERNEL)
-			continue;
-		if (op->t0 < first_k)
-			first_k = op->t0;
-		if (op->has_gpu && op->gpu_end > last_k)
-			last_k = op->gpu_end;
-	}
-	uint64_t t_end = xa->last_ts > rep->t_last ? xa->last_ts : rep->t_last;
-	uint64_t t_start = xa->proc_start >= 0 && (uint64_t)xa->proc_start < rep->t_first ? (uint64_t)xa->proc_start
-											      : rep->t_first;
-	if (t_end <= t_start)
+	if (!xa->nstages)
 		return;
 	fprintf(f, md ? "\n## Stages\n\n" : "\nStages\n");
-	struct gp_stage st[GP_STAGE_MAX_NVTX + 8];
-	uint32_t nv[GP_STAGE_MAX_NVTX + 8];
-	size_t ns = 0;
-	/* NVTX-named stages */
-	uint32_t names[GP_STAGE_MAX_NVTX];
-	size_t nn = 0;
-	uint64_t covered = 0;
-	int nvtx_ok = xa->nranges > 0;
-	for (size_t i = 0; i < xa->nranges && nvtx_ok; i++) {
-		size_t k = 0;
-		while (k < nn && names[k] != xa->ranges[i].name)
-			k++;
-		if (k == nn) {
-			if (nn == GP_STAGE_MAX_NVTX) {
-				nvtx_ok = 0;
-				break;
-			}
-			names[nn++] = xa->ranges[i].name;
-		}
-		covered += xa->ranges[i].end - xa->ranges[i].start;
-	}
-	if (nvtx_ok && (double)covered >= 0.5 * (double)(t_end - t_start)) {
-		for (size_t k = 0; k < nn; k++) {
-			struct gp_stage *s = &st[ns];
-			memset(s, 0, sizeof *s);
-			s->name = xa->names[names[k]];
-			s->start = UINT64_MAX;
-			for (size_t i = 0; i < xa->nranges; i++) {
-				if (xa->ranges[i].name != names[k])
-					continue;
-				s->time += xa->ranges[i].end - xa->ranges[i].start;
-				s->count++;
-				if (xa->ranges[i].start < s->start)
-					s->start = xa->ranges[i].start;
-				if (xa->ranges[i].end > s->end)
-					s->end = xa->ranges[i].end;
-			}
-			nv[ns++] = names[k];
-		}
+	if (xa->nvtx_stages)
 		fprintf(f, "%sstages named by the program's top-level NVTX ranges\n", md ? "" : "  ");
-	} else {
-		uint64_t fa = xa->first_api != UINT64_MAX ? xa->first_api : t_start;
-		uint64_t fk = first_k != UINT64_MAX ? first_k : t_end, lk = last_k ? last_k : fk;
-		if (fa > t_start && xa->proc_start >= 0)
-			st[ns++] = (struct gp_stage){ "start-up", t_start, fa, fa - t_start, 0 };
-		if (fk > fa)
-			st[ns++] = (struct gp_stage){ "load", fa, fk, fk - fa, 0 };
-		/* iterations inside the compute part */
-		size_t n = 0;
-		while (n < rep->niters && !rep->iters[n].open)
-			n++;
-		uint64_t settle_t = fk;
-		if (n >= GP_STAGE_MIN_ITERS) {
-			size_t k = gp_stage_settled(rep, n);
-			if (k > 0 && k < n) {
-				settle_t = rep->iters[k].start > fk ? rep->iters[k].start : fk;
-				st[ns++] = (struct gp_stage){ "warm-up", fk, settle_t, settle_t - fk, k };
-			}
-		}
-		if (lk > settle_t)
-			st[ns++] = (struct gp_stage){ "steady", settle_t, lk, lk - settle_t, 0 };
-		if (t_end > lk && lk > fa)
-			st[ns++] = (struct gp_stage){ "tear-down", lk, t_end, t_end - lk, 0 };
-		for (size_t i = 0; i < ns; i++)
-			nv[i] = UINT32_MAX;
-	}
 	char b1[32];
-	double total = (double)(t_end - t_start);
-	for (size_t i = 0; i < ns; i++) {
-		const struct gp_stage *s = &st[i];
+	double total = (double)(xa->t_end - xa->t_start);
+	for (size_t i = 0; i < xa->nstages; i++) {
+		const struct gp_xa_stage *s = &xa->stages[i];
 		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", s->name, gp_xa_fmt_ns((double)s->time, b1, sizeof b1),
 			100.0 * (double)s->time / total);
-		if (nv[i] != UINT32_MAX)
+		if (xa->nvtx_stages)
 			fprintf(f, " (%zu ranges)", s->count);
 		else if (!strcmp(s->name, "warm-up"))
 			fprintf(f, " (%zu iterations)", s->count);
 		fprintf(f, "  dominated by: ");
-		if (!strcmp(s->name, "start-up"))
+		if (!strcmp(s->name, "start-up") && !xa->nvtx_stages)
 			fprintf(f, "host code before the first CUDA call");
 		else
-			gp_stage_dominant(f, xa, rep, s, nv[i]);
+			gp_stage_dominant(f, xa, rep, i);
 		fprintf(f, "\n");
 	}
 	/* which stages the capture window covered */
 	fprintf(f, "%swindow %s covered:", md ? "- " : "  ", gp_xa_fmt_ns((double)rep->wall_ns, b1, sizeof b1));
 	size_t nc = 0;
-	for (size_t i = 0; i < ns; i++) {
-		uint64_t a = st[i].start > rep->t_first ? st[i].start : rep->t_first;
-		uint64_t b = st[i].end < rep->t_last ? st[i].end : rep->t_last;
-		if (b > a && nv[i] == UINT32_MAX && (double)(b - a) >= 0.01 * (double)(st[i].end - st[i].start)) {
-			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", st[i].name,
-				100.0 * (double)(b - a) / (double)(st[i].end - st[i].start));
-		} else if (b > a && nv[i] != UINT32_MAX) {
-			fprintf(f, "%s %s", nc++ ? "," : "", st[i].name);
-		}
+	for (size_t i = 0; i < xa->nstages; i++) {
+		const struct gp_xa_stage *s = &xa->stages[i];
+		uint64_t a = s->start > rep->t_first ? s->start : rep->t_first;
+		uint64_t b = s->end < rep->t_last ? s->end : rep->t_last;
+		if (b <= a)
+			continue;
+		if (xa->nvtx_stages)
+			fprintf(f, "%s %s", nc++ ? "," : "", s->name);
+		else if ((double)(b - a) >= 0.01 * (double)(s->end - s->start))
+			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", s->name,
+				100.0 * (double)(b - a) / (double)(s->end - s->start));
 	}
 	if (!nc)
 		fprintf(f, " none of the stages");

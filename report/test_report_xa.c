@@ -88,14 +88,17 @@ static void sink(const struct gp_an_op *op, void *ctx)
 static char *report(const struct recs *t)
 {
 	struct gp_an_config cfg = { .group_by = GP_GROUP_KERNEL };
-	struct gp_xa *xa = gp_xa_new(GP_GROUP_KERNEL);
+	struct gp_xa *xa = gp_xa_new();
 	cfg.on_op = sink;
 	cfg.ctx = xa;
 	struct gp_an *an = gp_an_new(&cfg);
 	cr_assert(an && xa);
-	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i]))
+	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i])) {
 		cr_assert_eq(gp_an_scan1(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
+		cr_assert_eq(gp_xa_scan1(xa, &t->r[i]), 0);
+	}
 	cr_assert_eq(gp_an_prepare(an), 0);
+	cr_assert_eq(gp_xa_prepare(xa, an), 0);
 	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i])) {
 		cr_assert_eq(gp_an_scan2(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
 		cr_assert_eq(gp_xa_record(xa, an, &t->r[i]), 0);

@@ -1,10 +1,10 @@
 /*
  * trends.c — the "Trends" section: operators whose execute time drifts
- * through the window (least-squares slope over their calls in GPU start
- * order), long-tail operators (p99 execute far above p50), and outlier
+ * through the window (least-squares slope over their calls in the order the
+ * core completes them, from sums kept per operator), long-tail operators (p99 execute far above p50), and outlier
  * iterations explained by the operators that made them slow (excess over
  * their usual per-iteration time). Called by gp_xa_print on the report
- * thread. Definitions and thresholds: docs/metrics.md "Trends"; the
+ * thread. Definitions and thresholds: docs/metrics.md §13; the
  * thresholds are the GP_TREND_* constants below.
  */
 #include <math.h>
@@ -26,82 +26,48 @@ struct gp_fit {
 	double slope, intercept, r2, mean;
 };
 
-static struct gp_fit gp_trend_fit(const double *y, size_t n)
-{
-	struct gp_fit f = { 0 };
-	if (!n)
-		return f;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
-	for (size_t i = 0; i < n; i++) {
-		double x = (double)i;
-		sx += x;
-		sy += y[i];
-		sxx += x * x;
-		sxy += x * y[i];
-		syy += y[i] * y[i];
-	}
-	double dn = (double)n, vx = sxx - sx * sx / dn, vy = syy - sy * sy / dn, cxy = sxy - sx * sy / dn;
-	f.mean = sy / dn;
-	f.slope = vx > 0 ? cxy / vx : 0;
-	f.intercept = f.mean - f.slope * sx / dn;
-	f.r2 = vx > 0 && vy > 0 ? cxy * cxy / (vx * vy) : 0;
-	return f;
-}
-
-static const struct gp_xa_op *g_sort_ops; /* qsort context (single-threaded) */
-
-static int gp_trend_cmp(const void *a, const void *b)
-{
-	const struct gp_xa_op *x = &g_sort_ops[*(const size_t *)a], *y = &g_sort_ops[*(const size_t *)b];
-	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
-	return x->gpu_start < y->gpu_start ? -1 : x->gpu_start > y->gpu_start;
-}
-
 static int gp_trend_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
+/* Least-squares fit from the per-operator sums gp_xa_op keeps (x = call
+ * index in arrival order, y = execute ns). */
+static struct gp_fit gp_trend_fit_sums(const struct gp_xa_grp *g)
+{
+	struct gp_fit f = { 0 };
+	if (!g->n)
+		return f;
+	double dn = (double)g->n, vx = g->sxx - g->sx * g->sx / dn, vy = g->syy - g->sy * g->sy / dn;
+	double cxy = g->sxy - g->sx * g->sy / dn;
+	f.mean = g->sy / dn;
+	f.slope = vx > 0 ? cxy / vx : 0;
+	f.intercept = f.mean - f.slope * g->sx / dn;
+	f.r2 = vx > 0 && vy > 0 ? cxy * cxy / (vx * vy) : 0;
+	return f;
+}
+
 /* Drift lines; returns how many operators drift. */
 static size_t gp_trend_drift(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
 {
-	size_t *idx = malloc((xa->nops ? xa->nops : 1) * sizeof *idx), n = 0, flagged = 0;
-	double *y = malloc((xa->nops ? xa->nops : 1) * sizeof *y);
-	if (!idx || !y)
-		goto out;
-	for (size_t i = 0; i < xa->nops; i++)
-		if (xa->ops[i].has_gpu && xa->ops[i].group < rep->ngroups)
-			idx[n++] = i;
-	g_sort_ops = xa->ops;
-	qsort(idx, n, sizeof *idx, gp_trend_cmp);
-	for (size_t s = 0; s < n;) {
-		size_t e = s;
-		uint32_t g = xa->ops[idx[s]].group;
-		while (e < n && xa->ops[idx[e]].group == g)
-			e++;
-		size_t m = e - s;
-		if (m >= GP_TREND_MIN_CALLS) {
-			for (size_t k = 0; k < m; k++)
-				y[k] = (double)xa->ops[idx[s + k]].execute_ns;
-			struct gp_fit fit = gp_trend_fit(y, m);
-			double drift = fit.mean > 0 ? fit.slope * (double)(m - 1) / fit.mean : 0;
-			if (fit.r2 >= GP_TREND_MIN_R2 && fabs(drift) >= GP_TREND_MIN_DRIFT) {
-				char b1[32], b2[32], b3[32];
-				if (!flagged++)
-					fprintf(f, md ? "\n**Drifting execute time**\n\n" : "  drifting execute time:\n");
-				fprintf(f, "%s%s: %s per call (%+.0f%% over %zu calls: fitted %s -> %s, R^2 %.2f)\n",
-					md ? "- " : "    ", rep->groups[g].name, gp_xa_fmt_ns(fit.slope, b1, sizeof b1),
-					drift * 100.0, m, gp_xa_fmt_ns(fit.intercept, b2, sizeof b2),
-					gp_xa_fmt_ns(fit.intercept + fit.slope * (double)(m - 1), b3, sizeof b3), fit.r2);
-			}
-		}
-		s = e;
+	size_t flagged = 0;
+	for (size_t g = 0; g < rep->ngroups && g < xa->ngrp; g++) {
+		uint64_t m = xa->grp[g].n;
+		if (m < GP_TREND_MIN_CALLS)
+			continue;
+		struct gp_fit fit = gp_trend_fit_sums(&xa->grp[g]);
+		double drift = fit.mean > 0 ? fit.slope * (double)(m - 1) / fit.mean : 0;
+		if (fit.r2 < GP_TREND_MIN_R2 || fabs(drift) < GP_TREND_MIN_DRIFT)
+			continue;
+		char b1[32], b2[32], b3[32];
+		if (!flagged++)
+			fprintf(f, md ? "\n**Drifting execute time**\n\n" : "  drifting execute time:\n");
+		fprintf(f, "%s%s: %s per call (%+.0f%% over %llu calls: fitted %s -> %s, R^2 %.2f)\n", md ? "- " : "    ",
+			rep->groups[g].name, gp_xa_fmt_ns(fit.slope, b1, sizeof b1), drift * 100.0, (unsigned long long)m,
+			gp_xa_fmt_ns(fit.intercept, b2, sizeof b2),
+			gp_xa_fmt_ns(fit.intercept + fit.slope * (double)(m - 1), b3, sizeof b3), fit.r2);
 	}
-out:
-	free(idx);
-	free(y);
 	return flagged;
 }
 
@@ -125,10 +91,11 @@ static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md)
 	return flagged;
 }
 
-/* Per-(iteration slot, group) time: launch + execute of its ops. */
-static uint64_t gp_trend_cell(const struct gp_map *cells, size_t slot, uint32_t g)
+/* Per-(iteration number, group) time: launch + execute of its ops
+ * (gp_xa_op keeps the sums). */
+static uint64_t gp_trend_cell(const struct gp_xa *xa, int64_t iter, uint32_t g)
 {
-	uint64_t *v = gp_map_get(cells, (uint64_t)slot << 32 | g);
+	uint64_t *v = iter >= 0 && g < (1u << 20) ? gp_map_get(&xa->iter_grp, (uint64_t)iter << 20 | g) : NULL;
 	return v ? *v : 0;
 }
 
@@ -151,40 +118,24 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 		return 0;
 	uint8_t *out = calloc(rep->niters, 1);
 	uint64_t p50, p99;
-	struct gp_map slot_of = { 0 }, cells = { 0 };
 	uint64_t *vals = malloc(rep->niters * sizeof *vals);
 	struct gp_excess *ex = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *ex);
 	size_t flagged = 0;
 	if (!out || !vals || !ex)
 		goto done;
 	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
-	for (size_t i = 0; i < rep->niters; i++)
-		gp_map_put(&slot_of, (uint64_t)rep->iters[i].iter, i);
-	for (size_t i = 0; i < xa->nops; i++) {
-		const struct gp_xa_op *op = &xa->ops[i];
-		uint64_t *s = op->iter >= 0 ? gp_map_get(&slot_of, (uint64_t)op->iter) : NULL;
-		if (!s || op->group >= rep->ngroups)
-			continue;
-		uint64_t key = *s << 32 | op->group;
-		uint64_t *v = gp_map_get(&cells, key);
-		uint64_t t = op->launch_ns + op->execute_ns;
-		if (v)
-			*v += t;
-		else
-			gp_map_put(&cells, key, t);
-	}
 	for (size_t i = 0; i < rep->niters; i++) {
 		if (!out[i])
 			continue;
 		size_t nx = 0;
 		for (uint32_t g = 0; g < rep->ngroups; g++) {
-			uint64_t cur = gp_trend_cell(&cells, i, g);
+			uint64_t cur = gp_trend_cell(xa, rep->iters[i].iter, g);
 			if (!cur)
 				continue;
 			size_t nv = 0;
 			for (size_t k = 0; k < rep->niters; k++)
 				if (!out[k] && !rep->iters[k].open)
-					vals[nv++] = gp_trend_cell(&cells, k, g);
+					vals[nv++] = gp_trend_cell(xa, rep->iters[k].iter, g);
 			qsort(vals, nv, sizeof *vals, gp_trend_cmp_u64);
 			uint64_t usual = nv ? vals[(nv - 1) / 2] : 0;
 			/* only operators notably over their usual time */
@@ -219,8 +170,6 @@ done:
 	free(out);
 	free(vals);
 	free(ex);
-	gp_map_free(&slot_of);
-	gp_map_free(&cells);
 	return flagged;
 }
 

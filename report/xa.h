@@ -6,18 +6,22 @@
  * (stability.c) reuses the core analysis over several traces.
  *
  * Protocol, for one trace, alongside the core analyser (analysis.h):
- *   xa = gp_xa_new(group_by);
+ *   xa = gp_xa_new();
+ *   pass 1: for every record group, after gp_an_scan1: gp_xa_scan1(xa, rec);
+ *   after gp_an_prepare(an): gp_xa_prepare(xa, an);
  *   pass 2: for every record group, after gp_an_scan2: gp_xa_record(xa, an, rec);
  *           and from the core's op sink: gp_xa_op(xa, op);
  *   after gp_an_finish(an, rep): gp_xa_finish(xa, an, rep);   (before gp_an_free)
- *   gp_xa_print(f, xa, rep, format, outlier_factor);  any time after finish
+ *   gp_xa_print(f, xa, rep, opts);  any time after finish
  *   gp_xa_free(xa);
  *
- * Memory: one compact entry per joined op (struct gp_xa_op, 64 bytes) plus
- * per-graph-node, per-sample and per-(operator, iteration) tables; the
- * core's streaming guarantee does not extend to these analyses.
+ * Memory follows what the core's does — operators, iterations, host samples,
+ * top-level NVTX ranges (capped), graph nodes and graph launches — never the
+ * number of ops: every op is folded into per-operator, per-(iteration,
+ * operator) and per-(stage, operator) sums as it arrives. Pass 1 gathers what
+ * the per-op folding needs first (samples, iteration marks, stage edges).
  * Single-threaded; functions return 0 or -ENOMEM; nothing prints except
- * gp_xa_print (to the FILE given). docs/metrics.md defines every number.
+ * gp_xa_print (to the FILE given). docs/metrics.md §12-16 define the numbers.
  */
 #ifndef GP_REPORT_XA_H
 #define GP_REPORT_XA_H
@@ -28,16 +32,12 @@
 #include "map.h"
 #include "output.h"
 
-struct gp_xa_op {
-	uint32_t group;        /* index into rep->groups                        */
-	uint32_t name;         /* index into xa->names (the op's short name)    */
-	int64_t iter;          /* iteration number, -1 before the first mark    */
-	uint64_t t0;           /* api_start when known, else gpu_start          */
-	uint64_t api_start, api_end, gpu_start, gpu_end;
-	uint64_t launch_ns, execute_ns;
-	uint32_t corr, tid;
-	uint8_t kind, api_class, has_api, has_gpu;
-	uint32_t pad;
+/* Per core operator (group index): drift fit over its calls in arrival order
+ * (x = call index, y = execute ns) and launch time taken on a busy host. */
+struct gp_xa_grp {
+	uint64_t n;
+	double sx, sy, sxx, sxy, syy;
+	uint64_t launch_all, launch_busy, calls_all, calls_busy;
 };
 
 /* A graph node captured from a stream (GP_GRAPH_CAPTURED). */
@@ -45,14 +45,29 @@ struct gp_xa_cap {
 	uint64_t node;
 	uint32_t graph, op, tid;
 	uint64_t ts;
-	uint32_t nvtx;         /* string id of the innermost NVTX range, or 0  */
-	uint32_t stack;        /* stack id of the hooked call, or 0            */
+	uint32_t nvtx;         /* string id, after finish names index + 1 (0 = none) */
+	uint32_t stack;        /* after finish: call-site names index + 1 (0 = none) */
 };
 
-/* A kernel replayed by a graph launch (kernel + GP_GRAPH_OP records). */
+/* A replayed (instantiated) node: sums of its kernels. */
+struct gp_xa_rnode {
+	uint64_t node;         /* instantiated node id                          */
+	uint32_t graph;        /* instantiated graph id                         */
+	uint32_t name;         /* kernel name string id, after finish names index */
+	uint64_t count, exec_ns;
+};
+
+/* An instantiated graph: its launches (corr set) and sums. */
+struct gp_xa_rgraph {
+	uint32_t graph;
+	struct gp_map launches; /* corr -> 1 */
+	uint64_t launch_ns, exec_ns, kernels;
+};
+
+/* A graph kernel waiting for its GP_GRAPH_OP record. */
 struct gp_xa_gk {
-	uint32_t corr, graph, name_str;
-	uint64_t node, gpu_start, gpu_end;
+	uint32_t corr, name;
+	uint64_t start, end;
 };
 
 struct gp_xa_host {
@@ -60,56 +75,74 @@ struct gp_xa_host {
 	uint32_t busy_pm, proc_pm;
 };
 
-/* A host API call that is not an op (allocations, frees, ...). */
-struct gp_xa_call {
-	uint64_t start, dur;
-	uint32_t name; /* index into xa->names */
-};
-
 /* Per-tid NVTX push/pop stack (string ids). */
 struct gp_xa_nvtx {
 	uint32_t *names;
 	size_t n, cap;
-	uint32_t depth0_name; /* open top-level range (stages) */
 	uint64_t depth0_start;
 };
 
 /* A closed top-level NVTX range (stages). */
 struct gp_xa_range {
 	uint64_t start, end;
-	uint32_t name; /* index into xa->names */
+	uint32_t name; /* string id; after prepare: names index */
+};
+
+#define GP_XA_MAX_STAGES 16
+struct gp_xa_stage {
+	const char *name;      /* fixed text or xa->names entry                 */
+	uint64_t start, end, time; /* time: covered time (sum for NVTX names)   */
+	size_t count;          /* NVTX ranges / warm-up iterations              */
+	uint32_t nvtx;         /* names index of an NVTX stage, UINT32_MAX else */
+};
+
+struct gp_xa_mark {
+	uint64_t ts;
+	int64_t iter;
 };
 
 struct gp_xa {
-	int group_by;
 	int err;
 	/* interned display names */
 	char **names;
 	size_t nnames, capnames;
 	struct gp_map name_by_hash;
-	/* ops */
-	struct gp_xa_op *ops;
-	size_t nops, capops;
-	/* NVTX */
+	struct gp_map api_name;       /* runtime api id -> names index          */
+	/* per operator */
+	struct gp_xa_grp *grp;
+	size_t ngrp;
+	struct gp_map iter_grp;       /* iter << 20 | group -> launch + execute */
+	struct gp_map stage_grp;      /* stage << 32 | group -> launch + execute */
+	struct gp_map stage_call;     /* stage << 32 | name -> host time        */
+	/* NVTX (pass 2: capture-time ranges per thread; pass 1: top-level ranges) */
 	struct gp_map nvtx_by_tid;
 	struct gp_xa_nvtx *nvtx;
 	size_t nnvtx, capnvtx;
+	struct gp_map nvtx1_by_tid;
+	struct gp_xa_nvtx *nvtx1;
+	size_t nnvtx1, capnvtx1;
 	struct gp_xa_range *ranges;
 	size_t nranges, capranges;
+	int ranges_off;               /* too many ranges or names: no NVTX stages */
 	/* graphs */
 	struct gp_xa_cap *caps;
 	size_t ncaps, capcaps;
 	struct gp_map cap_by_node;    /* captured node id -> index in caps      */
 	struct gp_map clone_node;     /* cloned node id -> captured node id     */
 	struct gp_map clone_graph;    /* cloned graph id -> captured graph id   */
-	struct gp_xa_gk *gks;
+	struct gp_xa_gk *gks;         /* graph kernels awaiting their node record */
 	size_t ngks, capgks;
-	struct gp_map gk_last;        /* corr -> index of a kernel awaiting its node record */
+	struct gp_map gk_by_corr;     /* corr -> index in gks                   */
+	struct gp_xa_rnode *rnodes;
+	size_t nrnodes, caprnodes;
+	struct gp_map rnode_by_id;    /* instantiated node id -> index          */
+	struct gp_xa_rgraph *rgraphs;
+	size_t nrgraphs, caprgraphs;
+	struct gp_map rgraph_by_id;   /* instantiated graph id -> index         */
 	struct gp_map glaunch_dur;    /* graph-launch API corr -> duration ns   */
-	struct gp_map op_stack;       /* hook op id -> stack id                 */
+	struct gp_map op_stack;       /* captured hook op id -> stack id        */
 	struct gp_map stack_pc;       /* stack id -> innermost pc               */
 	struct gp_map sym;            /* pc -> string id                        */
-	uint64_t glaunch_calls, glaunch_ns;
 	/* host conditions */
 	struct gp_xa_host *hosts;
 	size_t nhosts, caphosts;
@@ -117,17 +150,22 @@ struct gp_xa {
 	int64_t proc_start;           /* trace-clock ns, -1 = unknown           */
 	int64_t win_iter;             /* iteration at the first window start, -1 = none */
 	uint64_t hook_calls;          /* hook records in the trace              */
+	/* stage edges (pass 1) */
 	int runtime_seen;
-	/* stages */
-	struct gp_xa_call *calls;
-	size_t ncalls, capcalls;
-	uint64_t first_api, last_ts;
-	/* results (gp_xa_finish) */
+	uint64_t first_api, first_launch, last_kernel, last_ts;
+	struct gp_xa_mark *marks;
+	size_t nmarks, capmarks;
+	struct gp_xa_stage stages[GP_XA_MAX_STAGES];
+	size_t nstages;
+	int nvtx_stages;
+	uint64_t t_start, t_end;
 	int finished;
 };
 
-struct gp_xa *gp_xa_new(int group_by);
+struct gp_xa *gp_xa_new(void);
 void gp_xa_free(struct gp_xa *xa);
+int gp_xa_scan1(struct gp_xa *xa, const union gp_rec *rec);
+int gp_xa_prepare(struct gp_xa *xa, const struct gp_an *an);
 int gp_xa_record(struct gp_xa *xa, const struct gp_an *an, const union gp_rec *rec);
 void gp_xa_op(struct gp_xa *xa, const struct gp_an_op *op);
 int gp_xa_finish(struct gp_xa *xa, const struct gp_an *an, const struct gp_rep *rep);
@@ -137,6 +175,10 @@ int gp_xa_print(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const
 
 /* Intern a display name; index or UINT32_MAX on ENOMEM. */
 uint32_t gp_xa_name(struct gp_xa *xa, const char *s);
+/* Stage index of time t (prepare computed the stages), or -1. */
+int gp_xa_stage_of(const struct gp_xa *xa, uint64_t t);
+/* stages.c: compute the stages from the pass-1 edges (called by prepare). */
+void gp_xa_stages_prepare(struct gp_xa *xa);
 
 /* Sections (each prints nothing when it has nothing to say). */
 void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md);
