@@ -211,6 +211,7 @@ static double reader_floor(const char *path, uint64_t *records)
 /* Run argv with stdout to /dev/null (or out); returns wall seconds, peak RSS. */
 static double run(char *const argv[], const char *out, long *rss_kib)
 {
+	fflush(NULL); /* the child must not inherit unwritten output */
 	double t0 = now_s();
 	pid_t pid = fork();
 	if (pid == 0) {
