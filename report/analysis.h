@@ -10,13 +10,14 @@
  *   for every group, same order: gp_an_scan2(an, rec, nslots);   pass 2
  *   gp_an_finish(an, &rep);   fills a gp_rep (aggregates only)
  *
- * Pass 1 collects what is small and needed before ops can be attributed:
- * strings, sync intervals (explicit synchronizations and blocking
- * copies/sets), iteration marks, status, drops, devices. Pass 2 joins and
- * folds every GPU op into per-group and per-iteration sums as soon as its
- * records are complete. Memory grows with distinct groups, iterations, sync
- * calls and strings, plus the join lag (records waiting for their partners),
- * not with the number of ops. docs/metrics.md defines every number.
+ * Pass 1 collects what is small and needed before ops are attributed:
+ * strings, API names, devices, status, drops, host samples, stacks and
+ * symbols, iteration marks. Pass 2 joins and folds every GPU op into
+ * per-group and per-iteration sums as soon as its records are complete, and
+ * charges each blocking interval to the op it waited for through bounded
+ * buffers (the last 65536 ops, a 65536-op wait horizon). Memory grows with
+ * distinct groups, strings, stacks and iterations plus the join lag, not
+ * with the number of records. docs/metrics.md defines every number.
  *
  * Single-threaded. Errors: functions return 0 or -errno (-ENOMEM); nothing
  * here prints, exits or aborts.

@@ -164,22 +164,12 @@ static void gp_sweep_take(struct gp_sweep *s, uint64_t a, uint64_t b)
 	s->cur_e = b;
 }
 
-static void gp_sweep_take_pre(struct gp_sweep *s, uint64_t upto)
-{
-	while (s->pre_i < s->pre_n && s->pre[s->pre_i].start <= upto) {
-		const struct gp_ival *p = &s->pre[s->pre_i++];
-		if (p->end > p->start)
-			gp_sweep_take(s, p->start, p->end);
-	}
-}
-
 /* Take the earliest buffered interval into the merged run. */
 static void gp_sweep_pop(struct gp_sweep *s)
 {
 	struct gp_ival top = s->buf[s->head];
 	s->head = (s->head + 1) & (GP_SWEEP_DELAY - 1);
 	s->n--;
-	gp_sweep_take_pre(s, top.start);
 	gp_sweep_take(s, top.start, top.end);
 }
 
@@ -206,7 +196,6 @@ uint64_t gp_sweep_finish(struct gp_sweep *s)
 {
 	while (s->n)
 		gp_sweep_pop(s);
-	gp_sweep_take_pre(s, UINT64_MAX);
 	if (s->open) {
 		s->total += s->cur_e - s->cur_s;
 		s->open = 0;

@@ -53,8 +53,6 @@ struct gp_sweep {
 	uint64_t cur_s, cur_e;/* the current merged run                    */
 	uint64_t total;       /* closed runs' length                       */
 	uint64_t late;        /* intervals that started before the swept point */
-	const struct gp_ival *pre; /* optional extra intervals sorted by start */
-	size_t pre_n, pre_i;
 };
 
 /* Add [start, end) (end < start is treated as empty). 0 or -ENOMEM. */
