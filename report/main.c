@@ -368,6 +368,7 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 	if (!(m->cur_xa = gp_xa_new()))
 		return GP_EXIT_INTERNAL;
 	m->xas[m->nxas++] = m->cur_xa;
+	m->cur_xa->outlier_factor = m->out.outlier_factor;
 	struct gp_an *an = gp_an_new(&cfg);
 	if (!an)
 		return GP_EXIT_INTERNAL;

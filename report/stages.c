@@ -48,15 +48,35 @@ static size_t gp_stage_iters(struct gp_xa *xa, uint64_t **out)
 {
 	qsort(xa->marks, xa->nmarks, sizeof *xa->marks, gp_stage_cmp_mark);
 	uint64_t *s = malloc((xa->nmarks ? xa->nmarks : 1) * sizeof *s);
+	int64_t *num = malloc((xa->nmarks ? xa->nmarks : 1) * sizeof *num);
 	size_t n = 0;
 	struct gp_map seen = { 0 };
-	for (size_t i = 0; s && i < xa->nmarks; i++) {
+	for (size_t i = 0; s && num && i < xa->nmarks; i++) {
 		if (gp_map_get(&seen, (uint64_t)xa->marks[i].iter))
 			continue;
 		gp_map_put(&seen, (uint64_t)xa->marks[i].iter, 1);
+		num[n] = xa->marks[i].iter;
 		s[n++] = xa->marks[i].ts;
 	}
 	gp_map_free(&seen);
+	/* classes of the closed iterations for the outlier explanations (trends.c):
+	 * the core's rule (docs/metrics.md §7), from the same marks */
+	if (s && num && n >= 4) {
+		uint64_t *d = malloc((n - 1) * sizeof *d);
+		if (d) {
+			for (size_t i = 0; i + 1 < n; i++)
+				d[i] = s[i + 1] - s[i];
+			qsort(d, n - 1, sizeof *d, gp_stage_cmp_u64);
+			double p50 = (double)d[(n - 1 + 1) / 2 - 1]; /* nearest rank: ceil(0.5 n) */
+			free(d);
+			for (size_t i = 0; i + 1 < n; i++) {
+				int out = (double)(s[i + 1] - s[i]) > xa->outlier_factor * p50;
+				gp_map_put(&xa->iter_class, (uint64_t)num[i], out ? 2 : 1);
+				xa->nnormal += !out;
+			}
+		}
+	}
+	free(num);
 	*out = s;
 	return n;
 }
@@ -99,8 +119,12 @@ static void gp_stage_add(struct gp_xa *xa, const char *name, uint64_t a, uint64_
 void gp_xa_stages_prepare(struct gp_xa *xa)
 {
 	xa->nstages = 0;
-	if (xa->t_end <= xa->t_start)
+	uint64_t *starts; /* iterations (and their classes for trends.c) */
+	size_t ni = gp_stage_iters(xa, &starts), settle_k = 0;
+	if (xa->t_end <= xa->t_start) {
+		free(starts);
 		return;
+	}
 	/* NVTX-named stages */
 	uint64_t covered = 0;
 	for (size_t i = 0; i < xa->nranges; i++)
@@ -127,6 +151,7 @@ void gp_xa_stages_prepare(struct gp_xa *xa)
 				s->end = r->end;
 		}
 		xa->nvtx_stages = 1;
+		free(starts);
 		return;
 	}
 	uint64_t fa = xa->first_api != UINT64_MAX ? xa->first_api : xa->t_start;
@@ -135,8 +160,6 @@ void gp_xa_stages_prepare(struct gp_xa *xa)
 	if (xa->proc_start >= 0)
 		gp_stage_add(xa, "start-up", xa->t_start, fa, 0);
 	gp_stage_add(xa, "load", fa, fk, 0);
-	uint64_t *starts;
-	size_t ni = gp_stage_iters(xa, &starts), settle_k = 0;
 	uint64_t settle_t = fk;
 	if (starts && ni >= GP_STAGE_MIN_ITERS + 1) {
 		size_t nc = ni - 1; /* closed iterations */

@@ -26,12 +26,6 @@ struct gp_fit {
 	double slope, intercept, r2, mean;
 };
 
-static int gp_trend_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Least-squares fit from the per-operator sums gp_xa_op keeps (x = call
  * index in arrival order, y = execute ns). */
 static struct gp_fit gp_trend_fit_sums(const struct gp_xa_grp *g)
@@ -91,7 +85,7 @@ static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md)
 	return flagged;
 }
 
-/* Per-(iteration number, group) time: launch + execute of its ops
+/* Per-(outlier iteration number, group) time: launch + execute of its ops
  * (gp_xa_op keeps the sums). */
 static uint64_t gp_trend_cell(const struct gp_xa *xa, int64_t iter, uint32_t g)
 {
@@ -118,10 +112,9 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 		return 0;
 	uint8_t *out = calloc(rep->niters, 1);
 	uint64_t p50, p99;
-	uint64_t *vals = malloc(rep->niters * sizeof *vals);
 	struct gp_excess *ex = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *ex);
 	size_t flagged = 0;
-	if (!out || !vals || !ex)
+	if (!out || !ex)
 		goto done;
 	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
 	for (size_t i = 0; i < rep->niters; i++) {
@@ -132,12 +125,8 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 			uint64_t cur = gp_trend_cell(xa, rep->iters[i].iter, g);
 			if (!cur)
 				continue;
-			size_t nv = 0;
-			for (size_t k = 0; k < rep->niters; k++)
-				if (!out[k] && !rep->iters[k].open)
-					vals[nv++] = gp_trend_cell(xa, rep->iters[k].iter, g);
-			qsort(vals, nv, sizeof *vals, gp_trend_cmp_u64);
-			uint64_t usual = nv ? vals[(nv - 1) / 2] : 0;
+			/* usual: its mean time per closed non-outlier iteration */
+			uint64_t usual = xa->nnormal && g < xa->ngrp ? xa->grp[g].normal_ns / xa->nnormal : 0;
 			/* only operators notably over their usual time */
 			if (cur > usual && (double)(cur - usual) >= GP_OUTLIER_MIN_SHARE * (double)p50)
 				ex[nx++] = (struct gp_excess){ g, cur, usual, (double)(cur - usual) };
@@ -168,7 +157,6 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 	}
 done:
 	free(out);
-	free(vals);
 	free(ex);
 	return flagged;
 }

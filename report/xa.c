@@ -51,6 +51,7 @@ struct gp_xa *gp_xa_new(void)
 	xa->win_iter = -1;
 	xa->first_api = UINT64_MAX;
 	xa->first_launch = UINT64_MAX;
+	xa->outlier_factor = 1.5;
 	return xa;
 }
 
@@ -72,6 +73,7 @@ void gp_xa_free(struct gp_xa *xa)
 	gp_map_free(&xa->api_name);
 	free(xa->grp);
 	gp_map_free(&xa->iter_grp);
+	gp_map_free(&xa->iter_class);
 	gp_map_free(&xa->stage_grp);
 	gp_map_free(&xa->stage_call);
 	gp_map_free(&xa->nvtx_by_tid);
@@ -541,7 +543,10 @@ void gp_xa_op(struct gp_xa *xa, const struct gp_an_op *op)
 		}
 	}
 	uint64_t t0 = op->has_api ? op->api_start : op->gpu_start, v = op->launch_ns + op->execute_ns;
-	if (op->iter >= 0 && op->group < (1u << 20))
+	uint64_t *cls = op->iter >= 0 ? gp_map_get(&xa->iter_class, (uint64_t)op->iter) : NULL;
+	if (cls && *cls == 1)
+		g->normal_ns += v;
+	else if (cls && *cls == 2 && op->group < (1u << 20))
 		gp_xa_add(xa, &xa->iter_grp, (uint64_t)op->iter << 20 | op->group, v);
 	int st = gp_xa_stage_of(xa, t0);
 	if (st >= 0)

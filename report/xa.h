@@ -38,6 +38,7 @@ struct gp_xa_grp {
 	uint64_t n;
 	double sx, sy, sxx, sxy, syy;
 	uint64_t launch_all, launch_busy, calls_all, calls_busy;
+	uint64_t normal_ns;    /* launch + execute in closed non-outlier iterations */
 };
 
 /* A graph node captured from a stream (GP_GRAPH_CAPTURED). */
@@ -111,7 +112,10 @@ struct gp_xa {
 	/* per operator */
 	struct gp_xa_grp *grp;
 	size_t ngrp;
-	struct gp_map iter_grp;       /* iter << 20 | group -> launch + execute */
+	struct gp_map iter_class;     /* iteration number -> 1 normal, 2 outlier (closed ones) */
+	size_t nnormal;               /* closed non-outlier iterations          */
+	double outlier_factor;        /* --outlier-factor (default 1.5)         */
+	struct gp_map iter_grp;       /* outlier iter << 20 | group -> launch + execute */
 	struct gp_map stage_grp;      /* stage << 32 | group -> launch + execute */
 	struct gp_map stage_call;     /* stage << 32 | name -> host time        */
 	/* NVTX (pass 2: capture-time ranges per thread; pass 1: top-level ranges) */
