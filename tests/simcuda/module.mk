@@ -84,3 +84,12 @@ SIMCUDA_TESTS = $(B)/tests/test_simcuda_api $(B)/tests/test_simcuda_e2e
 ALL_TARGETS += $(SIMCUDA_DIR)/libsimtestclient.so $(SIMCUDA_TESTS)
 TESTS       += $(SIMCUDA_TESTS)
 TSAN_TESTS  += $(SIMCUDA_TESTS)
+
+# CUDA graphs and the exec_per_block_ns rule (issue 9), in-process like the api suite.
+$(B)/tests/test_simcuda_graph: $(B)/obj/tests/simcuda/test_simcuda_graph.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/tests/simcuda/test_simcuda_graph.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) \
+	  -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -lm
+ALL_TARGETS += $(B)/tests/test_simcuda_graph
+TESTS       += $(B)/tests/test_simcuda_graph
+TSAN_TESTS  += $(B)/tests/test_simcuda_graph
