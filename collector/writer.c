@@ -122,9 +122,11 @@ static ssize_t gp_writer_sys_write(int fd, const void *buf, size_t len)
 #define gp_writer_sys_write write
 #endif
 
-/* write(2) all of buf. 0 or -errno (EINTR retried, short writes continued). */
-static int gp_writer_write_all(int fd, const char *buf, size_t len)
+/* write(2) all of buf. 0 or -errno (EINTR retried, short writes continued);
+ * *done gets the bytes stored either way. */
+static int gp_writer_write_all(int fd, const char *buf, size_t len, size_t *done)
 {
+	*done = 0;
 	while (len) {
 		ssize_t n = gp_writer_sys_write(fd, buf, len);
 		if (n < 0) {
@@ -136,6 +138,7 @@ static int gp_writer_write_all(int fd, const char *buf, size_t len)
 			return -EIO;
 		buf += n;
 		len -= (size_t)n;
+		*done += (size_t)n;
 	}
 	return 0;
 }
@@ -160,26 +163,62 @@ static void gp_writer_fail(int32_t reason, int is_io_error)
 	atomic_store_explicit(&gp_g.failed, 1, memory_order_relaxed);
 }
 
-/* Write the output buffer. On failure, cut the file back to the end of the
- * last complete write (a partial block would hide the footer) and forget the
- * blocks of this buffer: their slots count as lost, their sequence numbers
- * are reused by the footer. */
+/* After a write of the output buffer failed having stored `done` bytes:
+ * keep the blocks that reached the file whole with room for a footer after
+ * them within `done` (so a footer fits under a file size limit, and on a full
+ * disk in the space the cut frees), count their records and types, forget the
+ * rest (their slots are lost, their sequence numbers are reused), and cut the
+ * file back to the end of the last kept block so the footer can follow it.
+ * Error path only: it may allocate. */
+static void gp_writer_keep_whole(size_t done)
+{
+	size_t off = 0;
+	uint64_t slots = 0, blocks = 0;
+	union gp_rec *tmp = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
+
+	while (tmp && off + sizeof(struct gp_block_header) <= done) {
+		struct gp_block_header h;
+		memcpy(&h, W.out + off, sizeof(h));
+		const char *p = W.out + off + sizeof(h);
+		if (h.magic != GP_BLOCK_MAGIC || h.raw_len > GP_BLOCK_MAX_RAW ||
+		    off + sizeof(h) + h.stored_len + GP_FOOTER_RESERVE > done)
+			break;
+		if (h.flags & GP_BLOCKF_LZ4) {
+			if (LZ4_decompress_safe(p, (char *)tmp, (int)h.stored_len, (int)h.raw_len) != (int)h.raw_len)
+				break;
+		} else {
+			memcpy(tmp, p, h.raw_len);
+		}
+		for (uint32_t i = 0; i < h.nslots; i += gp_rec_slots(&tmp[i]))
+			W.type_counts[tmp[i].type]++;
+		off += sizeof(h) + h.stored_len;
+		slots += h.nslots;
+		blocks++;
+	}
+	free(tmp);
+	W.lost += W.out_slots - slots;
+	W.records -= W.out_slots - slots;
+	W.blocks -= W.out_blocks - blocks;
+	W.file_off += off;
+	W.file_seq += blocks;
+	W.seq = W.file_seq;
+	W.committed = W.file_off;
+	if (ftruncate(W.fd, (off_t)W.file_off) != 0 || lseek(W.fd, (off_t)W.file_off, SEEK_SET) != (off_t)W.file_off)
+		W.file_off = UINT64_MAX; /* tail unknown: no footer */
+}
+
+/* Write the output buffer (whole blocks). On failure stop writing for good
+ * and keep what reached the file whole (gp_writer_keep_whole). */
 static void gp_writer_flush_out(void)
 {
 	if (!W.out_len)
 		return;
 	if (!W.io_failed) {
-		int rc = gp_writer_write_all(W.fd, W.out, W.out_len);
+		size_t done;
+		int rc = gp_writer_write_all(W.fd, W.out, W.out_len, &done);
 		if (rc < 0) {
 			gp_writer_fail(rc, 1);
-			W.lost += W.out_slots;
-			W.records -= W.out_slots;
-			W.blocks -= W.out_blocks;
-			W.seq = W.file_seq;
-			W.committed = W.file_off;
-			if (ftruncate(W.fd, (off_t)W.file_off) != 0 ||
-			    lseek(W.fd, (off_t)W.file_off, SEEK_SET) != (off_t)W.file_off)
-				W.file_off = UINT64_MAX; /* tail unknown: no footer */
+			gp_writer_keep_whole(done);
 		} else {
 			W.file_off += W.out_len;
 			W.file_seq = W.seq;
@@ -377,7 +416,9 @@ static void gp_writer_finish(void)
 		memcpy(W.out + W.out_len + sizeof(struct gp_block_header), e, len);
 		gp_writer_frame(GP_FOOTER_MAGIC, 0, n, len, len);
 		if (failed_before) {
-			if (gp_writer_write_all(W.fd, W.out, W.out_len) < 0 && ftruncate(W.fd, (off_t)W.file_off) != 0)
+			size_t done;
+			if (gp_writer_write_all(W.fd, W.out, W.out_len, &done) < 0 &&
+			    ftruncate(W.fd, (off_t)W.file_off) != 0)
 				fprintf(stderr, "gpuphase: trace %s: cannot remove a partial footer\n", W.path);
 			W.out_len = 0;
 			W.io_failed = 1;
@@ -572,7 +613,8 @@ static int gp_writer_write_header(int fd, const char *p, size_t len)
 	sigemptyset(&pend);
 	sigpending(&pend);
 	int was_pending = sigismember(&pend, SIGXFSZ) == 1;
-	int rc = gp_writer_write_all(fd, p, len);
+	size_t done;
+	int rc = gp_writer_write_all(fd, p, len, &done);
 	if (rc == -EFBIG && !was_pending) {
 		struct timespec zero = { 0, 0 };
 		sigtimedwait(&xfsz, NULL, &zero); /* consume the SIGXFSZ we caused */
