@@ -157,10 +157,19 @@ void gp_xa_stages_prepare(struct gp_xa *xa)
 	uint64_t fa = xa->first_api != UINT64_MAX ? xa->first_api : xa->t_start;
 	uint64_t fk = xa->first_launch != UINT64_MAX ? xa->first_launch : xa->t_end;
 	uint64_t lk = xa->last_kernel > fk ? xa->last_kernel : fk;
-	if (xa->proc_start >= 0)
-		gp_stage_add(xa, "start-up", xa->t_start, fa, 0);
-	gp_stage_add(xa, "load", fa, fk, 0);
-	uint64_t settle_t = fk;
+	/* a window that began after iteration 0: what came before is not traced,
+	 * but the iteration marks (written outside the window too) still tell
+	 * where the warm-up settled */
+	int windowed = xa->win_iter > 0 && xa->win_start > xa->t_start;
+	uint64_t from = windowed ? xa->win_start : fk;
+	if (windowed) {
+		gp_stage_add(xa, "before window", xa->t_start, xa->win_start, 0);
+	} else {
+		if (xa->proc_start >= 0)
+			gp_stage_add(xa, "start-up", xa->t_start, fa, 0);
+		gp_stage_add(xa, "load", fa, fk, 0);
+	}
+	uint64_t settle_t = from;
 	if (starts && ni >= GP_STAGE_MIN_ITERS + 1) {
 		size_t nc = ni - 1; /* closed iterations */
 		uint64_t *d = malloc(nc * sizeof *d);
@@ -169,15 +178,18 @@ void gp_xa_stages_prepare(struct gp_xa *xa)
 				d[i] = starts[i + 1] - starts[i];
 			settle_k = gp_stage_settled(d, nc);
 			free(d);
-			if (settle_k > 0 && settle_k < nc && starts[settle_k] > fk)
-				settle_t = starts[settle_k];
-			else
+			if (settle_k == 0 || settle_k >= nc)
 				settle_k = 0;
+			else if (starts[settle_k] > from)
+				settle_t = starts[settle_k];
 		}
 	}
 	free(starts);
-	if (settle_k)
-		gp_stage_add(xa, "warm-up", fk, settle_t, settle_k);
+	xa->settled_iter = settle_k;
+	if (settle_t > from)
+		gp_stage_add(xa, "warm-up", from, settle_t, settle_k);
+	if (lk < settle_t)
+		lk = settle_t;
 	gp_stage_add(xa, "steady", settle_t, lk, 0);
 	if (lk > fa)
 		gp_stage_add(xa, "tear-down", lk, xa->t_end, 0);
@@ -262,6 +274,11 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 		fprintf(f, "  dominated by: ");
 		if (!strcmp(s->name, "start-up") && !xa->nvtx_stages)
 			fprintf(f, "host code before the first CUDA call");
+		else if (!strcmp(s->name, "before window") && !xa->nvtx_stages)
+			fprintf(f, "not traced (capture began at iteration %lld%s)", (long long)xa->win_iter,
+				xa->settled_iter && xa->settled_iter <= (size_t)xa->win_iter
+					? "; iteration marks show the warm-up settled before it"
+					: "");
 		else
 			gp_stage_dominant(f, xa, rep, i);
 		fprintf(f, "\n");
@@ -273,7 +290,7 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 		const struct gp_xa_stage *s = &xa->stages[i];
 		uint64_t a = s->start > rep->t_first ? s->start : rep->t_first;
 		uint64_t b = s->end < rep->t_last ? s->end : rep->t_last;
-		if (b <= a)
+		if (b <= a || !strcmp(s->name, "before window"))
 			continue;
 		if (xa->nvtx_stages)
 			fprintf(f, "%s %s", nc++ ? "," : "", s->name);

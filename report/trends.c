@@ -118,7 +118,7 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 		goto done;
 	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
 	for (size_t i = 0; i < rep->niters; i++) {
-		if (!out[i])
+		if (!out[i] || !rep->iters[i].ops) /* outside the window: nothing to explain with */
 			continue;
 		size_t nx = 0;
 		for (uint32_t g = 0; g < rep->ngroups; g++) {
@@ -126,7 +126,7 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 			if (!cur)
 				continue;
 			/* usual: its mean time per closed non-outlier iteration */
-			uint64_t usual = xa->nnormal && g < xa->ngrp ? xa->grp[g].normal_ns / xa->nnormal : 0;
+			uint64_t usual = xa->nnormal_seen && g < xa->ngrp ? xa->grp[g].normal_ns / xa->nnormal_seen : 0;
 			/* only operators notably over their usual time */
 			if (cur > usual && (double)(cur - usual) >= GP_OUTLIER_MIN_SHARE * (double)p50)
 				ex[nx++] = (struct gp_excess){ g, cur, usual, (double)(cur - usual) };

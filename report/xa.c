@@ -74,6 +74,7 @@ void gp_xa_free(struct gp_xa *xa)
 	free(xa->grp);
 	gp_map_free(&xa->iter_grp);
 	gp_map_free(&xa->iter_class);
+	gp_map_free(&xa->iter_seen);
 	gp_map_free(&xa->stage_grp);
 	gp_map_free(&xa->stage_call);
 	gp_map_free(&xa->nvtx_by_tid);
@@ -230,8 +231,10 @@ int gp_xa_scan1(struct gp_xa *xa, const union gp_rec *r)
 			xa->proc_start = r->status.value;
 		break;
 	case GP_REC_WINDOW:
-		if (r->mark.kind == GP_WIN_START && xa->win_iter < 0)
+		if (r->mark.kind == GP_WIN_START && xa->win_iter < 0) {
 			xa->win_iter = (int64_t)r->mark.iter;
+			xa->win_start = r->mark.ts;
+		}
 		break;
 	case GP_REC_ITER:
 		if (XA_GROW(xa->marks, xa->nmarks, xa->capmarks)) {
@@ -544,6 +547,10 @@ void gp_xa_op(struct gp_xa *xa, const struct gp_an_op *op)
 	}
 	uint64_t t0 = op->has_api ? op->api_start : op->gpu_start, v = op->launch_ns + op->execute_ns;
 	uint64_t *cls = op->iter >= 0 ? gp_map_get(&xa->iter_class, (uint64_t)op->iter) : NULL;
+	if (cls && *cls == 1 && !gp_map_get(&xa->iter_seen, (uint64_t)op->iter)) {
+		gp_xa_fail(xa, gp_map_put(&xa->iter_seen, (uint64_t)op->iter, 1));
+		xa->nnormal_seen++;
+	}
 	if (cls && *cls == 1)
 		g->normal_ns += v;
 	else if (cls && *cls == 2 && op->group < (1u << 20))

@@ -114,6 +114,7 @@ struct gp_xa {
 	size_t ngrp;
 	struct gp_map iter_class;     /* iteration number -> 1 normal, 2 outlier (closed ones) */
 	size_t nnormal;               /* closed non-outlier iterations          */
+	size_t nnormal_seen;          /* ... of them with ops in the trace      */
 	double outlier_factor;        /* --outlier-factor (default 1.5)         */
 	struct gp_map iter_grp;       /* outlier iter << 20 | group -> launch + execute */
 	struct gp_map stage_grp;      /* stage << 32 | group -> launch + execute */
@@ -153,6 +154,9 @@ struct gp_xa {
 	int64_t hook_cost_ns;         /* -1 = not measured by the library       */
 	int64_t proc_start;           /* trace-clock ns, -1 = unknown           */
 	int64_t win_iter;             /* iteration at the first window start, -1 = none */
+	uint64_t win_start;           /* time of that window start              */
+	struct gp_map iter_seen;      /* iteration number -> 1 when it has ops  */
+	size_t settled_iter;          /* warm-up: iterations before settling (0 = none) */
 	uint64_t hook_calls;          /* hook records in the trace              */
 	/* stage edges (pass 1) */
 	int runtime_seen;

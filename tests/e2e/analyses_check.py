@@ -5,6 +5,7 @@ ground truth (SIMCUDA_TRUTH JSONL). Called by tests/e2e/test_analyses_e2e.sh:
   analyses_check.py graphs TRUTH REPORT.txt REPORT.json
   analyses_check.py run    TRUTH REPORT.txt HOOK_RECORDS
   analyses_check.py host   REPORT.txt
+  analyses_check.py window TRUTH REPORT.txt SKIP
 
 Every expected number is derived here from the truth file (or from the
 scenario program's construction, stated where used); tolerances: durations
@@ -227,12 +228,46 @@ def host(txt_path):
     check(len(flagged) >= 1, "launch numbers flagged as taken on a busy host (%d operators)" % len(flagged))
 
 
+def window(truth_path, txt_path, skip):
+    """GPUPHASE_WINDOW=skip=SKIP,iters=...: stages before the window are not
+    traced; the big tail_k inside the window is still explained"""
+    t = truth(truth_path)
+    txt = open(txt_path).read()
+    st = section(txt, "Stages")
+    names = [l.split()[0] for l in st if not l.strip().startswith("window")]
+    check(names[:2] == ["before", "steady"] and "load" not in names and "start-up" not in names,
+          "windowed stages: before window, steady, ... (got %s)" % names)
+    win = [l for l in st if l.strip().startswith("window")]
+    check(win and "capture began at iteration %s of the run" % skip in win[0], "window line names iteration " + skip)
+    api = {e["corr"]: e for e in t if e["type"] == "api"}
+    syncs = sorted(e["end"] for e in t if e["type"] == "api" and e["name"] == "cudaDeviceSynchronize")
+    tails = [e for e in t if e["type"] == "kernel" and plain(e["name"]) == "tail_k"]
+    small = min(e["end"] - e["start"] for e in tails)
+    tr = section(txt, "Trends")
+    # the window holds iterations skip .. skip + 10 (the capture starts at the
+    # skip-th mark and stops at the (skip + 10)-th)
+    for e in tails:
+        if e["end"] - e["start"] <= 10 * small:
+            continue
+        it = sum(1 for s in syncs if s <= api[e["api_corr"]]["start"])
+        inside = int(skip) <= it <= int(skip) + 10
+        line = [l for l in tr if re.match(r"\s+iteration %d: " % it, l)]
+        if inside:
+            check(len(line) == 1 and "slow: tail_k +" in line[0], "tail_k iteration %d (in the window) explained" % it)
+        else:
+            check(not line, "tail_k iteration %d (outside the window) not explained" % it)
+    listed = [int(re.match(r"\s+iteration (\d+)", l).group(1)) for l in tr if re.match(r"\s+iteration \d+: ", l)]
+    check(all(int(skip) <= i <= int(skip) + 10 for i in listed), "explained outliers all in the window: %s" % listed)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "graphs" and len(sys.argv) == 5:
         graphs(*sys.argv[2:])
     elif mode == "run" and len(sys.argv) == 5:
         run(*sys.argv[2:])
+    elif mode == "window" and len(sys.argv) == 5:
+        window(*sys.argv[2:])
     elif mode == "host" and len(sys.argv) == 3:
         host(sys.argv[2])
     else:

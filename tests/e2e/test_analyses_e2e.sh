@@ -8,6 +8,8 @@
 #   run        tests/e2e/analyses_run: drift slope, long tail, outlier
 #              iterations explained, stages (load, warm-up of a known number
 #              of iterations, steady, tear-down), self-overhead inputs
+#   window     the same run with GPUPHASE_WINDOW=skip=10,iters=10: stages
+#              before the window not traced, explanations only inside it
 #   host       the same run next to competing spinning processes: busy host
 #              detected, launch numbers flagged
 #   stability  three runs with the same cost model -> stable; a run with a
@@ -79,6 +81,19 @@ for attempt in 1 2 3; do
 	echo "(attempt $attempt disagreed; a loaded host can stall an iteration: retrying)"
 done
 [ $ok = 1 ] || { fail "run: report disagrees with the truth in 3 runs"; sed -n '/^Stages/,$p' "$tmp/run.txt"; }
+
+echo "--- window (skip 10 iterations, capture 10)"
+ok=0
+for attempt in 1 2 3; do
+	run window "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" GPUPHASE_WINDOW=skip=10,iters=10 \
+		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || break
+	if $CHECK window "$tmp/window.truth" "$tmp/window.txt" 10; then
+		ok=1
+		break
+	fi
+	echo "(attempt $attempt disagreed: retrying)"
+done
+[ $ok = 1 ] || { fail "window: report disagrees in 3 runs"; sed -n '/^Stages/,$p' "$tmp/window.txt"; }
 
 echo "--- host (competing processes)"
 n=$(nproc)
