@@ -6,9 +6,10 @@
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
  *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
  *
- * Reads each trace twice through gp_reader (pass 1: strings, sync intervals,
- * iterations; pass 2: the join, see analysis.h), so memory does not grow with
- * the trace length. An ordinary single-threaded program: every problem with
+ * Reads each trace twice through gp_reader (pass 1: strings, stacks,
+ * iterations, status; pass 2: the join and sync attribution, see
+ * analysis.h), so the analysis core's memory does not grow with the trace
+ * length. An ordinary single-threaded program: every problem with
  * an input is one message on stderr naming the file and the problem, and a
  * non-zero exit status (docs/metrics.md "Exit status").
  */
