@@ -42,16 +42,17 @@ struct gp_ring {
 	_Alignas(GP_CACHELINE) _Atomic uint64_t head;
 	uint64_t tail_cache;           /* producer's last view of tail          */
 	_Atomic uint64_t dropped;
+	uint64_t mask;                 /* immutable: cap - 1; on this line so a */
+	uint64_t cap;                  /* push touches one ring line, not two   */
 	/* Consumer line. tail: stored by the consumer (release in
 	 * gp_ring_drain), loaded by the producer (acquire in gp_ring_reserve). */
 	_Alignas(GP_CACHELINE) _Atomic uint64_t tail;
 	uint64_t drained;              /* writer-only: slots drained            */
 	uint64_t drops_reported;       /* writer-only: last GP_REC_DROPS value  */
-	/* Shared, immutable after creation (published by the registry's
-	 * release CAS, read after its acquire load). */
-	_Alignas(GP_CACHELINE) uint64_t mask;
-	uint64_t cap;
-	uint64_t gen;                  /* collector session that created it     */
+	/* Shared line: gen and tid are immutable after creation (published by
+	 * the registry's release CAS, read after its acquire load); refs and
+	 * next change only at thread exit and unlink. */
+	_Alignas(GP_CACHELINE) uint64_t gen; /* collector session that created it */
 	uint32_t tid;
 	_Atomic int refs;              /* see "Ring lifetime" above             */
 	_Atomic(struct gp_ring *) next;/* registry link                         */
