@@ -51,7 +51,7 @@ rel_run() {
   if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then san_pre=$GP_SAN_RUNTIME; fi
   local -a le=()
   case "$load" in
-    bare) ;;
+    bare) [ -n "$san_pre" ] && le+=("LD_PRELOAD=$san_pre") ;; # simcuda is instrumented too
     pre) le+=("LD_PRELOAD=${san_pre:+$san_pre:}$REL_LIB") ;;
     inject) le+=("CUDA_INJECTION64_PATH=$REL_LIB"); [ -n "$san_pre" ] && le+=("LD_PRELOAD=$san_pre") ;;
     *) echo "rel_run: bad load $load" >&2; return 2 ;;
@@ -65,7 +65,12 @@ rel_run() {
 # stderr with the library's lines removed and run-dependent numbers
 # normalised (the examples print event timings; the server prints its pid).
 rel_err_norm() {
-  grep -av '^gpuphase: ' "$1/.err" | sed -E 's/^(timing: [^0-9]*)[0-9.]+/\1N/; s/pid [0-9]+/pid N/g'
+  if [ -n "${GP_SAN:-}" ]; then # a sanitizer's own crash report: pids and addresses differ
+    grep -av '^gpuphase: ' "$1/.err" | sed -E 's/^(timing: [^0-9]*)[0-9.]+/\1N/; s/pid [0-9]+/pid N/g;
+      s/==[0-9]+==/==N==/g; s/0x[0-9a-f]+/0xN/g; s/\+0x[0-9a-f]+\)/+N)/g'
+  else
+    grep -av '^gpuphase: ' "$1/.err" | sed -E 's/^(timing: [^0-9]*)[0-9.]+/\1N/; s/pid [0-9]+/pid N/g'
+  fi
 }
 
 # The program's own files in DIR (not the trace, not our capture files).
