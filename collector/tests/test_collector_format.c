@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include "tutil.h"
 #include "gp_file.h"
 
@@ -468,4 +469,47 @@ Test(format, crc32c_known_values_and_paths_agree)
 			size_t h = len / 2;
 			cr_assert_eq(gp_crc32c(gp_crc32c(0, buf + off, h), buf + off + h, len - h), a);
 		}
+}
+
+/* gpuphase-dump prints one line per record group plus '#' header/summary
+ * lines, and fails with the reader's message on a bad file. */
+Test(format, dump_tool)
+{
+	const char *b = getenv("GP_BUILD");
+	char cmd[2048], out[512], bad[512];
+	const char *path = small_trace("dump.gpht", 2);
+	snprintf(out, sizeof(out), "%s", tu_path("dump.txt"));
+	snprintf(cmd, sizeof(cmd), "'%s/bin/gpuphase-dump' '%s' > '%s' 2>&1", b && *b ? b : "build", path, out);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	struct tu_trace t = tu_read(path);
+	cr_assert_eq(t.rc, 0);
+	FILE *f = fopen(out, "r");
+	cr_assert_not_null(f);
+	char line[4096];
+	size_t recs = 0, kernels = 0, apis = 0;
+	int end_line = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#') {
+			end_line |= strncmp(line, "# end complete=1", 16) == 0;
+			continue;
+		}
+		recs++;
+		kernels += strncmp(line, "kernel ", 7) == 0;
+		apis += strncmp(line, "hook_api ", 9) == 0;
+	}
+	fclose(f);
+	cr_assert_eq(recs, t.ngroups, "one line per record group");
+	cr_assert_eq(apis, 14, "the 2 x 7 api records");
+	cr_assert(end_line);
+	tu_free(&t);
+	snprintf(bad, sizeof(bad), "%s", tu_path("notatrace"));
+	tu_spit(bad, "hello world, not a trace at all, definitely not one", 50);
+	snprintf(cmd, sizeof(cmd), "'%s/bin/gpuphase-dump' '%s' > '%s' 2>&1", b && *b ? b : "build", bad, out);
+	int st = system(cmd);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	size_t n;
+	unsigned char *txt = tu_slurp(out, &n);
+	txt[n] = 0;
+	cr_assert(strstr((char *)txt, "not a gpuphase trace (bad magic)"), "%s", txt);
+	free(txt);
 }

@@ -393,3 +393,41 @@ Test(stress, create_rules)
 	cr_assert_eq(gp_collector_start(&c), 0);
 	gp_collector_stop();
 }
+
+/* gp_collector_stop from an atexit handler, as libgpuphase registers it:
+ * a process that just exits still leaves a complete trace. */
+Test(stress, stop_from_atexit)
+{
+	char dir[512], path[600];
+	/* in a subdirectory: the child's exit also runs the inherited temp-dir
+	 * cleanup (tutil.h), which removes only plain files of the top dir */
+	snprintf(dir, sizeof(dir), "%s", tu_path("atexit.d"));
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/trace.gpht", dir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct gp_collector_config c = tu_config(path, 1024);
+		if (gp_collector_start(&c) != 0)
+			_exit(2);
+		atexit(gp_collector_stop);
+		union gp_rec r;
+		memset(&r, 0, sizeof(r));
+		r.kernel.type = GP_REC_KERNEL;
+		r.kernel.corr = 4242;
+		gp_collector_emit(&r, 1);
+		exit(0);
+	}
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct tu_trace t = tu_read(path);
+	cr_assert_eq(t.rc, 0, "%s", t.err);
+	cr_assert_eq(t.end.complete, 1, "footer written by the atexit stop");
+	int found = 0;
+	for (size_t g = 0; g < t.ngroups; g++)
+		found |= t.recs[t.group[g]].type == GP_REC_KERNEL && t.recs[t.group[g]].kernel.corr == 4242;
+	cr_assert(found);
+	tu_free(&t);
+	unlink(path);
+	rmdir(dir);
+}
