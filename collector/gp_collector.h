@@ -43,13 +43,18 @@ int gp_collector_start(const struct gp_collector_config *cfg);
 
 /* Push `nslots` slots (a head record and its continuations) into the calling
  * thread's ring, all or nothing. Returns 0, or -ENOBUFS when dropped (counted),
- * or -EPIPE when the collector is not running (not counted). */
+ * or -EPIPE when the collector is not running (not counted), or -EINVAL when
+ * the group is malformed (type 0, nslots != gp_rec_slots(head), or more than
+ * GP_BLOCK_MAX_SLOTS slots; not counted). */
 int gp_collector_emit(const union gp_rec *slots, uint32_t nslots);
 
 /* Intern `len` bytes of `s`: returns its string id (> 0), emitting a
  * GP_REC_STRING group into the calling thread's ring the first time this
  * thread sees the text. Already-seen texts cost a hash lookup, no lock.
- * Returns 0 if the collector is not running or memory ran out. */
+ * If the ring is full the group is dropped (counted) and pushed again on the
+ * next call with the same text; the id stays the same. Texts are never
+ * truncated. Returns 0 if the collector is not running, memory ran out, or
+ * the text cannot fit in one ring or one block (docs/format.md). */
 uint32_t gp_collector_intern(const char *s, size_t len);
 
 /* Drain every ring, write drop counters and the footer, close the file, join
