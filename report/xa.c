@@ -304,7 +304,8 @@ static int gp_xa_cmp_host(const void *a, const void *b)
 
 int gp_xa_prepare(struct gp_xa *xa, const struct gp_an *an)
 {
-	qsort(xa->hosts, xa->nhosts, sizeof *xa->hosts, gp_xa_cmp_host);
+	if (xa->nhosts) /* qsort(NULL, 0) is undefined (UBSan: nonnull) */
+		qsort(xa->hosts, xa->nhosts, sizeof *xa->hosts, gp_xa_cmp_host);
 	/* NVTX range names: at most GP_XA_MAX_RANGE_NAMES distinct, else none */
 	size_t distinct = 0;
 	uint32_t seen[GP_XA_MAX_RANGE_NAMES];
