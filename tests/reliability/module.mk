@@ -30,7 +30,16 @@ REL_SH_TESTS := tests/reliability/test_rel_host.sh tests/reliability/test_rel_en
                 tests/reliability/test_rel_procs.sh tests/reliability/test_rel_badinput.sh \
                 tests/reliability/test_rel_load.sh
 
-ALL_TARGETS += $(B)/tests/test_rel_faults $(REL_PROG)
+# dlclose case: a plugin using cudart and a host with no CUDA dependency.
+$(B)/tests/rel/librel_dl.so: tests/reliability/rel_dl.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -shared -fPIC -I$(CUDA_HOME)/include -o $@ $< \
+	  -L$(CUDA_LIBDIR) -lcudart
+$(B)/tests/rel/rel_dlmain: tests/reliability/rel_dlmain.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -o $@ $< -ldl
+
+ALL_TARGETS += $(B)/tests/test_rel_faults $(REL_PROG) $(B)/tests/rel/librel_dl.so $(B)/tests/rel/rel_dlmain
 TESTS       += $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))
 .SECONDARY: $(REL_DIR)/test_rel_faults.o
 

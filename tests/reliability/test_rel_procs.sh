@@ -107,4 +107,17 @@ if [ -n "$tr" ]; then
 else
   rel_fail "cancel: no trace"
 fi
+# dlclose of the library's users: a plugin using cudart, dlopened RTLD_LOCAL
+# and dlclosed 10 times by a host without CUDA (bare, cudart is unloaded and
+# reloaded each round): same behaviour, exact counts (10 x 50 memsets, 10 syncs).
+a=$(rel_dir dlbare); rel_run "$a" bare -- "$REL_B/tests/rel/rel_dlmain" "$REL_B/tests/rel/librel_dl.so" 10
+b=$(rel_dir dl); rel_run "$b" pre -- "$REL_B/tests/rel/rel_dlmain" "$REL_B/tests/rel/librel_dl.so" 10
+rel_same "$a" "$b" "dlopen/dlclose x10"
+tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
+if [ -n "$tr" ]; then
+  check_counts "dlclose" "$tr" 500 10
+  echo "dlclose: $(grep -a 'cudart unloaded' "$a/.err") without the profiler, $(grep -a 'cudart unloaded' "$b/.err") with it"
+else
+  rel_fail "dlclose: no trace"
+fi
 rel_done
