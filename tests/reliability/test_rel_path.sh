@@ -94,7 +94,9 @@ elif [ "$(id -u)" = 0 ] && [ -x "$REL_B/tests/rel/rel_prog_rpath" ]; then
   rel_check $? "AT_SECURE: the set-user-ID program did not run normally: rc $(cat "$t/.rc") $(head -c 300 "$t/.err")"
   [ ! -e "$t/secure.gpht" ] && ! grep -aq '^gpuphase: ' "$t/.err"
   rel_check $? "AT_SECURE: the library was not inert: $(ls "$t") $(head -c 300 "$t/.err")"
+elif [ "$(id -u)" != 0 ]; then
+  echo "note: AT_SECURE case not run: it needs root (to make a set-user-ID copy owned by nobody)"
 else
-  rel_fail "AT_SECURE case needs root and rel_prog_rpath"
+  rel_fail "AT_SECURE case: $REL_B/tests/rel/rel_prog_rpath is not built"
 fi
 rel_done
