@@ -76,6 +76,26 @@ else
   echo "note: cannot mount a tmpfs here (not root or no CAP_SYS_ADMIN): read-only file system case not run"
 fi
 
+# The trigger socket's directory (GPUPHASE_WINDOW=trigger): a pre-placed
+# symlink to a directory, a world-writable directory, a directory owned by
+# someone else — each refused with one line; no socket appears in it or
+# through the link; the program unaffected.
+ctl_case() { # label setup-fn
+  local label=$1 c; c=$(rel_dir ctl); chmod 755 "$c"
+  "$2" "$c"
+  rel_run "$c" pre GPUPHASE_WINDOW=trigger GPUPHASE_CONTROL_DIR="$c/ctl" -- "$REL_PROG" basic 20 0
+  rel_same "$a" "$c" "control dir: $label"
+  grep -aq "^gpuphase: trigger: .* must be a directory owned by uid" "$c/.err"
+  rel_check $? "control dir: $label: not refused: $(head -c 300 "$c/.err")"
+  [ -z "$(find "$c" -type s)" ]; rel_check $? "control dir: $label: a socket was created: $(find "$c" -type s)"
+}
+ctl_link() { mkdir -m 700 "$1/real"; ln -s "$1/real" "$1/ctl"; }
+ctl_open() { mkdir "$1/ctl"; chmod 777 "$1/ctl"; }
+ctl_other() { mkdir -m 700 "$1/ctl"; chown 65534 "$1/ctl"; }
+ctl_case "a symlink to a directory" ctl_link
+ctl_case "mode 0777" ctl_open
+if [ "$(id -u)" = 0 ]; then ctl_case "owned by nobody" ctl_other; fi
+
 # AT_SECURE. A copy of rel_prog with an absolute RUNPATH to simcuda (secure
 # programs ignore LD_LIBRARY_PATH), set-user-ID to nobody, in a directory
 # anyone may write to (so only the library's own check can stop a trace).
