@@ -55,3 +55,6 @@ $(REL_PROG)_rpath: tests/reliability/rel_prog.c | $(DEPS_STAMP)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CUDA_HOME)/include -pthread -o $@ $< \
 	  -L$(CUDA_LIBDIR) -lcudart -Wl,-rpath,$(abspath $(B))/simcuda
 ALL_TARGETS += $(REL_PROG)_rpath
+
+# make bench: the 50M-record long run (window + size cap, RSS flat after warm-up).
+BENCHES += tests/reliability/bench_rel_long.sh
