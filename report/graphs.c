@@ -109,7 +109,8 @@ static size_t gp_graphs_build(const struct gp_xa *xa, struct gp_graph **out)
 		nd->exec_ns += rn->exec_ns;
 	}
 	for (size_t i = 0; i < ng; i++)
-		qsort(gs[i].nodes, gs[i].nnodes, sizeof *gs[i].nodes, gp_graphs_cmp_node);
+		if (gs[i].nnodes)
+			qsort(gs[i].nodes, gs[i].nnodes, sizeof *gs[i].nodes, gp_graphs_cmp_node);
 	*out = gs;
 	return ng;
 }

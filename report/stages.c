@@ -46,7 +46,8 @@ static int gp_stage_cmp_mark(const void *a, const void *b)
  */
 static size_t gp_stage_iters(struct gp_xa *xa, uint64_t **out)
 {
-	qsort(xa->marks, xa->nmarks, sizeof *xa->marks, gp_stage_cmp_mark);
+	if (xa->nmarks) /* qsort(NULL, 0) is undefined */
+		qsort(xa->marks, xa->nmarks, sizeof *xa->marks, gp_stage_cmp_mark);
 	uint64_t *s = malloc((xa->nmarks ? xa->nmarks : 1) * sizeof *s);
 	int64_t *num = malloc((xa->nmarks ? xa->nmarks : 1) * sizeof *num);
 	size_t n = 0;
