@@ -20,10 +20,10 @@
  *    with write_errors = 1, the file is no larger than the limit.
  *  - GPUPHASE_MAX_BYTES (cfg.max_bytes): the footer says -EFBIG with
  *    write_errors = 0 (a cap, not an error) and the file is <= the cap.
- * Each Criterion test runs in its own process, so the global fault knobs and
- * rlimits never leak between tests.
+ * Each test runs in its own process (Criterion, or collector/tests/tcrit.h's
+ * stand-in under `make tsan`), so the global fault knobs and rlimits never
+ * leak between tests; the trace path carries the pid.
  */
-#include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collector/tests/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include "gp_collector.h"
 #include "gp_reader.h"
 
@@ -41,15 +42,17 @@ extern int gp_fault_write_nth, gp_fault_write_errno, gp_fault_write_short, gp_fa
 
 static char rf_path[256];
 
+static void rf_teardown(void)
+{
+	unlink(rf_path);
+}
+
+/* First thing in every test: a fresh path for this process's trace. */
 static void rf_setup(void)
 {
 	snprintf(rf_path, sizeof rf_path, "/tmp/rel-faults-%ld.gpht", (long)getpid());
 	unlink(rf_path);
-}
-
-static void rf_teardown(void)
-{
-	unlink(rf_path);
+	atexit(rf_teardown);
 }
 
 static void rf_sleep_ms(unsigned ms)
@@ -155,25 +158,27 @@ static void rf_fault_case(int nth, int e, int short_first)
 	cr_assert_eq(gp_collector_dropped(), 0u);
 }
 
-TestSuite(rel_faults, .init = rf_setup, .fini = rf_teardown, .timeout = 60);
-
 Test(rel_faults, enospc_mid_capture)
 {
+	rf_setup();
 	rf_fault_case(4, ENOSPC, 0);
 }
 
 Test(rel_faults, enospc_after_short_write)
 {
+	rf_setup();
 	rf_fault_case(3, ENOSPC, 1);
 }
 
 Test(rel_faults, eio_mid_capture)
 {
+	rf_setup();
 	rf_fault_case(6, EIO, 0);
 }
 
 Test(rel_faults, every_write_fails_no_footer)
 {
+	rf_setup();
 	cr_assert_eq(rf_start(0), 0);
 	gp_fault_write_nth = 3;
 	gp_fault_write_errno = EIO;
@@ -190,6 +195,7 @@ Test(rel_faults, every_write_fails_no_footer)
 
 Test(rel_faults, header_write_fails)
 {
+	rf_setup();
 	gp_fault_write_nth = 1;
 	gp_fault_write_errno = ENOSPC;
 	cr_assert_eq(rf_start(0), -ENOSPC);
@@ -199,6 +205,7 @@ Test(rel_faults, header_write_fails)
 
 Test(rel_faults, rlimit_fsize_real)
 {
+	rf_setup();
 	const rlim_t lim = 96 * 1024;
 	struct rlimit rl = { lim, lim };
 	signal(SIGXFSZ, SIG_DFL); /* default action: terminate with a core */
@@ -221,6 +228,7 @@ Test(rel_faults, rlimit_fsize_real)
 
 Test(rel_faults, rlimit_fsize_smaller_than_header)
 {
+	rf_setup();
 	struct rlimit rl = { 64, 64 };
 	signal(SIGXFSZ, SIG_DFL);
 	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
@@ -230,6 +238,7 @@ Test(rel_faults, rlimit_fsize_smaller_than_header)
 
 Test(rel_faults, max_bytes_cap)
 {
+	rf_setup();
 	const uint64_t cap = 128 * 1024;
 	cr_assert_eq(rf_start(cap), 0);
 	uint64_t accepted = rf_emit(12, 3000);
