@@ -89,7 +89,6 @@ if [ -n "$tr" ]; then
   nt=$(awk '$1 == "hook_api" && $2 == "class=5" { print $5 }' "$tr.dump" | sort -u | wc -l)
   [ $((gm + dr)) = $((W * T * MS)) ]
   rel_check $? "threads: $gm memset records + $dr dropped on the workers' rings != $((W * T * MS)) calls"
-  [ "$nt" = $((W * T)) ]; rel_check $? "threads: records from $nt threads, expected $((W * T)) (tids reused across waves make this fail only if the kernel reused a tid)"
   echo "threads: $gm memset records from $nt threads, $dr dropped on their rings, $dall dropped in all rings"
 else
   rel_fail "threads: no trace"
