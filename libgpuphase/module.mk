@@ -67,6 +67,10 @@ $(B)/bench/bench_hooks: libgpuphase/bench/bench_hooks.cu $(B)/obj/libgpuphase/be
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< \
 	  $(B)/obj/libgpuphase/bench/bench_floor.o $(GP_COLLECTOR_LIB) -llz4 -lpthread -ldl
+# nvcc links without the sanitizer runtime, and a sanitized bench measures
+# nothing useful: the bench exists in the plain build only.
+ifeq ($(SAN),)
 BENCHES     += $(B)/bench/bench_hooks
 ALL_TARGETS += $(B)/bench/bench_hooks
+endif
 TSAN_TESTS  += tests/e2e/test_preload_sanitizer.sh
