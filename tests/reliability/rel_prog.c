@@ -7,8 +7,10 @@
  * Modes (argv[1]); every hooked call is a cudaMemsetAsync (class memset async,
  * one GP_REC_HOOK_API record each) or a cudaDeviceSynchronize:
  *   basic N EXIT        N memsets + syncs; deterministic stdout (with the
- *                       process's caught-signal mask, SigCgt); writes
- *                       rel_out.txt; exits with EXIT
+ *                       process's caught-signal mask, SigCgt, and a checksum
+ *                       of errno and cudaPeekAtLastError after every call,
+ *                       an erroring call included); writes rel_out.txt;
+ *                       exits with EXIT
  *   crash KIND N MS D   N calls, sleep MS ms, calls without pause for D ms,
  *                       print "timing: crash_at_raw_ns T" (trace clock) to
  *                       stderr, then die by KIND: segv | abort | kill |
@@ -53,13 +55,38 @@ static void rp_check(cudaError_t e, const char *what)
 	}
 }
 
+/* What the calls left in errno and in CUDA's last-error state, folded into
+ * one number: the profiler must leave both exactly as the real call did. */
+static unsigned rp_statesum;
+
+static void rp_fold_state(void)
+{
+	rp_statesum = rp_statesum * 31u + (unsigned)errno;
+	rp_statesum = rp_statesum * 31u + (unsigned)cudaPeekAtLastError();
+}
+
 static void rp_calls(long n)
 {
 	for (long i = 0; i < n; i++) {
+		errno = 0x5a5a;
 		rp_check(cudaMemsetAsync(rp_dev, (int)(i & 0xff), 64, 0), "cudaMemsetAsync");
-		if (i % 16 == 15)
+		rp_fold_state();
+		if (i % 16 == 15) {
+			errno = 0x5a5b;
 			rp_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+			rp_fold_state();
+		}
 	}
+}
+
+/* An erroring call: its error must reach the program unchanged. */
+static void rp_bad_call(void)
+{
+	errno = 0x5a5c;
+	cudaError_t e = cudaMemsetAsync(NULL, 0, 64, (cudaStream_t)0);
+	rp_statesum = rp_statesum * 31u + (unsigned)e;
+	rp_fold_state();
+	(void)cudaGetLastError(); /* clear it, as a program handling it would */
 }
 
 /* The trace clock (CLOCK_MONOTONIC_RAW), ns. */
@@ -169,6 +196,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "basic") && argc >= 4) {
 		rp_warm();
 		rp_calls(n);
+		rp_bad_call();
 		FILE *f = fopen("rel_out.txt", "w");
 		if (!f)
 			return 4;
@@ -181,7 +209,8 @@ int main(int argc, char **argv)
 		char cgt[64];
 		rp_status("SigCgt", cgt, sizeof cgt);
 		unsigned long long mask = strtoull(cgt, NULL, 16) & ~(3ull << 31);
-		printf("rel_prog: basic %ld done, caught signals %016llx\n", n, mask);
+		printf("rel_prog: basic %ld done, caught signals %016llx, errno/CUDA error state %08x\n", n, mask,
+		       rp_statesum);
 		return atoi(argv[3]);
 	}
 	if (!strcmp(mode, "crash") && argc >= 6) {
