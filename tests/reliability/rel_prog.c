@@ -21,6 +21,8 @@
  *   spawn N             N calls, posix_spawn of `basic N 0`, N more calls
  *   threads W T K       W waves of T short-lived threads, K calls each
  *   cancel T            T threads looping on calls, cancelled by main
+ *   exitrace T          T threads looping on calls; main calls exit(0) while
+ *                       they run (the library's exit path races them)
  *   load T K            T threads at once, K memsets each; prints "tid TID K"
  *                       per thread and "hwm_kb N" (peak RSS) at the end
  * Before starting workers, main makes one call and sleeps 100 ms so the
@@ -180,7 +182,7 @@ static void rp_segv_handler(int sig)
 
 static int rp_usage(void)
 {
-	fprintf(stderr, "usage: rel_prog basic|crash|fork|forkexec|spawn|threads|cancel|load ARGS (see rel_prog.c)\n");
+	fprintf(stderr, "usage: rel_prog basic|crash|fork|forkexec|spawn|threads|cancel|exitrace|load ARGS (see rel_prog.c)\n");
 	return 2;
 }
 
@@ -314,6 +316,18 @@ int main(int argc, char **argv)
 		rp_calls(32);
 		printf("rel_prog: cancel done\n");
 		return 0;
+	}
+	if (!strcmp(mode, "exitrace")) {
+		pthread_t th[64];
+		if (n < 1 || n > 64)
+			return rp_usage();
+		rp_warm();
+		for (long i = 0; i < n; i++)
+			if (pthread_create(&th[i], NULL, rp_cancel_worker, NULL))
+				return 8;
+		rp_sleep_ms(50);
+		printf("rel_prog: exiting with %ld threads in CUDA calls\n", n);
+		exit(0); /* atexit handlers run while the workers keep calling */
 	}
 	if (!strcmp(mode, "load") && argc >= 4) {
 		long k = strtol(argv[3], NULL, 10);

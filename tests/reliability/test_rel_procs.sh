@@ -3,6 +3,7 @@
 # docs/reliability.md §5): fork without exec (the child makes CUDA calls and
 # leaves through exit(), so atexit handlers run), fork + exec, posix_spawn,
 # waves of short-lived threads, pthread_cancel of threads inside hooked calls,
+# exit() while threads are inside hooked calls, dlclose of a cudart plugin,
 # and GPUPHASE_FOLLOW_FORK=1. Every run has a timeout (a deadlock fails the
 # test instead of hanging it) and must match the bare run (exit status,
 # stdout, files, stderr less gpuphase: lines). Record counts are exact:
@@ -106,6 +107,18 @@ if [ -n "$tr" ]; then
 else
   rel_fail "cancel: no trace"
 fi
+# exit() while 8 threads are inside hooked calls (the library's atexit path
+# flushes and stops the collector while they keep calling): no hang, no
+# crash, exit status 0, a complete trace. 10 runs.
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  a=$(rel_dir exitbare); rel_run "$a" bare -- "$REL_PROG" exitrace 8
+  b=$(rel_dir exit); rel_run "$b" pre -- "$REL_PROG" exitrace 8
+  rel_same "$a" "$b" "exit with busy threads (run $i)"
+  tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
+  [ -n "$tr" ] && "$REL_DUMP" "$tr" 2>/dev/null | grep -q "^# end complete=1"
+  rel_check $? "exit with busy threads (run $i): no complete trace"
+done
+
 # dlclose of the library's users: a plugin using cudart, dlopened RTLD_LOCAL
 # and dlclosed 10 times by a host without CUDA (bare, cudart is unloaded and
 # reloaded each round): same behaviour, exact counts (10 x 50 memsets, 10 syncs).
