@@ -1,8 +1,9 @@
 /*
  * fuzz_trace.c — one input through everything the report does with a trace
  * file: gp_reader_open / next_block (collector/reader.c), both analysis passes
- * with the join (report/analysis.c: scan1, prepare, scan2, finish) and the
- * text and JSON writers (report/output.c), exactly in gpuphase-report's order.
+ * with the join (report/analysis.c: scan1, prepare, scan2, finish), the text
+ * and JSON writers (report/output.c) and, for two inputs in three, the
+ * Chrome-trace or HTML exporter, in gpuphase-report's order.
  * Shared by the libFuzzer target (fuzz_main.c, `make fuzz`) and the replay
  * tool (fuzz_replay.c: crash-regression corpus, truncation at every byte, bit
  * flips — ordinary tests in `make test`).
@@ -27,6 +28,7 @@
 #include "gp_file.h"
 #include "gp_reader.h"
 #include "report/analysis.h"
+#include "report/export.h"
 #include "report/output.h"
 
 static void gp_fuzz_check_msg(const char *path, const char *err)
@@ -38,8 +40,28 @@ static void gp_fuzz_check_msg(const char *path, const char *err)
 	}
 }
 
+/* The exporter this input also drives (NULL = none) and its context. */
+struct gp_fuzz_ex {
+	const struct gp_exporter *ex;
+	void *ctx;
+};
+
+static void gp_fuzz_op(const struct gp_an_op *op, void *ctx)
+{
+	struct gp_fuzz_ex *fx = ctx;
+	if (fx->ex && fx->ex->op)
+		fx->ex->op(op, fx->ctx);
+}
+
+static void gp_fuzz_wait(const struct gp_an_wait *w, void *ctx)
+{
+	struct gp_fuzz_ex *fx = ctx;
+	if (fx->ex && fx->ex->wait)
+		fx->ex->wait(w, fx->ctx);
+}
+
 /* One pass over the file; 0 = read to its end, 1 = reader error (fine). */
-static int gp_fuzz_pass(const char *path, struct gp_an *an, int pass, int *oom)
+static int gp_fuzz_pass(const char *path, struct gp_an *an, int pass, int *oom, struct gp_fuzz_ex *fx)
 {
 	struct gp_reader *rd;
 	char err[512];
@@ -60,6 +82,8 @@ static int gp_fuzz_pass(const char *path, struct gp_an *an, int pass, int *oom)
 			}
 			if ((pass == 1 ? gp_an_scan1(an, &recs[i], ns) : gp_an_scan2(an, &recs[i], ns)) != 0)
 				*oom = 1;
+			if (pass == 2 && fx->ex && fx->ex->record)
+				fx->ex->record(fx->ctx, an, &recs[i]);
 			i += ns;
 		}
 	}
@@ -121,20 +145,37 @@ int gp_fuzz_trace(const uint8_t *data, size_t size)
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 
+	/* Every third input also goes through the Chrome-trace exporter, every
+	 * third through the HTML one (both to /dev/null). */
+	struct gp_fuzz_ex fx = { NULL, NULL };
+	char xerr[256];
+	fx.ex = size % 3 == 1 ? &gp_export_chrome : size % 3 == 2 ? &gp_export_html : NULL;
+	if (fx.ex && !(fx.ctx = fx.ex->open("/dev/null", xerr, sizeof xerr)))
+		fx.ex = NULL;
 	struct gp_an_config cfg;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.group_by = (enum gp_group_by)(size % 4); /* vary the grouping too */
+	if (fx.ex) {
+		cfg.on_op = gp_fuzz_op;
+		cfg.on_wait = gp_fuzz_wait;
+		cfg.ctx = &fx;
+	}
 	struct gp_an *an = gp_an_new(&cfg);
-	int oom = 0;
+	int oom = 0, done = 0;
+	struct gp_rep rep;
+	memset(&rep, 0, sizeof rep);
 	if (!an) {
+		if (fx.ex)
+			fx.ex->close(fx.ctx, NULL, NULL, xerr, sizeof xerr);
 		close(fd);
 		return -ENOMEM;
 	}
-	if (gp_fuzz_pass(path, an, 1, &oom) == 0 && !oom && gp_an_prepare(an) == 0 &&
-	    gp_fuzz_pass(path, an, 2, &oom) == 0 && !oom) {
-		struct gp_rep rep;
-		memset(&rep, 0, sizeof rep);
+	int ok = gp_fuzz_pass(path, an, 1, &oom, &fx) == 0 && !oom && gp_an_prepare(an) == 0;
+	if (ok && fx.ex && fx.ex->begin)
+		fx.ex->begin(fx.ctx, 0, path, 1);
+	if (ok && gp_fuzz_pass(path, an, 2, &oom, &fx) == 0 && !oom) {
 		if (gp_an_finish(an, &rep) == 0) {
+			done = 1;
 			FILE *f = fopen("/dev/null", "w");
 			if (f) {
 				struct gp_out_opts o;
@@ -149,8 +190,16 @@ int gp_fuzz_trace(const uint8_t *data, size_t size)
 				fclose(f);
 			}
 		}
-		gp_rep_free(&rep);
 	}
+	if (fx.ex) {
+		struct gp_out_opts o;
+		memset(&o, 0, sizeof o);
+		o.th = GP_THRESHOLDS_DEFAULT;
+		o.outlier_factor = 1.5;
+		o.straggler_pct = 10.0;
+		fx.ex->close(fx.ctx, done ? &rep : NULL, &o, xerr, sizeof xerr);
+	}
+	gp_rep_free(&rep);
 	gp_an_free(an);
 	close(fd);
 	return 0;
