@@ -2,8 +2,10 @@
  * export_html.c — `--export html FILE`: one self-contained page (no script,
  * no network) with the summary, the operator table (the markdown report's
  * numbers), a stacked bar chart of launch / execute / sync for the top
- * operators and a per-iteration chart, both inline SVG. Needs only the
- * aggregates, so it is written at close. Called by main.c on the report
+ * operators and a per-iteration chart, both inline SVG, then a section per
+ * analysis of each trace (stages with a bar of their shares, host conditions
+ * and self-overhead, trends, CUDA graphs: the text report's words). Needs
+ * only the aggregates, so it is written at close. Called by main.c on the report
  * thread.
  */
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "xa.h"
 
 struct gp_html {
 	char *path;
@@ -134,6 +137,89 @@ static void gp_html_iter_chart(FILE *f, const struct gp_rep *rep, const uint8_t 
 	fputs("</svg>\n", f);
 }
 
+enum gp_html_sec { GP_HTML_STAGES, GP_HTML_HOST, GP_HTML_TRENDS, GP_HTML_GRAPHS };
+
+/* One analysis section: a heading and the section's text (the report's own
+ * words and numbers), its title line dropped; nothing when it is empty. */
+static void gp_html_section(FILE *f, const char *title, const char *trace, enum gp_html_sec which,
+			    const struct gp_xa *xa, const struct gp_rep *r, const struct gp_out_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	if (!mf)
+		return;
+	switch (which) {
+	case GP_HTML_STAGES: gp_xa_print_stages(mf, xa, r, 0); break;
+	case GP_HTML_HOST: gp_xa_print_host(mf, xa, r, 0); break;
+	case GP_HTML_TRENDS: gp_xa_print_trends(mf, xa, r, o, 0); break;
+	case GP_HTML_GRAPHS: gp_xa_print_graphs(mf, xa, r, 0); break;
+	}
+	fclose(mf);
+	const char *body = buf;
+	while (body && *body == '\n')
+		body++;
+	const char *nl = body ? strchr(body, '\n') : NULL;
+	if (nl && nl[1]) {
+		fprintf(f, "<h2>%s", title);
+		if (trace) {
+			fputs(" &mdash; ", f);
+			gp_html_esc(f, trace);
+		}
+		fputs("</h2>\n<pre>", f);
+		gp_html_esc(f, nl + 1);
+		fputs("</pre>\n", f);
+	}
+	free(buf);
+}
+
+/* A bar of the stages' shares of the traced time. */
+static void gp_html_stage_bar(FILE *f, const struct gp_xa *xa)
+{
+	static const char *const colors[] = { "#8c8c8c", "#e4a33a", "#9b6ad6", "#3a7be4", "#5cb85c", "#d9534f" };
+	double total = (double)(xa->t_end - xa->t_start);
+	if (!xa->nstages || total <= 0)
+		return;
+	const int width = 860;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='52' font-family='sans-serif' "
+		   "font-size='12'>\n", width + 20);
+	double x = 10;
+	for (size_t i = 0; i < xa->nstages; i++) {
+		const struct gp_xa_stage *s = &xa->stages[i];
+		double w = (double)width * (double)s->time / total;
+		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
+		gp_html_esc(f, s->name);
+		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
+		if (w > 60) {
+			fprintf(f, "<text x='%.1f' y='42'>", x + 2);
+			gp_html_esc(f, s->name);
+			fputs("</text>\n", f);
+		}
+		x += w;
+	}
+	fputs("</svg>\n", f);
+}
+
+/* The issue-9 analyses of each trace: stages (with a bar), host conditions
+ * and self-overhead, trends, CUDA graphs. */
+static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
+{
+	for (size_t x = 0; x < o->nxas; x++) {
+		const struct gp_rep *r = gp_out_xa_rep(rep, o, x);
+		const struct gp_xa *xa = o->xas[x];
+		if (!r || !xa || !xa->finished)
+			continue;
+		const char *tr = o->nxas > 1 ? r->path : NULL;
+		if (xa->nstages) {
+			gp_html_section(f, "Stages", tr, GP_HTML_STAGES, xa, r, o);
+			gp_html_stage_bar(f, xa);
+		}
+		gp_html_section(f, "Host conditions and self-overhead", tr, GP_HTML_HOST, xa, r, o);
+		gp_html_section(f, "Trends", tr, GP_HTML_TRENDS, xa, r, o);
+		gp_html_section(f, "CUDA graphs", tr, GP_HTML_GRAPHS, xa, r, o);
+	}
+}
+
 static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_out_opts *o, char *err, size_t n)
 {
 	struct gp_html *h = ctx;
@@ -180,6 +266,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 				gp_html_iter_chart(f, rep, ol);
 				free(ol);
 			}
+			gp_html_analyses(f, rep, o);
 			fputs("<p>Definitions of every number: docs/metrics.md of gpuphase.</p>\n</body></html>\n", f);
 			int bad = ferror(f) != 0;
 			if (fclose(f) || bad) {

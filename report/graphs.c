@@ -5,7 +5,9 @@
  * operator that was captured: kernel name, innermost NVTX range and call site
  * of the hooked launch at capture time, capturing thread. The cudaGraphLaunch
  * host cost is counted once per launch (per distinct correlation id), never
- * per node. Called by gp_xa_print on the report thread after gp_xa_finish.
+ * per node. Called by gp_xa_print on the report thread after gp_xa_finish;
+ * gp_xa_json_graphs writes the same table as JSON ("cuda_graphs",
+ * docs/report-json.md).
  * docs/metrics.md "CUDA graphs" defines the numbers.
  */
 #include <stdlib.h>
@@ -169,5 +171,49 @@ void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 		if (md)
 			fprintf(f, "\n");
 	}
+	gp_graphs_free(gs, ng);
+}
+
+void gp_xa_json_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep)
+{
+	(void)rep;
+	struct gp_graph *gs;
+	size_t ng = gp_graphs_build(xa, &gs);
+	fputc('[', f);
+	for (size_t i = 0; i < ng; i++) {
+		const struct gp_graph *g = &gs[i];
+		size_t nl = g->nlaunches;
+		fprintf(f, "%s\n    {\"graph\": %u, \"exec_graph\": %u, \"launches\": %zu, \"nodes\": %zu, \"kernels\": %llu, "
+			   "\"launch_host_ns\": %llu, \"launch_host_per_launch_ns\": %llu, \"gpu_ns\": %llu, "
+			   "\"gpu_per_launch_ns\": %llu, \"node_items\": [",
+			i ? "," : "", g->graph, g->exec_graph, nl, g->nnodes, (unsigned long long)g->kernels,
+			(unsigned long long)g->launch_ns, (unsigned long long)(nl ? g->launch_ns / nl : 0),
+			(unsigned long long)g->exec_ns, (unsigned long long)(nl ? g->exec_ns / nl : 0));
+		for (size_t j = 0; j < g->nnodes; j++) {
+			const struct gp_gnode *nd = &g->nodes[j];
+			const struct gp_xa_cap *c = nd->cap ? &xa->caps[nd->cap - 1] : NULL;
+			fprintf(f, "%s\n      {\"node\": %llu, \"kernel\": ", j ? "," : "", (unsigned long long)nd->node);
+			gp_out_json_str(f, nd->name < xa->nnames ? xa->names[nd->name] : "?");
+			fprintf(f, ", \"captured\": %s, \"nvtx\": ", c ? "true" : "false");
+			if (c && c->nvtx)
+				gp_out_json_str(f, xa->names[c->nvtx - 1]);
+			else
+				fputs("null", f);
+			fputs(", \"callsite\": ", f);
+			if (c && c->stack)
+				gp_out_json_str(f, xa->names[c->stack - 1]);
+			else
+				fputs("null", f);
+			fputs(", \"thread\": ", f);
+			if (c)
+				fprintf(f, "%u", c->tid);
+			else
+				fputs("null", f);
+			fprintf(f, ", \"count\": %llu, \"execute_ns\": %llu}", (unsigned long long)nd->count,
+				(unsigned long long)nd->exec_ns);
+		}
+		fputs("]}", f);
+	}
+	fputc(']', f);
 	gp_graphs_free(gs, ng);
 }

@@ -574,6 +574,8 @@ int main(int argc, char **argv)
 	struct gp_rep rep;
 	int truncated;
 	rc = gp_main_load(files, nfiles, &m, &rep, &truncated);
+	m.out.xas = m.xas; /* json and html render the analyses of each trace */
+	m.out.nxas = rc ? 0 : m.nxas;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
 		if (m.exports[e].ex->close(m.exports[e].ctx, rc ? NULL : &rep, &m.out, err, sizeof err) && !rc) {

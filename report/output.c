@@ -5,6 +5,7 @@
  * docs/metrics.md names the field behind each column.
  */
 #include "output.h"
+#include "xa.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -62,6 +63,14 @@ void gp_out_json_str(FILE *f, const char *s)
 }
 
 /* CSV field: quoted when it holds a comma, quote or newline. */
+void gp_out_json_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
+}
+
 static void gp_out_csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
@@ -607,7 +616,34 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		fprintf(f, "}");
 	}
 	free(fl);
+	fprintf(f, "],\n\"analyses\": [");
+	for (size_t x = 0, na = 0; x < o->nxas; x++) {
+		const struct gp_rep *r = gp_out_xa_rep(rep, o, x);
+		const struct gp_xa *xa = o->xas[x];
+		if (!r || !xa || !xa->finished)
+			continue;
+		fprintf(f, "%s\n  {\"path\": ", na++ ? "," : "");
+		gp_out_json_str(f, r->path);
+		fputs(",\n   \"stages\": ", f);
+		gp_xa_json_stages(f, xa, r);
+		fputs(",\n   \"host_conditions\": ", f);
+		gp_xa_json_host(f, xa, r);
+		fputs(",\n   \"trends\": ", f);
+		gp_xa_json_trends(f, xa, r, o);
+		fputs(",\n   \"cuda_graphs\": ", f);
+		gp_xa_json_graphs(f, xa, r);
+		fputs("}", f);
+	}
 	fprintf(f, "]\n}\n");
+}
+
+const struct gp_rep *gp_out_xa_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x)
+{
+	if (x >= o->nxas)
+		return NULL;
+	if (o->nxas == 1)
+		return rep;
+	return x < rep->nranks ? &rep->ranks[x] : NULL;
 }
 
 int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
@@ -665,7 +701,7 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 	if (fail_above >= 0 && tp > fail_above)
 		*regressed = 1;
 	if (json)
-		fprintf(f, "{\n\"schema\": \"gpuphase-diff\",\n\"schema_version\": %d,\n\"base\": ", GP_REPORT_JSON_VERSION);
+		fprintf(f, "{\n\"schema\": \"gpuphase-diff\",\n\"schema_version\": %d,\n\"base\": ", GP_DIFF_JSON_VERSION);
 	if (json) {
 		gp_out_json_str(f, base->path);
 		fprintf(f, ",\n\"new\": ");

@@ -10,8 +10,10 @@
  *
  * gp_xa_stages_prepare runs after pass 1 (edges and iteration marks known),
  * so that pass 2 can fold each op and call into its stage; the print runs
- * after finish. Report thread only. docs/metrics.md §15.
+ * after finish; gp_xa_json_stages writes the same numbers as a JSON object
+ * ("stages", docs/report-json.md). Report thread only. docs/metrics.md §15.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,19 +227,42 @@ int gp_xa_stage_of(const struct gp_xa *xa, uint64_t t)
 }
 
 /* "what dominates": the largest operator (launch + execute of ops starting in
- * the stage) and the largest other CUDA call (allocations, ...). */
-static void gp_stage_dominant(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, size_t st)
+ * the stage, group index in *g, UINT32_MAX = none) and the largest other
+ * CUDA call (names index in *c, UINT32_MAX = none). */
+static void gp_stage_dom_find(const struct gp_xa *xa, const struct gp_rep *rep, size_t st, uint32_t *g,
+			      uint64_t *gbest, uint32_t *c, uint64_t *cbest)
 {
-	uint64_t key, v, gbest = 0, cbest = 0;
+	uint64_t key, v;
 	size_t pos = 0;
-	uint32_t g = UINT32_MAX, c = UINT32_MAX;
+	*g = *c = UINT32_MAX;
+	*gbest = *cbest = 0;
 	while (gp_map_next(&xa->stage_grp, &pos, &key, &v))
-		if (key >> 32 == st && v > gbest && (uint32_t)key < rep->ngroups)
-			gbest = v, g = (uint32_t)key;
+		if (key >> 32 == st && v > *gbest && (uint32_t)key < rep->ngroups)
+			*gbest = v, *g = (uint32_t)key;
 	pos = 0;
 	while (gp_map_next(&xa->stage_call, &pos, &key, &v))
-		if (key >> 32 == st && v > cbest && (uint32_t)key < xa->nnames)
-			cbest = v, c = (uint32_t)key;
+		if (key >> 32 == st && v > *cbest && (uint32_t)key < xa->nnames)
+			*cbest = v, *c = (uint32_t)key;
+}
+
+/* The "dominated by" text of stage st (one line's tail, no newline). */
+static void gp_stage_dominant(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, size_t st)
+{
+	const struct gp_xa_stage *s = &xa->stages[st];
+	if (!strcmp(s->name, "start-up") && !xa->nvtx_stages) {
+		fprintf(f, "host code before the first CUDA call");
+		return;
+	}
+	if (!strcmp(s->name, "before window") && !xa->nvtx_stages) {
+		fprintf(f, "not traced (capture began at iteration %lld%s)", (long long)xa->win_iter,
+			xa->settled_iter && xa->settled_iter <= (size_t)xa->win_iter
+				? "; iteration marks show the warm-up settled before it"
+				: "");
+		return;
+	}
+	uint64_t gbest, cbest;
+	uint32_t g, c;
+	gp_stage_dom_find(xa, rep, st, &g, &gbest, &c, &cbest);
 	char b1[32];
 	const char *gn = g != UINT32_MAX ? rep->groups[g].name : NULL, *cn = c != UINT32_MAX ? xa->names[c] : NULL;
 	if (!gn && !cn) {
@@ -253,6 +278,22 @@ static void gp_stage_dominant(FILE *f, const struct gp_xa *xa, const struct gp_r
 		if (gn)
 			fprintf(f, ", then %s %s", gn, gp_xa_fmt_ns((double)gbest, b1, sizeof b1));
 	}
+}
+
+/* How much of stage i the capture window [t_first, t_last] holds; *covered
+ * says whether the window line names it (any overlap for NVTX stages, at
+ * least 1 % of the stage otherwise; never "before window"). */
+static uint64_t gp_stage_window(const struct gp_xa *xa, const struct gp_rep *rep, size_t i, int *covered)
+{
+	const struct gp_xa_stage *s = &xa->stages[i];
+	uint64_t a = s->start > rep->t_first ? s->start : rep->t_first;
+	uint64_t b = s->end < rep->t_last ? s->end : rep->t_last;
+	*covered = 0;
+	if (b <= a)
+		return 0;
+	if (strcmp(s->name, "before window"))
+		*covered = xa->nvtx_stages || (double)(b - a) >= 0.01 * (double)(s->end - s->start);
+	return b - a;
 }
 
 void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
@@ -273,15 +314,7 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 		else if (!strcmp(s->name, "warm-up"))
 			fprintf(f, " (%zu iterations)", s->count);
 		fprintf(f, "  dominated by: ");
-		if (!strcmp(s->name, "start-up") && !xa->nvtx_stages)
-			fprintf(f, "host code before the first CUDA call");
-		else if (!strcmp(s->name, "before window") && !xa->nvtx_stages)
-			fprintf(f, "not traced (capture began at iteration %lld%s)", (long long)xa->win_iter,
-				xa->settled_iter && xa->settled_iter <= (size_t)xa->win_iter
-					? "; iteration marks show the warm-up settled before it"
-					: "");
-		else
-			gp_stage_dominant(f, xa, rep, i);
+		gp_stage_dominant(f, xa, rep, i);
 		fprintf(f, "\n");
 	}
 	/* which stages the capture window covered */
@@ -289,15 +322,15 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 	size_t nc = 0;
 	for (size_t i = 0; i < xa->nstages; i++) {
 		const struct gp_xa_stage *s = &xa->stages[i];
-		uint64_t a = s->start > rep->t_first ? s->start : rep->t_first;
-		uint64_t b = s->end < rep->t_last ? s->end : rep->t_last;
-		if (b <= a || !strcmp(s->name, "before window"))
+		int cov;
+		uint64_t in = gp_stage_window(xa, rep, i, &cov);
+		if (!cov)
 			continue;
 		if (xa->nvtx_stages)
 			fprintf(f, "%s %s", nc++ ? "," : "", s->name);
-		else if ((double)(b - a) >= 0.01 * (double)(s->end - s->start))
+		else
 			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", s->name,
-				100.0 * (double)(b - a) / (double)(s->end - s->start));
+				100.0 * (double)in / (double)(s->end - s->start));
 	}
 	if (!nc)
 		fprintf(f, " none of the stages");
@@ -305,4 +338,72 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 		fprintf(f, "; capture began at iteration %lld of the run (earlier stages not traced)",
 			(long long)xa->win_iter);
 	fprintf(f, "\n");
+}
+
+/* JSON: {"name", "ns"} of a dominant operator or call, or null. */
+static void gp_stage_json_dom(FILE *f, const char *name, uint64_t ns)
+{
+	if (!name) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"name\": ", f);
+	gp_out_json_str(f, name);
+	fprintf(f, ", \"ns\": %llu}", (unsigned long long)ns);
+}
+
+void gp_xa_json_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep)
+{
+	uint64_t traced = xa->t_end > xa->t_start ? xa->t_end - xa->t_start : 0;
+	fprintf(f, "{\"named_by\": \"%s\", \"traced_ns\": %llu, \"settled_after_iterations\": %zu, \"items\": [",
+		xa->nvtx_stages ? "nvtx" : "run", (unsigned long long)traced, xa->settled_iter);
+	for (size_t i = 0; i < xa->nstages; i++) {
+		const struct gp_xa_stage *s = &xa->stages[i];
+		int cov;
+		uint64_t in = gp_stage_window(xa, rep, i, &cov);
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		gp_out_json_str(f, s->name);
+		fprintf(f, ", \"start_ns\": %llu, \"end_ns\": %llu, \"time_ns\": %llu, \"share\": ",
+			(unsigned long long)s->start, (unsigned long long)s->end, (unsigned long long)s->time);
+		gp_out_json_num(f, traced ? (double)s->time / (double)traced : 0);
+		fprintf(f, ", \"count\": %zu, \"dominant_operator\": ", s->count);
+		/* start-up and "before window" are not CUDA work: no dominant op */
+		int host = !xa->nvtx_stages && (!strcmp(s->name, "start-up") || !strcmp(s->name, "before window"));
+		uint64_t gbest = 0, cbest = 0;
+		uint32_t g = UINT32_MAX, c = UINT32_MAX;
+		if (!host)
+			gp_stage_dom_find(xa, rep, i, &g, &gbest, &c, &cbest);
+		gp_stage_json_dom(f, g != UINT32_MAX ? rep->groups[g].name : NULL, gbest);
+		fputs(", \"dominant_call\": ", f);
+		gp_stage_json_dom(f, c != UINT32_MAX ? xa->names[c] : NULL, cbest);
+		fputs(", \"dominated_by\": ", f);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&buf, &len);
+		if (mf) {
+			gp_stage_dominant(mf, xa, rep, i);
+			fclose(mf);
+		}
+		gp_out_json_str(f, buf ? buf : "");
+		free(buf);
+		fprintf(f, ", \"window_ns\": %llu, \"window_share\": ", (unsigned long long)in);
+		gp_out_json_num(f, s->end > s->start ? (double)in / (double)(s->end - s->start) : 0);
+		fprintf(f, ", \"covered\": %s}", cov ? "true" : "false");
+	}
+	fprintf(f, "],\n   \"window\": {\"wall_ns\": %llu, \"covered\": [", (unsigned long long)rep->wall_ns);
+	size_t nc = 0;
+	for (size_t i = 0; i < xa->nstages; i++) {
+		int cov;
+		gp_stage_window(xa, rep, i, &cov);
+		if (!cov)
+			continue;
+		fputs(nc++ ? ", " : "", f);
+		gp_out_json_str(f, xa->stages[i].name);
+	}
+	fputs("], \"began_at_iteration\": ", f);
+	if (xa->win_iter > 0)
+		fprintf(f, "%lld", (long long)xa->win_iter);
+	else
+		fputs("null", f);
+	fputs("}}", f);
 }

@@ -4,7 +4,8 @@
  * core completes them, from sums kept per operator), long-tail operators (p99 execute far above p50), and outlier
  * iterations explained by the operators that made them slow (excess over
  * their usual per-iteration time). Called by gp_xa_print on the report
- * thread. Definitions and thresholds: docs/metrics.md §13; the
+ * thread; gp_xa_json_trends writes the same lists as JSON ("trends",
+ * docs/report-json.md). Definitions and thresholds: docs/metrics.md §13; the
  * thresholds are the GP_TREND_* constants below.
  */
 #include <math.h>
@@ -42,17 +43,27 @@ static struct gp_fit gp_trend_fit_sums(const struct gp_xa_grp *g)
 	return f;
 }
 
+/* Operator g drifts: enough calls, a good fit and a large relative drift
+ * (|slope * (n - 1)| / mean, in *drift as a signed fraction). */
+static int gp_trend_drifts(const struct gp_xa *xa, size_t g, struct gp_fit *fit, double *drift)
+{
+	uint64_t m = xa->grp[g].n;
+	if (m < GP_TREND_MIN_CALLS)
+		return 0;
+	*fit = gp_trend_fit_sums(&xa->grp[g]);
+	*drift = fit->mean > 0 ? fit->slope * (double)(m - 1) / fit->mean : 0;
+	return fit->r2 >= GP_TREND_MIN_R2 && fabs(*drift) >= GP_TREND_MIN_DRIFT;
+}
+
 /* Drift lines; returns how many operators drift. */
 static size_t gp_trend_drift(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
 {
 	size_t flagged = 0;
 	for (size_t g = 0; g < rep->ngroups && g < xa->ngrp; g++) {
 		uint64_t m = xa->grp[g].n;
-		if (m < GP_TREND_MIN_CALLS)
-			continue;
-		struct gp_fit fit = gp_trend_fit_sums(&xa->grp[g]);
-		double drift = fit.mean > 0 ? fit.slope * (double)(m - 1) / fit.mean : 0;
-		if (fit.r2 < GP_TREND_MIN_R2 || fabs(drift) < GP_TREND_MIN_DRIFT)
+		struct gp_fit fit;
+		double drift;
+		if (!gp_trend_drifts(xa, g, &fit, &drift))
 			continue;
 		char b1[32], b2[32], b3[32];
 		if (!flagged++)
@@ -65,15 +76,23 @@ static size_t gp_trend_drift(FILE *f, const struct gp_xa *xa, const struct gp_re
 	return flagged;
 }
 
+/* Operator g has a long tail (p99 >= GP_TAIL_RATIO x p50 over enough calls). */
+static int gp_trend_tail(const struct gp_rep_group *g, uint64_t *p50, uint64_t *p99)
+{
+	if (g->exec.n < GP_TAIL_MIN_CALLS)
+		return 0;
+	*p50 = gp_hist_quantile(&g->exec, 0.5);
+	*p99 = gp_hist_quantile(&g->exec, 0.99);
+	return *p99 != 0 && (double)*p99 >= GP_TAIL_RATIO * (double)*p50;
+}
+
 static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md)
 {
 	size_t flagged = 0;
 	for (size_t i = 0; i < rep->ngroups; i++) {
 		const struct gp_rep_group *g = &rep->groups[i];
-		if (g->exec.n < GP_TAIL_MIN_CALLS)
-			continue;
-		uint64_t p50 = gp_hist_quantile(&g->exec, 0.5), p99 = gp_hist_quantile(&g->exec, 0.99);
-		if ((double)p99 < GP_TAIL_RATIO * (double)p50 || p99 == 0)
+		uint64_t p50, p99;
+		if (!gp_trend_tail(g, &p50, &p99))
 			continue;
 		char b1[32], b2[32];
 		if (!flagged++)
@@ -105,33 +124,59 @@ static int gp_trend_cmp_excess(const void *a, const void *b)
 	return x->excess > y->excess ? -1 : x->excess < y->excess;
 }
 
+/* The operators notably over their usual time in outlier iteration i
+ * (into ex, sorted by excess, largest first); returns how many. */
+static size_t gp_trend_excess(const struct gp_xa *xa, const struct gp_rep *rep, size_t i, uint64_t p50,
+			      struct gp_excess *ex)
+{
+	size_t nx = 0;
+	for (uint32_t g = 0; g < rep->ngroups; g++) {
+		uint64_t cur = gp_trend_cell(xa, rep->iters[i].iter, g);
+		if (!cur)
+			continue;
+		/* usual: its mean time per closed non-outlier iteration */
+		uint64_t usual = xa->nnormal_seen && g < xa->ngrp ? xa->grp[g].normal_ns / xa->nnormal_seen : 0;
+		/* only operators notably over their usual time */
+		if (cur > usual && (double)(cur - usual) >= GP_OUTLIER_MIN_SHARE * (double)p50)
+			ex[nx++] = (struct gp_excess){ g, cur, usual, (double)(cur - usual) };
+	}
+	if (nx)
+		qsort(ex, nx, sizeof *ex, gp_trend_cmp_excess);
+	return nx;
+}
+
+/* Outlier flags of the iterations (calloc'd, NULL when there are fewer than
+ * 3 or on ENOMEM) and the duration p50; ex gets room for every operator. */
+static uint8_t *gp_trend_outlier_flags(const struct gp_rep *rep, const struct gp_out_opts *o, uint64_t *p50,
+				       struct gp_excess **ex)
+{
+	uint64_t p99;
+	*ex = NULL;
+	if (rep->niters < 3)
+		return NULL;
+	uint8_t *out = calloc(rep->niters, 1);
+	*ex = calloc(rep->ngroups ? rep->ngroups : 1, sizeof **ex);
+	if (!out || !*ex) {
+		free(out);
+		free(*ex);
+		*ex = NULL;
+		return NULL;
+	}
+	gp_out_iter_stats(rep, o->outlier_factor, p50, &p99, out);
+	return out;
+}
+
 static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep,
 				const struct gp_out_opts *o, int md)
 {
-	if (rep->niters < 3)
-		return 0;
-	uint8_t *out = calloc(rep->niters, 1);
-	uint64_t p50, p99;
-	struct gp_excess *ex = calloc(rep->ngroups ? rep->ngroups : 1, sizeof *ex);
+	uint64_t p50 = 0;
+	struct gp_excess *ex;
+	uint8_t *out = gp_trend_outlier_flags(rep, o, &p50, &ex);
 	size_t flagged = 0;
-	if (!out || !ex)
-		goto done;
-	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
-	for (size_t i = 0; i < rep->niters; i++) {
+	for (size_t i = 0; out && i < rep->niters; i++) {
 		if (!out[i] || !rep->iters[i].ops) /* outside the window: nothing to explain with */
 			continue;
-		size_t nx = 0;
-		for (uint32_t g = 0; g < rep->ngroups; g++) {
-			uint64_t cur = gp_trend_cell(xa, rep->iters[i].iter, g);
-			if (!cur)
-				continue;
-			/* usual: its mean time per closed non-outlier iteration */
-			uint64_t usual = xa->nnormal_seen && g < xa->ngrp ? xa->grp[g].normal_ns / xa->nnormal_seen : 0;
-			/* only operators notably over their usual time */
-			if (cur > usual && (double)(cur - usual) >= GP_OUTLIER_MIN_SHARE * (double)p50)
-				ex[nx++] = (struct gp_excess){ g, cur, usual, (double)(cur - usual) };
-		}
-		qsort(ex, nx, sizeof *ex, gp_trend_cmp_excess);
+		size_t nx = gp_trend_excess(xa, rep, i, p50, ex);
 		char b1[32], b2[32], b3[32], b4[32];
 		uint64_t d = rep->iters[i].end - rep->iters[i].start;
 		if (!flagged++)
@@ -155,7 +200,6 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 				gp_xa_fmt_ns(over - explained, b2, sizeof b2));
 		fprintf(f, "\n");
 	}
-done:
 	free(out);
 	free(ex);
 	return flagged;
@@ -170,4 +214,73 @@ void gp_xa_print_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 	n += gp_trend_outliers(f, xa, rep, o, md);
 	if (!n)
 		fprintf(f, "%sno drifting execute times, no long tails, no outlier iterations\n", md ? "\n" : "  ");
+}
+
+void gp_xa_json_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const struct gp_out_opts *o)
+{
+	fprintf(f, "{\"thresholds\": {\"drift_min_calls\": %d, \"drift_min_r2\": %g, \"drift_min\": %g, "
+		   "\"tail_min_calls\": %d, \"tail_ratio\": %g, \"outlier_factor\": %g},\n   \"drifting\": [",
+		GP_TREND_MIN_CALLS, GP_TREND_MIN_R2, GP_TREND_MIN_DRIFT, GP_TAIL_MIN_CALLS, GP_TAIL_RATIO,
+		o->outlier_factor);
+	size_t n = 0;
+	for (size_t g = 0; g < rep->ngroups && g < xa->ngrp; g++) {
+		struct gp_fit fit;
+		double drift;
+		if (!gp_trend_drifts(xa, g, &fit, &drift))
+			continue;
+		uint64_t m = xa->grp[g].n;
+		fprintf(f, "%s{\"name\": ", n++ ? ", " : "");
+		gp_out_json_str(f, rep->groups[g].name);
+		fprintf(f, ", \"calls\": %llu, \"slope_ns_per_call\": ", (unsigned long long)m);
+		gp_out_json_num(f, fit.slope);
+		fputs(", \"drift\": ", f);
+		gp_out_json_num(f, drift);
+		fputs(", \"fitted_first_ns\": ", f);
+		gp_out_json_num(f, fit.intercept);
+		fputs(", \"fitted_last_ns\": ", f);
+		gp_out_json_num(f, fit.intercept + fit.slope * (double)(m - 1));
+		fputs(", \"r2\": ", f);
+		gp_out_json_num(f, fit.r2);
+		fputs("}", f);
+	}
+	fputs("],\n   \"long_tail\": [", f);
+	n = 0;
+	for (size_t i = 0; i < rep->ngroups; i++) {
+		const struct gp_rep_group *g = &rep->groups[i];
+		uint64_t p50, p99;
+		if (!gp_trend_tail(g, &p50, &p99))
+			continue;
+		fprintf(f, "%s{\"name\": ", n++ ? ", " : "");
+		gp_out_json_str(f, g->name);
+		fprintf(f, ", \"calls\": %llu, \"execute_p50_ns\": %llu, \"execute_p99_ns\": %llu, \"ratio\": ",
+			(unsigned long long)g->exec.n, (unsigned long long)p50, (unsigned long long)p99);
+		gp_out_json_num(f, p50 ? (double)p99 / (double)p50 : 0.0);
+		fputs("}", f);
+	}
+	fputs("],\n   \"outlier_iterations\": [", f);
+	uint64_t p50 = 0;
+	struct gp_excess *ex;
+	uint8_t *out = gp_trend_outlier_flags(rep, o, &p50, &ex);
+	n = 0;
+	for (size_t i = 0; out && i < rep->niters; i++) {
+		if (!out[i] || !rep->iters[i].ops)
+			continue;
+		size_t nx = gp_trend_excess(xa, rep, i, p50, ex);
+		uint64_t d = rep->iters[i].end - rep->iters[i].start;
+		double explained = 0;
+		fprintf(f, "%s\n    {\"iter\": %lld, \"duration_ns\": %llu, \"over_p50_ns\": %lld, \"slow_operators\": [",
+			n++ ? "," : "", (long long)rep->iters[i].iter, (unsigned long long)d, (long long)d - (long long)p50);
+		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
+			fprintf(f, "%s{\"name\": ", k ? ", " : "");
+			gp_out_json_str(f, rep->groups[ex[k].group].name);
+			fprintf(f, ", \"ns\": %llu, \"usual_ns\": %llu, \"excess_ns\": %llu}", (unsigned long long)ex[k].cur,
+				(unsigned long long)ex[k].usual, (unsigned long long)(ex[k].cur - ex[k].usual));
+			explained += ex[k].excess;
+		}
+		double rest = (double)d - (double)p50 - explained;
+		fprintf(f, "], \"unexplained_ns\": %lld}", rest > 0 ? (long long)rest : 0LL);
+	}
+	free(out);
+	free(ex);
+	fprintf(f, "%s]}", n ? "\n   " : "");
 }

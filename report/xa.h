@@ -194,6 +194,14 @@ void gp_xa_print_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 void gp_xa_print_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md);
 void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md);
 
+/* The same sections as JSON values (docs/report-json.md "analyses[]"):
+ * stages and host_conditions and trends are objects, cuda_graphs an array.
+ * Numbers that are not finite are written as null. */
+void gp_xa_json_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep);
+void gp_xa_json_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep);
+void gp_xa_json_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const struct gp_out_opts *o);
+void gp_xa_json_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep);
+
 /* Time formatting shared by the sections ("12.3us", "4.56ms"). */
 const char *gp_xa_fmt_ns(double ns, char *buf, size_t n);
 

@@ -54,7 +54,7 @@ cp "$tmp/out" "$tmp/base.json"
 py "$tmp/base.json" <<'PY' || fail "json: schema check"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "gpuphase-report" and d["schema_version"] == 1
+assert d["schema"] == "gpuphase-report" and d["schema_version"] == 2
 for k in ("wall_ns", "gpu_busy_ns", "unattributed_ns", "dropped_records", "join_coverage"):
     assert k in d["summary"], k
 ops = d["operators"]
