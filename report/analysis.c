@@ -11,6 +11,11 @@
  * the hook record (thread, stream handle, NVTX range, stack). It is folded
  * into the aggregates as soon as API + GPU are present and the hook is either
  * present or was never announced (no external correlation for that corr).
+ * The kernels of one graph launch share its corr: while they wait for the
+ * launch's API record or hook, earlier ones wait in a bounded stash beside
+ * the entry (GP_STASH_MAX ops), and all join when it arrives. Hooks of
+ * launches made during stream capture (GP_GRAPH_CAPTURED names their op id)
+ * never meet an op and are counted apart, not as unjoined.
  * Entries left at the end are folded as "no API record" / counted as
  * unjoined; entries older than evict_after_ns of trace time are given up the
  * same way, so memory is bounded by the join lag, not the trace length.
@@ -110,14 +115,26 @@ struct gp_tidq {
 struct gp_pending {
 	uint8_t has_api, has_gpu, has_ext, api_charged;
 	uint8_t api_class, api_domain, gpu_type, device;
-	uint8_t copy_kind, end_missing;
+	uint8_t copy_kind, end_missing, graph, hk;
+	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
+	                                        kept for its later kernels */
 	uint16_t api_id;
 	uint32_t api_tid, api_nvtx, stream, corr, name;
+	uint32_t stash_head, stash_tail; /* earlier graph ops of this key (GP_NONE32) */
 	uint64_t api_start, api_dur;
 	uint64_t gpu_start, gpu_end, bytes;
 	uint64_t ext;
 	uint64_t ts;         /* latest time seen, for eviction                   */
 	uint32_t next_free;
+};
+
+/* A GPU op of a graph launch that arrived before its API record while an
+ * earlier op of the same launch was waiting too (gp_pending.stash_*). */
+#define GP_STASH_MAX 65536u
+struct gp_stash {
+	uint8_t gpu_type, device, copy_kind, end_missing;
+	uint32_t stream, name, next;
+	uint64_t gpu_start, gpu_end, bytes;
 };
 
 struct gp_hook {
@@ -210,6 +227,11 @@ struct gp_an {
 	uint32_t hook_free;
 	struct gp_map hook_by_op;
 	struct gp_map ext_rev;       /* hook op id -> corr waiting for it      */
+	struct gp_stash *stash;      /* graph ops waiting with an earlier one  */
+	size_t nstash, capstash;
+	uint32_t stash_free;
+	struct gp_map captured;      /* hook op ids of launches made during
+	                                stream capture (GP_GRAPH_CAPTURED)     */
 	struct gp_map last_driver;   /* tid -> corr of its last lone driver call */
 	struct gp_hookq *hq;         /* pending op hooks per thread, by start  */
 	size_t nhq, caphq;
@@ -229,7 +251,7 @@ struct gp_an {
 	uint64_t scan2_n, max_ts2;
 	/* totals */
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
-	uint64_t hooks_unjoined, api_unjoined, evicted;
+	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
 	uint64_t launch, queue, exec, busy_sum;
 };
 
@@ -258,6 +280,7 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	an->pend_free = GP_NONE32;
 	an->wait_free = GP_NONE32;
 	an->hook_free = GP_NONE32;
+	an->stash_free = GP_NONE32;
 	return an;
 }
 
@@ -949,8 +972,11 @@ static void gp_an_wait_expire(struct gp_an *an, int final)
 	}
 }
 
-/* Sync hooks waiting for their external correlation (bounded FIFO). */
-static void gp_an_shook_add(struct gp_an *an, uint32_t op)
+/* Sync hooks waiting for their external correlation (bounded FIFO): op id
+ * -> stack id, with GP_SHOOK_COPY when the call is a blocking copy/set (an
+ * op joins it; a synchronize has none). */
+#define GP_SHOOK_COPY (1ULL << 32)
+static void gp_an_shook_add(struct gp_an *an, uint32_t op, int copy)
 {
 	if (!an->shook_fifo && !(an->shook_fifo = malloc(GP_RECENT * sizeof *an->shook_fifo)))
 		return gp_an_fail(an, -ENOMEM);
@@ -961,7 +987,7 @@ static void gp_an_shook_add(struct gp_an *an, uint32_t op)
 	}
 	an->shook_fifo[(an->shook_head + an->nshook) & (GP_RECENT - 1)] = op;
 	an->nshook++;
-	gp_an_fail(an, gp_map_put(&an->shook, op, 0));
+	gp_an_fail(an, gp_map_put(&an->shook, op, copy ? GP_SHOOK_COPY : 0));
 }
 
 /* An API record of a blocking call (sync class, or blocking copy/set). */
@@ -1131,6 +1157,7 @@ static struct gp_pending *gp_an_pend_get(struct gp_an *an, uint32_t corr, int cr
 	p->corr = corr;
 	p->api_nvtx = GP_NONE32;
 	p->name = 0;
+	p->stash_head = p->stash_tail = GP_NONE32;
 	if (gp_map_put(&an->pend_by_corr, corr, idx))
 		return gp_an_fail(an, -ENOMEM), NULL;
 	return p;
@@ -1139,6 +1166,14 @@ static struct gp_pending *gp_an_pend_get(struct gp_an *an, uint32_t corr, int cr
 static void gp_an_pend_drop(struct gp_an *an, struct gp_pending *p)
 {
 	uint32_t idx = (uint32_t)(p - an->pend);
+	while (p->stash_head != GP_NONE32) { /* none left after an emit; defensive */
+		uint32_t k = p->stash_head;
+		p->stash_head = an->stash[k].next;
+		an->stash[k].next = an->stash_free;
+		an->stash_free = k;
+		an->nstash--;
+	}
+	p->stash_tail = GP_NONE32;
 	gp_map_del(&an->pend_by_corr, p->corr);
 	p->next_free = an->pend_free;
 	an->pend_free = idx;
@@ -1229,6 +1264,34 @@ static struct gp_hook *gp_an_hook_get(struct gp_an *an, uint64_t op)
 	return v ? &an->hooks[*v] : NULL;
 }
 
+/* Keep the GPU part of p (a graph op still waiting for its cudaGraphLaunch
+ * API record) aside, so that the next op of the same launch can wait in p
+ * too. Returns 0, or -1 when the stash is full (the caller folds p). */
+static int gp_an_stash_push(struct gp_an *an, struct gp_pending *p)
+{
+	uint32_t k;
+	if (an->stash_free != GP_NONE32) {
+		k = an->stash_free;
+		an->stash_free = an->stash[k].next;
+	} else {
+		if (an->nstash >= GP_STASH_MAX || GROW(an->stash, an->nstash, an->capstash))
+			return -1;
+		k = (uint32_t)an->nstash;
+	}
+	an->nstash++;
+	an->stash[k] = (struct gp_stash){ .gpu_type = p->gpu_type, .device = p->device, .copy_kind = p->copy_kind,
+					  .end_missing = p->end_missing, .stream = p->stream, .name = p->name,
+					  .next = GP_NONE32, .gpu_start = p->gpu_start, .gpu_end = p->gpu_end,
+					  .bytes = p->bytes };
+	if (p->stash_tail == GP_NONE32)
+		p->stash_head = k;
+	else
+		an->stash[p->stash_tail].next = k;
+	p->stash_tail = k;
+	p->has_gpu = 0;
+	return 0;
+}
+
 /* Build and fold the op of a pending entry that has its GPU record. */
 static void gp_an_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook *h)
 {
@@ -1250,6 +1313,10 @@ static void gp_an_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook *h
 	if (h) {
 		nvtx = h->nvtx;
 		stack = h->stack;
+	} else if (p->hk) {
+		nvtx = p->hk_nvtx;
+		stack = p->hk_stack;
+		op.has_hook = 1;
 	}
 	if (p->has_api) {
 		op.api_class = p->api_class;
@@ -1271,6 +1338,8 @@ static void gp_an_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook *h
 			op.queue_ns = p->gpu_start > op.api_end ? p->gpu_start - op.api_end : 0;
 	} else if (h) {
 		op.tid = h->tid;
+	} else if (p->hk) {
+		op.tid = p->hk_tid;
 	}
 	if (op.has_gpu)
 		op.execute_ns = p->gpu_end - p->gpu_start;
@@ -1310,6 +1379,30 @@ static void gp_an_try_finish(struct gp_an *an, struct gp_pending *p, int final)
 		an->tid_os_last_cupti = p->api_tid;
 		an->tid_os_last_os = h->tid;
 	}
+	while (p->stash_head != GP_NONE32) {
+		/* earlier ops of the same graph launch, in arrival order; the
+		 * launch's host time goes to the first op emitted */
+		uint32_t k = p->stash_head;
+		struct gp_stash *st = &an->stash[k];
+		struct gp_pending q = *p;
+		q.gpu_type = st->gpu_type;
+		q.device = st->device;
+		q.copy_kind = st->copy_kind;
+		q.end_missing = st->end_missing;
+		q.stream = st->stream;
+		q.name = st->name;
+		q.gpu_start = st->gpu_start;
+		q.gpu_end = st->gpu_end;
+		q.bytes = st->bytes;
+		p->stash_head = st->next;
+		st->next = an->stash_free;
+		an->stash_free = k;
+		an->nstash--;
+		gp_an_emit(an, &q, h);
+		if (p->has_api)
+			p->api_charged = 1;
+	}
+	p->stash_tail = GP_NONE32;
 	gp_an_emit(an, p, h);
 	if (h) {
 		gp_map_del(&an->ext_rev, h->op);
@@ -1318,7 +1411,14 @@ static void gp_an_try_finish(struct gp_an *an, struct gp_pending *p, int final)
 		gp_map_del(&an->ext_rev, p->ext);
 	}
 	if (p->has_api && p->api_class == GP_API_GRAPH_LAUNCH) {
-		/* later kernels of the same graph launch join with launch 0 */
+		/* later kernels of the same graph launch join with launch 0,
+		 * in the context of the launch's hook */
+		if (h) {
+			p->hk = 1;
+			p->hk_tid = h->tid;
+			p->hk_nvtx = h->nvtx;
+			p->hk_stack = h->stack;
+		}
 		p->api_charged = 1;
 		p->has_gpu = 0;
 		p->has_ext = 0;
@@ -1381,6 +1481,18 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
 	gp_an_fold(an, &op, 0, gp_an_nvtx_top(an, a->tid), GP_NONE32);
 }
 
+/* Was hook op `op` a launch made during stream capture? */
+static int gp_an_is_captured(const struct gp_an *an, uint64_t op)
+{
+	return an->captured.count && gp_map_get(&an->captured, op);
+}
+
+/* A lone API record whose hook was such a launch. */
+static int gp_an_pend_captured(const struct gp_an *an, const struct gp_pending *p)
+{
+	return p->has_ext && gp_an_is_captured(an, p->ext);
+}
+
 static int gp_an_pend_live(const struct gp_an *an, const struct gp_pending *p)
 {
 	uint64_t *v = gp_map_get(&an->pend_by_corr, p->corr);
@@ -1398,13 +1510,15 @@ static void gp_an_evict(struct gp_an *an)
 		struct gp_pending *p = &an->pend[i];
 		if (!gp_an_pend_live(an, p) || p->ts >= limit)
 			continue;
-		an->evicted++;
 		if (p->has_gpu) {
+			an->evicted++;
 			gp_an_try_finish(an, p, 1);
 			if (gp_an_pend_live(an, p))
 				gp_an_pend_drop(an, p);
 		} else {
-			if (p->has_api && !p->api_charged)
+			if (!gp_an_pend_captured(an, p))
+				an->evicted++;
+			if (p->has_api && !p->api_charged && !gp_an_pend_captured(an, p))
 				an->api_unjoined++;
 			if (p->has_ext)
 				gp_map_del(&an->ext_rev, p->ext);
@@ -1416,8 +1530,12 @@ static void gp_an_evict(struct gp_an *an)
 		uint64_t *v = gp_map_get(&an->hook_by_op, h->op);
 		if (!v || &an->hooks[*v] != h || h->start >= limit)
 			continue;
-		an->evicted++;
-		an->hooks_unjoined++;
+		if (gp_an_is_captured(an, h->op)) {
+			an->launches_captured++;
+		} else {
+			an->evicted++;
+			an->hooks_unjoined++;
+		}
 		gp_map_del(&an->ext_rev, h->op);
 		gp_an_hook_drop(an, h);
 	}
@@ -1441,7 +1559,8 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			break;
 		if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) {
 			if (!an->hook_only) {
-				gp_an_shook_add(an, a->corr); /* its stack reaches the CUPTI wait via ext corr */
+				/* its stack reaches the CUPTI wait via ext corr */
+				gp_an_shook_add(an, a->corr, gp_an_is_copy_sync(c));
 			} else if (gp_an_is_sync_class(c)) {
 				/* hook-only: no GPU times, the wait cannot be charged */
 				uint64_t d = gp_api_dur_ns(a);
@@ -1481,13 +1600,19 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		}
 		break;
 	}
+	case GP_REC_GRAPH_NODE:
+		/* a launch made during stream capture: its hook and API record
+		 * will never meet a GPU op of their own */
+		if (r->graph.kind == GP_GRAPH_CAPTURED && r->graph.corr)
+			gp_an_fail(an, gp_map_put(&an->captured, r->graph.corr, 1));
+		break;
 	case GP_REC_STACK_REF: {
 		struct gp_hook *h = gp_an_hook_get(an, r->stack_ref.op);
 		if (h)
 			h->stack = r->stack_ref.stack;
 		uint64_t *sh = gp_map_get(&an->shook, r->stack_ref.op);
 		if (sh)
-			*sh = r->stack_ref.stack;
+			*sh = (*sh & GP_SHOOK_COPY) | r->stack_ref.stack;
 		break;
 	}
 	case GP_REC_SYNC: {
@@ -1508,7 +1633,11 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			struct gp_wait *w = gp_an_wait_get(an, r->extcorr.corr, 1);
 			if (w)
 				w->stack = stack;
-			if (!w || !gp_an_is_copy_sync(w->kind) || !w->has_api)
+			/* a blocking copy/set also has an op to join, whether or
+			 * not its API record has arrived yet (deciding that from
+			 * the wait left the first cudaMemcpy's hook unjoined when
+			 * CUPTI wrote the ext corr before the API record) */
+			if (!(*sh & GP_SHOOK_COPY))
 				break;
 		}
 		struct gp_pending *p = gp_an_pend_get(an, r->extcorr.corr, 1);
@@ -1603,14 +1732,18 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		struct gp_pending *p = gp_an_pend_get(an, key, 1);
 		if (!p)
 			break;
-		if (p->has_gpu) {
-			/* a second op under the same key (graph node, or a driver
-			 * corr reused): fold the earlier one first */
+		uint8_t graph = r->type == GP_REC_KERNEL ? (r->kernel.flags & GP_OPF_GRAPH) != 0
+							 : (r->copy.flags & GP_COPYF_GRAPH) != 0;
+		if (p->has_gpu && !(graph && p->graph && !gp_an_stash_push(an, p))) {
+			/* a second op under the same key (a driver corr reused,
+			 * or more graph ops waiting for their API record or hook
+			 * than the stash holds): fold the earlier one first */
 			gp_an_try_finish(an, p, 1);
 			p = gp_an_pend_get(an, key, 1);
 			if (!p)
 				break;
 		}
+		p->graph = graph;
 		p->has_gpu = 1;
 		p->gpu_type = tmp.gpu_type;
 		p->device = tmp.device;
@@ -1660,12 +1793,21 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 		if (p->has_gpu) {
 			gp_an_try_finish(an, p, 1);
 		} else {
-			if (p->has_api && !p->api_charged)
+			if (p->has_api && !p->api_charged && !gp_an_pend_captured(an, p))
 				an->api_unjoined++;
 			gp_an_pend_drop(an, p);
 		}
 	}
-	an->hooks_unjoined += an->hook_by_op.count;
+	for (size_t i = 0; i < an->nhooks; i++) {
+		const struct gp_hook *h = &an->hooks[i];
+		uint64_t *v = gp_map_get(&an->hook_by_op, h->op);
+		if (!v || &an->hooks[*v] != h)
+			continue;
+		if (gp_an_is_captured(an, h->op))
+			an->launches_captured++;
+		else
+			an->hooks_unjoined++;
+	}
 
 	/* 2. charge the waits still open */
 	gp_an_wait_expire(an, 1);
@@ -1716,6 +1858,7 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 	rep->ops_no_gpu = an->ops_no_gpu;
 	rep->ops_end_missing = an->ops_end_missing;
 	rep->hooks_unjoined = an->hooks_unjoined;
+	rep->launches_captured = an->launches_captured;
 	rep->api_unjoined = an->api_unjoined;
 	rep->evicted = an->evicted;
 	rep->join_coverage = an->ops ? (double)an->ops_joined / (double)an->ops : 1.0;
@@ -1862,6 +2005,8 @@ void gp_an_free(struct gp_an *an)
 	free(an->hooks);
 	gp_map_free(&an->hook_by_op);
 	gp_map_free(&an->ext_rev);
+	free(an->stash);
+	gp_map_free(&an->captured);
 	gp_map_free(&an->last_driver);
 	for (size_t i = 0; i < an->nhq; i++)
 		free(an->hq[i].e);

@@ -117,6 +117,8 @@ struct gp_rep {
 	uint64_t dropped_ring, dropped_cupti, dropped_write, dropped_records;
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
 	uint64_t hooks_unjoined, api_unjoined, evicted;
+	uint64_t launches_captured; /* hooked launches made during stream capture
+	                               (graph nodes, no GPU op of their own)    */
 	double join_coverage;  /* ops_joined / ops (1 when no ops)                */
 	/* window */
 	uint64_t t_first, t_last, wall_ns;

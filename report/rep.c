@@ -104,6 +104,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->ops_end_missing += s->ops_end_missing;
 		d->hooks_unjoined += s->hooks_unjoined;
 		d->api_unjoined += s->api_unjoined;
+		d->launches_captured += s->launches_captured;
 		d->evicted += s->evicted;
 		if (s->wall_ns > d->wall_ns)
 			d->wall_ns = s->wall_ns;

@@ -655,3 +655,92 @@ Test(report_core, hook_joins_by_containment_without_external_correlation)
 	cr_expect_eq(rep.hooks_unjoined, 0);
 	gp_rep_free(&rep);
 }
+
+/* --- graph launches and capture-time launches (issue 9 join fixes) --------- */
+
+static void graph_kernel(struct recs *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
+{
+	kernel(t, 1, start, end, corr, name);
+	t->r[t->n - 1].kernel.flags |= GP_OPF_GRAPH;
+}
+
+Test(report_core, graph_kernels_before_their_launch_record_all_join)
+{
+	/* CUPTI delivers a replay's kernels before the cudaGraphLaunch record
+	 * (simcuda does, as CUPTI may), and the hook arrives last: every kernel
+	 * joins the launch; its host time is charged once, to the first. */
+	struct recs t = { .n = 0 };
+	const uint64_t a0 = 10, adur = 80, aend = a0 + adur;
+	const uint64_t k[4] = { 200, 250, 350, 400 };
+	str(&t, 1, "node");
+	str(&t, 2, "replay");
+	graph_kernel(&t, k[0], k[1], 5, 1);
+	graph_kernel(&t, k[1], k[2], 5, 1);
+	graph_kernel(&t, k[2], k[3], 5, 1);
+	extcorr(&t, 5, 50);
+	api(&t, RT, GP_API_GRAPH_LAUNCH, 9, a0, (uint32_t)adur, 5);
+	marker(&t, GP_MARK_PUSH, 4, 0, 2);
+	api(&t, GP_REC_HOOK_API, GP_API_GRAPH_LAUNCH, 4, 5, 100, 50);
+	marker(&t, GP_MARK_POP, 4, 120, 0);
+	graph_kernel(&t, k[3], k[3] + 10, 5, 1); /* after the join: context kept */
+	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
+	cr_assert_eq(rep.ngroups, 1, "every kernel in the launch hook's NVTX range");
+	const struct gp_rep_group *g = group(&rep, "replay");
+	cr_expect_eq(g->count, 4);
+	cr_expect_eq(g->no_api, 0);
+	cr_expect_eq(rep.ops_joined, 4);
+	cr_expect_eq(g->launch_ns, adur, "host cost once per launch");
+	cr_expect_eq(g->queue_ns, (k[0] - aend) + (k[1] - aend) + (k[2] - aend) + (k[3] - aend));
+	cr_expect_eq(g->execute_ns, (k[3] - k[0]) + 10);
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	cr_expect_eq(rep.api_unjoined, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, capture_time_launches_are_not_unjoined)
+{
+	/* a launch made during stream capture creates a graph node and runs
+	 * nothing: its hook and API record are not "unjoined" */
+	struct recs t = { .n = 0 };
+	union gp_rec *g = add(&t);
+	g->graph.type = GP_REC_GRAPH_NODE;
+	g->graph.kind = GP_GRAPH_CAPTURED;
+	g->graph.graph_id = 1;
+	g->graph.node_id = 1001;
+	g->graph.corr = 60;
+	g->graph.aux32 = 4;
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
+	extcorr(&t, 16, 60);
+	api(&t, RT, GP_API_LAUNCH, 9, 2, 25, 16);
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 100, 30, 61); /* an ordinary lost one */
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(rep.ops, 0);
+	cr_expect_eq(rep.launches_captured, 1);
+	cr_expect_eq(rep.hooks_unjoined, 1, "only the hook that was not a capture");
+	cr_expect_eq(rep.api_unjoined, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, blocking_copy_hook_joins_when_ext_corr_precedes_api)
+{
+	/* The first cudaMemcpy of a run: CUPTI writes the copy, then the ext
+	 * corr of the runtime call before its API record; the CUPTI thread id
+	 * is not known yet, so only the ext corr can join the hook. */
+	struct recs t = { .n = 0 };
+	str(&t, 2, "load");
+	marker(&t, GP_MARK_PUSH, 4, 0, 2);
+	api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 1, 100, 1);
+	marker(&t, GP_MARK_POP, 4, 110, 0);
+	copy(&t, GP_REC_MEMCPY, 0, 7, 20, 30, 15, 14, 1);
+	extcorr(&t, 15, 1);
+	api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_SYNC, 9, 3, 90, 15);
+	extcorr(&t, 14, 1);
+	api(&t, RT, GP_API_MEMCPY_SYNC, 9, 2, 95, 14);
+	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	cr_expect_eq(rep.ops_joined, 1);
+	cr_assert_eq(rep.ngroups, 1);
+	cr_expect_str_eq(rep.groups[0].name, "load", "the hook's NVTX range reached the op");
+	cr_expect_eq(rep.groups[0].launch_ns, 95 - 30, "blocking copy: call minus its own execution");
+	gp_rep_free(&rep);
+}

@@ -64,6 +64,24 @@ if run graphs "$B/examples/graph_replay" "$S/examples/graph_replay.simcuda" GPUP
 	NVTX_INJECTION64_PATH="$B/lib/libgpuphase.so"; then
 	$CHECK graphs "$tmp/graphs.truth" "$tmp/graphs.txt" "$tmp/graphs.json" ||
 		{ fail "graphs: report disagrees with the truth"; sed -n '/^CUDA graphs/,$p' "$tmp/graphs.txt"; }
+	# the operator table against the truth: every replayed kernel joins its
+	# cudaGraphLaunch record (launch on the first kernel of each launch,
+	# queue from the launch's end), and the capture-time launches, which run
+	# nothing themselves, are not reported as unjoined
+	python3 "$S/tests/e2e/report_truth_check.py" "$tmp/graphs.truth" "$tmp/graphs.json" >"$tmp/graphs.check" ||
+		{ fail "graphs: operator phases disagree with the truth"; grep MISMATCH "$tmp/graphs.check"; }
+	python3 - "$tmp/graphs.json" <<'PY' || fail "graphs: join counters"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+bad = [k for k, want in (("ops_no_api", 0), ("hooks_unjoined", 0), ("api_unjoined", 0), ("join_coverage", 1.0))
+       if s[k] != want]
+for k in bad:
+    print("graphs: summary %s = %s" % (k, s[k]))
+sys.exit(1 if bad else 0)
+PY
+	if grep -E 'have no API record|never joined|never produced' "$tmp/graphs.txt"; then
+		fail "graphs: the header still notes unjoined records"
+	fi
 fi
 
 echo "--- run (trends, stages, self-overhead)"
