@@ -7,7 +7,10 @@
  * CUPTI thread id is shown as the OS tid once a join has paired them) with
  * CUDA API calls, NVTX ranges, sync waits and iteration marks; process
  * (i+1)*1000+1+device = that GPU, one thread per stream, with the ops. A flow
- * arrow (ph s/f, id = i<<32 | corr) goes from each launch call to its op.
+ * arrow (ph s/f, a fresh id per op: the kernels of one graph launch share
+ * its correlation id) goes from each launch call to its op.
+ * Every event has ph, ts, pid and tid (metadata events: ts 0, and tid 0 for
+ * process names); GPU threads are named "stream S".
  * Timestamps are microseconds since the trace's first event.
  * Called by main.c through struct gp_exporter, on the report thread.
  */
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "map.h"
 
 struct gp_chrome {
 	FILE *f;
@@ -27,6 +31,8 @@ struct gp_chrome {
 	int first;
 	int base_set;
 	uint8_t gpu_named[256];
+	struct gp_map stream_named;    /* device << 32 | stream -> 1 (this trace) */
+	uint64_t nflows;               /* flow ids handed out (all traces)        */
 	const struct gp_an *an;
 };
 
@@ -72,8 +78,10 @@ static void gp_chrome_begin(void *ctx, size_t index, const char *trace_path, uin
 	c->index = index;
 	c->base_set = 0;
 	memset(c->gpu_named, 0, sizeof c->gpu_named);
+	gp_map_free(&c->stream_named);
+	memset(&c->stream_named, 0, sizeof c->stream_named);
 	gp_chrome_sep(c);
-	fprintf(c->f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, \"args\": {\"name\": ",
+	fprintf(c->f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"ts\": 0, \"args\": {\"name\": ",
 		gp_chrome_host_pid(c));
 	char buf[600];
 	snprintf(buf, sizeof buf, "host pid %u (%s)", pid, trace_path);
@@ -144,7 +152,7 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 		if (!nm)
 			break;
 		gp_chrome_sep(c);
-		fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"args\": {\"name\": ", hp,
+		fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"ts\": 0, \"args\": {\"name\": ", hp,
 			r->thread.tid);
 		gp_out_json_str(c->f, nm);
 		fputs("}}", c->f);
@@ -168,8 +176,16 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 	if (!c->gpu_named[op->device]) {
 		c->gpu_named[op->device] = 1;
 		gp_chrome_sep(c);
-		fprintf(c->f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, \"args\": {\"name\": \"GPU %u (trace %zu)\"}}",
+		fprintf(c->f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"ts\": 0, "
+			      "\"args\": {\"name\": \"GPU %u (trace %zu)\"}}",
 			gp, op->device, c->index);
+	}
+	uint64_t sk = (uint64_t)op->device << 32 | op->stream;
+	if (!gp_map_get(&c->stream_named, sk) && !gp_map_put(&c->stream_named, sk, 1)) {
+		gp_chrome_sep(c);
+		fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
+			      "\"args\": {\"name\": \"stream %u\"}}",
+			gp, op->stream, op->stream);
 	}
 	gp_chrome_sep(c);
 	fprintf(c->f, "{\"name\": ");
@@ -187,7 +203,8 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 		fprintf(c->f, ", \"bytes\": %" PRIu64, op->bytes);
 	fputs("}}", c->f);
 	if (op->has_api && op->tid) {
-		uint64_t id = ((uint64_t)c->index << 32) | op->corr;
+		/* unique per op: a graph launch's kernels share one correlation id */
+		uint64_t id = ++c->nflows;
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": \"s\", \"id\": %" PRIu64
 			      ", \"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
@@ -222,6 +239,7 @@ static int gp_chrome_close(void *ctx, const struct gp_rep *rep, const struct gp_
 	(void)o;
 	struct gp_chrome *c = ctx;
 	fputs("\n]}\n", c->f);
+	gp_map_free(&c->stream_named);
 	int bad = ferror(c->f) != 0;
 	if (fclose(c->f))
 		bad = 1;

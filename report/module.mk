@@ -53,6 +53,8 @@ $(ANALYSES_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 
 ALL_TARGETS += $(ANALYSES_E2E_BINS)
 TESTS       += tests/e2e/test_analyses_e2e.sh
+# The outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace.
+TESTS       += tests/e2e/test_report_outputs.sh
 ALL_TARGETS += $(B)/tests/test_report_xa
 TESTS       += $(B)/tests/test_report_xa
 .SECONDARY: $(B)/obj/report/test_report_xa.o
