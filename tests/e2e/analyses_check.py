@@ -3,7 +3,7 @@
 ground truth (SIMCUDA_TRUTH JSONL). Called by tests/e2e/test_analyses_e2e.sh:
 
   analyses_check.py graphs TRUTH REPORT.txt REPORT.json
-  analyses_check.py run    TRUTH REPORT.txt HOOK_RECORDS
+  analyses_check.py run    TRUTH REPORT.txt HOOK_RECORDS [REPORT.json]
   analyses_check.py host   REPORT.txt
   analyses_check.py window TRUTH REPORT.txt SKIP
 
@@ -131,6 +131,25 @@ def graphs(truth_path, txt_path, json_path):
     launch = sum(o["launch_ns"] for o in rep["operators"] if o["name"] in names)
     check(close(launch, host), "operator table: graph kernels' launch %.1fus = cudaGraphLaunch time %.1fus"
           % (launch / 1e3, host / 1e3))
+    # the same graph in --format json (docs/report-json.md cuda_graphs[])
+    jg = rep.get("analyses", [{}])[0].get("cuda_graphs", [])
+    check(len(jg) == 1, "json: one captured graph (got %d)" % len(jg))
+    if jg:
+        g = jg[0]
+        check(g["graph"] in orig and g["exec_graph"] in execg, "json: graph ids %s/%s" % (g["graph"], g["exec_graph"]))
+        check((g["launches"], g["nodes"], g["kernels"]) == (len(launches), len(nodes), len(gk)),
+              "json: launches/nodes/kernels %s (truth %s)" % ((g["launches"], g["nodes"], g["kernels"]),
+                                                              (len(launches), len(nodes), len(gk))))
+        check(close(g["launch_host_ns"], host), "json: cudaGraphLaunch host time %d (truth %d)" % (g["launch_host_ns"], host))
+        check(close(g["gpu_ns"], gpu), "json: graph GPU time %d (truth %d)" % (g["gpu_ns"], gpu))
+        for n in g["node_items"]:
+            ks = [e for e in gk if e["node_orig"] == n["node"]]
+            name = plain(ks[0]["name"]) if ks else None
+            check(ks and n["kernel"] == name and n["nvtx"] == want_nvtx.get(name) and n["count"] == len(ks)
+                  and close(n["execute_ns"], sum(e["end"] - e["start"] for e in ks))
+                  and "main" in (n["callsite"] or ""),
+                  "json: node %d %s under %s, %d calls (truth %s, %d)" % (n["node"], n["kernel"], n["nvtx"], n["count"],
+                                                                          name, len(ks)))
 
 
 def fit_slope(ys):
@@ -148,7 +167,7 @@ def nearest_rank(vals, q):
     return v[max(0, min(len(v) - 1, math.ceil(q * len(v)) - 1))]
 
 
-def run(truth_path, txt_path, hook_records):
+def run(truth_path, txt_path, hook_records, json_path=None):
     t = truth(truth_path)
     txt = open(txt_path).read()
     ks = [e for e in t if e["type"] == "kernel"]
@@ -217,6 +236,32 @@ def run(truth_path, txt_path, hook_records):
     check(m and int(m.group(1)) == int(hook_records) and int(m.group(2)) > 0,
           "self-overhead from %s hooked calls (trace has %s hook records) x measured cost"
           % (m.group(1) if m else "?", hook_records))
+    if not json_path:
+        return
+    # the same analyses in --format json (docs/report-json.md analyses[])
+    a = json.load(open(json_path))["analyses"][0]
+    jd = a["trends"]["drifting"]
+    want = fit_slope([e["end"] - e["start"] for e in byname["drift_k"]])
+    check(len(jd) == 1 and jd[0]["name"] == "drift_k" and close(jd[0]["slope_ns_per_call"], want, 0.02),
+          "json: drift_k slope %s (truth fit %.1fns)" % (jd[0]["slope_ns_per_call"] if jd else "?", want))
+    jt = a["trends"]["long_tail"]
+    ex = [e["end"] - e["start"] for e in byname["tail_k"]]
+    p99, p50 = nearest_rank(ex, 0.99), nearest_rank(ex, 0.5)
+    check(len(jt) == 1 and jt[0]["name"] == "tail_k" and close(jt[0]["execute_p99_ns"], p99)
+          and close(jt[0]["execute_p50_ns"], p50), "json: tail_k p99/p50 (truth %d/%d)" % (p99, p50))
+    jo = {o["iter"]: o for o in a["trends"]["outlier_iterations"]}
+    for e in big:
+        it = sum(1 for s in syncs if s <= api[e["api_corr"]]["start"])
+        o = jo.get(it)
+        check(o is not None and o["slow_operators"] and o["slow_operators"][0]["name"] == "tail_k",
+              "json: outlier iteration %d explained by tail_k first" % it)
+    js = {i["name"]: i for i in a["stages"]["items"]}
+    check(js.get("warm-up", {}).get("count") == nwarm and a["stages"]["settled_after_iterations"] == nwarm,
+          "json: warm-up = %d iterations" % nwarm)
+    check("load" in js and close(js["load"]["time_ns"], first_k - first_api, 0.02),
+          "json: load %s ns (truth %d)" % (js.get("load", {}).get("time_ns"), first_k - first_api))
+    so = a["host_conditions"]["self_overhead"]
+    check(so["hooked_calls"] == int(hook_records), "json: %d hooked calls (trace has %s)" % (so["hooked_calls"], hook_records))
 
 
 def host(txt_path):
@@ -264,7 +309,7 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "graphs" and len(sys.argv) == 5:
         graphs(*sys.argv[2:])
-    elif mode == "run" and len(sys.argv) == 5:
+    elif mode == "run" and len(sys.argv) in (5, 6):
         run(*sys.argv[2:])
     elif mode == "window" and len(sys.argv) == 5:
         window(*sys.argv[2:])

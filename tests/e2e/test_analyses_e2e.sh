@@ -92,7 +92,7 @@ for attempt in 1 2 3; do
 	run run "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" \
 		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || break
 	hooks=$("$B/bin/gpuphase-dump" "$tmp/run.gpht" | grep -c '^hook_api')
-	if $CHECK run "$tmp/run.truth" "$tmp/run.txt" "$hooks"; then
+	if $CHECK run "$tmp/run.truth" "$tmp/run.txt" "$hooks" "$tmp/run.json"; then
 		ok=1
 		break
 	fi
