@@ -28,6 +28,7 @@ static const char gp_help_top[] =
 "Commands:\n"
 "  record    run a command under the profiler and write a trace (.gpht)\n"
 "  report    analyse one or more traces: per-operator phases and a verdict\n"
+"            (report stability RUN1 RUN2 ...: is the profile repeatable?)\n"
 "  diff      compare two traces (before/after a change)\n"
 "  export    convert a trace to chrome-trace (Perfetto), sqlite or html\n"
 "  trigger   start a capture in a server running with `record --window trigger`\n"
@@ -172,8 +173,25 @@ static const char gp_help_report[] =
 "CUDA graphs), compute-bound (execute share > 80 %: optimise the kernel). Every\n"
 "verdict shows the numbers behind it; docs/metrics.md defines each number.\n"
 "\n"
+"After the operator table come the analyses: stages of the run (start-up, load,\n"
+"warm-up, steady state, tear-down, or the program's NVTX phases), host\n"
+"conditions and the profiler's own overhead, trends (drifting and long-tail\n"
+"operators, outlier iterations explained) and CUDA graphs. --format json holds\n"
+"all of it (schema: docs/report-json.md).\n"
+"\n"
 "Without a TRACE argument it reads the newest gpuphase-*.gpht in the current\n"
 "directory (and says which).\n"
+"\n"
+"  gpuphase report stability [options] RUN1 RUN2 ...\n"
+"      several traces of the same program: is the profile repeatable? Per\n"
+"      operator the mean and coefficient of variation of each phase across the\n"
+"      runs, how stable the top-N ranking is, and a verdict (exit 0 stable,\n"
+"      1 unstable). Its options are listed last.\n"
+"\n"
+"Examples:\n"
+"  gpuphase report --top 10 run.gpht\n"
+"  gpuphase report --format json -o run.json run.gpht\n"
+"  gpuphase report stability run1.gpht run2.gpht run3.gpht\n"
 "\n"
 "This is `gpuphase-report`; its options follow.\n";
 
@@ -254,6 +272,8 @@ int gp_help_print(const char *verb)
 		fputs(gp_help_report, stdout);
 		static const char *const a[] = { "--help", NULL };
 		gp_help_report_tool(a);
+		static const char *const st[] = { "stability", "--help", NULL };
+		gp_help_report_tool(st);
 	} else if (strcmp(verb, "diff") == 0) {
 		fputs(gp_help_diff, stdout);
 		static const char *const a[] = { "diff", "--help", NULL };

@@ -52,6 +52,21 @@ for pair in record:cli/record.c trigger:cli/trigger.c; do
 	[ "$n" -ge 5 ] || fail "found only $n options in $src: the option table parse broke"
 done
 
+# report stability (reached through `gpuphase report`): named in the top help,
+# the report page and the man page, with every option of its getopt table.
+grep -q "report stability" "$tmp/top" || fail "gpuphase --help does not mention 'report stability'"
+grep -q "gpuphase report stability" "$tmp/report" || fail "gpuphase report --help does not describe 'report stability'"
+grep -q 'gpuphase report stability' "$S/cli/gpuphase.1" || fail "cli/gpuphase.1 does not describe 'report stability'"
+n=0
+for o in $(sed -n '/int gp_stability_main/,/{ 0, 0, 0, 0 }/p' "$S/report/stability.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//'); do
+	n=$((n + 1))
+	[ "$o" = help ] && continue
+	grep -q -- "--$o\b" "$tmp/report" || fail "gpuphase report --help does not document stability --$o"
+	man_o=$(echo "$o" | sed 's/-/\\\\-/g')
+	grep -q -- "\\\\-\\\\-$man_o" "$S/cli/gpuphase.1" || fail "cli/gpuphase.1 does not document stability --$o"
+done
+[ "$n" -ge 4 ] || fail "found only $n options of report stability: the option table parse broke"
+
 # report, diff, export: our page plus gpuphase-report's options.
 if [ -x "$B/bin/gpuphase-report" ]; then
 	for v in report diff export; do
