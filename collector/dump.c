@@ -74,10 +74,28 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 		printf("marker kind=%u tid=%u ts=%" PRIu64 " id=%" PRIu64 " name=%u domain=%u\n", r->marker.kind,
 		       r->marker.tid, r->marker.ts, r->marker.id, r->marker.name, r->marker.domain);
 		return;
-	case GP_REC_GRAPH_NODE:
-		printf("graph_node graph=%u node=%" PRIu64 " corr=%u\n", r->graph.graph_id, r->graph.node_id,
-		       r->graph.corr);
+	case GP_REC_GRAPH_NODE: {
+		/* the fields by kind (gp_format.h GP_REC_GRAPH_NODE, libgpuphase/graphs.c) */
+		uint64_t aux = (uint64_t)r->graph.aux_hi << 32 | r->graph.aux_lo;
+		switch (r->graph.kind) {
+		case GP_GRAPH_OP:
+			printf("graph_node kind=op graph=%u node=%" PRIu64 " corr=%u\n", r->graph.graph_id,
+			       r->graph.node_id, r->graph.corr);
+			break;
+		case GP_GRAPH_CAPTURED:
+			printf("graph_node kind=captured graph=%u node=%" PRIu64 " op=%u tid=%u ts=%" PRIu64 "\n",
+			       r->graph.graph_id, r->graph.node_id, r->graph.corr, r->graph.aux32, aux);
+			break;
+		case GP_GRAPH_CLONED:
+			printf("graph_node kind=cloned graph=%u node=%" PRIu64 " from_graph=%u from_node=%" PRIu64 "\n",
+			       r->graph.graph_id, r->graph.node_id, r->graph.aux32, aux);
+			break;
+		default:
+			printf("graph_node kind=%u graph=%u node=%" PRIu64 " corr=%u aux=%" PRIu64 " aux32=%u\n",
+			       r->graph.kind, r->graph.graph_id, r->graph.node_id, r->graph.corr, aux, r->graph.aux32);
+		}
 		return;
+	}
 	case GP_REC_STACK:
 		printf("stack id=%u depth=%u pcs=", r->stack.id, r->stack.depth);
 		for (uint32_t i = 0; i < r->stack.depth; i++) {

@@ -83,6 +83,32 @@ import json, sys
 g = json.load(open(sys.argv[1]))["analyses"][0]["cuda_graphs"]
 assert len(g) == 1 and g[0]["launches"] > 0 and all(n["captured"] and n["nvtx"] for n in g[0]["node_items"]), g
 PY
+	# gpuphase-dump prints the graph records' fields by kind: the captured
+	# nodes, their clones and the per-kernel ids agree with the report
+	checks=$((checks + 1))
+	if "$B/bin/gpuphase-dump" "$tmp/graphs.gpht" >"$tmp/graphs.dump" 2>&1; then
+		python3 - "$tmp/graphs.dump" "$tmp/graphs.json" <<'PY' && echo "ok   gpuphase-dump graph records" ||
+import json, re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("graph_node ")]
+g = json.load(open(sys.argv[2]))["analyses"][0]["cuda_graphs"][0]
+cap = [re.fullmatch(r"graph_node kind=captured graph=(\d+) node=(\d+) op=(\d+) tid=(\d+) ts=(\d+)\n", l) for l in lines
+       if "kind=captured" in l]
+clo = [re.fullmatch(r"graph_node kind=cloned graph=(\d+) node=(\d+) from_graph=(\d+) from_node=(\d+)\n", l) for l in lines
+       if "kind=cloned" in l]
+ops = [re.fullmatch(r"graph_node kind=op graph=(\d+) node=(\d+) corr=(\d+)\n", l) for l in lines if "kind=op" in l]
+assert all(cap) and all(clo) and all(ops), "a graph_node line does not parse"
+assert len(cap) + len(clo) + len(ops) == len(lines), "graph_node lines of unknown kind"
+nodes = {n["node"]: n for n in g["node_items"]}
+assert {int(m[2]) for m in cap} == set(nodes) and all(int(m[1]) == g["graph"] for m in cap), "captured nodes"
+assert all(int(m[4]) == nodes[int(m[2])]["thread"] and int(m[3]) > 0 for m in cap), "capturing thread / op id"
+assert {int(m[4]) for m in clo} == set(nodes) and all(int(m[3]) == g["graph"] for m in clo), "cloned from"
+assert len(ops) == g["kernels"] and all(int(m[1]) == g["exec_graph"] for m in ops), "per-kernel graph ids"
+assert len({int(m[3]) for m in ops}) == g["launches"], "launch correlation ids"
+PY
+			fail "gpuphase-dump: graph records disagree with the report (see above)"
+	else
+		fail "gpuphase-dump failed: $(tail -2 "$tmp/graphs.dump")"
+	fi
 	cp "$tmp/graphs.gpht" "$tmp/graphs_nvtx.gpht"
 	outputs graphs_nvtx --group-by nvtx --top 2
 }
