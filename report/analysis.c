@@ -202,7 +202,7 @@ struct gp_an {
 	struct gp_wait *waits;
 	size_t nwaits, capwaits;
 	uint32_t wait_free;
-	struct gp_map wait_by_corr;  /* corr -> wait slot                       */
+	struct gp_dmap wait_by_corr;  /* corr -> wait slot                       */
 	struct gp_tidq *tq;
 	size_t ntq, captq;
 	struct gp_map tq_by_tid;
@@ -212,6 +212,9 @@ struct gp_an {
 	struct gp_map shook;         /* sync hook op id -> stack id (bounded)    */
 	uint32_t *shook_fifo;
 	size_t shook_head, nshook;
+	uint8_t *shook_seen;         /* per op id & GP_SHOOK_SEEN_MASK: FIFO entries
+	                                (saturating): 0 = not in shook, so most
+	                                ext corr records skip the map lookup   */
 	struct gp_map cs_map;        /* call-site string -> index in cs         */
 	struct gp_rep_callsite *cs;
 	size_t ncs, capcs;
@@ -221,12 +224,12 @@ struct gp_an {
 	struct gp_pending *pend;
 	size_t npend, cappend;
 	uint32_t pend_free;
-	struct gp_map pend_by_corr;
+	struct gp_dmap pend_by_corr;
 	struct gp_hook *hooks;
 	size_t nhooks, caphooks;
 	uint32_t hook_free;
-	struct gp_map hook_by_op;
-	struct gp_map ext_rev;       /* hook op id -> corr waiting for it      */
+	struct gp_dmap hook_by_op;
+	struct gp_dmap ext_rev;       /* hook op id -> corr waiting for it      */
 	struct gp_stash *stash;      /* graph ops waiting with an earlier one  */
 	size_t nstash, capstash;
 	uint32_t stash_free;
@@ -695,7 +698,7 @@ static uint32_t gp_an_group(struct gp_an *an, uint64_t key, uint32_t name_str, c
 
 static struct gp_wait *gp_an_wait_get(struct gp_an *an, uint32_t corr, int create)
 {
-	uint64_t *v = gp_map_get(&an->wait_by_corr, corr);
+	uint64_t *v = gp_dmap_get(&an->wait_by_corr, corr);
 	if (v)
 		return &an->waits[*v];
 	if (!create)
@@ -715,20 +718,20 @@ static struct gp_wait *gp_an_wait_get(struct gp_an *an, uint32_t corr, int creat
 	w->stream = GP_NONE32;
 	w->best_group = GP_NONE32;
 	w->seq = an->op_seq; /* creation time until it becomes active */
-	if (gp_map_put(&an->wait_by_corr, corr, idx))
+	if (gp_dmap_put(&an->wait_by_corr, corr, idx))
 		return gp_an_fail(an, -ENOMEM), NULL;
 	return w;
 }
 
 static int gp_an_wait_live(const struct gp_an *an, const struct gp_wait *w)
 {
-	uint64_t *v = gp_map_get(&an->wait_by_corr, w->corr);
+	uint64_t *v = gp_dmap_get(&an->wait_by_corr, w->corr);
 	return v && &an->waits[*v] == w;
 }
 
 static void gp_an_wait_release(struct gp_an *an, struct gp_wait *w)
 {
-	gp_map_del(&an->wait_by_corr, w->corr);
+	gp_dmap_del(&an->wait_by_corr, w->corr);
 	w->next_free = an->wait_free;
 	an->wait_free = (uint32_t)(w - an->waits);
 }
@@ -781,6 +784,16 @@ static void gp_an_wait_search(struct gp_an *an, struct gp_wait *w)
 {
 	w->has_best = 0;
 	size_t lo = 0, hi = an->nrecent; /* first entry with e > w1 */
+	/* the wait is usually recent: gallop back from the newest entry to
+	 * bound the search to the cache lines near the end */
+	for (size_t step = 1; hi > 0; step *= 2) {
+		size_t i = hi > step ? hi - step : 0;
+		if (gp_an_recent_at(an, i)->e <= w->w1) {
+			lo = i + 1;
+			break;
+		}
+		hi = i;
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (gp_an_recent_at(an, mid)->e <= w->w1)
@@ -855,6 +868,8 @@ static void gp_an_offer(struct gp_an *an, const struct gp_recent *r)
 		struct gp_wait *w = &an->waits[q->idx[k]];
 		if (!(w->w0 < r->e && r->e <= w->w1)) {
 			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
+			if (an->waits[q->idx[b - 1]].w0 < r->e)
+				a = b; /* the newest wait began before e: it is that one */
 			while (a < b) {
 				size_t mid = (a + b) / 2;
 				if (an->waits[q->idx[mid]].w0 < r->e)
@@ -976,18 +991,34 @@ static void gp_an_wait_expire(struct gp_an *an, int final)
  * -> stack id, with GP_SHOOK_COPY when the call is a blocking copy/set (an
  * op joins it; a synchronize has none). */
 #define GP_SHOOK_COPY (1ULL << 32)
+#define GP_SHOOK_SEEN_MASK ((1u << 20) - 1u)
 static void gp_an_shook_add(struct gp_an *an, uint32_t op, int copy)
 {
 	if (!an->shook_fifo && !(an->shook_fifo = malloc(GP_RECENT * sizeof *an->shook_fifo)))
 		return gp_an_fail(an, -ENOMEM);
+	if (!an->shook_seen && !(an->shook_seen = calloc(GP_SHOOK_SEEN_MASK + 1u, 1)))
+		return gp_an_fail(an, -ENOMEM);
 	if (an->nshook == GP_RECENT) {
+		uint8_t *c = &an->shook_seen[an->shook_fifo[an->shook_head] & GP_SHOOK_SEEN_MASK];
+		if (*c != UINT8_MAX) /* a saturated count stays (never a false "absent") */
+			(*c)--;
 		gp_map_del(&an->shook, an->shook_fifo[an->shook_head]);
 		an->shook_head = (an->shook_head + 1) & (GP_RECENT - 1);
 		an->nshook--;
 	}
 	an->shook_fifo[(an->shook_head + an->nshook) & (GP_RECENT - 1)] = op;
 	an->nshook++;
+	if (an->shook_seen[op & GP_SHOOK_SEEN_MASK] != UINT8_MAX)
+		an->shook_seen[op & GP_SHOOK_SEEN_MASK]++;
 	gp_an_fail(an, gp_map_put(&an->shook, op, copy ? GP_SHOOK_COPY : 0));
+}
+
+/* The shook entry of hook op `op`, or NULL. */
+static uint64_t *gp_an_shook_get(const struct gp_an *an, uint64_t op)
+{
+	if (!an->shook_seen || !an->shook_seen[op & GP_SHOOK_SEEN_MASK])
+		return NULL;
+	return gp_map_get(&an->shook, op);
 }
 
 /* An API record of a blocking call (sync class, or blocking copy/set). */
@@ -1138,7 +1169,7 @@ grouped:
 
 static struct gp_pending *gp_an_pend_get(struct gp_an *an, uint32_t corr, int create)
 {
-	uint64_t *v = gp_map_get(&an->pend_by_corr, corr);
+	uint64_t *v = gp_dmap_get(&an->pend_by_corr, corr);
 	if (v)
 		return &an->pend[*v];
 	if (!create)
@@ -1158,7 +1189,7 @@ static struct gp_pending *gp_an_pend_get(struct gp_an *an, uint32_t corr, int cr
 	p->api_nvtx = GP_NONE32;
 	p->name = 0;
 	p->stash_head = p->stash_tail = GP_NONE32;
-	if (gp_map_put(&an->pend_by_corr, corr, idx))
+	if (gp_dmap_put(&an->pend_by_corr, corr, idx))
 		return gp_an_fail(an, -ENOMEM), NULL;
 	return p;
 }
@@ -1174,14 +1205,14 @@ static void gp_an_pend_drop(struct gp_an *an, struct gp_pending *p)
 		an->nstash--;
 	}
 	p->stash_tail = GP_NONE32;
-	gp_map_del(&an->pend_by_corr, p->corr);
+	gp_dmap_del(&an->pend_by_corr, p->corr);
 	p->next_free = an->pend_free;
 	an->pend_free = idx;
 }
 
 static int gp_an_hookq_alive(const struct gp_an *an, const struct gp_hookq_ent *e)
 {
-	uint64_t *v = gp_map_get(&an->hook_by_op, e->op);
+	uint64_t *v = gp_dmap_get(&an->hook_by_op, e->op);
 	return v && *v == e->idx;
 }
 
@@ -1253,14 +1284,14 @@ static struct gp_hook *gp_an_hook_containing(struct gp_an *an, uint32_t tid, uin
 static void gp_an_hook_drop(struct gp_an *an, struct gp_hook *h)
 {
 	uint32_t idx = (uint32_t)(h - an->hooks);
-	gp_map_del(&an->hook_by_op, h->op);
+	gp_dmap_del(&an->hook_by_op, h->op);
 	h->next_free = an->hook_free;
 	an->hook_free = idx;
 }
 
 static struct gp_hook *gp_an_hook_get(struct gp_an *an, uint64_t op)
 {
-	uint64_t *v = gp_map_get(&an->hook_by_op, op);
+	uint64_t *v = gp_dmap_get(&an->hook_by_op, op);
 	return v ? &an->hooks[*v] : NULL;
 }
 
@@ -1405,10 +1436,10 @@ static void gp_an_try_finish(struct gp_an *an, struct gp_pending *p, int final)
 	p->stash_tail = GP_NONE32;
 	gp_an_emit(an, p, h);
 	if (h) {
-		gp_map_del(&an->ext_rev, h->op);
+		gp_dmap_del(&an->ext_rev, h->op);
 		gp_an_hook_drop(an, h);
 	} else if (p->has_ext) {
-		gp_map_del(&an->ext_rev, p->ext);
+		gp_dmap_del(&an->ext_rev, p->ext);
 	}
 	if (p->has_api && p->api_class == GP_API_GRAPH_LAUNCH) {
 		/* later kernels of the same graph launch join with launch 0,
@@ -1495,7 +1526,7 @@ static int gp_an_pend_captured(const struct gp_an *an, const struct gp_pending *
 
 static int gp_an_pend_live(const struct gp_an *an, const struct gp_pending *p)
 {
-	uint64_t *v = gp_map_get(&an->pend_by_corr, p->corr);
+	uint64_t *v = gp_dmap_get(&an->pend_by_corr, p->corr);
 	return v && &an->pend[*v] == p;
 }
 
@@ -1521,13 +1552,13 @@ static void gp_an_evict(struct gp_an *an)
 			if (p->has_api && !p->api_charged && !gp_an_pend_captured(an, p))
 				an->api_unjoined++;
 			if (p->has_ext)
-				gp_map_del(&an->ext_rev, p->ext);
+				gp_dmap_del(&an->ext_rev, p->ext);
 			gp_an_pend_drop(an, p);
 		}
 	}
 	for (size_t i = 0; i < an->nhooks; i++) {
 		struct gp_hook *h = &an->hooks[i];
-		uint64_t *v = gp_map_get(&an->hook_by_op, h->op);
+		uint64_t *v = gp_dmap_get(&an->hook_by_op, h->op);
 		if (!v || &an->hooks[*v] != h || h->start >= limit)
 			continue;
 		if (gp_an_is_captured(an, h->op)) {
@@ -1536,7 +1567,7 @@ static void gp_an_evict(struct gp_an *an)
 			an->evicted++;
 			an->hooks_unjoined++;
 		}
-		gp_map_del(&an->ext_rev, h->op);
+		gp_dmap_del(&an->ext_rev, h->op);
 		gp_an_hook_drop(an, h);
 	}
 }
@@ -1590,9 +1621,9 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		*h = (struct gp_hook){ .api_class = (uint8_t)c, .api_id = a->api_id, .tid = a->tid,
 				       .stream = a->stream, .nvtx = gp_an_nvtx_top(an, a->tid),
 				       .op = a->corr, .start = a->start, .dur = gp_api_dur_ns(a) };
-		gp_an_fail(an, gp_map_put(&an->hook_by_op, a->corr, idx));
+		gp_an_fail(an, gp_dmap_put(&an->hook_by_op, a->corr, idx));
 		gp_an_hookq_push(an, h, idx);
-		uint64_t *corr = gp_map_get(&an->ext_rev, a->corr);
+		uint64_t *corr = gp_dmap_get(&an->ext_rev, a->corr);
 		if (corr) {
 			struct gp_pending *p = gp_an_pend_get(an, (uint32_t)*corr, 0);
 			if (p)
@@ -1610,7 +1641,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		struct gp_hook *h = gp_an_hook_get(an, r->stack_ref.op);
 		if (h)
 			h->stack = r->stack_ref.stack;
-		uint64_t *sh = gp_map_get(&an->shook, r->stack_ref.op);
+		uint64_t *sh = gp_an_shook_get(an, r->stack_ref.op);
 		if (sh)
 			*sh = (*sh & GP_SHOOK_COPY) | r->stack_ref.stack;
 		break;
@@ -1627,7 +1658,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_EXTCORR: {
 		if (r->extcorr.kind != GP_EXT_KIND_CUSTOM2 || an->hook_only)
 			break;
-		uint64_t *sh = gp_map_get(&an->shook, r->extcorr.ext_id);
+		uint64_t *sh = gp_an_shook_get(an, r->extcorr.ext_id);
 		if (sh) { /* a blocking call's hook: its stack goes to the wait */
 			uint32_t stack = (uint32_t)*sh;
 			struct gp_wait *w = gp_an_wait_get(an, r->extcorr.corr, 1);
@@ -1645,7 +1676,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			break;
 		p->has_ext = 1;
 		p->ext = r->extcorr.ext_id;
-		gp_an_fail(an, gp_map_put(&an->ext_rev, p->ext, p->corr));
+		gp_an_fail(an, gp_dmap_put(&an->ext_rev, p->ext, p->corr));
 		gp_an_try_finish(an, p, 0);
 		break;
 	}
@@ -1662,7 +1693,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			struct gp_pending *p = gp_an_pend_get(an, a->corr, 0);
 			if (p && !p->has_gpu && !p->has_api) {
 				if (p->has_ext)
-					gp_map_del(&an->ext_rev, p->ext);
+					gp_dmap_del(&an->ext_rev, p->ext);
 				gp_an_pend_drop(an, p);
 			}
 			break;
@@ -1677,9 +1708,9 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 				struct gp_pending *d = gp_an_pend_get(an, (uint32_t)*dv, 0);
 				if (d && d->has_api && !d->has_gpu && d->api_domain == GP_REC_DRIVER_API &&
 				    d->api_start >= a->start && d->api_start + d->api_dur <= end) {
-					uint64_t *rv = d->has_ext ? gp_map_get(&an->ext_rev, d->ext) : NULL;
+					uint64_t *rv = d->has_ext ? gp_dmap_get(&an->ext_rev, d->ext) : NULL;
 					if (rv && *rv == d->corr)
-						gp_map_del(&an->ext_rev, d->ext);
+						gp_dmap_del(&an->ext_rev, d->ext);
 					gp_an_pend_drop(an, d);
 				}
 				gp_map_del(&an->last_driver, a->tid);
@@ -1800,7 +1831,7 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 	}
 	for (size_t i = 0; i < an->nhooks; i++) {
 		const struct gp_hook *h = &an->hooks[i];
-		uint64_t *v = gp_map_get(&an->hook_by_op, h->op);
+		uint64_t *v = gp_dmap_get(&an->hook_by_op, h->op);
 		if (!v || &an->hooks[*v] != h)
 			continue;
 		if (gp_an_is_captured(an, h->op))
@@ -1987,7 +2018,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->drops);
 	free(an->marks);
 	free(an->waits);
-	gp_map_free(&an->wait_by_corr);
+	gp_dmap_free(&an->wait_by_corr);
 	for (size_t i = 0; i < an->ntq; i++)
 		free(an->tq[i].idx);
 	free(an->tq);
@@ -1995,16 +2026,17 @@ void gp_an_free(struct gp_an *an)
 	free(an->recent);
 	gp_map_free(&an->shook);
 	free(an->shook_fifo);
+	free(an->shook_seen);
 	gp_map_free(&an->cs_map);
 	for (size_t i = 0; i < an->ncs; i++)
 		free(an->cs[i].name);
 	free(an->cs);
 	free(an->iters);
 	free(an->pend);
-	gp_map_free(&an->pend_by_corr);
+	gp_dmap_free(&an->pend_by_corr);
 	free(an->hooks);
-	gp_map_free(&an->hook_by_op);
-	gp_map_free(&an->ext_rev);
+	gp_dmap_free(&an->hook_by_op);
+	gp_dmap_free(&an->ext_rev);
 	free(an->stash);
 	gp_map_free(&an->captured);
 	gp_map_free(&an->last_driver);

@@ -1,6 +1,7 @@
 /*
  * map.c — gp_map (see map.h): open addressing with linear probing and
- * backward-shift deletion, so lookups never cross tombstones. Called by the
+ * backward-shift deletion, so lookups never cross tombstones; and gp_dmap,
+ * a direct-mapped table in front of a gp_map for dense ids. Called by the
  * analyser on the report's single thread.
  */
 #include "map.h"
@@ -106,4 +107,64 @@ int gp_map_next(const struct gp_map *m, size_t *pos, uint64_t *key, uint64_t *va
 		}
 	}
 	return 0;
+}
+
+int gp_dmap_put(struct gp_dmap *d, uint64_t key, uint64_t val)
+{
+	if (key == GP_MAP_EMPTY)
+		return -EINVAL;
+	if (!d->keys) {
+		d->keys = malloc(GP_DMAP_SLOTS * sizeof *d->keys);
+		d->vals = malloc(GP_DMAP_SLOTS * sizeof *d->vals);
+		if (!d->keys || !d->vals) {
+			free(d->keys);
+			free(d->vals);
+			d->keys = d->vals = NULL;
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < GP_DMAP_SLOTS; i++)
+			d->keys[i] = GP_MAP_EMPTY;
+	}
+	size_t j = (size_t)key & (GP_DMAP_SLOTS - 1u);
+	if (d->keys[j] == key) {
+		d->vals[j] = val;
+		return 0;
+	}
+	uint64_t *v = d->over.count ? gp_map_get(&d->over, key) : NULL;
+	if (v) {
+		*v = val;
+		return 0;
+	}
+	if (d->keys[j] != GP_MAP_EMPTY) { /* the older occupant moves out */
+		int rc = gp_map_put(&d->over, d->keys[j], d->vals[j]);
+		if (rc)
+			return rc;
+	} else {
+		d->ndirect++;
+	}
+	d->keys[j] = key;
+	d->vals[j] = val;
+	return 0;
+}
+
+int gp_dmap_del(struct gp_dmap *d, uint64_t key)
+{
+	if (key == GP_MAP_EMPTY)
+		return 0;
+	size_t j = (size_t)key & (GP_DMAP_SLOTS - 1u);
+	if (d->keys && d->keys[j] == key) {
+		d->keys[j] = GP_MAP_EMPTY;
+		d->ndirect--;
+		return 1;
+	}
+	return d->over.count ? gp_map_del(&d->over, key) : 0;
+}
+
+void gp_dmap_free(struct gp_dmap *d)
+{
+	free(d->keys);
+	free(d->vals);
+	d->keys = d->vals = NULL;
+	d->ndirect = 0;
+	gp_map_free(&d->over);
 }

@@ -56,4 +56,41 @@ void gp_map_free(struct gp_map *m);
 /* Iterate: start with *pos = 0; returns 1 with key/val set, 0 at the end. */
 int gp_map_next(const struct gp_map *m, size_t *pos, uint64_t *key, uint64_t *val);
 
+/*
+ * gp_dmap: the same contract as gp_map, for keys that are dense and mostly
+ * increasing (CUPTI correlation ids, hook op ids): a direct-mapped table
+ * (slot = key & (GP_DMAP_SLOTS - 1)) in front of a gp_map. The newest key
+ * takes its slot; an older occupant moves to the overflow map. A key is in
+ * exactly one of the two. Live join entries are recent ids, so lookups,
+ * inserts and deletes touch one slot next to the previous one's, without
+ * hashing or probing.
+ */
+#define GP_DMAP_SLOTS (1u << 14)
+struct gp_dmap {
+	uint64_t *keys;       /* GP_DMAP_SLOTS, GP_MAP_EMPTY = free, or NULL   */
+	uint64_t *vals;
+	size_t ndirect;
+	struct gp_map over;
+};
+
+static inline uint64_t *gp_dmap_get(const struct gp_dmap *d, uint64_t key)
+{
+	if (d->keys) {
+		size_t j = (size_t)key & (GP_DMAP_SLOTS - 1u);
+		if (d->keys[j] == key && key != GP_MAP_EMPTY)
+			return &d->vals[j];
+	}
+	return d->over.count ? gp_map_get(&d->over, key) : NULL;
+}
+
+/* Insert or overwrite: 0, -ENOMEM (map unchanged), -EINVAL (reserved key). */
+int gp_dmap_put(struct gp_dmap *d, uint64_t key, uint64_t val);
+/* Remove key; 1 if it was present. */
+int gp_dmap_del(struct gp_dmap *d, uint64_t key);
+static inline size_t gp_dmap_count(const struct gp_dmap *d)
+{
+	return d->ndirect + d->over.count;
+}
+void gp_dmap_free(struct gp_dmap *d);
+
 #endif

@@ -7,6 +7,7 @@
  * timeline's own constants. Runs on the test thread only.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -743,4 +744,50 @@ Test(report_core, blocking_copy_hook_joins_when_ext_corr_precedes_api)
 	cr_expect_str_eq(rep.groups[0].name, "load", "the hook's NVTX range reached the op");
 	cr_expect_eq(rep.groups[0].launch_ns, 95 - 30, "blocking copy: call minus its own execution");
 	gp_rep_free(&rep);
+}
+
+Test(report_stats, dmap_matches_reference_with_colliding_ids)
+{
+	/* keys from a sliding window of dense ids plus stragglers that share
+	 * direct slots (key + k * GP_DMAP_SLOTS): every operation must agree
+	 * with a plain reference, whether the key sits in its slot or in the
+	 * overflow map */
+	struct gp_dmap d = { 0 };
+	enum { NK = 4 * GP_DMAP_SLOTS };
+	static uint64_t ref[NK];
+	for (size_t i = 0; i < NK; i++)
+		ref[i] = UINT64_MAX;
+	srand(5);
+	for (int i = 0; i < 400000; i++) {
+		uint64_t base = (uint64_t)i / 8u % (NK - 64);
+		uint64_t k = rand() % 4 == 0 ? (uint64_t)rand() % NK : base + (uint64_t)(rand() % 64);
+		int op = rand() % 3;
+		if (op == 0) {
+			cr_assert_eq(gp_dmap_del(&d, k), ref[k] != UINT64_MAX);
+			ref[k] = UINT64_MAX;
+		} else if (op == 1) {
+			cr_assert_eq(gp_dmap_put(&d, k, (uint64_t)i), 0);
+			ref[k] = (uint64_t)i;
+		} else {
+			uint64_t *v = gp_dmap_get(&d, k);
+			cr_assert_eq(v != NULL, ref[k] != UINT64_MAX);
+			if (v)
+				cr_assert_eq(*v, ref[k]);
+		}
+	}
+	size_t live = 0;
+	for (uint64_t k = 0; k < NK; k++) {
+		uint64_t *v = gp_dmap_get(&d, k);
+		if (ref[k] == UINT64_MAX) {
+			cr_assert_null(v);
+		} else {
+			cr_assert_not_null(v);
+			cr_assert_eq(*v, ref[k]);
+			live++;
+		}
+	}
+	cr_expect_eq(gp_dmap_count(&d), live);
+	cr_expect_gt(d.over.count, 0, "the test reached the overflow map");
+	cr_expect_eq(gp_dmap_put(&d, GP_MAP_EMPTY, 1), -EINVAL);
+	gp_dmap_free(&d);
 }
