@@ -261,8 +261,16 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 				uint64_t p50, p99;
 				uint8_t *ol = calloc(rep->niters, 1);
 				gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
-				fprintf(f, "<h2>Iterations</h2>\n<p>%zu iterations, duration p50 %.1f us, p99 %.1f us</p>\n",
-					rep->niters, (double)p50 / 1e3, (double)p99 / 1e3);
+				size_t nclosed = 0;
+				for (size_t i = 0; i < rep->niters; i++)
+					nclosed += !rep->iters[i].open;
+				if (nclosed)
+					fprintf(f, "<h2>Iterations</h2>\n<p>%zu iterations, duration p50 %.1f us, p99 %.1f us "
+						   "over the %zu complete ones</p>\n",
+						rep->niters, (double)p50 / 1e3, (double)p99 / 1e3, nclosed);
+				else
+					fprintf(f, "<h2>Iterations</h2>\n<p>%zu iteration, none complete (it ends with the "
+						   "window): no duration statistics</p>\n", rep->niters);
 				gp_html_iter_chart(f, rep, ol);
 				free(ol);
 			}

@@ -124,6 +124,23 @@ static void gp_graphs_free(struct gp_graph *gs, size_t n)
 	free(gs);
 }
 
+/* A table cell: s cut to w characters with "..." when longer; a call site
+ * "sym+off (/dir/module)" shows the module's base name only. */
+static const char *gp_graphs_cell(const char *s, size_t w, char *buf, size_t n)
+{
+	const char *p = strstr(s, " (/"), *slash = p ? strrchr(p, '/') : NULL;
+	char tmp[256];
+	if (p && slash && strchr(slash, ')')) {
+		snprintf(tmp, sizeof tmp, "%.*s (%s", (int)(p - s), s, slash + 1);
+		s = tmp;
+	}
+	if (strlen(s) <= w || w < 4 || n <= w)
+		snprintf(buf, n, "%s", s);
+	else
+		snprintf(buf, n, "%.*s...", (int)(w - 3), s);
+	return buf;
+}
+
 void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
 {
 	(void)rep;
@@ -136,10 +153,12 @@ void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 	for (size_t i = 0; i < ng; i++) {
 		struct gp_graph *g = &gs[i];
 		size_t nl = g->nlaunches;
-		fprintf(f, "%sgraph %u (instantiated as graph %u): %zu launches, %zu nodes, %llu kernels; "
+		/* two lines, so that the section reads in 160 columns */
+		fprintf(f, "%sgraph %u (instantiated as graph %u): %zu launches, %zu nodes, %llu kernels;%s"
 			   "cudaGraphLaunch host time %s (%s per launch, charged once per launch); GPU time %s (%s per "
 			   "launch)\n",
 			md ? "- " : "  ", g->graph, g->exec_graph, nl, g->nnodes, (unsigned long long)g->kernels,
+			md ? " " : "\n    ",
 			gp_xa_fmt_ns((double)g->launch_ns, b1, sizeof b1),
 			gp_xa_fmt_ns(nl ? (double)g->launch_ns / (double)nl : 0, b2, sizeof b2),
 			gp_xa_fmt_ns((double)g->exec_ns, b3, sizeof b3),
@@ -164,9 +183,12 @@ void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 			if (md)
 				fprintf(f, "| %llu | %s | %s | %s | %s | %llu | %s | %s |\n", (unsigned long long)nd->node,
 					kn, nv, cs, tid, (unsigned long long)nd->count, b1, b2);
-			else
-				fprintf(f, "    %-8llu %-28s %-24s %-28s %8s %7llu %10s %9s\n",
-					(unsigned long long)nd->node, kn, nv, cs, tid, (unsigned long long)nd->count, b1, b2);
+			else {
+				char c1[64], c2[64], c3[64];
+				fprintf(f, "    %-8llu %-28s %-24s %-28s %8s %7llu %10s %9s\n", (unsigned long long)nd->node,
+					gp_graphs_cell(kn, 28, c1, sizeof c1), gp_graphs_cell(nv, 24, c2, sizeof c2),
+					gp_graphs_cell(cs, 28, c3, sizeof c3), tid, (unsigned long long)nd->count, b1, b2);
+			}
 		}
 		if (md)
 			fprintf(f, "\n");

@@ -33,18 +33,42 @@ static double gp_out_pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
-/* Human duration: ns below 1 us, then us with one decimal below 10 ms, ms
- * with two decimals below 10 s, else s. */
+/* Human duration, at most 8 characters below 10^5 s (the table columns):
+ * ns below 1 us, then us with one decimal below 10 ms, ms with two decimals
+ * below 1 s, s with three decimals below 1000 s, else s with one. */
 static const char *gp_out_dur(uint64_t ns, char *buf, size_t n)
 {
 	if (ns < 1000)
 		snprintf(buf, n, "%" PRIu64 "ns", ns);
 	else if (ns < 10000000ULL)
 		snprintf(buf, n, "%.1fus", (double)ns / 1e3);
-	else if (ns < 10000000000ULL)
+	else if (ns < 999995000ULL) /* rounds below 1000.00ms */
 		snprintf(buf, n, "%.2fms", (double)ns / 1e6);
-	else
+	else if (ns < 999999500000ULL)
 		snprintf(buf, n, "%.3fs", (double)ns / 1e9);
+	else
+		snprintf(buf, n, "%.1fs", (double)ns / 1e9);
+	return buf;
+}
+
+/* A share column: one decimal, "100%" when it rounds to 100 (5 characters). */
+static const char *gp_out_pctcol(uint64_t a, uint64_t b, char *buf, size_t n)
+{
+	double v = gp_out_pct(a, b);
+	if (v >= 99.95)
+		snprintf(buf, n, "100%%");
+	else
+		snprintf(buf, n, "%.1f%%", v);
+	return buf;
+}
+
+/* A name cut to w characters with "..." when longer. */
+static const char *gp_out_cut(const char *s, size_t w, char *buf, size_t n)
+{
+	if (strlen(s) <= w || w < 4 || n <= w)
+		snprintf(buf, n, "%s", s);
+	else
+		snprintf(buf, n, "%.*s...", (int)(w - 3), s);
 	return buf;
 }
 
@@ -330,9 +354,10 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			   "queue | exec mean | p50 | p95 | p99 | max | verdict |\n");
 		fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 	} else {
-		fprintf(f, "%-32s %7s %10s %10s %6s %10s %6s %10s %6s %10s %9s %9s %9s %9s %9s  %s\n", "operator", "count",
-			"total", "launch", "%", "execute", "%", "sync", "%", "queue", "exec mean", "p50", "p95", "p99",
-			"max", "verdict");
+		/* 159 columns: fits a 160-column terminal */
+		fprintf(f, "%-28s %7s %8s %8s %5s %8s %5s %8s %5s %8s %8s %8s %8s %8s %8s  %s\n", "operator", "count",
+			"total", "launch", "%", "execute", "%", "sync", "%", "queue", "ex mean", "ex p50", "ex p95",
+			"ex p99", "ex max", "verdict");
 	}
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
@@ -356,11 +381,12 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 				g->count, b1, b2, gp_out_pct(g->launch_ns, t), b3, gp_out_pct(g->execute_ns, t), b4,
 				gp_out_pct(g->sync_ns, t), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
 		} else {
-			char nm[33];
-			snprintf(nm, sizeof nm, "%s", g->name);
-			fprintf(f, "%-32s %7" PRIu64 " %10s %10s %5.1f%% %10s %5.1f%% %10s %5.1f%% %10s %9s %9s %9s %9s %9s  %s\n",
-				nm, g->count, b1, b2, gp_out_pct(g->launch_ns, t), b3, gp_out_pct(g->execute_ns, t), b4,
-				gp_out_pct(g->sync_ns, t), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
+			char nm[40], p1[16], p2[16], p3[16];
+			fprintf(f, "%-28s %7" PRIu64 " %8s %8s %5s %8s %5s %8s %5s %8s %8s %8s %8s %8s %8s  %s\n",
+				gp_out_cut(g->name, 28, nm, sizeof nm), g->count, b1, b2,
+				gp_out_pctcol(g->launch_ns, t, p1, sizeof p1), b3,
+				gp_out_pctcol(g->execute_ns, t, p2, sizeof p2), b4,
+				gp_out_pctcol(g->sync_ns, t, p3, sizeof p3), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
 		}
 	}
 	/* verdict details for shown operators that crossed a threshold */
@@ -394,8 +420,16 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		uint64_t p50, p99;
 		uint8_t *out = calloc(rep->niters, 1);
 		gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
-		fprintf(f, "\n%sIterations (%zu): duration p50 %s, p99 %s; outlier = duration > %.2g x p50\n\n", h,
-			rep->niters, gp_out_dur(p50, b1, 32), gp_out_dur(p99, b2, 32), o->outlier_factor);
+		size_t nclosed = 0;
+		for (size_t i = 0; i < rep->niters; i++)
+			nclosed += !rep->iters[i].open;
+		if (nclosed)
+			fprintf(f, "\n%sIterations (%zu): duration p50 %s, p99 %s over the %zu complete ones; outlier = "
+				   "duration > %.2g x p50\n\n", h, rep->niters, gp_out_dur(p50, b1, 32),
+				gp_out_dur(p99, b2, 32), nclosed, o->outlier_factor);
+		else
+			fprintf(f, "\n%sIterations (%zu): no complete iteration (the only one is open: it ends with the "
+				   "window), so no duration statistics\n\n", h, rep->niters);
 		if (md)
 			fprintf(f, "| iter | duration | ops | launch | execute | sync | queue | outlier |\n"
 				   "|---:|---:|---:|---:|---:|---:|---:|---|\n");
@@ -583,9 +617,12 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	uint64_t p50 = 0, p99 = 0;
 	uint8_t *ol = rep->niters ? calloc(rep->niters, 1) : NULL;
 	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
+	size_t nclosed = 0;
+	for (size_t i = 0; i < rep->niters; i++)
+		nclosed += !rep->iters[i].open;
 	fprintf(f, "\n],\n\"iterations\": {\"count\": %zu, \"duration_p50_ns\": %" PRIu64 ", \"duration_p99_ns\": %" PRIu64
-		   ", \"outlier_factor\": %g, \"items\": [",
-		rep->niters, p50, p99, o->outlier_factor);
+		   ", \"outlier_factor\": %g, \"closed\": %zu, \"items\": [",
+		rep->niters, p50, p99, o->outlier_factor, nclosed);
 	for (size_t i = 0; i < rep->niters; i++) {
 		const struct gp_rep_iter *it = &rep->iters[i];
 		fprintf(f, "%s\n  {\"iter\": %" PRId64 ", \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64

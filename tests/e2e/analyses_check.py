@@ -82,10 +82,11 @@ def graphs(truth_path, txt_path, json_path):
     check(len(sec) > 0, "report has a CUDA graphs section")
     if not sec:
         return
-    m = re.match(r"\s+graph (\d+) \(instantiated as graph (\d+)\): (\d+) launches, (\d+) nodes, (\d+) kernels; "
+    # the summary takes two lines (160 columns): graph ids and counts, then times
+    m = re.match(r"\s+graph (\d+) \(instantiated as graph (\d+)\): (\d+) launches, (\d+) nodes, (\d+) kernels;\s+"
                  r"cudaGraphLaunch host time (\S+) \((\S+) per launch, charged once per launch\); "
-                 r"GPU time (\S+) \((\S+) per launch\)", sec[0])
-    check(m is not None, "graph summary line parses: " + sec[0].strip()[:100])
+                 r"GPU time (\S+) \((\S+) per launch\)", " ".join(sec[:2]))
+    check(m is not None, "graph summary lines parse: " + " ".join(sec[:2]).strip()[:100])
     if not m:
         return
     orig = {e["graph_orig"] for e in gk}
@@ -108,7 +109,7 @@ def graphs(truth_path, txt_path, json_path):
     # ranges layer0, layer1, layer2 (examples/graph_replay.cu)
     want_nvtx = {"layer_add": "layer0", "layer_mul": "layer1", "layer_xor": "layer2"}
     rows = {}
-    for line in sec[2:]:
+    for line in sec[3:]:
         f = line.split()
         if len(f) >= 8 and f[0].isdigit():
             rows[int(f[0])] = f

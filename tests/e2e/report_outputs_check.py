@@ -270,8 +270,9 @@ def check_json(path, ntraces, txt=None):
             check(sum(o.get(k, 0) for o in ops) == s[k], "operators' %s sum to the summary's" % k)
     it = d.get("iterations", {})
     if fields(it, {"count": INT, "duration_p50_ns": INT, "duration_p99_ns": INT, "outlier_factor": NUM,
-                   "items": list}, "iterations"):
+                   "closed": INT, "items": list}, "iterations"):
         check(len(it["items"]) == it["count"], "iterations.items = count")
+        check(it["closed"] == sum(1 for x in it["items"] if not x.get("open")), "iterations.closed = items not open")
         for i, x in enumerate(it["items"]):
             fields(x, ITER, "iterations.items[%d]" % i)
     for i, r in enumerate(d.get("ranks", [])):
@@ -284,8 +285,28 @@ def check_json(path, ntraces, txt=None):
     if ntraces > 1:
         check([a.get("path") for a in an] == [r.get("path") for r in d.get("ranks", [])],
               "analyses paths = ranks paths, in argument order")
-    if txt and an and not fails:
-        check_text(an[0], open(txt).read())
+    if txt:
+        text = open(txt).read()
+        # tables read in 160 columns (the operator table, iterations, graph nodes)
+        lines = text.splitlines()
+        if "Operators (by total, grouped by kernel)" in lines:
+            i = lines.index("Operators (by total, grouped by kernel)") + 2
+            table = []
+            while i < len(lines) and lines[i].strip():
+                table.append(lines[i])
+                i += 1
+            wide = [l for l in table if len(l) > 160]
+            check(table and not wide, "operator table fits 160 columns (%d wider lines)" % len(wide))
+        wide = [l for l in section(text, "CUDA graphs") if len(l) > 160]
+        check(not wide, "CUDA graphs section fits 160 columns: %s" % wide[:1])
+        if it.get("count") and not it.get("closed"):
+            check(re.search(r"Iterations \(\d+\): no complete iteration", text) is not None,
+                  "text says there is no complete iteration (json: closed 0)")
+        elif it.get("count"):
+            check(re.search(r"Iterations \(\d+\): duration p50 \S+, p99 \S+ over the %d complete ones" % it["closed"],
+                            text) is not None, "text: p50 / p99 over the %d complete iterations" % it["closed"])
+        if an and not fails:
+            check_text(an[0], text)
 
 
 def check_chrome(path, rep_path):
