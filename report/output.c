@@ -459,7 +459,7 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 					b3, b4, b5, ol ? "  <- outlier" : it->open ? "  (open: ends with the window)" : "");
 		}
 		if (hidden)
-			fprintf(f, "%s(%zu more iterations without outliers; --format json or csv lists all)\n", li, hidden);
+			fprintf(f, "%s(%zu more iterations without outliers; --format json lists all)\n", li, hidden);
 		(void)shown;
 		free(out);
 	}
