@@ -187,6 +187,8 @@ static void gp_html_stage_bar(FILE *f, const struct gp_xa *xa)
 	for (size_t i = 0; i < xa->nstages; i++) {
 		const struct gp_xa_stage *s = &xa->stages[i];
 		double w = (double)width * (double)s->time / total;
+		if (x + w > 10 + width) /* NVTX stages of several threads may overlap */
+			w = 10 + width - x;
 		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
 		gp_html_esc(f, s->name);
 		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
