@@ -10,6 +10,11 @@
  *       P: the same generator's trace (1M records) exported with
  *       --export chrome-trace and aggregated by a short Python 3 script
  *       (json.load, sum of dur per name), in trace records per second.
+ *   bench: report_records_per_cpu_s R rec/s floor=F ratio=R/F
+ *       the same two runs counted in CPU time (the report's user + system
+ *       time, the floor's process CPU time): records per second per thread,
+ *       which a loaded shared machine does not distort the way it does wall
+ *       time.
  *   bench: report_peak_rss_small|big M MiB
  *       peak RSS of the report on a 5M- and on the 50M-record trace: memory
  *       follows distinct operators, not records.
@@ -45,6 +50,13 @@ static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -182,8 +194,9 @@ static int trace_for(const char *dir, uint64_t records, char *path, size_t n)
 	return 0;
 }
 
-/* Floor: read every block with the reader, touching each record's type. */
-static double reader_floor(const char *path, uint64_t *records)
+/* Floor: read every block with the reader, touching each record's type.
+ * Returns wall seconds; *cpu gets the CPU seconds. */
+static double reader_floor(const char *path, uint64_t *records, double *cpu)
 {
 	char err[512];
 	struct gp_reader *rd;
@@ -194,13 +207,14 @@ static double reader_floor(const char *path, uint64_t *records)
 	const union gp_rec *recs;
 	size_t n;
 	uint64_t count = 0, sum = 0;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	while (gp_reader_next_block(rd, &recs, &n, err, sizeof err) > 0) {
 		for (size_t i = 0; i < n; i++)
 			sum += recs[i].type;
 		count += n;
 	}
 	double dt = now_s() - t0;
+	*cpu = cpu_s() - c0;
 	gp_reader_close(rd);
 	*records = count;
 	if (sum == 0)
@@ -208,8 +222,9 @@ static double reader_floor(const char *path, uint64_t *records)
 	return dt;
 }
 
-/* Run argv with stdout to /dev/null (or out); returns wall seconds, peak RSS. */
-static double run(char *const argv[], const char *out, long *rss_kib)
+/* Run argv with stdout to /dev/null (or out); returns wall seconds, peak RSS
+ * and (when cpu is not NULL) the child's user + system seconds. */
+static double run(char *const argv[], const char *out, long *rss_kib, double *cpu)
 {
 	fflush(NULL); /* the child must not inherit unwritten output */
 	double t0 = now_s();
@@ -228,6 +243,9 @@ static double run(char *const argv[], const char *out, long *rss_kib)
 	}
 	if (rss_kib)
 		*rss_kib = ru.ru_maxrss;
+	if (cpu)
+		*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		       (double)ru.ru_stime.tv_usec / 1e6;
 	return now_s() - t0;
 }
 
@@ -253,32 +271,43 @@ int main(int argc, char **argv)
 
 	/* floor, best of 2 */
 	uint64_t recs = 0;
-	double floor_s = reader_floor(big, &recs), f2 = reader_floor(big, &recs);
+	double floor_c, f2_c;
+	double floor_s = reader_floor(big, &recs, &floor_c), f2 = reader_floor(big, &recs, &f2_c);
 	if (floor_s < 0 || f2 < 0)
 		return 1;
 	if (f2 < floor_s)
 		floor_s = f2;
+	if (f2_c < floor_c)
+		floor_c = f2_c;
 	/* the report, best of 2 */
 	long rss_big = 0, rss_small = 0;
 	char *ra[] = { report, "--format", "json", big, NULL };
-	double rep_s = run(ra, NULL, &rss_big), r2 = run(ra, NULL, &rss_big);
+	double rep_c, r2_c;
+	double rep_s = run(ra, NULL, &rss_big, &rep_c), r2 = run(ra, NULL, &rss_big, &r2_c);
 	if (rep_s < 0 || r2 < 0)
 		return 1;
 	if (r2 < rep_s)
 		rep_s = r2;
+	if (r2_c < rep_c)
+		rep_c = r2_c;
 	char *rs[] = { report, "--format", "json", small, NULL };
-	if (run(rs, NULL, &rss_small) < 0)
+	if (run(rs, NULL, &rss_small, NULL) < 0)
 		return 1;
 	double rate = (double)recs / rep_s, floor_rate = (double)recs / floor_s;
 	printf("report: %" PRIu64 " records; reader floor %.2f s, report %.2f s (two passes + analysis)\n", recs,
 	       floor_s, rep_s);
 	printf("bench: report_records_per_s %.0f rec/s floor=%.0f ratio=%.3f\n", rate, floor_rate, rate / floor_rate);
+	printf("report: CPU time: reader floor %.2f s, report %.2f s\n", floor_c, rep_c);
+	if (floor_c > 0 && rep_c > 0)
+		printf("bench: report_records_per_cpu_s %.0f rec/s floor=%.0f ratio=%.3f\n", (double)recs / rep_c,
+		       (double)recs / floor_c, floor_c / rep_c);
 	printf("bench: report_peak_rss_small %.1f MiB\n", (double)rss_small / 1024.0);
 	printf("bench: report_peak_rss_big %.1f MiB\n", (double)rss_big / 1024.0);
 
 	/* Python over the Chrome JSON export of the 1M-record trace */
 	uint64_t py_recs = 0;
-	if (reader_floor(py, &py_recs) < 0)
+	double py_c;
+	if (reader_floor(py, &py_recs, &py_c) < 0)
 		return 1;
 	snprintf(chrome, sizeof chrome, "%s/report_synth_1M.chrome.json", dir);
 	snprintf(pyfile, sizeof pyfile, "%s/report_sum_by_name.py", dir);
@@ -288,10 +317,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	char *ex[] = { report, "--export", "chrome-trace", chrome, py, NULL };
-	if (run(ex, NULL, NULL) < 0)
+	if (run(ex, NULL, NULL, NULL) < 0)
 		return 1;
 	char *pa[] = { "python3", pyfile, chrome, NULL };
-	double py_s = run(pa, NULL, NULL);
+	double py_s = run(pa, NULL, NULL, NULL);
 	if (py_s < 0)
 		return 1;
 	double py_rate = (double)py_recs / py_s;
