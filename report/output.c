@@ -1,6 +1,8 @@
 /*
  * output.c — renders a gp_rep as text, markdown, csv or json, and the diff
- * of two reports (see output.h). Called by main.c on the report thread.
+ * of two reports (see output.h); json also carries each trace's issue-9
+ * analyses ("analyses", written by the sections' gp_xa_json_* functions).
+ * Called by main.c on the report thread.
  * Every number printed is a field of gp_rep or a ratio of two of them;
  * docs/metrics.md names the field behind each column.
  */
