@@ -16,7 +16,8 @@
  * and writes); a group never straddles blocks; after a write error nothing more
  * is written (the file stays readable up to its last whole block) and later
  * records are drained and counted as lost so producers keep running; the
- * max_bytes cap keeps room for the footer, so a capped file still ends with
+ * max_bytes cap — and RLIMIT_FSIZE as it was at start — keep room for the
+ * footer, so a capped file still ends with
  * one. All signals are blocked in the writer thread, so SIGXFSZ turns into
  * EFBIG instead of killing the host. After a write error the file is cut back
  * (ftruncate) to the end of the last write that completed, and stop then tries
@@ -34,6 +35,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "gp_collector_int.h"
@@ -63,6 +65,7 @@ static struct {
 	uint64_t gen;
 	uint64_t flush_ns;
 	uint64_t max_bytes;
+	uint64_t fsize_limit;           /* RLIMIT_FSIZE at start, 0 = none    */
 	union gp_rec *blk;              /* block being filled                 */
 	uint32_t blk_n;
 	union gp_rec *scratch;          /* a wrapped group, made contiguous   */
@@ -150,7 +153,12 @@ static void gp_writer_fail(int32_t reason, int is_io_error)
 	if (W.io_failed || W.capped)
 		return;
 	W.end_reason = reason;
-	if (is_io_error) {
+	if (is_io_error == 2) { /* the file size limit, met like the cap */
+		W.capped = 1;
+		W.write_errors++;
+		fprintf(stderr, "gpuphase: trace %s reached the file size limit (RLIMIT_FSIZE, ulimit -f) of %llu bytes; capture stops writing, later records are discarded\n",
+			W.path, (unsigned long long)W.fsize_limit);
+	} else if (is_io_error) {
 		W.io_failed = 1;
 		W.write_errors++;
 		fprintf(stderr, "gpuphase: trace %s: write failed: %s; capture stops writing, later records are discarded\n",
@@ -278,8 +286,13 @@ static void gp_writer_seal(void)
 	} else {
 		memcpy(payload, W.blk, raw);
 	}
-	if (W.max_bytes && W.committed + sizeof(struct gp_block_header) + stored + GP_FOOTER_RESERVE > W.max_bytes) {
-		gp_writer_fail(-EFBIG, 0);
+	uint64_t end = W.committed + sizeof(struct gp_block_header) + stored + GP_FOOTER_RESERVE;
+	if ((W.max_bytes && end > W.max_bytes) || (W.fsize_limit && end > W.fsize_limit)) {
+		/* The cap, or RLIMIT_FSIZE known at start (which would make a
+		 * write fail with EFBIG, possibly leaving no room for the footer):
+		 * stop here so the footer fits. The limit counts as a write error
+		 * (end reason -EFBIG, write_errors 1), the cap does not. */
+		gp_writer_fail(-EFBIG, W.max_bytes && end > W.max_bytes ? 0 : 2);
 		W.lost += n;
 		return;
 	}
@@ -665,6 +678,8 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	W.io_failed = W.capped = 0;
 	W.flush_ns = (uint64_t)(cfg->flush_ms ? cfg->flush_ms : GP_FLUSH_DEFAULT_MS) * 1000000ull;
 	W.max_bytes = cfg->max_bytes;
+	struct rlimit fsz;
+	W.fsize_limit = getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY ? (uint64_t)fsz.rlim_cur : 0;
 	W.out_cap = GP_OUT_FLUSH + sizeof(struct gp_block_header) + (size_t)LZ4_compressBound(GP_BLOCK_MAX_RAW);
 	W.blk = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
 	W.scratch = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);

@@ -20,7 +20,7 @@ seed() { # name [VAR=VALUE...] -- args
   [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ] && pre="$GP_SAN_RUNTIME:$pre"
   (cd "$d" && timeout 60 env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$B/simcuda" LD_PRELOAD="$pre" \
      ASAN_OPTIONS=detect_leaks=0 GPUPHASE_OUTPUT=seed.gpht "${envs[@]}" "$B/tests/rel/rel_prog" "$@" \
-     >/dev/null 2>&1) || true
+     >/dev/null 2>&1) 2>/dev/null || true # (the shell's "Killed" note for the SIGKILL seed)
   if [ -f "$d/seed.gpht" ] && [ "$(stat -c %s "$d/seed.gpht")" -le 65536 ]; then
     cp "$d/seed.gpht" "$out/$name.gpht"
   else

@@ -58,7 +58,7 @@ rel_run() {
   esac
   (cd "$dir" && timeout -k 5 "${REL_TIMEOUT:-60}" env -i PATH=/usr/bin:/bin HOME="$dir" \
      LD_LIBRARY_PATH="$REL_B/simcuda" ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
-     UBSAN_OPTIONS=print_stacktrace=1 "${le[@]}" "${envs[@]}" "$@" >"$dir/.out" 2>"$dir/.err")
+     UBSAN_OPTIONS=print_stacktrace=1 "${le[@]}" "${envs[@]}" "$@" >"$dir/.out" 2>"$dir/.err") 2>/dev/null
   echo $? >"$dir/.rc"
 }
 

@@ -16,8 +16,11 @@
  *  - a failure on the header write: gp_collector_start returns the error and
  *    leaves no file behind.
  *  - the real RLIMIT_FSIZE (setrlimit; SIGXFSZ at its default action, which
- *    would kill the process): the process survives, the footer says -EFBIG
- *    with write_errors = 1, the file is no larger than the limit.
+ *    would kill the process), set before start (the writer stops short of it
+ *    like a cap, keeping room for the footer) and lowered during capture (a
+ *    real EFBIG write): the process survives, the file is no larger than the
+ *    limit and reads back, its footer (always there in the first case) says
+ *    -EFBIG with write_errors = 1.
  *  - GPUPHASE_MAX_BYTES (cfg.max_bytes): the footer says -EFBIG with
  *    write_errors = 0 (a cap, not an error) and the file is <= the cap.
  * Each test runs in its own process (Criterion, or collector/tests/tcrit.h's
@@ -221,6 +224,36 @@ Test(rel_faults, rlimit_fsize_real)
 	cr_assert_eq(r.end.end_reason, -EFBIG);
 	cr_assert_eq(r.end.write_errors, 1u);
 	cr_assert_eq(accepted, r.n + r.end.lost_after_stop);
+	sigset_t pend;
+	sigpending(&pend);
+	cr_assert(!sigismember(&pend, SIGXFSZ), "a SIGXFSZ is left pending for the host");
+}
+
+/* The limit lowered after start (the writer cannot plan for it): the real
+ * write(2) fails with EFBIG and raises SIGXFSZ at its default action; the
+ * process must survive and the file stay readable within the limit. */
+Test(rel_faults, rlimit_fsize_lowered_during_capture)
+{
+	rf_setup();
+	signal(SIGXFSZ, SIG_DFL);
+	cr_assert_eq(rf_start(0), 0);
+	uint64_t accepted = rf_emit(3, 3000);
+	struct stat st;
+	cr_assert_eq(stat(rf_path, &st), 0);
+	const rlim_t lim = (rlim_t)st.st_size + 40 * 1024;
+	struct rlimit rl = { lim, lim };
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0, "setrlimit: %s", strerror(errno));
+	accepted += rf_emit(12, 3000);
+	gp_collector_stop();
+	struct rf_read r; /* still alive: SIGXFSZ did not kill us */
+	rf_read(&r);
+	cr_assert((rlim_t)r.size <= lim, "file %lld bytes > limit %llu", (long long)r.size, (unsigned long long)lim);
+	cr_assert(r.n > 0 && r.n < accepted);
+	if (r.end.complete) {
+		cr_assert_eq(r.end.end_reason, -EFBIG);
+		cr_assert_eq(r.end.write_errors, 1u);
+		cr_assert_eq(accepted, r.n + r.end.lost_after_stop);
+	}
 	sigset_t pend;
 	sigpending(&pend);
 	cr_assert(!sigismember(&pend, SIGXFSZ), "a SIGXFSZ is left pending for the host");
