@@ -594,9 +594,17 @@ int main(int argc, char **argv)
 		} else {
 			if (gp_out_report(f, &rep, &m.out))
 				rc = GP_EXIT_INTERNAL;
-			for (size_t x = 0; x < m.nxas && !rc; x++) /* issue 9 sections, per trace */
-				if (gp_xa_print(f, m.xas[x], m.nxas > 1 && x < rep.nranks ? &rep.ranks[x] : &rep, &m.out))
+			for (size_t x = 0; x < m.nxas && !rc; x++) { /* issue 9 sections, per trace */
+				const struct gp_rep *r = gp_out_xa_rep(&rep, &m.out, x);
+				if (!r)
+					continue;
+				if (m.nxas > 1 && (m.out.format == GP_FMT_TEXT || m.out.format == GP_FMT_MARKDOWN))
+					fprintf(f, m.out.format == GP_FMT_MARKDOWN ? "\n## Analyses of trace %zu: %s\n"
+										    : "\nAnalyses of trace %zu: %s\n",
+						x + 1, r->path ? r->path : "?");
+				if (gp_xa_print(f, m.xas[x], r, &m.out))
 					rc = GP_EXIT_INTERNAL;
+			}
 			int crc = gp_main_close_out(&m, f);
 			if (!rc)
 				rc = crc;

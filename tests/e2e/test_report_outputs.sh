@@ -145,6 +145,8 @@ if [ -e "$tmp/run.gpht" ] && [ -e "$tmp/graphs.gpht" ]; then
 		$CHECK json "$tmp/merged.json" 2 &&
 		"$R" --export html "$tmp/merged.html" "$tmp/run.gpht" "$tmp/graphs.gpht" 2>>"$tmp/merged.err" &&
 		grep -q "<h2>CUDA graphs &mdash; $tmp/graphs.gpht" "$tmp/merged.html" &&
+		"$R" "$tmp/run.gpht" "$tmp/graphs.gpht" >"$tmp/merged.txt" 2>>"$tmp/merged.err" &&
+		grep -q "^Analyses of trace 2: $tmp/graphs.gpht" "$tmp/merged.txt" &&
 		echo "ok   two traces merged" || fail "merged: $(head -3 "$tmp/merged.err")"
 fi
 
