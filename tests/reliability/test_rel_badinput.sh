@@ -20,9 +20,12 @@ tr=$d/t.gpht
 size=$(stat -c %s "$tr")
 timeout 600 "$REPLAY" --truncate "$tr" >"$d/trunc.log" 2>&1
 rel_check $? "truncation at every byte of a $size-byte trace: $(tail -3 "$d/trunc.log")"
-timeout 600 "$REPLAY" --bitflip "$tr" >"$d/flip.log" 2>&1
+# Every bit of the file; under a sanitizer (~3 ms an input) the first 1 KiB
+# (header, first block header and the start of its payload).
+flip=$size; [ -n "${GP_SAN:-}" ] && flip=1024
+timeout 600 "$REPLAY" --bitflip "$tr" "$flip" >"$d/flip.log" 2>&1
 rel_check $? "bit flips of a $size-byte trace: $(tail -3 "$d/flip.log")"
-echo "$(cat "$d/trunc.log") (every byte); $(cat "$d/flip.log") (every bit)"
+echo "$(cat "$d/trunc.log") (every byte); $(cat "$d/flip.log") (every bit of the first $flip bytes)"
 
 rep() { # expected-status label file [grep pattern for the message]
   local want=$1 label=$2 f=$3 pat=${4:-}
