@@ -66,6 +66,7 @@ static struct {
 	uint64_t flush_ns;
 	uint64_t max_bytes;
 	uint64_t fsize_limit;           /* RLIMIT_FSIZE at start, 0 = none    */
+	uint64_t header_len;            /* the file header's bytes            */
 	union gp_rec *blk;              /* block being filled                 */
 	uint32_t blk_n;
 	union gp_rec *scratch;          /* a wrapped group, made contiguous   */
@@ -106,6 +107,7 @@ int gp_fault_write_nth;   /* >0: the nth write(2) from now fails          */
 int gp_fault_write_errno; /* with this errno (ENOSPC, EIO, ...)           */
 int gp_fault_write_short; /* 1: that write first stores half its bytes    */
 int gp_fault_write_sticky;/* 1: every write after it fails too            */
+int gp_fault_write_repeat;/* that many writes after it fail too           */
 static int gp_fault_write_failing;
 static ssize_t gp_writer_sys_write(int fd, const void *buf, size_t len)
 {
@@ -116,6 +118,10 @@ static ssize_t gp_writer_sys_write(int fd, const void *buf, size_t len)
 			return write(fd, buf, len / 2);
 		}
 		gp_fault_write_failing = gp_fault_write_sticky;
+		if (gp_fault_write_repeat > 0) {
+			gp_fault_write_repeat--;
+			gp_fault_write_nth = 1;
+		}
 		errno = gp_fault_write_errno ? gp_fault_write_errno : EIO;
 		return -1;
 	}
@@ -213,6 +219,49 @@ static void gp_writer_keep_whole(size_t done)
 	W.committed = W.file_off;
 	if (ftruncate(W.fd, (off_t)W.file_off) != 0 || lseek(W.fd, (off_t)W.file_off, SEEK_SET) != (off_t)W.file_off)
 		W.file_off = UINT64_MAX; /* tail unknown: no footer */
+}
+
+/* Error path, at stop: the footer did not fit after a write error (a full
+ * disk, a lowered file size limit): drop the file's last data block — its
+ * records count as lost, its types leave the footer's counts — so the cut
+ * frees room for the footer. The block is found by walking the block headers
+ * from the file header on (pread). Returns 1 when a block was dropped. */
+static int gp_writer_drop_last_block(void)
+{
+	struct gp_block_header h, last_h;
+	uint64_t off = W.header_len, last = UINT64_MAX;
+	while (off + sizeof(h) <= W.file_off) {
+		if (pread(W.fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h) || h.magic != GP_BLOCK_MAGIC ||
+		    h.raw_len > GP_BLOCK_MAX_RAW || h.stored_len > W.file_off - off - sizeof(h))
+			return 0;
+		last = off;
+		last_h = h;
+		off += sizeof(h) + h.stored_len;
+	}
+	if (last == UINT64_MAX || off != W.file_off)
+		return 0;
+	char *p = malloc(last_h.stored_len ? last_h.stored_len : 1);
+	union gp_rec *tmp = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
+	if (p && tmp && pread(W.fd, p, last_h.stored_len, (off_t)(last + sizeof(h))) == (ssize_t)last_h.stored_len &&
+	    ((last_h.flags & GP_BLOCKF_LZ4) ? LZ4_decompress_safe(p, (char *)tmp, (int)last_h.stored_len,
+								 (int)last_h.raw_len) == (int)last_h.raw_len
+					     : (memcpy(tmp, p, last_h.raw_len), 1))) {
+		for (uint32_t i = 0; i < last_h.nslots; i += gp_rec_slots(&tmp[i]))
+			if (W.type_counts[tmp[i].type])
+				W.type_counts[tmp[i].type]--;
+	}
+	free(p);
+	free(tmp);
+	W.records -= last_h.nslots;
+	W.lost += last_h.nslots;
+	W.blocks--;
+	W.file_off = W.committed = last;
+	W.seq = --W.file_seq;
+	if (ftruncate(W.fd, (off_t)last) != 0 || lseek(W.fd, (off_t)last, SEEK_SET) != (off_t)last) {
+		W.file_off = UINT64_MAX;
+		return 0;
+	}
+	return 1;
 }
 
 /* Write the output buffer (whole blocks). On failure stop writing for good
@@ -407,8 +456,8 @@ static void gp_writer_finish(void)
 	/* After a write error the file ends at file_off on a block boundary:
 	 * try once to append the footer there (it says why capture ended). */
 	int footer_ok = !W.io_failed || W.file_off != UINT64_MAX;
-	if (footer_ok) {
-		int failed_before = W.io_failed;
+	int failed_before = W.io_failed;
+	for (int attempt = 0; footer_ok && attempt < 64; attempt++) {
 		W.io_failed = 0;
 		struct gp_footer_entry e[16 + 256];
 		uint32_t n = 0;
@@ -428,14 +477,23 @@ static void gp_writer_finish(void)
 			gp_writer_flush_out();
 		memcpy(W.out + W.out_len + sizeof(struct gp_block_header), e, len);
 		gp_writer_frame(GP_FOOTER_MAGIC, 0, n, len, len);
-		if (failed_before) {
-			size_t done;
-			if (gp_writer_write_all(W.fd, W.out, W.out_len, &done) < 0 &&
-			    ftruncate(W.fd, (off_t)W.file_off) != 0)
-				fprintf(stderr, "gpuphase: trace %s: cannot remove a partial footer\n", W.path);
-			W.out_len = 0;
-			W.io_failed = 1;
+		if (!failed_before)
+			break; /* written by the flush below */
+		size_t done;
+		int rc = gp_writer_write_all(W.fd, W.out, W.out_len, &done);
+		W.out_len = 0;
+		W.io_failed = 1;
+		if (rc >= 0)
+			break;
+		if (ftruncate(W.fd, (off_t)W.file_off) != 0 ||
+		    lseek(W.fd, (off_t)W.file_off, SEEK_SET) != (off_t)W.file_off) {
+			fprintf(stderr, "gpuphase: trace %s: cannot remove a partial footer\n", W.path);
+			break;
 		}
+		/* no room for the footer (the cut freed too little): give up the
+		 * last data block and try again */
+		if ((rc != -ENOSPC && rc != -EFBIG) || !gp_writer_drop_last_block())
+			break;
 	}
 	gp_writer_flush_out();
 	close(W.fd);
@@ -693,7 +751,9 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	}
 	if ((rc = gp_writer_header(cfg, &hb)))
 		goto err;
-	W.fd = open(cfg->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	/* O_RDWR: after a write error stop may read block headers back
+	 * (gp_writer_drop_last_block). */
+	W.fd = open(cfg->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    cfg->file_mode ? (mode_t)cfg->file_mode : (mode_t)0600);
 	if (W.fd < 0) {
 		rc = -errno;
@@ -704,7 +764,7 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 		unlink(cfg->path);
 		goto err;
 	}
-	W.committed = W.file_off = hb.len;
+	W.committed = W.file_off = W.header_len = hb.len;
 	free(hb.p);
 	hb.p = NULL;
 

@@ -10,6 +10,9 @@
  *    the injected -errno and write_errors = 1, the records read are exactly
  *    the first R records the single producer emitted (sequence numbers
  *    0..R-1, in order), and accepted = read + lost_after_stop.
+ *  - the footer's own write failing once more (a full disk the cut freed too
+ *    little of): the writer drops the last data block and the footer fits,
+ *    counts still exact;
  *  - every write failing from the Nth on (the footer cannot be written
  *    either): no footer, but the file ends on a block boundary
  *    (truncated_bytes = 0) and reads back as a clean prefix.
@@ -41,7 +44,8 @@
 #include "gp_collector.h"
 #include "gp_reader.h"
 
-extern int gp_fault_write_nth, gp_fault_write_errno, gp_fault_write_short, gp_fault_write_sticky;
+extern int gp_fault_write_nth, gp_fault_write_errno, gp_fault_write_short, gp_fault_write_sticky,
+	gp_fault_write_repeat;
 
 static char rf_path[256];
 
@@ -177,6 +181,28 @@ Test(rel_faults, eio_mid_capture)
 {
 	rf_setup();
 	rf_fault_case(6, EIO, 0);
+}
+
+/* A full disk whose cut frees too little: the first footer write fails too;
+ * the writer gives up the last data block and the footer then fits. */
+Test(rel_faults, enospc_footer_needs_room)
+{
+	rf_setup();
+	cr_assert_eq(rf_start(0), 0);
+	gp_fault_write_nth = 5;
+	gp_fault_write_errno = ENOSPC;
+	gp_fault_write_repeat = 1;
+	uint64_t accepted = rf_emit(12, 3000);
+	gp_collector_stop();
+	struct rf_read r;
+	rf_read(&r);
+	cr_assert(r.end.complete, "no footer although dropping a block made room");
+	cr_assert_eq(r.end.end_reason, -ENOSPC);
+	cr_assert_eq(r.end.write_errors, 1u);
+	cr_assert(r.n > 0 && r.n < accepted);
+	cr_assert_eq(accepted, r.n + r.end.lost_after_stop, "accepted %llu != read %llu + lost %llu",
+		     (unsigned long long)accepted, (unsigned long long)r.n,
+		     (unsigned long long)r.end.lost_after_stop);
 }
 
 Test(rel_faults, every_write_fails_no_footer)
