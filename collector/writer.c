@@ -22,7 +22,8 @@
  * EFBIG instead of killing the host. After a write error the file is cut back
  * (ftruncate) to the end of the last write that completed, and stop then tries
  * to append the footer there, so the trace says why capture ended (ENOSPC,
- * EIO, EFBIG); if the cut or the footer fails, the file simply has no footer.
+ * EIO, EFBIG) — on a full disk giving up trailing data blocks until it fits;
+ * if the cut or the footer still fails, the file simply has no footer.
  *
  * Fault injection (test builds only, -DGP_FAULT_INJECTION, as SQLite does):
  * gp_fault_write_* below make the Nth write(2) of a trace fail, optionally
