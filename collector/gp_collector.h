@@ -26,6 +26,13 @@ struct gp_kv {
 	const char *value;
 };
 
+/* Slots per thread ring when gp_collector_config.ring_records is 0: 2 MiB of
+ * address space per producing thread, pages touched only as records fill
+ * them. The one source of this default: libgpuphase's config table (and so
+ * docs/configuration.md, checked by test_lib_config) shows this number.
+ * Written without a suffix so that it can be turned into a string. */
+#define GP_COLLECTOR_RING_DEFAULT 65536
+
 struct gp_collector_config {
 	const char *path;       /* output file, created O_CREAT|O_EXCL|O_NOFOLLOW */
 	unsigned file_mode;     /* 0 = 0600                                        */

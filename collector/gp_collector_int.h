@@ -26,9 +26,7 @@
 #include "gp_collector.h"
 #include "gp_file.h"
 
-#define GP_RING_DEFAULT_RECORDS 65536u /* 2 MiB of address space per producing
-                                          thread; pages are touched only as
-                                          records fill them                */
+#define GP_RING_DEFAULT_RECORDS ((uint32_t)GP_COLLECTOR_RING_DEFAULT)
 #define GP_RING_MIN_RECORDS 16u
 #define GP_RING_MAX_RECORDS (1u << 24)
 #define GP_FLUSH_DEFAULT_MS 50u

@@ -22,7 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_collector.h"
 #include "gp_lib.h"
+
+#define GP_CONFIG_STR_(x) #x
+#define GP_CONFIG_STR(x) GP_CONFIG_STR_(x)
 
 static int gp_config_copy(char *dst, size_t len, const char *v)
 {
@@ -301,7 +305,7 @@ const struct gp_config_var gp_config_vars[] = {
 	 gp_parse_stack_depth},
 	{"GPUPHASE_LOG", "error", "accepted: off, error, info or debug, optionally followed by :FILE",
 	 "diagnostics, prefixed gpuphase:, to stderr or FILE (never stdout)", gp_parse_log},
-	{"GPUPHASE_RING_RECORDS", "16384",
+	{"GPUPHASE_RING_RECORDS", GP_CONFIG_STR(GP_COLLECTOR_RING_DEFAULT),
 	 "accepted: a power of two from 64 to 16777216", "32-byte slots in each thread's ring", gp_parse_ring},
 	{"GPUPHASE_FLUSH_MS", "50", "accepted: an integer 1..60000",
 	 "longest time a record waits in a ring before the writer takes it", gp_parse_flush},

@@ -741,6 +741,22 @@ Test(lib_e2e, output_pattern_and_header, .timeout = 60)
 	cr_assert(strstr(t.kv, "clock=CLOCK_MONOTONIC_RAW\n") && strstr(t.kv, "cuda_runtime=13000\n") &&
 		  strstr(t.kv, "window=all\n") && strstr(t.kv, "marker=sync\n") && strstr(t.kv, "stacks=sync\n"),
 		  "header:\n%s", t.kv);
+	/* the EFFECTIVE ring size with GPUPHASE_RING_RECORDS unset (lt_run clears
+	 * every GPUPHASE_*) is the default docs/configuration.md documents */
+	{
+		char doc_path[1200], want[128];
+		snprintf(doc_path, sizeof doc_path, "%s/docs/configuration.md", lt_src());
+		char *doc = lt_slurp(doc_path, NULL);
+		const char *key = "| `GPUPHASE_RING_RECORDS` | `";
+		char *row = doc ? strstr(doc, key) : NULL;
+		cr_assert(row, "docs/configuration.md has no GPUPHASE_RING_RECORDS row");
+		row += strlen(key);
+		int n = (int)strcspn(row, "`");
+		snprintf(want, sizeof want, "\ncollector.ring_records=%.*s\n", n, row);
+		cr_assert(n > 0 && strstr(t.kv, want), "documented default '%.*s' is not the trace's ring size; header:\n%s",
+			  n, row, t.kv);
+		free(doc);
+	}
 	/* stacks=sync (default): every synchronizing hook op has one stack ref */
 	size_t nsync = 0;
 	for (size_t i = 0; i < t.n_hook; i++) {
