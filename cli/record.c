@@ -344,16 +344,18 @@ static void gp_record_print_summary(const char *pattern, const struct gp_record_
 		nnew++;
 	}
 	if (nnew == 0 && static_cudart) {
-		fprintf(stderr, "gpuphase: no trace written (expected %s): a statically linked CUDA runtime loads "
+		fprintf(stderr, "gpuphase: no trace written (no new file matches %s, from the output pattern %s): "
+				"a statically linked CUDA runtime loads "
 				"the injection library only once the CUDA driver starts; did the program report a "
-				"missing or insufficient driver above?\n", pattern);
+				"missing or insufficient driver above?\n", globpat, pattern);
 		gp_record_files_free(&after);
 		return;
 	}
 	if (nnew == 0) {
-		fprintf(stderr, "gpuphase: no trace written (expected %s): the program made no CUDA calls, or the "
+		fprintf(stderr, "gpuphase: no trace written (no new file matches %s, from the output pattern %s): "
+				"the program made no CUDA calls, or the "
 				"capture library disabled itself (see the messages above; GPUPHASE_LOG=info tells more)\n",
-			pattern);
+			globpat, pattern);
 		gp_record_files_free(&after);
 		return;
 	}

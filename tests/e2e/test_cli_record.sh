@@ -120,6 +120,10 @@ w=$(grep -n 'not writable' "$tmp/e" | cut -d: -f1); r=$(grep -n '^RUN' "$tmp/e" 
 [ -n "$w" ] && [ -n "$r" ] && [ "$w" -lt "$r" ] || fail "directory warning not printed before the command ran"
 "$G" record -o "$tmp/missing-dir/x.gpht" -- true 2>"$tmp/e"
 grep -q "warning: output directory $tmp/missing-dir: No such file" "$tmp/e" || fail "no missing-directory warning: $(cat "$tmp/e")"
+# a program without CUDA calls: the summary names the file pattern it looked for, expanded
+"$G" record -o "$tmp/none-%p-%%.gpht" -- true 2>"$tmp/e"
+grep -qF "gpuphase: no trace written (no new file matches $tmp/none-*-%.gpht, from the output pattern $tmp/none-%p-%%.gpht): the program made no CUDA calls" "$tmp/e" \
+	|| fail "no-trace line does not name the file pattern: $(cat "$tmp/e")"
 
 # --- patterns: %p expands to the program's pid; two processes give one line for two traces
 "$G" record -o "$tmp/pat-%p.gpht" -- "$B/tests/cli_app_shared" 0 2 >/dev/null 2>"$tmp/e"
