@@ -53,6 +53,9 @@ $(ANALYSES_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 
 ALL_TARGETS += $(ANALYSES_E2E_BINS)
 TESTS       += tests/e2e/test_analyses_e2e.sh
+# NVTX-named stages (metrics.md §15) against the trace's own NVTX ranges;
+# examples/gpu/nvtx_ranges is built by tests/gpu/module.mk.
+TESTS       += tests/e2e/test_nvtx_stages.sh
 # The outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace.
 TESTS       += tests/e2e/test_report_outputs.sh
 ALL_TARGETS += $(B)/tests/test_report_xa
