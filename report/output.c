@@ -308,9 +308,11 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 							   : rep->clock_id == 0 ? "CLOCK_REALTIME" : "other");
 	if (rep->nranks > 1)
 		fprintf(f, "%s%-14s %zu traces merged\n", md ? "- " : "  ", "inputs", rep->nranks);
-	fprintf(f, "%s%-14s %" PRIu64 " records, %" PRIu64 " ops (%" PRIu64 " joined: coverage %.1f%%), %" PRIu64
-		   " dropped\n", md ? "- " : "  ", "counts", rep->records, rep->ops, rep->ops_joined,
-		100.0 * rep->join_coverage, rep->dropped_records);
+	fprintf(f, "%s%-14s %" PRIu64 " records, %" PRIu64 " ops (%" PRIu64 " joined: coverage %.1f%%), ", md ? "- " : "  ",
+		"counts", rep->records, rep->ops, rep->ops_joined, 100.0 * rep->join_coverage);
+	if (rep->launches_captured) /* metrics.md §1: enqueue nothing, so in no op */
+		fprintf(f, "%" PRIu64 " launches captured into CUDA graphs, ", rep->launches_captured);
+	fprintf(f, "%" PRIu64 " dropped\n", rep->dropped_records);
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, "%s%-14s host CPU busy %.1f%% (max %.1f%%), this process %.1f%% of one CPU%s\n",
 			md ? "- " : "  ", "host load", rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct,
@@ -543,7 +545,8 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		   ", \"records\": %" PRIu64 ", \"dropped_records\": %" PRIu64 ", \"dropped\": {\"ring\": %" PRIu64
 		   ", \"cupti\": %" PRIu64 ", \"write\": %" PRIu64 "}, \"ops\": %" PRIu64 ", \"ops_joined\": %" PRIu64
 		   ", \"ops_no_api\": %" PRIu64 ", \"ops_no_gpu\": %" PRIu64 ", \"ops_end_missing\": %" PRIu64
-		   ", \"hooks_unjoined\": %" PRIu64 ", \"api_unjoined\": %" PRIu64 ", \"join_coverage\": %.6f"
+		   ", \"hooks_unjoined\": %" PRIu64 ", \"api_unjoined\": %" PRIu64 ", \"launches_captured\": %" PRIu64
+		   ", \"join_coverage\": %.6f"
 		   ", \"complete\": %s, \"truncated_bytes\": %" PRIu64 ", \"cupti_unavailable\": %s"
 		   ", \"gpu_busy_late_intervals\": %" PRIu64,
 		rep->wall_ns, rep->gpu_busy_ns, rep->gpu_idle_ns, rep->gpu_busy_sum_ns, rep->host_api_ns, rep->launch_ns,
@@ -551,7 +554,7 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		rep->sync_unattributed_ns, rep->sync_unattributed_calls, rep->covered_ns, rep->unattributed_ns,
 		rep->records, rep->dropped_records, rep->dropped_ring, rep->dropped_cupti, rep->dropped_write, rep->ops,
 		rep->ops_joined, rep->ops_no_api, rep->ops_no_gpu, rep->ops_end_missing, rep->hooks_unjoined,
-		rep->api_unjoined, rep->join_coverage, rep->complete ? "true" : "false", rep->truncated_bytes,
+		rep->api_unjoined, rep->launches_captured, rep->join_coverage, rep->complete ? "true" : "false", rep->truncated_bytes,
 		rep->cupti_unavailable ? "true" : "false", rep->gpu_busy_late);
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, ", \"host_cpu_busy_pct\": %.2f, \"host_cpu_busy_max_pct\": %.2f, \"process_cpu_pct\": %.2f",

@@ -79,7 +79,8 @@ SUMMARY = {k: INT for k in (
     "wall_ns", "gpu_busy_ns", "gpu_idle_ns", "gpu_busy_sum_ns", "host_api_ns", "launch_ns", "queue_ns",
     "execute_ns", "sync_ns", "total_ns", "sync_unattributed_ns", "sync_unattributed_calls", "covered_ns",
     "unattributed_ns", "records", "dropped_records", "ops", "ops_joined", "ops_no_api", "ops_no_gpu",
-    "ops_end_missing", "hooks_unjoined", "api_unjoined", "truncated_bytes", "gpu_busy_late_intervals")}
+    "ops_end_missing", "hooks_unjoined", "api_unjoined", "launches_captured", "truncated_bytes",
+    "gpu_busy_late_intervals")}
 SUMMARY.update({"join_coverage": NUM, "complete": bool, "cupti_unavailable": bool, "dropped": dict,
                 "sync_calls": list, "verdict": str, "verdict_reason": str, "advice": str})
 OPERATOR = {k: INT for k in (

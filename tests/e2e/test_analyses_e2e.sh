@@ -70,13 +70,22 @@ if run graphs "$B/examples/graph_replay" "$S/examples/graph_replay.simcuda" GPUP
 	# nothing themselves, are not reported as unjoined
 	python3 "$S/tests/e2e/report_truth_check.py" "$tmp/graphs.truth" "$tmp/graphs.json" >"$tmp/graphs.check" ||
 		{ fail "graphs: operator phases disagree with the truth"; grep MISMATCH "$tmp/graphs.check"; }
-	python3 - "$tmp/graphs.json" <<'PY' || fail "graphs: join counters"
-import json, sys
+	# launches_captured: one hooked launch per captured node (the truth's
+	# distinct captured node ids), shown in JSON and on the text counts line
+	python3 - "$tmp/graphs.json" "$tmp/graphs.truth" "$tmp/graphs.txt" <<'PY' || fail "graphs: join counters"
+import json, re, sys
 s = json.load(open(sys.argv[1]))["summary"]
-bad = [k for k, want in (("ops_no_api", 0), ("hooks_unjoined", 0), ("api_unjoined", 0), ("join_coverage", 1.0))
-       if s[k] != want]
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+nodes = {e["node_orig"] for e in truth if e.get("type") == "kernel" and "graph" in e}
+bad = [k for k, want in (("ops_no_api", 0), ("hooks_unjoined", 0), ("api_unjoined", 0), ("join_coverage", 1.0),
+                         ("launches_captured", len(nodes)))
+       if s.get(k) != want]
 for k in bad:
-    print("graphs: summary %s = %s" % (k, s[k]))
+    print("graphs: summary %s = %s" % (k, s.get(k)))
+counts = [l for l in open(sys.argv[3]) if l.startswith("  counts ")]
+if not counts or not re.search(r", %d launches captured into CUDA graphs, " % len(nodes), counts[0]):
+    print("graphs: text counts line lacks '%d launches captured into CUDA graphs': %s" % (len(nodes), counts))
+    bad.append("text")
 sys.exit(1 if bad else 0)
 PY
 	if grep -E 'have no API record|never joined|never produced' "$tmp/graphs.txt"; then
