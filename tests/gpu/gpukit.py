@@ -218,6 +218,7 @@ TIMING_SPECS = {
     "compute_bound": {"kernels": ("events", 0, 1, "heavy_lcg"), "total": ("events", 0, 2, None)},
     "launch_bound": {"launch_loop": ("events", 0, 1, None)},
     "sync_bound": {"steps": ("events", 0, 1, None)},
+    "graph_replay": {"replays": ("events", 0, 1, None)},
 }
 EVENT_RECORD_RE = re.compile(r"^cudaEventRecord(_ptsz)?(_v\d+)?$")
 
@@ -425,6 +426,74 @@ def check_nvtx(a):
         res.number = ", ".join("%s %s" % (n, got.get(n, 0)) for n in sorted(want)) + \
             ", join %.2f%%" % (cov * 100)
     except (KitError, ValueError) as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
+GRAPH_LAUNCH_RE = re.compile(r"^cudaGraphLaunch(_ptsz)?(_v\d+)?$")
+
+
+def check_graph(a):
+    """examples/graph_replay: the program's stdout says how many replays of a
+    graph of how many nodes it ran ("replays=R nodes=N"). The report must hold
+    one captured graph with R launches, N nodes, R x N kernels, every node's
+    kernel (--kernels) present R times and attributed to its capture-time
+    node; join coverage 100 %, 0 drops; and the cudaGraphLaunch host cost
+    charged once per launch: the graph's launch_host_ns and the launch time
+    summed over its kernels' operators both equal the summed durations of
+    the R cudaGraphLaunch calls in the trace (gpuphase-dump), not N times it."""
+    res = Result(a.check)
+    try:
+        bare, run = Run(a.bare), Run(a.run)
+        same_as_bare(res, bare, run)
+        m = re.search(r"replays=(\d+) nodes=(\d+)", run.stdout)
+        if not res.need(m, "the program's stdout has no 'replays=R nodes=N'"):
+            raise KitError("cannot judge without the program's counts")
+        replays, nnodes = int(m.group(1)), int(m.group(2))
+        kernels = [k for k in a.kernels.split(",") if k]
+        rep = run.report()
+        cov, dr = coverage(rep), drops(rep)
+        res.need(abs(cov - 1.0) < 1e-9, "join coverage %.4f%%, expected 100%%" % (cov * 100))
+        res.need(dr == 0, "%d dropped records" % dr)
+        an = rep.get("analyses")
+        graphs = an[0].get("cuda_graphs") if isinstance(an, list) and an and isinstance(an[0], dict) else None
+        if not res.need(isinstance(graphs, list) and len(graphs) == 1,
+                        "expected one captured graph in analyses[0].cuda_graphs, got %r" % (
+                            len(graphs) if isinstance(graphs, list) else graphs)):
+            raise KitError("no graph to judge")
+        g = graphs[0]
+        res.need(num(g, "launches") == replays, "%s graph launches, the program made %d" % (g.get("launches"), replays))
+        res.need(num(g, "nodes") == nnodes, "%s nodes, the program captured %d" % (g.get("nodes"), nnodes))
+        res.need(num(g, "kernels") == replays * nnodes, "%s graph kernels, expected %d x %d" % (
+            g.get("kernels"), replays, nnodes))
+        items = [i for i in (g.get("node_items") or []) if isinstance(i, dict)]
+        got = {}
+        for i in items:
+            k = short_name(str(i.get("kernel", "")))
+            got[k] = got.get(k, 0) + 1
+            res.need(i.get("captured") is True, "node %s (%s) not attributed to a capture-time node" % (
+                i.get("node"), k))
+            res.need(i.get("count") == replays, "node %s (%s) ran %s times, expected %d" % (
+                i.get("node"), k, i.get("count"), replays))
+        res.need(sorted(got) == sorted(kernels) and all(v == 1 for v in got.values()),
+                 "node kernels %s, expected one node each of %s" % (got, ",".join(kernels)))
+        dump = run.dump()
+        rt, names = dump.get("rt"), dump.get("rt_names")
+        if res.need(rt is not None and names is not None, "no per-record dump detail (dumpstats --ops)"):
+            gl = [dur for api, _s, dur, _c in rt if GRAPH_LAUNCH_RE.match(names.get(str(api), ""))]
+            res.need(len(gl) == replays, "%d cudaGraphLaunch calls in the trace, the program made %d" % (
+                len(gl), replays))
+            host = sum(gl)
+            res.need(abs(num(g, "launch_host_ns") - host) <= len(gl),
+                     "graph launch_host_ns %s, the cudaGraphLaunch calls took %d ns" % (g.get("launch_host_ns"), host))
+            kops = [o for o in operators(rep) if is_kernel(o) and short_name(str(o.get("name", ""))) in kernels]
+            charged = sum(num(o, "launch_ns") for o in kops)
+            res.need(abs(charged - host) <= len(gl),
+                     "launch time over the graph's kernels %d ns, cudaGraphLaunch calls %d ns (once per launch)"
+                     % (charged, host))
+            res.number = "%d launches x %d nodes, %d kernels, launch %.1f us per launch, join %.2f%%" % (
+                num(g, "launches"), num(g, "nodes"), num(g, "kernels"), host / max(len(gl), 1) / 1e3, cov * 100)
+    except KitError as e:
         res.fails.append(str(e))
     return res.emit(a.summary)
 
@@ -813,6 +882,26 @@ def selftest(_a):
                 "rt": [[135, 1000, 500, 1], [7, 2000, 100, 2], [7, 3000, 100, 3], [135, 4000, 500, 4]],
                 "ops": [[2, 2500, 30_000_000], [3, 30_000_000, last_end]]}
 
+    def grep_(launches=4, nodes=3, count=4, captured=True, kernels=("ka", "kb", "kc"), host=400,
+              charged=(400, 0, 0), cov=1.0):
+        """A graph_replay-like report: `launches` replays of a graph of
+        `nodes` nodes, the cudaGraphLaunch cost `host` ns, `charged` the launch
+        time on each node's kernel operator."""
+        r = rep(cov=cov)
+        r["operators"] = [{"name": k, "count": count, "launch_ns": c, "queue_ns": 0, "execute_ns": 10,
+                           "sync_ns": 0, "total_ns": 10 + c, "verdict": ""} for k, c in zip(kernels, charged)]
+        r["analyses"] = [{"cuda_graphs": [{"graph": 1, "exec_graph": 2, "launches": launches, "nodes": nodes,
+                                           "kernels": launches * nodes, "launch_host_ns": host,
+                                           "node_items": [{"node": 100 + i, "kernel": k, "captured": captured,
+                                                           "count": count} for i, k in enumerate(kernels)]}]}]
+        return r
+
+    def gdump(n=4, each=100):
+        return {"rt_names": {"300": "cudaGraphLaunch"}, "rt": [[300, 1000 * i, each, i + 1] for i in range(n)],
+                "ops": []}
+
+    gout = "graph_replay: n=8 replays=4 nodes=3 checksum=0\n"
+    gbare = mk("gbare", out=gout)
     ns = argparse.Namespace
     bare = mk("bare")
     cases = [
@@ -871,9 +960,31 @@ def selftest(_a):
          dict(run=mk("q", report=rep(count=21), dump={"hook_launches": 21}), kernel=None, expect=None,
               min_kernels=21, expect_hooked=0)),
     ]
+    gk = "ka,kb,kc"
+    cases += [
+        ("graph ok", "PASS", check_graph,
+         dict(run=mk("g1", out=gout, report=grep_(), dump=gdump()), kernels=gk, bare=gbare)),
+        ("graph launch per node", "FAIL", check_graph,
+         dict(run=mk("g2", out=gout, report=grep_(charged=(400, 400, 400)), dump=gdump()), kernels=gk,
+              bare=gbare)),
+        ("graph launch cost wrong", "FAIL", check_graph,
+         dict(run=mk("g3", out=gout, report=grep_(host=1200), dump=gdump()), kernels=gk, bare=gbare)),
+        ("graph node not captured", "FAIL", check_graph,
+         dict(run=mk("g4", out=gout, report=grep_(captured=False), dump=gdump()), kernels=gk, bare=gbare)),
+        ("graph node kernel missing", "FAIL", check_graph,
+         dict(run=mk("g5", out=gout, report=grep_(kernels=("ka", "kb", "kb")), dump=gdump()), kernels=gk,
+              bare=gbare)),
+        ("graph replays short", "FAIL", check_graph,
+         dict(run=mk("g6", out=gout, report=grep_(launches=3, count=3), dump=gdump(3)), kernels=gk, bare=gbare)),
+        ("graph coverage", "FAIL", check_graph,
+         dict(run=mk("g7", out=gout, report=grep_(cov=0.99), dump=gdump()), kernels=gk, bare=gbare)),
+        ("graph no analyses", "FAIL", check_graph,
+         dict(run=mk("g8", out=gout, report=rep(), dump=gdump()), kernels=gk, bare=gbare)),
+    ]
     bad = 0
     for what, want, fn, kw in cases:
-        a = ns(check="selftest/" + what, summary=summary, bare=bare, **kw)
+        kw = dict(kw)
+        a = ns(check="selftest/" + what, summary=summary, bare=kw.pop("bare", bare), **kw)
         got = fn(a)
         if got != want:
             print("selftest: %s: got %s, expected %s" % (what, got, want))
@@ -991,6 +1102,12 @@ def main(argv):
     p.add_argument("--run", required=True)
     p.add_argument("--expect", required=True, help="NAME=COUNT,... kernels per NVTX range")
     p.set_defaults(fn=check_nvtx)
+    p = sub.add_parser("graph")
+    common(p)
+    p.add_argument("--bare", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--kernels", required=True, help="K1,K2,...: the kernel of each captured node")
+    p.set_defaults(fn=check_graph)
     p = sub.add_parser("train")
     common(p, check=False)
     p.add_argument("--runs", required=True)

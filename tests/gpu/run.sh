@@ -16,6 +16,12 @@
 #                          agree with the trace within 1 % (the report's
 #                          execute sum where the bracket holds only kernels),
 #                          join coverage 100 %, 0 dropped records.
+#     graph/<mode>         examples/graph_replay (CUDA graph of 3 kernels
+#                          replayed 200 times) under preload and injection:
+#                          one graph, every replayed kernel attributed to its
+#                          capture-time node, each node's kernel present once
+#                          per replay, the cudaGraphLaunch cost charged once
+#                          per launch (= the trace's cudaGraphLaunch calls).
 #   2 static/*             launch_storm built with -cudart static: injection
 #                          alone still sees every kernel.
 #   3 cublas, triton       launches no preload hook can see (cuBLAS' private
@@ -41,7 +47,7 @@
 # CUDA_HOME, GP_SAN / GP_SAN_RUNTIME (sanitizer builds), PYTHON,
 # GPU_KIT_BUDGET_S (total time budget, default 460 s on a GPU),
 # GPU_KIT_STORM_LAUNCHES (default 1000000; 100000 in --sim),
-# GPU_KIT_EXAMPLES (default "compute_bound launch_bound sync_bound"),
+# GPU_KIT_EXAMPLES (default "compute_bound launch_bound sync_bound graph_replay"),
 # GPU_KIT_TOL / GPU_KIT_ABS_US (events-vs-trace tolerance, default 1 % + 20 us),
 # GPU_KIT_LAUNCH_OVERHEAD_MAX (default 3.0), GPU_KIT_TRAIN (default
 # examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
@@ -169,7 +175,7 @@ REPORT=$B/bin/gpuphase-report
 DUMP=$B/bin/gpuphase-dump
 CORE_TARGETS="$LIB $REPORT $DUMP"
 [ "$SIM" = 1 ] && CORE_TARGETS="$CORE_TARGETS $B/simcuda/libcudart.so.13 $B/simcuda/libcupti.so.13"
-EXAMPLES=${GPU_KIT_EXAMPLES:-compute_bound launch_bound sync_bound}
+EXAMPLES=${GPU_KIT_EXAMPLES:-compute_bound launch_bound sync_bound graph_replay}
 # Where the CUDA programs live: the Makefile's builds in --sim, builds for the
 # local GPU (-arch=native) otherwise.
 if [ "$SIM" = 1 ]; then EXB=$B/examples; GXB=$B/examples/gpu; else EXB=$B/gpu-native; GXB=$B/gpu-native; fi
@@ -420,6 +426,11 @@ for e in $EXAMPLES; do
 		report_of "$e.$m"
 		$GPUKIT example --check "ex/$e/$m" --summary "$SUMMARY" --tol "$TOL" --abs-us "$ABS_US" \
 			--bare "$RD/runs/$e.bare" --run "$RD/runs/$e.$m" "${SIM_FLAG[@]+"${SIM_FLAG[@]}"}" | tee -a "$LOG"
+		if [ "$e" = graph_replay ]; then
+			# the graph's three captured nodes (examples/graph_replay.cu)
+			$GPUKIT graph --check "graph/$m" --summary "$SUMMARY" --bare "$RD/runs/$e.bare" \
+				--run "$RD/runs/$e.$m" --kernels layer_add,layer_mul,layer_xor | tee -a "$LOG"
+		fi
 	done
 done
 

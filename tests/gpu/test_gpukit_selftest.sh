@@ -3,7 +3,8 @@
 # (tests/gpu/gpukit.py) PASS on agreeing synthetic runs and FAIL on each kind
 # of disagreement (execute vs events off by 2 %, coverage 99.9 %, drops,
 # changed stdout / exit status, missing or garbage report, missing kernels,
-# hooked "hidden" launches, a window one step too long). Exit 0 = pass.
+# hooked "hidden" launches, a window one step too long, a graph launch
+# charged per node or a replayed kernel not attributed to its node). Exit 0 = pass.
 set -u
 src=${GP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 exec "${PYTHON:-python3}" "$src/tests/gpu/gpukit.py" selftest
