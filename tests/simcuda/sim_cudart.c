@@ -17,7 +17,13 @@
  *
  * Locks: g_dev.mx guards the timeline (streams, events, registry of
  * allocations); it is never held while waiting, spinning or calling out to
- * CUPTI or the client. g_truth.mx guards the truth FILE.
+ * CUPTI or the client. g_truth.mx guards the truth FILE. g_mem_mx is the
+ * device's memory: every op that moves bytes in device memory at call time
+ * (a copy, a set, a kernel's host body, also at graph launch) does so under
+ * it, whole, so ops issued by several host threads at once are applied one
+ * after another as the device would run them, never interleaved byte by byte
+ * (a data race the real program does not have: its host threads never touch
+ * device memory). It is a leaf lock: nothing else is taken while it is held.
  * Invariant: a stream's tail_end only grows (except by a clock rebase, which
  * shifts every stored time by the same delta).
  */
@@ -104,6 +110,8 @@ static struct {
 };
 
 static struct sim_config g_cfg;
+/* The device's memory (see "Locks" above); leaf lock. */
+static pthread_mutex_t g_mem_mx = PTHREAD_MUTEX_INITIALIZER;
 /* The primary context exists: set at driver start, cleared at exit. Relaxed:
  * only the exit handler and cudaDeviceReset read it. */
 static _Atomic int g_ctx_alive;
@@ -451,6 +459,21 @@ static void sim_at_exit(void)
 	sim_truth_flush();
 }
 
+/* atexit(sim_at_exit), tied to this library: glibc's atexit (libc_nonshared)
+ * is __cxa_atexit(f, NULL, __dso_handle), so the handler runs when the library
+ * is dlclosed, before its code is unmapped. Spelled out because a sanitizer
+ * runtime linked in first (TSan) exports its own atexit that registers with
+ * no DSO: a dlclosed simcuda's handler would then be called at exit, into
+ * unmapped code (rel_dlmain crashed so under TSan). */
+extern void *__dso_handle;
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void sim_at_exit_dso(void *arg)
+{
+	(void)arg;
+	sim_at_exit();
+}
+
 static void sim_die_config(const char *msg)
 {
 	fprintf(stderr, "simcuda: bad cost model: %s\n", msg);
@@ -480,7 +503,7 @@ static void sim_driver_start(void)
 		setvbuf(g_truth.f, NULL, _IOFBF, 1 << 16);
 	}
 	simcupti_set_rebase_hook(sim_rebase);
-	atexit(sim_at_exit);
+	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (inj && *inj) {
 		void *h = dlopen(inj, RTLD_NOW | RTLD_GLOBAL);
@@ -693,8 +716,11 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 			return sim_graph_add_kernel(&c, cs, f, grid, block, shmem, name[0] == '_' ? NULL : args);
 		}
 	}
-	if (f->body)
+	if (f->body) { /* device code: one op at a time on device memory */
+		pthread_mutex_lock(&g_mem_mx);
 		f->body(grid, block, args);
+		pthread_mutex_unlock(&g_mem_mx);
+	}
 	sim_spin_until(c.start + launch_ns);
 	uint64_t end = simcupti_now();
 	struct sim_stream *s = sim_stream_of(st, per_thread);
@@ -947,7 +973,8 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 	    (x->height > 1 && (x->dpitch < x->width || (!x->is_set && x->spitch < x->width))))
 		ret = cudaErrorInvalidValue;
 	uint64_t bytes = (uint64_t)x->width * x->height;
-	if (ret == cudaSuccess) { /* bytes really move, at call time */
+	if (ret == cudaSuccess) { /* bytes really move, at call time, one op at a time */
+		pthread_mutex_lock(&g_mem_mx);
 		for (size_t r = 0; r < x->height; r++) {
 			char *d = (char *)x->dst + r * x->dpitch;
 			if (x->is_set)
@@ -955,6 +982,7 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 			else
 				memmove(d, (const char *)x->src + r * x->spitch, x->width);
 		}
+		pthread_mutex_unlock(&g_mem_mx);
 	}
 	sim_spin_until(c.start + g_cfg.api_ns);
 	if (ret != cudaSuccess)

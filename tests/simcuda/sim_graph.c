@@ -337,8 +337,11 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 		uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
 		if (f->rule && f->rule->exec_per_block_ns)
 			exec_ns += f->rule->exec_per_block_ns * ((uint64_t)n->grid.x * n->grid.y * n->grid.z - 1);
-		if (f->body && n->args)
+		if (f->body && n->args) { /* device code, under the device-memory lock */
+			pthread_mutex_lock(&g_mem_mx);
 			f->body(n->grid, n->block, n->args);
+			pthread_mutex_unlock(&g_mem_mx);
+		}
 		pthread_mutex_lock(&g_dev.mx);
 		uint64_t kend;
 		uint64_t kstart = sim_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &kend);
