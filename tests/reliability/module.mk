@@ -50,7 +50,10 @@ $(B)/tests/rel/rel_dlmain: tests/reliability/rel_dlmain.c | $(DEPS_STAMP)
 
 ALL_TARGETS += $(B)/tests/test_rel_faults $(REL_PROG) $(B)/tests/rel/librel_dl.so $(B)/tests/rel/rel_dlmain
 TESTS       += $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))
-TSAN_TESTS  += $(B)/tests/test_rel_faults
+# Under TSan also the shell tests where the library's threads race the
+# program's (docs/reliability.md, Sanitizers): any TSan report fails them.
+TSAN_TESTS  += $(B)/tests/test_rel_faults tests/reliability/test_rel_host.sh tests/reliability/test_rel_crash.sh \
+               tests/reliability/test_rel_procs.sh tests/reliability/test_rel_load.sh
 .SECONDARY: $(REL_DIR)/test_rel_faults.o
 
 # make check-faults: only this suite (after the parts it runs are built).

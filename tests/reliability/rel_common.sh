@@ -36,6 +36,23 @@ rel_done() {
   exit $?
 }
 
+# REL_EXITING_THREADS: extra settings for a profiled run whose CUDA-calling
+# threads exit before the process does. Empty, except under TSan, where it is
+# GPUPHASE_STACKS=off: a thread that called unw_backtrace (stacks are on at
+# synchronizing calls by default) leaves libunwind's trace-cache key
+# destructor, which, like TSan's own thread finalizer, waits for the last
+# destructor round and then runs after TSan has destroyed the thread's state,
+# crashing in TSan's pthread_mutex_lock interceptor. A ten-line program with
+# no gpuphase code (a thread calling unw_backtrace once, built with
+# -fsanitize=thread) crashes the same way; without TSan there is no crash.
+# Stack capture under TSan stays covered by tests/e2e/test_preload_sanitizer.sh
+# (GPUPHASE_STACKS=all). docs/reliability.md, Sanitizers.
+REL_EXITING_THREADS=()
+if [ "${GP_SAN:-}" = tsan ]; then
+  REL_EXITING_THREADS=(GPUPHASE_STACKS=off)
+  echo "note: under TSan, runs whose threads exit have GPUPHASE_STACKS=off (libunwind's thread-exit destructor crashes inside TSan)"
+fi
+
 # A fresh directory under the test's temp dir.
 rel_dir() { local d; d=$(mktemp -d "$REL_TMP/${1:-run}-XXXX"); echo "$d"; }
 
@@ -60,6 +77,11 @@ rel_run() {
      LD_LIBRARY_PATH="$REL_B/simcuda" ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
      UBSAN_OPTIONS=print_stacktrace=1 "${le[@]}" "${envs[@]}" "$@" >"$dir/.out" 2>"$dir/.err") 2>/dev/null
   echo $? >"$dir/.rc"
+  # Under TSan every run, bare or profiled, must be free of reports (a race
+  # in both runs would otherwise compare equal).
+  if [ "${GP_SAN:-}" = tsan ] && grep -aq 'WARNING: ThreadSanitizer' "$dir/.err"; then
+    rel_fail "ThreadSanitizer report in $(basename "$dir") ($load): $(grep -a '^SUMMARY: ThreadSanitizer' "$dir/.err" | sort -u | head -3 | tr '\n' ' ')"
+  fi
 }
 
 # stderr with the library's lines removed and run-dependent numbers
@@ -67,7 +89,7 @@ rel_run() {
 rel_err_norm() {
   if [ -n "${GP_SAN:-}" ]; then # a sanitizer's own crash report: pids and addresses differ
     grep -av '^gpuphase: ' "$1/.err" | sed -E 's/^(timing: [^0-9]*)[0-9.]+/\1N/; s/pid [0-9]+/pid N/g;
-      s/==[0-9]+==/==N==/g; s/0x[0-9a-f]+/0xN/g; s/\+0x[0-9a-f]+\)/+N)/g'
+      s/==[0-9]+==/==N==/g; s/0x[0-9a-f]+/0xN/g; s/\+0x[0-9a-f]+\)/+N)/g; s/ T[0-9]+\)$/ TN)/'
   else
     grep -av '^gpuphase: ' "$1/.err" | sed -E 's/^(timing: [^0-9]*)[0-9.]+/\1N/; s/pid [0-9]+/pid N/g'
   fi

@@ -86,8 +86,12 @@ fi
 
 # RLIMIT_FSIZE for real: the shell sets the limit for the program (and for
 # the trace); SIGXFSZ stays at its default action (terminate).
-a=$(rel_dir fszbare); rel_run "$a" bare -- bash -c 'ulimit -f 48; exec "$0" threads 1 1 20000' "$REL_PROG"
-b=$(rel_dir fszpre); rel_run "$b" pre -- bash -c 'ulimit -f 48; exec "$0" threads 1 1 20000' "$REL_PROG"
+# Under TSan through prlimit (same limit, soft and hard): bash and dash
+# crash with the TSan runtime preloaded, even bare.
+fsz=(bash -c 'ulimit -f 48; exec "$0" "$@"')
+[ "${GP_SAN:-}" = tsan ] && fsz=(prlimit --fsize=49152)
+a=$(rel_dir fszbare); rel_run "$a" bare -- "${fsz[@]}" "$REL_PROG" threads 1 1 20000
+b=$(rel_dir fszpre); rel_run "$b" pre "${REL_EXITING_THREADS[@]}" -- "${fsz[@]}" "$REL_PROG" threads 1 1 20000
 rel_same "$a" "$b" "ulimit -f 48"
 tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
 if [ -n "$tr" ]; then
@@ -102,7 +106,7 @@ fi
 # ENOSPC for real: a 64 KiB tmpfs.
 e=$(rel_dir enospc); mkdir "$e/mnt"
 if mount -t tmpfs -o size=64k tmpfs "$e/mnt" 2>/dev/null; then
-  rel_run "$e" pre GPUPHASE_OUTPUT=mnt/t.gpht -- "$REL_PROG" threads 1 1 20000
+  rel_run "$e" pre GPUPHASE_OUTPUT=mnt/t.gpht "${REL_EXITING_THREADS[@]}" -- "$REL_PROG" threads 1 1 20000
   cp "$e/mnt/t.gpht" "$e/t.gpht" 2>/dev/null; umount "$e/mnt"
   [ "$(cat "$e/.rc")" = 0 ] && grep -q "threads 1 x 1 x 20000 done" "$e/.out"
   rel_check $? "ENOSPC: the program was affected: rc $(cat "$e/.rc")"
@@ -115,7 +119,7 @@ fi
 
 # GPUPHASE_MAX_BYTES.
 a=$(rel_dir capbare); rel_run "$a" bare -- "$REL_PROG" threads 1 1 20000
-b=$(rel_dir cappre); rel_run "$b" pre GPUPHASE_MAX_BYTES=40k -- "$REL_PROG" threads 1 1 20000
+b=$(rel_dir cappre); rel_run "$b" pre GPUPHASE_MAX_BYTES=40k "${REL_EXITING_THREADS[@]}" -- "$REL_PROG" threads 1 1 20000
 rel_same "$a" "$b" "GPUPHASE_MAX_BYTES=40k"
 tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
 if [ -n "$tr" ]; then

@@ -56,25 +56,34 @@ for mode in forkexec spawn; do
 done
 
 # GPUPHASE_FOLLOW_FORK=1: the child writes its own trace with its own calls.
-b=$(rel_dir follow); rel_run "$b" pre GPUPHASE_FOLLOW_FORK=1 -- "$REL_PROG" fork $N
-a=$(rel_dir followbare); rel_run "$a" bare -- "$REL_PROG" fork $N
-rel_same "$a" "$b" "fork (GPUPHASE_FOLLOW_FORK=1)"
-[ "$(rel_ntraces "$b")" = 2 ]; rel_check $? "follow fork: $(rel_ntraces "$b") traces, expected 2"
-for tr in "$b"/*.gpht; do
-  [ -e "$tr" ] || continue
-  pid=$("$REL_DUMP" "$tr" 2>/dev/null | sed -n 's/^# pid=//p')
-  if "$REL_DUMP" "$tr" 2>/dev/null | grep -q "^status kind=5"; then
-    check_counts "follow-fork child $pid" "$tr" $MS $SY
-  else
-    check_counts "follow-fork parent $pid" "$tr" $((2 * MS)) $((2 * SY + 1))
-  fi
-done
+# Not under TSan: the child of a multi-threaded fork must start the writer
+# thread, which TSan does not support (it dies, "starting new threads after
+# multi-threaded fork is not supported"; with die_after_fork=0 it aborts on
+# "dup thread with used id", its thread registry still holding the parent's
+# threads). docs/reliability.md, Sanitizers.
+if [ "${GP_SAN:-}" = tsan ]; then
+  echo "follow fork: case not run under TSan (TSan cannot start threads in the child of a multi-threaded fork)"
+else
+  b=$(rel_dir follow); rel_run "$b" pre GPUPHASE_FOLLOW_FORK=1 -- "$REL_PROG" fork $N
+  a=$(rel_dir followbare); rel_run "$a" bare -- "$REL_PROG" fork $N
+  rel_same "$a" "$b" "fork (GPUPHASE_FOLLOW_FORK=1)"
+  [ "$(rel_ntraces "$b")" = 2 ]; rel_check $? "follow fork: $(rel_ntraces "$b") traces, expected 2"
+  for tr in "$b"/*.gpht; do
+    [ -e "$tr" ] || continue
+    pid=$("$REL_DUMP" "$tr" 2>/dev/null | sed -n 's/^# pid=//p')
+    if "$REL_DUMP" "$tr" 2>/dev/null | grep -q "^status kind=5"; then
+      check_counts "follow-fork child $pid" "$tr" $MS $SY
+    else
+      check_counts "follow-fork parent $pid" "$tr" $((2 * MS)) $((2 * SY + 1))
+    fi
+  done
+fi
 
 # Short-lived threads: 25 waves x 16 threads x 40 calls. Each thread makes
 # its own ring; rings of exited threads are drained and freed.
 W=25; T=16
 a=$(rel_dir thrbare); rel_run "$a" bare -- "$REL_PROG" threads $W $T $N
-b=$(rel_dir thr); rel_run "$b" pre -- "$REL_PROG" threads $W $T $N
+b=$(rel_dir thr); rel_run "$b" pre "${REL_EXITING_THREADS[@]}" -- "$REL_PROG" threads $W $T $N
 rel_same "$a" "$b" "threads"
 tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
 if [ -n "$tr" ]; then
@@ -98,7 +107,7 @@ fi
 # pthread_cancel: 20 rounds of 8 threads cancelled while looping on hooked
 # calls (a cancelled thread dies wherever it is, even inside a hook).
 a=$(rel_dir cancelbare); rel_run "$a" bare -- "$REL_PROG" cancel 8
-b=$(rel_dir cancel); rel_run "$b" pre -- "$REL_PROG" cancel 8
+b=$(rel_dir cancel); rel_run "$b" pre "${REL_EXITING_THREADS[@]}" -- "$REL_PROG" cancel 8
 rel_same "$a" "$b" "pthread_cancel"
 tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
 if [ -n "$tr" ]; then
