@@ -264,7 +264,9 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	return 0;
 }
 
-/* One pass over a trace. Returns 0, or an exit status after printing. */
+/* One pass over a trace. Returns 0, GP_EXIT_USAGE after printing why, or
+ * GP_EXIT_INTERNAL (out of memory) without printing: gp_main_analyse says it
+ * once for every way it runs out of memory. */
 static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_main *m, struct gp_rep *rep)
 {
 	char err[512];
@@ -292,7 +294,6 @@ static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_
 						m->exports[e].ex->record(m->exports[e].ctx, an, &recs[i]);
 			}
 			if (rc) {
-				fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
 				gp_reader_close(rd);
 				return GP_EXIT_INTERNAL;
 			}
@@ -355,7 +356,14 @@ static void gp_main_wait_sink(const struct gp_an_wait *w, void *ctx)
 			m->exports[e].ex->wait(w, m->exports[e].ctx);
 }
 
-/* Analyse one trace into rep. Returns 0 or an exit status (message printed). */
+static int gp_main_oom(const char *path)
+{
+	fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
+	return GP_EXIT_INTERNAL;
+}
+
+/* Analyse one trace into rep. Returns 0 or an exit status, its message
+ * printed once (the out-of-memory one here, the others by gp_main_pass). */
 static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, struct gp_rep *rep)
 {
 	struct gp_an_config cfg = { .group_by = m->group_by };
@@ -364,15 +372,15 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 	cfg.ctx = m;
 	struct gp_xa **xv = realloc(m->xas, (m->nxas + 1) * sizeof *xv);
 	if (!xv)
-		return GP_EXIT_INTERNAL;
+		return gp_main_oom(path);
 	m->xas = xv;
 	if (!(m->cur_xa = gp_xa_new()))
-		return GP_EXIT_INTERNAL;
+		return gp_main_oom(path);
 	m->xas[m->nxas++] = m->cur_xa;
 	m->cur_xa->outlier_factor = m->out.outlier_factor;
 	struct gp_an *an = gp_an_new(&cfg);
 	if (!an)
-		return GP_EXIT_INTERNAL;
+		return gp_main_oom(path);
 	memset(rep, 0, sizeof *rep);
 	int rc = gp_main_pass(path, an, 1, m, rep);
 	uint64_t fdrop_ring = rep->dropped_ring, fdrop_cupti = rep->dropped_cupti;
@@ -417,7 +425,7 @@ static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, st
 		}
 	}
 	if (rc == GP_EXIT_INTERNAL)
-		fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
+		gp_main_oom(path);
 	gp_an_free(an);
 	return rc;
 }
