@@ -114,7 +114,7 @@ static int gp_parse_window(const char *v, struct gp_config *c)
 		c->win_mode = GP_WINMODE_TRIGGER;
 		return 0;
 	}
-	if (!strcmp(v, "all") || !*v) {
+	if (!strcmp(v, "all")) { /* empty is rejected, as for every variable */
 		c->win_mode = GP_WINMODE_ALL;
 		return 0;
 	}

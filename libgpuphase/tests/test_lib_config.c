@@ -41,7 +41,7 @@ Test(lib_config, windows)
 	cr_assert(lt_parse(e4, &c, msg, sizeof msg) == 0 && c.win_mode == GP_WINMODE_TRIGGER);
 	static const char *const bad[] = {"skip=3", "skip=1,iters=0", "skip=-1,iters=2", "iters=2,delay=1s",
 					  "delay=1s", "duration=0s", "skip=1,iters=2,repeat=0", "skip=1,skip=2,iters=1",
-					  "delay=1x,duration=1s", "sometimes", "skip=1;iters=2"};
+					  "delay=1x,duration=1s", "sometimes", "skip=1;iters=2", ""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char v[128];
 		snprintf(v, sizeof v, "GPUPHASE_WINDOW=%s", bad[i]);
@@ -85,6 +85,16 @@ Test(lib_config, message_names_variable_value_and_accepted)
 	const char *e[] = {"GPUPHASE_STACKS=deep", NULL};
 	cr_assert(lt_parse(e, &c, msg, sizeof msg) == -EINVAL);
 	cr_assert_str_eq(msg, "gpuphase: GPUPHASE_STACKS='deep': accepted: off, sync, launch or all");
+	/* an empty value is refused like any other bad one (GPUPHASE_WINDOW too) */
+	for (size_t i = 0; i < gp_config_nvars; i++) {
+		char v[128];
+		snprintf(v, sizeof v, "%s=", gp_config_vars[i].name);
+		const char *ee[] = {v, NULL};
+		cr_assert(lt_parse(ee, &c, msg, sizeof msg) == -EINVAL, "%s accepted", v);
+		char want[512];
+		snprintf(want, sizeof want, "gpuphase: %s='': %s", gp_config_vars[i].name, gp_config_vars[i].accepted);
+		cr_assert_str_eq(msg, want);
+	}
 }
 
 Test(lib_config, disable_wins)
