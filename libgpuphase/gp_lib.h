@@ -229,7 +229,7 @@ int gp_window_glob_match(const char *glob, const char *name);
 /* ---- stacks.c ---------------------------------------------------------- */
 
 /* Capture the caller's stack (skipping `skip` library frames), intern it,
- * emit GP_REC_STACK when new for this thread; returns its id or 0. */
+ * emit GP_REC_STACK when new for its table; returns its id or 0. */
 uint32_t gp_stacks_capture(unsigned skip);
 /* Classes (GP_CLASS_BIT mask) that get stacks under a GPUPHASE_STACKS mode;
  * lib.c stores it in gp_stacks_classes at start. */
@@ -237,6 +237,9 @@ unsigned gp_stacks_mask(enum gp_stacks mode);
 extern unsigned gp_stacks_classes;
 /* Symbolise every distinct pc seen (emit GP_REC_SYMBOL); at stop. */
 void gp_stacks_symbolize(void);
+/* Fork child: drop the parent's free stack tables (their ids are defined in
+ * the parent's trace only). */
+void gp_stacks_forget(void);
 
 /* ---- graphs.c ---------------------------------------------------------- */
 

@@ -311,6 +311,7 @@ static void gp_lib_atfork_child(void)
 	gp_tls.depth = 0;
 	gp_tls.internal = 0;
 	gp_tls.stacks = NULL;
+	gp_stacks_forget();
 	gp_lib_forked_child = 1;
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();

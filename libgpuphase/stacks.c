@@ -3,23 +3,30 @@
  *
  * Called from hooks.c on application threads, inside the window only, for the
  * classes GPUPHASE_STACKS selects; gp_stacks_symbolize runs once at exit on
- * the exiting thread. Each thread interns its stacks in its own table
- * (allocated on its first capture, never freed while the process lives, so
- * exit-time symbolisation sees the tables of threads that already ended):
+ * the exiting thread; gp_stacks_forget in a fork child. Each thread interns
+ * its stacks in its own table (taken on its first capture, never freed while
+ * the process lives, so exit-time symbolisation sees the tables of threads
+ * that already ended). When a thread ends, its table goes on a free list and
+ * the next thread to capture takes it over with its stacks and ids (already
+ * written to the trace), so memory is bounded by the most threads capturing
+ * at once, not by every thread the process ever had:
  * a stack seen before costs one unw_backtrace plus a hash probe; a new one is
  * written once as GP_REC_STACK (+ continuation slots), ids taken from one
  * process-wide atomic counter. The hook then emits a GP_REC_STACK_REF.
  * Symbols (dladdr: "function+0xoff (library)") are resolved at exit, off the
  * hot path, into GP_REC_SYMBOL records.
  *
- * Invariants: tables are only written by their owning thread; the global list
- * of tables is push-only (lock-free, release/acquire pair below); a full table
- * stops interning for that thread (returns 0, no reference written).
+ * Invariants: a table is only written by its owning thread (one at a time:
+ * the owner hands it over at its exit); the global list of tables is
+ * push-only (lock-free, release/acquire pair below); the free list is taken
+ * whole (exchange) and pushed onto node by node, so it has no ABA; a full
+ * table stops interning for that thread (returns 0, no reference written).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +40,7 @@
 
 struct gp_stack_table {
 	struct gp_stack_table *next; /* global list, set before publication */
+	struct gp_stack_table *free_next; /* free list link, set before its push */
 	uint32_t npcs, nstacks;
 	struct {
 		uint64_t hash;
@@ -43,6 +51,12 @@ struct gp_stack_table {
 };
 
 static struct gp_stack_table *gp_stacks_all; /* pair: release push / acquire walk */
+/* Tables of ended threads. Pair: release CAS in gp_stacks_put (the old
+ * owner's writes to the table) / acquire exchange in gp_stacks_take. */
+static struct gp_stack_table *gp_stacks_free;
+static pthread_key_t gp_stacks_key; /* destructor hands the table back */
+static pthread_once_t gp_stacks_key_once = PTHREAD_ONCE_INIT;
+static int gp_stacks_key_ok;
 static uint32_t gp_stacks_next_id = 1;
 static uintptr_t gp_stacks_self_lo, gp_stacks_self_hi;
 
@@ -80,6 +94,44 @@ static int gp_stacks_find_self(struct dl_phdr_info *info, size_t size, void *arg
 	return 0;
 }
 
+/* Put t on the free list. Any thread. */
+static void gp_stacks_put(struct gp_stack_table *t)
+{
+	struct gp_stack_table *head = __atomic_load_n(&gp_stacks_free, __ATOMIC_RELAXED);
+	do
+		t->free_next = head;
+	while (!__atomic_compare_exchange_n(&gp_stacks_free, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Take one table off the free list, or NULL. Taking the whole list makes the
+ * pop ABA-free; the rest goes back one by one (a racing taker meanwhile finds
+ * the list empty and allocates: bounded by the threads racing). */
+static struct gp_stack_table *gp_stacks_take(void)
+{
+	struct gp_stack_table *t = __atomic_exchange_n(&gp_stacks_free, NULL, __ATOMIC_ACQUIRE);
+	if (!t)
+		return NULL;
+	for (struct gp_stack_table *r = t->free_next, *nx; r; r = nx) {
+		nx = r->free_next;
+		gp_stacks_put(r);
+	}
+	return t;
+}
+
+/* Key destructor: the thread ends; its table serves the next thread. */
+static void gp_stacks_thread_exit(void *arg)
+{
+	struct gp_stack_table *t = arg;
+	if (gp_tls.stacks == t)
+		gp_tls.stacks = NULL;
+	gp_stacks_put(t);
+}
+
+static void gp_stacks_key_init(void)
+{
+	gp_stacks_key_ok = pthread_key_create(&gp_stacks_key, gp_stacks_thread_exit) == 0;
+}
+
 static struct gp_stack_table *gp_stacks_table(void)
 {
 	struct gp_stack_table *t = gp_tls.stacks;
@@ -87,15 +139,32 @@ static struct gp_stack_table *gp_stacks_table(void)
 		return t;
 	if (!gp_stacks_self_hi)
 		dl_iterate_phdr(gp_stacks_find_self, NULL);
-	t = calloc(1, sizeof *t);
-	if (!t)
-		return NULL;
-	struct gp_stack_table *head = __atomic_load_n(&gp_stacks_all, __ATOMIC_RELAXED);
-	do
-		t->next = head;
-	while (!__atomic_compare_exchange_n(&gp_stacks_all, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	pthread_once(&gp_stacks_key_once, gp_stacks_key_init);
+	t = gp_stacks_take();
+	if (!t) {
+		t = calloc(1, sizeof *t);
+		if (!t)
+			return NULL;
+		struct gp_stack_table *head = __atomic_load_n(&gp_stacks_all, __ATOMIC_RELAXED);
+		do
+			t->next = head;
+		while (!__atomic_compare_exchange_n(&gp_stacks_all, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	}
+	/* Without the key the table stays with this thread (the old behaviour). */
+	if (gp_stacks_key_ok)
+		pthread_setspecific(gp_stacks_key, t);
 	gp_tls.stacks = t;
 	return t;
+}
+
+void gp_stacks_forget(void)
+{
+	/* fork child: the free tables' stacks were written to the parent's
+	 * trace, not to a file this process will write; never hand them out.
+	 * Leaked, as the parent's other state is. */
+	__atomic_store_n(&gp_stacks_free, NULL, __ATOMIC_RELAXED);
+	if (gp_stacks_key_ok)
+		pthread_setspecific(gp_stacks_key, NULL);
 }
 
 static void gp_stacks_emit(uint32_t id, const uint64_t *pcs, uint32_t depth)

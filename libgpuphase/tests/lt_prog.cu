@@ -12,14 +12,19 @@
 //   cudaProfilerStop(); nvtxRangePop()
 // so every GPUPHASE_ITER_MARKER kind has a boundary the ground truth shows.
 //
-// Usage: lt_prog MODE STEPS   MODE = plain | subscribe | fork
+// Usage: lt_prog MODE STEPS   MODE = plain | subscribe | fork | threads
 //   subscribe: take the CUPTI subscription first (like nsys / Kineto would)
 //   fork:      fork after half the steps; the child checks its data and exits
+//   threads:   STEPS short-lived threads one after another, each making one
+//              cudaStreamSynchronize (a GPUPHASE_STACKS=sync call), then
+//              "lt_prog: rss_growth_kb N" on stderr (VmRSS after the last
+//              thread minus after the first) and "lt_prog: threads=N OK"
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cuda_runtime.h>
@@ -69,16 +74,56 @@ static void take_cupti(void)
 		fprintf(stderr, "lt_prog: could not take the CUPTI subscription\n");
 }
 
+static void *sync_thread(void *)
+{
+	CK(cudaStreamSynchronize(0));
+	return NULL;
+}
+
+static long vm_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kb = atol(line + 6);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* Threads that come and go (a thread-per-request server): memory must not
+ * grow with the number of threads the process has ever had. */
+static int run_threads(int n)
+{
+	long first = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, sync_thread, NULL) || pthread_join(th, NULL)) {
+			fprintf(stderr, "lt_prog: pthread_create failed\n");
+			return 1;
+		}
+		if (i == 0)
+			first = vm_rss_kb();
+	}
+	fprintf(stderr, "lt_prog: rss_growth_kb %ld\n", vm_rss_kb() - first);
+	printf("lt_prog: threads=%d OK\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
 	int steps = atoi(argv[2]);
 	if (!strcmp(mode, "subscribe"))
 		take_cupti();
+	if (!strcmp(mode, "threads"))
+		return run_threads(steps);
 	static unsigned h[N + 1];
 	unsigned *d, *d2;
 	cudaStream_t st;

@@ -858,3 +858,45 @@ Test(lib_e2e, trigger_socket, .timeout = 120)
 	lt_trace_free(&t);
 	lt_rmdir(dir);
 }
+
+/*
+ * Short-lived threads with stacks on (the default GPUPHASE_STACKS=sync): each
+ * thread's stack table (~150 KB) used to stay allocated after the thread
+ * ended, so a thread-per-request program grew by that much per thread it ever
+ * had (1000 threads: +150 MB). Ground truth: the 1000 threads run one after
+ * another and all make the same call from the same place, so one table serves
+ * them all and one distinct stack is written; every reference must name a
+ * stack the trace defines. RSS (bare runs only; sanitizer allocators keep
+ * freed memory in quarantine) may grow by at most 16 MB = 16 KB per thread,
+ * a tenth of one table; stacks=off grows about 1 MB here.
+ */
+Test(lib_e2e, short_lived_threads_bounded, .timeout = 120)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "threads", "1000", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace.gpht", "GPUPHASE_STACKS=sync", NULL};
+	struct lt_result r;
+	lt_run(dir, argv, env, LT_PRELOAD, 100, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "lt_prog: threads=1000 OK"), "%s%s", r.out, r.err);
+	const char *g = strstr(r.err, "rss_growth_kb ");
+	cr_assert(g, "no rss line: %s", r.err);
+	long kb = atol(g + strlen("rss_growth_kb "));
+	if (!*lt_env("GP_SAN", ""))
+		cr_assert(kb < 16 * 1024, "RSS grew by %ld kB over 1000 short-lived threads", kb);
+	char path[1200];
+	snprintf(path, sizeof path, "%s/trace.gpht", dir);
+	static struct lt_trace t;
+	lt_trace_load(path, &t);
+	cr_assert(t.end.complete, "trace incomplete");
+	cr_assert(t.n_hook == 1000 && t.n_sref == 1000, "%zu hook records, %zu stack refs (1000 each expected)",
+		  t.n_hook, t.n_sref);
+	cr_assert(t.nstack >= 1 && t.nstack <= 2, "%zu distinct stacks written for one call site", t.nstack);
+	for (size_t i = 0; i < t.n_sref; i++)
+		cr_assert(t.sref[i].stack >= 1 && t.sref[i].stack <= t.nstack, "stack ref %u undefined",
+			  t.sref[i].stack);
+	lt_trace_free(&t);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
