@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,7 +218,16 @@ void gp_hostload_start(void)
 	pthread_mutex_lock(&gp_hl.mx);
 	if (!gp_hl.running) {
 		gp_hl.stop = 0;
-		if (pthread_create(&gp_hl.thread, NULL, gp_hostload_main, NULL) == 0) {
+		/* The thread must not inherit the application's signals: with them
+		 * unblocked the kernel may deliver a process-directed signal the
+		 * program blocks in its own threads (to take it with sigwait or a
+		 * signalfd) to this thread, whose default action kills the process. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		int rc = pthread_create(&gp_hl.thread, NULL, gp_hostload_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc == 0) {
 			gp_hl.running = 1;
 			__atomic_store_n(&gp_hl.owner, getpid(), __ATOMIC_RELEASE);
 		} else {

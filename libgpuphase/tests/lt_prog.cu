@@ -19,12 +19,19 @@
 //              cudaStreamSynchronize (a GPUPHASE_STACKS=sync call), then
 //              "lt_prog: rss_growth_kb N" on stderr (VmRSS after the last
 //              thread minus after the first) and "lt_prog: threads=N OK"
+//   sigblock:  one CUDA call, then block SIGUSR1 in the (only) program thread,
+//              take it through a signalfd and kill(getpid(), SIGUSR1): the
+//              process must receive it there, not die of it on a thread the
+//              library started ("lt_prog: signalfd got SIGUSR1")
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cuda_runtime.h>
@@ -112,10 +119,45 @@ static int run_threads(int n)
 	return 0;
 }
 
+/* A program that handles a signal synchronously: blocked in its threads,
+ * read from a signalfd. A thread of the library that leaves it unblocked
+ * would take the signal's default action (terminate) instead. */
+static int run_sigblock(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	/* start from the default disposition, unblocked (whatever the test
+	 * runner left to be inherited across exec) */
+	signal(SIGUSR1, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	CK(cudaDeviceSynchronize()); /* the library starts here */
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return 1;
+	int fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	for (int i = 0; i < 8; i++) { /* which thread the kernel picks varies */
+		if (kill(getpid(), SIGUSR1))
+			return 1;
+		struct pollfd p = {fd, POLLIN, 0};
+		struct signalfd_siginfo si;
+		if (poll(&p, 1, 5000) != 1 || read(fd, &si, sizeof si) != (ssize_t)sizeof si ||
+		    si.ssi_signo != SIGUSR1) {
+			fprintf(stderr, "lt_prog: SIGUSR1 not received through the signalfd\n");
+			return 1;
+		}
+		usleep(20000);
+	}
+	CK(cudaDeviceSynchronize());
+	printf("lt_prog: signalfd got SIGUSR1\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -124,6 +166,8 @@ int main(int argc, char **argv)
 		take_cupti();
 	if (!strcmp(mode, "threads"))
 		return run_threads(steps);
+	if (!strcmp(mode, "sigblock"))
+		return run_sigblock();
 	static unsigned h[N + 1];
 	unsigned *d, *d2;
 	cudaStream_t st;

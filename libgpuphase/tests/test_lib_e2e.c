@@ -900,3 +900,39 @@ Test(lib_e2e, short_lived_threads_bounded, .timeout = 120)
 	lt_free(&r);
 	lt_rmdir(dir);
 }
+
+/*
+ * The library's own threads must never take the program's signals: a program
+ * that blocks SIGUSR1 and reads it from a signalfd gets it there, bare and
+ * profiled. The host-load sampler thread used to inherit the starting
+ * thread's (empty) signal mask, so the kernel delivered the process-directed
+ * SIGUSR1 to it and its default action killed the program (status 138).
+ */
+Test(lib_e2e, library_threads_block_signals, .timeout = 60)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "sigblock", "0", NULL};
+	/* GPUPHASE_CUPTI=0: no (simulated) CUPTI worker thread, whose mask is
+	 * CUPTI's business, not ours */
+	const char *env[] = {"GPUPHASE_OUTPUT=trace.gpht", "GPUPHASE_CUPTI=0", NULL};
+	struct lt_result r;
+	lt_run(dir, argv, env, LT_BARE, 30, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "lt_prog: signalfd got SIGUSR1"), "bare: status %d %s%s", r.status,
+		  r.out, r.err);
+	lt_free(&r);
+	/* every library thread that exists: sampler, writer, window timer */
+	const char *env2[] = {"GPUPHASE_OUTPUT=trace.gpht", "GPUPHASE_CUPTI=0", "GPUPHASE_WINDOW=delay=0s,duration=60s",
+			      NULL};
+	for (int k = 0; k < 2; k++) {
+		lt_run(dir, argv, k ? env2 : env, LT_PRELOAD, 30, &r);
+		cr_assert(r.status == 0 && strstr(r.out, "lt_prog: signalfd got SIGUSR1"), "profiled: status %d %s%s",
+			  r.status, r.out, r.err);
+		lt_free(&r);
+		char path[1200];
+		snprintf(path, sizeof path, "%s/trace.gpht", dir);
+		unlink(path);
+	}
+	lt_rmdir(dir);
+}
