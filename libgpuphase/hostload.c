@@ -14,8 +14,9 @@
  * conditions and stages sections.
  *
  * Who calls it: lib.c starts it after the capture window starts and stops it
- * in its atexit path before the collector stops; the sampler thread is the
- * only other caller. The thread marks itself internal (gp_tls.internal) so
+ * in its atexit path before the collector stops, and forgets it in a fork
+ * child (which may start its own); the sampler thread is the only other
+ * caller. The thread marks itself internal (gp_tls.internal) so
  * nothing it does is traced. Never blocks an application thread; failures
  * (no /proc, no thread) only mean no samples.
  */
@@ -250,4 +251,15 @@ void gp_hostload_stop(void)
 	pthread_mutex_unlock(&gp_hl.mx);
 	if (join)
 		pthread_join(gp_hl.thread, NULL);
+}
+
+void gp_hostload_forget(void)
+{
+	/* fork child: the parent's sampler does not exist here and its lock
+	 * may have been held at fork (the sampler holds it between waits). */
+	pthread_mutex_init(&gp_hl.mx, NULL);
+	pthread_cond_init(&gp_hl.cv, NULL);
+	gp_hl.running = 0;
+	gp_hl.stop = 0;
+	__atomic_store_n(&gp_hl.owner, 0, __ATOMIC_RELEASE);
 }

@@ -317,6 +317,7 @@ static void gp_lib_atfork_child(void)
 		gp_collector_forget();
 	gp_cupti_forget();
 	gp_window_forget();
+	gp_hostload_forget();
 	if (s == GP_STATE_INERT || !gp_cfg.follow_fork) {
 		gp_lib_go_inert();
 		return;
