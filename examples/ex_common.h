@@ -54,13 +54,25 @@ static inline void lcg_jump(uint64_t n, uint32_t *a_out, uint32_t *c_out)
 	*c_out = c;
 }
 
-/* Print an event-measured interval to stderr. */
-static inline void ex_timing(const char *what, cudaEvent_t a, cudaEvent_t b)
+/* Milliseconds from event a to event b (waits for b). */
+static inline float ex_elapsed_ms(cudaEvent_t a, cudaEvent_t b)
 {
 	float ms = 0;
 	CK(cudaEventSynchronize(b));
 	CK(cudaEventElapsedTime(&ms, a, b));
+	return ms;
+}
+
+/* Print an event-measured time to stderr (a sum of intervals, say). */
+static inline void ex_timing_ms(const char *what, double ms)
+{
 	fprintf(stderr, "timing: %s %.3f\n", what, ms);
+}
+
+/* Print an event-measured interval to stderr. */
+static inline void ex_timing(const char *what, cudaEvent_t a, cudaEvent_t b)
+{
+	ex_timing_ms(what, ex_elapsed_ms(a, b));
 }
 
 #endif

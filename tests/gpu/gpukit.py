@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -209,13 +210,17 @@ def same_as_bare(res, bare, run):
 
 # What each example's "timing: <what> <ms>" line brackets with its CUDA events
 # (read from examples/*.cu): ("events", I, J, K) = from the program's I-th to
-# its J-th cudaEventRecord call (0-based); K, if set, names the kernel whose
-# back-to-back launches fill the bracket, so that on a GPU the report's
-# execute_ns summed over K must equal the events as well.
+# its J-th cudaEventRecord call (0-based); ("pairs", [(I, J), ...], K) = the
+# sum of several such brackets (one event pair around each kernel launch).
+# K, if set, names the kernel that alone fills the bracket(s), so that on a
+# GPU the report's execute_ns summed over K must equal the events as well.
 # A program not listed is compared as ("exec", what): its timing line names a
 # kernel and brackets only that kernel's launches.
+CB_KERNELS = 5  # examples/compute_bound.cu KERNELS: start k = record 2k, stop k = 2k+1, end = 10
 TIMING_SPECS = {
-    "compute_bound": {"kernels": ("events", 0, 1, "heavy_lcg"), "total": ("events", 0, 2, None)},
+    "compute_bound": {"kernels": ("pairs", [(2 * k, 2 * k + 1) for k in range(CB_KERNELS)], "heavy_lcg"),
+                      "bracket": ("events", 0, 2 * CB_KERNELS - 1, None),
+                      "total": ("events", 0, 2 * CB_KERNELS, None)},
     "launch_bound": {"launch_loop": ("events", 0, 1, None)},
     "sync_bound": {"steps": ("events", 0, 1, None)},
     "graph_replay": {"replays": ("events", 0, 1, None)},
@@ -256,13 +261,20 @@ def events_vs_trace(program, ops, dump, timings, sim):
     pairs, unmatched = [], []
     for what, ms in timings:
         how = spec.get(what) or ("exec", what)
-        if how[0] == "events":
-            _, i, j, k = how
-            if evt is None or len(evt) <= max(i, j):
+        if how[0] in ("events", "pairs"):
+            if how[0] == "events":
+                _, i, j, k = how
+                brackets = [(i, j)]
+                label = "events %d..%d" % (i, j)
+            else:
+                _, brackets, k = how
+                label = "%d event pairs" % len(brackets)
+            need = max(max(i, j) for i, j in brackets) + 1
+            if evt is None or len(evt) < need:
                 unmatched.append("%s (%s cudaEventRecord calls in the trace, need %d)"
-                                 % (what, "no" if evt is None else len(evt), max(i, j) + 1))
+                                 % (what, "no" if evt is None else len(evt), need))
                 continue
-            pairs.append((what, ms, (evt[j] - evt[i]) / 1e6, "events %d..%d" % (i, j)))
+            pairs.append((what, ms, sum(evt[j] - evt[i] for i, j in brackets) / 1e6, label))
             if not k:
                 continue
             if sim:
@@ -498,15 +510,43 @@ def check_graph(a):
     return res.emit(a.summary)
 
 
+WRAPPER_FAILED = 3  # train_wrap.py's exit status when it cannot hook optimizer steps
+
+
+def wrapper_failure(run):
+    """The reason train_wrap.py itself failed in this run (it exits
+    WRAPPER_FAILED with a 'train_wrap.py: ...' line), or None when the wrapper
+    did its part and any failure is the training script's."""
+    lines = [l for l in run.stderr.splitlines() if l.startswith("train_wrap.py:")]
+    if run.rc == WRAPPER_FAILED and lines:
+        return "%s: the kit's wrapper tests/gpu/train_wrap.py failed (exit %d), the training script did not run: %s" % (
+            run.name, run.rc, lines[-1][:240])
+    return None
+
+
+def train_rc(res, run, what):
+    """Require exit status 0 of a train.* run, naming a wrapper failure as such."""
+    why = wrapper_failure(run)
+    if why:
+        return res.need(False, why)
+    return res.need(run.rc == 0, "%s: exit status %d: %s" % (what, run.rc, run.tail()))
+
+
 def load_steps(run):
     """The wrapper's steps.json: optimizer-step end times (CLOCK_MONOTONIC_RAW ns)."""
     p = os.path.join(run.dir, "steps.json")
+    if not os.path.exists(p):
+        why = wrapper_failure(run)
+        raise KitError(why or "%s: train_wrap.py wrote no steps.json (exit %d: %s)" % (run.name, run.rc, run.tail()))
     try:
         st = json.loads(read_text(p))
     except ValueError:
         raise KitError("%s: malformed" % p)
     if not isinstance(st.get("step_end_ns"), list):
         raise KitError("%s: no step_end_ns list" % p)
+    if not st["step_end_ns"] and st.get("exit") == 0:
+        raise KitError("%s: train_wrap.py recorded no optimizer step (hook '%s' never ran)"
+                       % (run.name, st.get("hook", "?")))
     return st
 
 
@@ -564,9 +604,12 @@ def check_train(a):
         run = Run(os.path.join(runs, "train.preload"))
         # train.py prints its own timings on stdout: only the exit status is
         # compared strictly; the loss lines are compared as a note.
-        res.need(bare.rc == 0, "bare run failed: rc=%d: %s" % (bare.rc, bare.tail()))
-        res.need(run.rc == bare.rc, "exit status %d under gpuphase, %d bare: %s"
-                 % (run.rc, bare.rc, run.tail()))
+        train_rc(res, bare, "bare run failed")
+        if wrapper_failure(run):
+            train_rc(res, run, run.name)
+        else:
+            res.need(run.rc == bare.rc, "exit status %d under gpuphase, %d bare: %s"
+                     % (run.rc, bare.rc, run.tail()))
         losses = [[l for l in r.stdout.splitlines() if l.startswith("step ")] for r in (bare, run)]
         res.notes.append("loss lines %s the bare run's" % ("equal" if losses[0] == losses[1] else "DIFFER from"))
         st = load_steps(run)
@@ -585,7 +628,7 @@ def check_train(a):
         run = Run(os.path.join(runs, "train.nvtx"))
         if bare is None:
             bare = Run(os.path.join(runs, "train.bare"))
-        res.need(run.rc == 0, "exit status %d: %s" % (run.rc, run.tail()))
+        train_rc(res, run, "train.nvtx")
         rep = run.report()
         ops = operators(rep)
         aten = [o for o in ops if str(o.get("name", "")).startswith("aten::")]
@@ -605,7 +648,7 @@ def check_train(a):
         gp = Run(os.path.join(runs, "train.preload"))
         tp = Run(os.path.join(runs, "train.torchprof"))
         for r in (bare, gp, tp):
-            res.need(r.rc == 0, "%s: exit status %d: %s" % (r.name, r.rc, r.tail()))
+            train_rc(res, r, r.name)
         sb, sg, stp = load_steps(bare), load_steps(gp), load_steps(tp)
         # gpuphase's window is counted in its iteration marks (syncs), which
         # may start before the loop; torch.profiler's in optimizer steps.
@@ -840,6 +883,99 @@ def table(a):
 
 # ---------------------------------------------------------------- self-test
 
+STUB_OPTIMIZER = """
+_post = []
+if HAS_GLOBAL:
+    def register_optimizer_step_post_hook(hook):
+        _post.append(hook)
+
+
+class Optimizer:
+    # like torch: the base __init__ wraps step so that hooks run after it
+    def __init__(self, params):
+        self._hooks = []
+        inner = self.step
+
+        def step(*a, **kw):
+            r = inner(*a, **kw)
+            for h in _post + self._hooks:
+                h(self, a, kw)
+            return r
+        self.step = step
+
+    if HAS_INSTANCE:
+        def register_step_post_hook(self, hook):
+            self._hooks.append(hook)
+
+
+class SGD(Optimizer):
+    def __init__(self, params):
+        super().__init__(params)
+
+    def step(self):
+        return None
+"""
+
+
+def train_wrap_stub(tmp, variant, want_how, steps=7):
+    """Run tests/gpu/train_wrap.py on a tiny script stepping an optimizer
+    `steps` times, against a stub torch package of the given variant:
+    "global" (the global hook in torch.optim.optimizer, whose name the
+    package deletes as PyTorch 2.11 does), "instance" (only the per-instance
+    hook), "step" (neither), "none" (no torch.optim.Optimizer). Returns what
+    went wrong, or None."""
+    root = os.path.join(tmp, "stub-" + variant)
+    pkg = os.path.join(root, "torch", "optim")
+    os.makedirs(pkg)
+    with open(os.path.join(root, "torch", "__init__.py"), "w") as f:
+        f.write("from . import optim\n")
+    with open(os.path.join(pkg, "__init__.py"), "w") as f:
+        if variant != "none":
+            f.write("from .optimizer import Optimizer, SGD\ndel optimizer  # as torch 2.11: no attribute\n")
+    with open(os.path.join(pkg, "optimizer.py"), "w") as f:
+        f.write("HAS_GLOBAL = %s\nHAS_INSTANCE = %s\n" % (variant == "global", variant in ("global", "instance")))
+        f.write(STUB_OPTIMIZER)
+    script = os.path.join(root, "train.py")
+    with open(script, "w") as f:
+        f.write("import torch\nopt = torch.optim.SGD([])\nfor i in range(%d):\n    opt.step()\n"
+                "print('step %%4d  loss 1.0' %% i)\n" % steps)
+    run_dir = os.path.join(root, "train.bare")
+    os.makedirs(run_dir)
+    env = dict(os.environ, PYTHONPATH=root)
+    wrap = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_wrap.py")
+    try:
+        p = subprocess.run([sys.executable, wrap, "--", script], cwd=run_dir, env=env, timeout=60,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        return "could not run: %s" % e
+    for fn, txt in (("stdout", p.stdout), ("stderr", p.stderr), ("rc", "%d\n" % p.returncode),
+                    ("wall_ns", "1\n")):
+        with open(os.path.join(run_dir, fn), "w") as f:
+            f.write(txt)
+    run = Run(run_dir)
+    if want_how is None:
+        why = wrapper_failure(run)
+        if p.returncode != WRAPPER_FAILED or not why or "cannot hook optimizer steps" not in why:
+            return "expected a reported wrapper failure, got exit %d: %s" % (p.returncode, run.tail())
+        res = Result("selftest/train_wrap-none")
+        train_rc(res, run, run.name)
+        if not res.fails or "train_wrap.py failed" not in res.fails[0]:
+            return "the kit did not name the wrapper: %s" % res.fails
+        return None
+    if p.returncode != 0:
+        return "exit %d: %s" % (p.returncode, run.tail())
+    try:
+        st = load_steps(run)
+    except KitError as e:
+        return str(e)
+    if st.get("hook") != want_how or len(st["step_end_ns"]) != steps:
+        return "hook %r with %d steps recorded, expected %r with %d" % (
+            st.get("hook"), len(st["step_end_ns"]), want_how, steps)
+    if st["step_end_ns"] != sorted(st["step_end_ns"]):
+        return "step times not increasing"
+    return None
+
+
 def selftest(_a):
     """Each check on synthetic runs: agreeing inputs PASS, each kind of
     disagreement FAILs. Returns 0 if every case came out as expected."""
@@ -881,6 +1017,43 @@ def selftest(_a):
         return {"rt_names": {"135": "cudaEventRecord", "7": "cudaLaunchKernel"},
                 "rt": [[135, 1000, 500, 1], [7, 2000, 100, 2], [7, 3000, 100, 3], [135, 4000, 500, 4]],
                 "ops": [[2, 2500, 30_000_000], [3, 30_000_000, last_end]]}
+
+    def cbrun(name, lead_end, launch_lat, dur=10_000_000, events_scale=1.0, sim=False):
+        """A compute_bound-like run: lead_in (GPU busy until lead_end), then
+        per kernel k: cudaEventRecord(start k), launch, cudaEventRecord(stop k);
+        a final event. Kernel k starts 1 us after the later of the previous
+        kernel's end and its launch call's end + launch_lat. Its timing lines
+        are what the events measure (x events_scale); the report's heavy_lcg
+        execute sum is 5 x dur."""
+        rt, ops, ev = [], [], []
+        h, corr, gpu = 1000, 1, lead_end
+        rt.append([7, h, 100, corr])
+        ops.append([corr, 1500, lead_end])
+        for _k in range(CB_KERNELS):
+            h += 200
+            corr += 1
+            rt.append([135, h, 100, corr])
+            ev.append(max(h + 100, gpu))  # start k: after the stream's work so far
+            h += 200
+            corr += 1
+            rt.append([7, h, 100, corr])
+            start = max(gpu, h + 100 + launch_lat) + 1000
+            gpu = start + dur
+            ops.append([corr, start, gpu])
+            h += 200
+            corr += 1
+            rt.append([135, h, 100, corr])
+            ev.append(max(h + 100, gpu))  # stop k: after kernel k
+        h = gpu + 5_000_000
+        corr += 1
+        rt.append([135, h, 100, corr])
+        ev.append(h + 100)
+        kern = sum(ev[2 * k + 1] - ev[2 * k] for k in range(CB_KERNELS))
+        err = "".join("timing: %s %.6f\n" % (w, v * events_scale / 1e6) for w, v in (
+            ("kernels", kern), ("bracket", ev[9] - ev[0]), ("total", ev[10] - ev[0])))
+        dump = {"rt_names": {"135": "cudaEventRecord", "7": "cudaLaunchKernel"}, "rt": rt, "ops": ops}
+        return dict(run=mk(name, err=err, report=rep(CB_KERNELS * dur / 1e6, name="heavy_lcg", count=5),
+                           dump=dump), tol=0.01, program="compute_bound", sim=sim)
 
     def grep_(launches=4, nodes=3, count=4, captured=True, kernels=("ka", "kb", "kc"), host=400,
               charged=(400, 0, 0), cov=1.0):
@@ -926,12 +1099,14 @@ def selftest(_a):
         ("no event records", "FAIL", check_example,
          dict(run=mk("s3", err="timing: launch_loop 60.3\n", report=rep(), dump={"groups": {}}),
               tol=0.01, program="launch_bound")),
-        ("exec off on GPU", "FAIL", check_example,
-         dict(run=mk("s4", err="timing: kernels 60.3\n", report=rep(50.0, name="heavy_lcg"),
+        ("per-kernel events = execute", "PASS", check_example, cbrun("s4", 1_000_000, 5_000)),
+        ("first kernel waits for its launch", "FAIL", check_example, cbrun("s5", 0, 600_000)),
+        ("execute not judged in sim", "PASS", check_example, cbrun("s6", 0, 600_000, sim=True)),
+        ("per-kernel events vs trace 3% off", "FAIL", check_example,
+         cbrun("s7", 1_000_000, 5_000, events_scale=1.03, sim=True)),
+        ("compute_bound old bracket only", "FAIL", check_example,
+         dict(run=mk("s8", err="timing: kernels 60.3\n", report=rep(50.0, name="heavy_lcg"),
                      dump=evdump(60_000_000)), tol=0.01, program="compute_bound")),
-        ("exec not judged in sim", "PASS", check_example,
-         dict(run=mk("s5", err="timing: kernels 60.3\n", report=rep(50.0, name="heavy_lcg"),
-                     dump=evdump(60_000_000)), tol=0.01, program="compute_bound", sim=True)),
         ("nvtx names", "PASS", check_nvtx,
          dict(run=mk("v1", report=rep(name="gp::fill", count=50)), expect="gp::fill=50")),
         ("nvtx count off", "FAIL", check_nvtx,
@@ -1038,6 +1213,16 @@ def selftest(_a):
         if ("FAIL" in got) != ("FAIL" in want):
             print("selftest: %s: got %s, expected %s" % (what, sorted(got), sorted(want)))
             bad += 1
+    # train_wrap.py against stub `torch` packages (no PyTorch here): every
+    # way of hooking optimizer steps records each step; with none it says so
+    # and the kit reports the wrapper, not the training script.
+    nstub = 0
+    for variant, want_how in (("global", "global"), ("instance", "instance"), ("step", "step"), ("none", None)):
+        nstub += 1
+        why = train_wrap_stub(tmp, variant, want_how)
+        if why:
+            print("selftest: train_wrap.py with a %s stub torch: %s" % (variant, why))
+            bad += 1
     # window exactness
     st = list(range(1_000, 40_000, 1_000))  # 39 step ends, 1 us apart
     win = {"windows": [{"start": 20_500, "stop": 30_500}], "iter_ts": list(range(20_500, 30_600, 1_000)),
@@ -1053,7 +1238,7 @@ def selftest(_a):
     if not r.fails:
         print("selftest: a window one step too long was not caught")
         bad += 1
-    print("selftest: %d cases, %d wrong" % (len(cases) + 9, bad))
+    print("selftest: %d cases, %d wrong" % (len(cases) + 9 + nstub, bad))
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
 
