@@ -379,14 +379,16 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 {
 	(void)ud;
 	(void)data;
+	/* On the application thread, inside its CUDA call: errno is the
+	 * program's (a ring allocation failing in here must not show). */
+	int saved = errno;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
-						   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
+						   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
 		gp_graphs_callback(cbid, data); /* graphs.c: capture-time node mapping */
-		return;
-	}
-	if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
-	    gp_cupti_registered)
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
+		 gp_cupti_registered)
 		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	errno = saved;
 }
 
 /* ---- life cycle ---------------------------------------------------------- */

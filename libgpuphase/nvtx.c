@@ -13,6 +13,7 @@
  * start/end are process-unique (one atomic counter).
  */
 #define NVTX_NO_IMPL
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -63,7 +64,17 @@ static const char *gp_nvtx_attr_text(const nvtxEventAttributes_t *a, char *buf, 
 	return NULL;
 }
 
+/* errno is the program's: whatever fails in here (a ring that cannot be
+ * allocated, CUPTI calls of a window transition) must not change it. */
+static void gp_nvtx_record_in(uint8_t kind, const char *text, uint64_t id);
 static void gp_nvtx_record(uint8_t kind, const char *text, uint64_t id)
+{
+	int saved = errno;
+	gp_nvtx_record_in(kind, text, id);
+	errno = saved;
+}
+
+static void gp_nvtx_record_in(uint8_t kind, const char *text, uint64_t id)
 {
 	uint64_t ts = gp_now();
 	uint32_t tid = gp_lib_tid();

@@ -23,6 +23,10 @@
 //              take it through a signalfd and kill(getpid(), SIGUSR1): the
 //              process must receive it there, not die of it on a thread the
 //              library started ("lt_prog: signalfd got SIGUSR1")
+//   nvtxerrno: address space limited to its size + 256 MB (so a 512 MB ring,
+//              GPUPHASE_RING_RECORDS=16777216, cannot be allocated), then
+//              NVTX push / pop / mark on the main thread and a new thread
+//              with errno set before each; prints the errno after each
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +35,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,10 +159,58 @@ static int run_sigblock(void)
 	return 0;
 }
 
+/* errno after NVTX calls: the library's NVTX entry points must leave it as
+ * they found it, also when they fail inside (no memory for a ring). */
+static int nvtx_errno_round(char *out, size_t len)
+{
+	int e[3];
+	errno = 4241;
+	nvtxRangePushA("step");
+	e[0] = errno;
+	errno = 4242;
+	nvtxRangePop();
+	e[1] = errno;
+	errno = 4243;
+	nvtxMarkA("mark");
+	e[2] = errno;
+	return snprintf(out, len, "%d %d %d", e[0], e[1], e[2]);
+}
+
+static void *nvtx_errno_thread(void *arg)
+{
+	nvtx_errno_round((char *)arg, 64);
+	return NULL;
+}
+
+static int run_nvtxerrno(void)
+{
+	long vm_kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "VmSize:", 7))
+			vm_kb = atol(line + 7);
+	if (f)
+		fclose(f);
+	if (vm_kb <= 0)
+		return 1;
+	struct rlimit rl;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)(vm_kb + 256 * 1024) * 1024;
+	if (setrlimit(RLIMIT_AS, &rl))
+		return 1;
+	char main_s[64], thr_s[64];
+	nvtx_errno_round(main_s, sizeof main_s);
+	pthread_t th;
+	if (pthread_create(&th, NULL, nvtx_errno_thread, thr_s) || pthread_join(th, NULL))
+		return 1;
+	printf("lt_prog: nvtx errno main %s thread %s\n", main_s, thr_s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -168,6 +221,8 @@ int main(int argc, char **argv)
 		return run_threads(steps);
 	if (!strcmp(mode, "sigblock"))
 		return run_sigblock();
+	if (!strcmp(mode, "nvtxerrno"))
+		return run_nvtxerrno();
 	static unsigned h[N + 1];
 	unsigned *d, *d2;
 	cudaStream_t st;

@@ -940,3 +940,38 @@ Test(lib_e2e, library_threads_block_signals, .timeout = 60)
 	}
 	lt_rmdir(dir);
 }
+
+/*
+ * NVTX entry points leave errno alone, also when the library fails inside
+ * them: with a 512 MB ring that the address-space limit (program size +
+ * 256 MB) refuses, the first record of each thread cannot get a ring and
+ * the allocation's ENOMEM (12) used to reach the program through
+ * nvtxRangePushA / Pop / MarkA. Expected: exactly the values the program set
+ * (the bare run prints the same line). Not under sanitizers: their runtimes
+ * reserve far more address space than any such limit allows.
+ */
+Test(lib_e2e, nvtx_keeps_errno, .timeout = 60)
+{
+	if (*lt_env("GP_SAN", "")) {
+		cr_log_info("nvtx_keeps_errno: RLIMIT_AS cannot be used under %s; checked in the plain build",
+			    lt_env("GP_SAN", ""));
+		return;
+	}
+	char dir[256], bin[1200], lib[1200], nvtx[1300];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	snprintf(lib, sizeof lib, "%s/lib/libgpuphase.so", lt_build());
+	snprintf(nvtx, sizeof nvtx, "NVTX_INJECTION64_PATH=%s", lib);
+	const char *argv[] = {bin, "nvtxerrno", "0", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=trace.gpht", "GPUPHASE_RING_RECORDS=16777216", nvtx, NULL};
+	const char *env_bare[] = {"GPUPHASE_OUTPUT=trace.gpht", NULL};
+	const char *want = "lt_prog: nvtx errno main 4241 4242 4243 thread 4241 4242 4243\n";
+	for (int load = LT_BARE; load <= LT_PRELOAD; load++) {
+		struct lt_result r;
+		lt_run(dir, argv, load ? env : env_bare, (enum lt_load)load, 30, &r);
+		cr_assert(r.status == 0 && !strcmp(r.out, want), "%s: status %d, stdout '%s' (expected '%s') %s",
+			  load ? "profiled" : "bare", r.status, r.out, want, r.err);
+		lt_free(&r);
+	}
+	lt_rmdir(dir);
+}
