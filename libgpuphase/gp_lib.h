@@ -180,6 +180,8 @@ const char *gp_hooks_name(unsigned id);
  * libcudart.so.N (also when it was loaded RTLD_LOCAL). Caches the result in
  * *slot. Returns NULL if not found (not cached, a later call retries). */
 void *gp_resolve_real(const char *name, void **slot);
+/* Fork child: reset the lookup lock another parent thread may have held. */
+void gp_resolve_forget(void);
 
 /* ---- cupti.c ----------------------------------------------------------- */
 

@@ -318,6 +318,7 @@ static void gp_lib_atfork_child(void)
 	gp_cupti_forget();
 	gp_window_forget();
 	gp_hostload_forget();
+	gp_resolve_forget();
 	if (s == GP_STATE_INERT || !gp_cfg.follow_fork) {
 		gp_lib_go_inert();
 		return;

@@ -119,3 +119,12 @@ void *gp_resolve_real(const char *name, void **slot)
 		gp_log(GP_LOG_DEBUG, "real %s not found", name);
 	return p;
 }
+
+void gp_resolve_forget(void)
+{
+	/* fork child: only the forking thread exists; another thread of the
+	 * parent may have held the lock mid-lookup (the RTLD_LOCAL path), which
+	 * would block the child's first call of a hook not yet resolved. The
+	 * table itself stays valid (the same objects are mapped). */
+	pthread_mutex_init(&gp_resolve_lock, NULL);
+}
