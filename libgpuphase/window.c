@@ -158,10 +158,18 @@ static int gp_window_want(void)
 		w = 1;
 		break;
 	case GP_WINMODE_ITERS: {
-		int64_t skip = (int64_t)gp_cfg.skip, iters = (int64_t)gp_cfg.iters;
-		if (it >= skip) {
-			int64_t d = it - skip, period = skip + iters;
-			w = d % period < iters && (uint64_t)(d / period) < gp_cfg.repeat;
+		/* Unsigned: skip and iters may be anything up to 2^64-1 (iters >=
+		 * 1). A period that does not fit in 64 bits is never completed, so
+		 * the first window is the only one. */
+		uint64_t skip = gp_cfg.skip, iters = gp_cfg.iters;
+		if (it >= 0 && (uint64_t)it >= skip) {
+			uint64_t d = (uint64_t)it - skip;
+			if (skip > UINT64_MAX - iters) {
+				w = d < iters && gp_cfg.repeat > 0;
+			} else {
+				uint64_t period = skip + iters; /* >= iters >= 1 */
+				w = d % period < iters && d / period < gp_cfg.repeat;
+			}
 		}
 		break;
 	}

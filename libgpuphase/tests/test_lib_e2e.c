@@ -975,3 +975,57 @@ Test(lib_e2e, nvtx_keeps_errno, .timeout = 60)
 	}
 	lt_rmdir(dir);
 }
+
+/*
+ * Window counts anywhere in the accepted range (0..2^64-1): the iteration
+ * arithmetic used to convert them to int64_t, so skip + iters wrapped to 0
+ * and the first marker divided by zero (SIGFPE killed the program, status
+ * 136, with skip=2^64-1,iters=1). Ground truth from simcuda as in
+ * lt_window_case: a skip past any iteration captures nothing; a window from
+ * iteration 1 that never ends captures every op of iterations >= 1.
+ */
+Test(lib_window, counts_at_the_limit, .timeout = 120)
+{
+	static const struct {
+		const char *window;
+		long skip, iters; /* iters: far beyond lt_prog's 12 steps = unending */
+	} cases[] = {
+		{"skip=18446744073709551615,iters=1", -1, 0},
+		{"skip=9223372036854775808,iters=9223372036854775808", -1, 0},
+		{"skip=1,iters=18446744073709551615,repeat=18446744073709551615", 1, 1000000},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		char dir[256], bin[1200], win[300];
+		lt_tmpdir(dir, sizeof dir);
+		lt_prog_path(bin, sizeof bin, "lt_prog");
+		snprintf(win, sizeof win, "GPUPHASE_WINDOW=%s", cases[k].window);
+		const char *argv[] = {bin, "plain", "12", NULL};
+		const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", "GPUPHASE_ITER_MARKER=sync",
+				     win, NULL};
+		struct lt_result r;
+		lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+		cr_assert(r.status == 0, "%s: status %d\n%s", cases[k].window, r.status, r.err);
+		char path[1200];
+		lt_find_trace(dir, path, sizeof path);
+		static struct lt_trace t;
+		lt_trace_load(path, &t);
+		cr_assert(t.end.complete, "%s: trace incomplete", cases[k].window);
+		if (cases[k].skip < 0) {
+			cr_assert(t.n_hook == 0 && t.n_kern == 0 && t.n_iter >= 12,
+				  "%s: %zu hook records, %zu kernels, %zu iteration marks (none captured, >= 12 marks expected)",
+				  cases[k].window, t.n_hook, t.n_kern, t.n_iter);
+		} else {
+			struct lt_truth tr;
+			lt_truth_load(dir, &tr);
+			char *want = lt_window_select(&tr, LT_M_SYNC, cases[k].skip, cases[k].iters);
+			size_t n = lt_check_ops(&t, &tr, want, 1);
+			cr_assert(n >= 11 * 5, "%s: only %zu ops expected", cases[k].window, n);
+			lt_check_hooks(&t, &tr, want);
+			free(want);
+			free(tr.ev);
+		}
+		lt_trace_free(&t);
+		lt_free(&r);
+		lt_rmdir(dir);
+	}
+}
