@@ -123,6 +123,12 @@ extern uint64_t gp_lib_t0;     /* trace clock at library load (delay= origin) */
 /* Start capture if not started; any thread. Returns 1 when running. Never
  * blocks on another thread's start (returns 0 instead). */
 int gp_lib_ensure_started(void);
+/* Set by the hooks' slow path (and InitializeInjection): the program itself
+ * uses CUDA, so the library may too (device queries, the exit synchronize).
+ * gp_lib_cuda_use sets it and emits the device records once if the library
+ * started before (from NVTX). */
+extern int gp_lib_cuda_used;
+void gp_lib_cuda_use(void);
 
 /* Trace clock: CLOCK_MONOTONIC_RAW ns. Registered with CUPTI too. */
 static inline uint64_t gp_now(void)

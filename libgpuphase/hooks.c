@@ -107,6 +107,8 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	if (t->internal)
 		return 0;
 	int *err = &errno, e = *err;
+	if (GP_UNLIKELY(!__atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED)))
+		gp_lib_cuda_use();
 	if (GP_UNLIKELY(__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) &&
 	    !gp_lib_ensure_started()) {
 		*err = e;

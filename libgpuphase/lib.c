@@ -47,6 +47,8 @@ int gp_lib_preloaded;
 uint64_t gp_lib_t0;
 GP_TLS struct gp_tls gp_tls;
 
+int gp_lib_cuda_used; /* the program is known to use CUDA; relaxed (a hint, set once) */
+static int gp_lib_devices_done; /* device records emitted (exchange: once) */
 static uint32_t gp_lib_op_counter = 1;
 static int gp_lib_injected;
 static int gp_lib_forked_child;
@@ -239,13 +241,30 @@ static int gp_lib_start(void)
 	if (gp_lib_forked_child)
 		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
 	gp_hooks_emit_names();
-	if (gp_lib_preloaded)
+	/* Devices only once the program itself uses CUDA: started from an NVTX
+	 * call, the process may never touch CUDA (cudaGetDeviceCount would
+	 * cuInit for it); then gp_lib_cuda_use does it at the first hook. */
+	if (gp_lib_preloaded && __atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&gp_lib_devices_done, 1, __ATOMIC_RELAXED))
 		gp_lib_devices();
 	/* Again, now that cudart is initialised: atexit handlers run in reverse
 	 * order, so this one runs before a teardown cudart registered meanwhile
 	 * (a second run finds the library inert and returns). */
 	atexit(gp_lib_atexit);
 	return 1;
+}
+
+void gp_lib_cuda_use(void)
+{
+	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED);
+	if (gp_lib_preloaded && __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING &&
+	    !__atomic_exchange_n(&gp_lib_devices_done, 1, __ATOMIC_RELAXED)) {
+		int saved = errno;
+		gp_tls.internal++;
+		gp_lib_devices();
+		gp_tls.internal--;
+		errno = saved;
+	}
 }
 
 int gp_lib_ensure_started(void)
@@ -291,7 +310,9 @@ static void gp_lib_atexit(void)
 		static void *real_sync;
 		int (*sync)(void) = (int (*)(void))gp_resolve_real("cudaDeviceSynchronize", &real_sync);
 		gp_cupti_quiesce();
-		if (sync && !gp_lib_forked_child)
+		/* never in a process whose program did not use CUDA (it would
+		 * create a context for it) */
+		if (sync && !gp_lib_forked_child && __atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED))
 			sync();
 	}
 	gp_cupti_capture(0);
@@ -374,6 +395,7 @@ GP_EXPORT int InitializeInjection(void);
 GP_EXPORT int InitializeInjection(void)
 {
 	gp_lib_injected = 1;
+	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED); /* called from cuInit */
 	gp_lib_ensure_started();
 	return 1;
 }

@@ -27,6 +27,8 @@
 //              GPUPHASE_RING_RECORDS=16777216, cannot be allocated), then
 //              NVTX push / pop / mark on the main thread and a new thread
 //              with errno set before each; prints the errno after each
+//   nvtxfirst: NVTX push / pop first (the library starts there), then STEPS
+//              cudaDeviceSynchronize calls (0: the program never uses CUDA)
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -207,10 +209,20 @@ static int run_nvtxerrno(void)
 	return 0;
 }
 
+static int run_nvtxfirst(int n)
+{
+	nvtxRangePushA("step");
+	nvtxRangePop();
+	for (int i = 0; i < n; i++)
+		CK(cudaDeviceSynchronize());
+	printf("lt_prog: nvtxfirst %d OK\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -223,6 +235,8 @@ int main(int argc, char **argv)
 		return run_sigblock();
 	if (!strcmp(mode, "nvtxerrno"))
 		return run_nvtxerrno();
+	if (!strcmp(mode, "nvtxfirst"))
+		return run_nvtxfirst(steps);
 	static unsigned h[N + 1];
 	unsigned *d, *d2;
 	cudaStream_t st;

@@ -1029,3 +1029,56 @@ Test(lib_window, counts_at_the_limit, .timeout = 120)
 		lt_rmdir(dir);
 	}
 }
+
+/*
+ * A program that uses NVTX but no CUDA (a CPU-only process of a job, a
+ * parent before it forks its workers) must not get CUDA initialised by the
+ * library: the library starts on the first NVTX call, and used to query the
+ * devices there (cudaGetDeviceCount / cudaGetDeviceProperties: cuInit) and
+ * to synchronize the device at exit (cudaDeviceSynchronize: a context on
+ * GPU 0). Ground truth: simcuda's truth lists every runtime call the process
+ * made; the bare program makes none. Only the version queries (which need no
+ * cuInit) may appear. When the program does use CUDA after NVTX, the device
+ * records still reach the trace (from its first hooked call).
+ */
+Test(lib_e2e, nvtx_only_program_leaves_cuda_alone, .timeout = 60)
+{
+	char dir[256], bin[1200], lib[1200], nvtx[1300];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	snprintf(lib, sizeof lib, "%s/lib/libgpuphase.so", lt_build());
+	snprintf(nvtx, sizeof nvtx, "NVTX_INJECTION64_PATH=%s", lib);
+	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", nvtx, NULL};
+	for (int n = 0; n <= 2; n += 2) {
+		const char *argv[] = {bin, "nvtxfirst", n ? "2" : "0", NULL};
+		struct lt_result r;
+		lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+		cr_assert(r.status == 0, "%s", r.err);
+		char tp[1200], path[1200];
+		snprintf(tp, sizeof tp, "%s/truth.jsonl", dir);
+		char *truth = lt_slurp(tp, NULL);
+		if (n == 0) {
+			for (const char *p = truth; (p = strstr(p, "\"type\":\"api\",\"name\":\"")); p++) {
+				const char *name = p + strlen("\"type\":\"api\",\"name\":\"");
+				cr_assert(!strncmp(name, "cudaRuntimeGetVersion\"", 22) ||
+					  !strncmp(name, "cudaDriverGetVersion\"", 21),
+					  "the library called %.40s in a program that never uses CUDA", name);
+			}
+		}
+		snprintf(path, sizeof path, "%s/trace.gpht", dir);
+		static struct lt_trace t;
+		lt_trace_load(path, &t);
+		cr_assert(t.end.complete && t.n_marker >= 2, "nvtxfirst %d: trace incomplete or no markers", n);
+		if (n)
+			cr_assert(t.ndevice == 1 && t.n_hook == 2, "nvtxfirst 2: %zu device records, %zu hook records",
+				  t.ndevice, t.n_hook);
+		else
+			cr_assert(t.ndevice == 0, "nvtxfirst 0: %zu device records", t.ndevice);
+		lt_trace_free(&t);
+		free(truth);
+		unlink(tp);
+		unlink(path);
+		lt_free(&r);
+	}
+	lt_rmdir(dir);
+}
