@@ -251,7 +251,19 @@ fi
 
 missing=""
 for f in $CORE_TARGETS; do [ -e "$f" ] || missing="$missing $f"; done
-if [ -n "$missing" ]; then result build FAIL "missing:$missing" "see build/make.log"; else result build PASS "$(($(date +%s) - START_S)) s"; fi
+# A library or tool that exists but cannot load (a prebuilt tree carried to a
+# machine without, say, libunwind.so.8) fails every profiled run with exit
+# 127; say so once, here, by name.
+unloadable=""
+for f in $CORE_TARGETS; do
+	[ -e "$f" ] || continue
+	nf=$(ldd "$f" 2>/dev/null | awk '/not found/ { print $1 }' | tr '\n' ' ')
+	[ -n "$nf" ] && unloadable="$unloadable $(basename "$f") needs ${nf% }, not found;"
+done
+if [ -n "$missing" ]; then result build FAIL "missing:$missing" "see build/make.log"
+elif [ -n "$unloadable" ]; then
+	result build FAIL "cannot load:${unloadable%;}" "install the libraries, or carry them and put their folder on LD_LIBRARY_PATH"
+else result build PASS "$(($(date +%s) - START_S)) s"; fi
 
 # ---------------------------------------------------------------- run helpers
 # Library search path for CUDA programs: simcuda in --sim, the toolkit's
