@@ -525,6 +525,15 @@ void gp_cupti_flush(void)
 		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
+void gp_cupti_close(void)
+{
+	/* The library gives up before capturing: hand the subscription back so
+	 * the program (torch.profiler, Kineto) can take it later. */
+	if (gp_cupti_usable && gp_cupti_fn.unsubscribe)
+		gp_cupti_fn.unsubscribe(gp_cupti_sub);
+	gp_cupti_forget();
+}
+
 void gp_cupti_forget(void)
 {
 	gp_cupti_active = 0;

@@ -206,6 +206,8 @@ void gp_cupti_push(uint32_t op);
 void gp_cupti_pop(void);
 /* Forced flush of every buffer (off the hot path; not from a CUPTI callback). */
 void gp_cupti_flush(void);
+/* The library gives up before capturing: unsubscribe, then forget. */
+void gp_cupti_close(void);
 /* Forget CUPTI in a fork child (no calls into it). */
 void gp_cupti_forget(void);
 /* Classification of a CUPTI cbid (runtime or driver domain). */

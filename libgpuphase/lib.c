@@ -189,6 +189,7 @@ static int gp_lib_start(void)
 				  sizeof path);
 	if (rc) {
 		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot expand (%s)", gp_cfg.output, strerror(-rc));
+		gp_cupti_close();
 		return 0;
 	}
 	snprintf(depth, sizeof depth, "%u", gp_cfg.stack_depth);
@@ -223,7 +224,7 @@ static int gp_lib_start(void)
 	if (rc) {
 		gp_log(GP_LOG_ERROR, "cannot write trace %s: %s; profiling disabled, the program runs unprofiled", path,
 		       strerror(-rc));
-		gp_cupti_forget();
+		gp_cupti_close();
 		return 0;
 	}
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);

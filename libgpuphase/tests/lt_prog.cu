@@ -27,6 +27,9 @@
 //              GPUPHASE_RING_RECORDS=16777216, cannot be allocated), then
 //              NVTX push / pop / mark on the main thread and a new thread
 //              with errno set before each; prints the errno after each
+//   latesub:   one CUDA call (the library starts), then the program takes the
+//              CUPTI subscription itself (as torch.profiler / Kineto would
+//              later in a run) and says whether it got it
 //   nvtxfirst: NVTX push / pop first (the library starts there), then STEPS
 //              cudaDeviceSynchronize calls (0: the program never uses CUDA)
 #include <cerrno>
@@ -78,14 +81,17 @@ extern "C" void simcuda_kernel_work_kernel(dim3, dim3, void **args)
 		x[i] += 1;
 }
 
-static void take_cupti(void)
+static int take_cupti(void)
 {
 	void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
 	typedef int (*sub_fn)(void **, void *, void *);
 	sub_fn sub = h ? (sub_fn)dlsym(h, "cuptiSubscribe") : NULL;
 	void *handle = NULL;
-	if (!sub || sub(&handle, NULL, NULL) != 0)
+	if (!sub || sub(&handle, NULL, NULL) != 0) {
 		fprintf(stderr, "lt_prog: could not take the CUPTI subscription\n");
+		return -1;
+	}
+	return 0;
 }
 
 static void *sync_thread(void *)
@@ -222,7 +228,7 @@ static int run_nvtxfirst(int n)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst|latesub STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -237,6 +243,11 @@ int main(int argc, char **argv)
 		return run_nvtxerrno();
 	if (!strcmp(mode, "nvtxfirst"))
 		return run_nvtxfirst(steps);
+	if (!strcmp(mode, "latesub")) {
+		CK(cudaDeviceSynchronize());
+		printf("lt_prog: late CUPTI subscription %s\n", take_cupti() ? "refused" : "ok");
+		return 0;
+	}
 	static unsigned h[N + 1];
 	unsigned *d, *d2;
 	cudaStream_t st;

@@ -1082,3 +1082,26 @@ Test(lib_e2e, nvtx_only_program_leaves_cuda_alone, .timeout = 60)
 	}
 	lt_rmdir(dir);
 }
+
+/*
+ * A library that gives up (here: the trace cannot be created) leaves the
+ * process as if it had never been loaded, CUPTI included: it used to keep its
+ * CUPTI subscription, so a program taking the subscription later (a
+ * torch.profiler / Kineto session) was refused
+ * (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED). Ground truth: the bare
+ * run's line "late CUPTI subscription ok"; lt_run_pair compares stdout.
+ */
+Test(lib_e2e, failed_start_releases_cupti, .timeout = 60)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "latesub", "0", NULL};
+	const char *env[] = {"GPUPHASE_OUTPUT=no-such-dir/trace.gpht", NULL};
+	struct lt_result r;
+	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "late CUPTI subscription ok"), "%s%s", r.out, r.err);
+	cr_assert(strstr(r.err, "gpuphase: cannot write trace"), "no message about the trace: %s", r.err);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
