@@ -267,8 +267,8 @@ void gp_graphs_callback(unsigned cbid, const void *data);
  * starts; stop: in the exit path before the collector stops (joins). */
 void gp_hostload_start(void);
 void gp_hostload_stop(void);
-/* Fork child: forget the parent's sampler (and its lock) so the child can
- * start its own. */
+/* Fork child: forget the parent's sampler and reset its lock (the parent's
+ * sampler may have held it); the child starts no sampler. */
 void gp_hostload_forget(void);
 /* ns spent in CUPTI buffer completion callbacks (cupti.c adds, relaxed). */
 extern uint64_t gp_cupti_buffer_ns;

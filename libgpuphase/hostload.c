@@ -15,8 +15,7 @@
  *
  * Who calls it: lib.c starts it after the capture window starts and stops it
  * in its atexit path before the collector stops, and forgets it in a fork
- * child (which may start its own); the sampler thread is the only other
- * caller. The thread marks itself internal (gp_tls.internal) so
+ * child (which starts none); the sampler thread is the only other caller. The thread marks itself internal (gp_tls.internal) so
  * nothing it does is traced. Never blocks an application thread; failures
  * (no /proc, no thread) only mean no samples.
  */
@@ -44,6 +43,7 @@ static struct {
 	pid_t owner; /* the process that started the thread (fork children: none);
 	                atomic: stop reads it before taking the lock */
 	int running, stop;
+	int forked; /* fork child: never start (gp_hostload_forget) */
 } gp_hl = { .mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 /* Cumulative ns in CUPTI completion callbacks: cupti.c adds (relaxed atomic
@@ -217,7 +217,7 @@ static void *gp_hostload_main(void *arg)
 void gp_hostload_start(void)
 {
 	pthread_mutex_lock(&gp_hl.mx);
-	if (!gp_hl.running) {
+	if (!gp_hl.running && !gp_hl.forked) {
 		gp_hl.stop = 0;
 		/* The thread must not inherit the application's signals: with them
 		 * unblocked the kernel may deliver a process-directed signal the
@@ -261,5 +261,10 @@ void gp_hostload_forget(void)
 	pthread_cond_init(&gp_hl.cv, NULL);
 	gp_hl.running = 0;
 	gp_hl.stop = 0;
+	/* No sampler in a fork child (GPUPHASE_FOLLOW_FORK): a second thread
+	 * started there next to the writer hung in ASan's allocator about one
+	 * run in six (its locks are not fork-safe); the child's trace has no
+	 * host samples. */
+	gp_hl.forked = 1;
 	__atomic_store_n(&gp_hl.owner, 0, __ATOMIC_RELEASE);
 }

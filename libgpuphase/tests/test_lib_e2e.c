@@ -715,10 +715,6 @@ Test(lib_e2e, fork_child_followed, .timeout = 120)
 			/* the child's own two calls, hook-only, none of the parent's */
 			cr_assert(t.n_hook == 2 && t.n_kern == 0 && lt_has_status(&t, GP_STATUS_CUPTI_UNAVAILABLE),
 				  "child trace: %zu hook records, %zu kernels", t.n_hook, t.n_kern);
-			/* its own host-load sampler: the parent's (running when it
-			 * forked) does not exist in the child */
-			cr_assert(lt_has_status(&t, GP_STATUS_PROCESS_START) && lt_has_status(&t, GP_STATUS_HOOK_COST),
-				  "child trace without host-load sampler records");
 		} else {
 			parents++;
 			cr_assert(t.n_kern == 30, "parent trace: %zu kernels", t.n_kern);
