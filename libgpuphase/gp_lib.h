@@ -150,6 +150,17 @@ struct gp_tls {
 extern GP_TLS struct gp_tls gp_tls;
 uint32_t gp_lib_tid_slow(void);
 uint32_t gp_lib_op_block(void);
+/* The op-id block [*next, *end) made of the counter value b a fetch returned
+ * (the counter moves by 64 and wraps at 2^32): never holds id 0 — a block
+ * that crosses 2^32 stops at UINT32_MAX (*end = 0, which gp_lib_next_op reads
+ * as exhausted once op_next wraps to it), a block starting at 0 starts at 1.
+ * Pure; gp_lib_op_block's arithmetic, exposed for its unit test. */
+static inline void gp_lib_op_range(uint32_t b, uint32_t *next, uint32_t *end)
+{
+	uint32_t e = b + 64u;
+	*next = b ? b : 1u;
+	*end = e < b ? 0u : e;
+}
 /* gettid, cached per thread. */
 static inline uint32_t gp_lib_tid(void)
 {

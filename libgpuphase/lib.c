@@ -65,11 +65,10 @@ uint32_t gp_lib_tid_slow(void)
 uint32_t gp_lib_op_block(void)
 {
 	struct gp_tls *t = &gp_tls;
+	/* 0 is never an op id: blocks start at values = 1 mod 64, so the one
+	 * crossing 2^32 would end with 0; gp_lib_op_range cuts it there. */
 	uint32_t b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
-	if (b == 0) /* wrapped: 0 is never an op id */
-		b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
-	t->op_next = b;
-	t->op_end = b + 64;
+	gp_lib_op_range(b, &t->op_next, &t->op_end);
 	return t->op_next++;
 }
 

@@ -233,3 +233,42 @@ Test(lib_config, disable_is_inert, .timeout = 60)
 	lt_free(&r);
 	lt_rmdir(dir);
 }
+
+/* Op-id blocks across the 32-bit wrap (gp_lib_op_range is gp_lib_op_block's
+ * arithmetic): replay gp_lib_op_block + gp_lib_next_op from a counter 3 blocks
+ * (and, for other alignments, a few ids) short of 2^32 for 8 blocks; every id
+ * handed out must be nonzero, each exactly one more than the last (mod 2^32,
+ * skipping 0), so nothing is lost or repeated. */
+Test(lib_config, op_ids_skip_zero_at_wrap)
+{
+	static const uint32_t starts[] = {UINT32_MAX - 191u, UINT32_MAX - 63u, UINT32_MAX - 64u, UINT32_MAX,
+					  UINT32_MAX - 10u, 0u};
+	for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++) {
+		uint32_t counter = starts[s], next = 0, end = 0, prev = 0, handed = 0;
+		int first = 1;
+		for (int blocks = 0; blocks < 8;) {
+			uint32_t id, want;
+			if (next != end) {
+				id = next++;
+				want = prev + 1u;
+			} else {
+				gp_lib_op_range(counter, &next, &end);
+				want = counter ? counter : 1u; /* a new block starts at the counter */
+				counter += 64u;
+				blocks++;
+				id = next++;
+			}
+			cr_assert(id != 0, "start %u: id 0 handed out after %u ids", starts[s], handed);
+			/* the library's own alignment (= 1 mod 64): no id skipped but 0 */
+			if (!first && starts[s] % 64u == 1u)
+				cr_assert(id == (prev + 1u ? prev + 1u : 1u), "start %u: id %u after %u", starts[s], id,
+					  prev);
+			if (!first)
+				cr_assert(id == want, "start %u: id %u, want %u", starts[s], id, want);
+			first = 0;
+			prev = id;
+			handed++;
+		}
+		cr_assert(handed >= 6u * 64u,  "start %u: only %u ids", starts[s], handed);
+	}
+}
