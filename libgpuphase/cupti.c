@@ -397,6 +397,7 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 	do {                                                                                               \
 		*(void **)&gp_cupti_fn.field = dlsym(lib, name);                                           \
 		if (!gp_cupti_fn.field) {                                                                  \
+			(void)dlerror(); /* no error string of ours left for the program */                \
 			*why = "symbol " name " missing";                                                  \
 			goto fail;                                                                         \
 		}                                                                                          \
@@ -425,6 +426,8 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	GP_CUPTI_SYM(get_timestamp, "cuptiGetTimestamp");
 	*(void **)&gp_cupti_fn.register_ts = dlsym(lib, "cuptiActivityRegisterTimestampCallback");
 	*(void **)&gp_cupti_fn.result_string = dlsym(lib, "cuptiGetResultString");
+	if (!gp_cupti_fn.register_ts || !gp_cupti_fn.result_string)
+		(void)dlerror(); /* optional symbols: clear a failed lookup's string */
 
 	CUptiResult res = gp_cupti_fn.subscribe(&gp_cupti_sub, (CUpti_CallbackFunc)gp_cupti_callback, NULL);
 	if (res != CUPTI_SUCCESS) {

@@ -33,6 +33,8 @@ int gp_graphs_open(void *cupti_lib)
 {
 	*(void **)&gp_graphs_graph_id = dlsym(cupti_lib, "cuptiGetGraphId");
 	*(void **)&gp_graphs_node_id = dlsym(cupti_lib, "cuptiGetGraphNodeId");
+	if (!gp_graphs_graph_id || !gp_graphs_node_id)
+		(void)dlerror(); /* no error string of ours left for the program */
 	return gp_graphs_graph_id && gp_graphs_node_id ? 0 : -ENOSYS;
 }
 

@@ -158,7 +158,10 @@ static int gp_lib_start(void)
 	struct gp_kv kv[12];
 	size_t nkv = 0;
 
-	gp_lib_preloaded = gp_lib_self(dlsym(RTLD_DEFAULT, "cudaLaunchKernel"));
+	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
+	if (!launch)
+		(void)dlerror(); /* no error string of ours left for the program */
+	gp_lib_preloaded = gp_lib_self(launch);
 	if (gethostname(host, sizeof host - 1))
 		strcpy(host, "unknown");
 	gp_lib_cmdline(cmd, sizeof cmd);

@@ -85,8 +85,10 @@ static void gp_resolve_scan(void)
 		if (known || gp_resolve_nlibs >= GP_RESOLVE_MAX)
 			continue;
 		void *h = dlopen(w.paths[i], RTLD_LAZY | RTLD_NOLOAD);
-		if (!h)
+		if (!h) {
+			(void)dlerror(); /* leave no error string of ours for the program */
 			continue;
+		}
 		strcpy(gp_resolve_libs[gp_resolve_nlibs].soname, soname);
 		gp_resolve_libs[gp_resolve_nlibs].handle = h;
 		gp_resolve_nlibs++;
@@ -96,6 +98,8 @@ static void gp_resolve_scan(void)
 void *gp_resolve_real(const char *name, void **slot)
 {
 	void *p = dlsym(RTLD_NEXT, name);
+	if (!p)
+		(void)dlerror(); /* a failed lookup leaves a string the program could read */
 	if (p && gp_resolve_is_self(p))
 		p = NULL;
 	if (!p) {
@@ -105,8 +109,12 @@ void *gp_resolve_real(const char *name, void **slot)
 				gp_resolve_scan();
 			for (int i = 0; i < gp_resolve_nlibs && !p; i++) {
 				p = dlvsym(gp_resolve_libs[i].handle, name, gp_resolve_libs[i].soname);
-				if (!p)
+				if (!p) {
+					(void)dlerror();
 					p = dlsym(gp_resolve_libs[i].handle, name);
+					if (!p)
+						(void)dlerror();
+				}
 				if (p && gp_resolve_is_self(p))
 					p = NULL;
 			}

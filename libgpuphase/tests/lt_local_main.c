@@ -20,7 +20,11 @@ int main(int argc, char **argv)
 		/* No cudart in the process: a hooked function must answer with the
 		 * error the real call would give, not crash. */
 		int (*sync)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "cudaDeviceSynchronize");
-		printf("lt_local: %s rc=%d\n", sync ? "hooked" : "absent", sync ? sync() : -1);
+		(void)dlerror(); /* no error of ours pending from here on */
+		int rc = sync ? sync() : -1;
+		/* The library's own failed lookups must leave no dlerror() behind. */
+		const char *e = dlerror();
+		printf("lt_local: %s rc=%d dlerror=%s\n", sync ? "hooked" : "absent", rc, e ? e : "none");
 		return 0;
 	}
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);

@@ -384,6 +384,8 @@ Test(lib_e2e, real_symbol_missing, .timeout = 60)
 	lt_run(dir, argv, env, LT_PRELOAD, 60, &r);
 	/* cudaErrorSharedObjectSymbolNotFound = 302 (driver_types.h) */
 	cr_assert(r.status == 0 && strstr(r.out, "lt_local: hooked rc=302"), "rc %d\n%s%s", r.status, r.out, r.err);
+	/* the real function was looked up and not found: no dlerror() left for the program */
+	cr_assert(strstr(r.out, "dlerror=none"), "pending dlerror after a hooked call:\n%s", r.out);
 	lt_free(&r);
 	lt_rmdir(dir);
 }
