@@ -328,7 +328,16 @@ static void gp_lib_atexit(void)
 	errno = saved;
 }
 
+static void gp_lib_atfork_child_work(void);
+/* fork's child side runs inside the program's fork(): errno stays its. */
 static void gp_lib_atfork_child(void)
+{
+	int saved = errno;
+	gp_lib_atfork_child_work();
+	errno = saved;
+}
+
+static void gp_lib_atfork_child_work(void)
 {
 	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
 	gp_tls.tid = 0;
@@ -361,7 +370,7 @@ static void gp_lib_warn(const char *line)
 	snprintf(gp_lib_warnings + n, sizeof gp_lib_warnings - n, "%s\n", line);
 }
 
-__attribute__((constructor)) static void gp_lib_ctor(void)
+static void gp_lib_ctor_work(void)
 {
 	gp_lib_t0 = gp_now();
 	if (getauxval(AT_SECURE)) { /* setuid/setgid: never trust the environment */
@@ -392,13 +401,25 @@ __attribute__((constructor)) static void gp_lib_ctor(void)
 	gp_log(GP_LOG_DEBUG, "loaded; window=%s marker=%s", gp_cfg.window_text, gp_cfg.marker_text);
 }
 
+/* errno is the program's at every point, also at main: the configuration
+ * parse (strtoull: errno = 0 / ERANGE), logging and registration must not
+ * leave a value of ours, so every path is wrapped here. */
+__attribute__((constructor)) static void gp_lib_ctor(void)
+{
+	int saved = errno;
+	gp_lib_ctor_work();
+	errno = saved;
+}
+
 /* CUDA_INJECTION64_PATH entry: called by the driver's cuInit before any
  * context exists. Nonzero = success; we never make the application fail. */
 GP_EXPORT int InitializeInjection(void);
 GP_EXPORT int InitializeInjection(void)
 {
+	int saved = errno; /* the program's (cuInit's caller), on every path */
 	gp_lib_injected = 1;
 	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED); /* called from cuInit */
 	gp_lib_ensure_started();
+	errno = saved;
 	return 1;
 }

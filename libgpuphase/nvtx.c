@@ -162,8 +162,19 @@ static int NVTX_API gp_nvtx_pop(void)
 	return level;
 }
 
+static int gp_nvtx_inject(NvtxGetExportTableFunc_t get_table);
+/* NVTX's initialisation, on the program's first NVTX call: errno stays the
+ * program's on every path. */
 GP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
 GP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
+{
+	int saved = errno;
+	int rc = gp_nvtx_inject(get_table);
+	errno = saved;
+	return rc;
+}
+
+static int gp_nvtx_inject(NvtxGetExportTableFunc_t get_table)
 {
 	if (!get_table || __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_INERT)
 		return 0;

@@ -1103,3 +1103,49 @@ Test(lib_e2e, failed_start_releases_cupti, .timeout = 60)
 	lt_free(&r);
 	lt_rmdir(dir);
 }
+
+/* ---- errno ---------------------------------------------------------------------- */
+
+/*
+ * The library never changes errno as the program sees it: lt_local_main sets
+ * errno to 4242 in its .preinit_array (before any constructor) and prints it
+ * first thing in main. Preloaded with configurations whose parsing sets errno
+ * (numbers: strtoull sets 0 or ERANGE), a bad one, a typo, info logging, the
+ * value must be the bare run's (4242 in the plain build). Then, bare, the
+ * program calls libgpuphase's InitializeInjection with errno 4243 (it starts
+ * capture, no cudart in the process): errno must still be 4243.
+ */
+Test(lib_e2e, errno_untouched_by_constructor_and_injection, .timeout = 120)
+{
+	char dir[256], bin[1200], lib[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_local_main");
+	snprintf(lib, sizeof lib, "%s/lib/libgpuphase.so", lt_build());
+	const char *argv[] = {bin, "--errno", "-", NULL};
+	struct lt_result bare;
+	lt_run(dir, argv, NULL, LT_BARE, 60, &bare);
+	cr_assert(bare.status == 0 && strstr(bare.out, "errno at main="), "%s%s", bare.out, bare.err);
+	if (!*lt_env("GP_SAN", ""))
+		cr_assert(strstr(bare.out, "errno at main=4242"), "sentinel not seen bare: %s", bare.out);
+	static const char *const cases[] = {"GPUPHASE_RING_RECORDS=1024", "GPUPHASE_FLUSH_MS=20",
+					    "GPUPHASE_WINDOW=skip=1,iters=2", "GPUPHASE_RING_RECORDS=99999999999999999999999",
+					    "GPUPHASE_MAX_BYTES=1000000", "GPUPHASE_LOG=info", "GPUPHASE_TYPO=1",
+					    "GPUPHASE_WINDOW=junk", "GPUPHASE_DISABLE=1"};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *env[] = {cases[i], "GPUPHASE_OUTPUT=trace-%p.gpht", NULL};
+		struct lt_result r;
+		lt_run(dir, argv, env, LT_PRELOAD, 60, &r);
+		cr_assert(r.status == 0 && !strcmp(r.out, bare.out), "%s: stdout differs from bare\nbare: %sprofiled: %s%s",
+			  cases[i], bare.out, r.out, r.err);
+		lt_free(&r);
+	}
+	lt_free(&bare);
+	const char *argv2[] = {bin, "--errno", lib, NULL};
+	const char *env2[] = {"GPUPHASE_FLUSH_MS=20", "GPUPHASE_OUTPUT=inj-%p.gpht", NULL};
+	struct lt_result r;
+	lt_run(dir, argv2, env2, LT_BARE, 60, &r);
+	cr_assert(r.status == 0 && strstr(r.out, "InitializeInjection rc=1 errno=4243"), "rc %d\n%s%s", r.status,
+		  r.out, r.err);
+	lt_free(&r);
+	lt_rmdir(dir);
+}
