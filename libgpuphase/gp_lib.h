@@ -20,6 +20,7 @@
 #ifndef GP_LIB_H
 #define GP_LIB_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -160,6 +161,25 @@ static inline void gp_lib_op_range(uint32_t b, uint32_t *next, uint32_t *end)
 	uint32_t e = b + 64u;
 	*next = b ? b : 1u;
 	*end = e < b ? 0u : e;
+}
+/* Library locks taken on the program's threads: cancellation is disabled
+ * while one is held (a log write, CUPTI or dl* call under it may be a
+ * cancellation point; a thread cancelled there would leave the lock held and
+ * block every later caller). gp_lib_lock returns the previous cancel state,
+ * which its pair gp_lib_unlock restores after unlocking; a pending cancel
+ * then acts at the thread's next cancellation point outside the library. */
+static inline int gp_lib_lock(pthread_mutex_t *m)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	pthread_mutex_lock(m);
+	return old;
+}
+static inline void gp_lib_unlock(pthread_mutex_t *m, int cancel_state)
+{
+	int ignored;
+	pthread_mutex_unlock(m);
+	pthread_setcancelstate(cancel_state, &ignored);
 }
 /* gettid, cached per thread. */
 static inline uint32_t gp_lib_tid(void)

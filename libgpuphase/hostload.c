@@ -216,7 +216,7 @@ static void *gp_hostload_main(void *arg)
 
 void gp_hostload_start(void)
 {
-	pthread_mutex_lock(&gp_hl.mx);
+	int cs = gp_lib_lock(&gp_hl.mx); /* program thread; logs under the lock */
 	if (!gp_hl.running && !gp_hl.forked) {
 		gp_hl.stop = 0;
 		/* The thread must not inherit the application's signals: with them
@@ -235,7 +235,7 @@ void gp_hostload_start(void)
 			gp_log(GP_LOG_INFO, "host load sampler not started: no host samples in this trace");
 		}
 	}
-	pthread_mutex_unlock(&gp_hl.mx);
+	gp_lib_unlock(&gp_hl.mx, cs);
 }
 
 void gp_hostload_stop(void)
@@ -243,12 +243,12 @@ void gp_hostload_stop(void)
 	/* a fork child has no sampler, and the lock may have been held at fork */
 	if (__atomic_load_n(&gp_hl.owner, __ATOMIC_ACQUIRE) != getpid())
 		return;
-	pthread_mutex_lock(&gp_hl.mx);
+	int cs = gp_lib_lock(&gp_hl.mx);
 	int join = gp_hl.running;
 	gp_hl.stop = 1;
 	gp_hl.running = 0;
 	pthread_cond_signal(&gp_hl.cv);
-	pthread_mutex_unlock(&gp_hl.mx);
+	gp_lib_unlock(&gp_hl.mx, cs);
 	if (join)
 		pthread_join(gp_hl.thread, NULL);
 }

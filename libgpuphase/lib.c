@@ -281,7 +281,10 @@ int gp_lib_ensure_started(void)
 	if (!__atomic_compare_exchange_n(&gp_lib_state, &expect, GP_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return expect == GP_STATE_RUNNING;
-	int saved = errno;
+	int saved = errno, cs = PTHREAD_CANCEL_ENABLE, ignored;
+	/* a thread cancelled mid-start (log, file and CUPTI calls are
+	 * cancellation points) would leave the state STARTING for good */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	gp_tls.internal++;
 	gp_stacks_classes = gp_stacks_mask(gp_cfg.stacks);
 	int ok = gp_lib_start();
@@ -293,6 +296,7 @@ int gp_lib_ensure_started(void)
 		gp_lib_go_inert();
 	}
 	gp_tls.internal--;
+	pthread_setcancelstate(cs, &ignored);
 	errno = saved;
 	return ok;
 }

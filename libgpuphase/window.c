@@ -120,7 +120,7 @@ static int gp_window_kernel_matches(const void *func)
 		fn = (getname_fn)gp_resolve_real("cudaFuncGetName", &real_cudaFuncGetName);
 	if (fn && fn(&name, func) == 0 && name)
 		match = gp_window_glob_match(gp_cfg.marker_arg, name);
-	pthread_mutex_lock(&gp_window_kcache_lock);
+	int cs = gp_lib_lock(&gp_window_kcache_lock);
 	for (size_t i = 0; i < GP_KCACHE; i++) {
 		size_t j = (h + i) & (GP_KCACHE - 1);
 		const void *f = gp_window_kcache[j].func;
@@ -132,7 +132,7 @@ static int gp_window_kernel_matches(const void *func)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&gp_window_kcache_lock);
+	gp_lib_unlock(&gp_window_kcache_lock, cs);
 	return match;
 }
 
@@ -228,18 +228,18 @@ static void gp_window_boundary_locked(uint32_t tid)
 
 void gp_window_sync_done(uint32_t tid)
 {
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_boundary_locked(tid);
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_kernel(const void *func, uint32_t tid)
 {
 	if (!gp_window_kernel_matches(func))
 		return;
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_boundary_locked(tid);
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_nvtx(const char *name, uint32_t tid)
@@ -248,14 +248,14 @@ void gp_window_nvtx(const char *name, uint32_t tid)
 		return;
 	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING && !gp_lib_ensure_started())
 		return;
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_boundary_locked(tid);
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_profiler(int start, uint32_t tid)
 {
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	if (start) {
 		gp_window_in_range = 1;
 		gp_window_boundary_locked(tid);
@@ -263,7 +263,7 @@ void gp_window_profiler(int start, uint32_t tid)
 		gp_window_in_range = 0;
 		gp_window_apply(tid);
 	}
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 }
 
 /* ---- timer ------------------------------------------------------------------ */
@@ -285,16 +285,16 @@ static void *gp_window_timer(void *arg)
 	(void)arg;
 	uint64_t on_at = gp_lib_t0 + gp_cfg.delay_ns;
 	gp_window_sleep_until(on_at);
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_timer_on = 1;
 	gp_window_apply(gp_lib_tid());
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 	/* the duration counts from when capture really started */
 	gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
-	pthread_mutex_lock(&gp_window_lock);
+	cs = gp_lib_lock(&gp_window_lock);
 	gp_window_timer_on = 0;
 	gp_window_apply(gp_lib_tid());
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 	return NULL;
 }
 
@@ -305,7 +305,7 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	unsigned long long n;
 	double s;
 	char extra;
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	if (gp_cfg.win_mode != GP_WINMODE_TRIGGER) {
 		snprintf(reply, len, "error not started with GPUPHASE_WINDOW=trigger");
 	} else if (sscanf(line, "capture iters=%llu%c", &n, &extra) == 1 && n > 0 && n < (1ull << 40)) {
@@ -323,7 +323,7 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	} else {
 		snprintf(reply, len, "error expected 'capture iters=M', 'capture seconds=S' or 'status'");
 	}
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 }
 
 static void gp_window_serve_one(int fd)
@@ -364,7 +364,7 @@ static void *gp_window_server(void *arg)
 	(void)arg;
 	for (;;) {
 		int timeout = -1;
-		pthread_mutex_lock(&gp_window_lock);
+		int cs = gp_lib_lock(&gp_window_lock);
 		if (gp_window_trig_until) {
 			uint64_t now = gp_now();
 			if (now >= gp_window_trig_until) {
@@ -374,7 +374,7 @@ static void *gp_window_server(void *arg)
 				timeout = (int)((gp_window_trig_until - now) / 1000000u) + 1;
 			}
 		}
-		pthread_mutex_unlock(&gp_window_lock);
+		gp_lib_unlock(&gp_window_lock, cs);
 		struct pollfd p = {gp_window_listen_fd, POLLIN, 0};
 		int r = poll(&p, 1, timeout);
 		if (r < 0 && errno != EINTR)
@@ -449,13 +449,13 @@ static int gp_window_thread(void *(*fn)(void *))
 
 int gp_window_start(void)
 {
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_iter = gp_cfg.marker == GP_MARKER_SYNC ? 0 : -1;
 	gp_window_started = 1;
 	gp_window_on = 0;
 	__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
 	gp_window_apply(gp_lib_tid());
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 	if (gp_cfg.win_mode == GP_WINMODE_TIME && gp_window_thread(gp_window_timer))
 		gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
 	if (gp_cfg.win_mode == GP_WINMODE_TRIGGER && gp_window_listen() == 0) {
@@ -471,7 +471,7 @@ int gp_window_start(void)
 
 void gp_window_finish(void)
 {
-	pthread_mutex_lock(&gp_window_lock);
+	int cs = gp_lib_lock(&gp_window_lock);
 	if (gp_window_on) {
 		int early = gp_cfg.win_mode == GP_WINMODE_ITERS;
 		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_lib_tid(), 0);
@@ -482,7 +482,7 @@ void gp_window_finish(void)
 	if (gp_window_sock_path[0])
 		unlink(gp_window_sock_path);
 	gp_window_sock_path[0] = 0;
-	pthread_mutex_unlock(&gp_window_lock);
+	gp_lib_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_forget(void)

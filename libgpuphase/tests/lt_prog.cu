@@ -32,6 +32,13 @@
 //              later in a run) and says whether it got it
 //   nvtxfirst: NVTX push / pop first (the library starts there), then STEPS
 //              cudaDeviceSynchronize calls (0: the program never uses CUDA)
+//   cancel:    STEPS rounds: 2 threads loop on cudaStreamSynchronize (each a
+//              sync marker, so with a short iteration window and
+//              GPUPHASE_LOG=info the library logs under its window lock) and
+//              pthread_testcancel, main cancels them after 5 ms and joins;
+//              then main makes 3 synchronizes (a marker each: they block
+//              forever if a cancelled thread left the window lock held) and
+//              prints "lt_prog: cancel N OK"
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -225,10 +232,42 @@ static int run_nvtxfirst(int n)
 	return 0;
 }
 
+static void *cancel_worker(void *)
+{
+	for (;;) {
+		cudaStreamSynchronize(0);
+		pthread_testcancel();
+	}
+	return NULL;
+}
+
+static int run_cancel(int rounds)
+{
+	CK(cudaDeviceSynchronize());
+	for (int r = 0; r < rounds; r++) {
+		pthread_t th[2];
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&th[i], NULL, cancel_worker, NULL))
+				return 1;
+		usleep(5000);
+		for (int i = 0; i < 2; i++) {
+			void *ret = NULL;
+			pthread_cancel(th[i]);
+			pthread_join(th[i], &ret);
+			if (ret != PTHREAD_CANCELED)
+				return 1;
+		}
+		for (int i = 0; i < 3; i++)
+			CK(cudaDeviceSynchronize());
+	}
+	printf("lt_prog: cancel %d OK\n", rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst|latesub STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst|latesub|cancel STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -243,6 +282,8 @@ int main(int argc, char **argv)
 		return run_nvtxerrno();
 	if (!strcmp(mode, "nvtxfirst"))
 		return run_nvtxfirst(steps);
+	if (!strcmp(mode, "cancel"))
+		return run_cancel(steps);
 	if (!strcmp(mode, "latesub")) {
 		CK(cudaDeviceSynchronize());
 		printf("lt_prog: late CUPTI subscription %s\n", take_cupti() ? "refused" : "ok");

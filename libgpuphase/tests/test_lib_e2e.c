@@ -1149,3 +1149,33 @@ Test(lib_e2e, errno_untouched_by_constructor_and_injection, .timeout = 120)
 	lt_free(&r);
 	lt_rmdir(dir);
 }
+
+/* ---- thread cancellation -------------------------------------------------------- */
+
+/*
+ * A thread cancelled while the library holds a lock must not leave it held:
+ * lt_prog cancel has 2 threads loop on synchronizes (a window transition each,
+ * logged at info level under the window lock — a write, a cancellation point)
+ * and cancels them, 20 rounds; main's own synchronizes afterwards would block
+ * forever on a lock left held (here: alarm after 60 s, status 142). Before
+ * cancellation was disabled under the lock this hung 3 runs out of 3.
+ * Exit status and stdout must be the bare run's.
+ */
+Test(lib_e2e, cancelled_thread_leaves_no_lock_held, .timeout = 150)
+{
+	char dir[256], bin[1200];
+	lt_tmpdir(dir, sizeof dir);
+	lt_prog_path(bin, sizeof bin, "lt_prog");
+	const char *argv[] = {bin, "cancel", "20", NULL};
+	struct lt_result bare, r;
+	lt_run(dir, argv, NULL, LT_BARE, 60, &bare);
+	cr_assert(bare.status == 0 && strstr(bare.out, "lt_prog: cancel 20 OK"), "bare: rc %d\n%s%s", bare.status,
+		  bare.out, bare.err);
+	const char *env[] = {"GPUPHASE_LOG=info", "GPUPHASE_WINDOW=skip=1,iters=1,repeat=100000000",
+			     "GPUPHASE_OUTPUT=trace.gpht", NULL};
+	lt_run(dir, argv, env, LT_PRELOAD, 60, &r);
+	cr_assert(r.status == 0 && !strcmp(r.out, bare.out), "profiled: rc %d (142: hung)\n%s", r.status, r.out);
+	lt_free(&r);
+	lt_free(&bare);
+	lt_rmdir(dir);
+}
