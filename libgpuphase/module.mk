@@ -25,7 +25,7 @@ $(GP_LIB_GEN)/gp_cbids.h: libgpuphase/gen-cbids.sh $(CUDA_HOME)/include/cupti_ru
 $(GP_LIB_SO): $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-soname,libgpuphase.so \
-	  -o $@ $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) -lunwind -ldl $(GP_COLLECTOR_LIBS)
+	  -o $@ $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) -ldl $(GP_COLLECTOR_LIBS)
 
 ALL_TARGETS += $(GP_LIB_SO)
 
@@ -58,7 +58,7 @@ $(B)/tests/test_lib_e2e: $(B)/obj/libgpuphase/tests/test_lib_e2e.o $(GP_LIB_TEST
 
 GP_LIB_TESTS := $(B)/tests/test_lib_config $(B)/tests/test_lib_e2e
 ALL_TARGETS  += $(GP_LIB_TPROGS) $(GP_LIB_TESTS)
-TESTS        += $(GP_LIB_TESTS)
+TESTS        += $(GP_LIB_TESTS) tests/e2e/test_stacks_no_libunwind.sh
 .SECONDARY: $(B)/obj/libgpuphase/tests/test_lib_config.o $(B)/obj/libgpuphase/tests/test_lib_e2e.o
 
 # ---- benchmark -------------------------------------------------------------

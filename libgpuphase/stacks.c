@@ -16,15 +16,19 @@
  * Symbols (dladdr: "function+0xoff (library)") are resolved at exit, off the
  * hot path, into GP_REC_SYMBOL records.
  *
+ * libunwind is loaded with dlopen on the first capture, not linked: a
+ * machine without libunwind.so.8 (the H200 PyTorch machine had none) must
+ * still run the program, and a DT_NEEDED on it made every profiled run exit
+ * 127 there. Without it, stacks come from glibc's backtrace() (same contract).
+ *
  * Invariants: a table is only written by its owning thread (one at a time:
  * the owner hands it over at its exit); the global list of tables is
  * push-only (lock-free, release/acquire pair below); the free list is taken
  * whole (exchange) and pushed onto node by node, so it has no ABA; a full
  * table stops interning for that thread (returns 0, no reference written).
  */
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
-#include <libunwind.h>
+#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -127,9 +131,21 @@ static void gp_stacks_thread_exit(void *arg)
 	gp_stacks_put(t);
 }
 
+/* unw_backtrace from libunwind.so.8, else glibc's backtrace(); written once
+ * under gp_stacks_key_once, read by the capturing threads after it. */
+static int (*gp_stacks_unwind)(void **, int);
+
 static void gp_stacks_key_init(void)
 {
 	gp_stacks_key_ok = pthread_key_create(&gp_stacks_key, gp_stacks_thread_exit) == 0;
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		*(void **)&gp_stacks_unwind = dlsym(h, "unw_backtrace");
+	if (!gp_stacks_unwind) {
+		dlerror(); /* leave no pending error string for the program */
+		gp_stacks_unwind = backtrace;
+		gp_log(GP_LOG_INFO, "libunwind.so.8 not loadable: call stacks through glibc backtrace()");
+	}
 }
 
 static struct gp_stack_table *gp_stacks_table(void)
@@ -192,7 +208,7 @@ uint32_t gp_stacks_capture(unsigned skip)
 	if (!t)
 		return 0;
 	void *raw[GP_ST_MAXDEPTH + 8];
-	int n = unw_backtrace(raw, (int)(gp_cfg.stack_depth + 8));
+	int n = gp_stacks_unwind(raw, (int)(gp_cfg.stack_depth + 8));
 	int first = 0;
 	while (first < n && (uintptr_t)raw[first] >= gp_stacks_self_lo && (uintptr_t)raw[first] < gp_stacks_self_hi)
 		first++;
