@@ -220,7 +220,9 @@ int gp_reader_open(const char *path, struct gp_reader **out, char *err, size_t e
 			snprintf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; anything but
+	 * a regular file is refused below, before a read could block. */
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0) {
 		rc = gp_rd_fail(r, -errno, err, errlen, "cannot open: %s", strerror(errno));
 		goto fail;
@@ -233,6 +235,11 @@ int gp_reader_open(const char *path, struct gp_reader **out, char *err, size_t e
 		rc = gp_rd_fail(r, -EISDIR, err, errlen, "is a directory, not a trace file");
 		goto fail;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = gp_rd_fail(r, -EINVAL, err, errlen, "not a regular file (a FIFO, socket or device is not a trace)");
+		goto fail;
+	}
+	(void)fcntl(r->fd, F_SETFL, O_RDONLY); /* blocking again: a regular file */
 	r->buf_cap = sizeof(struct gp_block_header) + (size_t)LZ4_compressBound(GP_BLOCK_MAX_RAW) + GP_RD_READ_CHUNK;
 	r->buf = malloc(r->buf_cap);
 	r->raw = aligned_alloc(64, GP_BLOCK_MAX_RAW);

@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "gp_collector_int.h"
+#include "gp_fd.h"
 
 #define GP_OUT_FLUSH (1u << 20)           /* write(2) once this much is buffered */
 #define GP_NAP_MIN_NS 1000000ull          /* sleep after a pass that found data  */
@@ -758,6 +759,13 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 		    cfg->file_mode ? (mode_t)cfg->file_mode : (mode_t)0600);
 	if (W.fd < 0) {
 		rc = -errno;
+		goto err;
+	}
+	/* Never descriptor 0-2: a program started with stdout closed would
+	 * write its output into the trace (gp_fd.h). */
+	if ((W.fd = gp_fd_lift(W.fd)) < 0) {
+		rc = W.fd;
+		unlink(cfg->path);
 		goto err;
 	}
 	if ((rc = gp_writer_write_header(W.fd, hb.p, hb.len))) {

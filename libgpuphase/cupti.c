@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cupti.h>
 
@@ -406,10 +407,22 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 {
 	*cres = 0;
+	/* A library the user named is an error when it cannot be used; the
+	 * default one missing is the ordinary hook-only case. */
+	enum gp_log_level lvl = strcmp(cfg->cupti_lib, GP_CUPTI_LIB_DEFAULT) ? GP_LOG_ERROR : GP_LOG_INFO;
+	struct stat st;
+	/* dlopen of a FIFO blocks in the loader's read until a writer appears:
+	 * refuse any path that exists and is not a regular file. A bare soname
+	 * is searched by the loader among library directories. */
+	if (strchr(cfg->cupti_lib, '/') && stat(cfg->cupti_lib, &st) == 0 && !S_ISREG(st.st_mode)) {
+		*why = "CUPTI library is not a regular file";
+		gp_log(lvl, "cannot load %s: not a regular file; hook-only capture", cfg->cupti_lib);
+		return -ENOENT;
+	}
 	void *lib = dlopen(cfg->cupti_lib, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		*why = "CUPTI library not found";
-		gp_log(GP_LOG_INFO, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, dlerror());
+		gp_log(lvl, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, dlerror());
 		return -ENOENT;
 	}
 	GP_CUPTI_SYM(subscribe, "cuptiSubscribe");

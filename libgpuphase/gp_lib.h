@@ -40,6 +40,10 @@ enum gp_stacks { GP_STACKS_OFF = 0, GP_STACKS_SYNC, GP_STACKS_LAUNCH, GP_STACKS_
 enum gp_log_level { GP_LOG_OFF = 0, GP_LOG_ERROR, GP_LOG_INFO, GP_LOG_DEBUG };
 
 #define GP_PATH_MAX 4096
+/* The CUPTI library loaded when GPUPHASE_CUPTI_LIB is not set: its absence
+ * is the ordinary hook-only case (info); a library the user named that cannot
+ * be loaded costs all GPU timing and is an error. */
+#define GP_CUPTI_LIB_DEFAULT "libcupti.so.13"
 #define GP_PATTERN_MAX 512
 
 struct gp_config {
@@ -60,7 +64,7 @@ struct gp_config {
 	uint32_t flush_ms;
 	uint64_t max_bytes;
 	int cupti;                      /* 0: hook-only by request             */
-	char cupti_lib[GP_PATH_MAX];
+	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
 	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
 	int follow_fork;
 };

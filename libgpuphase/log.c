@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_fd.h"
 #include "gp_lib.h"
 
 static int gp_log_fd = 2;
@@ -18,13 +19,18 @@ static enum gp_log_level gp_log_level = GP_LOG_ERROR;
 void gp_log_init(const struct gp_config *cfg)
 {
 	gp_log_level = cfg->log_level;
+	/* A program started with stderr closed gets no lines from us: whatever it
+	 * opens next as descriptor 2 is its own file, not our log. */
+	if (fcntl(2, F_GETFD) < 0)
+		gp_log_fd = -1;
 	if (cfg->log_file[0] && gp_log_level != GP_LOG_OFF) {
-		int fd = open(cfg->log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+		/* never blocks (a FIFO is refused, not opened), never descriptor 0-2 */
+		int fd = gp_fd_open_regular(cfg->log_file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 		if (fd >= 0)
 			gp_log_fd = fd;
 		else
 			gp_log(GP_LOG_ERROR, "cannot open log file %s: %s; logging to stderr", cfg->log_file,
-			       strerror(errno));
+			       gp_fd_strerror(fd));
 	}
 }
 

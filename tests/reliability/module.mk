@@ -37,7 +37,7 @@ $(REL_PROG): tests/reliability/rel_prog.c | $(DEPS_STAMP)
 REL_SH_TESTS := tests/reliability/test_rel_host.sh tests/reliability/test_rel_env.sh \
                 tests/reliability/test_rel_path.sh tests/reliability/test_rel_crash.sh \
                 tests/reliability/test_rel_procs.sh tests/reliability/test_rel_badinput.sh \
-                tests/reliability/test_rel_load.sh
+                tests/reliability/test_rel_load.sh tests/reliability/test_rel_descriptors.sh
 
 # dlclose case: a plugin using cudart and a host with no CUDA dependency.
 $(B)/tests/rel/librel_dl.so: tests/reliability/rel_dl.c | $(DEPS_STAMP)

@@ -36,8 +36,8 @@ rep() { # expected-status label file [grep pattern for the message]
 }
 : >"$d/empty.gpht";                           rep 2 "zero-length" "$d/empty.gpht" "empty"
 mkdir "$d/dir.gpht";                          rep 2 "a directory" "$d/dir.gpht" "directory"
-rep 2 "/dev/zero" /dev/zero "not a gpuphase trace"
-rep 2 "/dev/null" /dev/null "empty"
+rep 2 "/dev/zero" /dev/zero "not a regular file"
+rep 2 "/dev/null" /dev/null "not a regular file"
 cp "$REL_PROG" "$d/elf";                      rep 2 "another program's file (ELF)" "$d/elf" "not a gpuphase trace"
 printf 'hello\n' >"$d/text";                  rep 2 "a text file" "$d/text" "not a gpuphase trace"
 rep 2 "no such file" "$d/missing.gpht" "cannot open"
