@@ -3,12 +3,18 @@
 # the collector's tests and benchmark.
 #
 # Anything that links $(B)/lib/libgpcollector.a must also link $(GP_COLLECTOR_LIBS).
+# A program that must always demangle kernel names (the report, tests) also
+# links $(GP_DEMANGLE_LIBS): kernel_name.c uses the process's own C++ runtime
+# (dlsym) so that libgpuphase.so never needs one, and --as-needed would drop a
+# plain -lstdc++ that no object references directly.
 
 GP_COLLECTOR_SRCS := collector/crc32c.c collector/ring.c collector/registry.c \
-                     collector/intern.c collector/writer.c collector/reader.c
+                     collector/intern.c collector/writer.c collector/reader.c \
+                     collector/kernel_name.c
 GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
 GP_COLLECTOR_LIB  := $(B)/lib/libgpcollector.a
-GP_COLLECTOR_LIBS := -llz4 -pthread
+GP_COLLECTOR_LIBS := -llz4 -ldl -pthread
+GP_DEMANGLE_LIBS  := -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 $(GP_COLLECTOR_LIB): $(GP_COLLECTOR_OBJS)
 	@mkdir -p $(dir $@)
@@ -20,7 +26,7 @@ $(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
 
 GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format \
-                      $(B)/tests/test_collector_stress
+                      $(B)/tests/test_collector_stress $(B)/tests/test_collector_kernel_name
 
 # Criterion cannot start under ThreadSanitizer (collector/tests/tcrit.h):
 # tsan builds run the same suites on a minimal stand-in runner.
@@ -33,7 +39,7 @@ endif
 
 $(B)/tests/test_collector_%: $(B)/obj/collector/tests/test_collector_%.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_TEST_LIBS) $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_TEST_LIBS) $(GP_COLLECTOR_LIBS) $(GP_DEMANGLE_LIBS)
 
 $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)

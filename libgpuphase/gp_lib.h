@@ -267,9 +267,6 @@ void gp_window_finish(void);
 void gp_window_forget(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);
-/* Plain name of a mangled kernel name ("_Z6aten_mmPfi" -> "aten_mm"). */
-size_t gp_window_plain_name(const char *mangled, char *out, size_t outlen);
-int gp_window_glob_match(const char *glob, const char *name);
 
 /* ---- stacks.c ---------------------------------------------------------- */
 

@@ -16,7 +16,6 @@
  * whose class is not a marker costs one branch (see hooks.c).
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
 #include <pthread.h>
@@ -30,6 +29,7 @@
 
 #include "gp_collector.h"
 #include "gp_lib.h"
+#include "kernel_name.h"
 
 int gp_window_on; /* pair: stored under gp_window_lock, loaded relaxed by hooks */
 
@@ -43,54 +43,7 @@ static int gp_window_started;
 static int gp_window_listen_fd = -1;
 static char gp_window_sock_path[128];
 
-/* ---- kernel names -------------------------------------------------------- */
-
-size_t gp_window_plain_name(const char *s, char *out, size_t outlen)
-{
-	const char *best = s;
-	size_t bestlen = strlen(s);
-	if (s[0] == '_' && s[1] == 'Z') {
-		const char *p = s + 2;
-		if (*p == 'L')
-			p++;
-		int nested = 0;
-		if (*p == 'N') {
-			nested = 1;
-			p++;
-			while (*p == 'r' || *p == 'V' || *p == 'K')
-				p++;
-		}
-		for (;;) {
-			if (*p < '0' || *p > '9')
-				break;
-			size_t n = 0;
-			while (*p >= '0' && *p <= '9')
-				n = n * 10 + (size_t)(*p++ - '0');
-			if (n == 0 || strnlen(p, n) < n)
-				break;
-			best = p;
-			bestlen = n;
-			p += n;
-			if (!nested)
-				break;
-		}
-	}
-	if (outlen == 0)
-		return bestlen;
-	size_t n = bestlen < outlen - 1 ? bestlen : outlen - 1;
-	memcpy(out, best, n);
-	out[n] = 0;
-	return bestlen;
-}
-
-int gp_window_glob_match(const char *glob, const char *name)
-{
-	char plain[256];
-	if (fnmatch(glob, name, 0) == 0)
-		return 1;
-	gp_window_plain_name(name, plain, sizeof plain);
-	return fnmatch(glob, plain, 0) == 0;
-}
+/* ---- kernel:GLOB ------------------------------------------------------- */
 
 #define GP_KCACHE 1024
 static struct {
@@ -111,7 +64,9 @@ static int gp_window_kernel_matches(const void *func)
 		if (!f)
 			break;
 	}
-	/* Slow path: ask cudart for the name, once per function. */
+	/* Slow path, once per function: ask cudart for the name and match it
+	 * as the report names it (kernel_name.h; demangling allocates, which is
+	 * fine here: an application thread in a launch, none of our locks held). */
 	int match = 0;
 	const char *name = NULL;
 	typedef int (*getname_fn)(const char **, const void *);
@@ -119,7 +74,7 @@ static int gp_window_kernel_matches(const void *func)
 	if (!fn)
 		fn = (getname_fn)gp_resolve_real("cudaFuncGetName", &real_cudaFuncGetName);
 	if (fn && fn(&name, func) == 0 && name)
-		match = gp_window_glob_match(gp_cfg.marker_arg, name);
+		match = gp_kernel_name_match(gp_cfg.marker_arg, name);
 	int cs = gp_lib_lock(&gp_window_kcache_lock);
 	for (size_t i = 0; i < GP_KCACHE; i++) {
 		size_t j = (h + i) & (GP_KCACHE - 1);

@@ -398,7 +398,7 @@ enum lt_marker { LT_M_SYNC, LT_M_KERNEL, LT_M_NVTX, LT_M_PROFILER };
  * Which truth events fall in iterations [skip, skip + iters) for a marker,
  * derived from the truth alone (lt_prog's structure is in its header):
  *  sync:     a device/stream synchronize ends an iteration (it belongs to it);
- *  kernel:   each launch of mark_kernel starts one;
+ *  kernel:   each launch of lt::mark_kernel<unsigned int> starts one;
  *  nvtx:     each step's push of "step" starts one; truth shows the
  *            cudaPeekAtLastError sentinel right after it;
  *  profiler: the k-th cudaProfilerStart..Stop (inclusive) is iteration k.
@@ -446,6 +446,23 @@ static char *lt_window_select(const struct lt_truth *tr, enum lt_marker m, long 
 	return want;
 }
 
+/* The operator table of gpuphase-report for trace names the marker kernel
+ * exactly as glob: what the user sees is what kernel:GLOB matches. */
+static void lt_report_names(const char *trace, const char *glob)
+{
+	if (strpbrk(glob, "*?["))
+		return; /* a pattern, not a name the table can show */
+	char cmd[2600], line[4096];
+	snprintf(cmd, sizeof cmd, "'%s/bin/gpuphase-report' '%s'", lt_build(), trace);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	int seen = 0;
+	while (fgets(line, sizeof line, f))
+		seen |= strstr(line, glob) != NULL;
+	cr_assert_eq(pclose(f), 0, "%s", cmd);
+	cr_assert(seen, "the report's table does not show \"%s\"", glob);
+}
+
 static void lt_window_case(enum lt_marker m, const char *marker, const char *window, long skip, long iters)
 {
 	char dir[256], bin[1200], lib[1200], nvtx[1300];
@@ -474,6 +491,8 @@ static void lt_window_case(enum lt_marker m, const char *marker, const char *win
 	cr_assert(t.n_win >= 2 && t.win[0].kind == GP_WIN_START && t.win[1].kind == GP_WIN_STOP,
 		  "window marks missing (%zu)", t.n_win);
 	cr_assert(t.n_iter >= (size_t)(skip + iters), "only %zu iteration marks", t.n_iter);
+	if (m == LT_M_KERNEL)
+		lt_report_names(path, marker + strlen("kernel:"));
 	free(want);
 	free(tr.ev);
 	lt_trace_free(&t);
@@ -489,6 +508,13 @@ Test(lib_window, skip_iters_sync, .timeout = 120)
 Test(lib_window, skip_iters_kernel, .timeout = 120)
 {
 	lt_window_case(LT_M_KERNEL, "kernel:mark_*", "skip=2,iters=3", 2, 3);
+}
+
+/* The glob written as the operator table shows the namespaced, templated
+ * kernel selects it (kernel_name.h); the bare name above still does. */
+Test(lib_window, skip_iters_kernel_table_name, .timeout = 120)
+{
+	lt_window_case(LT_M_KERNEL, "kernel:lt::mark_kernel<unsigned int>", "skip=2,iters=3", 2, 3);
 }
 
 Test(lib_window, skip_iters_nvtx, .timeout = 120)
