@@ -32,10 +32,13 @@ $(SIMCUDA_DIR)/libcupti.so.13: $(B)/obj/simcuda/sim_cupti.o simcuda/cupti.map
 	$(CC) -shared -o $@ $(B)/obj/simcuda/sim_cupti.o -Wl,-soname,libcupti.so.13 \
 	  -Wl,--version-script=simcuda/cupti.map $(LDFLAGS) -ldl
 
-$(SIMCUDA_DIR)/libcudart.so.13: $(B)/obj/simcuda/sim_cudart.o $(B)/obj/simcuda/sim_config.o \
-                                $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
-	$(CC) -shared -o $@ $(B)/obj/simcuda/sim_cudart.o $(B)/obj/simcuda/sim_config.o \
-	  $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
+# The runtime, one file per concern (sim_cudart.h lists them).
+SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth.o \
+                         sim_register.o sim_launch.o sim_copy.o sim_memory.o sim_stream.o \
+                         sim_graph.o sim_device.o sim_config.o)
+
+$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
+	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
 	  -Wl,--version-script=simcuda/cudart.map $(LDFLAGS) -ldl -lm
 
 $(SIMCUDA_DIR)/libcupti.so: $(SIMCUDA_DIR)/libcupti.so.13

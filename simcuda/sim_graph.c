@@ -3,12 +3,11 @@
  * / cudaStreamEndCapture / cudaStreamIsCapturing), cudaGraphInstantiate(+
  * WithFlags), cudaGraphLaunch(+_ptsz), cudaGraphExecDestroy, cudaGraphDestroy.
  *
- * Not a translation unit of its own: sim_cudart.c #includes it at its end,
- * because it schedules on the same timeline and reports through the same
- * statics (g_dev, g_cfg, sim_enter/sim_exit, sim_truth). Callers: app
- * threads, any number; the timeline lock g_dev.mx guards every graph's node
- * list (graphs are not thread-safe objects in CUDA either; the lock only keeps
- * the simulator itself sound).
+ * It schedules on the runtime's timeline (sim_timeline.c) and reports
+ * through the same call frame, records and truth as a launch (sim_call.c,
+ * sim_launch.c, sim_truth.c). Callers: app threads, any number; the timeline
+ * lock g_dev.mx guards every graph's node list (graphs are not thread-safe
+ * objects in CUDA either; the lock only keeps the simulator itself sound).
  *
  * What CUPTI 13 shows, reproduced here (docs/simcuda.md "CUDA graphs"):
  *  - A kernel launched into a capturing stream is not run: it becomes a node.
@@ -39,6 +38,12 @@
  * reports), "graph_orig" / "node_orig" (the captured ones) and
  * "capture_corr" (the correlation id of the launch call that was captured).
  */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_cudart.h"
 
 struct sim_gnode {
 	uint64_t id; /* first: cuptiGetGraphNodeId reads it */
@@ -115,8 +120,8 @@ static void sim_graph_free(struct sim_graph *g)
  * to the stream's graph, tell the subscriber, leave the call. The launch's
  * host cost has been spent by the caller.
  */
-static cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struct sim_func *f, dim3 grid,
-					dim3 block, size_t shmem, void **args)
+cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struct sim_func *f, dim3 grid,
+				 dim3 block, size_t shmem, void **args)
 {
 	struct sim_gnode *n = calloc(1, sizeof *n);
 	if (!n)
@@ -334,49 +339,24 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 	for (size_t i = 0; i < g->n; i++) {
 		const struct sim_gnode *n = g->nodes[i];
 		const struct sim_func *f = n->f;
-		uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
-		if (f->rule && f->rule->exec_per_block_ns)
-			exec_ns += f->rule->exec_per_block_ns * ((uint64_t)n->grid.x * n->grid.y * n->grid.z - 1);
+		uint64_t exec_ns = sim_launch_exec_ns(f, n->grid);
 		if (f->body && n->args) { /* device code, under the device-memory lock */
 			pthread_mutex_lock(&g_mem_mx);
 			f->body(n->grid, n->block, n->args);
 			pthread_mutex_unlock(&g_mem_mx);
 		}
+		struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = n->grid,
+					   .block = n->block, .shmem = n->shmem, .graph_id = g->id,
+					   .graph_node_id = n->id};
 		pthread_mutex_lock(&g_dev.mx);
-		uint64_t kend;
-		uint64_t kstart = sim_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &kend);
-		int64_t gid = ++g_dev.grid_id;
+		r.start = sim_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
+		r.grid_id = ++g_dev.grid_id;
 		pthread_mutex_unlock(&g_dev.mx);
-		if (any) {
-			CUpti_ActivityKernel10 k;
-			memset(&k, 0, sizeof k);
-			k.kind = ck ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL;
-			k.start = kstart;
-			k.end = kend;
-			k.completed = kend;
-			k.deviceId = SIM_DEVICE_ID;
-			k.contextId = SIM_CONTEXT_ID;
-			k.streamId = s->id;
-			k.gridX = (int32_t)n->grid.x, k.gridY = (int32_t)n->grid.y, k.gridZ = (int32_t)n->grid.z;
-			k.blockX = (int32_t)n->block.x, k.blockY = (int32_t)n->block.y, k.blockZ = (int32_t)n->block.z;
-			k.dynamicSharedMemory = (int32_t)n->shmem;
-			k.registersPerThread = 32;
-			k.correlationId = c.corr;
-			k.gridId = gid;
-			k.name = f->mangled;
-			k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-			k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
-			k.graphId = g->id;
-			k.graphNodeId = n->id;
-			simcupti_emit(&k, sizeof k, kend, offsetof(CUpti_ActivityKernel10, start),
-				      offsetof(CUpti_ActivityKernel10, end), offsetof(CUpti_ActivityKernel10, completed));
-		}
-		sim_truth("{\"type\":\"kernel\",\"name\":\"%s\",\"stream\":%u,\"start\":%llu,\"end\":%llu,"
-			  "\"corr\":%u,\"api_corr\":%u,\"graph\":%u,\"node\":%llu,\"graph_orig\":%u,"
-			  "\"node_orig\":%llu,\"capture_corr\":%u}\n",
-			  f->mangled, s->id, (unsigned long long)kstart, (unsigned long long)kend, c.corr, c.corr, g->id,
-			  (unsigned long long)n->id, g->orig_id,
-			  (unsigned long long)n->orig_id, n->capture_corr);
+		if (any)
+			sim_launch_record(ck, &r);
+		struct sim_truth_node tn = {.graph = g->id, .graph_orig = g->orig_id,
+					    .capture_corr = n->capture_corr, .node = n->id, .node_orig = n->orig_id};
+		sim_truth_graph_kernel(f->mangled, s->id, r.start, r.end, c.corr, &tn);
 	}
 	return sim_exit(&c, cudaSuccess, end);
 }
