@@ -2,9 +2,10 @@
  * sim_call.c — the frame around every runtime API call, and the simulated
  * driver's start and exit.
  *
- * A call enters (sim_enter: the driver starts on first use, correlation ids
- * are drawn, the subscriber's ENTER callbacks run, runtime then driver) and
- * leaves (sim_exit: DRIVER then RUNTIME activity records, the truth "api"
+ * A call enters (sim_call_enter: the driver starts on first use,
+ * correlation ids are drawn, the subscriber's ENTER callbacks run, runtime
+ * then driver) and
+ * leaves (sim_call_exit: DRIVER then RUNTIME activity records, the truth "api"
  * line, EXIT callbacks, the thread's last error). Driver start, once per
  * process: load the cost model (SIMCUDA_CONFIG, SIMCUDA_<KEY>), open the
  * truth file, register the clock-rebase hook and the exit handler, load the
@@ -15,7 +16,7 @@
  * not started, 1 = starting, 2 = done; it is set under g_init_mx; the
  * starting thread (t_initializing) passes through so InitializeInjection may
  * call back into the runtime, other threads wait on the lock. The acquire
- * load in sim_enter_sym pairs with the release store at the end of
+ * load in sim_call_enter_sym pairs with the release store at the end of
  * sim_driver_start. g_cfg is written only there, before that store.
  */
 #include <dlfcn.h>
@@ -69,8 +70,8 @@ static void sim_api_callback(struct sim_call *c, CUpti_ApiCallbackSite site, CUp
 
 /* Enter a runtime call: driver start, correlation ids, enter callbacks.
  * symbol: the kernel name for launches (callback data), else NULL. */
-void sim_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
-		   CUpti_CallbackId drv_cbid, const char *symbol)
+void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+			CUpti_CallbackId drv_cbid, const char *symbol)
 {
 	if (atomic_load_explicit(&g_init_state, memory_order_acquire) != 2 && !t_initializing)
 		sim_driver_start();
@@ -89,17 +90,17 @@ void sim_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
 	}
 }
 
-void sim_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
-	       CUpti_CallbackId drv_cbid)
+void sim_call_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+		    CUpti_CallbackId drv_cbid)
 {
-	sim_enter_sym(c, name, cbid, drv_cbid, NULL);
+	sim_call_enter_sym(c, name, cbid, drv_cbid, NULL);
 }
 
 /*
  * Leave a runtime call that ends at `end` (0 = now): API records, truth line,
  * exit callbacks, last error. Returns ret.
  */
-cudaError_t sim_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
+cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 {
 	if (!end)
 		end = simcupti_now();
@@ -118,7 +119,7 @@ cudaError_t sim_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 
 /* ---- driver start / exit ------------------------------------------------------------ */
 
-void sim_context_event(CUpti_CallbackId cbid)
+void sim_call_context_event(CUpti_CallbackId cbid)
 {
 	CUpti_ResourceData rd;
 	memset(&rd, 0, sizeof rd);
@@ -129,7 +130,7 @@ void sim_context_event(CUpti_CallbackId cbid)
 static void sim_at_exit(void)
 {
 	if (atomic_exchange_explicit(&g_ctx_alive, 0, memory_order_relaxed)) {
-		sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+		sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	}
 	sim_truth_flush();
 }
@@ -176,7 +177,7 @@ static void sim_driver_start(void)
 			_exit(2);
 		}
 	}
-	simcupti_set_rebase_hook(sim_rebase);
+	simcupti_set_rebase_hook(sim_timeline_rebase);
 	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (inj && *inj) {
@@ -192,13 +193,13 @@ static void sim_driver_start(void)
 		}
 	}
 	atomic_store_explicit(&g_ctx_alive, 1, memory_order_relaxed);
-	sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	t_initializing = 0;
 	atomic_store_explicit(&g_init_state, 2, memory_order_release);
 	pthread_mutex_unlock(&g_init_mx);
 }
 
-int sim_context_alive(void)
+int sim_call_context_alive(void)
 {
 	return atomic_load_explicit(&g_ctx_alive, memory_order_relaxed);
 }

@@ -163,12 +163,13 @@ static void sim_copy_report(const struct sim_xfer *x, const struct sim_copy_op *
 
 static cudaError_t sim_xfer(const struct sim_xfer *x)
 {
-	struct sim_copy_op o = {.dk = sim_mem_kind(x->dst)};
-	o.sk = x->is_set ? o.dk : sim_mem_kind(x->src);
+	struct sim_copy_op o = {.dk = sim_memory_kind(x->dst)};
+	o.sk = x->is_set ? o.dk : sim_memory_kind(x->src);
 	enum cudaMemcpyKind kind;
 	o.ck = sim_copy_kind(x, o.dk, o.sk, &kind);
 	struct sim_call c;
-	sim_enter(&c, x->name, x->cbid, sim_copy_drv_cbid(o.ck, x->async, x->is_set, x->peer, x->height > 1));
+	sim_call_enter(&c, x->name, x->cbid,
+		       sim_copy_drv_cbid(o.ck, x->async, x->is_set, x->peer, x->height > 1));
 	cudaError_t ret = cudaSuccess;
 	if (!x->dst || (!x->is_set && !x->src) || (int)kind < 0 || kind > cudaMemcpyDefault ||
 	    (x->height > 1 && (x->dpitch < x->width || (!x->is_set && x->spitch < x->width))))
@@ -176,29 +177,29 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 	o.bytes = (uint64_t)x->width * x->height;
 	if (ret == cudaSuccess) /* bytes really move, at call time, one op at a time */
 		sim_copy_move(x);
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	if (ret != cudaSuccess)
-		return sim_exit(&c, ret, 0);
-	struct sim_stream *s = sim_stream_of(x->stream, x->per_thread);
+		return sim_call_exit(&c, ret, 0);
+	struct sim_stream *s = sim_timeline_stream_of(x->stream, x->per_thread);
 	uint64_t q = simcupti_now();
 	uint32_t prior_corr;
 	o.stream_id = s->id;
 	o.corr = x->is_set ? c.corr : c.drv_corr;
 	o.api_corr = c.corr;
 	pthread_mutex_lock(&g_dev.mx);
-	uint64_t prior = sim_deps(s, &prior_corr);
-	o.start = sim_schedule(s, q + g_cfg.launch_latency_ns, sim_xfer_ns(o.bytes), o.corr, &o.end);
+	uint64_t prior = sim_timeline_deps(s, &prior_corr);
+	o.start = sim_timeline_schedule(s, q + g_cfg.launch_latency_ns, sim_xfer_ns(o.bytes), o.corr, &o.end);
 	pthread_mutex_unlock(&g_dev.mx);
 	uint64_t end = q;
 	if (!x->async) {
 		if (prior > c.start)
 			sim_truth_sync(x->is_set ? "memset" : "memcpy", simcupti_thread_id(), c.start, prior,
 				       c.corr, prior_corr);
-		sim_wait_until(o.end);
+		sim_timeline_wait_until(o.end);
 		end = simcupti_now();
 	}
 	sim_copy_report(x, &o);
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 #define SIM_COPY1(nm, cb, asy, pt, d, s_, n, k, st)                                               \
@@ -274,50 +275,50 @@ SIM_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const vo
 SIM_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
 					  enum cudaMemcpyKind kind)
 {
-	SIM_COPY1("cudaMemcpyToSymbol", cudaMemcpyToSymbol_v3020, 0, 0, sim_symbol(symbol, count, offset), src,
-		  count, kind, NULL);
+	SIM_COPY1("cudaMemcpyToSymbol", cudaMemcpyToSymbol_v3020, 0, 0,
+		  sim_register_symbol(symbol, count, offset), src, count, kind, NULL);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
 					       size_t offset, enum cudaMemcpyKind kind)
 {
 	SIM_COPY1("cudaMemcpyToSymbol_ptds", cudaMemcpyToSymbol_ptds_v7000, 0, 1,
-		  sim_symbol(symbol, count, offset), src, count, kind, NULL);
+		  sim_register_symbol(symbol, count, offset), src, count, kind, NULL);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
 					    enum cudaMemcpyKind kind)
 {
 	SIM_COPY1("cudaMemcpyFromSymbol", cudaMemcpyFromSymbol_v3020, 0, 0, dst,
-		  sim_symbol(symbol, count, offset), count, kind, NULL);
+		  sim_register_symbol(symbol, count, offset), count, kind, NULL);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset,
 						 enum cudaMemcpyKind kind)
 {
 	SIM_COPY1("cudaMemcpyFromSymbol_ptds", cudaMemcpyFromSymbol_ptds_v7000, 0, 1, dst,
-		  sim_symbol(symbol, count, offset), count, kind, NULL);
+		  sim_register_symbol(symbol, count, offset), count, kind, NULL);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
 					       size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	SIM_COPY1("cudaMemcpyToSymbolAsync", cudaMemcpyToSymbolAsync_v3020, 1, 0,
-		  sim_symbol(symbol, count, offset), src, count, kind, stream);
+		  sim_register_symbol(symbol, count, offset), src, count, kind, stream);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
 						    size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	SIM_COPY1("cudaMemcpyToSymbolAsync_ptsz", cudaMemcpyToSymbolAsync_ptsz_v7000, 1, 1,
-		  sim_symbol(symbol, count, offset), src, count, kind, stream);
+		  sim_register_symbol(symbol, count, offset), src, count, kind, stream);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
 						 enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	SIM_COPY1("cudaMemcpyFromSymbolAsync", cudaMemcpyFromSymbolAsync_v3020, 1, 0, dst,
-		  sim_symbol(symbol, count, offset), count, kind, stream);
+		  sim_register_symbol(symbol, count, offset), count, kind, stream);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
@@ -325,7 +326,7 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *sym
 						      cudaStream_t stream)
 {
 	SIM_COPY1("cudaMemcpyFromSymbolAsync_ptsz", cudaMemcpyFromSymbolAsync_ptsz_v7000, 1, 1, dst,
-		  sim_symbol(symbol, count, offset), count, kind, stream);
+		  sim_register_symbol(symbol, count, offset), count, kind, stream);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)

@@ -129,27 +129,27 @@ extern struct sim_dev g_dev;
 extern pthread_mutex_t g_mem_mx;
 
 /* Busy-wait until CUPTI's clock reaches t (host cost really spent). */
-void sim_spin_until(uint64_t t);
+void sim_timeline_spin_until(uint64_t t);
 /* Block until CUPTI's clock reaches t: sleep most of it, spin the end. */
-void sim_wait_until(uint64_t t);
+void sim_timeline_wait_until(uint64_t t);
 static inline uint64_t sim_max(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
 }
 /* CUPTI's rebase hook: shift every stored stream time by delta. */
-void sim_rebase(int64_t delta);
+void sim_timeline_rebase(int64_t delta);
 /* A new stream on the list; NULL when out of memory. */
-struct sim_stream *sim_stream_new(int nonblocking);
+struct sim_stream *sim_timeline_stream_new(int nonblocking);
 /* The stream an API call means. per_thread: the call is a _ptsz/_ptds twin. */
-struct sim_stream *sim_stream_of(cudaStream_t st, int per_thread);
+struct sim_stream *sim_timeline_stream_of(cudaStream_t st, int per_thread);
 /* Earliest start on s by ordering, and the op that sets it. Holds g_dev.mx. */
-uint64_t sim_deps(const struct sim_stream *s, uint32_t *corr);
+uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr);
 /* Latest end over every stream (device scope), and its op. Takes g_dev.mx. */
-uint64_t sim_device_tail(uint32_t *corr);
+uint64_t sim_timeline_device_tail(uint32_t *corr);
 /* Place an op of duration dur on s, not before `earliest`; returns its start,
  * *end its end. Caller holds g_dev.mx. */
-uint64_t sim_schedule(struct sim_stream *s, uint64_t earliest, uint64_t dur, uint32_t corr,
-		      uint64_t *end);
+uint64_t sim_timeline_schedule(struct sim_stream *s, uint64_t earliest, uint64_t dur, uint32_t corr,
+			       uint64_t *end);
 
 /* ---- the API call frame, driver start (sim_call.c) ---------------------------- */
 
@@ -170,27 +170,27 @@ struct sim_call {
 
 /* Enter a runtime call: driver start, correlation ids, enter callbacks.
  * symbol: the kernel name for launches (callback data), else NULL. */
-void sim_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
-		   CUpti_CallbackId drv_cbid, const char *symbol);
-void sim_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
-	       CUpti_CallbackId drv_cbid);
+void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+			CUpti_CallbackId drv_cbid, const char *symbol);
+void sim_call_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+		    CUpti_CallbackId drv_cbid);
 /* Leave a runtime call that ends at `end` (0 = now): API records, truth line,
  * exit callbacks, last error. Returns ret. */
-cudaError_t sim_exit(struct sim_call *c, cudaError_t ret, uint64_t end);
+cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end);
 /* Tell the subscriber about the primary context (RESOURCE domain). */
-void sim_context_event(CUpti_CallbackId cbid);
+void sim_call_context_event(CUpti_CallbackId cbid);
 /* Is the primary context alive (started, not yet torn down at exit)? */
-int sim_context_alive(void);
+int sim_call_context_alive(void);
 
 /* A plain API call: enter, spend api_ns, leave. */
 #define SIM_SIMPLE(fname, cb, drv, ...)                                                  \
 	do {                                                                              \
 		struct sim_call c_;                                                       \
-		sim_enter(&c_, fname, CUPTI_RUNTIME_TRACE_CBID_##cb, drv);                 \
+		sim_call_enter(&c_, fname, CUPTI_RUNTIME_TRACE_CBID_##cb, drv);                 \
 		cudaError_t r_ = cudaSuccess;                                             \
 		__VA_ARGS__;                                                              \
-		sim_spin_until(c_.start + g_cfg.api_ns);                                \
-		return sim_exit(&c_, r_, 0);                                              \
+		sim_timeline_spin_until(c_.start + g_cfg.api_ns);                                \
+		return sim_call_exit(&c_, r_, 0);                                              \
 	} while (0)
 
 /* ---- the ground truth (sim_truth.c): one function a line type ------------------ */
@@ -217,11 +217,11 @@ void sim_truth_memcpy(const char *kind, uint32_t stream, uint64_t start, uint64_
 /* ---- registration (sim_register.c) -------------------------------------------- */
 
 /* The kernel registered for a host stub or a cudaKernel_t; NULL if none. */
-struct sim_func *sim_func_find(const void *p);
+struct sim_func *sim_register_find(const void *p);
 /* Look up f's host body and cost rule once (after the config is loaded). */
-void sim_func_resolve(struct sim_func *f);
+void sim_register_resolve(struct sim_func *f);
 /* The host shadow of a __device__ symbol at offset, if count bytes fit; else NULL. */
-char *sim_symbol(const void *symbol, size_t count, size_t offset);
+char *sim_register_symbol(const void *symbol, size_t count, size_t offset);
 
 /* ---- launches (sim_launch.c) --------------------------------------------------- */
 
@@ -244,7 +244,7 @@ uint64_t sim_launch_exec_ns(const struct sim_func *f, dim3 grid);
 /* ---- memory (sim_memory.c) ----------------------------------------------------- */
 
 /* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
-uint8_t sim_mem_kind(const void *p);
+uint8_t sim_memory_kind(const void *p);
 
 /* ---- graphs (sim_graph.c) ------------------------------------------------------ */
 

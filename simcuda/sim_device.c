@@ -15,16 +15,17 @@
 SIM_EXPORT cudaError_t cudaDeviceReset(void)
 {
 	struct sim_call c;
-	sim_enter(&c, "cudaDeviceReset", SIM_RT(cudaDeviceReset_v3020), SIM_DRV(cuDevicePrimaryCtxReset_v2));
+	sim_call_enter(&c, "cudaDeviceReset", SIM_RT(cudaDeviceReset_v3020),
+		       SIM_DRV(cuDevicePrimaryCtxReset_v2));
 	uint32_t wc;
-	uint64_t t = sim_device_tail(&wc);
-	sim_wait_until(t);
-	if (sim_context_alive()) {
-		sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-		sim_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED); /* next use re-creates it */
+	uint64_t t = sim_timeline_device_tail(&wc);
+	sim_timeline_wait_until(t);
+	if (sim_call_context_alive()) {
+		sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+		sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED); /* next use re-creates it */
 	}
-	sim_spin_until(c.start + g_cfg.api_ns);
-	cudaError_t r = sim_exit(&c, cudaSuccess, 0);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	cudaError_t r = sim_call_exit(&c, cudaSuccess, 0);
 	sim_truth_flush();
 	return r;
 }
@@ -130,9 +131,9 @@ SIM_EXPORT cudaError_t cudaGetLastError(void)
 	cudaError_t e = t_last_error;
 	t_last_error = cudaSuccess;
 	struct sim_call c;
-	sim_enter(&c, "cudaGetLastError", SIM_RT(cudaGetLastError_v3020), 0);
-	sim_spin_until(c.start + g_cfg.api_ns);
-	sim_exit(&c, cudaSuccess, 0);
+	sim_call_enter(&c, "cudaGetLastError", SIM_RT(cudaGetLastError_v3020), 0);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	sim_call_exit(&c, cudaSuccess, 0);
 	return e;
 }
 
@@ -140,9 +141,9 @@ SIM_EXPORT cudaError_t cudaPeekAtLastError(void)
 {
 	cudaError_t e = t_last_error;
 	struct sim_call c;
-	sim_enter(&c, "cudaPeekAtLastError", SIM_RT(cudaPeekAtLastError_v3020), 0);
-	sim_spin_until(c.start + g_cfg.api_ns);
-	sim_exit(&c, cudaSuccess, 0);
+	sim_call_enter(&c, "cudaPeekAtLastError", SIM_RT(cudaPeekAtLastError_v3020), 0);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	sim_call_exit(&c, cudaSuccess, 0);
 	return e;
 }
 

@@ -125,7 +125,7 @@ cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struc
 {
 	struct sim_gnode *n = calloc(1, sizeof *n);
 	if (!n)
-		return sim_exit(c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(c, cudaErrorMemoryAllocation, 0);
 	n->id = atomic_fetch_add_explicit(&g_gnode_next, 1, memory_order_relaxed) + 1;
 	n->f = f;
 	n->grid = grid;
@@ -139,7 +139,8 @@ cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struc
 	pthread_mutex_unlock(&g_dev.mx);
 	if (rc) {
 		free(n);
-		return sim_exit(c, rc == -ENOMEM ? cudaErrorMemoryAllocation : cudaErrorStreamCaptureInvalidated, 0);
+		return sim_call_exit(c, rc == -ENOMEM ? cudaErrorMemoryAllocation : cudaErrorStreamCaptureInvalidated,
+				     0);
 	}
 	CUpti_GraphData gd;
 	memset(&gd, 0, sizeof gd);
@@ -147,20 +148,20 @@ cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struc
 	gd.node = (CUgraphNode)(void *)n;
 	gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
 	sim_graph_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &gd);
-	return sim_exit(c, cudaSuccess, 0);
+	return sim_call_exit(c, cudaSuccess, 0);
 }
 
 static cudaError_t sim_begin_capture(cudaStream_t st, int pt, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamBeginCapture_ptsz) : SIM_DRV(cuStreamBeginCapture));
-	sim_spin_until(c.start + g_cfg.api_ns);
-	struct sim_stream *s = sim_stream_of(st, pt);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamBeginCapture_ptsz) : SIM_DRV(cuStreamBeginCapture));
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	if (s->legacy)
-		return sim_exit(&c, cudaErrorStreamCaptureUnsupported, 0);
+		return sim_call_exit(&c, cudaErrorStreamCaptureUnsupported, 0);
 	struct sim_graph *g = sim_graph_new(0);
 	if (!g)
-		return sim_exit(&c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, 0);
 	pthread_mutex_lock(&g_dev.mx);
 	int busy = s->capture != NULL;
 	if (!busy)
@@ -168,13 +169,13 @@ static cudaError_t sim_begin_capture(cudaStream_t st, int pt, const char *nm, CU
 	pthread_mutex_unlock(&g_dev.mx);
 	if (busy) {
 		sim_graph_free(g);
-		return sim_exit(&c, cudaErrorIllegalState, 0);
+		return sim_call_exit(&c, cudaErrorIllegalState, 0);
 	}
 	CUpti_GraphData gd;
 	memset(&gd, 0, sizeof gd);
 	gd.graph = (CUgraph)(void *)g;
 	sim_graph_event(CUPTI_CBID_RESOURCE_GRAPH_CREATED, &gd);
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
@@ -193,19 +194,19 @@ SIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cud
 static cudaError_t sim_end_capture(cudaStream_t st, cudaGraph_t *out, int pt, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamEndCapture_ptsz) : SIM_DRV(cuStreamEndCapture));
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamEndCapture_ptsz) : SIM_DRV(cuStreamEndCapture));
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	if (!out)
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
-	struct sim_stream *s = sim_stream_of(st, pt);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	struct sim_graph *g = s->capture;
 	s->capture = NULL;
 	pthread_mutex_unlock(&g_dev.mx);
 	if (!g)
-		return sim_exit(&c, cudaErrorIllegalState, 0);
+		return sim_call_exit(&c, cudaErrorIllegalState, 0);
 	*out = (cudaGraph_t)(void *)g;
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
@@ -222,15 +223,15 @@ static cudaError_t sim_is_capturing(cudaStream_t st, enum cudaStreamCaptureStatu
 				    CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamIsCapturing_ptsz) : SIM_DRV(cuStreamIsCapturing));
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamIsCapturing_ptsz) : SIM_DRV(cuStreamIsCapturing));
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	if (!status)
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
-	struct sim_stream *s = sim_stream_of(st, pt);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	*status = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
@@ -249,17 +250,17 @@ static cudaError_t sim_instantiate(cudaGraphExec_t *pexec, cudaGraph_t graph, co
 				   CUpti_CallbackId drv)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, drv);
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, drv);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	struct sim_graph *g = (struct sim_graph *)(void *)graph;
 	if (!pexec || !g)
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
 	struct sim_gexec *x = calloc(1, sizeof *x);
 	struct sim_graph *cl = sim_graph_new(g->id);
 	if (!x || !cl) {
 		free(x);
 		free(cl);
-		return sim_exit(&c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, 0);
 	}
 	x->g = cl;
 	pthread_mutex_lock(&g_dev.mx);
@@ -281,7 +282,7 @@ static cudaError_t sim_instantiate(cudaGraphExec_t *pexec, cudaGraph_t graph, co
 	if (rc) {
 		sim_graph_free(cl);
 		free(x);
-		return sim_exit(&c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, 0);
 	}
 	for (size_t i = 0; i < cl->n; i++) {
 		CUpti_GraphData gd;
@@ -300,7 +301,7 @@ static cudaError_t sim_instantiate(cudaGraphExec_t *pexec, cudaGraph_t graph, co
 	gd.graphExec = (CUgraphExec)(void *)x;
 	sim_graph_event(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, &gd);
 	*pexec = (cudaGraphExec_t)(void *)x;
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
@@ -322,18 +323,18 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 				    CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuGraphLaunch_ptsz) : SIM_DRV(cuGraphLaunch));
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuGraphLaunch_ptsz) : SIM_DRV(cuGraphLaunch));
 	struct sim_gexec *x = (struct sim_gexec *)(void *)exec;
 	if (!x) {
-		sim_spin_until(c.start + g_cfg.api_ns);
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
 	}
-	sim_spin_until(c.start + g_cfg.launch_ns);
+	sim_timeline_spin_until(c.start + g_cfg.launch_ns);
 	uint64_t end = simcupti_now();
-	struct sim_stream *s = sim_stream_of(st, pt);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	struct sim_graph *g = x->g;
 	for (size_t i = 0; i < g->n; i++)
-		sim_func_resolve(g->nodes[i]->f);
+		sim_register_resolve(g->nodes[i]->f);
 	int ck = simcupti_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	int any = ck || simcupti_enabled(CUPTI_ACTIVITY_KIND_KERNEL);
 	for (size_t i = 0; i < g->n; i++) {
@@ -349,7 +350,7 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 					   .block = n->block, .shmem = n->shmem, .graph_id = g->id,
 					   .graph_node_id = n->id};
 		pthread_mutex_lock(&g_dev.mx);
-		r.start = sim_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
+		r.start = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
 		r.grid_id = ++g_dev.grid_id;
 		pthread_mutex_unlock(&g_dev.mx);
 		if (any)
@@ -358,7 +359,7 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 					    .capture_corr = n->capture_corr, .node = n->id, .node_orig = n->orig_id};
 		sim_truth_graph_kernel(f->mangled, s->id, r.start, r.end, c.corr, &tn);
 	}
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)

@@ -69,21 +69,21 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 			      CUpti_CallbackId drv_cbid)
 {
 	struct sim_call c;
-	sim_enter_sym(&c, name, cbid, drv_cbid, f ? f->mangled : NULL);
+	sim_call_enter_sym(&c, name, cbid, drv_cbid, f ? f->mangled : NULL);
 	if (!f) {
-		sim_spin_until(c.start + g_cfg.api_ns);
-		return sim_exit(&c, cudaErrorInvalidDeviceFunction, 0);
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_call_exit(&c, cudaErrorInvalidDeviceFunction, 0);
 	}
-	sim_func_resolve(f); /* after driver start: the cost model is loaded */
+	sim_register_resolve(f); /* after driver start: the cost model is loaded */
 	if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
-		sim_spin_until(c.start + g_cfg.api_ns);
-		return sim_exit(&c, cudaErrorInvalidConfiguration, 0);
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_call_exit(&c, cudaErrorInvalidConfiguration, 0);
 	}
 	uint64_t launch_ns = f->rule && f->rule->has_launch ? f->rule->launch_ns : g_cfg.launch_ns;
 	uint64_t exec_ns = sim_launch_exec_ns(f, grid);
-	struct sim_stream *s = sim_stream_of(st, per_thread);
+	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
 	if (sim_launch_capturing(s)) { /* a capturing stream records a graph node instead */
-		sim_spin_until(c.start + launch_ns);
+		sim_timeline_spin_until(c.start + launch_ns);
 		/* nvcc's <<<>>> stubs pass an argument array on their own
 		 * stack frame: only caller-owned arrays are kept */
 		return sim_graph_add_kernel(&c, s, f, grid, block, shmem, name[0] == '_' ? NULL : args);
@@ -93,32 +93,32 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 		f->body(grid, block, args);
 		pthread_mutex_unlock(&g_mem_mx);
 	}
-	sim_spin_until(c.start + launch_ns);
+	sim_timeline_spin_until(c.start + launch_ns);
 	uint64_t end = simcupti_now();
 	struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = grid, .block = block,
 				   .shmem = shmem};
 	pthread_mutex_lock(&g_dev.mx);
-	r.start = sim_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
+	r.start = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
 	r.grid_id = ++g_dev.grid_id;
 	pthread_mutex_unlock(&g_dev.mx);
 	int ck = simcupti_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (ck || simcupti_enabled(CUPTI_ACTIVITY_KIND_KERNEL))
 		sim_launch_record(ck, &r);
 	sim_truth_kernel(f->mangled, s->id, r.start, r.end, c.corr);
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
 					  size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_func_find(kernel), gridDim, blockDim, args, sharedMem, stream, 0,
+	return sim_launch(sim_register_find(kernel), gridDim, blockDim, args, sharedMem, stream, 0,
 			  "__cudaLaunchKernel", SIM_RT(__cudaLaunchKernel_v13000), SIM_DRV(cuLaunchKernel));
 }
 
 SIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
 					       void **args, size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_func_find(kernel), gridDim, blockDim, args, sharedMem, stream, 1,
+	return sim_launch(sim_register_find(kernel), gridDim, blockDim, args, sharedMem, stream, 1,
 			  "__cudaLaunchKernel_ptsz", SIM_RT(__cudaLaunchKernel_ptsz_v13000),
 			  SIM_DRV(cuLaunchKernel_ptsz));
 }
@@ -126,14 +126,14 @@ SIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim
 SIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 					size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_func_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
 			  "cudaLaunchKernel", SIM_RT(cudaLaunchKernel_v7000), SIM_DRV(cuLaunchKernel));
 }
 
 SIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 					     size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_func_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
 			  "cudaLaunchKernel_ptsz", SIM_RT(cudaLaunchKernel_ptsz_v7000),
 			  SIM_DRV(cuLaunchKernel_ptsz));
 }
@@ -142,7 +142,7 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, con
 {
 	if (!config)
 		return t_last_error = cudaErrorInvalidValue;
-	return sim_launch(sim_func_find(func), config->gridDim, config->blockDim, args,
+	return sim_launch(sim_register_find(func), config->gridDim, config->blockDim, args,
 			  config->dynamicSmemBytes, config->stream, 0, "cudaLaunchKernelExC",
 			  SIM_RT(cudaLaunchKernelExC_v11060), SIM_DRV(cuLaunchKernelEx));
 }
@@ -152,7 +152,7 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
 {
 	if (!config)
 		return t_last_error = cudaErrorInvalidValue;
-	return sim_launch(sim_func_find(func), config->gridDim, config->blockDim, args,
+	return sim_launch(sim_register_find(func), config->gridDim, config->blockDim, args,
 			  config->dynamicSmemBytes, config->stream, 1, "cudaLaunchKernelExC_ptsz",
 			  SIM_RT(cudaLaunchKernelExC_ptsz_v11060), SIM_DRV(cuLaunchKernelEx_ptsz));
 }
@@ -160,7 +160,7 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
 SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
 						   void **args, size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_func_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
 			  "cudaLaunchCooperativeKernel", SIM_RT(cudaLaunchCooperativeKernel_v9000),
 			  SIM_DRV(cuLaunchCooperativeKernel));
 }
@@ -168,7 +168,7 @@ SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDi
 SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 							void **args, size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_func_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
 			  "cudaLaunchCooperativeKernel_ptsz",
 			  SIM_RT(cudaLaunchCooperativeKernel_ptsz_v9000),
 			  SIM_DRV(cuLaunchCooperativeKernel_ptsz));
@@ -183,7 +183,7 @@ struct sim_hostfn {
 static void *sim_hostfn_main(void *arg)
 {
 	struct sim_hostfn *h = arg;
-	sim_wait_until(h->at);
+	sim_timeline_wait_until(h->at);
 	h->fn(h->user);
 	free(h);
 	return NULL;
@@ -193,18 +193,19 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 				 const char *name, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, name, cbid, per_thread ? SIM_DRV(cuLaunchHostFunc_ptsz) : SIM_DRV(cuLaunchHostFunc));
-	sim_spin_until(c.start + g_cfg.launch_ns);
+	sim_call_enter(&c, name, cbid,
+		       per_thread ? SIM_DRV(cuLaunchHostFunc_ptsz) : SIM_DRV(cuLaunchHostFunc));
+	sim_timeline_spin_until(c.start + g_cfg.launch_ns);
 	uint64_t end = simcupti_now();
 	if (!fn)
-		return sim_exit(&c, cudaErrorInvalidValue, end);
+		return sim_call_exit(&c, cudaErrorInvalidValue, end);
 	struct sim_hostfn *h = malloc(sizeof *h);
 	if (!h)
-		return sim_exit(&c, cudaErrorMemoryAllocation, end);
-	struct sim_stream *s = sim_stream_of(st, per_thread);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
+	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t hend;
-	h->at = sim_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
+	h->at = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
 	pthread_mutex_unlock(&g_dev.mx);
 	h->fn = fn;
 	h->user = user;
@@ -216,9 +217,9 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 	pthread_attr_destroy(&at);
 	if (rc != 0) {
 		free(h);
-		return sim_exit(&c, cudaErrorMemoryAllocation, end);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
 	}
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
@@ -234,7 +235,7 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t
 
 SIM_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
 {
-	struct sim_func *f = sim_func_find(func);
+	struct sim_func *f = sim_register_find(func);
 	SIM_SIMPLE("cudaFuncGetName", cudaFuncGetName_v12030, SIM_DRV(cuFuncGetName), {
 		if (!name || !f)
 			r_ = name ? cudaErrorInvalidDeviceFunction : cudaErrorInvalidValue;

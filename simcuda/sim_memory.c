@@ -48,7 +48,7 @@ static int sim_alloc_del(void *p, int pinned)
 }
 
 /* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
-uint8_t sim_mem_kind(const void *p)
+uint8_t sim_memory_kind(const void *p)
 {
 	uint8_t k = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
 	pthread_mutex_lock(&g_dev.mx);
@@ -127,7 +127,7 @@ SIM_EXPORT cudaError_t cudaFreeHost(void *ptr)
 SIM_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
 {
 	SIM_SIMPLE("cudaGetSymbolAddress", cudaGetSymbolAddress_v3020, 0, {
-		char *p = sim_symbol(symbol, 0, 0);
+		char *p = sim_register_symbol(symbol, 0, 0);
 		if (!devPtr || !p)
 			r_ = cudaErrorInvalidSymbol;
 		else

@@ -126,7 +126,7 @@ SIM_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPt
 		(void)size, (void)constant, (void)global;
 }
 
-struct sim_func *sim_func_find(const void *p)
+struct sim_func *sim_register_find(const void *p)
 {
 	pthread_mutex_lock(&g_dev.mx);
 	struct sim_func *f = g_dev.funcs;
@@ -137,7 +137,7 @@ struct sim_func *sim_func_find(const void *p)
 }
 
 /* Body and cost rule of f, looked up once (after the config is loaded). */
-void sim_func_resolve(struct sim_func *f)
+void sim_register_resolve(struct sim_func *f)
 {
 	pthread_mutex_lock(&g_dev.mx);
 	if (!f->resolved) {
@@ -152,7 +152,7 @@ void sim_func_resolve(struct sim_func *f)
 
 SIM_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
 {
-	struct sim_func *f = sim_func_find(hostFun);
+	struct sim_func *f = sim_register_find(hostFun);
 	if (!kernel || !f)
 		return cudaErrorInvalidDeviceFunction;
 	*kernel = (cudaKernel_t)(void *)f;
@@ -186,7 +186,7 @@ SIM_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
 }
 
 /* A __device__ symbol is its host shadow (registered by __cudaRegisterVar). */
-char *sim_symbol(const void *symbol, size_t count, size_t offset)
+char *sim_register_symbol(const void *symbol, size_t count, size_t offset)
 {
 	pthread_mutex_lock(&g_dev.mx);
 	struct sim_var *v = g_dev.vars;

@@ -46,15 +46,15 @@ static void sim_stream_sync_record(const struct sim_call *c, uint64_t end,
 static cudaError_t sim_stream_create(cudaStream_t *p, int nonblocking, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, SIM_DRV(cuStreamCreate));
+	sim_call_enter(&c, nm, cbid, SIM_DRV(cuStreamCreate));
 	cudaError_t r = cudaSuccess;
-	struct sim_stream *s = p ? sim_stream_new(nonblocking) : NULL;
+	struct sim_stream *s = p ? sim_timeline_stream_new(nonblocking) : NULL;
 	if (!s)
 		r = p ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
 	else
 		*p = (cudaStream_t)(void *)s;
-	sim_spin_until(c.start + g_cfg.api_ns);
-	return sim_exit(&c, r, 0);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	return sim_call_exit(&c, r, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
@@ -84,14 +84,14 @@ static cudaError_t sim_stream_get_id(cudaStream_t st, unsigned long long *id, in
 				     CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, SIM_DRV(cuStreamGetId));
+	sim_call_enter(&c, nm, cbid, SIM_DRV(cuStreamGetId));
 	cudaError_t r = cudaSuccess;
 	if (!id)
 		r = cudaErrorInvalidValue;
 	else
-		*id = sim_stream_of(st, pt)->id;
-	sim_spin_until(c.start + g_cfg.api_ns);
-	return sim_exit(&c, r, 0);
+		*id = sim_timeline_stream_of(st, pt)->id;
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	return sim_call_exit(&c, r, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)
@@ -108,13 +108,13 @@ SIM_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long 
 static cudaError_t sim_stream_query(cudaStream_t st, int pt, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, SIM_DRV(cuStreamQuery));
-	struct sim_stream *s = sim_stream_of(st, pt);
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, SIM_DRV(cuStreamQuery));
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t t = s->tail_end;
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_exit(&c, simcupti_now() >= t ? cudaSuccess : cudaErrorNotReady, 0);
+	return sim_call_exit(&c, simcupti_now() >= t ? cudaSuccess : cudaErrorNotReady, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
@@ -132,40 +132,41 @@ SIM_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
  * `wcorr` its last op), spend sync_ns, then emit the SYNCHRONIZATION record
  * and the truth sync line over the whole call.
  */
-static cudaError_t sim_sync_wait(struct sim_call *c, uint64_t target, uint32_t wcorr,
-				 CUpti_ActivitySynchronizationType type, const char *tkind, uint32_t stream_id,
-				 uint32_t event_id)
+static cudaError_t sim_stream_sync_wait(struct sim_call *c, uint64_t target, uint32_t wcorr,
+					CUpti_ActivitySynchronizationType type, const char *tkind,
+					uint32_t stream_id, uint32_t event_id)
 {
-	sim_wait_until(target);
+	sim_timeline_wait_until(target);
 	uint64_t after = simcupti_now();
-	sim_spin_until(after + g_cfg.sync_ns);
+	sim_timeline_spin_until(after + g_cfg.sync_ns);
 	uint64_t end = simcupti_now();
 	sim_stream_sync_record(c, end, type, stream_id, event_id, event_id == SIM_INVALID ? 0 : event_id);
 	sim_truth_sync(tkind, simcupti_thread_id(), c->start, end, c->corr, target > c->start ? wcorr : 0);
-	return sim_exit(c, cudaSuccess, end);
+	return sim_call_exit(c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
 	struct sim_call c;
-	sim_enter(&c, "cudaDeviceSynchronize", SIM_RT(cudaDeviceSynchronize_v3020), SIM_DRV(cuCtxSynchronize));
+	sim_call_enter(&c, "cudaDeviceSynchronize", SIM_RT(cudaDeviceSynchronize_v3020),
+		       SIM_DRV(cuCtxSynchronize));
 	uint32_t wc;
-	uint64_t t = sim_device_tail(&wc);
-	return sim_sync_wait(&c, t, wc, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, "device",
-			     SIM_INVALID, SIM_INVALID);
+	uint64_t t = sim_timeline_device_tail(&wc);
+	return sim_stream_sync_wait(&c, t, wc, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, "device",
+				    SIM_INVALID, SIM_INVALID);
 }
 
 static cudaError_t sim_stream_sync(cudaStream_t st, int pt, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamSynchronize_ptsz) : SIM_DRV(cuStreamSynchronize));
-	struct sim_stream *s = sim_stream_of(st, pt);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamSynchronize_ptsz) : SIM_DRV(cuStreamSynchronize));
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t t = s->tail_end;
 	uint32_t wc = s->tail_corr;
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_sync_wait(&c, t, wc, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, "stream", s->id,
-			     SIM_INVALID);
+	return sim_stream_sync_wait(&c, t, wc, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, "stream",
+				    s->id, SIM_INVALID);
 }
 
 SIM_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
@@ -183,7 +184,7 @@ SIM_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 static cudaError_t sim_event_create(cudaEvent_t *p, unsigned flags, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, SIM_DRV(cuEventCreate));
+	sim_call_enter(&c, nm, cbid, SIM_DRV(cuEventCreate));
 	cudaError_t r = cudaSuccess;
 	struct sim_event *e = p ? calloc(1, sizeof *e) : NULL;
 	if (!e) {
@@ -195,8 +196,8 @@ static cudaError_t sim_event_create(cudaEvent_t *p, unsigned flags, const char *
 		e->flags = flags;
 		*p = (cudaEvent_t)(void *)e;
 	}
-	sim_spin_until(c.start + g_cfg.api_ns);
-	return sim_exit(&c, r, 0);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	return sim_call_exit(&c, r, 0);
 }
 
 SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
@@ -224,8 +225,8 @@ SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 static uint64_t sim_event_enter(struct sim_call *c, const char *nm, CUpti_CallbackId cbid,
 				CUpti_CallbackId drv)
 {
-	sim_enter(c, nm, cbid, drv);
-	sim_spin_until(c->start + g_cfg.api_ns);
+	sim_call_enter(c, nm, cbid, drv);
+	sim_timeline_spin_until(c->start + g_cfg.api_ns);
 	return simcupti_now();
 }
 
@@ -235,17 +236,17 @@ static cudaError_t sim_event_record(cudaEvent_t event, cudaStream_t st, int pt, 
 	struct sim_call c;
 	uint64_t end = sim_event_enter(&c, nm, cbid, pt ? SIM_DRV(cuEventRecord_ptsz) : SIM_DRV(cuEventRecord));
 	if (!event)
-		return sim_exit(&c, cudaErrorInvalidResourceHandle, end);
+		return sim_call_exit(&c, cudaErrorInvalidResourceHandle, end);
 	struct sim_event *e = (struct sim_event *)(void *)event;
-	struct sim_stream *s = sim_stream_of(st, pt);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	uint32_t dc;
-	uint64_t d = sim_deps(s, &dc);
+	uint64_t d = sim_timeline_deps(s, &dc);
 	e->ts = sim_max(d, end);
 	e->corr = dc;
 	e->recorded = 1;
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
@@ -276,17 +277,18 @@ SIM_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
 SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	struct sim_call c;
-	sim_enter(&c, "cudaEventSynchronize", SIM_RT(cudaEventSynchronize_v3020), SIM_DRV(cuEventSynchronize));
+	sim_call_enter(&c, "cudaEventSynchronize", SIM_RT(cudaEventSynchronize_v3020),
+		       SIM_DRV(cuEventSynchronize));
 	if (!event)
-		return sim_exit(&c, cudaErrorInvalidResourceHandle, 0);
+		return sim_call_exit(&c, cudaErrorInvalidResourceHandle, 0);
 	struct sim_event *e = (struct sim_event *)(void *)event;
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t t = e->recorded ? e->ts : 0;
 	uint32_t wc = e->recorded ? e->corr : 0;
 	uint32_t id = e->id;
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_sync_wait(&c, t, wc, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, "event",
-			     SIM_INVALID, id);
+	return sim_stream_sync_wait(&c, t, wc, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, "event",
+				    SIM_INVALID, id);
 }
 
 SIM_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
@@ -314,9 +316,9 @@ static cudaError_t sim_stream_wait_event(cudaStream_t st, cudaEvent_t event, int
 	uint64_t end = sim_event_enter(&c, nm, cbid,
 				       pt ? SIM_DRV(cuStreamWaitEvent_ptsz) : SIM_DRV(cuStreamWaitEvent));
 	if (!event)
-		return sim_exit(&c, cudaErrorInvalidResourceHandle, end);
+		return sim_call_exit(&c, cudaErrorInvalidResourceHandle, end);
 	struct sim_event *e = (struct sim_event *)(void *)event;
-	struct sim_stream *s = sim_stream_of(st, pt);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	if (e->recorded && e->ts > s->tail_end) {
 		s->tail_end = e->ts;
@@ -325,7 +327,7 @@ static cudaError_t sim_stream_wait_event(cudaStream_t st, cudaEvent_t event, int
 	uint32_t id = e->id;
 	pthread_mutex_unlock(&g_dev.mx);
 	sim_stream_sync_record(&c, end, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s->id, id, id);
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)

@@ -6,7 +6,8 @@
  * blocking streams, and placing an op on a stream.
  *
  * Callers: every other file of the runtime, on application threads; CUPTI's
- * rebase hook (sim_rebase) on whichever thread registers a timestamp callback.
+ * rebase hook (sim_timeline_rebase) on whichever thread registers a
+ * timestamp callback.
  * Locks and invariants: see sim_cudart.h. g_dev.mx guards every stream's tail
  * and capture and the registries; functions below that say "caller holds
  * g_dev.mx" do not take it. A stream's tail_end only grows, except by a
@@ -29,14 +30,14 @@ pthread_mutex_t g_mem_mx = PTHREAD_MUTEX_INITIALIZER;
 static __thread struct sim_stream *t_ptds; /* this thread's per-thread stream */
 
 /* Busy-wait until CUPTI's clock reaches t (host cost really spent). */
-void sim_spin_until(uint64_t t)
+void sim_timeline_spin_until(uint64_t t)
 {
 	while (simcupti_now() < t)
 		;
 }
 
 /* Block until CUPTI's clock reaches t: sleep most of it, spin the end. */
-void sim_wait_until(uint64_t t)
+void sim_timeline_wait_until(uint64_t t)
 {
 	for (;;) {
 		uint64_t now = simcupti_now();
@@ -52,7 +53,7 @@ void sim_wait_until(uint64_t t)
 	}
 }
 
-void sim_rebase(int64_t delta)
+void sim_timeline_rebase(int64_t delta)
 {
 	pthread_mutex_lock(&g_dev.mx);
 	if (g_dev.legacy.tail_end)
@@ -63,7 +64,7 @@ void sim_rebase(int64_t delta)
 	pthread_mutex_unlock(&g_dev.mx);
 }
 
-struct sim_stream *sim_stream_new(int nonblocking)
+struct sim_stream *sim_timeline_stream_new(int nonblocking)
 {
 	struct sim_stream *s = calloc(1, sizeof *s);
 	if (!s)
@@ -78,13 +79,13 @@ struct sim_stream *sim_stream_new(int nonblocking)
 }
 
 /* The stream an API call means. per_thread: the call is a _ptsz/_ptds twin. */
-struct sim_stream *sim_stream_of(cudaStream_t st, int per_thread)
+struct sim_stream *sim_timeline_stream_of(cudaStream_t st, int per_thread)
 {
 	if (st == cudaStreamLegacy || (st == NULL && !per_thread))
 		return &g_dev.legacy;
 	if (st == cudaStreamPerThread || st == NULL) {
 		if (!t_ptds)
-			t_ptds = sim_stream_new(0);
+			t_ptds = sim_timeline_stream_new(0);
 		return t_ptds ? t_ptds : &g_dev.legacy;
 	}
 	return (struct sim_stream *)(void *)st;
@@ -96,7 +97,7 @@ struct sim_stream *sim_stream_of(cudaStream_t st, int per_thread)
  * blocking stream's tail; for a blocking stream also the legacy tail.
  * Caller holds g_dev.mx.
  */
-uint64_t sim_deps(const struct sim_stream *s, uint32_t *corr)
+uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr)
 {
 	uint64_t t = s->tail_end;
 	uint32_t c = s->tail_corr;
@@ -116,7 +117,7 @@ uint64_t sim_deps(const struct sim_stream *s, uint32_t *corr)
 }
 
 /* Latest end over every stream (device scope). Takes g_dev.mx. */
-uint64_t sim_device_tail(uint32_t *corr)
+uint64_t sim_timeline_device_tail(uint32_t *corr)
 {
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t t = g_dev.legacy.tail_end;
@@ -136,11 +137,11 @@ uint64_t sim_device_tail(uint32_t *corr)
  * Place an op of duration dur on s, not before `earliest`. Returns its start;
  * *end gets its end. Caller holds g_dev.mx.
  */
-uint64_t sim_schedule(struct sim_stream *s, uint64_t earliest, uint64_t dur, uint32_t corr,
-		      uint64_t *end)
+uint64_t sim_timeline_schedule(struct sim_stream *s, uint64_t earliest, uint64_t dur, uint32_t corr,
+			       uint64_t *end)
 {
 	uint32_t dc;
-	uint64_t start = sim_max(earliest, sim_deps(s, &dc));
+	uint64_t start = sim_max(earliest, sim_timeline_deps(s, &dc));
 	*end = start + dur;
 	s->tail_end = *end;
 	s->tail_corr = corr;
