@@ -142,7 +142,7 @@ void sim_timeline_rebase(int64_t delta);
 struct sim_stream *sim_timeline_stream_new(int nonblocking);
 /* The stream an API call means. per_thread: the call is a _ptsz/_ptds twin. */
 struct sim_stream *sim_timeline_stream_of(cudaStream_t st, int per_thread);
-/* Earliest start on s by ordering, and the op that sets it. Holds g_dev.mx. */
+/* Earliest start on s by ordering, and the op that sets it. Caller holds g_dev.mx. */
 uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr);
 /* Latest end over every stream (device scope), and its op. Takes g_dev.mx. */
 uint64_t sim_timeline_device_tail(uint32_t *corr);
