@@ -1,7 +1,7 @@
 # gpuphase — top-level build.
 #
 # Each component adds itself through its own module.mk (collector/, libgpuphase/,
-# report/, tests/simcuda/, examples/, tests/): it appends to the lists below and
+# report/, simcuda/, examples/, tests/): it appends to the lists below and
 # defines its own rules. Everything is built under $(B) (default build/), so
 # sanitizer variants live side by side (build/asan, build/tsan).
 #
@@ -62,7 +62,7 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 include collector/module.mk
--include tests/simcuda/module.mk
+-include simcuda/module.mk
 -include examples/module.mk
 -include libgpuphase/module.mk
 -include report/module.mk

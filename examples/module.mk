@@ -1,5 +1,5 @@
 # examples/module.mk — CUDA C example programs (examples/README.md), built
-# with nvcc -cudart shared so they run on simcuda (tests/simcuda) or a GPU.
+# with nvcc -cudart shared so they run on simcuda (simcuda/) or a GPU.
 # -Xlinker -E exports the simcuda_kernel_* host twins to the simulator.
 # Cost models stay in examples/<name>.simcuda.
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "gp_reader.h"
-#include "tests/common/simtruth.h"
+#include "simcuda/simtruth.h"
 
 extern char **environ;
 

@@ -20,14 +20,14 @@
 #include <unistd.h>
 
 #ifdef SIM_TEST_MINI
-#include "tests/simcuda/sim_tmini.h" /* tsan builds: Criterion cannot start */
+#include "simcuda/tests/sim_tmini.h" /* tsan builds: Criterion cannot start */
 #else
 #include <criterion/criterion.h>
 #endif
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
-#include "tests/common/simtruth.h"
+#include "simcuda/simtruth.h"
 
 /* nvcc's registration entry points (declared by crt/host_runtime.h in C++). */
 void **__cudaRegisterFatBinary(void *fatCubin);

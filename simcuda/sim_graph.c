@@ -3,12 +3,11 @@
  * / cudaStreamEndCapture / cudaStreamIsCapturing), cudaGraphInstantiate(+
  * WithFlags), cudaGraphLaunch(+_ptsz), cudaGraphExecDestroy, cudaGraphDestroy.
  *
- * Not a translation unit of its own: sim_cudart.c #includes it at its end,
- * because it schedules on the same timeline and reports through the same
- * statics (g_dev, g_cfg, sim_enter/sim_exit, sim_truth). Callers: app
- * threads, any number; the timeline lock g_dev.mx guards every graph's node
- * list (graphs are not thread-safe objects in CUDA either; the lock only keeps
- * the simulator itself sound).
+ * It schedules on the runtime's timeline (sim_timeline.c) and reports
+ * through the same call frame, records and truth as a launch (sim_call.c,
+ * sim_launch.c, sim_truth.c). Callers: app threads, any number; the timeline
+ * lock g_dev.mx guards every graph's node list (graphs are not thread-safe
+ * objects in CUDA either; the lock only keeps the simulator itself sound).
  *
  * What CUPTI 13 shows, reproduced here (docs/simcuda.md "CUDA graphs"):
  *  - A kernel launched into a capturing stream is not run: it becomes a node.
@@ -39,6 +38,12 @@
  * reports), "graph_orig" / "node_orig" (the captured ones) and
  * "capture_corr" (the correlation id of the launch call that was captured).
  */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_cudart.h"
 
 struct sim_gnode {
 	uint64_t id; /* first: cuptiGetGraphNodeId reads it */
@@ -115,12 +120,12 @@ static void sim_graph_free(struct sim_graph *g)
  * to the stream's graph, tell the subscriber, leave the call. The launch's
  * host cost has been spent by the caller.
  */
-static cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struct sim_func *f, dim3 grid,
-					dim3 block, size_t shmem, void **args)
+cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struct sim_func *f, dim3 grid,
+				 dim3 block, size_t shmem, void **args)
 {
 	struct sim_gnode *n = calloc(1, sizeof *n);
 	if (!n)
-		return sim_exit(c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(c, cudaErrorMemoryAllocation, 0);
 	n->id = atomic_fetch_add_explicit(&g_gnode_next, 1, memory_order_relaxed) + 1;
 	n->f = f;
 	n->grid = grid;
@@ -134,7 +139,8 @@ static cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s
 	pthread_mutex_unlock(&g_dev.mx);
 	if (rc) {
 		free(n);
-		return sim_exit(c, rc == -ENOMEM ? cudaErrorMemoryAllocation : cudaErrorStreamCaptureInvalidated, 0);
+		return sim_call_exit(c, rc == -ENOMEM ? cudaErrorMemoryAllocation : cudaErrorStreamCaptureInvalidated,
+				     0);
 	}
 	CUpti_GraphData gd;
 	memset(&gd, 0, sizeof gd);
@@ -142,20 +148,20 @@ static cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s
 	gd.node = (CUgraphNode)(void *)n;
 	gd.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
 	sim_graph_event(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &gd);
-	return sim_exit(c, cudaSuccess, 0);
+	return sim_call_exit(c, cudaSuccess, 0);
 }
 
 static cudaError_t sim_begin_capture(cudaStream_t st, int pt, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamBeginCapture_ptsz) : SIM_DRV(cuStreamBeginCapture));
-	sim_spin_until(c.start + g_cfg.api_ns);
-	struct sim_stream *s = sim_stream_of(st, pt);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamBeginCapture_ptsz) : SIM_DRV(cuStreamBeginCapture));
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	if (s->legacy)
-		return sim_exit(&c, cudaErrorStreamCaptureUnsupported, 0);
+		return sim_call_exit(&c, cudaErrorStreamCaptureUnsupported, 0);
 	struct sim_graph *g = sim_graph_new(0);
 	if (!g)
-		return sim_exit(&c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, 0);
 	pthread_mutex_lock(&g_dev.mx);
 	int busy = s->capture != NULL;
 	if (!busy)
@@ -163,13 +169,13 @@ static cudaError_t sim_begin_capture(cudaStream_t st, int pt, const char *nm, CU
 	pthread_mutex_unlock(&g_dev.mx);
 	if (busy) {
 		sim_graph_free(g);
-		return sim_exit(&c, cudaErrorIllegalState, 0);
+		return sim_call_exit(&c, cudaErrorIllegalState, 0);
 	}
 	CUpti_GraphData gd;
 	memset(&gd, 0, sizeof gd);
 	gd.graph = (CUgraph)(void *)g;
 	sim_graph_event(CUPTI_CBID_RESOURCE_GRAPH_CREATED, &gd);
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
@@ -188,19 +194,19 @@ SIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cud
 static cudaError_t sim_end_capture(cudaStream_t st, cudaGraph_t *out, int pt, const char *nm, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamEndCapture_ptsz) : SIM_DRV(cuStreamEndCapture));
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamEndCapture_ptsz) : SIM_DRV(cuStreamEndCapture));
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	if (!out)
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
-	struct sim_stream *s = sim_stream_of(st, pt);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	struct sim_graph *g = s->capture;
 	s->capture = NULL;
 	pthread_mutex_unlock(&g_dev.mx);
 	if (!g)
-		return sim_exit(&c, cudaErrorIllegalState, 0);
+		return sim_call_exit(&c, cudaErrorIllegalState, 0);
 	*out = (cudaGraph_t)(void *)g;
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
@@ -217,15 +223,15 @@ static cudaError_t sim_is_capturing(cudaStream_t st, enum cudaStreamCaptureStatu
 				    CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamIsCapturing_ptsz) : SIM_DRV(cuStreamIsCapturing));
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamIsCapturing_ptsz) : SIM_DRV(cuStreamIsCapturing));
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	if (!status)
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
-	struct sim_stream *s = sim_stream_of(st, pt);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
 	*status = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
@@ -244,17 +250,17 @@ static cudaError_t sim_instantiate(cudaGraphExec_t *pexec, cudaGraph_t graph, co
 				   CUpti_CallbackId drv)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, drv);
-	sim_spin_until(c.start + g_cfg.api_ns);
+	sim_call_enter(&c, nm, cbid, drv);
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	struct sim_graph *g = (struct sim_graph *)(void *)graph;
 	if (!pexec || !g)
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
 	struct sim_gexec *x = calloc(1, sizeof *x);
 	struct sim_graph *cl = sim_graph_new(g->id);
 	if (!x || !cl) {
 		free(x);
 		free(cl);
-		return sim_exit(&c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, 0);
 	}
 	x->g = cl;
 	pthread_mutex_lock(&g_dev.mx);
@@ -276,7 +282,7 @@ static cudaError_t sim_instantiate(cudaGraphExec_t *pexec, cudaGraph_t graph, co
 	if (rc) {
 		sim_graph_free(cl);
 		free(x);
-		return sim_exit(&c, cudaErrorMemoryAllocation, 0);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, 0);
 	}
 	for (size_t i = 0; i < cl->n; i++) {
 		CUpti_GraphData gd;
@@ -295,7 +301,7 @@ static cudaError_t sim_instantiate(cudaGraphExec_t *pexec, cudaGraph_t graph, co
 	gd.graphExec = (CUgraphExec)(void *)x;
 	sim_graph_event(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, &gd);
 	*pexec = (cudaGraphExec_t)(void *)x;
-	return sim_exit(&c, cudaSuccess, 0);
+	return sim_call_exit(&c, cudaSuccess, 0);
 }
 
 SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
@@ -317,68 +323,43 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 				    CUpti_CallbackId cbid)
 {
 	struct sim_call c;
-	sim_enter(&c, nm, cbid, pt ? SIM_DRV(cuGraphLaunch_ptsz) : SIM_DRV(cuGraphLaunch));
+	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuGraphLaunch_ptsz) : SIM_DRV(cuGraphLaunch));
 	struct sim_gexec *x = (struct sim_gexec *)(void *)exec;
 	if (!x) {
-		sim_spin_until(c.start + g_cfg.api_ns);
-		return sim_exit(&c, cudaErrorInvalidValue, 0);
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_call_exit(&c, cudaErrorInvalidValue, 0);
 	}
-	sim_spin_until(c.start + g_cfg.launch_ns);
+	sim_timeline_spin_until(c.start + g_cfg.launch_ns);
 	uint64_t end = simcupti_now();
-	struct sim_stream *s = sim_stream_of(st, pt);
+	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	struct sim_graph *g = x->g;
 	for (size_t i = 0; i < g->n; i++)
-		sim_func_resolve(g->nodes[i]->f);
+		sim_register_resolve(g->nodes[i]->f);
 	int ck = simcupti_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	int any = ck || simcupti_enabled(CUPTI_ACTIVITY_KIND_KERNEL);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct sim_gnode *n = g->nodes[i];
 		const struct sim_func *f = n->f;
-		uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
-		if (f->rule && f->rule->exec_per_block_ns)
-			exec_ns += f->rule->exec_per_block_ns * ((uint64_t)n->grid.x * n->grid.y * n->grid.z - 1);
+		uint64_t exec_ns = sim_launch_exec_ns(f, n->grid);
 		if (f->body && n->args) { /* device code, under the device-memory lock */
 			pthread_mutex_lock(&g_mem_mx);
 			f->body(n->grid, n->block, n->args);
 			pthread_mutex_unlock(&g_mem_mx);
 		}
+		struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = n->grid,
+					   .block = n->block, .shmem = n->shmem, .graph_id = g->id,
+					   .graph_node_id = n->id};
 		pthread_mutex_lock(&g_dev.mx);
-		uint64_t kend;
-		uint64_t kstart = sim_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &kend);
-		int64_t gid = ++g_dev.grid_id;
+		r.start = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
+		r.grid_id = ++g_dev.grid_id;
 		pthread_mutex_unlock(&g_dev.mx);
-		if (any) {
-			CUpti_ActivityKernel10 k;
-			memset(&k, 0, sizeof k);
-			k.kind = ck ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL;
-			k.start = kstart;
-			k.end = kend;
-			k.completed = kend;
-			k.deviceId = SIM_DEVICE_ID;
-			k.contextId = SIM_CONTEXT_ID;
-			k.streamId = s->id;
-			k.gridX = (int32_t)n->grid.x, k.gridY = (int32_t)n->grid.y, k.gridZ = (int32_t)n->grid.z;
-			k.blockX = (int32_t)n->block.x, k.blockY = (int32_t)n->block.y, k.blockZ = (int32_t)n->block.z;
-			k.dynamicSharedMemory = (int32_t)n->shmem;
-			k.registersPerThread = 32;
-			k.correlationId = c.corr;
-			k.gridId = gid;
-			k.name = f->mangled;
-			k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-			k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
-			k.graphId = g->id;
-			k.graphNodeId = n->id;
-			simcupti_emit(&k, sizeof k, kend, offsetof(CUpti_ActivityKernel10, start),
-				      offsetof(CUpti_ActivityKernel10, end), offsetof(CUpti_ActivityKernel10, completed));
-		}
-		sim_truth("{\"type\":\"kernel\",\"name\":\"%s\",\"stream\":%u,\"start\":%llu,\"end\":%llu,"
-			  "\"corr\":%u,\"api_corr\":%u,\"graph\":%u,\"node\":%llu,\"graph_orig\":%u,"
-			  "\"node_orig\":%llu,\"capture_corr\":%u}\n",
-			  f->mangled, s->id, (unsigned long long)kstart, (unsigned long long)kend, c.corr, c.corr, g->id,
-			  (unsigned long long)n->id, g->orig_id,
-			  (unsigned long long)n->orig_id, n->capture_corr);
+		if (any)
+			sim_launch_record(ck, &r);
+		struct sim_truth_node tn = {.graph = g->id, .graph_orig = g->orig_id,
+					    .capture_corr = n->capture_corr, .node = n->id, .node_orig = n->orig_id};
+		sim_truth_graph_kernel(f->mangled, s->id, r.start, r.end, c.corr, &tn);
 	}
-	return sim_exit(&c, cudaSuccess, end);
+	return sim_call_exit(&c, cudaSuccess, end);
 }
 
 SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)

@@ -3,7 +3,8 @@
  *
  * libcupti.so.13 (sim_cupti.c) owns everything CUPTI: the clock, correlation
  * ids, the activity buffers and their delivery thread, external correlation
- * stacks and the callback subscriber. libcudart.so.13 (sim_cudart.c) owns the
+ * stacks and the callback subscriber. libcudart.so.13 (the files sim_cudart.h
+ * lists) owns the
  * simulated device timeline and calls into libcupti through the functions
  * below (exported under the version node SIMCUDA_PRIVATE, never part of any
  * real CUDA API). Any thread may call any of them; each is thread-safe.

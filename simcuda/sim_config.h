@@ -3,7 +3,7 @@
  * SIMCUDA_CONFIG, overridden by SIMCUDA_<KEY> environment variables, and
  * `kernel GLOB KEY=VALUE ...` rules (first match wins).
  *
- * Called once by sim_cudart.c at simulated driver start (any thread, under
+ * Called once by sim_call.c at simulated driver start (any thread, under
  * its init once), and by the tests. The struct is read-only afterwards.
  */
 #ifndef SIM_CONFIG_H

@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
-#include "tests/simcuda/sim_config.h"
+#include "simcuda/sim_config.h"
 
 #define SLACK_NS 200000000ull /* upper-bound sanity tolerance for host timings (a loaded
 				       * 2-core CI box once overshot 50 ms); the properties

@@ -3,7 +3,7 @@
  * and CUPTI's clock, as CUPTI 13.0 (CUPTI_API_VERSION 130001) presents them.
  *
  * Who calls it: CUPTI clients (any thread) through the cupti* entry points,
- * and the simulated runtime (sim_cudart.c, app threads) through the private
+ * and the simulated runtime (the files sim_cudart.h lists, app threads) through the private
  * simcupti_* functions in sim_internal.h.
  *
  * Threads and locks:

@@ -19,13 +19,13 @@
 #include <unistd.h>
 
 #ifdef SIM_TEST_MINI
-#include "tests/simcuda/sim_tmini.h" /* tsan builds: Criterion cannot start */
+#include "simcuda/tests/sim_tmini.h" /* tsan builds: Criterion cannot start */
 #else
 #include <criterion/criterion.h>
 #endif
 #include <cupti.h>
 
-#include "tests/common/simtruth.h"
+#include "simcuda/simtruth.h"
 
 static char g_tmp[256];
 

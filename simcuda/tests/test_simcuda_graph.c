@@ -1,6 +1,6 @@
 /*
  * test_simcuda_graph.c — Criterion suite for simcuda's CUDA graphs
- * (tests/simcuda/sim_graph.c, docs/simcuda.md "CUDA graphs") and the
+ * (simcuda/sim_graph.c, docs/simcuda.md "CUDA graphs") and the
  * exec_per_block_ns cost rule, driven in-process (sim_testutil.h):
  *   - capture turns launches into nodes: no kernel record, one
  *     GRAPHNODE_CREATED per launch, on the launching thread, inside the call;

@@ -1,0 +1,205 @@
+/*
+ * sim_call.c — the frame around every runtime API call, and the simulated
+ * driver's start and exit.
+ *
+ * A call enters (sim_call_enter: the driver starts on first use,
+ * correlation ids are drawn, the subscriber's ENTER callbacks run, runtime
+ * then driver) and
+ * leaves (sim_call_exit: DRIVER then RUNTIME activity records, the truth "api"
+ * line, EXIT callbacks, the thread's last error). Driver start, once per
+ * process: load the cost model (SIMCUDA_CONFIG, SIMCUDA_<KEY>), open the
+ * truth file, register the clock-rebase hook and the exit handler, load the
+ * CUPTI client named by CUDA_INJECTION64_PATH and run its
+ * InitializeInjection, then announce the primary context.
+ *
+ * Threads: application threads, any number. Driver start: g_init_state 0 =
+ * not started, 1 = starting, 2 = done; it is set under g_init_mx; the
+ * starting thread (t_initializing) passes through so InitializeInjection may
+ * call back into the runtime, other threads wait on the lock. The acquire
+ * load in sim_call_enter_sym pairs with the release store at the end of
+ * sim_driver_start. g_cfg is written only there, before that store.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_cudart.h"
+
+struct sim_config g_cfg;
+__thread cudaError_t t_last_error = cudaSuccess;
+
+/* The primary context exists: set at driver start, cleared at exit. Relaxed:
+ * only the exit handler and cudaDeviceReset read it. */
+static _Atomic int g_ctx_alive;
+
+static pthread_mutex_t g_init_mx = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_init_state = 0;
+static __thread int t_initializing = 0;
+
+static void sim_driver_start(void);
+
+/* ---- API call frame --------------------------------------------------------------- */
+
+static void sim_api_callback(struct sim_call *c, CUpti_ApiCallbackSite site, CUpti_CallbackDomain dom,
+			     cudaError_t *ret)
+{
+	CUpti_CallbackId cbid = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? c->cbid : c->drv_cbid;
+	if (!simcupti_callback_enabled(dom, cbid))
+		return;
+	const char *fname = c->name;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API &&
+	    cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &fname) != CUPTI_SUCCESS)
+		fname = "cu?";
+	CUpti_CallbackData d;
+	memset(&d, 0, sizeof d);
+	d.callbackSite = site;
+	d.functionName = fname;
+	d.functionParams = NULL; /* not simulated: see docs/simcuda.md */
+	d.functionReturnValue = ret;
+	d.symbolName = c->symbol;
+	d.context = simcupti_context();
+	d.contextUid = SIM_CONTEXT_ID;
+	d.correlationData = &c->corr_data;
+	d.correlationId = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? c->corr : c->drv_corr;
+	simcupti_callback(dom, cbid, &d);
+}
+
+/* Enter a runtime call: driver start, correlation ids, enter callbacks.
+ * symbol: the kernel name for launches (callback data), else NULL. */
+void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+			CUpti_CallbackId drv_cbid, const char *symbol)
+{
+	if (atomic_load_explicit(&g_init_state, memory_order_acquire) != 2 && !t_initializing)
+		sim_driver_start();
+	memset(c, 0, sizeof *c);
+	c->name = name;
+	c->cbid = cbid;
+	c->drv_cbid = drv_cbid;
+	c->symbol = symbol;
+	c->corr = simcupti_next_corr();
+	sim_api_callback(c, CUPTI_API_ENTER, CUPTI_CB_DOMAIN_RUNTIME_API, NULL);
+	c->start = simcupti_now();
+	if (drv_cbid) {
+		c->drv_corr = simcupti_next_corr();
+		sim_api_callback(c, CUPTI_API_ENTER, CUPTI_CB_DOMAIN_DRIVER_API, NULL);
+		c->drv_start = simcupti_now();
+	}
+}
+
+void sim_call_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+		    CUpti_CallbackId drv_cbid)
+{
+	sim_call_enter_sym(c, name, cbid, drv_cbid, NULL);
+}
+
+/*
+ * Leave a runtime call that ends at `end` (0 = now): API records, truth line,
+ * exit callbacks, last error. Returns ret.
+ */
+cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
+{
+	if (!end)
+		end = simcupti_now();
+	if (c->drv_cbid) {
+		simcupti_emit_api(CUPTI_ACTIVITY_KIND_DRIVER, c->drv_cbid, c->drv_start, end, c->drv_corr,
+				  ret == cudaSuccess ? 0 : 1);
+		sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_DRIVER_API, &ret);
+	}
+	simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->start, end, c->corr, (uint32_t)ret);
+	sim_truth_api(c->name, simcupti_thread_id(), c->start, end, c->corr);
+	sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_RUNTIME_API, &ret);
+	if (ret != cudaSuccess && ret != cudaErrorNotReady)
+		t_last_error = ret;
+	return ret;
+}
+
+/* ---- driver start / exit ------------------------------------------------------------ */
+
+void sim_call_context_event(CUpti_CallbackId cbid)
+{
+	CUpti_ResourceData rd;
+	memset(&rd, 0, sizeof rd);
+	rd.context = simcupti_context();
+	simcupti_callback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
+}
+
+static void sim_at_exit(void)
+{
+	if (atomic_exchange_explicit(&g_ctx_alive, 0, memory_order_relaxed)) {
+		sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	}
+	sim_truth_flush();
+}
+
+/* atexit(sim_at_exit), tied to this library: glibc's atexit (libc_nonshared)
+ * is __cxa_atexit(f, NULL, __dso_handle), so the handler runs when the library
+ * is dlclosed, before its code is unmapped. Spelled out because a sanitizer
+ * runtime linked in first (TSan) exports its own atexit that registers with
+ * no DSO: a dlclosed simcuda's handler would then be called at exit, into
+ * unmapped code (rel_dlmain crashed so under TSan). */
+extern void *__dso_handle;
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void sim_at_exit_dso(void *arg)
+{
+	(void)arg;
+	sim_at_exit();
+}
+
+static void sim_die_config(const char *msg)
+{
+	fprintf(stderr, "simcuda: bad cost model: %s\n", msg);
+	fflush(stderr);
+	_exit(2);
+}
+
+static void sim_driver_start(void)
+{
+	pthread_mutex_lock(&g_init_mx);
+	if (atomic_load_explicit(&g_init_state, memory_order_relaxed) == 2) {
+		pthread_mutex_unlock(&g_init_mx);
+		return;
+	}
+	t_initializing = 1;
+	atomic_store_explicit(&g_init_state, 1, memory_order_relaxed);
+	char err[512];
+	if (sim_config_load(&g_cfg, getenv("SIMCUDA_CONFIG"), err, sizeof err) < 0)
+		sim_die_config(err);
+	const char *tp = getenv("SIMCUDA_TRUTH");
+	if (tp && *tp) {
+		int rc = sim_truth_open(tp);
+		if (rc < 0) {
+			fprintf(stderr, "simcuda: SIMCUDA_TRUTH=%s: cannot open: %s\n", tp, strerror(-rc));
+			_exit(2);
+		}
+	}
+	simcupti_set_rebase_hook(sim_timeline_rebase);
+	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	if (inj && *inj) {
+		void *h = dlopen(inj, RTLD_NOW | RTLD_GLOBAL);
+		if (!h) {
+			fprintf(stderr, "simcuda: CUDA_INJECTION64_PATH=%s: %s\n", inj, dlerror());
+		} else {
+			int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
+			if (!init)
+				fprintf(stderr, "simcuda: %s has no InitializeInjection\n", inj);
+			else
+				init();
+		}
+	}
+	atomic_store_explicit(&g_ctx_alive, 1, memory_order_relaxed);
+	sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	t_initializing = 0;
+	atomic_store_explicit(&g_init_state, 2, memory_order_release);
+	pthread_mutex_unlock(&g_init_mx);
+}
+
+int sim_call_context_alive(void)
+{
+	return atomic_load_explicit(&g_ctx_alive, memory_order_relaxed);
+}

@@ -1,0 +1,258 @@
+/*
+ * sim_cudart.h — the internal interface between the files of the simulated
+ * libcudart.so.13 (docs/simcuda.md is the user's manual). Nothing here is
+ * exported: the library's version script (cudart.map) exports cuda* and
+ * __cuda* only, and every declaration below is hidden.
+ *
+ * The runtime, by concern:
+ *   sim_timeline.c  the simulated device: its clock waits, the streams' queues
+ *                   (tails), scheduling an op, the device lock and memory lock
+ *   sim_call.c      the frame of every API call (enter/exit, API records and
+ *                   callbacks, the last error), driver start and exit
+ *   sim_truth.c     the ground-truth file (SIMCUDA_TRUTH), one writer a line type
+ *   sim_register.c  what nvcc registers before main (fat binaries, kernels,
+ *                   __device__ variables), kernel lookup, launch configurations
+ *   sim_launch.c    kernel launches and host functions
+ *   sim_copy.c      copies and sets
+ *   sim_memory.c    allocations and the memory kind of an address
+ *   sim_stream.c    streams, events and the synchronizing calls
+ *   sim_graph.c     CUDA graphs: capture, instantiate, launch
+ *   sim_device.c    device queries, versions, error names, reset, profiler
+ *   sim_config.c    the cost model (sim_config.h), a pure parser
+ *
+ * Model: one device, one primary context. "Device" memory is host memory, so
+ * copies and sets move real bytes at call time; a kernel runs its host body
+ * `simcuda_kernel_<plain name>` (looked up in the process with dlsym) at
+ * launch time when one exists, and otherwise changes nothing. Times: every op
+ * gets start = max(API return + launch_latency_ns, end of what it must follow
+ * on the timeline) and end = start + its cost; waits really wait on CUPTI's
+ * clock (simcupti_now()).
+ *
+ * Threads: application threads (any number) call every entry point, plus the
+ * registration calls nvcc emits into static constructors before main(); a
+ * detached thread per cudaLaunchHostFunc runs the host function.
+ *
+ * Locks: g_dev.mx guards the timeline (streams, events, graphs' node lists,
+ * the registries of kernels, variables and allocations); it is never held
+ * while waiting, spinning or calling out to CUPTI or the client. The truth
+ * file has its own lock (sim_truth.c). g_mem_mx is the device's memory:
+ * every op that moves bytes in device memory at call time (a copy, a set, a
+ * kernel's host body, also at graph launch) does so under it, whole, so ops
+ * issued by several host threads at once are applied one after another as
+ * the device would run them, never interleaved byte by byte (a data race the
+ * real program does not have: its host threads never touch device memory).
+ * It is a leaf lock: nothing else is taken while it is held.
+ *
+ * Invariant: a stream's tail_end only grows (except by a clock rebase, which
+ * shifts every stored time by the same delta).
+ */
+#ifndef SIM_CUDART_H
+#define SIM_CUDART_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include "sim_config.h"
+#include "sim_internal.h"
+
+/* The runtime's entry points: exported (the version script picks them). */
+#define SIM_EXPORT __attribute__((visibility("default")))
+#define SIM_LEGACY_STREAM_ID 7u
+#define SIM_INVALID 0xffffffffu
+#define SIM_RT(x) CUPTI_RUNTIME_TRACE_CBID_##x
+#define SIM_DRV(x) CUPTI_DRIVER_TRACE_CBID_##x
+
+#pragma GCC visibility push(hidden)
+
+/* ---- the device's state (sim_timeline.c) ------------------------------------- */
+
+struct sim_stream {
+	uint32_t id;
+	int legacy, nonblocking, destroyed;
+	uint64_t tail_end;  /* end of the last op on this stream */
+	uint32_t tail_corr; /* its correlation id (the CUPTI record's) */
+	struct sim_graph *capture; /* graph being captured (sim_graph.c), under g_dev.mx */
+	struct sim_stream *next;
+};
+
+struct sim_event {
+	uint32_t id;
+	unsigned flags;
+	int recorded;
+	uint64_t ts;   /* when the work before it finished */
+	uint32_t corr; /* the op that finished last before it */
+};
+
+typedef void (*sim_body_fn)(dim3 grid, dim3 block, void **args);
+
+/* A registered kernel (sim_register.c). */
+struct sim_func {
+	const void *host_fun;
+	char *mangled, *plain;
+	int resolved; /* body + rule looked up (under g_dev.mx) */
+	sim_body_fn body;
+	const struct sim_kernel_rule *rule;
+	struct sim_func *next;
+};
+
+struct sim_alloc {
+	void *p;
+	size_t n;
+	int pinned; /* 1 = cudaMallocHost/HostAlloc, 0 = device */
+	struct sim_alloc *next;
+};
+
+/* A registered __device__ variable: its host shadow. */
+struct sim_var {
+	const void *host_var;
+	size_t size;
+	struct sim_var *next;
+};
+
+struct sim_dev {
+	pthread_mutex_t mx;
+	struct sim_stream legacy;
+	struct sim_stream *streams; /* all non-legacy streams, incl. per-thread */
+	struct sim_func *funcs;
+	struct sim_alloc *allocs;
+	struct sim_var *vars;
+	uint32_t next_stream_id, next_event_id;
+	int64_t grid_id;
+};
+
+extern struct sim_dev g_dev;
+/* The device's memory (see "Locks" above); leaf lock. */
+extern pthread_mutex_t g_mem_mx;
+
+/* Busy-wait until CUPTI's clock reaches t (host cost really spent). */
+void sim_timeline_spin_until(uint64_t t);
+/* Block until CUPTI's clock reaches t: sleep most of it, spin the end. */
+void sim_timeline_wait_until(uint64_t t);
+static inline uint64_t sim_max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+/* CUPTI's rebase hook: shift every stored stream time by delta. */
+void sim_timeline_rebase(int64_t delta);
+/* A new stream on the list; NULL when out of memory. */
+struct sim_stream *sim_timeline_stream_new(int nonblocking);
+/* The stream an API call means. per_thread: the call is a _ptsz/_ptds twin. */
+struct sim_stream *sim_timeline_stream_of(cudaStream_t st, int per_thread);
+/* Earliest start on s by ordering, and the op that sets it. Caller holds g_dev.mx. */
+uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr);
+/* Latest end over every stream (device scope), and its op. Takes g_dev.mx. */
+uint64_t sim_timeline_device_tail(uint32_t *corr);
+/* Place an op of duration dur on s, not before `earliest`; returns its start,
+ * *end its end. Caller holds g_dev.mx. */
+uint64_t sim_timeline_schedule(struct sim_stream *s, uint64_t earliest, uint64_t dur, uint32_t corr,
+			       uint64_t *end);
+
+/* ---- the API call frame, driver start (sim_call.c) ---------------------------- */
+
+/* The cost model, loaded at driver start; read-only afterwards. */
+extern struct sim_config g_cfg;
+/* The calling thread's last error (cudaGetLastError). */
+extern __thread cudaError_t t_last_error;
+
+struct sim_call {
+	const char *name;          /* runtime function name (truth, callbacks)   */
+	CUpti_CallbackId cbid;     /* runtime cbid                                */
+	CUpti_CallbackId drv_cbid; /* the driver call inside, 0 = none            */
+	uint32_t corr, drv_corr;
+	uint64_t start, drv_start;
+	const char *symbol; /* kernel name for launches */
+	uint64_t corr_data;
+};
+
+/* Enter a runtime call: driver start, correlation ids, enter callbacks.
+ * symbol: the kernel name for launches (callback data), else NULL. */
+void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+			CUpti_CallbackId drv_cbid, const char *symbol);
+void sim_call_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
+		    CUpti_CallbackId drv_cbid);
+/* Leave a runtime call that ends at `end` (0 = now): API records, truth line,
+ * exit callbacks, last error. Returns ret. */
+cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end);
+/* Tell the subscriber about the primary context (RESOURCE domain). */
+void sim_call_context_event(CUpti_CallbackId cbid);
+/* Is the primary context alive (started, not yet torn down at exit)? */
+int sim_call_context_alive(void);
+
+/* A plain API call: enter, spend api_ns, leave. */
+#define SIM_SIMPLE(fname, cb, drv, ...)                                                  \
+	do {                                                                              \
+		struct sim_call c_;                                                       \
+		sim_call_enter(&c_, fname, CUPTI_RUNTIME_TRACE_CBID_##cb, drv);                 \
+		cudaError_t r_ = cudaSuccess;                                             \
+		__VA_ARGS__;                                                              \
+		sim_timeline_spin_until(c_.start + g_cfg.api_ns);                                \
+		return sim_call_exit(&c_, r_, 0);                                              \
+	} while (0)
+
+/* ---- the ground truth (sim_truth.c): one function a line type ------------------ */
+
+/* Open SIMCUDA_TRUTH's path for writing; 0 or -errno. */
+int sim_truth_open(const char *path);
+void sim_truth_flush(void);
+void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr);
+void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr);
+/* A kernel node of a launched graph: corr is the graph launch's. */
+struct sim_truth_node {
+	uint32_t graph, graph_orig, capture_corr;
+	uint64_t node, node_orig;
+};
+void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end,
+			    uint32_t corr, const struct sim_truth_node *n);
+void sim_truth_sync(const char *kind, uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr,
+		    uint32_t waited_corr);
+void sim_truth_memset(uint32_t stream, uint64_t start, uint64_t end, uint32_t corr, uint32_t api_corr,
+		      uint64_t bytes);
+void sim_truth_memcpy(const char *kind, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,
+		      uint32_t api_corr, uint64_t bytes);
+
+/* ---- registration (sim_register.c) -------------------------------------------- */
+
+/* The kernel registered for a host stub or a cudaKernel_t; NULL if none. */
+struct sim_func *sim_register_find(const void *p);
+/* Look up f's host body and cost rule once (after the config is loaded). */
+void sim_register_resolve(struct sim_func *f);
+/* The host shadow of a __device__ symbol at offset, if count bytes fit; else NULL. */
+char *sim_register_symbol(const void *symbol, size_t count, size_t offset);
+
+/* ---- launches (sim_launch.c) --------------------------------------------------- */
+
+/* One kernel run placed on the timeline, as its CUPTI record shows it. */
+struct sim_kernel_run {
+	const struct sim_func *f;
+	uint32_t stream_id, corr;
+	dim3 grid, block;
+	size_t shmem;
+	int64_t grid_id;
+	uint64_t start, end;
+	uint32_t graph_id; /* graph launches: the executable's graph and node ids, else 0 */
+	uint64_t graph_node_id;
+};
+/* Emit its KERNEL or CONCURRENT_KERNEL record (concurrent: which kind). */
+void sim_launch_record(int concurrent, const struct sim_kernel_run *r);
+/* Execution time of f over a grid, by the cost model. */
+uint64_t sim_launch_exec_ns(const struct sim_func *f, dim3 grid);
+
+/* ---- memory (sim_memory.c) ----------------------------------------------------- */
+
+/* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
+uint8_t sim_memory_kind(const void *p);
+
+/* ---- graphs (sim_graph.c) ------------------------------------------------------ */
+
+/* The launch stream s is capturing: add a kernel node, tell the subscriber,
+ * leave the call. The launch's host cost has been spent by the caller. */
+cudaError_t sim_graph_add_kernel(struct sim_call *c, struct sim_stream *s, struct sim_func *f, dim3 grid,
+				 dim3 block, size_t shmem, void **args);
+
+#pragma GCC visibility pop
+
+#endif

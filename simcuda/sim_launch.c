@@ -1,0 +1,245 @@
+/*
+ * sim_launch.c — kernel launches (<<<>>> through __cudaLaunchKernel, and
+ * cudaLaunchKernel / ExC / Cooperative, each with its _ptsz twin), host
+ * functions on a stream (cudaLaunchHostFunc), cudaFuncGetName, and the
+ * kernel activity record that graph launches (sim_graph.c) share.
+ *
+ * A launch: enter the call; check the kernel and its configuration; on a
+ * capturing stream hand over to sim_graph_add_kernel; otherwise run the host
+ * body at once under the device-memory lock, spend launch_ns of host time,
+ * place the kernel on its stream (no earlier than return + launch_latency_ns)
+ * and emit its KERNEL / CONCURRENT_KERNEL record, ready when it ends, and
+ * its truth line.
+ *
+ * Threads: application threads, any number; each host function runs on a
+ * detached thread of its own that sleeps until its place on the timeline.
+ * Locks: g_dev.mx around scheduling only, g_mem_mx around the host body.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_cudart.h"
+
+uint64_t sim_launch_exec_ns(const struct sim_func *f, dim3 grid)
+{
+	uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
+	if (f->rule && f->rule->exec_per_block_ns) /* work that grows with the grid */
+		exec_ns += f->rule->exec_per_block_ns * ((uint64_t)grid.x * grid.y * grid.z - 1);
+	return exec_ns;
+}
+
+void sim_launch_record(int concurrent, const struct sim_kernel_run *r)
+{
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof k);
+	k.kind = concurrent ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL;
+	k.start = r->start;
+	k.end = r->end;
+	k.completed = r->end;
+	k.deviceId = SIM_DEVICE_ID;
+	k.contextId = SIM_CONTEXT_ID;
+	k.streamId = r->stream_id;
+	k.gridX = (int32_t)r->grid.x, k.gridY = (int32_t)r->grid.y, k.gridZ = (int32_t)r->grid.z;
+	k.blockX = (int32_t)r->block.x, k.blockY = (int32_t)r->block.y, k.blockZ = (int32_t)r->block.z;
+	k.dynamicSharedMemory = (int32_t)r->shmem;
+	k.registersPerThread = 32;
+	k.correlationId = r->corr;
+	k.gridId = r->grid_id;
+	k.name = r->f->mangled;
+	k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+	k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+	k.graphId = r->graph_id;
+	k.graphNodeId = r->graph_node_id;
+	simcupti_emit(&k, sizeof k, r->end, offsetof(CUpti_ActivityKernel10, start),
+		      offsetof(CUpti_ActivityKernel10, end), offsetof(CUpti_ActivityKernel10, completed));
+}
+
+/* Is the stream an API call means capturing a graph? */
+static int sim_launch_capturing(struct sim_stream *s)
+{
+	pthread_mutex_lock(&g_dev.mx);
+	int capturing = s->capture != NULL;
+	pthread_mutex_unlock(&g_dev.mx);
+	return capturing;
+}
+
+static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **args, size_t shmem,
+			      cudaStream_t st, int per_thread, const char *name, CUpti_CallbackId cbid,
+			      CUpti_CallbackId drv_cbid)
+{
+	struct sim_call c;
+	sim_call_enter_sym(&c, name, cbid, drv_cbid, f ? f->mangled : NULL);
+	if (!f) {
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_call_exit(&c, cudaErrorInvalidDeviceFunction, 0);
+	}
+	sim_register_resolve(f); /* after driver start: the cost model is loaded */
+	if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_call_exit(&c, cudaErrorInvalidConfiguration, 0);
+	}
+	uint64_t launch_ns = f->rule && f->rule->has_launch ? f->rule->launch_ns : g_cfg.launch_ns;
+	uint64_t exec_ns = sim_launch_exec_ns(f, grid);
+	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
+	if (sim_launch_capturing(s)) { /* a capturing stream records a graph node instead */
+		sim_timeline_spin_until(c.start + launch_ns);
+		/* nvcc's <<<>>> stubs pass an argument array on their own
+		 * stack frame: only caller-owned arrays are kept */
+		return sim_graph_add_kernel(&c, s, f, grid, block, shmem, name[0] == '_' ? NULL : args);
+	}
+	if (f->body) { /* device code: one op at a time on device memory */
+		pthread_mutex_lock(&g_mem_mx);
+		f->body(grid, block, args);
+		pthread_mutex_unlock(&g_mem_mx);
+	}
+	sim_timeline_spin_until(c.start + launch_ns);
+	uint64_t end = simcupti_now();
+	struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = grid, .block = block,
+				   .shmem = shmem};
+	pthread_mutex_lock(&g_dev.mx);
+	r.start = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
+	r.grid_id = ++g_dev.grid_id;
+	pthread_mutex_unlock(&g_dev.mx);
+	int ck = simcupti_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (ck || simcupti_enabled(CUPTI_ACTIVITY_KIND_KERNEL))
+		sim_launch_record(ck, &r);
+	sim_truth_kernel(f->mangled, s->id, r.start, r.end, c.corr);
+	return sim_call_exit(&c, cudaSuccess, end);
+}
+
+SIM_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+					  size_t sharedMem, cudaStream_t stream)
+{
+	return sim_launch(sim_register_find(kernel), gridDim, blockDim, args, sharedMem, stream, 0,
+			  "__cudaLaunchKernel", SIM_RT(__cudaLaunchKernel_v13000), SIM_DRV(cuLaunchKernel));
+}
+
+SIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+					       void **args, size_t sharedMem, cudaStream_t stream)
+{
+	return sim_launch(sim_register_find(kernel), gridDim, blockDim, args, sharedMem, stream, 1,
+			  "__cudaLaunchKernel_ptsz", SIM_RT(__cudaLaunchKernel_ptsz_v13000),
+			  SIM_DRV(cuLaunchKernel_ptsz));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+					size_t sharedMem, cudaStream_t stream)
+{
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
+			  "cudaLaunchKernel", SIM_RT(cudaLaunchKernel_v7000), SIM_DRV(cuLaunchKernel));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+					     size_t sharedMem, cudaStream_t stream)
+{
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
+			  "cudaLaunchKernel_ptsz", SIM_RT(cudaLaunchKernel_ptsz_v7000),
+			  SIM_DRV(cuLaunchKernel_ptsz));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+	if (!config)
+		return t_last_error = cudaErrorInvalidValue;
+	return sim_launch(sim_register_find(func), config->gridDim, config->blockDim, args,
+			  config->dynamicSmemBytes, config->stream, 0, "cudaLaunchKernelExC",
+			  SIM_RT(cudaLaunchKernelExC_v11060), SIM_DRV(cuLaunchKernelEx));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+						void **args)
+{
+	if (!config)
+		return t_last_error = cudaErrorInvalidValue;
+	return sim_launch(sim_register_find(func), config->gridDim, config->blockDim, args,
+			  config->dynamicSmemBytes, config->stream, 1, "cudaLaunchKernelExC_ptsz",
+			  SIM_RT(cudaLaunchKernelExC_ptsz_v11060), SIM_DRV(cuLaunchKernelEx_ptsz));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
+						   void **args, size_t sharedMem, cudaStream_t stream)
+{
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
+			  "cudaLaunchCooperativeKernel", SIM_RT(cudaLaunchCooperativeKernel_v9000),
+			  SIM_DRV(cuLaunchCooperativeKernel));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+							void **args, size_t sharedMem, cudaStream_t stream)
+{
+	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
+			  "cudaLaunchCooperativeKernel_ptsz",
+			  SIM_RT(cudaLaunchCooperativeKernel_ptsz_v9000),
+			  SIM_DRV(cuLaunchCooperativeKernel_ptsz));
+}
+
+struct sim_hostfn {
+	cudaHostFn_t fn;
+	void *user;
+	uint64_t at;
+};
+
+static void *sim_hostfn_main(void *arg)
+{
+	struct sim_hostfn *h = arg;
+	sim_timeline_wait_until(h->at);
+	h->fn(h->user);
+	free(h);
+	return NULL;
+}
+
+static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, int per_thread,
+				 const char *name, CUpti_CallbackId cbid)
+{
+	struct sim_call c;
+	sim_call_enter(&c, name, cbid,
+		       per_thread ? SIM_DRV(cuLaunchHostFunc_ptsz) : SIM_DRV(cuLaunchHostFunc));
+	sim_timeline_spin_until(c.start + g_cfg.launch_ns);
+	uint64_t end = simcupti_now();
+	if (!fn)
+		return sim_call_exit(&c, cudaErrorInvalidValue, end);
+	struct sim_hostfn *h = malloc(sizeof *h);
+	if (!h)
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
+	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
+	pthread_mutex_lock(&g_dev.mx);
+	uint64_t hend;
+	h->at = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
+	pthread_mutex_unlock(&g_dev.mx);
+	h->fn = fn;
+	h->user = user;
+	pthread_t t;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&t, &at, sim_hostfn_main, h);
+	pthread_attr_destroy(&at);
+	if (rc != 0) {
+		free(h);
+		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
+	}
+	return sim_call_exit(&c, cudaSuccess, end);
+}
+
+SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
+	return sim_host_func(stream, fn, userData, 0, "cudaLaunchHostFunc", SIM_RT(cudaLaunchHostFunc_v10000));
+}
+
+SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
+	return sim_host_func(stream, fn, userData, 1, "cudaLaunchHostFunc_ptsz",
+			     SIM_RT(cudaLaunchHostFunc_ptsz_v10000));
+}
+
+SIM_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
+	struct sim_func *f = sim_register_find(func);
+	SIM_SIMPLE("cudaFuncGetName", cudaFuncGetName_v12030, SIM_DRV(cuFuncGetName), {
+		if (!name || !f)
+			r_ = name ? cudaErrorInvalidDeviceFunction : cudaErrorInvalidValue;
+		else
+			*name = f->mangled;
+	});
+}

@@ -1,0 +1,199 @@
+/*
+ * sim_register.c — what an nvcc-built program registers before main(): fat
+ * binaries, kernels (__cudaRegisterFunction: the host stub and the mangled
+ * device name) and __device__ variables (their host shadows), and the
+ * <<<>>> launch configuration stack (__cudaPush/PopCallConfiguration).
+ * Lookups for the rest of the runtime: a kernel by host stub or
+ * cudaKernel_t, its host body and cost rule, a variable by symbol.
+ *
+ * Kernel names: CUPTI records and the truth carry the mangled name as
+ * registered; sim_plain_name shortens it only to find the host body
+ * (simcuda_kernel_<plain>) and to match cost-model rules (sim_config_match:
+ * a rule applies when its glob matches either name).
+ *
+ * Threads: registration runs in static constructors (usually one thread);
+ * lookups on application threads. The registries are lists under g_dev.mx;
+ * entries are never removed (names must outlive the records that point at
+ * them). The call configuration stack is per thread.
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_cudart.h"
+
+static __thread struct {
+	dim3 grid, block;
+	size_t shmem;
+	cudaStream_t stream;
+} t_cfg[16];
+static __thread int t_ncfg;
+
+/* Plain function name of a mangled one: _Z6aten_mmPfi -> aten_mm,
+ * _ZN2ns3fooEv -> foo (last component). Unmangled names stay as they are. */
+static char *sim_plain_name(const char *m)
+{
+	if (strncmp(m, "_Z", 2) != 0)
+		return strdup(m);
+	const char *p = m + 2;
+	int nested = *p == 'N';
+	if (nested)
+		p++;
+	const char *last = NULL;
+	size_t lastlen = 0;
+	while (isdigit((unsigned char)*p)) {
+		size_t n = strtoul(p, (char **)&p, 10);
+		if (strlen(p) < n)
+			break;
+		last = p;
+		lastlen = n;
+		p += n;
+		if (!nested)
+			break;
+		if (*p == 'I') /* template args: stop at the name before them */
+			break;
+	}
+	if (!last)
+		return strdup(m);
+	return strndup(last, lastlen);
+}
+
+SIM_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
+{
+	void **h = calloc(1, sizeof(void *));
+	if (h)
+		*h = fatCubin;
+	return h;
+}
+
+SIM_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+}
+
+SIM_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+	free(fatCubinHandle); /* its functions stay registered: names must outlive records */
+}
+
+SIM_EXPORT char __cudaInitModule(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+	return 1;
+}
+
+SIM_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+				       const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+				       dim3 *bDim, dim3 *gDim, int *wSize)
+{
+	(void)fatCubinHandle, (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim,
+		(void)gDim, (void)wSize;
+	struct sim_func *f = calloc(1, sizeof *f);
+	if (!f)
+		return;
+	f->host_fun = hostFun;
+	f->mangled = strdup(deviceName ? deviceName : "?");
+	f->plain = sim_plain_name(f->mangled ? f->mangled : "?");
+	pthread_mutex_lock(&g_dev.mx);
+	f->next = g_dev.funcs;
+	g_dev.funcs = f;
+	pthread_mutex_unlock(&g_dev.mx);
+}
+
+SIM_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+				  const char *deviceName, int ext, size_t size, int constant, int global)
+{
+	(void)fatCubinHandle, (void)deviceAddress, (void)deviceName, (void)ext, (void)constant,
+		(void)global;
+	struct sim_var *v = calloc(1, sizeof *v);
+	if (!v)
+		return;
+	v->host_var = hostVar;
+	v->size = size;
+	pthread_mutex_lock(&g_dev.mx);
+	v->next = g_dev.vars;
+	g_dev.vars = v;
+	pthread_mutex_unlock(&g_dev.mx);
+}
+
+SIM_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+					 char *deviceAddress, const char *deviceName, int ext, size_t size,
+					 int constant, int global)
+{
+	(void)fatCubinHandle, (void)hostVarPtrAddress, (void)deviceAddress, (void)deviceName, (void)ext,
+		(void)size, (void)constant, (void)global;
+}
+
+struct sim_func *sim_register_find(const void *p)
+{
+	pthread_mutex_lock(&g_dev.mx);
+	struct sim_func *f = g_dev.funcs;
+	while (f && f->host_fun != p && (const void *)f != p)
+		f = f->next;
+	pthread_mutex_unlock(&g_dev.mx);
+	return f;
+}
+
+/* Body and cost rule of f, looked up once (after the config is loaded). */
+void sim_register_resolve(struct sim_func *f)
+{
+	pthread_mutex_lock(&g_dev.mx);
+	if (!f->resolved) {
+		char sym[300];
+		snprintf(sym, sizeof sym, "simcuda_kernel_%s", f->plain);
+		f->body = (sim_body_fn)dlsym(RTLD_DEFAULT, sym);
+		f->rule = sim_config_match(&g_cfg, f->mangled, f->plain);
+		f->resolved = 1;
+	}
+	pthread_mutex_unlock(&g_dev.mx);
+}
+
+SIM_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
+{
+	struct sim_func *f = sim_register_find(hostFun);
+	if (!kernel || !f)
+		return cudaErrorInvalidDeviceFunction;
+	*kernel = (cudaKernel_t)(void *)f;
+	return cudaSuccess;
+}
+
+SIM_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+						struct CUstream_st *stream)
+{
+	if (t_ncfg >= 16)
+		return 1;
+	t_cfg[t_ncfg].grid = gridDim;
+	t_cfg[t_ncfg].block = blockDim;
+	t_cfg[t_ncfg].shmem = sharedMem;
+	t_cfg[t_ncfg].stream = stream;
+	t_ncfg++;
+	return 0;
+}
+
+SIM_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+						  void *stream)
+{
+	if (t_ncfg == 0)
+		return cudaErrorMissingConfiguration;
+	t_ncfg--;
+	*gridDim = t_cfg[t_ncfg].grid;
+	*blockDim = t_cfg[t_ncfg].block;
+	*sharedMem = t_cfg[t_ncfg].shmem;
+	*(cudaStream_t *)stream = t_cfg[t_ncfg].stream;
+	return cudaSuccess;
+}
+
+/* A __device__ symbol is its host shadow (registered by __cudaRegisterVar). */
+char *sim_register_symbol(const void *symbol, size_t count, size_t offset)
+{
+	pthread_mutex_lock(&g_dev.mx);
+	struct sim_var *v = g_dev.vars;
+	while (v && v->host_var != symbol)
+		v = v->next;
+	pthread_mutex_unlock(&g_dev.mx);
+	if (!v || offset + count > v->size)
+		return NULL;
+	return (char *)v->host_var + offset;
+}
