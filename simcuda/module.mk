@@ -35,7 +35,8 @@ $(SIMCUDA_DIR)/libcupti.so.13: $(B)/obj/simcuda/sim_cupti.o simcuda/cupti.map
 # The runtime, one file per concern (sim_cudart.h lists them).
 SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth.o \
                          sim_register.o sim_launch.o sim_copy.o sim_memory.o sim_stream.o \
-                         sim_graph.o sim_device.o sim_config.o)
+                         sim_graph.o sim_device.o sim_config.o) \
+                       $(B)/obj/collector/kernel_name.o
 
 $(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
 	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
@@ -71,9 +72,10 @@ SIMCUDA_TEST_LIBS = $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13
 
 # In-process suite: links the simulator; -rdynamic exports its kernel host twin.
 $(B)/tests/test_simcuda_api: $(B)/obj/simcuda/tests/test_simcuda_api.o $(B)/obj/simcuda/sim_config.o \
-                             $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+                             $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_api.o $(B)/obj/simcuda/sim_config.o \
+	  $(B)/obj/collector/kernel_name.o \
 	  $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -lm
 
 # Examples on simcuda, the CUPTI client, bad cost models.

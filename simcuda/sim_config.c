@@ -4,6 +4,7 @@
  * Every malformed line or value becomes one message naming file, line and
  * problem; nothing is half-applied silently (the caller exits on error).
  */
+#include "kernel_name.h"
 #include "sim_config.h"
 
 #include <ctype.h>
@@ -280,7 +281,9 @@ const struct sim_kernel_rule *sim_config_match(const struct sim_config *c, const
 {
 	for (size_t i = 0; i < c->nrules; i++) {
 		const char *gl = c->rules[i].glob;
-		if ((mangled && fnmatch(gl, mangled, 0) == 0) || (plain && fnmatch(gl, plain, 0) == 0))
+		/* the names kernel_name.h matches (the operator table's short name,
+		 * the mangled name, the bare identifier), and simcuda's plain one */
+		if (gp_kernel_name_match(gl, mangled) || (plain && fnmatch(gl, plain, 0) == 0))
 			return &c->rules[i];
 	}
 	return NULL;

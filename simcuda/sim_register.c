@@ -16,12 +16,12 @@
  * entries are never removed (names must outlive the records that point at
  * them). The call configuration stack is per thread.
  */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_name.h"
 #include "sim_cudart.h"
 
 static __thread struct {
@@ -31,33 +31,13 @@ static __thread struct {
 } t_cfg[16];
 static __thread int t_ncfg;
 
-/* Plain function name of a mangled one: _Z6aten_mmPfi -> aten_mm,
- * _ZN2ns3fooEv -> foo (last component). Unmangled names stay as they are. */
+/* The bare function identifier of a kernel, whose host body is
+ * simcuda_kernel_<this>: kernel_name.h's base name (_Z6aten_mmPfi -> aten_mm,
+ * _ZN2ns3fooEv -> foo); unmangled names stay as they are. */
 static char *sim_plain_name(const char *m)
 {
-	if (strncmp(m, "_Z", 2) != 0)
-		return strdup(m);
-	const char *p = m + 2;
-	int nested = *p == 'N';
-	if (nested)
-		p++;
-	const char *last = NULL;
-	size_t lastlen = 0;
-	while (isdigit((unsigned char)*p)) {
-		size_t n = strtoul(p, (char **)&p, 10);
-		if (strlen(p) < n)
-			break;
-		last = p;
-		lastlen = n;
-		p += n;
-		if (!nested)
-			break;
-		if (*p == 'I') /* template args: stop at the name before them */
-			break;
-	}
-	if (!last)
-		return strdup(m);
-	return strndup(last, lastlen);
+	size_t len, off = gp_kernel_name_mangled_base(m, &len);
+	return strndup(m + off, len);
 }
 
 SIM_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
