@@ -1,7 +1,8 @@
 /*
  * gp_collector.h — the producer side of the collector: how capture code hands
  * records to the writer thread. This is the contract libgpuphase/ codes
- * against; collector/ implements it (ring.c, registry.c, writer.c, intern.c).
+ * against; collector/ implements it (collector.c, over ring.c, registry.c,
+ * intern.c and writer.c).
  *
  * Threads: any thread may call gp_collector_emit / gp_collector_intern once
  * gp_collector_start has returned 0. Each calling thread gets its own SPSC

@@ -1,6 +1,7 @@
 /*
- * gp_collector_int.h — collector internals shared by ring.c, registry.c,
- * intern.c and writer.c (and by the collector's own tests and benchmarks).
+ * gp_collector_int.h — collector internals shared by collector.c, ring.c,
+ * registry.c, intern.c and writer.c (and by the collector's own tests and
+ * benchmarks).
  * Not API: libgpuphase/ and report/ use gp_collector.h and gp_reader.h only.
  *
  * Locking rule (after Linux kfifo): one producer and one consumer need no
@@ -133,7 +134,8 @@ static inline uint64_t gp_ring_used(struct gp_ring *r)
 	       atomic_load_explicit(&r->tail, memory_order_acquire);
 }
 
-/* registry.c — the global session state and the per-thread state. */
+/* collector.c holds the global session state (gp_g); registry.c the
+ * per-thread state. */
 struct gp_intern_entry;
 struct gp_tstate {
 	struct gp_ring *ring;
@@ -186,6 +188,17 @@ void gp_registry_unlink(_Atomic(struct gp_ring *) *prev, struct gp_ring *r);
 /* intern.c */
 void gp_intern_clear(struct gp_tstate *ts);
 uint32_t gp_intern_in(struct gp_tstate *ts, const char *s, size_t len);
+
+/* writer.c — the writer thread's life, driven by collector.c under its
+ * control lock: open the trace (header written, no thread), launch the
+ * thread for a session, stop it (final drain, footer, close, join), or
+ * forget it in a fork child. open and launch return 0 or -errno and leave
+ * nothing behind on failure. */
+int gp_writer_open(const struct gp_collector_config *cfg);
+int gp_writer_launch(uint64_t gen);
+void gp_writer_stop(void);
+void gp_writer_forget(int open);
+uint64_t gp_writer_cpu_ns(void); /* the last finished writer's CPU time */
 
 /* For tests and benchmarks: slots waiting in the calling thread's ring
  * (0 when it has none). Calling thread only. */

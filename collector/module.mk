@@ -4,7 +4,7 @@
 #
 # Anything that links $(B)/lib/libgpcollector.a must also link $(GP_COLLECTOR_LIBS).
 
-GP_COLLECTOR_SRCS := collector/crc32c.c collector/ring.c collector/registry.c \
+GP_COLLECTOR_SRCS := collector/collector.c collector/crc32c.c collector/ring.c collector/registry.c \
                      collector/intern.c collector/writer.c collector/reader.c
 GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
 GP_COLLECTOR_LIB  := $(B)/lib/libgpcollector.a
