@@ -16,8 +16,11 @@
  * file header and the writer thread exist, and cleared (release) before the
  * writer is told to finish, so every record accepted is drained by it.
  * gp_collector_active says a writer thread is running and must be stopped.
+ * A broken invariant (GP_NEVER) clears live_gen early: capture stops, the
+ * session stays active until stop.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include "gp_collector_int.h"
 
 struct gp_collector_global gp_g;
@@ -60,6 +63,8 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	atomic_store_explicit(&gp_g.dropped_total, 0, memory_order_relaxed);
 	atomic_store_explicit(&gp_g.next_string_id, 1, memory_order_relaxed);
 	atomic_store_explicit(&gp_g.failed, 0, memory_order_relaxed);
+	atomic_store_explicit(&gp_g.invariant_failures, 0, memory_order_relaxed);
+	atomic_store_explicit(&gp_g.invariant_logged, 0, memory_order_relaxed);
 	if ((rc = gp_writer_launch(gen))) {
 		pthread_mutex_unlock(&gp_collector_mu);
 		return rc;
@@ -171,4 +176,21 @@ uint64_t gp_collector_dropped(void)
 int gp_collector_failed(void)
 {
 	return atomic_load_explicit(&gp_g.failed, memory_order_relaxed);
+}
+
+void gp_collector_never(const char *cond, const char *file, int line)
+{
+	atomic_fetch_add_explicit(&gp_g.invariant_failures, 1, memory_order_relaxed);
+	/* release: pairs with the acquire loads of live_gen in emit and
+	 * attach, as in gp_collector_stop; records already accepted are
+	 * still drained by the writer. */
+	atomic_store_explicit(&gp_g.live_gen, 0, memory_order_release);
+	if (atomic_exchange_explicit(&gp_g.invariant_logged, 1, memory_order_relaxed) == 0)
+		fprintf(stderr, "gpuphase: internal error: broken invariant (%s) at %s:%d; capture turned off, "
+				"the trace ends here and says so\n", cond, file, line);
+}
+
+uint64_t gp_collector_invariant_failures(void)
+{
+	return atomic_load_explicit(&gp_g.invariant_failures, memory_order_relaxed);
 }

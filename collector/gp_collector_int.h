@@ -123,7 +123,8 @@ static inline int gp_ring_push(struct gp_ring *r, const union gp_rec *src, uint3
  * pointer to the head slot and the slot count; the group is contiguous in a
  * scratch copy when it wraps), then release the slots. Returns the number of
  * slots consumed. Groups were validated by the producer (gp_collector_emit),
- * so gp_rec_slots(head) never exceeds what was published. */
+ * so gp_rec_slots(head) never exceeds what was published (if it does, the
+ * ring is corrupt: GP_NEVER fires and the published slots are given up). */
 typedef void (*gp_ring_sink)(void *ctx, const union gp_rec *grp, uint32_t n);
 uint64_t gp_ring_drain(struct gp_ring *r, gp_ring_sink fn, void *ctx, union gp_rec *scratch);
 
@@ -160,6 +161,11 @@ struct gp_collector_global {
 	_Atomic uint64_t dropped_total;  /* relaxed statistic                 */
 	_Atomic uint32_t next_string_id; /* relaxed fetch_add, ids start at 1 */
 	_Atomic int failed;              /* set by the writer, relaxed        */
+	/* GP_NEVER firings this session (relaxed fetch_add, any thread; the
+	 * writer reads it relaxed and reports it) and whether the one log
+	 * line was written (exchange, any thread). */
+	_Atomic uint64_t invariant_failures;
+	_Atomic int invariant_logged;
 };
 extern struct gp_collector_global gp_g;
 

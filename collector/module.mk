@@ -20,6 +20,7 @@ $(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
 
 GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format \
+                      $(B)/tests/test_collector_never \
                       $(B)/tests/test_collector_stress
 
 # Criterion cannot start under ThreadSanitizer (collector/tests/tcrit.h):
@@ -42,7 +43,7 @@ $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLL
 ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS) $(B)/bench/bench_collector
 BENCHES     += $(B)/bench/bench_collector
 TESTS       += $(GP_COLLECTOR_TESTS)
-TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress
+TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress $(B)/tests/test_collector_never
 
 # Keep test/bench objects (they are intermediates of the pattern rule above).
 .SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/collector/tests/%.o,$(GP_COLLECTOR_TESTS)) \

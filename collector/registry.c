@@ -76,8 +76,8 @@ void gp_registry_unlink(_Atomic(struct gp_ring *) *prev, struct gp_ring *r)
 		struct gp_ring *p = atomic_load_explicit(&gp_g.rings, memory_order_acquire);
 		while (p && atomic_load_explicit(&p->next, memory_order_relaxed) != r)
 			p = atomic_load_explicit(&p->next, memory_order_relaxed);
-		if (!p)
-			return; /* not found: cannot happen (only we unlink) */
+		if (GP_NEVER(!p)) /* only the writer unlinks: r must be there */
+			return;
 		prev = &p->next;
 	}
 	atomic_store_explicit(prev, next, memory_order_relaxed);

@@ -85,6 +85,7 @@ static struct {
 	uint64_t type_counts[256];
 	int32_t end_reason;
 	uint64_t cpu_ns;                /* writer thread CPU time, at its end  */
+	uint64_t invariant_reported;    /* GP_NEVER count last put in the trace */
 	int io_failed;                  /* no byte more may be written        */
 	int capped;                     /* data refused, footer still allowed */
 } W;
@@ -381,6 +382,23 @@ static void gp_writer_report_drops(struct gp_ring *r)
 	r->drops_reported = d;
 }
 
+/* Write a GP_REC_STATUS record when GP_NEVER fired since the last one, so
+ * the trace says why capture stopped (docs/reliability.md). */
+static void gp_writer_report_invariants(void)
+{
+	uint64_t n = atomic_load_explicit(&gp_g.invariant_failures, memory_order_relaxed);
+	if (n == W.invariant_reported)
+		return;
+	union gp_rec rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.status.type = GP_REC_STATUS;
+	rec.status.kind = GP_STATUS_INVARIANT_BROKEN;
+	rec.status.ts = gp_collector_now();
+	rec.status.value = (int64_t)n;
+	gp_writer_sink(NULL, &rec, 1);
+	W.invariant_reported = n;
+}
+
 /* A ring leaves the session: its final drop count and the totals. */
 static void gp_writer_retire(struct gp_ring *r)
 {
@@ -424,6 +442,7 @@ static uint64_t gp_writer_pass(int *busy)
 		}
 		r = next;
 	}
+	gp_writer_report_invariants();
 	return got;
 }
 
@@ -444,6 +463,7 @@ static void gp_writer_finish(void)
 		gp_ring_unref(r);
 		r = next;
 	}
+	gp_writer_report_invariants();
 	gp_writer_seal();
 	gp_writer_flush_out();
 
@@ -710,6 +730,7 @@ int gp_writer_open(const struct gp_collector_config *cfg)
 	memset(W.out_types, 0, sizeof(W.out_types));
 	W.end_reason = 0;
 	W.io_failed = W.capped = 0;
+	W.invariant_reported = 0;
 	W.flush_ns = (uint64_t)(cfg->flush_ms ? cfg->flush_ms : GP_FLUSH_DEFAULT_MS) * 1000000ull;
 	W.max_bytes = cfg->max_bytes;
 	struct rlimit fsz;
