@@ -2,7 +2,7 @@
 # the two builds of the small CUDA test program they run (shared and static
 # cudart). Included from the top Makefile.
 
-CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/help.c cli/elfscan.c
+CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
 CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
 

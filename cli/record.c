@@ -636,7 +636,10 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-int gp_record_main(int argc, char **argv)
+/* Parse the options into *o. Returns -1 to go on (the command starts at
+ * argv[optind]), or the exit status to return now (0 after --help, 2 on a
+ * usage error). */
+static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 {
 	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ, O_DEPTH,
 	       O_NOCUPTI, O_FORK };
@@ -654,32 +657,31 @@ int gp_record_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct gp_record_opts o;
-	memset(&o, 0, sizeof o);
+	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+o:w:m:s:fqh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': o.output = optarg; break;
-		case 'w': o.window = optarg; break;
-		case 'm': o.marker = optarg; break;
-		case 's': o.stacks = optarg; break;
-		case 'f': o.force = 1; break;
-		case 'q': o.quiet = 1; break;
-		case O_NVTX: o.nvtx = 1; break;
-		case O_RING: o.ring_records = optarg; break;
-		case O_FLUSH: o.flush_ms = optarg; break;
-		case O_MAXB: o.max_bytes = optarg; break;
-		case O_CUPTI: o.cupti_lib = optarg; break;
-		case O_CTL: o.control_dir = optarg; break;
-		case O_LOG: o.log = optarg; break;
-		case O_LIB: o.lib = optarg; break;
-		case O_NOPRE: o.no_preload = 1; break;
-		case O_NOINJ: o.no_inject = 1; break;
-		case O_DEPTH: o.stack_depth = optarg; break;
-		case O_NOCUPTI: o.no_cupti = 1; break;
-		case O_FORK: o.follow_fork = 1; break;
+		case 'o': o->output = optarg; break;
+		case 'w': o->window = optarg; break;
+		case 'm': o->marker = optarg; break;
+		case 's': o->stacks = optarg; break;
+		case 'f': o->force = 1; break;
+		case 'q': o->quiet = 1; break;
+		case O_NVTX: o->nvtx = 1; break;
+		case O_RING: o->ring_records = optarg; break;
+		case O_FLUSH: o->flush_ms = optarg; break;
+		case O_MAXB: o->max_bytes = optarg; break;
+		case O_CUPTI: o->cupti_lib = optarg; break;
+		case O_CTL: o->control_dir = optarg; break;
+		case O_LOG: o->log = optarg; break;
+		case O_LIB: o->lib = optarg; break;
+		case O_NOPRE: o->no_preload = 1; break;
+		case O_NOINJ: o->no_inject = 1; break;
+		case O_DEPTH: o->stack_depth = optarg; break;
+		case O_NOCUPTI: o->no_cupti = 1; break;
+		case O_FORK: o->follow_fork = 1; break;
 		case 'h': gp_help_print("record"); return 0;
 		case ':':
 			fprintf(stderr, "gpuphase: record: option '%s' needs a value\n%s\n", argv[optind - 1],
@@ -691,76 +693,124 @@ int gp_record_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
+
+/* Check every option value before running anything; makes --control-dir
+ * absolute (in ctl, PATH_MAX bytes). 0, or 2 after one message. */
+static int gp_record_check_opts(struct gp_record_opts *o, char *ctl)
+{
+	if ((o->window && gp_record_check_window(o->window)) || (o->marker && gp_record_check_marker(o->marker)) ||
+	    (o->stacks && gp_record_check_stacks(o->stacks)) || (o->max_bytes && gp_record_check_size(o->max_bytes)))
+		return 2;
+	if ((o->ring_records && gp_record_check_range("--ring-records", o->ring_records, 64, 1u << 24, 1,
+						      "accepted: a power of two from 64 to 16777216")) ||
+	    (o->flush_ms && gp_record_check_range("--flush-ms", o->flush_ms, 1, 60000, 0,
+						  "accepted: milliseconds, 1 to 60000")) ||
+	    (o->stack_depth && gp_record_check_range("--stack-depth", o->stack_depth, 1, 64, 0,
+						     "accepted: frames, 1 to 64")))
+		return 2;
+	/* The library wants an absolute control directory of at most 80 bytes. */
+	if (o->control_dir) {
+		if (o->control_dir[0] == '/')
+			snprintf(ctl, PATH_MAX, "%s", o->control_dir);
+		else if (!getcwd(ctl, PATH_MAX) || strlen(ctl) + 1 + strlen(o->control_dir) >= PATH_MAX)
+			return gp_record_bad("--control-dir", o->control_dir, "cannot make it an absolute path"), 2;
+		else
+			snprintf(ctl + strlen(ctl), PATH_MAX - strlen(ctl), "/%s", o->control_dir);
+		if (strlen(ctl) > 80)
+			return gp_record_bad("--control-dir", ctl, "accepted: a directory path of at most 80 bytes "
+								   "(the socket path must fit in sun_path)"), 2;
+		o->control_dir = ctl;
+	}
+	if (o->output && !*o->output)
+		return gp_record_bad("--output", o->output, "accepted: a file name or pattern (%p %h %r %t)"), 2;
+	if (o->log) {
+		const char *colon = strchr(o->log, ':');
+		size_t n = colon ? (size_t)(colon - o->log) : strlen(o->log);
+		int ok = colon == NULL || colon[1] != '\0';
+		ok = ok && ((n == 3 && !strncmp(o->log, "off", 3)) || (n == 5 && !strncmp(o->log, "error", 5)) ||
+			    (n == 4 && !strncmp(o->log, "info", 4)) || (n == 5 && !strncmp(o->log, "debug", 5)));
+		if (!ok)
+			return gp_record_bad("--log", o->log, "accepted: off, error, info or debug, optionally "
+							      "followed by :FILE"), 2;
+	}
+	if (o->no_preload && o->no_inject) {
+		fprintf(stderr, "gpuphase: record: --no-preload and --no-inject together would load nothing\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* The library: --lib, else ../lib/libgpuphase.so next to this binary, as a
+ * real path in lib (PATH_MAX bytes). 0, or 1 after a message. */
+static int gp_record_find_lib(const char *opt_lib, char *lib)
+{
+	if (opt_lib) {
+		if (!realpath(opt_lib, lib)) {
+			fprintf(stderr, "gpuphase: record: --lib %s: %s\n", opt_lib, strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	char found[PATH_MAX];
+	if (gp_locate_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 || !realpath(found, lib)) {
+		char dir[PATH_MAX] = "?";
+		gp_locate_self_dir(dir, sizeof dir);
+		fprintf(stderr, "gpuphase: record: libgpuphase.so not found in %s/../lib "
+				"(build it with `make`, install with `make install`, or name it with --lib)\n",
+			dir);
+		return 1;
+	}
+	return 0;
+}
+
+/* A fixed output name (no %-pattern) that exists: keep it as NAME.old (or
+ * remove it with --force), as the library never overwrites. 0, or 1 after
+ * a message. */
+static int gp_record_keep_old(const char *pattern, int force)
+{
+	if (strchr(pattern, '%') || access(pattern, F_OK) != 0)
+		return 0;
+	if (force) {
+		if (unlink(pattern) != 0) {
+			fprintf(stderr, "gpuphase: record: cannot remove %s: %s\n", pattern, strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	char old[PATH_MAX];
+	if (snprintf(old, sizeof old, "%s.old", pattern) >= (int)sizeof old || rename(pattern, old) != 0) {
+		fprintf(stderr, "gpuphase: record: %s exists and cannot be moved to %s.old: %s "
+				"(use -f to overwrite)\n", pattern, pattern, strerror(errno));
+		return 1;
+	}
+	fprintf(stderr, "gpuphase: %s exists: moved to %s\n", pattern, old);
+	return 0;
+}
+
+int gp_record_main(int argc, char **argv)
+{
+	struct gp_record_opts o;
+	int rc = gp_record_parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
 	char **cmd = argv + optind;
 	if (!*cmd) {
 		fprintf(stderr, "gpuphase: record: no command to run\n%s\n", gp_help_usage("record"));
 		return 2;
 	}
-	if ((o.window && gp_record_check_window(o.window)) || (o.marker && gp_record_check_marker(o.marker)) ||
-	    (o.stacks && gp_record_check_stacks(o.stacks)) || (o.max_bytes && gp_record_check_size(o.max_bytes)))
-		return 2;
-	if ((o.ring_records && gp_record_check_range("--ring-records", o.ring_records, 64, 1u << 24, 1,
-						     "accepted: a power of two from 64 to 16777216")) ||
-	    (o.flush_ms && gp_record_check_range("--flush-ms", o.flush_ms, 1, 60000, 0,
-						 "accepted: milliseconds, 1 to 60000")) ||
-	    (o.stack_depth && gp_record_check_range("--stack-depth", o.stack_depth, 1, 64, 0,
-						    "accepted: frames, 1 to 64")))
-		return 2;
-	/* The library wants an absolute control directory of at most 80 bytes. */
 	char ctl[PATH_MAX];
-	if (o.control_dir) {
-		if (o.control_dir[0] == '/')
-			snprintf(ctl, sizeof ctl, "%s", o.control_dir);
-		else if (!getcwd(ctl, sizeof ctl) || strlen(ctl) + 1 + strlen(o.control_dir) >= sizeof ctl)
-			return gp_record_bad("--control-dir", o.control_dir, "cannot make it an absolute path"), 2;
-		else
-			snprintf(ctl + strlen(ctl), sizeof ctl - strlen(ctl), "/%s", o.control_dir);
-		if (strlen(ctl) > 80)
-			return gp_record_bad("--control-dir", ctl, "accepted: a directory path of at most 80 bytes "
-								   "(the socket path must fit in sun_path)"), 2;
-		o.control_dir = ctl;
-	}
-	if (o.output && !*o.output)
-		return gp_record_bad("--output", o.output, "accepted: a file name or pattern (%p %h %r %t)"), 2;
-	if (o.log) {
-		const char *colon = strchr(o.log, ':');
-		size_t n = colon ? (size_t)(colon - o.log) : strlen(o.log);
-		int ok = colon == NULL || colon[1] != '\0';
-		ok = ok && ((n == 3 && !strncmp(o.log, "off", 3)) || (n == 5 && !strncmp(o.log, "error", 5)) ||
-			    (n == 4 && !strncmp(o.log, "info", 4)) || (n == 5 && !strncmp(o.log, "debug", 5)));
-		if (!ok)
-			return gp_record_bad("--log", o.log, "accepted: off, error, info or debug, optionally "
-							     "followed by :FILE"), 2;
-	}
-	if (o.no_preload && o.no_inject) {
-		fprintf(stderr, "gpuphase: record: --no-preload and --no-inject together would load nothing\n");
-		return 2;
-	}
-
-	/* The library: --lib, else ../lib/libgpuphase.so next to this binary. */
+	if ((rc = gp_record_check_opts(&o, ctl)))
+		return rc;
 	char lib[PATH_MAX];
-	if (o.lib) {
-		if (!realpath(o.lib, lib)) {
-			fprintf(stderr, "gpuphase: record: --lib %s: %s\n", o.lib, strerror(errno));
-			return 1;
-		}
-	} else {
-		char found[PATH_MAX];
-		if (gp_cli_find_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
-		    !realpath(found, lib)) {
-			char dir[PATH_MAX] = "?";
-			gp_cli_self_dir(dir, sizeof dir);
-			fprintf(stderr, "gpuphase: record: libgpuphase.so not found in %s/../lib "
-					"(build it with `make`, install with `make install`, or name it with --lib)\n",
-				dir);
-			return 1;
-		}
-	}
+	if ((rc = gp_record_find_lib(o.lib, lib)))
+		return rc;
 	o.lib = lib;
 
 	/* The command, resolved as execvp will, so problems show before running. */
 	char cmdpath[PATH_MAX];
-	int wr = gp_cli_which(cmd[0], cmdpath, sizeof cmdpath);
+	int wr = gp_locate_which(cmd[0], cmdpath, sizeof cmdpath);
 	if (wr != 0) {
 		fprintf(stderr, "gpuphase: record: cannot run '%s': %s\n", cmd[0],
 			wr == -ENOENT ? (strchr(cmd[0], '/') ? "No such file or directory" : "command not found in PATH")
@@ -779,25 +829,8 @@ int gp_record_main(int argc, char **argv)
 		o.no_preload = 1;
 	gp_record_warn_profilers(lib);
 	gp_record_warn_outdir(pattern);
-
-	/* A fixed output name (no %-pattern) that exists: keep it as NAME.old
-	 * (or remove it with --force), as the library never overwrites. */
-	if (!strchr(pattern, '%') && access(pattern, F_OK) == 0) {
-		if (o.force) {
-			if (unlink(pattern) != 0) {
-				fprintf(stderr, "gpuphase: record: cannot remove %s: %s\n", pattern, strerror(errno));
-				return 1;
-			}
-		} else {
-			char old[PATH_MAX];
-			if (snprintf(old, sizeof old, "%s.old", pattern) >= (int)sizeof old || rename(pattern, old) != 0) {
-				fprintf(stderr, "gpuphase: record: %s exists and cannot be moved to %s.old: %s "
-						"(use -f to overwrite)\n", pattern, pattern, strerror(errno));
-				return 1;
-			}
-			fprintf(stderr, "gpuphase: %s exists: moved to %s\n", pattern, old);
-		}
-	}
+	if (gp_record_keep_old(pattern, o.force))
+		return 1;
 
 	char globpat[PATH_MAX * 2];
 	gp_record_pattern_glob(pattern, globpat, sizeof globpat);
