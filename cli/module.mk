@@ -3,7 +3,9 @@
 # cudart). Included from the top Makefile.
 
 CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
-CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS))
+# The library's own GPUPHASE_* parser (pure): `record` checks its options
+# with it, so the command and the library read one grammar.
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ)
 CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
 
 $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
@@ -27,5 +29,5 @@ CLI_TEST_DEPS := $(B)/tests/cli_app_shared $(B)/tests/cli_app_static
 $(B)/tests/test_cli_elf: | $(CLI_TEST_DEPS)
 
 ALL_TARGETS += $(B)/bin/gpuphase $(B)/tests/test_cli_elf $(CLI_TEST_DEPS)
-TESTS += $(B)/tests/test_cli_elf tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh \
+TESTS += $(B)/tests/test_cli_elf tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_cli_grammar.sh \
 	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh
