@@ -23,7 +23,7 @@ GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_f
                       $(B)/tests/test_collector_never \
                       $(B)/tests/test_collector_stress
 
-# Criterion cannot start under ThreadSanitizer (collector/tests/tcrit.h):
+# Criterion cannot start under ThreadSanitizer (tests/common/tcrit.h):
 # tsan builds run the same suites on a minimal stand-in runner.
 ifeq ($(SAN),tsan)
 $(B)/obj/collector/tests/%.o: CPPFLAGS += -DGP_TEST_MINI

@@ -60,7 +60,7 @@ $(B)/tests/test_lib_e2e: $(B)/obj/libgpuphase/tests/test_lib_e2e.o $(GP_LIB_TEST
 
 GP_LIB_TESTS := $(B)/tests/test_lib_config $(B)/tests/test_lib_e2e
 ALL_TARGETS  += $(GP_LIB_TPROGS) $(GP_LIB_TESTS)
-TESTS        += $(GP_LIB_TESTS) tests/e2e/test_stacks_no_libunwind.sh
+TESTS        += $(GP_LIB_TESTS)
 .SECONDARY: $(B)/obj/libgpuphase/tests/test_lib_config.o $(B)/obj/libgpuphase/tests/test_lib_e2e.o
 
 # ---- benchmark -------------------------------------------------------------
@@ -75,4 +75,3 @@ ifeq ($(SAN),)
 BENCHES     += $(B)/bench/bench_hooks
 ALL_TARGETS += $(B)/bench/bench_hooks
 endif
-TSAN_TESTS  += tests/e2e/test_preload_sanitizer.sh

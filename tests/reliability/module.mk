@@ -15,7 +15,7 @@ $(REL_DIR)/fi_writer.o: collector/writer.c | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -DGP_FAULT_INJECTION $(CFLAGS) -MMD -MP -c $< -o $@
 
 # Under TSan, Criterion cannot start: the collector's stand-in runner
-# (collector/tests/tcrit.h, -DGP_TEST_MINI) runs the same tests.
+# (tests/common/tcrit.h, -DGP_TEST_MINI) runs the same tests.
 ifeq ($(SAN),tsan)
 $(REL_DIR)/test_rel_faults.o: CPPFLAGS += -DGP_TEST_MINI
 REL_TEST_LIBS :=
