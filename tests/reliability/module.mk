@@ -1,5 +1,5 @@
-# tests/reliability/module.mk — the reliability and host-safety suite (issue 7,
-# docs/reliability.md): the fault-injection test of the collector writer, the
+# tests/reliability/module.mk — the reliability and host-safety suite
+# (docs/reliability.md): the fault-injection test of the collector writer, the
 # host program the shell tests run under the preload, and the shell tests.
 #
 # Fault injection lives in test builds only: collector/writer.c is compiled a

@@ -1,6 +1,6 @@
 /*
- * test_rel_faults.c — the collector under write faults (issue 7, "Faults
- * during capture"), in process, against a test build of writer.c compiled with
+ * test_rel_faults.c — the collector under write faults (docs/reliability.md,
+ * "Faults during capture"), in process, against a test build of writer.c compiled with
  * -DGP_FAULT_INJECTION (tests/reliability/module.mk; never in the library).
  *
  * What each test shows, with the ground truth it compares against:
