@@ -1,8 +1,10 @@
 /*
  * cli.h — internal interface between the parts of the `gpuphase` command
- * (cli/): the verb entry points called by main() in gpuphase.c, the help
- * texts (help.c), the ELF inspection used by `record` to warn before running
- * (elfscan.c), and small helpers shared by the verbs (gpuphase.c).
+ * (cli/): the verb entry points called by main() in gpuphase.c (record.c,
+ * trigger.c, report.c), the help texts (help.c), the ELF inspection used by
+ * `record` to warn before running (elfscan.c), and finding programs and
+ * files (locate.c). Calls go one way: gpuphase.c -> verbs -> help.c,
+ * locate.c, elfscan.c (leaves; help.c calls locate.c only).
  *
  * The command is an ordinary single-threaded program: verbs return the exit
  * status main() returns; every message goes to stderr prefixed "gpuphase: ",
@@ -18,8 +20,8 @@
 /* Verbs: argv[0] is the verb name; return the process exit status. */
 int gp_record_main(int argc, char **argv);
 int gp_trigger_main(int argc, char **argv);
-/* report, diff, export: hand over to gpuphase-report (never returns on
- * success). */
+/* report, diff, export: hand over to gpuphase-report (report.c; never
+ * returns on success). */
 int gp_report_exec(const char *verb, int argc, char **argv);
 
 /* Help texts (help.c). verb NULL = the top-level help. Returns 0 if the verb
@@ -28,16 +30,16 @@ int gp_help_print(const char *verb);
 /* One-line usage for error messages, e.g. "usage: gpuphase record [options] -- CMD [ARGS...]". */
 const char *gp_help_usage(const char *verb);
 
-/* Helpers (gpuphase.c). */
+/* Finding programs and files (locate.c). */
 /* Directory holding this executable (from /proc/self/exe), no trailing '/'.
  * Returns 0 or -errno. */
-int gp_cli_self_dir(char *buf, size_t len);
+int gp_locate_self_dir(char *buf, size_t len);
 /* Find an executable: if name contains '/', use it; else search PATH.
  * Writes the path into buf; returns 0, -ENOENT, -EACCES or -ENAMETOOLONG. */
-int gp_cli_which(const char *name, char *buf, size_t len);
+int gp_locate_which(const char *name, char *buf, size_t len);
 /* Find a gpuphase component shipped next to this binary: first
  * <selfdir>/<rel>, then (if path_name != NULL) in PATH. */
-int gp_cli_find_component(const char *rel, const char *path_name, char *buf, size_t len);
+int gp_locate_component(const char *rel, const char *path_name, char *buf, size_t len);
 
 /* ELF inspection (elfscan.c). */
 enum gp_elf_cudart {

@@ -238,7 +238,7 @@ const char *gp_help_usage(const char *verb)
 static void gp_help_report_tool(const char *const *args)
 {
 	char tool[PATH_MAX];
-	if (gp_cli_find_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
+	if (gp_locate_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
 		printf("\n(gpuphase-report was not found next to gpuphase or in PATH, so its options\n"
 		       "cannot be listed here; see `man gpuphase`.)\n");
 		return;

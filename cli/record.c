@@ -14,7 +14,6 @@
  * to CMD, which shares our process group) and SIGTERM/SIGHUP are forwarded to
  * CMD, so the summary is always printed.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -32,6 +31,7 @@
 
 #include "cli.h"
 #include "gp_reader.h"
+#include "libgpuphase/gp_config.h"
 
 #define GP_DEFAULT_OUTPUT "gpuphase-%h-%p.gpht"
 
@@ -48,6 +48,7 @@ struct gp_record_opts {
 	const char *log;
 	const char *lib;
 	const char *stack_depth;
+	char max_bytes_env[32];  /* --max-size in bytes, for GPUPHASE_MAX_BYTES */
 	int nvtx;
 	int no_cupti;
 	int follow_fork;
@@ -65,143 +66,15 @@ static int gp_record_bad(const char *opt, const char *val, const char *accepted)
 	return -1;
 }
 
-static int gp_record_is_uint(const char *s)
+/* One option's value, checked by the library's own parser (config.c, linked
+ * in): what the library would refuse at start, disabling itself, is refused
+ * here with the library's words. cfg receives the parsed value. */
+static int gp_record_check(const char *opt, const char *var, const char *val, struct gp_config *cfg)
 {
-	if (!*s)
+	const char *accepted;
+	if (!val || gp_config_check(var, val, cfg, &accepted) == 0)
 		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-/* DURATION: a number (decimals allowed) with an optional unit ns|us|ms|s|m|min
- * (seconds when none), as libgpuphase/config.c reads it. */
-static int gp_record_is_duration(const char *s)
-{
-	const char *p = s;
-	int digits = 0;
-	while (isdigit((unsigned char)*p)) {
-		p++;
-		digits++;
-	}
-	if (*p == '.') {
-		p++;
-		while (isdigit((unsigned char)*p)) {
-			p++;
-			digits++;
-		}
-	}
-	if (!digits)
-		return 0;
-	static const char *const units[] = { "", "ns", "us", "ms", "s", "m", "min" };
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (strcmp(p, units[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/* GPUPHASE_WINDOW: all | trigger | skip=N,iters=M[,repeat=K] (M, K >= 1) |
- * [delay=D,]duration=D — the grammar of libgpuphase/config.c, checked here
- * so a typo is caught before the run rather than disabling the capture. */
-static int gp_record_check_window(const char *w)
-{
-	static const char accepted[] =
-		"accepted: all | trigger | skip=N,iters=M[,repeat=K] (M, K >= 1) | "
-		"delay=DURATION,duration=DURATION (DURATION like 500ms, 2s)";
-	if (strcmp(w, "trigger") == 0 || strcmp(w, "all") == 0)
-		return 0;
-	char buf[256];
-	if (snprintf(buf, sizeof buf, "%s", w) >= (int)sizeof buf || !*w)
-		return gp_record_bad("--window", w, accepted);
-	unsigned seen = 0; /* bit per key: skip iters repeat delay duration */
-	static const char *const keys[] = { "skip", "iters", "repeat", "delay", "duration" };
-	char *save = NULL;
-	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (!eq)
-			return gp_record_bad("--window", w, accepted);
-		*eq = '\0';
-		const char *val = eq + 1;
-		unsigned k = 0;
-		while (k < 5 && strcmp(kv, keys[k]) != 0)
-			k++;
-		if (k == 5 || (seen & (1u << k)))
-			return gp_record_bad("--window", w, accepted);
-		seen |= 1u << k;
-		int ok = k < 3 ? gp_record_is_uint(val) && (k == 0 || strtoull(val, NULL, 10) > 0)
-			       : gp_record_is_duration(val) && (k == 3 || strtod(val, NULL) > 0);
-		if (!ok)
-			return gp_record_bad("--window", w, accepted);
-	}
-	int iter_form = (seen & 7u) != 0, time_form = (seen & 24u) != 0;
-	if (iter_form && time_form)
-		return gp_record_bad("--window", w, "iteration keys (skip, iters, repeat) and time keys "
-					     "(delay, duration) cannot be mixed");
-	if (iter_form && !(seen & 2u))
-		return gp_record_bad("--window", w, "an iteration window needs iters=M (M >= 1)");
-	if (time_form && !(seen & 16u))
-		return gp_record_bad("--window", w, "a time window needs duration=DURATION");
-	return 0;
-}
-
-/* An integer in [lo, hi] (power of two if pow2). */
-static int gp_record_check_range(const char *opt, const char *v, unsigned long long lo, unsigned long long hi,
-				 int pow2, const char *accepted)
-{
-	if (gp_record_is_uint(v) && strlen(v) < 12) {
-		unsigned long long n = strtoull(v, NULL, 10);
-		if (n >= lo && n <= hi && (!pow2 || (n & (n - 1)) == 0))
-			return 0;
-	}
-	return gp_record_bad(opt, v, accepted);
-}
-
-static int gp_record_check_marker(const char *m)
-{
-	if (strcmp(m, "sync") == 0 || strcmp(m, "profiler") == 0)
-		return 0;
-	if ((strncmp(m, "kernel:", 7) == 0 && m[7]) || (strncmp(m, "nvtx:", 5) == 0 && m[5]))
-		return 0;
-	return gp_record_bad("--marker", m, "accepted: sync | kernel:GLOB | nvtx:NAME | profiler");
-}
-
-static int gp_record_check_stacks(const char *s)
-{
-	if (strcmp(s, "off") == 0 || strcmp(s, "sync") == 0 || strcmp(s, "launch") == 0 || strcmp(s, "all") == 0)
-		return 0;
-	return gp_record_bad("--stacks", s, "accepted: off | sync | launch | all");
-}
-
-/* SIZE: bytes, optionally with a K, M or G suffix (powers of 1024). */
-static int gp_record_check_size(const char *s)
-{
-	size_t n = strlen(s);
-	if (n > 1 && strchr("KkMmGg", s[n - 1])) {
-		char buf[64];
-		if (n >= sizeof buf)
-			return gp_record_bad("--max-size", s, "accepted: bytes, or a number with K, M or G");
-		memcpy(buf, s, n - 1);
-		buf[n - 1] = '\0';
-		if (gp_record_is_uint(buf))
-			return 0;
-	} else if (gp_record_is_uint(s)) {
-		return 0;
-	}
-	return gp_record_bad("--max-size", s, "accepted: bytes, or a number with K, M or G");
-}
-
-/* Bytes of a SIZE already checked by gp_record_check_size. */
-static unsigned long long gp_record_size_bytes(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': return v << 10;
-	case 'M': case 'm': return v << 20;
-	case 'G': case 'g': return v << 30;
-	default: return v;
-	}
+	return gp_record_bad(opt, val, accepted ? accepted : "not a gpuphase variable");
 }
 
 /* ---- trace files: the pattern as a glob, before/after sets, the summary ---- */
@@ -541,12 +414,7 @@ static int gp_record_child_env(const struct gp_record_opts *o)
 	const char *nv = getenv("NVTX_INJECTION64_PATH");
 	if (want_nvtx && (!nv || !*nv) && gp_record_setenv("NVTX_INJECTION64_PATH", o->lib))
 		return -1;
-	char maxb[32];
-	const char *max_bytes = NULL;
-	if (o->max_bytes) {
-		snprintf(maxb, sizeof maxb, "%llu", gp_record_size_bytes(o->max_bytes));
-		max_bytes = maxb;
-	}
+	const char *max_bytes = o->max_bytes ? o->max_bytes_env : NULL;
 	if (gp_record_setenv("GPUPHASE_OUTPUT", o->output) || gp_record_setenv("GPUPHASE_WINDOW", o->window) ||
 	    gp_record_setenv("GPUPHASE_ITER_MARKER", o->marker) || gp_record_setenv("GPUPHASE_STACKS", o->stacks) ||
 	    gp_record_setenv("GPUPHASE_RING_RECORDS", o->ring_records) ||
@@ -636,7 +504,10 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-int gp_record_main(int argc, char **argv)
+/* Parse the options into *o. Returns -1 to go on (the command starts at
+ * argv[optind]), or the exit status to return now (0 after --help, 2 on a
+ * usage error). */
+static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 {
 	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ, O_DEPTH,
 	       O_NOCUPTI, O_FORK };
@@ -654,32 +525,31 @@ int gp_record_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct gp_record_opts o;
-	memset(&o, 0, sizeof o);
+	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+o:w:m:s:fqh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': o.output = optarg; break;
-		case 'w': o.window = optarg; break;
-		case 'm': o.marker = optarg; break;
-		case 's': o.stacks = optarg; break;
-		case 'f': o.force = 1; break;
-		case 'q': o.quiet = 1; break;
-		case O_NVTX: o.nvtx = 1; break;
-		case O_RING: o.ring_records = optarg; break;
-		case O_FLUSH: o.flush_ms = optarg; break;
-		case O_MAXB: o.max_bytes = optarg; break;
-		case O_CUPTI: o.cupti_lib = optarg; break;
-		case O_CTL: o.control_dir = optarg; break;
-		case O_LOG: o.log = optarg; break;
-		case O_LIB: o.lib = optarg; break;
-		case O_NOPRE: o.no_preload = 1; break;
-		case O_NOINJ: o.no_inject = 1; break;
-		case O_DEPTH: o.stack_depth = optarg; break;
-		case O_NOCUPTI: o.no_cupti = 1; break;
-		case O_FORK: o.follow_fork = 1; break;
+		case 'o': o->output = optarg; break;
+		case 'w': o->window = optarg; break;
+		case 'm': o->marker = optarg; break;
+		case 's': o->stacks = optarg; break;
+		case 'f': o->force = 1; break;
+		case 'q': o->quiet = 1; break;
+		case O_NVTX: o->nvtx = 1; break;
+		case O_RING: o->ring_records = optarg; break;
+		case O_FLUSH: o->flush_ms = optarg; break;
+		case O_MAXB: o->max_bytes = optarg; break;
+		case O_CUPTI: o->cupti_lib = optarg; break;
+		case O_CTL: o->control_dir = optarg; break;
+		case O_LOG: o->log = optarg; break;
+		case O_LIB: o->lib = optarg; break;
+		case O_NOPRE: o->no_preload = 1; break;
+		case O_NOINJ: o->no_inject = 1; break;
+		case O_DEPTH: o->stack_depth = optarg; break;
+		case O_NOCUPTI: o->no_cupti = 1; break;
+		case O_FORK: o->follow_fork = 1; break;
 		case 'h': gp_help_print("record"); return 0;
 		case ':':
 			fprintf(stderr, "gpuphase: record: option '%s' needs a value\n%s\n", argv[optind - 1],
@@ -691,76 +561,122 @@ int gp_record_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
+
+/* Check every option value before running anything, with the library's
+ * parser; makes --control-dir absolute first (in ctl, PATH_MAX bytes). 0, or
+ * 2 after one message. */
+static int gp_record_check_opts(struct gp_record_opts *o, char *ctl)
+{
+	if (o->control_dir) {
+		if (o->control_dir[0] == '/')
+			snprintf(ctl, PATH_MAX, "%s", o->control_dir);
+		else if (!getcwd(ctl, PATH_MAX) || strlen(ctl) + 1 + strlen(o->control_dir) >= PATH_MAX)
+			return gp_record_bad("--control-dir", o->control_dir, "cannot make it an absolute path"), 2;
+		else
+			snprintf(ctl + strlen(ctl), PATH_MAX - strlen(ctl), "/%s", o->control_dir);
+		o->control_dir = ctl;
+	}
+	const struct {
+		const char *opt, *var, *val;
+	} checks[] = {
+		{ "--window", "GPUPHASE_WINDOW", o->window },
+		{ "--marker", "GPUPHASE_ITER_MARKER", o->marker },
+		{ "--stacks", "GPUPHASE_STACKS", o->stacks },
+		{ "--ring-records", "GPUPHASE_RING_RECORDS", o->ring_records },
+		{ "--flush-ms", "GPUPHASE_FLUSH_MS", o->flush_ms },
+		{ "--stack-depth", "GPUPHASE_STACK_DEPTH", o->stack_depth },
+		{ "--control-dir", "GPUPHASE_CONTROL_DIR", o->control_dir },
+		{ "--output", "GPUPHASE_OUTPUT", o->output },
+		{ "--log", "GPUPHASE_LOG", o->log },
+		{ "--cupti-lib", "GPUPHASE_CUPTI_LIB", o->cupti_lib },
+	};
+	static struct gp_config cfg; /* large: not on the stack */
+	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+		if (gp_record_check(checks[i].opt, checks[i].var, checks[i].val, &cfg))
+			return 2;
+	if (o->max_bytes) {
+		if (gp_record_check("--max-size", "GPUPHASE_MAX_BYTES", o->max_bytes, &cfg))
+			return 2;
+		snprintf(o->max_bytes_env, sizeof o->max_bytes_env, "%llu", (unsigned long long)cfg.max_bytes);
+	}
+	if (o->no_preload && o->no_inject) {
+		fprintf(stderr, "gpuphase: record: --no-preload and --no-inject together would load nothing\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* The library: --lib, else ../lib/libgpuphase.so next to this binary, as a
+ * real path in lib (PATH_MAX bytes). 0, or 1 after a message. */
+static int gp_record_find_lib(const char *opt_lib, char *lib)
+{
+	if (opt_lib) {
+		if (!realpath(opt_lib, lib)) {
+			fprintf(stderr, "gpuphase: record: --lib %s: %s\n", opt_lib, strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	char found[PATH_MAX];
+	if (gp_locate_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 || !realpath(found, lib)) {
+		char dir[PATH_MAX] = "?";
+		gp_locate_self_dir(dir, sizeof dir);
+		fprintf(stderr, "gpuphase: record: libgpuphase.so not found in %s/../lib "
+				"(build it with `make`, install with `make install`, or name it with --lib)\n",
+			dir);
+		return 1;
+	}
+	return 0;
+}
+
+/* A fixed output name (no %-pattern) that exists: keep it as NAME.old (or
+ * remove it with --force), as the library never overwrites. 0, or 1 after
+ * a message. */
+static int gp_record_keep_old(const char *pattern, int force)
+{
+	if (strchr(pattern, '%') || access(pattern, F_OK) != 0)
+		return 0;
+	if (force) {
+		if (unlink(pattern) != 0) {
+			fprintf(stderr, "gpuphase: record: cannot remove %s: %s\n", pattern, strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	char old[PATH_MAX];
+	if (snprintf(old, sizeof old, "%s.old", pattern) >= (int)sizeof old || rename(pattern, old) != 0) {
+		fprintf(stderr, "gpuphase: record: %s exists and cannot be moved to %s.old: %s "
+				"(use -f to overwrite)\n", pattern, pattern, strerror(errno));
+		return 1;
+	}
+	fprintf(stderr, "gpuphase: %s exists: moved to %s\n", pattern, old);
+	return 0;
+}
+
+int gp_record_main(int argc, char **argv)
+{
+	struct gp_record_opts o;
+	int rc = gp_record_parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
 	char **cmd = argv + optind;
 	if (!*cmd) {
 		fprintf(stderr, "gpuphase: record: no command to run\n%s\n", gp_help_usage("record"));
 		return 2;
 	}
-	if ((o.window && gp_record_check_window(o.window)) || (o.marker && gp_record_check_marker(o.marker)) ||
-	    (o.stacks && gp_record_check_stacks(o.stacks)) || (o.max_bytes && gp_record_check_size(o.max_bytes)))
-		return 2;
-	if ((o.ring_records && gp_record_check_range("--ring-records", o.ring_records, 64, 1u << 24, 1,
-						     "accepted: a power of two from 64 to 16777216")) ||
-	    (o.flush_ms && gp_record_check_range("--flush-ms", o.flush_ms, 1, 60000, 0,
-						 "accepted: milliseconds, 1 to 60000")) ||
-	    (o.stack_depth && gp_record_check_range("--stack-depth", o.stack_depth, 1, 64, 0,
-						    "accepted: frames, 1 to 64")))
-		return 2;
-	/* The library wants an absolute control directory of at most 80 bytes. */
 	char ctl[PATH_MAX];
-	if (o.control_dir) {
-		if (o.control_dir[0] == '/')
-			snprintf(ctl, sizeof ctl, "%s", o.control_dir);
-		else if (!getcwd(ctl, sizeof ctl) || strlen(ctl) + 1 + strlen(o.control_dir) >= sizeof ctl)
-			return gp_record_bad("--control-dir", o.control_dir, "cannot make it an absolute path"), 2;
-		else
-			snprintf(ctl + strlen(ctl), sizeof ctl - strlen(ctl), "/%s", o.control_dir);
-		if (strlen(ctl) > 80)
-			return gp_record_bad("--control-dir", ctl, "accepted: a directory path of at most 80 bytes "
-								   "(the socket path must fit in sun_path)"), 2;
-		o.control_dir = ctl;
-	}
-	if (o.output && !*o.output)
-		return gp_record_bad("--output", o.output, "accepted: a file name or pattern (%p %h %r %t)"), 2;
-	if (o.log) {
-		const char *colon = strchr(o.log, ':');
-		size_t n = colon ? (size_t)(colon - o.log) : strlen(o.log);
-		int ok = colon == NULL || colon[1] != '\0';
-		ok = ok && ((n == 3 && !strncmp(o.log, "off", 3)) || (n == 5 && !strncmp(o.log, "error", 5)) ||
-			    (n == 4 && !strncmp(o.log, "info", 4)) || (n == 5 && !strncmp(o.log, "debug", 5)));
-		if (!ok)
-			return gp_record_bad("--log", o.log, "accepted: off, error, info or debug, optionally "
-							     "followed by :FILE"), 2;
-	}
-	if (o.no_preload && o.no_inject) {
-		fprintf(stderr, "gpuphase: record: --no-preload and --no-inject together would load nothing\n");
-		return 2;
-	}
-
-	/* The library: --lib, else ../lib/libgpuphase.so next to this binary. */
+	if ((rc = gp_record_check_opts(&o, ctl)))
+		return rc;
 	char lib[PATH_MAX];
-	if (o.lib) {
-		if (!realpath(o.lib, lib)) {
-			fprintf(stderr, "gpuphase: record: --lib %s: %s\n", o.lib, strerror(errno));
-			return 1;
-		}
-	} else {
-		char found[PATH_MAX];
-		if (gp_cli_find_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
-		    !realpath(found, lib)) {
-			char dir[PATH_MAX] = "?";
-			gp_cli_self_dir(dir, sizeof dir);
-			fprintf(stderr, "gpuphase: record: libgpuphase.so not found in %s/../lib "
-					"(build it with `make`, install with `make install`, or name it with --lib)\n",
-				dir);
-			return 1;
-		}
-	}
+	if ((rc = gp_record_find_lib(o.lib, lib)))
+		return rc;
 	o.lib = lib;
 
 	/* The command, resolved as execvp will, so problems show before running. */
 	char cmdpath[PATH_MAX];
-	int wr = gp_cli_which(cmd[0], cmdpath, sizeof cmdpath);
+	int wr = gp_locate_which(cmd[0], cmdpath, sizeof cmdpath);
 	if (wr != 0) {
 		fprintf(stderr, "gpuphase: record: cannot run '%s': %s\n", cmd[0],
 			wr == -ENOENT ? (strchr(cmd[0], '/') ? "No such file or directory" : "command not found in PATH")
@@ -779,25 +695,8 @@ int gp_record_main(int argc, char **argv)
 		o.no_preload = 1;
 	gp_record_warn_profilers(lib);
 	gp_record_warn_outdir(pattern);
-
-	/* A fixed output name (no %-pattern) that exists: keep it as NAME.old
-	 * (or remove it with --force), as the library never overwrites. */
-	if (!strchr(pattern, '%') && access(pattern, F_OK) == 0) {
-		if (o.force) {
-			if (unlink(pattern) != 0) {
-				fprintf(stderr, "gpuphase: record: cannot remove %s: %s\n", pattern, strerror(errno));
-				return 1;
-			}
-		} else {
-			char old[PATH_MAX];
-			if (snprintf(old, sizeof old, "%s.old", pattern) >= (int)sizeof old || rename(pattern, old) != 0) {
-				fprintf(stderr, "gpuphase: record: %s exists and cannot be moved to %s.old: %s "
-						"(use -f to overwrite)\n", pattern, pattern, strerror(errno));
-				return 1;
-			}
-			fprintf(stderr, "gpuphase: %s exists: moved to %s\n", pattern, old);
-		}
-	}
+	if (gp_record_keep_old(pattern, o.force))
+		return 1;
 
 	char globpat[PATH_MAX * 2];
 	gp_record_pattern_glob(pattern, globpat, sizeof globpat);

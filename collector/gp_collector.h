@@ -1,7 +1,8 @@
 /*
  * gp_collector.h — the producer side of the collector: how capture code hands
  * records to the writer thread. This is the contract libgpuphase/ codes
- * against; collector/ implements it (ring.c, registry.c, writer.c, intern.c).
+ * against; collector/ implements it (collector.c, over ring.c, registry.c,
+ * intern.c and writer.c).
  *
  * Threads: any thread may call gp_collector_emit / gp_collector_intern once
  * gp_collector_start has returned 0. Each calling thread gets its own SPSC
@@ -77,5 +78,27 @@ uint64_t gp_collector_dropped(void);
 
 /* True once a write error or the size cap stopped writing. */
 int gp_collector_failed(void);
+
+/* GP_NEVER(cond): the check for a broken invariant, in the manner of SQLite's
+ * NEVER() and the kernel's RB_WARN_ON(). Use it where the code "cannot" get
+ * cond true and would otherwise clamp and go on:
+ *
+ *     if (GP_NEVER(n > avail))
+ *             return recover_without_trusting(n);
+ *
+ * It evaluates to cond. When cond is true it calls gp_collector_never, which
+ * counts the failure, logs one line to stderr (the first time in a session:
+ * "gpuphase: internal error: broken invariant ..."), and turns capture off:
+ * the session accepts no more records (emit returns -EPIPE), the writer
+ * drains what was accepted and writes a GP_REC_STATUS record of kind
+ * GP_STATUS_INVARIANT_BROKEN (value = the count) so the trace says why it
+ * ends early, and stop still writes the footer. Never exit/abort: the host
+ * program keeps running. Any thread, at any time; no lock, no allocation. */
+#define GP_NEVER(cond) \
+	(__builtin_expect(!!(cond), 0) ? (gp_collector_never(#cond, __FILE__, __LINE__), 1) : 0)
+void gp_collector_never(const char *cond, const char *file, int line);
+
+/* Broken invariants (GP_NEVER) counted in the current or last session. */
+uint64_t gp_collector_invariant_failures(void);
 
 #endif /* GP_COLLECTOR_H */

@@ -1,6 +1,7 @@
 /*
- * gp_collector_int.h — collector internals shared by ring.c, registry.c,
- * intern.c and writer.c (and by the collector's own tests and benchmarks).
+ * gp_collector_int.h — collector internals shared by collector.c, ring.c,
+ * registry.c, intern.c and writer.c (and by the collector's own tests and
+ * benchmarks).
  * Not API: libgpuphase/ and report/ use gp_collector.h and gp_reader.h only.
  *
  * Locking rule (after Linux kfifo): one producer and one consumer need no
@@ -122,7 +123,8 @@ static inline int gp_ring_push(struct gp_ring *r, const union gp_rec *src, uint3
  * pointer to the head slot and the slot count; the group is contiguous in a
  * scratch copy when it wraps), then release the slots. Returns the number of
  * slots consumed. Groups were validated by the producer (gp_collector_emit),
- * so gp_rec_slots(head) never exceeds what was published. */
+ * so gp_rec_slots(head) never exceeds what was published (if it does, the
+ * ring is corrupt: GP_NEVER fires and the published slots are given up). */
 typedef void (*gp_ring_sink)(void *ctx, const union gp_rec *grp, uint32_t n);
 uint64_t gp_ring_drain(struct gp_ring *r, gp_ring_sink fn, void *ctx, union gp_rec *scratch);
 
@@ -133,7 +135,8 @@ static inline uint64_t gp_ring_used(struct gp_ring *r)
 	       atomic_load_explicit(&r->tail, memory_order_acquire);
 }
 
-/* registry.c — the global session state and the per-thread state. */
+/* collector.c holds the global session state (gp_g); registry.c the
+ * per-thread state. */
 struct gp_intern_entry;
 struct gp_tstate {
 	struct gp_ring *ring;
@@ -158,6 +161,11 @@ struct gp_collector_global {
 	_Atomic uint64_t dropped_total;  /* relaxed statistic                 */
 	_Atomic uint32_t next_string_id; /* relaxed fetch_add, ids start at 1 */
 	_Atomic int failed;              /* set by the writer, relaxed        */
+	/* GP_NEVER firings this session (relaxed fetch_add, any thread; the
+	 * writer reads it relaxed and reports it) and whether the one log
+	 * line was written (exchange, any thread). */
+	_Atomic uint64_t invariant_failures;
+	_Atomic int invariant_logged;
 };
 extern struct gp_collector_global gp_g;
 
@@ -186,6 +194,17 @@ void gp_registry_unlink(_Atomic(struct gp_ring *) *prev, struct gp_ring *r);
 /* intern.c */
 void gp_intern_clear(struct gp_tstate *ts);
 uint32_t gp_intern_in(struct gp_tstate *ts, const char *s, size_t len);
+
+/* writer.c — the writer thread's life, driven by collector.c under its
+ * control lock: open the trace (header written, no thread), launch the
+ * thread for a session, stop it (final drain, footer, close, join), or
+ * forget it in a fork child. open and launch return 0 or -errno and leave
+ * nothing behind on failure. */
+int gp_writer_open(const struct gp_collector_config *cfg);
+int gp_writer_launch(uint64_t gen);
+void gp_writer_stop(void);
+void gp_writer_forget(int open);
+uint64_t gp_writer_cpu_ns(void); /* the last finished writer's CPU time */
 
 /* For tests and benchmarks: slots waiting in the calling thread's ring
  * (0 when it has none). Calling thread only. */

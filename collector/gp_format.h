@@ -302,8 +302,10 @@ enum gp_status_kind {
 	GP_STATUS_SIZE_CAP = 6,          /* GPUPHASE_MAX_BYTES reached           */
 	GP_STATUS_HOOK_COST = 7,         /* value = measured cost (ns) of one
 	                                    hooked call's own work (hostload.c) */
-	GP_STATUS_PROCESS_START = 8      /* value = process start time on the
+	GP_STATUS_PROCESS_START = 8,     /* value = process start time on the
 	                                    trace clock (ns)                     */
+	GP_STATUS_INVARIANT_BROKEN = 9   /* a GP_NEVER() check fired: capture was
+	                                    turned off; value = how many fired */
 };
 struct gp_rec_status {
 	uint8_t type;

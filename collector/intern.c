@@ -1,5 +1,6 @@
 /*
- * intern.c — string interning for producers: gp_collector_intern maps a text
+ * intern.c — string interning for producers: gp_intern_in (behind
+ * collector.c's gp_collector_intern) maps a text
  * to a process-unique id and makes sure a GP_REC_STRING group with that text
  * precedes, in the calling thread's ring, every record that refers to the id.
  *
@@ -94,12 +95,4 @@ uint32_t gp_intern_in(struct gp_tstate *ts, const char *s, size_t len)
 	if (gp_intern_push(ts, e) == 0)
 		e->emitted = 1;
 	return e->id;
-}
-
-uint32_t gp_collector_intern(const char *s, size_t len)
-{
-	struct gp_tstate *ts = gp_registry_attach();
-	if (!ts)
-		return 0;
-	return gp_intern_in(ts, s, len);
 }

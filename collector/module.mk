@@ -8,7 +8,7 @@
 # (dlsym) so that libgpuphase.so never needs one, and --as-needed would drop a
 # plain -lstdc++ that no object references directly.
 
-GP_COLLECTOR_SRCS := collector/crc32c.c collector/ring.c collector/registry.c \
+GP_COLLECTOR_SRCS := collector/collector.c collector/crc32c.c collector/ring.c collector/registry.c \
                      collector/intern.c collector/writer.c collector/reader.c \
                      collector/kernel_name.c
 GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
@@ -26,9 +26,10 @@ $(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
 
 GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format \
+                      $(B)/tests/test_collector_never \
                       $(B)/tests/test_collector_stress $(B)/tests/test_collector_kernel_name
 
-# Criterion cannot start under ThreadSanitizer (collector/tests/tcrit.h):
+# Criterion cannot start under ThreadSanitizer (tests/common/tcrit.h):
 # tsan builds run the same suites on a minimal stand-in runner.
 ifeq ($(SAN),tsan)
 $(B)/obj/collector/tests/%.o: CPPFLAGS += -DGP_TEST_MINI
@@ -48,7 +49,7 @@ $(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLL
 ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS) $(B)/bench/bench_collector
 BENCHES     += $(B)/bench/bench_collector
 TESTS       += $(GP_COLLECTOR_TESTS)
-TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress
+TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress $(B)/tests/test_collector_never
 
 # Keep test/bench objects (they are intermediates of the pattern rule above).
 .SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/collector/tests/%.o,$(GP_COLLECTOR_TESTS)) \

@@ -1,10 +1,10 @@
 /*
- * registry.c — per-thread producer state and the lock-free list of rings.
- * Implements gp_collector_emit (any thread) and the attach path that gives a
- * thread its ring on its first record. The writer thread (writer.c) walks the
+ * registry.c — per-thread producer state and the lock-free list of rings:
+ * the attach path that gives a thread its ring on its first record (called
+ * by collector.c's emit and intern). The writer thread (writer.c) walks the
  * list and is the only one that unlinks from it.
  *
- * Threads: emit/attach run on any producing thread; gp_registry_unlink on the
+ * Threads: attach runs on any producing thread; gp_registry_unlink on the
  * writer thread only; gp_registry_thread_exit is the pthread key destructor of
  * a producing thread.
  *
@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include "gp_collector_int.h"
 
-struct gp_collector_global gp_g;
 __thread struct gp_tstate *gp_tls_state __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t gp_tstate_key;
@@ -77,8 +76,8 @@ void gp_registry_unlink(_Atomic(struct gp_ring *) *prev, struct gp_ring *r)
 		struct gp_ring *p = atomic_load_explicit(&gp_g.rings, memory_order_acquire);
 		while (p && atomic_load_explicit(&p->next, memory_order_relaxed) != r)
 			p = atomic_load_explicit(&p->next, memory_order_relaxed);
-		if (!p)
-			return; /* not found: cannot happen (only we unlink) */
+		if (GP_NEVER(!p)) /* only the writer unlinks: r must be there */
+			return;
 		prev = &p->next;
 	}
 	atomic_store_explicit(prev, next, memory_order_relaxed);
@@ -137,62 +136,4 @@ struct gp_tstate *gp_registry_attach_slow(uint64_t gen)
 		gp_registry_announce(ts, tid);
 	}
 	return ts;
-}
-
-/* Everything but the one-slot fast path of gp_collector_emit: attaching
- * the thread, groups, validation, drops. Same contract. */
-static __attribute__((noinline, cold)) int gp_registry_emit_slow(const union gp_rec *slots, uint32_t nslots)
-{
-	struct gp_tstate *ts = gp_registry_attach();
-	if (!ts)
-		return -EPIPE;
-	struct gp_ring *r = ts->ring;
-	uint8_t type = slots[0].type;
-	if (type == GP_REC_INVALID || nslots == 0 || nslots != gp_rec_slots(&slots[0]) ||
-	    nslots > GP_BLOCK_MAX_SLOTS)
-		return -EINVAL;
-	if (gp_ring_push(r, slots, nslots) == 0)
-		return 0;
-	gp_ring_count_drop(r);
-	atomic_fetch_add_explicit(&gp_g.dropped_total, 1, memory_order_relaxed);
-	return -ENOBUFS;
-}
-
-int gp_collector_emit(const union gp_rec *slots, uint32_t nslots)
-{
-	/* acquire: pairs with the release store in gp_collector_start. */
-	uint64_t gen = atomic_load_explicit(&gp_g.live_gen, memory_order_acquire);
-	struct gp_tstate *ts = gp_tls_state;
-	uint8_t type = slots[0].type;
-	/* Hot path: attached thread (ts->gen == gen implies ts->ring), one
-	 * plain slot, room in the ring: a fixed-size copy and one store. */
-	if (__builtin_expect(gen && ts && ts->gen == gen && nslots == 1 && type != GP_REC_STRING &&
-			     type != GP_REC_STACK && type != GP_REC_INVALID, 1)) {
-		struct gp_ring *r = ts->ring;
-		uint64_t head = gp_ring_reserve(r, 1);
-		if (__builtin_expect(head != UINT64_MAX, 1)) {
-			*gp_ring_slot(r, head) = slots[0];
-			gp_ring_commit(r, head + 1);
-			return 0;
-		}
-	}
-	return gp_registry_emit_slow(slots, nslots);
-}
-
-uint64_t gp_collector_self_pending(void)
-{
-	struct gp_tstate *ts = gp_tls_state;
-	if (!ts || !ts->ring)
-		return 0;
-	return gp_ring_used(ts->ring);
-}
-
-uint64_t gp_collector_dropped(void)
-{
-	return atomic_load_explicit(&gp_g.dropped_total, memory_order_relaxed);
-}
-
-int gp_collector_failed(void)
-{
-	return atomic_load_explicit(&gp_g.failed, memory_order_relaxed);
 }

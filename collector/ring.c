@@ -7,7 +7,8 @@
  *
  * Invariants: cap is a power of two; head and tail are free-running;
  * 0 <= head - tail <= cap; slots in [tail, head) are published and belong to
- * the consumer, the others to the producer.
+ * the consumer, the others to the producer; they hold whole groups of at
+ * most GP_BLOCK_MAX_SLOTS slots (checked with GP_NEVER).
  */
 #include <stdlib.h>
 #include "gp_collector_int.h"
@@ -55,8 +56,13 @@ uint64_t gp_ring_drain(struct gp_ring *r, gp_ring_sink fn, void *ctx, union gp_r
 	while (tail < head) {
 		const union gp_rec *h = &r->slots[tail & r->mask];
 		uint32_t n = gp_rec_slots(h);
-		if (n > head - tail) /* cannot happen for validated groups */
-			n = (uint32_t)(head - tail);
+		if (GP_NEVER(n > head - tail || n > GP_BLOCK_MAX_SLOTS)) {
+			/* emit validated every group, so the ring is
+			 * corrupt: group boundaries are lost, give up what
+			 * was published (capture is off now). */
+			tail = head;
+			break;
+		}
 		uint64_t idx = tail & r->mask;
 		if (idx + n <= r->cap) {
 			fn(ctx, h, n);

@@ -1,12 +1,14 @@
 /*
- * writer.c — the collector session: gp_collector_start / stop / forget and the
- * writer thread that drains every ring into blocks and writes the trace file
- * (docs/format.md, gp_file.h).
+ * writer.c — the writer thread: it drains every ring into blocks and writes
+ * the trace file (docs/format.md, gp_file.h), from the header that
+ * gp_writer_open writes to the footer that gp_writer_finish appends. The
+ * session around it (gp_collector_start / stop / forget) is collector.c's.
  *
- * Threads: start/stop/forget run on whichever thread controls capture
- * (serialised by ctl_mu; stop is safe from atexit). Everything named
- * gp_writer_* runs on the writer thread only, which owns all of `W` except
- * the control fields documented below. Producers never talk to the writer:
+ * Threads: gp_writer_open / launch / stop / forget run on the thread that
+ * controls capture, serialised by collector.c's control lock (stop is safe
+ * from atexit). Everything else named gp_writer_* runs on the writer thread
+ * only, which owns all of `W` except the control fields documented below.
+ * Producers never talk to the writer:
  * they publish into their rings and the writer polls, sleeping between passes
  * (1 ms after a pass that found data, backing off to flush_ms / 2 when idle),
  * so no producer ever makes a syscall for a record.
@@ -51,11 +53,9 @@
 #define GP_FOOTER_RESERVE (sizeof(struct gp_block_header) + \
 			   (16u + 256u) * sizeof(struct gp_footer_entry))
 
-static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER; /* start/stop/forget */
-
 static struct {
-	/* Control fields: written by start/stop under ctl_mu. */
-	int active;
+	/* Control fields: written by the control thread (gp_writer_launch,
+	 * gp_writer_stop) under the collector's control lock. */
 	pthread_t thread;
 	pthread_mutex_t mu;             /* protects the wait on cv only       */
 	pthread_cond_t cv;
@@ -86,16 +86,10 @@ static struct {
 	uint64_t type_counts[256];
 	int32_t end_reason;
 	uint64_t cpu_ns;                /* writer thread CPU time, at its end  */
+	uint64_t invariant_reported;    /* GP_NEVER count last put in the trace */
 	int io_failed;                  /* no byte more may be written        */
 	int capped;                     /* data refused, footer still allowed */
 } W;
-
-uint64_t gp_collector_now(void)
-{
-	struct timespec t;
-	clock_gettime((clockid_t)gp_g.clock_id, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t gp_writer_mono_ns(void)
 {
@@ -389,6 +383,23 @@ static void gp_writer_report_drops(struct gp_ring *r)
 	r->drops_reported = d;
 }
 
+/* Write a GP_REC_STATUS record when GP_NEVER fired since the last one, so
+ * the trace says why capture stopped (docs/reliability.md). */
+static void gp_writer_report_invariants(void)
+{
+	uint64_t n = atomic_load_explicit(&gp_g.invariant_failures, memory_order_relaxed);
+	if (n == W.invariant_reported)
+		return;
+	union gp_rec rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.status.type = GP_REC_STATUS;
+	rec.status.kind = GP_STATUS_INVARIANT_BROKEN;
+	rec.status.ts = gp_collector_now();
+	rec.status.value = (int64_t)n;
+	gp_writer_sink(NULL, &rec, 1);
+	W.invariant_reported = n;
+}
+
 /* A ring leaves the session: its final drop count and the totals. */
 static void gp_writer_retire(struct gp_ring *r)
 {
@@ -432,6 +443,7 @@ static uint64_t gp_writer_pass(int *busy)
 		}
 		r = next;
 	}
+	gp_writer_report_invariants();
 	return got;
 }
 
@@ -452,6 +464,7 @@ static void gp_writer_finish(void)
 		gp_ring_unref(r);
 		r = next;
 	}
+	gp_writer_report_invariants();
 	gp_writer_seal();
 	gp_writer_flush_out();
 
@@ -505,20 +518,12 @@ static void gp_writer_finish(void)
 	W.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
 }
 
-uint64_t gp_collector_last_writer_cpu_ns(void)
-{
-	pthread_mutex_lock(&ctl_mu);
-	uint64_t v = W.active ? 0 : W.cpu_ns;
-	pthread_mutex_unlock(&ctl_mu);
-	return v;
-}
-
 static void *gp_writer_main(void *arg)
 {
 	uint64_t nap = GP_NAP_MIN_NS;
 	(void)arg;
 	for (;;) {
-		/* acquire: pairs with the release store in gp_collector_stop. */
+		/* acquire: pairs with the release store in gp_writer_stop. */
 		int stopping = atomic_load_explicit(&W.stop_req, memory_order_acquire);
 		int busy = 0;
 		uint64_t got = stopping ? 0 : gp_writer_pass(&busy);
@@ -707,25 +712,15 @@ static void gp_writer_free_buffers(void)
 	W.path = NULL;
 }
 
-int gp_collector_start(const struct gp_collector_config *cfg)
+/* Open the trace for cfg: reset the writer's state, allocate its buffers,
+ * build and write the file header. No thread yet. Control thread, under the
+ * collector's control lock; gp_g.ring_records and clock_id are set. 0 or
+ * -errno (nothing left open or allocated). */
+int gp_writer_open(const struct gp_collector_config *cfg)
 {
 	int rc;
 	struct gp_hdr_buf hb = { 0 };
 
-	if (!cfg || !cfg->path || !cfg->path[0] || (cfg->nkv && !cfg->kv))
-		return -EINVAL;
-	uint32_t rr = cfg->ring_records ? cfg->ring_records : GP_RING_DEFAULT_RECORDS;
-	if (rr < GP_RING_MIN_RECORDS || rr > GP_RING_MAX_RECORDS || (rr & (rr - 1)))
-		return -EINVAL;
-	struct timespec probe;
-	if (clock_gettime((clockid_t)cfg->clock_id, &probe) != 0)
-		return -EINVAL;
-
-	pthread_mutex_lock(&ctl_mu);
-	if (W.active) {
-		pthread_mutex_unlock(&ctl_mu);
-		return -EBUSY;
-	}
 	memset(W.type_counts, 0, sizeof(W.type_counts));
 	W.blk_n = 0;
 	W.out_len = W.out_slots = 0;
@@ -736,6 +731,7 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	memset(W.out_types, 0, sizeof(W.out_types));
 	W.end_reason = 0;
 	W.io_failed = W.capped = 0;
+	W.invariant_reported = 0;
 	W.flush_ns = (uint64_t)(cfg->flush_ms ? cfg->flush_ms : GP_FLUSH_DEFAULT_MS) * 1000000ull;
 	W.max_bytes = cfg->max_bytes;
 	struct rlimit fsz;
@@ -745,8 +741,6 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	W.scratch = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
 	W.out = malloc(W.out_cap);
 	W.path = strdup(cfg->path);
-	gp_g.ring_records = rr;
-	gp_g.clock_id = cfg->clock_id;
 	if (!W.blk || !W.scratch || !W.out || !W.path) {
 		rc = -ENOMEM;
 		goto err;
@@ -775,15 +769,19 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	}
 	W.committed = W.file_off = W.header_len = hb.len;
 	free(hb.p);
-	hb.p = NULL;
+	return 0;
+err:
+	free(hb.p);
+	gp_writer_free_buffers();
+	return rc;
+}
 
-	W.gen = ++gp_g.gen_counter;
-	atomic_store_explicit(&gp_g.rings, NULL, memory_order_relaxed);
-	atomic_store_explicit(&gp_g.dropped_total, 0, memory_order_relaxed);
-	atomic_store_explicit(&gp_g.next_string_id, 1, memory_order_relaxed);
-	atomic_store_explicit(&gp_g.failed, 0, memory_order_relaxed);
+/* Start the writer thread for session gen on the trace gp_writer_open made.
+ * On failure the trace is removed and the buffers freed. 0 or -errno. */
+int gp_writer_launch(uint64_t gen)
+{
+	W.gen = gen;
 	atomic_store_explicit(&W.stop_req, 0, memory_order_relaxed);
-
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -796,39 +794,24 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&W.thread, NULL, gp_writer_main, NULL);
+	int rc = -pthread_create(&W.thread, NULL, gp_writer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		close(W.fd);
-		unlink(cfg->path);
+		unlink(W.path);
 		pthread_cond_destroy(&W.cv);
 		pthread_mutex_destroy(&W.mu);
-		goto err;
+		gp_writer_free_buffers();
+		return rc;
 	}
 	pthread_setname_np(W.thread, "gpuphase-writer");
-	W.active = 1;
-	/* release: pairs with the acquire load in gp_registry_attach; the
-	 * session fields above are visible to every producer that sees gen. */
-	atomic_store_explicit(&gp_g.live_gen, W.gen, memory_order_release);
-	pthread_mutex_unlock(&ctl_mu);
 	return 0;
-err:
-	free(hb.p);
-	gp_writer_free_buffers();
-	pthread_mutex_unlock(&ctl_mu);
-	return rc;
 }
 
-void gp_collector_stop(void)
+/* Ask the writer thread to finish (final drain, footer, close) and join it.
+ * Control thread, once per successful gp_writer_launch. */
+void gp_writer_stop(void)
 {
-	pthread_mutex_lock(&ctl_mu);
-	if (!W.active) {
-		pthread_mutex_unlock(&ctl_mu);
-		return;
-	}
-	/* release: pairs with the acquire in gp_registry_attach (no new
-	 * records are accepted from here on). */
-	atomic_store_explicit(&gp_g.live_gen, 0, memory_order_release);
 	pthread_mutex_lock(&W.mu);
 	/* release: pairs with the acquire loads in gp_writer_main. */
 	atomic_store_explicit(&W.stop_req, 1, memory_order_release);
@@ -838,24 +821,22 @@ void gp_collector_stop(void)
 	pthread_cond_destroy(&W.cv);
 	pthread_mutex_destroy(&W.mu);
 	gp_writer_free_buffers();
-	W.active = 0;
-	pthread_mutex_unlock(&ctl_mu);
 }
 
-void gp_collector_forget(void)
+/* In a fork child: close our copy of the trace's fd (when a session was
+ * open) and leak the parent's buffers. */
+void gp_writer_forget(int open)
 {
-	/* Only the forking thread exists in the child: no writer to stop, no
-	 * lock holder to wait for. Leak the parent's rings and buffers (their
-	 * other owners are gone) and close our copy of the fd. */
-	pthread_mutex_init(&ctl_mu, NULL);
-	atomic_store_explicit(&gp_g.live_gen, 0, memory_order_release);
-	atomic_store_explicit(&gp_g.rings, NULL, memory_order_relaxed);
-	if (W.active) {
+	if (open) {
 		close(W.fd);
 		W.fd = -1;
-		W.active = 0;
 	}
 	W.blk = W.scratch = NULL;
 	W.out = NULL;
 	W.path = NULL;
+}
+
+uint64_t gp_writer_cpu_ns(void)
+{
+	return W.cpu_ns;
 }

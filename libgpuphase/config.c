@@ -3,8 +3,11 @@
  * parser, and output-path pattern expansion.
  *
  * Called from lib.c's constructor (once, before any CUDA call, on the loading
- * thread) and from the tests with a synthetic environment. Pure: no globals
- * are written here, nothing is printed except through the warn callback.
+ * thread), by the `gpuphase` command to check its options (gp_config_check:
+ * the command links this file, so both read one grammar), and from the
+ * tests with a synthetic environment. Pure: no globals are written here,
+ * nothing is printed except through the warn callback; it needs nothing but
+ * libc (gp_config.h).
  *
  * Invariants: a config that gp_config_parse accepted is complete and valid
  * (patterns checked, numbers in range); a rejected one comes with exactly one
@@ -23,7 +26,7 @@
 #include <unistd.h>
 
 #include "gp_collector.h"
-#include "gp_lib.h"
+#include "gp_config.h"
 
 #define GP_CONFIG_STR_(x) #x
 #define GP_CONFIG_STR(x) GP_CONFIG_STR_(x)
@@ -52,12 +55,20 @@ static int gp_config_u64(const char *s, uint64_t *out)
 
 int gp_config_duration(const char *s, uint64_t *ns)
 {
-	char *end;
-	if (!isdigit((unsigned char)s[0]))
+	/* The number is DIGITS[.DIGITS]: strtod alone would also take hex,
+	 * exponents, "inf" and "nan" after a first digit. */
+	const char *num_end = s;
+	if (!isdigit((unsigned char)*num_end))
 		return -1;
+	while (isdigit((unsigned char)*num_end))
+		num_end++;
+	if (*num_end == '.')
+		for (num_end++; isdigit((unsigned char)*num_end);)
+			num_end++;
+	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || v < 0)
+	if (errno || v < 0 || end != num_end)
 		return -1;
 	double mul;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
@@ -335,7 +346,7 @@ static void gp_config_defaults(struct gp_config *c)
 	c->stack_depth = 24;
 	c->log_level = GP_LOG_ERROR;
 	c->cupti = 1;
-	strcpy(c->cupti_lib, "libcupti.so.13");
+	strcpy(c->cupti_lib, GP_CUPTI_LIB_DEFAULT);
 }
 
 static unsigned gp_config_distance(const char *a, const char *b)
@@ -384,6 +395,29 @@ static void gp_config_quote(const char *v, char *out, size_t len)
 	out[o] = 0;
 }
 
+/* The table row named by the first nlen bytes of name, or NULL. */
+static const struct gp_config_var *gp_config_find(const char *name, size_t nlen)
+{
+	for (size_t i = 0; i < gp_config_nvars; i++)
+		if (strlen(gp_config_vars[i].name) == nlen && !strncmp(gp_config_vars[i].name, name, nlen))
+			return &gp_config_vars[i];
+	return NULL;
+}
+
+int gp_config_check(const char *name, const char *value, struct gp_config *cfg, const char **accepted)
+{
+	const struct gp_config_var *var = gp_config_find(name, strlen(name));
+	gp_config_defaults(cfg);
+	*accepted = NULL;
+	if (!var)
+		return -ENOENT;
+	if (var->parse(value, cfg)) {
+		*accepted = var->accepted;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t msglen,
 		    void (*warn)(const char *line))
 {
@@ -399,10 +433,7 @@ int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t 
 			if (!eq)
 				continue;
 			size_t nlen = (size_t)(eq - *e);
-			const struct gp_config_var *var = NULL;
-			for (size_t i = 0; i < gp_config_nvars; i++)
-				if (strlen(gp_config_vars[i].name) == nlen && !strncmp(gp_config_vars[i].name, *e, nlen))
-					var = &gp_config_vars[i];
+			const struct gp_config_var *var = gp_config_find(*e, nlen);
 			int is_disable = var && var->parse == gp_parse_disable;
 			if (pass == 0 && !is_disable)
 				continue;

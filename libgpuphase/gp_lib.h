@@ -26,77 +26,14 @@
 #include <stdint.h>
 #include <time.h>
 #include "gp_format.h"
+#include "gp_config.h"
 
 #define GP_EXPORT __attribute__((visibility("default")))
 #define GP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GP_TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* ---- config.c ---------------------------------------------------------- */
-
-enum gp_win_mode { GP_WINMODE_ALL = 0, GP_WINMODE_ITERS, GP_WINMODE_TIME, GP_WINMODE_TRIGGER };
-enum gp_marker { GP_MARKER_SYNC = 0, GP_MARKER_KERNEL, GP_MARKER_NVTX, GP_MARKER_PROFILER };
-enum gp_stacks { GP_STACKS_OFF = 0, GP_STACKS_SYNC, GP_STACKS_LAUNCH, GP_STACKS_ALL };
-enum gp_log_level { GP_LOG_OFF = 0, GP_LOG_ERROR, GP_LOG_INFO, GP_LOG_DEBUG };
-
-#define GP_PATH_MAX 4096
-/* The CUPTI library loaded when GPUPHASE_CUPTI_LIB is not set: its absence
- * is the ordinary hook-only case (info); a library the user named that cannot
- * be loaded costs all GPU timing and is an error. */
-#define GP_CUPTI_LIB_DEFAULT "libcupti.so.13"
-#define GP_PATTERN_MAX 512
-
-struct gp_config {
-	int disable;
-	char output[GP_PATH_MAX];       /* pattern, validated                  */
-	enum gp_win_mode win_mode;
-	uint64_t skip, iters, repeat;   /* GP_WINMODE_ITERS; repeat >= 1       */
-	uint64_t delay_ns, duration_ns; /* GP_WINMODE_TIME                     */
-	char window_text[GP_PATTERN_MAX];
-	enum gp_marker marker;
-	char marker_arg[GP_PATTERN_MAX]; /* kernel glob or nvtx range name      */
-	char marker_text[GP_PATTERN_MAX];
-	enum gp_stacks stacks;
-	uint32_t stack_depth;
-	enum gp_log_level log_level;
-	char log_file[GP_PATH_MAX];     /* "" = stderr                         */
-	uint32_t ring_records;          /* 0 = collector default               */
-	uint32_t flush_ms;
-	uint64_t max_bytes;
-	int cupti;                      /* 0: hook-only by request             */
-	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
-	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
-	int follow_fork;
-};
-
-/* One row of the GPUPHASE_* table (config.c), exposed for the docs check. */
-struct gp_config_var {
-	const char *name;     /* "GPUPHASE_WINDOW"                             */
-	const char *def;      /* default, as text                              */
-	const char *accepted; /* what is accepted (the error message tail)     */
-	const char *doc;      /* one-line description                          */
-	int (*parse)(const char *value, struct gp_config *cfg);
-};
-extern const struct gp_config_var gp_config_vars[];
-extern const size_t gp_config_nvars;
-
-/* Fill cfg with defaults, then apply every GPUPHASE_* entry of envp. Returns
- * 0, or -EINVAL with the one-line diagnostic ("gpuphase: GPUPHASE_X='v':
- * accepted...") in msg. Unknown GPUPHASE_* names are not errors: each is
- * reported through warn (may be NULL) with a suggestion. */
-int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t msglen,
-		    void (*warn)(const char *line));
-
-/* Expand an output pattern (%p %h %r %t %%). Returns 0 or -EINVAL (bad
- * escape) / -ENAMETOOLONG. */
-int gp_config_expand(const char *pattern, long pid, const char *host, const char *rank,
-		     time_t t, char *out, size_t outlen);
-
-/* The rank for %r: RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, else "0". */
-const char *gp_config_rank(char *const *envp);
-
-/* Parse "500ms", "2s", "1.5s", "100us", "250ns", "1m" (bare number = seconds). */
-int gp_config_duration(const char *s, uint64_t *ns);
+/* ---- config.c: gp_config.h (pure; also linked into the gpuphase command) */
 
 /* ---- log.c ------------------------------------------------------------- */
 

@@ -32,32 +32,9 @@ TESTS       += $(REPORT_TESTS)
 
 .SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o
 
-# End-to-end scenarios (simcuda ground truth): CUDA C programs built like the
-# examples, and the shell test that runs them under the profiler.
-REPORT_E2E_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream
-$(REPORT_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
-
-ALL_TARGETS += $(REPORT_E2E_BINS)
-TESTS       += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh
-
 ALL_TARGETS += $(B)/bench/bench_report
 BENCHES     += $(B)/bench/bench_report
 
-# Issue-9 analyses end to end (graphs, trends, stages, host, stability).
-ANALYSES_E2E_BINS := $(B)/tests/e2e/analyses_run
-$(ANALYSES_E2E_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
-
-ALL_TARGETS += $(ANALYSES_E2E_BINS)
-TESTS       += tests/e2e/test_analyses_e2e.sh
-# NVTX-named stages (metrics.md §15) against the trace's own NVTX ranges;
-# examples/gpu/nvtx_ranges is built by tests/gpu/module.mk.
-TESTS       += tests/e2e/test_nvtx_stages.sh
-# The outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace.
-TESTS       += tests/e2e/test_report_outputs.sh
 ALL_TARGETS += $(B)/tests/test_report_xa
 TESTS       += $(B)/tests/test_report_xa
 .SECONDARY: $(B)/obj/report/test_report_xa.o

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tcrit.h"
+#include "tests/common/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include "kernel_name.h"
 
 /* The short name of a full name, as a NUL-terminated copy in buf. */

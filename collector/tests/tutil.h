@@ -6,7 +6,7 @@
 #ifndef GP_TUTIL_H
 #define GP_TUTIL_H
 
-#include "tcrit.h"
+#include "tests/common/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -60,6 +60,27 @@ Test(lib_config, durations)
 	cr_assert(gp_config_duration("1m", &ns) == 0 && ns == 60000000000u);
 	cr_assert(gp_config_duration("ms", &ns) != 0 && gp_config_duration("5h", &ns) != 0 &&
 		  gp_config_duration("-1s", &ns) != 0);
+	/* Plain decimals only (docs/configuration.md): digits first, no
+	 * exponent, hex, inf or nan, which strtod alone would take. */
+	cr_assert(gp_config_duration("0.5s", &ns) == 0 && ns == 500000000u);
+	cr_assert(gp_config_duration("2.", &ns) == 0 && ns == 2000000000u);
+	static const char *const bad[] = {".5s", "1e3ms", "0x10", "1e3", "9inf", "0nan", "+1s", " 1s", "1 s",
+					  "1.5.5s", "1..5s"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_assert(gp_config_duration(bad[i], &ns) != 0, "duration '%s' accepted", bad[i]);
+}
+
+Test(lib_config, check_one_variable)
+{
+	struct gp_config c;
+	const char *acc = "x";
+	cr_assert_eq(gp_config_check("GPUPHASE_WINDOW", "skip=1,iters=2", &c, &acc), 0);
+	cr_assert(c.win_mode == GP_WINMODE_ITERS && c.skip == 1 && c.iters == 2 && c.repeat == 1 && acc == NULL);
+	cr_assert_eq(gp_config_check("GPUPHASE_WINDOW", "duration=.5s", &c, &acc), -EINVAL);
+	cr_assert(acc && strstr(acc, "accepted: all"), "accepted text: %s", acc ? acc : "(null)");
+	cr_assert_eq(gp_config_check("GPUPHASE_MAX_BYTES", "2k", &c, &acc), 0);
+	cr_assert_eq(c.max_bytes, 2048u);
+	cr_assert_eq(gp_config_check("GPUPHASE_NOPE", "1", &c, &acc), -ENOENT);
 }
 
 Test(lib_config, markers_stacks_log)

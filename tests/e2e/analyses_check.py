@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""analyses_check.py — checks the issue-9 report sections against simcuda's
-ground truth (SIMCUDA_TRUTH JSONL). Called by tests/e2e/test_analyses_e2e.sh:
+"""analyses_check.py — checks the report's analyses sections (stages, trends,
+host conditions, stability) against simcuda's ground truth (SIMCUDA_TRUTH
+JSONL). Called by tests/e2e/test_analyses_e2e.sh:
 
   analyses_check.py graphs TRUTH REPORT.txt REPORT.json
   analyses_check.py run    TRUTH REPORT.txt HOOK_RECORDS [REPORT.json]

@@ -1,4 +1,4 @@
-// analyses_run.cu — end-to-end scenario for the issue-9 analyses (stages,
+// analyses_run.cu — end-to-end scenario for the report's analyses (stages,
 // trends, host conditions, stability) with answers known by construction;
 // tests/e2e/test_analyses_e2e.sh runs it on simcuda with
 // tests/e2e/analyses_run.simcuda (exec_per_block_ns makes a kernel's time grow

@@ -1,6 +1,6 @@
 // cli_app.cu — a tiny CUDA program for the `gpuphase` command's tests
 // (tests/e2e/test_cli_*.sh, build/tests/test_cli_elf). Built twice by
-// cli/module.mk: with `nvcc -cudart shared` (hookable) and with
+// tests/module.mk: with `nvcc -cudart shared` (hookable) and with
 // `nvcc -cudart static` (injection only), so the tests can check that
 // `gpuphase record` tells the two apart before running them.
 //

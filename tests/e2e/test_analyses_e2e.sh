@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_analyses_e2e.sh — the issue-9 analyses end to end on simcuda, against
+# test_analyses_e2e.sh — the report's analyses end to end on simcuda, against
 # ground truth (tests/e2e/analyses_check.py derives every expected number from
 # SIMCUDA_TRUTH or from the scenario program's construction):
 #   graphs     examples/graph_replay: every replayed kernel attributed to its

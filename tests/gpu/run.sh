@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/gpu/run.sh — the real-GPU validation kit (issue 8; docs/gpu-validation.md).
+# tests/gpu/run.sh — the real-GPU validation kit (docs/gpu-validation.md).
 #
 #   tests/gpu/run.sh [RESULT_DIR]          on a machine with an NVIDIA GPU
 #   tests/gpu/run.sh --sim [RESULT_DIR]    against simcuda (CI: `make test`)

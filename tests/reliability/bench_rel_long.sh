@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_rel_long.sh — the long-run check of issue 7 (docs/reliability.md §7),
+# bench_rel_long.sh — the long-run check (docs/reliability.md §7),
 # a benchmark (make bench), not a unit test: it takes ~30 s of two cores.
 # 4 threads x 12.5M hooked cudaMemsetAsync calls = 50M records produced
 # (hook-only, simcuda at zero cost) under a time window (delay=2s,

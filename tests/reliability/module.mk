@@ -1,5 +1,5 @@
-# tests/reliability/module.mk — the reliability and host-safety suite (issue 7,
-# docs/reliability.md): the fault-injection test of the collector writer, the
+# tests/reliability/module.mk — the reliability and host-safety suite
+# (docs/reliability.md): the fault-injection test of the collector writer, the
 # host program the shell tests run under the preload, and the shell tests.
 #
 # Fault injection lives in test builds only: collector/writer.c is compiled a
@@ -15,7 +15,7 @@ $(REL_DIR)/fi_writer.o: collector/writer.c | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -DGP_FAULT_INJECTION $(CFLAGS) -MMD -MP -c $< -o $@
 
 # Under TSan, Criterion cannot start: the collector's stand-in runner
-# (collector/tests/tcrit.h, -DGP_TEST_MINI) runs the same tests.
+# (tests/common/tcrit.h, -DGP_TEST_MINI) runs the same tests.
 ifeq ($(SAN),tsan)
 $(REL_DIR)/test_rel_faults.o: CPPFLAGS += -DGP_TEST_MINI
 REL_TEST_LIBS :=

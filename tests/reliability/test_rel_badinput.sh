@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_rel_badinput.sh — bad input to gpuphase-report (issue 7,
-# docs/reliability.md §6). A small real trace (rel_prog under the preload)
+# test_rel_badinput.sh — bad input to gpuphase-report (docs/reliability.md
+# §6). A small real trace (rel_prog under the preload)
 # is cut at every byte and has every bit of it flipped, in process through
 # the fuzz harness (tests/fuzz/fuzz_trace.c: reader, both analysis passes,
 # writers; ASan+UBSan under make asan): no crash, no hang, no sanitizer

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_rel_crash.sh — the program dies mid-run, or the file cannot grow
-# (issue 7, docs/reliability.md §4).
+# (docs/reliability.md §4).
 #
 # Crashes: rel_prog makes N calls, sleeps, makes calls without pause for D ms,
 # prints the trace-clock time T to stderr and dies by SIGSEGV, abort(),

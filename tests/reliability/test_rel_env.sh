@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_rel_env.sh — every GPUPHASE_* variable with empty, garbage, negative,
 # overflowing and wrongly-suffixed values, and unknown GPUPHASE_* names
-# (issue 7, docs/reliability.md §2), under LD_PRELOAD, against a bare run:
+# (docs/reliability.md §2), under LD_PRELOAD, against a bare run:
 #   R (rejected): exactly one stderr line from the library, naming the
 #     variable and the value as given (control bytes shown as \xHH), no trace;
 #   A (accepted): no library line at all, a trace is written;

@@ -1,6 +1,6 @@
 /*
- * test_rel_faults.c — the collector under write faults (issue 7, "Faults
- * during capture"), in process, against a test build of writer.c compiled with
+ * test_rel_faults.c — the collector under write faults (docs/reliability.md,
+ * "Faults during capture"), in process, against a test build of writer.c compiled with
  * -DGP_FAULT_INJECTION (tests/reliability/module.mk; never in the library).
  *
  * What each test shows, with the ground truth it compares against:
@@ -26,7 +26,7 @@
  *    -EFBIG with write_errors = 1.
  *  - GPUPHASE_MAX_BYTES (cfg.max_bytes): the footer says -EFBIG with
  *    write_errors = 0 (a cap, not an error) and the file is <= the cap.
- * Each test runs in its own process (Criterion, or collector/tests/tcrit.h's
+ * Each test runs in its own process (Criterion, or tests/common/tcrit.h's
  * stand-in under `make tsan`), so the global fault knobs and rlimits never
  * leak between tests; the trace path carries the pid.
  */
@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/tests/tcrit.h" /* Criterion, or its stand-in under TSan */
+#include "tests/common/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include "gp_collector.h"
 #include "gp_reader.h"
 

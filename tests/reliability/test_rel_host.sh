@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_rel_host.sh — host safety (issue 7, docs/reliability.md §1): every
+# test_rel_host.sh — host safety (docs/reliability.md §1): every
 # example, the example server with its client, and rel_prog run once bare and
 # once under the profiler (LD_PRELOAD, then CUDA_INJECTION64_PATH). Exit
 # status, stdout and every file the program writes must be byte-identical;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test_rel_load.sh — load (issue 7, docs/reliability.md §7): 64 threads x K
+# test_rel_load.sh — load (docs/reliability.md §7): 64 threads x K
 # hooked cudaMemsetAsync calls each on simcuda at zero simulated cost
 # (SIMCUDA_*_NS=0), hook-only (GPUPHASE_CUPTI=0, GPUPHASE_STACKS=off) with
 # small rings (GPUPHASE_RING_RECORDS=256), so rings overflow and drop.
-# Scale: K = REL_LOAD_K (default 20000: 1.28M calls, 1/50 of the issue's
+# Scale: K = REL_LOAD_K (default 20000: 1.28M calls, 1/50 of the specified
 # 64 x 1M, to fit CI time on 2 cores; REL_LOAD_K=1000000 runs the full size).
 # Checks:
 #  - per thread: calls made (rel_prog prints "tid TID K") == hook records

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_rel_path.sh — the output path (issue 7, docs/reliability.md §3):
+# test_rel_path.sh — the output path (docs/reliability.md §3):
 # GPUPHASE_OUTPUT naming a directory, an existing file, a pre-placed symlink
 # (to an existing file, and dangling), a FIFO, an unwritable directory (as an
 # unprivileged user: root ignores permissions), a read-only file system (a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_rel_procs.sh — process life under the profiler (issue 7,
-# docs/reliability.md §5): fork without exec (the child makes CUDA calls and
+# test_rel_procs.sh — process life under the profiler (docs/reliability.md
+# §5): fork without exec (the child makes CUDA calls and
 # leaves through exit(), so atexit handlers run), fork + exec, posix_spawn,
 # waves of short-lived threads, pthread_cancel of threads inside hooked calls,
 # exit() while threads are inside hooked calls, dlclose of a cudart plugin,

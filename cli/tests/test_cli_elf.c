@@ -3,7 +3,7 @@
  * record` runs before starting a program: is the CUDA runtime a DT_NEEDED
  * shared library (hooks work), linked in statically (injection only), or
  * absent? Ground truth: the same CUDA source built by nvcc both ways
- * ($GP_BUILD/tests/cli_app_shared, cli_app_static; cli/module.mk), the
+ * ($GP_BUILD/tests/cli_app_shared, cli_app_static; tests/module.mk), the
  * system shell, a script, and damaged copies of a real binary, which must
  * give -EINVAL with a message and never crash.
  *
