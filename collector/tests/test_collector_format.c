@@ -357,7 +357,14 @@ Test(format, bad_headers_and_inputs)
 	expect_open_error(p, -ENODATA, "empty file");
 	tu_spit(p, "GPHT", 4);
 	expect_open_error(p, -ENODATA, "truncated header");
-	expect_open_error("/dev/zero", -EPROTO, "bad magic");
+	/* not a regular file: refused before any read (a FIFO would block) */
+	expect_open_error("/dev/zero", -EINVAL, "not a regular file");
+	char fifo[64];
+	snprintf(fifo, sizeof fifo, "/tmp/gp_fmt_fifo.%d", (int)getpid());
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	expect_open_error(fifo, -EINVAL, "not a regular file");
+	unlink(fifo);
 	expect_open_error("/tmp", -EISDIR, "directory");
 	expect_open_error("/nonexistent/trace.gpht", -ENOENT, "cannot open");
 	free(b);
