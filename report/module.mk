@@ -1,7 +1,8 @@
 # report/module.mk — gpuphase-report, the offline analyser, its tests and its
-# benchmark. The analysis core (libgpreport.a) needs no trace file; the binary
-# links the collector's reader.
-REPORT_CORE_SRCS := report/map.c report/stats.c report/analysis.c report/rep.c report/verdict.c \
+# benchmark. libgpreport.a holds the driver (pipeline.c, which reads traces
+# through the collector's reader: link libgpcollector.a after it), the
+# analysis core, the analyses and the outputs.
+REPORT_CORE_SRCS := report/pipeline.c report/map.c report/stats.c report/analysis.c report/rep.c report/verdict.c \
                     report/xa.c report/graphs.c report/trends.c report/hostload.c report/stages.c report/stability.c \
                     report/output.c report/export_chrome.c report/export_sqlite.c report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))

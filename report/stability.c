@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_reader.h"
+#include "pipeline.h"
 #include "xa.h"
 
 struct gp_stab_op {
@@ -29,46 +29,27 @@ struct gp_stab_op {
 
 static const char *const gp_stab_phase[4] = { "launch", "execute", "sync", "total" };
 
-static int gp_stab_load(const char *path, int group_by, struct gp_rep *rep)
+/* Analyse every run: the core's operator table only (no analyses, no
+ * footer facts: nothing here prints them). Returns 0, 2 or 4, said once. */
+static int gp_stab_load(char **paths, int n, int group_by, struct gp_rep *runs)
 {
-	char err[512];
-	struct gp_an_config cfg = { .group_by = (enum gp_group_by)group_by };
-	struct gp_an *an = gp_an_new(&cfg);
-	if (!an)
-		return 4;
-	memset(rep, 0, sizeof *rep);
-	int rc = 0;
-	for (int pass = 1; pass <= 2 && !rc; pass++) {
-		struct gp_reader *rd;
-		if (gp_reader_open(path, &rd, err, sizeof err)) {
-			fprintf(stderr, "gpuphase-report: %s\n", err);
-			rc = 2;
-			break;
-		}
-		const union gp_rec *recs;
-		size_t n;
-		int r;
-		while ((r = gp_reader_next_block(rd, &recs, &n, err, sizeof err)) > 0 && !rc) {
-			for (size_t i = 0; i < n && !rc;) {
-				uint32_t ns = gp_rec_slots(&recs[i]);
-				if (pass == 1 ? gp_an_scan1(an, &recs[i], ns) : gp_an_scan2(an, &recs[i], ns))
-					rc = 4;
-				i += ns;
-			}
-		}
-		if (r < 0 && !rc) {
-			fprintf(stderr, "gpuphase-report: %s\n", err);
-			rc = 2;
-		}
-		gp_reader_close(rd);
-		if (pass == 1 && !rc && gp_an_prepare(an))
+	struct gp_pipeline_opts po = { .group_by = (enum gp_group_by)group_by, .what = 0 };
+	struct gp_pipeline *p = gp_pipeline_new(&po);
+	int rc = p ? 0 : 4;
+	for (int r = 0; r < n && !rc; r++) {
+		char err[512];
+		int e = gp_pipeline_add(p, paths[r], err, sizeof err);
+		if (e == -ENOMEM) {
+			fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", paths[r]);
 			rc = 4;
+		} else if (e) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			rc = 2;
+		} else {
+			gp_pipeline_report(p, (size_t)r, 1, &runs[r]);
+		}
 	}
-	if (!rc && gp_an_finish(an, rep))
-		rc = 4;
-	if (rc == 4)
-		fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
-	gp_an_free(an);
+	gp_pipeline_free(p);
 	return rc;
 }
 
@@ -210,9 +191,7 @@ int gp_stability_main(int argc, char **argv)
 	struct gp_rep *runs = calloc((size_t)nruns, sizeof *runs);
 	struct gp_stab_op *ops = NULL;
 	size_t nops = 0, capops = 0;
-	int rc = runs ? 0 : 4;
-	for (int r = 0; r < nruns && !rc; r++)
-		rc = gp_stab_load(argv[optind + r], group_by, &runs[r]);
+	int rc = runs ? gp_stab_load(argv + optind, nruns, group_by, runs) : 4;
 	/* operators by name across runs */
 	for (int r = 0; r < nruns && !rc; r++) {
 		for (size_t g = 0; g < runs[r].ngroups; g++) {
