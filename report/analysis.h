@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gp_format.h"
+#include "rep.h"
 #include "stats.h"
 
 enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM };
@@ -68,78 +69,6 @@ struct gp_an_wait {
 	int32_t group;         /* group charged, -1 if none                      */
 };
 
-struct gp_rep_group {
-	char *name;            /* display key                                    */
-	char *long_name;       /* demangled full name (kernel grouping) or = name */
-	uint64_t count;
-	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
-	uint64_t no_api, no_gpu; /* ops whose launch / GPU times are missing     */
-	uint64_t sync_calls;   /* blocking intervals charged to this group        */
-	struct gp_hist exec;   /* execute distribution                           */
-};
-
-struct gp_rep_iter {
-	int64_t iter;
-	uint64_t start, end;   /* boundary marks (end = next mark or window end) */
-	int open;              /* last iteration: ends at the window end, not at a mark */
-	uint64_t ops;
-	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
-};
-
-struct gp_rep_callsite {
-	char *name;
-	uint64_t calls, sync_ns;
-};
-
-struct gp_rep_kv {
-	char *key, *value;
-};
-
-/* The aggregate result of one or more traces. Everything is owned. */
-struct gp_rep {
-	/* capture conditions */
-	char *path;            /* trace file (or "N files")                       */
-	struct gp_rep_kv *kv;  /* header key/values (host, cmdline, ...)           */
-	size_t nkv;
-	uint32_t clock_id, pid, version;
-	char **devices;        /* "0: NVIDIA H200 (cc 9.0, 132 SMs)"              */
-	size_t ndevices;
-	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;
-	int complete;          /* footer present (every input)                    */
-	uint64_t truncated_bytes;
-	int32_t end_reason;    /* footer: 0, or the -errno that stopped writing   */
-	uint64_t write_errors, lost_after_stop; /* footer: why / what was lost   */
-	double host_busy_pct, proc_cpu_pct; /* mean over host samples, -1 = none */
-	double host_busy_max_pct;
-	/* counts */
-	uint64_t records;
-	uint64_t rec_count[GP_REC_TYPE_COUNT];
-	uint64_t dropped_ring, dropped_cupti, dropped_write, dropped_records;
-	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
-	uint64_t hooks_unjoined, api_unjoined, evicted;
-	uint64_t launches_captured; /* hooked launches made during stream capture
-	                               (graph nodes, no GPU op of their own)    */
-	double join_coverage;  /* ops_joined / ops (1 when no ops)                */
-	/* window */
-	uint64_t t_first, t_last, wall_ns;
-	uint64_t gpu_busy_ns, gpu_idle_ns, gpu_busy_sum_ns, gpu_busy_late;
-	uint64_t host_api_ns, covered_ns, unattributed_ns;
-	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
-	uint64_t sync_unattributed_ns, sync_unattributed_calls;
-	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
-	/* tables */
-	struct gp_rep_group *groups;
-	size_t ngroups;
-	struct gp_rep_iter *iters;
-	size_t niters;
-	struct gp_rep_callsite *callsites; /* sync call sites, by sync_ns desc */
-	size_t ncallsites;
-	/* multi-trace */
-	struct gp_rep *ranks;  /* per-input reports (merged reports only)          */
-	size_t nranks;
-	int group_by;
-};
-
 struct gp_an_config {
 	enum gp_group_by group_by;
 	/* optional sinks for exports: every joined op (after pass 2 folds it) and
@@ -173,10 +102,5 @@ uint64_t gp_an_time_base(const struct gp_an *an);
 int gp_an_hook_only(const struct gp_an *an);
 /* The OS tid of a CUPTI thread id when a join has shown it, else cupti_tid. */
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid);
-
-void gp_rep_free(struct gp_rep *rep);
-/* Merge several per-trace reports into dst (groups by name, sums, hist
- * merge); dst->ranks takes ownership of the inputs. */
-int gp_rep_merge(struct gp_rep *dst, struct gp_rep *src, size_t n);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "export.h"
 #include "xa.h"
 
@@ -41,19 +42,6 @@ static void *gp_html_open(const char *path, char *err, size_t n)
 	return h;
 }
 
-static void gp_html_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
 #define GP_HTML_LAUNCH "#e4a33a"
 #define GP_HTML_EXEC "#3a7be4"
 #define GP_HTML_SYNC "#d9534f"
@@ -70,7 +58,7 @@ static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *s
 {
 	uint64_t max = 1;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t = gp_out_total(&rep->groups[sel[i]]);
+		uint64_t t = gp_rep_group_total(&rep->groups[sel[i]]);
 		if (t > max)
 			max = t;
 	}
@@ -89,7 +77,7 @@ static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *s
 		fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", left - 6, y + 14);
 		char nm[48];
 		snprintf(nm, sizeof nm, "%s", g->name);
-		gp_html_esc(f, nm);
+		gp_fmt_html_str(f, nm);
 		fputs("</text>\n", f);
 		for (int k = 0; k < 3; k++) {
 			double w = (double)width * (double)parts[k] / (double)max;
@@ -97,7 +85,7 @@ static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *s
 				y, w, bar, colors[k], names[k], (double)parts[k] / 1e3);
 			x += w;
 		}
-		fprintf(f, "<text x='%.1f' y='%d'>%.1f us</text>\n", x + 4, y + 14, (double)gp_out_total(g) / 1e3);
+		fprintf(f, "<text x='%.1f' y='%d'>%.1f us</text>\n", x + 4, y + 14, (double)gp_rep_group_total(g) / 1e3);
 	}
 	fputs("</svg>\n", f);
 }
@@ -164,10 +152,10 @@ static void gp_html_section(FILE *f, const char *title, const char *trace, enum 
 		fprintf(f, "<h2>%s", title);
 		if (trace) {
 			fputs(" &mdash; ", f);
-			gp_html_esc(f, trace);
+			gp_fmt_html_str(f, trace);
 		}
 		fputs("</h2>\n<pre>", f);
-		gp_html_esc(f, nl + 1);
+		gp_fmt_html_str(f, nl + 1);
 		fputs("</pre>\n", f);
 	}
 	free(buf);
@@ -190,11 +178,11 @@ static void gp_html_stage_bar(FILE *f, const struct gp_xa *xa)
 		if (x + w > 10 + width) /* NVTX stages of several threads may overlap */
 			w = 10 + width - x;
 		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
-		gp_html_esc(f, s->name);
+		gp_fmt_html_str(f, s->name);
 		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
 		if (w > 60) {
 			fprintf(f, "<text x='%.1f' y='42'>", x + 2);
-			gp_html_esc(f, s->name);
+			gp_fmt_html_str(f, s->name);
 			fputs("</text>\n", f);
 		}
 		x += w;
@@ -207,7 +195,7 @@ static void gp_html_stage_bar(FILE *f, const struct gp_xa *xa)
 static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 {
 	for (size_t x = 0; x < o->nxas; x++) {
-		const struct gp_rep *r = gp_out_xa_rep(rep, o, x);
+		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);
 		const struct gp_xa *xa = o->xas[x];
 		if (!r || !xa || !xa->finished)
 			continue;
@@ -247,7 +235,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			if (mf) {
 				gp_out_report(mf, rep, &to);
 				fclose(mf);
-				gp_html_esc(f, buf);
+				gp_fmt_html_str(f, buf);
 				free(buf);
 			}
 			fputs("</pre>\n", f);
@@ -262,7 +250,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			if (rep->niters) {
 				uint64_t p50, p99;
 				uint8_t *ol = calloc(rep->niters, 1);
-				gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
+				gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
 				size_t nclosed = 0;
 				for (size_t i = 0; i < rep->niters; i++)
 					nclosed += !rep->iters[i].open;

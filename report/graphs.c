@@ -134,11 +134,7 @@ static const char *gp_graphs_cell(const char *s, size_t w, char *buf, size_t n)
 		snprintf(tmp, sizeof tmp, "%.*s (%s", (int)(p - s), s, slash + 1);
 		s = tmp;
 	}
-	if (strlen(s) <= w || w < 4 || n <= w)
-		snprintf(buf, n, "%s", s);
-	else
-		snprintf(buf, n, "%.*s...", (int)(w - 3), s);
-	return buf;
+	return gp_fmt_cut(s, w, buf, n);
 }
 
 void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, int md)
@@ -159,10 +155,10 @@ void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 			   "launch)\n",
 			md ? "- " : "  ", g->graph, g->exec_graph, nl, g->nnodes, (unsigned long long)g->kernels,
 			md ? " " : "\n    ",
-			gp_xa_fmt_ns((double)g->launch_ns, b1, sizeof b1),
-			gp_xa_fmt_ns(nl ? (double)g->launch_ns / (double)nl : 0, b2, sizeof b2),
-			gp_xa_fmt_ns((double)g->exec_ns, b3, sizeof b3),
-			gp_xa_fmt_ns(nl ? (double)g->exec_ns / (double)nl : 0, b4, sizeof b4));
+			gp_fmt_ns((double)g->launch_ns, b1, sizeof b1),
+			gp_fmt_ns(nl ? (double)g->launch_ns / (double)nl : 0, b2, sizeof b2),
+			gp_fmt_ns((double)g->exec_ns, b3, sizeof b3),
+			gp_fmt_ns(nl ? (double)g->exec_ns / (double)nl : 0, b4, sizeof b4));
 		if (md)
 			fprintf(f, "\n| node | kernel | captured under (NVTX) | call site | thread | count | execute | mean |\n"
 				   "|---:|---|---|---|---:|---:|---:|---:|\n");
@@ -178,8 +174,8 @@ void gp_xa_print_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 			if (c)
 				snprintf(tid, sizeof tid, "%u", c->tid);
 			const char *kn = nd->name < xa->nnames ? xa->names[nd->name] : "?";
-			gp_xa_fmt_ns((double)nd->exec_ns, b1, sizeof b1);
-			gp_xa_fmt_ns(nd->count ? (double)nd->exec_ns / (double)nd->count : 0, b2, sizeof b2);
+			gp_fmt_ns((double)nd->exec_ns, b1, sizeof b1);
+			gp_fmt_ns(nd->count ? (double)nd->exec_ns / (double)nd->count : 0, b2, sizeof b2);
 			if (md)
 				fprintf(f, "| %llu | %s | %s | %s | %s | %llu | %s | %s |\n", (unsigned long long)nd->node,
 					kn, nv, cs, tid, (unsigned long long)nd->count, b1, b2);
@@ -215,15 +211,15 @@ void gp_xa_json_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 			const struct gp_gnode *nd = &g->nodes[j];
 			const struct gp_xa_cap *c = nd->cap ? &xa->caps[nd->cap - 1] : NULL;
 			fprintf(f, "%s\n      {\"node\": %llu, \"kernel\": ", j ? "," : "", (unsigned long long)nd->node);
-			gp_out_json_str(f, nd->name < xa->nnames ? xa->names[nd->name] : "?");
+			gp_fmt_json_str(f, nd->name < xa->nnames ? xa->names[nd->name] : "?");
 			fprintf(f, ", \"captured\": %s, \"nvtx\": ", c ? "true" : "false");
 			if (c && c->nvtx)
-				gp_out_json_str(f, xa->names[c->nvtx - 1]);
+				gp_fmt_json_str(f, xa->names[c->nvtx - 1]);
 			else
 				fputs("null", f);
 			fputs(", \"callsite\": ", f);
 			if (c && c->stack)
-				gp_out_json_str(f, xa->names[c->stack - 1]);
+				gp_fmt_json_str(f, xa->names[c->stack - 1]);
 			else
 				fputs("null", f);
 			fputs(", \"thread\": ", f);

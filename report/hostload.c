@@ -107,8 +107,8 @@ void gp_xa_print_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep,
 	}
 	fprintf(f, "%sself-overhead (estimate): %s = %llu hooked calls x %lldns + CUPTI buffer time %s; %.2f%% of "
 		   "the window %s; %llu records dropped\n",
-		ind, gp_xa_fmt_ns(hs.est_ns, b1, sizeof b1), (unsigned long long)xa->hook_calls, (long long)xa->hook_cost_ns,
-		gp_xa_fmt_ns((double)hs.cupti_ns, b2, sizeof b2), hs.pct, gp_xa_fmt_ns((double)rep->wall_ns, b3, sizeof b3),
+		ind, gp_fmt_ns(hs.est_ns, b1, sizeof b1), (unsigned long long)xa->hook_calls, (long long)xa->hook_cost_ns,
+		gp_fmt_ns((double)hs.cupti_ns, b2, sizeof b2), hs.pct, gp_fmt_ns((double)rep->wall_ns, b3, sizeof b3),
 		(unsigned long long)rep->dropped_records);
 	if (hs.pct > GP_OVERHEAD_WARN_PCT)
 		fprintf(f, "%swarning: the profiler's own estimated cost (%.1f%% of the window) exceeds %.0f%%: "
@@ -125,13 +125,13 @@ void gp_xa_json_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep)
 		xa->nhosts ? "true" : "false", xa->nhosts, GP_HOST_BUSY_PCT);
 	if (xa->nhosts) {
 		fputs(", \"host_cpu_busy_mean_pct\": ", f);
-		gp_out_json_num(f, hs.busy_mean);
+		gp_fmt_json_num(f, hs.busy_mean);
 		fputs(", \"host_cpu_busy_max_pct\": ", f);
-		gp_out_json_num(f, hs.busy_max);
+		gp_fmt_json_num(f, hs.busy_max);
 		fputs(", \"process_cpu_mean_pct\": ", f);
-		gp_out_json_num(f, hs.proc_mean);
+		gp_fmt_json_num(f, hs.proc_mean);
 		fputs(", \"busy_time_share\": ", f);
-		gp_out_json_num(f, hs.busy_share);
+		gp_fmt_json_num(f, hs.busy_share);
 	}
 	fputs(", \"busy_launch_operators\": [", f);
 	size_t n = 0;
@@ -140,7 +140,7 @@ void gp_xa_json_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep)
 		if (!gp_host_flagged(xa, g))
 			continue;
 		fprintf(f, "%s{\"name\": ", n++ ? ", " : "");
-		gp_out_json_str(f, rep->groups[g].name);
+		gp_fmt_json_str(f, rep->groups[g].name);
 		fprintf(f, ", \"launch_calls\": %llu, \"launch_calls_busy\": %llu, \"launch_ns\": %llu, "
 			   "\"launch_busy_ns\": %llu}",
 			(unsigned long long)x->calls_all, (unsigned long long)x->calls_busy,
@@ -155,9 +155,9 @@ void gp_xa_json_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep)
 	} else {
 		fprintf(f, "%lld, \"cupti_buffer_ns\": %llu, \"estimate_ns\": ", (long long)xa->hook_cost_ns,
 			(unsigned long long)hs.cupti_ns);
-		gp_out_json_num(f, hs.est_ns);
+		gp_fmt_json_num(f, hs.est_ns);
 		fputs(", \"window_share\": ", f);
-		gp_out_json_num(f, hs.pct / 100.0);
+		gp_fmt_json_num(f, hs.pct / 100.0);
 		fprintf(f, ", \"warning\": %s", hs.pct > GP_OVERHEAD_WARN_PCT ? "true" : "false");
 	}
 	fprintf(f, ", \"warn_above_pct\": %g, \"dropped_records\": %llu}}", GP_OVERHEAD_WARN_PCT,

@@ -431,7 +431,7 @@ int main(int argc, char **argv)
 			if (gp_out_report(f, &rep, &m.out))
 				rc = GP_EXIT_INTERNAL;
 			for (size_t x = 0; x < m.out.nxas && !rc; x++) { /* the analyses' sections, per trace */
-				const struct gp_rep *r = gp_out_xa_rep(&rep, &m.out, x);
+				const struct gp_rep *r = gp_out_trace_rep(&rep, &m.out, x);
 				if (!r)
 					continue;
 				if (m.out.nxas > 1 && (m.out.format == GP_FMT_TEXT || m.out.format == GP_FMT_MARKDOWN))

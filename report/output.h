@@ -49,17 +49,8 @@ int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o
 int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, const struct gp_out_opts *o,
 		double fail_above_pct, int *regressed);
 
-/* Shared helpers for exporters. */
-void gp_out_json_str(FILE *f, const char *s);
-/* A JSON number: %.6g, or null when not finite (NaN / inf are not JSON). */
-void gp_out_json_num(FILE *f, double v);
-uint64_t gp_out_total(const struct gp_rep_group *g);
-/* Per-iteration p50 / p99 of durations; flags outliers (array of niters). */
-void gp_out_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, uint64_t *p99, uint8_t *outlier);
-/* The report of trace x of o->xas: rep itself for one trace, else
+/* The report of trace x of o->traces: rep itself for one trace, else
  * rep->ranks[x] (NULL when x is out of range). */
-const struct gp_rep *gp_out_xa_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x);
-/* Straggler flags per rank (array of nranks); returns the median busy. */
-uint64_t gp_out_stragglers(const struct gp_rep *rep, double pct, uint8_t *flag);
+const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "pipeline.h"
 #include "xa.h"
 
@@ -325,7 +326,7 @@ int gp_stability_main(int argc, char **argv)
 			continue;
 		printf("%-32.32s %2d/%-2d", o->name, present, nruns);
 		for (int p = 0; p < 4; p++)
-			printf(" %12s %5.1f%%", gp_xa_fmt_ns(o->mean[p], b[p], sizeof b[p]), 100.0 * o->cv[p]);
+			printf(" %12s %5.1f%%", gp_fmt_ns(o->mean[p], b[p], sizeof b[p]), 100.0 * o->cv[p]);
 		printf(" ");
 		for (int r = 0; r < nruns; r++)
 			printf("%s%d", r ? "," : " ", o->rank[r]);
@@ -346,8 +347,8 @@ int gp_stability_main(int argc, char **argv)
 		if (!unstable++)
 			printf("\nverdict: UNSTABLE\n");
 		printf("  %s moved: %s CV %.1f%% (> %.0f%%), from %s to %s across runs",
-		       o->name, gp_stab_phase[ph], 100.0 * o->cv[ph], cvmax, gp_xa_fmt_ns(o->min_total, b[0], sizeof b[0]),
-		       gp_xa_fmt_ns(o->max_total, b[1], sizeof b[1]));
+		       o->name, gp_stab_phase[ph], 100.0 * o->cv[ph], cvmax, gp_fmt_ns(o->min_total, b[0], sizeof b[0]),
+		       gp_fmt_ns(o->max_total, b[1], sizeof b[1]));
 		if (o->min_total > 0)
 			printf(" (max/min %.2fx)", o->max_total / o->min_total);
 		if (present < nruns)

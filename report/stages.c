@@ -23,12 +23,6 @@
 #define GP_STAGE_SETTLE 5      /* ... median of this many consecutive ones    */
 #define GP_STAGE_MIN_ITERS 4   /* fewer iterations: no warm-up split          */
 
-static int gp_stage_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int gp_stage_cmp_range(const void *a, const void *b)
 {
 	const struct gp_xa_range *x = a, *y = b;
@@ -69,7 +63,7 @@ static size_t gp_stage_iters(struct gp_xa *xa, uint64_t **out)
 		if (d) {
 			for (size_t i = 0; i + 1 < n; i++)
 				d[i] = s[i + 1] - s[i];
-			qsort(d, n - 1, sizeof *d, gp_stage_cmp_u64);
+			qsort(d, n - 1, sizeof *d, gp_stats_cmp_u64);
 			double p50 = (double)d[(n - 1 + 1) / 2 - 1]; /* nearest rank: ceil(0.5 n) */
 			free(d);
 			for (size_t i = 0; i + 1 < n; i++) {
@@ -95,14 +89,14 @@ static size_t gp_stage_settled(const uint64_t *d, size_t n)
 		return 0;
 	size_t h = n / 2;
 	memcpy(s, d + h, (n - h) * sizeof *s);
-	qsort(s, n - h, sizeof *s, gp_stage_cmp_u64);
+	qsort(s, n - h, sizeof *s, gp_stats_cmp_u64);
 	double ref = (double)s[(n - h - 1) / 2];
 	free(s);
 	size_t k = 0;
 	for (; k + GP_STAGE_SETTLE <= n; k++) {
 		uint64_t w[GP_STAGE_SETTLE];
 		memcpy(w, d + k, sizeof w);
-		qsort(w, GP_STAGE_SETTLE, sizeof w[0], gp_stage_cmp_u64);
+		qsort(w, GP_STAGE_SETTLE, sizeof w[0], gp_stats_cmp_u64);
 		double m = (double)w[GP_STAGE_SETTLE / 2];
 		if (m >= ref * (1 - GP_STAGE_TOL) && m <= ref * (1 + GP_STAGE_TOL))
 			break;
@@ -270,13 +264,13 @@ static void gp_stage_dominant(FILE *f, const struct gp_xa *xa, const struct gp_r
 		return;
 	}
 	if (!cn || (gn && gbest >= cbest)) { /* the larger first */
-		fprintf(f, "%s %s", gn, gp_xa_fmt_ns((double)gbest, b1, sizeof b1));
+		fprintf(f, "%s %s", gn, gp_fmt_ns((double)gbest, b1, sizeof b1));
 		if (cn)
-			fprintf(f, ", then %s %s", cn, gp_xa_fmt_ns((double)cbest, b1, sizeof b1));
+			fprintf(f, ", then %s %s", cn, gp_fmt_ns((double)cbest, b1, sizeof b1));
 	} else {
-		fprintf(f, "%s %s", cn, gp_xa_fmt_ns((double)cbest, b1, sizeof b1));
+		fprintf(f, "%s %s", cn, gp_fmt_ns((double)cbest, b1, sizeof b1));
 		if (gn)
-			fprintf(f, ", then %s %s", gn, gp_xa_fmt_ns((double)gbest, b1, sizeof b1));
+			fprintf(f, ", then %s %s", gn, gp_fmt_ns((double)gbest, b1, sizeof b1));
 	}
 }
 
@@ -307,7 +301,7 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 	double total = (double)(xa->t_end - xa->t_start);
 	for (size_t i = 0; i < xa->nstages; i++) {
 		const struct gp_xa_stage *s = &xa->stages[i];
-		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", s->name, gp_xa_fmt_ns((double)s->time, b1, sizeof b1),
+		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", s->name, gp_fmt_ns((double)s->time, b1, sizeof b1),
 			100.0 * (double)s->time / total);
 		if (xa->nvtx_stages)
 			fprintf(f, " (%zu ranges)", s->count);
@@ -318,7 +312,7 @@ void gp_xa_print_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *re
 		fprintf(f, "\n");
 	}
 	/* which stages the capture window covered */
-	fprintf(f, "%swindow %s covered:", md ? "- " : "  ", gp_xa_fmt_ns((double)rep->wall_ns, b1, sizeof b1));
+	fprintf(f, "%swindow %s covered:", md ? "- " : "  ", gp_fmt_ns((double)rep->wall_ns, b1, sizeof b1));
 	size_t nc = 0;
 	for (size_t i = 0; i < xa->nstages; i++) {
 		const struct gp_xa_stage *s = &xa->stages[i];
@@ -348,7 +342,7 @@ static void gp_stage_json_dom(FILE *f, const char *name, uint64_t ns)
 		return;
 	}
 	fputs("{\"name\": ", f);
-	gp_out_json_str(f, name);
+	gp_fmt_json_str(f, name);
 	fprintf(f, ", \"ns\": %llu}", (unsigned long long)ns);
 }
 
@@ -362,10 +356,10 @@ void gp_xa_json_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 		int cov;
 		uint64_t in = gp_stage_window(xa, rep, i, &cov);
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		gp_out_json_str(f, s->name);
+		gp_fmt_json_str(f, s->name);
 		fprintf(f, ", \"start_ns\": %llu, \"end_ns\": %llu, \"time_ns\": %llu, \"share\": ",
 			(unsigned long long)s->start, (unsigned long long)s->end, (unsigned long long)s->time);
-		gp_out_json_num(f, traced ? (double)s->time / (double)traced : 0);
+		gp_fmt_json_num(f, traced ? (double)s->time / (double)traced : 0);
 		fprintf(f, ", \"count\": %zu, \"dominant_operator\": ", s->count);
 		/* start-up and "before window" are not CUDA work: no dominant op */
 		int host = !xa->nvtx_stages && (!strcmp(s->name, "start-up") || !strcmp(s->name, "before window"));
@@ -384,10 +378,10 @@ void gp_xa_json_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 			gp_stage_dominant(mf, xa, rep, i);
 			fclose(mf);
 		}
-		gp_out_json_str(f, buf ? buf : "");
+		gp_fmt_json_str(f, buf ? buf : "");
 		free(buf);
 		fprintf(f, ", \"window_ns\": %llu, \"window_share\": ", (unsigned long long)in);
-		gp_out_json_num(f, s->end > s->start ? (double)in / (double)(s->end - s->start) : 0);
+		gp_fmt_json_num(f, s->end > s->start ? (double)in / (double)(s->end - s->start) : 0);
 		fprintf(f, ", \"covered\": %s}", cov ? "true" : "false");
 	}
 	fprintf(f, "],\n   \"window\": {\"wall_ns\": %llu, \"covered\": [", (unsigned long long)rep->wall_ns);
@@ -398,7 +392,7 @@ void gp_xa_json_stages(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 		if (!cov)
 			continue;
 		fputs(nc++ ? ", " : "", f);
-		gp_out_json_str(f, xa->stages[i].name);
+		gp_fmt_json_str(f, xa->stages[i].name);
 	}
 	fputs("], \"began_at_iteration\": ", f);
 	if (xa->win_iter > 0)

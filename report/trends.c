@@ -69,9 +69,9 @@ static size_t gp_trend_drift(FILE *f, const struct gp_xa *xa, const struct gp_re
 		if (!flagged++)
 			fprintf(f, md ? "\n**Drifting execute time**\n\n" : "  drifting execute time:\n");
 		fprintf(f, "%s%s: %s per call (%+.0f%% over %llu calls: fitted %s -> %s, R^2 %.2f)\n", md ? "- " : "    ",
-			rep->groups[g].name, gp_xa_fmt_ns(fit.slope, b1, sizeof b1), drift * 100.0, (unsigned long long)m,
-			gp_xa_fmt_ns(fit.intercept, b2, sizeof b2),
-			gp_xa_fmt_ns(fit.intercept + fit.slope * (double)(m - 1), b3, sizeof b3), fit.r2);
+			rep->groups[g].name, gp_fmt_ns(fit.slope, b1, sizeof b1), drift * 100.0, (unsigned long long)m,
+			gp_fmt_ns(fit.intercept, b2, sizeof b2),
+			gp_fmt_ns(fit.intercept + fit.slope * (double)(m - 1), b3, sizeof b3), fit.r2);
 	}
 	return flagged;
 }
@@ -98,7 +98,7 @@ static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md)
 		if (!flagged++)
 			fprintf(f, md ? "\n**Long-tail operators**\n\n" : "  long-tail operators:\n");
 		fprintf(f, "%s%s: p99 %s vs p50 %s (%.1fx) over %llu calls\n", md ? "- " : "    ", g->name,
-			gp_xa_fmt_ns((double)p99, b1, sizeof b1), gp_xa_fmt_ns((double)p50, b2, sizeof b2),
+			gp_fmt_ns((double)p99, b1, sizeof b1), gp_fmt_ns((double)p50, b2, sizeof b2),
 			p50 ? (double)p99 / (double)p50 : 0.0, (unsigned long long)g->exec.n);
 	}
 	return flagged;
@@ -162,7 +162,7 @@ static uint8_t *gp_trend_outlier_flags(const struct gp_rep *rep, const struct gp
 		*ex = NULL;
 		return NULL;
 	}
-	gp_out_iter_stats(rep, o->outlier_factor, p50, &p99, out);
+	gp_rep_iter_stats(rep, o->outlier_factor, p50, &p99, out);
 	return out;
 }
 
@@ -182,22 +182,22 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_xa *xa, const struct gp
 		if (!flagged++)
 			fprintf(f, md ? "\n**Outlier iterations** (duration > %.2g x p50 %s)\n\n"
 				      : "  outlier iterations (duration > %.2g x p50 %s):\n",
-				o->outlier_factor, gp_xa_fmt_ns((double)p50, b1, sizeof b1));
+				o->outlier_factor, gp_fmt_ns((double)p50, b1, sizeof b1));
 		fprintf(f, "%siteration %lld: %s (+%s over p50)", md ? "- " : "    ", (long long)rep->iters[i].iter,
-			gp_xa_fmt_ns((double)d, b1, sizeof b1),
-			gp_xa_fmt_ns((double)d - (double)p50, b2, sizeof b2));
+			gp_fmt_ns((double)d, b1, sizeof b1),
+			gp_fmt_ns((double)d - (double)p50, b2, sizeof b2));
 		if (!nx)
 			fprintf(f, ": no operator took longer than usual: the time went to host code or waits outside CUDA");
 		double explained = 0, over = (double)d - (double)p50;
 		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
 			fprintf(f, "%s %s +%s (%s vs usual %s)", k ? "," : "; slow:", rep->groups[ex[k].group].name,
-				gp_xa_fmt_ns(ex[k].excess, b2, sizeof b2), gp_xa_fmt_ns((double)ex[k].cur, b3, sizeof b3),
-				gp_xa_fmt_ns((double)ex[k].usual, b4, sizeof b4));
+				gp_fmt_ns(ex[k].excess, b2, sizeof b2), gp_fmt_ns((double)ex[k].cur, b3, sizeof b3),
+				gp_fmt_ns((double)ex[k].usual, b4, sizeof b4));
 			explained += ex[k].excess;
 		}
 		if (nx && explained < 0.5 * over)
 			fprintf(f, "; the other %s went to host code or waits outside CUDA",
-				gp_xa_fmt_ns(over - explained, b2, sizeof b2));
+				gp_fmt_ns(over - explained, b2, sizeof b2));
 		fprintf(f, "\n");
 	}
 	free(out);
@@ -230,17 +230,17 @@ void gp_xa_json_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 			continue;
 		uint64_t m = xa->grp[g].n;
 		fprintf(f, "%s{\"name\": ", n++ ? ", " : "");
-		gp_out_json_str(f, rep->groups[g].name);
+		gp_fmt_json_str(f, rep->groups[g].name);
 		fprintf(f, ", \"calls\": %llu, \"slope_ns_per_call\": ", (unsigned long long)m);
-		gp_out_json_num(f, fit.slope);
+		gp_fmt_json_num(f, fit.slope);
 		fputs(", \"drift\": ", f);
-		gp_out_json_num(f, drift);
+		gp_fmt_json_num(f, drift);
 		fputs(", \"fitted_first_ns\": ", f);
-		gp_out_json_num(f, fit.intercept);
+		gp_fmt_json_num(f, fit.intercept);
 		fputs(", \"fitted_last_ns\": ", f);
-		gp_out_json_num(f, fit.intercept + fit.slope * (double)(m - 1));
+		gp_fmt_json_num(f, fit.intercept + fit.slope * (double)(m - 1));
 		fputs(", \"r2\": ", f);
-		gp_out_json_num(f, fit.r2);
+		gp_fmt_json_num(f, fit.r2);
 		fputs("}", f);
 	}
 	fputs("],\n   \"long_tail\": [", f);
@@ -251,10 +251,10 @@ void gp_xa_json_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 		if (!gp_trend_tail(g, &p50, &p99))
 			continue;
 		fprintf(f, "%s{\"name\": ", n++ ? ", " : "");
-		gp_out_json_str(f, g->name);
+		gp_fmt_json_str(f, g->name);
 		fprintf(f, ", \"calls\": %llu, \"execute_p50_ns\": %llu, \"execute_p99_ns\": %llu, \"ratio\": ",
 			(unsigned long long)g->exec.n, (unsigned long long)p50, (unsigned long long)p99);
-		gp_out_json_num(f, p50 ? (double)p99 / (double)p50 : 0.0);
+		gp_fmt_json_num(f, p50 ? (double)p99 / (double)p50 : 0.0);
 		fputs("}", f);
 	}
 	fputs("],\n   \"outlier_iterations\": [", f);
@@ -272,7 +272,7 @@ void gp_xa_json_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep
 			n++ ? "," : "", (long long)rep->iters[i].iter, (unsigned long long)d, (long long)d - (long long)p50);
 		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
 			fprintf(f, "%s{\"name\": ", k ? ", " : "");
-			gp_out_json_str(f, rep->groups[ex[k].group].name);
+			gp_fmt_json_str(f, rep->groups[ex[k].group].name);
 			fprintf(f, ", \"ns\": %llu, \"usual_ns\": %llu, \"excess_ns\": %llu}", (unsigned long long)ex[k].cur,
 				(unsigned long long)ex[k].usual, (unsigned long long)(ex[k].cur - ex[k].usual));
 			explained += ex[k].excess;

@@ -606,20 +606,6 @@ int gp_xa_finish(struct gp_xa *xa, const struct gp_an *an, const struct gp_rep *
 	return xa->err;
 }
 
-const char *gp_xa_fmt_ns(double ns, char *buf, size_t n)
-{
-	double a = ns < 0 ? -ns : ns;
-	if (a >= 1e9)
-		snprintf(buf, n, "%.2fs", ns / 1e9);
-	else if (a >= 1e6)
-		snprintf(buf, n, "%.2fms", ns / 1e6);
-	else if (a >= 1e3)
-		snprintf(buf, n, "%.1fus", ns / 1e3);
-	else
-		snprintf(buf, n, "%.0fns", ns);
-	return buf;
-}
-
 int gp_xa_print(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const struct gp_out_opts *o)
 {
 	if (!xa || !xa->finished || o->format == GP_FMT_CSV || o->format == GP_FMT_JSON)

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include "analysis.h"
+#include "fmt.h"
 #include "map.h"
 #include "output.h"
 
@@ -202,8 +203,6 @@ void gp_xa_json_host(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep);
 void gp_xa_json_trends(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep, const struct gp_out_opts *o);
 void gp_xa_json_graphs(FILE *f, const struct gp_xa *xa, const struct gp_rep *rep);
 
-/* Time formatting shared by the sections ("12.3us", "4.56ms"). */
-const char *gp_xa_fmt_ns(double ns, char *buf, size_t n);
 
 /* `gpuphase-report stability RUN1 RUN2 ...` (argv[0] = "stability"). Returns
  * the exit status. */
