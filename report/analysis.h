@@ -30,6 +30,7 @@
 #include "gp_format.h"
 #include "rep.h"
 #include "stats.h"
+#include "strtab.h"
 
 enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM };
 
@@ -78,6 +79,9 @@ struct gp_an_config {
 	void *ctx;
 	uint64_t evict_after_ns; /* join entries older than this are given up
 	                            (0 = default 120 s of trace time)           */
+	struct gp_strtab *strings; /* string table to fill (kept by the caller
+	                              after gp_an_free), or NULL for the
+	                              analyser's own                          */
 };
 
 struct gp_an;

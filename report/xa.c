@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "xa.h"
-
-/* libstdc++ (linked by the report): C++ name demangling. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 #define GP_XA_MAX_RANGES 65536 /* top-level NVTX ranges kept for stages      */
 #define GP_XA_MAX_RANGE_NAMES 8
@@ -141,26 +139,15 @@ uint32_t gp_xa_name(struct gp_xa *xa, const char *s)
 	return (uint32_t)xa->nnames++;
 }
 
-/* "layer_add" from "_Z9layer_addPji" (demangled, parameters and templates
- * dropped, last name component); unmangled names stay as they are. */
+/* The graphs section's kernel name (demangle.h: gp_demangle_base). */
 static uint32_t gp_xa_short_name(struct gp_xa *xa, const char *mangled)
 {
-	int st = -1;
-	char *d = mangled && !strncmp(mangled, "_Z", 2) ? __cxa_demangle(mangled, NULL, NULL, &st) : NULL;
-	if (!d || st != 0) {
-		free(d);
-		return gp_xa_name(xa, mangled ? mangled : "(unnamed kernel)");
+	char *d = gp_demangle_base(mangled);
+	if (!d) {
+		gp_xa_fail(xa, -ENOMEM);
+		return UINT32_MAX;
 	}
-	char *p = strchr(d, '(');
-	if (p)
-		*p = 0;
-	p = strchr(d, '<');
-	if (p)
-		*p = 0;
-	char *last = d;
-	for (char *q = d; (q = strstr(q, "::")); q += 2)
-		last = q + 2;
-	uint32_t r = gp_xa_name(xa, *last ? last : d);
+	uint32_t r = gp_xa_name(xa, d);
 	free(d);
 	return r;
 }
