@@ -18,17 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gp_an_fail(struct gp_an *an, int rc)
-{
-	/* -EINVAL is gp_map_put refusing the reserved key UINT64_MAX: only a
-	 * corrupt file holds such an id or pc; that record is left out, the
-	 * rest is analysed (was reported as "out of memory"). */
-	if (rc == -EINVAL)
-		return;
-	if (rc && !an->err)
-		an->err = rc;
-}
-
 /* Grow *p to hold need elements (capacity doubles from 16). 0 / -ENOMEM. */
 int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -55,7 +44,20 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	if (!an->cfg.evict_after_ns)
 		an->cfg.evict_after_ns = 120ULL * 1000000000ULL;
 	an->strings = an->cfg.strings ? an->cfg.strings : &an->own_strings;
+	if (!an->cfg.api_classes)
+		an->cfg.api_classes = UINT32_MAX;
+	/* views exist for these record types (analysis.h) */
+	const uint32_t api = GP_AN_TYPE(GP_REC_HOOK_API) | GP_AN_TYPE(GP_REC_RUNTIME_API) |
+			     GP_AN_TYPE(GP_REC_DRIVER_API);
+	const uint32_t gpu = GP_AN_TYPE(GP_REC_KERNEL) | GP_AN_TYPE(GP_REC_MEMCPY) | GP_AN_TYPE(GP_REC_MEMSET);
+	an->cfg.rec_types[0] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_MARKER) | GP_AN_TYPE(GP_REC_STATUS) |
+						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW)
+					       : 0;
+	an->cfg.rec_types[1] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_GRAPH_NODE) |
+						 GP_AN_TYPE(GP_REC_STACK_REF)
+					       : 0;
 	an->t_first = UINT64_MAX;
+	an->edges.first_api = an->edges.first_launch = UINT64_MAX;
 	an->group_last = GP_NONE32;
 	gp_join_init(&an->join);
 	gp_sync_init(&an->sync);
@@ -82,6 +84,16 @@ const char *gp_an_string(const struct gp_an *an, uint32_t id)
 	return gp_strtab_text(an->strings, gp_an_str(an, id));
 }
 
+uint32_t gp_an_canonical(const struct gp_an *an, uint32_t id)
+{
+	return gp_an_str(an, id);
+}
+
+struct gp_strtab *gp_an_strings(const struct gp_an *an)
+{
+	return an->strings;
+}
+
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id)
 {
 	uint64_t *v = gp_map_get(&an->api_names, ((uint64_t)domain << 16) | api_id);
@@ -91,6 +103,8 @@ const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api
 /* The operator table's short name of canonical string c (demangle.h). */
 const char *gp_an_short(struct gp_an *an, uint32_t c)
 {
+	if (c != GP_NONE32 && an->strings->strs[c].shortname) /* computed before */
+		return an->strings->strs[c].shortname;
 	int err = 0;
 	const char *s = gp_strtab_short(an->strings, c, &err);
 	gp_an_fail(an, err);
@@ -144,8 +158,13 @@ static void gp_an_scan1_drops(struct gp_an *an, const struct gp_rec_drops *d)
 		gp_an_fail(an, gp_map_put(&an->drops, key, d->dropped));
 }
 
-static void gp_an_scan1_host(struct gp_an *an, const struct gp_rec_host *h)
+static void gp_an_scan1_host(struct gp_an *an, const struct gp_rec_host *h, struct gp_an_rec *v)
 {
+	v->host.ts = h->ts;
+	v->host.interval_ns = (uint64_t)h->interval_us * 1000u;
+	v->host.cupti_ns = h->cupti_ns;
+	v->host.busy_pm = h->host_busy_pm;
+	v->host.proc_pm = h->proc_cpu_pm;
 	double w = h->interval_us ? h->interval_us : 1.0;
 	an->host_busy_w += w * h->host_busy_pm / 10.0;
 	an->host_proc_w += w * h->proc_cpu_pm / 10.0;
@@ -192,17 +211,119 @@ static void gp_an_scan1_stack(struct gp_an *an, const union gp_rec *r, uint32_t 
 	an->npcs += depth;
 }
 
-static void gp_an_scan1_api(struct gp_an *an, const struct gp_rec_api *a)
+static inline void gp_an_decode_api(const struct gp_rec_api *a, struct gp_an_api *v)
 {
-	uint64_t dur = gp_api_dur_ns(a);
-	gp_an_seen(an, a->start, a->start + dur);
+	v->api_class = (uint8_t)GP_API_CLASS(a->class_flags);
+	v->nested = (a->class_flags & GP_APIF_NESTED) != 0;
+	v->api_id = a->api_id;
+	v->corr = a->corr;
+	v->tid = a->tid;
+	v->start = a->start;
+	v->end = a->start + gp_api_dur_ns(a);
+}
+
+static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
+{
+	if (r->type == GP_REC_KERNEL) {
+		const struct gp_rec_kernel *k = &r->kernel;
+		v->graph = (k->flags & GP_OPF_GRAPH) != 0;
+		v->end_missing = (k->flags & GP_OPF_END_MISSING) != 0;
+		v->device = k->device;
+		v->copy_kind = 0;
+		v->key = k->corr;
+		v->stream = k->stream;
+		v->name = k->name;
+		v->start = k->start;
+		v->end = k->end;
+		v->bytes = 0;
+		return;
+	}
+	const struct gp_rec_copy *c = &r->copy;
+	v->graph = (c->flags & GP_COPYF_GRAPH) != 0;
+	v->end_missing = (c->flags & GP_COPYF_END_MISSING) != 0;
+	v->device = c->device;
+	v->copy_kind = c->copy_kind;
+	v->key = r->type == GP_REC_MEMCPY && c->rt_corr ? c->rt_corr : c->corr;
+	v->stream = c->stream;
+	v->name = 0;
+	v->start = c->start;
+	v->end = c->start + gp_copy_dur_ns(c);
+	v->bytes = gp_copy_bytes(c);
+}
+
+/* The first call and launch: CUPTI's runtime records win over hooks. */
+static void gp_an_scan1_edges(struct gp_an *an, uint8_t type, const struct gp_an_api *v)
+{
+	struct gp_an_edges *e = &an->edges;
+	if (v->end > e->last_activity)
+		e->last_activity = v->end;
+	if (type == GP_REC_DRIVER_API)
+		return;
+	if (type == GP_REC_RUNTIME_API && !an->runtime_seen) {
+		an->runtime_seen = 1;
+		e->first_api = e->first_launch = UINT64_MAX;
+	}
+	if (type == GP_REC_HOOK_API && an->runtime_seen)
+		return;
+	if (v->start < e->first_api)
+		e->first_api = v->start;
+	if ((v->api_class == GP_API_LAUNCH || v->api_class == GP_API_GRAPH_LAUNCH) && v->start < e->first_launch)
+		e->first_launch = v->start;
+}
+
+static void gp_an_scan1_api(struct gp_an *an, const struct gp_rec_api *a, struct gp_an_api *v)
+{
+	gp_an_decode_api(a, v);
+	uint64_t dur = v->end - v->start;
+	gp_an_seen(an, v->start, v->end);
+	gp_an_scan1_edges(an, a->type, v);
 	if (a->type == GP_REC_HOOK_API) {
-		if (!(a->class_flags & GP_APIF_NESTED))
+		if (!v->nested)
 			an->host_hook_ns += dur;
 	} else if (a->type == GP_REC_RUNTIME_API) {
 		an->host_runtime_ns += dur;
 	} else {
 		an->host_driver_ns += dur;
+	}
+}
+
+/* The NVTX stack of thread tid, created on first use (NULL on ENOMEM). */
+static struct gp_nvtx_stack *gp_an_nvtx_stack(struct gp_an *an, uint32_t tid)
+{
+	uint64_t *v = gp_map_get(&an->nvtx, tid);
+	if (v)
+		return &an->nvtx_stacks[*v];
+	if (GROW(an->nvtx_stacks, an->nnvtx, an->capnvtx))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	size_t idx = an->nnvtx++;
+	memset(&an->nvtx_stacks[idx], 0, sizeof an->nvtx_stacks[idx]);
+	gp_an_fail(an, gp_map_put(&an->nvtx, tid, idx));
+	return &an->nvtx_stacks[idx];
+}
+
+/* Pass 1: each thread's NVTX depth; the view says when a thread's outermost
+ * range closes (a pop without its push, from before the capture, is none). */
+static void gp_an_scan1_marker(struct gp_an *an, const struct gp_rec_marker *m, struct gp_an_rec *v)
+{
+	gp_an_seen(an, m->ts, m->ts);
+	if (m->ts > an->edges.last_activity)
+		an->edges.last_activity = m->ts;
+	v->marker.ts = m->ts;
+	v->marker.closed = 0;
+	if (m->kind != GP_MARK_PUSH && m->kind != GP_MARK_POP)
+		return;
+	struct gp_nvtx_stack *s = gp_an_nvtx_stack(an, m->tid);
+	if (!s)
+		return;
+	if (m->kind == GP_MARK_PUSH) {
+		if (s->depth++ == 0) {
+			s->depth0_start = m->ts;
+			s->depth0_name = m->name;
+		}
+	} else if (s->depth > 0 && --s->depth == 0) {
+		v->marker.closed = 1;
+		v->marker.range_name = s->depth0_name;
+		v->marker.range_start = s->depth0_start;
 	}
 }
 
@@ -212,6 +333,9 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		return an->err;
 	an->rec_count[r->type]++;
 	an->records += nslots;
+	struct gp_an_rec v; /* what the analyses see of this record */
+	v.type = r->type;
+	v.pass = 1;
 	switch (r->type) {
 	case GP_REC_STRING:
 		gp_an_scan1_string(an, r, nslots);
@@ -230,18 +354,23 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_STATUS:
 		if (r->status.kind < 8)
 			an->status[r->status.kind] = 1;
+		v.status.kind = r->status.kind;
+		v.status.value = r->status.value;
 		break;
 	case GP_REC_DROPS:
 		gp_an_scan1_drops(an, &r->drops);
 		break;
 	case GP_REC_HOST_SAMPLE:
-		gp_an_scan1_host(an, &r->host);
+		gp_an_scan1_host(an, &r->host, &v);
 		break;
 	case GP_REC_ITER:
 		gp_an_scan1_iter(an, &r->mark);
 		break;
 	case GP_REC_WINDOW:
 		gp_an_scan1_window(an, &r->mark);
+		v.mark.kind = r->mark.kind;
+		v.mark.ts = r->mark.ts;
+		v.mark.iter = (int64_t)r->mark.iter;
 		break;
 	case GP_REC_STACK:
 		gp_an_scan1_stack(an, r, nslots);
@@ -252,24 +381,30 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_HOOK_API:
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
-		gp_an_scan1_api(an, &r->api);
+		gp_an_scan1_api(an, &r->api, &v.api);
 		break;
 	case GP_REC_SYNC:
 		gp_an_seen(an, r->sync.start, r->sync.end);
 		break;
 	case GP_REC_KERNEL:
-		gp_an_seen(an, r->kernel.start, r->kernel.end);
-		break;
 	case GP_REC_MEMCPY:
 	case GP_REC_MEMSET:
-		gp_an_seen(an, r->copy.start, r->copy.start + gp_copy_dur_ns(&r->copy));
+		gp_an_decode_gpu(r, &v.gpu);
+		gp_an_seen(an, v.gpu.start, v.gpu.end);
+		if (v.gpu.end > an->edges.last_activity)
+			an->edges.last_activity = v.gpu.end;
+		if (r->type == GP_REC_KERNEL && !v.gpu.end_missing && v.gpu.end > an->edges.last_kernel)
+			an->edges.last_kernel = v.gpu.end;
 		break;
 	case GP_REC_MARKER:
-		gp_an_seen(an, r->marker.ts, r->marker.ts);
+		gp_an_scan1_marker(an, &r->marker, &v);
 		break;
 	default:
 		break;
 	}
+	if ((an->cfg.rec_types[0] & GP_AN_TYPE(r->type)) &&
+	    (r->type < GP_REC_HOOK_API || r->type > GP_REC_DRIVER_API || (an->cfg.api_classes & GP_AN_CLASS(v.api.api_class))))
+		an->cfg.on_rec(&v, an->cfg.rec_ctx);
 	return an->err;
 }
 
@@ -475,7 +610,7 @@ grouped:
 
 /* --- pass 2: one function per record kind ----------------------------------------- */
 
-uint32_t gp_an_nvtx_top(struct gp_an *an, uint32_t tid)
+uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid)
 {
 	uint64_t *v = gp_map_get(&an->nvtx, tid);
 	if (!v)
@@ -484,22 +619,14 @@ uint32_t gp_an_nvtx_top(struct gp_an *an, uint32_t tid)
 	return s->n ? s->names[s->n - 1] : GP_NONE32;
 }
 
+/* Pass 2: the innermost NVTX range of each thread (canonical names). */
 static void gp_an_marker(struct gp_an *an, const struct gp_rec_marker *m)
 {
 	if (m->kind != GP_MARK_PUSH && m->kind != GP_MARK_POP)
 		return;
-	uint64_t *v = gp_map_get(&an->nvtx, m->tid);
-	size_t idx;
-	if (v) {
-		idx = *v;
-	} else {
-		if (GROW(an->nvtx_stacks, an->nnvtx, an->capnvtx))
-			return gp_an_fail(an, -ENOMEM);
-		idx = an->nnvtx++;
-		memset(&an->nvtx_stacks[idx], 0, sizeof an->nvtx_stacks[idx]);
-		gp_an_fail(an, gp_map_put(&an->nvtx, m->tid, idx));
-	}
-	struct gp_nvtx_stack *s = &an->nvtx_stacks[idx];
+	struct gp_nvtx_stack *s = gp_an_nvtx_stack(an, m->tid);
+	if (!s)
+		return;
 	if (m->kind == GP_MARK_PUSH) {
 		if (s->n < 4096 && !GROW(s->names, s->n, s->cap))
 			s->names[s->n++] = gp_an_str(an, m->name);
@@ -536,7 +663,8 @@ static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
 	unsigned c = GP_API_CLASS(a->class_flags);
 	if (a->class_flags & GP_APIF_NESTED)
 		return;
-	gp_sync_hook(an, a);
+	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c))
+		gp_sync_hook(an, a);
 	if (!gp_an_is_op_class(c))
 		return;
 	if (an->hook_only)
@@ -569,8 +697,46 @@ static void gp_an_scan2_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e
 
 static void gp_an_scan2_api(struct gp_an *an, const struct gp_rec_api *a)
 {
-	gp_sync_api(an, a);
+	unsigned c = GP_API_CLASS(a->class_flags);
+	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c))
+		gp_sync_api(an, a);
 	gp_join_api(an, a);
+}
+
+/* Pass 2: the view of a record for the analyses, after the core's use of
+ * it (GPU records arrive decoded). */
+static void gp_an_view2(struct gp_an *an, const union gp_rec *r, struct gp_an_rec *v)
+{
+	v->type = r->type;
+	v->pass = 2;
+	switch (r->type) {
+	case GP_REC_HOOK_API:
+	case GP_REC_RUNTIME_API:
+	case GP_REC_DRIVER_API:
+		if (!(an->cfg.api_classes & GP_AN_CLASS(GP_API_CLASS(r->api.class_flags))))
+			return;
+		gp_an_decode_api(&r->api, &v->api);
+		break;
+	case GP_REC_GRAPH_NODE: {
+		const struct gp_rec_graph *g = &r->graph;
+		uint64_t aux = (uint64_t)g->aux_hi << 32 | g->aux_lo;
+		v->graph.kind = g->kind;
+		v->graph.graph = g->graph_id;
+		v->graph.node = g->node_id;
+		v->graph.corr = g->corr;
+		v->graph.tid = v->graph.from_graph = g->aux32;
+		v->graph.ts = v->graph.from_node = aux;
+		v->graph.nvtx = g->kind == GP_GRAPH_CAPTURED ? gp_an_nvtx_top(an, g->aux32) : GP_STR_NONE;
+		break;
+	}
+	case GP_REC_STACK_REF:
+		v->stack_ref.op = r->stack_ref.op;
+		v->stack_ref.stack = r->stack_ref.stack;
+		break;
+	default:
+		break;
+	}
+	an->cfg.on_rec(v, an->cfg.rec_ctx);
 }
 
 int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
@@ -580,6 +746,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		return an->err;
 	if ((++an->scan2_n & ((1u << 20) - 1)) == 0)
 		gp_join_evict(an);
+	struct gp_an_rec v; /* what the analyses see of this record */
 	switch (r->type) {
 	case GP_REC_MARKER:
 		gp_an_marker(an, &r->marker);
@@ -606,11 +773,14 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_KERNEL:
 	case GP_REC_MEMCPY:
 	case GP_REC_MEMSET:
-		gp_join_gpu(an, r);
+		gp_an_decode_gpu(r, &v.gpu);
+		gp_join_gpu(an, r->type, &v.gpu);
 		break;
 	default:
 		break;
 	}
+	if (an->cfg.rec_types[1] & GP_AN_TYPE(r->type))
+		gp_an_view2(an, r, &v);
 	return an->err;
 }
 
@@ -778,9 +948,46 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 		return an->err;
 	return an->err;
 }
+const struct gp_an_edges *gp_an_edges(const struct gp_an *an)
+{
+	return &an->edges;
+}
+
+uint64_t gp_an_record_count(const struct gp_an *an, unsigned type)
+{
+	return type < GP_REC_TYPE_COUNT ? an->rec_count[type] : 0;
+}
+
 uint64_t gp_an_time_base(const struct gp_an *an)
 {
 	return an->t_first == UINT64_MAX ? 0 : an->t_first;
+}
+
+size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t **nums)
+{
+	/* the marks are in time order since prepare; the first of each
+	 * iteration number starts it (docs/metrics.md §7) */
+	uint64_t *s = malloc((an->nmarks ? an->nmarks : 1) * sizeof *s);
+	int64_t *num = malloc((an->nmarks ? an->nmarks : 1) * sizeof *num);
+	size_t n = 0;
+	struct gp_map seen = { 0 };
+	for (size_t i = 0; s && num && i < an->nmarks; i++) {
+		if (gp_map_get(&seen, (uint64_t)an->marks[i].iter))
+			continue;
+		gp_map_put(&seen, (uint64_t)an->marks[i].iter, 1);
+		num[n] = an->marks[i].iter;
+		s[n++] = an->marks[i].ts;
+	}
+	gp_map_free(&seen);
+	if (!s || !num) {
+		free(s);
+		free(num);
+		s = NULL;
+		num = NULL;
+	}
+	*starts = s;
+	*nums = num;
+	return n;
 }
 
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid)

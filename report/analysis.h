@@ -10,6 +10,11 @@
  *   for every group, same order: gp_an_scan2(an, rec, nslots);   pass 2
  *   gp_an_finish(an, &rep);   fills a gp_rep (aggregates only)
  *
+ * Analyses (analyses.h) never read records: the core decodes each record
+ * kind once and hands the decoded view (struct gp_an_rec) of the kinds they
+ * asked for to cfg.on_rec, in pass order, after its own use of the record;
+ * they read the rest through the accessors below.
+ *
  * Pass 1 collects what is small and needed before ops are attributed:
  * strings, API names, devices, status, drops, host samples, stacks and
  * symbols, iteration marks. Pass 2 joins and folds every GPU op into
@@ -70,6 +75,80 @@ struct gp_an_wait {
 	int32_t group;         /* group charged, -1 if none                      */
 };
 
+/* A GPU op record, decoded (GP_REC_KERNEL, GP_REC_MEMCPY, GP_REC_MEMSET). */
+struct gp_an_gpu {
+	uint8_t graph;         /* replayed by a graph launch                      */
+	uint8_t end_missing;   /* the record says its end is unknown              */
+	uint8_t device, copy_kind;
+	uint32_t key;          /* join key: corr, or a memcpy's runtime corr      */
+	uint32_t stream;
+	uint32_t name;         /* kernel name string id (0 for copies and sets)   */
+	uint64_t start, end, bytes;
+};
+
+/* An API call, decoded (GP_REC_HOOK_API, GP_REC_RUNTIME_API,
+ * GP_REC_DRIVER_API). */
+struct gp_an_api {
+	uint8_t api_class;     /* enum gp_api_class                               */
+	uint8_t nested;        /* a hooked call made inside another one           */
+	uint32_t api_id, corr, tid;
+	uint64_t start, end;
+};
+
+/*
+ * The view of one record group that analyses get (cfg.on_rec). `type` says
+ * which member is valid. Names are trace string ids: resolve them with
+ * gp_an_string / gp_an_canonical.
+ */
+struct gp_an_rec {
+	uint8_t type;          /* GP_REC_*                                        */
+	uint8_t pass;          /* 1 or 2                                          */
+	union {
+		struct gp_an_api api;
+		struct gp_an_gpu gpu;
+		struct {           /* GP_REC_HOST_SAMPLE                              */
+			uint64_t ts, interval_ns, cupti_ns;
+			uint32_t busy_pm, proc_pm; /* host busy, process CPU (per mille) */
+		} host;
+		struct {           /* GP_REC_STATUS                                   */
+			uint8_t kind;  /* enum gp_status_kind                             */
+			int64_t value;
+		} status;
+		struct {           /* GP_REC_ITER, GP_REC_WINDOW                      */
+			uint8_t kind;
+			uint64_t ts;
+			int64_t iter;
+		} mark;
+		struct {           /* GP_REC_MARKER                                   */
+			uint64_t ts;
+			uint8_t closed;        /* pass 1: a thread's outermost NVTX range
+			                          ended here                          */
+			uint32_t range_name;   /* ... its name (string id)            */
+			uint64_t range_start;  /* ... its start                       */
+		} marker;
+		struct {           /* GP_REC_GRAPH_NODE                               */
+			uint8_t kind;  /* enum gp_graph_kind                              */
+			uint32_t graph;
+			uint64_t node;
+			uint32_t corr; /* CAPTURED: hook op id; OP: the kernel's corr      */
+			uint32_t tid;  /* CAPTURED: capturing thread                       */
+			uint64_t ts;   /* CAPTURED: capture time                           */
+			uint32_t nvtx; /* CAPTURED, pass 2: the thread's innermost NVTX
+			                  range then (canonical string, GP_STR_NONE) */
+			uint32_t from_graph; /* CLONED: the graph cloned from             */
+			uint64_t from_node;  /* CLONED: the node cloned from              */
+		} graph;
+		struct {           /* GP_REC_STACK_REF                                */
+			uint32_t op, stack;
+		} stack_ref;
+	};
+};
+
+/* Record types (bit 1u << GP_REC_*) and API classes (1u << GP_API_*)
+ * whose views a consumer wants. */
+#define GP_AN_TYPE(t) (1u << (t))
+#define GP_AN_CLASS(c) (1u << (c))
+
 struct gp_an_config {
 	enum gp_group_by group_by;
 	/* optional sinks for exports: every joined op (after pass 2 folds it) and
@@ -82,6 +161,13 @@ struct gp_an_config {
 	struct gp_strtab *strings; /* string table to fill (kept by the caller
 	                              after gp_an_free), or NULL for the
 	                              analyser's own                          */
+	/* optional sink for the analyses: the view of every record whose type
+	 * is in rec_types[pass - 1] */
+	void (*on_rec)(const struct gp_an_rec *v, void *ctx);
+	void *rec_ctx;
+	uint32_t rec_types[2];
+	uint32_t api_classes;  /* API views only of calls of these classes
+	                          (GP_AN_CLASS bits; 0 = every class)       */
 };
 
 struct gp_an;
@@ -95,8 +181,32 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *rec, uint32_t nslots);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);
 
-/* Text of string id (canonical), or NULL. Valid until gp_an_free. */
+/* Text of string id (canonical), or NULL. Valid until gp_an_free, or while
+ * cfg.strings lives. */
 const char *gp_an_string(const struct gp_an *an, uint32_t id);
+/* Canonical index (strtab.h) of string id, or GP_STR_NONE. */
+uint32_t gp_an_canonical(const struct gp_an *an, uint32_t id);
+/* The string table (cfg.strings or the analyser's own). */
+struct gp_strtab *gp_an_strings(const struct gp_an *an);
+/* Innermost symbolised frame of stack id (its text), else its pc as "0x..."
+ * written into buf; NULL when the stack is unknown or empty. */
+const char *gp_an_callsite(const struct gp_an *an, uint32_t stack, char *buf, size_t n);
+/* The run's edges, known after pass 1 (trace-clock ns). */
+struct gp_an_edges {
+	uint64_t first_api;     /* first CUDA call (CUPTI runtime records when
+	                           there are any, else hooks; UINT64_MAX = none) */
+	uint64_t first_launch;  /* first kernel or graph launch (same sources)  */
+	uint64_t last_kernel;   /* end of the last kernel with an end (0 = none) */
+	uint64_t last_activity; /* latest end of a call, a GPU op or an NVTX
+	                           marker                                      */
+};
+const struct gp_an_edges *gp_an_edges(const struct gp_an *an);
+/* Record groups of a type seen in pass 1. */
+uint64_t gp_an_record_count(const struct gp_an *an, unsigned type);
+/* After gp_an_prepare: the start of each iteration (the first mark of each
+ * iteration number, in time order): *starts and *nums malloc'd (the caller
+ * frees them; NULL when there is none). Returns the count, 0 on ENOMEM. */
+size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t **nums);
 /* Name of an API id of a given domain (GP_REC_*_API), or NULL. */
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id);
 
@@ -106,5 +216,10 @@ uint64_t gp_an_time_base(const struct gp_an *an);
 int gp_an_hook_only(const struct gp_an *an);
 /* The OS tid of a CUPTI thread id when a join has shown it, else cupti_tid. */
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid);
+
+/* Array growth for the core and the analyses: make *p hold need elements of
+ * elem bytes (capacity doubles from 16). Returns 0 or -ENOMEM (*p kept). */
+int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem);
+#define GP_AN_GROW(arr, n, cap) ((n) < (cap) ? 0 : gp_an_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))
 
 #endif

@@ -19,6 +19,8 @@
 #ifndef GP_REPORT_ANALYSIS_INT_H
 #define GP_REPORT_ANALYSIS_INT_H
 
+#include <errno.h>
+
 #include "analysis.h"
 #include "map.h"
 #include "strtab.h"
@@ -172,9 +174,13 @@ struct gp_iterx {
 	uint64_t start, end, ops, launch, queue, exec, sync;
 };
 
+/* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
+ * at most 4096 deep), pass 1 only the depth and the outermost range. */
 struct gp_nvtx_stack {
 	uint32_t *names;
 	size_t n, cap;
+	uint64_t depth, depth0_start; /* pass 1 */
+	uint32_t depth0_name;         /* pass 1: string id                 */
 };
 
 struct gp_an {
@@ -201,6 +207,8 @@ struct gp_an {
 	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
 	double host_busy_w, host_proc_w, host_w, host_max;
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
+	struct gp_an_edges edges;
+	int runtime_seen;          /* edges: CUPTI runtime records seen       */
 	struct { int64_t iter; uint64_t ts; } *marks;
 	size_t nmarks, capmarks;
 	/* prepared */
@@ -247,16 +255,21 @@ static inline int gp_an_is_op_class(unsigned c)
 	       c == GP_API_MEMSET_SYNC || c == GP_API_MEMSET_ASYNC || c == GP_API_GRAPH_LAUNCH;
 }
 
+/* Record a failure (the first one stays in an->err). -EINVAL is gp_map_put
+ * refusing the reserved key UINT64_MAX: only a corrupt file holds such an
+ * id or pc; that record is left out and the rest analysed. */
+static inline void gp_an_fail(struct gp_an *an, int rc)
+{
+	if (rc && rc != -EINVAL && !an->err)
+		an->err = rc;
+}
+
 /* analysis.c */
-void gp_an_fail(struct gp_an *an, int rc);
-int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem);
-#define GROW(arr, n, cap) gp_an_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr))
+#define GROW(arr, n, cap) GP_AN_GROW(arr, n, cap)
 uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
 uint32_t gp_an_str(const struct gp_an *an, uint32_t id);
 const char *gp_an_short(struct gp_an *an, uint32_t c);
-uint32_t gp_an_nvtx_top(struct gp_an *an, uint32_t tid);
-/* Innermost symbolised frame of a stack, written into buf; NULL if none. */
-const char *gp_an_callsite(const struct gp_an *an, uint32_t stack, char *buf, size_t n);
+uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
 /* Fold one complete op into every aggregate (and the sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
 
@@ -276,7 +289,7 @@ void gp_join_init(struct gp_join *j);
 void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned cls);
 void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_join_api(struct gp_an *an, const struct gp_rec_api *a);
-void gp_join_gpu(struct gp_an *an, const union gp_rec *r);
+void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v);
 void gp_join_captured(struct gp_an *an, uint32_t op);
 void gp_join_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 void gp_join_evict(struct gp_an *an);

@@ -16,7 +16,7 @@
 
 #include "fmt.h"
 #include "export.h"
-#include "xa.h"
+#include "analyses.h"
 
 struct gp_html {
 	char *path;
@@ -125,31 +125,24 @@ static void gp_html_iter_chart(FILE *f, const struct gp_rep *rep, const uint8_t 
 	fputs("</svg>\n", f);
 }
 
-enum gp_html_sec { GP_HTML_STAGES, GP_HTML_HOST, GP_HTML_TRENDS, GP_HTML_GRAPHS };
-
-/* One analysis section: a heading and the section's text (the report's own
+/* One analysis section: a heading and the analysis's text (the report's own
  * words and numbers), its title line dropped; nothing when it is empty. */
-static void gp_html_section(FILE *f, const char *title, const char *trace, enum gp_html_sec which,
-			    const struct gp_xa *xa, const struct gp_rep *r, const struct gp_out_opts *o)
+static void gp_html_section(FILE *f, const char *trace, const struct gp_analysis *a, const void *st,
+			    const struct gp_rep *r, const struct gp_analysis_style *style)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mf = open_memstream(&buf, &len);
 	if (!mf)
 		return;
-	switch (which) {
-	case GP_HTML_STAGES: gp_xa_print_stages(mf, xa, r, 0); break;
-	case GP_HTML_HOST: gp_xa_print_host(mf, xa, r, 0); break;
-	case GP_HTML_TRENDS: gp_xa_print_trends(mf, xa, r, o, 0); break;
-	case GP_HTML_GRAPHS: gp_xa_print_graphs(mf, xa, r, 0); break;
-	}
+	a->text(mf, st, r, style);
 	fclose(mf);
 	const char *body = buf;
 	while (body && *body == '\n')
 		body++;
 	const char *nl = body ? strchr(body, '\n') : NULL;
 	if (nl && nl[1]) {
-		fprintf(f, "<h2>%s", title);
+		fprintf(f, "<h2>%s", a->title);
 		if (trace) {
 			fputs(" &mdash; ", f);
 			gp_fmt_html_str(f, trace);
@@ -161,52 +154,22 @@ static void gp_html_section(FILE *f, const char *title, const char *trace, enum 
 	free(buf);
 }
 
-/* A bar of the stages' shares of the traced time. */
-static void gp_html_stage_bar(FILE *f, const struct gp_xa *xa)
-{
-	static const char *const colors[] = { "#8c8c8c", "#e4a33a", "#9b6ad6", "#3a7be4", "#5cb85c", "#d9534f" };
-	double total = (double)(xa->t_end - xa->t_start);
-	if (!xa->nstages || total <= 0)
-		return;
-	const int width = 860;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='52' font-family='sans-serif' "
-		   "font-size='12'>\n", width + 20);
-	double x = 10;
-	for (size_t i = 0; i < xa->nstages; i++) {
-		const struct gp_xa_stage *s = &xa->stages[i];
-		double w = (double)width * (double)s->time / total;
-		if (x + w > 10 + width) /* NVTX stages of several threads may overlap */
-			w = 10 + width - x;
-		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
-		gp_fmt_html_str(f, s->name);
-		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
-		if (w > 60) {
-			fprintf(f, "<text x='%.1f' y='42'>", x + 2);
-			gp_fmt_html_str(f, s->name);
-			fputs("</text>\n", f);
-		}
-		x += w;
-	}
-	fputs("</svg>\n", f);
-}
-
-/* The issue-9 analyses of each trace: stages (with a bar), host conditions
- * and self-overhead, trends, CUDA graphs. */
+/* The analyses of each trace: a section each, and its figure. */
 static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 {
-	for (size_t x = 0; x < o->nxas; x++) {
+	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = o->outlier_factor };
+	for (size_t x = 0; x < o->ntraces; x++) {
 		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);
-		const struct gp_xa *xa = o->xas[x];
-		if (!r || !xa || !xa->finished)
+		const struct gp_analyses *set = o->analyses[x];
+		if (!r || !set)
 			continue;
-		const char *tr = o->nxas > 1 ? r->path : NULL;
-		if (xa->nstages) {
-			gp_html_section(f, "Stages", tr, GP_HTML_STAGES, xa, r, o);
-			gp_html_stage_bar(f, xa);
+		const char *tr = o->ntraces > 1 ? r->path : NULL;
+		for (size_t i = 0; i < set->n; i++) {
+			if (set->a[i]->text)
+				gp_html_section(f, tr, set->a[i], set->st[i], r, &style);
+			if (set->a[i]->figure)
+				set->a[i]->figure(f, set->st[i]);
 		}
-		gp_html_section(f, "Host conditions and self-overhead", tr, GP_HTML_HOST, xa, r, o);
-		gp_html_section(f, "Trends", tr, GP_HTML_TRENDS, xa, r, o);
-		gp_html_section(f, "CUDA graphs", tr, GP_HTML_GRAPHS, xa, r, o);
 	}
 }
 

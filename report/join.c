@@ -499,60 +499,37 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 	gp_join_try_finish(an, p, 0);
 }
 
-/* A GPU op record: kernel, memcpy or memset (pass 2). */
-void gp_join_gpu(struct gp_an *an, const union gp_rec *r)
+/* A GPU op record (pass 2), decoded by the core (gp_an_decode_gpu). */
+void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v)
 {
-	uint32_t key;
-	struct gp_pending tmp;
-	memset(&tmp, 0, sizeof tmp);
-	tmp.gpu_type = r->type;
-	if (r->type == GP_REC_KERNEL) {
-		key = r->kernel.corr;
-		tmp.device = r->kernel.device;
-		tmp.stream = r->kernel.stream;
-		tmp.gpu_start = r->kernel.start;
-		tmp.gpu_end = r->kernel.end;
-		tmp.name = r->kernel.name;
-		tmp.end_missing = (r->kernel.flags & GP_OPF_END_MISSING) || r->kernel.end < r->kernel.start;
-	} else {
-		key = r->type == GP_REC_MEMCPY && r->copy.rt_corr ? r->copy.rt_corr : r->copy.corr;
-		tmp.device = r->copy.device;
-		tmp.stream = r->copy.stream;
-		tmp.gpu_start = r->copy.start;
-		tmp.gpu_end = r->copy.start + gp_copy_dur_ns(&r->copy);
-		tmp.copy_kind = r->copy.copy_kind;
-		tmp.bytes = gp_copy_bytes(&r->copy);
-		tmp.end_missing = (r->copy.flags & GP_COPYF_END_MISSING) != 0;
-	}
-	if (tmp.gpu_end > an->join.max_ts)
-		an->join.max_ts = tmp.gpu_end;
-	struct gp_pending *p = gp_join_pend_get(an, key, 1);
+	if (v->end > an->join.max_ts)
+		an->join.max_ts = v->end;
+	struct gp_pending *p = gp_join_pend_get(an, v->key, 1);
 	if (!p)
 		return;
-	uint8_t graph = r->type == GP_REC_KERNEL ? (r->kernel.flags & GP_OPF_GRAPH) != 0
-						 : (r->copy.flags & GP_COPYF_GRAPH) != 0;
-	if (p->has_gpu && !(graph && p->graph && !gp_join_stash_push(an, p))) {
+	if (p->has_gpu && !(v->graph && p->graph && !gp_join_stash_push(an, p))) {
 		/* a second op under the same key (a driver corr reused,
 		 * or more graph ops waiting for their API record or hook
 		 * than the stash holds): fold the earlier one first */
 		gp_join_try_finish(an, p, 1);
-		p = gp_join_pend_get(an, key, 1);
+		p = gp_join_pend_get(an, v->key, 1);
 		if (!p)
 			return;
 	}
-	p->graph = graph;
+	p->graph = v->graph;
 	p->has_gpu = 1;
-	p->gpu_type = tmp.gpu_type;
-	p->device = tmp.device;
-	p->stream = tmp.stream;
-	p->gpu_start = tmp.gpu_start;
-	p->gpu_end = tmp.gpu_end;
-	p->name = tmp.name;
-	p->copy_kind = tmp.copy_kind;
-	p->bytes = tmp.bytes;
-	p->end_missing = tmp.end_missing;
-	if (tmp.gpu_end > p->ts)
-		p->ts = tmp.gpu_end;
+	p->gpu_type = type;
+	p->device = v->device;
+	p->stream = v->stream;
+	p->gpu_start = v->start;
+	p->gpu_end = v->end;
+	p->name = v->name;
+	p->copy_kind = v->copy_kind;
+	p->bytes = v->bytes;
+	/* a kernel that ends before it starts has no usable end either */
+	p->end_missing = v->end_missing || (type == GP_REC_KERNEL && v->end < v->start);
+	if (v->end > p->ts)
+		p->ts = v->end;
 	gp_join_try_finish(an, p, 0);
 }
 

@@ -19,11 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses.h"
 #include "analysis.h"
 #include "export.h"
 #include "output.h"
 #include "pipeline.h"
-#include "xa.h"
+#include "stability.h"
 
 #define GP_EXIT_OK 0
 #define GP_EXIT_REGRESSED 1
@@ -318,6 +319,39 @@ static int gp_main_close_out(struct gp_main *m, FILE *f)
 	return 0;
 }
 
+/* The report, then the analyses' sections of each trace (text and
+ * markdown; json carries them inside the report). */
+static int gp_main_write(FILE *f, struct gp_main *m, const struct gp_rep *rep)
+{
+	if (gp_out_report(f, rep, &m->out))
+		return GP_EXIT_INTERNAL;
+	if (m->out.format != GP_FMT_TEXT && m->out.format != GP_FMT_MARKDOWN)
+		return 0;
+	int md = m->out.format == GP_FMT_MARKDOWN;
+	struct gp_analysis_style style = { .markdown = md, .outlier_factor = m->out.outlier_factor };
+	for (size_t x = 0; x < m->out.ntraces; x++) {
+		const struct gp_rep *r = gp_out_trace_rep(rep, &m->out, x);
+		if (!r)
+			continue;
+		if (m->out.ntraces > 1)
+			fprintf(f, md ? "\n## Analyses of trace %zu: %s\n" : "\nAnalyses of trace %zu: %s\n", x + 1,
+				r->path ? r->path : "?");
+		if (gp_analyses_text(f, m->out.analyses[x], r, &style))
+			return GP_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static int gp_main_print(struct gp_main *m, const struct gp_rep *rep)
+{
+	FILE *f = gp_main_out(m);
+	if (!f)
+		return GP_EXIT_USAGE;
+	int rc = gp_main_write(f, m, rep);
+	int crc = gp_main_close_out(m, f);
+	return rc ? rc : crc;
+}
+
 static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 {
 	char **files;
@@ -410,8 +444,8 @@ int main(int argc, char **argv)
 		rc = gp_main_add(files, nfiles, &m, &truncated);
 	if (!rc && gp_pipeline_report(m.pipe, 0, (size_t)nfiles, &rep))
 		rc = GP_EXIT_INTERNAL;
-	m.out.xas = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
-	m.out.nxas = rc ? 0 : (size_t)nfiles;
+	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
+	m.out.ntraces = rc ? 0 : (size_t)nfiles;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
 		if (m.sinks[e].ex->close(m.sinks[e].ctx, rc ? NULL : &rep, &m.out, err, sizeof err) && !rc) {
@@ -423,29 +457,8 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		goto out;
-	if (!m.nexports || m.output) {
-		FILE *f = gp_main_out(&m);
-		if (!f) {
-			rc = GP_EXIT_USAGE;
-		} else {
-			if (gp_out_report(f, &rep, &m.out))
-				rc = GP_EXIT_INTERNAL;
-			for (size_t x = 0; x < m.out.nxas && !rc; x++) { /* the analyses' sections, per trace */
-				const struct gp_rep *r = gp_out_trace_rep(&rep, &m.out, x);
-				if (!r)
-					continue;
-				if (m.out.nxas > 1 && (m.out.format == GP_FMT_TEXT || m.out.format == GP_FMT_MARKDOWN))
-					fprintf(f, m.out.format == GP_FMT_MARKDOWN ? "\n## Analyses of trace %zu: %s\n"
-										    : "\nAnalyses of trace %zu: %s\n",
-						x + 1, r->path ? r->path : "?");
-				if (gp_xa_print(f, m.out.xas[x], r, &m.out))
-					rc = GP_EXIT_INTERNAL;
-			}
-			int crc = gp_main_close_out(&m, f);
-			if (!rc)
-				rc = crc;
-		}
-	}
+	if (!m.nexports || m.output)
+		rc = gp_main_print(&m, &rep);
 	gp_rep_free(&rep);
 	if (!rc && truncated && !m.allow_truncated)
 		rc = GP_EXIT_TRUNCATED;

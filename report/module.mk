@@ -3,7 +3,7 @@
 # through the collector's reader: link libgpcollector.a after it), the
 # analysis core, the analyses and the outputs.
 REPORT_CORE_SRCS := report/pipeline.c report/fmt.c report/map.c report/stats.c report/strtab.c report/demangle.c report/analysis.c report/join.c report/sync.c report/rep.c report/verdict.c \
-                    report/xa.c report/graphs.c report/trends.c report/hostload.c report/stages.c report/stability.c \
+                    report/analyses.c $(wildcard report/analyses/*.c) report/stability.c \
                     report/output.c report/export_chrome.c report/export_sqlite.c report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a

@@ -1,14 +1,14 @@
 /*
  * output.c — renders a gp_rep as text, markdown, csv or json, and the diff
- * of two reports (see output.h); json also carries each trace's issue-9
- * analyses ("analyses", written by the sections' gp_xa_json_* functions).
+ * of two reports (see output.h); json also carries each trace's analyses
+ * ("analyses": each analysis writes its own member, analyses.h).
  * Called by main.c on the report thread.
  * Every number printed is a field of gp_rep or a ratio of two of them;
  * docs/metrics.md names the field behind each column.
  */
 #include "fmt.h"
 #include "output.h"
-#include "xa.h"
+#include "analyses.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -492,21 +492,14 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	}
 	free(fl);
 	fprintf(f, "],\n\"analyses\": [");
-	for (size_t x = 0, na = 0; x < o->nxas; x++) {
+	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = o->outlier_factor };
+	for (size_t x = 0, na = 0; x < o->ntraces; x++) {
 		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);
-		const struct gp_xa *xa = o->xas[x];
-		if (!r || !xa || !xa->finished)
+		if (!r || !o->analyses[x])
 			continue;
 		fprintf(f, "%s\n  {\"path\": ", na++ ? "," : "");
 		gp_fmt_json_str(f, r->path);
-		fputs(",\n   \"stages\": ", f);
-		gp_xa_json_stages(f, xa, r);
-		fputs(",\n   \"host_conditions\": ", f);
-		gp_xa_json_host(f, xa, r);
-		fputs(",\n   \"trends\": ", f);
-		gp_xa_json_trends(f, xa, r, o);
-		fputs(",\n   \"cuda_graphs\": ", f);
-		gp_xa_json_graphs(f, xa, r);
+		gp_analyses_json(f, o->analyses[x], r, &style);
 		fputs("}", f);
 	}
 	fprintf(f, "]\n}\n");
@@ -514,9 +507,9 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 
 const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x)
 {
-	if (x >= o->nxas)
+	if (x >= o->ntraces)
 		return NULL;
-	if (o->nxas == 1)
+	if (o->ntraces == 1)
 		return rep;
 	return x < rep->nranks ? &rep->ranks[x] : NULL;
 }

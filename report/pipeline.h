@@ -47,17 +47,21 @@ struct gp_pipeline_opts {
 };
 
 struct gp_pipeline;
-struct gp_xa;
+struct gp_analyses;
 
 struct gp_pipeline *gp_pipeline_new(const struct gp_pipeline_opts *o);
 /* Analyse one more trace (its index is the number added before). */
 int gp_pipeline_add(struct gp_pipeline *p, const char *path, char *err, size_t n);
+/* The same for records already in memory (tests): no header, no footer
+ * facts; name stands for the path in messages. */
+int gp_pipeline_add_records(struct gp_pipeline *p, const char *name, const union gp_rec *recs, size_t nrec,
+			    char *err, size_t n);
 /* Traces analysed so far, and the report of trace i (owned by p). */
 size_t gp_pipeline_count(const struct gp_pipeline *p);
 const struct gp_rep *gp_pipeline_rep(const struct gp_pipeline *p, size_t i);
 /* The analyses of every trace, in order (NULL entries without
  * GP_PIPE_ANALYSES); valid until gp_pipeline_free. */
-struct gp_xa *const *gp_pipeline_analyses(const struct gp_pipeline *p);
+struct gp_analyses *const *gp_pipeline_analyses(const struct gp_pipeline *p);
 /* Move the reports of traces [first, first + n) into out: the report itself
  * for one, merged ("N traces") for several. Returns 0 or -ENOMEM. */
 int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_rep *out);

@@ -18,7 +18,7 @@
 
 #include "fmt.h"
 #include "pipeline.h"
-#include "xa.h"
+#include "stability.h"
 
 struct gp_stab_op {
 	const char *name;   /* owned by runs[0..].groups (first run that has it) */

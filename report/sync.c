@@ -382,8 +382,9 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 }
 
 
-/* A hooked blocking call (pass 2): its stack reaches the CUPTI wait through
- * the external correlation; in a hook-only trace a synchronize is counted
+/* A hooked blocking call (pass 2; the core calls it for sync classes and
+ * blocking copies only): its stack reaches the CUPTI wait through the
+ * external correlation; in a hook-only trace a synchronize is counted
  * unattributed (no GPU times to charge it to). */
 void gp_sync_hook(struct gp_an *an, const struct gp_rec_api *a)
 {

@@ -123,8 +123,8 @@ int gp_fuzz_trace(const uint8_t *data, size_t size)
 	if (done) {
 		FILE *f = fopen("/dev/null", "w");
 		if (f) {
-			o.xas = gp_pipeline_analyses(p);
-			o.nxas = 1;
+			o.analyses = gp_pipeline_analyses(p);
+			o.ntraces = 1;
 			o.format = GP_FMT_TEXT;
 			gp_out_report(f, &rep, &o);
 			o.format = GP_FMT_JSON;
