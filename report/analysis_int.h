@@ -3,8 +3,9 @@
  * and by nothing else (analysis.h is the core's API):
  *
  *   analysis.c  the two-pass protocol: pass 1 and pass 2 scans (one function
- *               per record kind), prepare, folding ops into groups and
- *               iterations, finish, accessors
+ *               per record kind, and the views the analyses get), prepare,
+ *               folding ops into groups and iterations, accessors
+ *   analysis_finish.c  finish: the aggregates into a gp_rep
  *   join.c      the correlation join: pending entries per join key, launch
  *               hooks and their per-thread queues, the graph-launch stash,
  *               eviction (struct gp_join)

@@ -120,9 +120,9 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 			lead, rep->gpu_busy_late);
 }
 
-static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+/* The header and the capture conditions. */
+static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32], b10[32], b11[32];
 	const char *h = md ? "## " : "";
 	/* header */
 	fprintf(f, "%sgpuphase report: %s\n\n", md ? "# " : "", rep->path ? rep->path : "?");
@@ -151,11 +151,16 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			md ? "- " : "  ", "host load", rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct,
 			rep->host_busy_pct > 80 ? " -- host was loaded: launch times are inflated" : "");
 	gp_out_missing(f, rep, md ? "- note: " : "  note: ");
+}
 
+/* The window summary and the whole run's verdict. */
+static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* window summary */
 	uint64_t tot = rep->launch_ns + rep->execute_ns + rep->sync_ns;
 	fprintf(f, "\n%sWindow\n%s", h, md ? "\n" : "");
-	const char *li = md ? "- " : "  ";
 	fprintf(f, "%swall %s, GPU busy %s (%.1f%%; plain sum of op times %s), GPU idle %s\n", li,
 		gp_fmt_dur(rep->wall_ns, b1, 32), gp_fmt_dur(rep->gpu_busy_ns, b2, 32),
 		gp_fmt_pct(rep->gpu_busy_ns, rep->wall_ns), gp_fmt_dur(rep->gpu_busy_sum_ns, b3, 32),
@@ -180,7 +185,13 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		why);
 	if (*gp_verdict_advice(rv))
 		fprintf(f, "%sadvice: %s\n", li, gp_verdict_advice(rv));
+}
 
+/* The operator table and the verdicts of the operators shown. */
+static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32], b10[32], why[160];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* operator table */
 	size_t *sel, n = gp_out_select(rep, o, &sel);
 	fprintf(f, "\n%sOperators (by %s, grouped by %s%s)\n\n", h,
@@ -243,7 +254,13 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 				li, g->no_api, g->count, g->no_gpu);
 	}
 	free(sel);
+}
 
+/* Sync call sites by blocked time. */
+static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* sync call sites */
 	if (rep->ncallsites && !(rep->ncallsites == 1 && !strcmp(rep->callsites[0].name, "(no stack)"))) {
 		fprintf(f, "\n%sSync call sites (by blocked time)\n%s", h, md ? "\n" : "");
@@ -251,7 +268,13 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			fprintf(f, "%s%-60s %6" PRIu64 " calls %10s\n", li, rep->callsites[i].name, rep->callsites[i].calls,
 				gp_fmt_dur(rep->callsites[i].sync_ns, b1, 32));
 	}
+}
 
+/* The iterations: a terminal gets the first 10, the last and every outlier. */
+static void gp_out_text_iters(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* iterations */
 	if (rep->niters) {
 		uint64_t p50, p99;
@@ -300,7 +323,13 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		(void)shown;
 		free(out);
 	}
+}
 
+/* The ranks of a merged report, with stragglers. */
+static void gp_out_text_ranks(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b11[32];
+	const char *h = md ? "## " : "";
 	/* ranks */
 	if (rep->nranks > 1) {
 		uint8_t *fl = calloc(rep->nranks, 1);
@@ -327,6 +356,16 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		}
 		free(fl);
 	}
+}
+
+static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	gp_out_text_capture(f, rep, md);
+	gp_out_text_window(f, rep, o, md);
+	gp_out_text_ops(f, rep, o, md);
+	gp_out_text_callsites(f, rep, o, md);
+	gp_out_text_iters(f, rep, o, md);
+	gp_out_text_ranks(f, rep, o, md);
 }
 
 /* --- csv ---------------------------------------------------------------------------------------- */
