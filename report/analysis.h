@@ -30,8 +30,10 @@
 #ifndef GP_REPORT_ANALYSIS_H
 #define GP_REPORT_ANALYSIS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "gp_format.h"
 #include "rep.h"
 #include "stats.h"
@@ -219,7 +221,20 @@ uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid);
 
 /* Array growth for the core and the analyses: make *p hold need elements of
  * elem bytes (capacity doubles from 16). Returns 0 or -ENOMEM (*p kept). */
-int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem);
+static inline int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
 #define GP_AN_GROW(arr, n, cap) ((n) < (cap) ? 0 : gp_an_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))
 
 #endif

@@ -4,14 +4,19 @@
  *
  *   analysis.c  the two-pass protocol: pass 1 and pass 2 scans (one function
  *               per record kind, and the views the analyses get), prepare,
- *               folding ops into groups and iterations, accessors
+ *               accessors
+ *   analysis_fold.c    folding a joined op into its group and iteration
  *   analysis_finish.c  finish: the aggregates into a gp_rep
+ *   analysis_names.c   lookups: strings, API names, call sites, NVTX ranges
  *   join.c      the correlation join: pending entries per join key, launch
  *               hooks and their per-thread queues, the graph-launch stash,
  *               eviction (struct gp_join)
  *   sync.c      sync attribution: blocking intervals, the recent-ops delay
  *               line, per-thread wait queues, sync hooks (struct gp_sync)
  *   strtab.c    the string table (strtab.h), demangle.c the kernel names
+ *
+ * Calls go one way: analysis.c and analysis_finish.c -> join.c ->
+ * analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c, demangle.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)
@@ -265,13 +270,15 @@ static inline void gp_an_fail(struct gp_an *an, int rc)
 		an->err = rc;
 }
 
-/* analysis.c */
 #define GROW(arr, n, cap) GP_AN_GROW(arr, n, cap)
+
+/* analysis_names.c */
 uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
 uint32_t gp_an_str(const struct gp_an *an, uint32_t id);
 const char *gp_an_short(struct gp_an *an, uint32_t c);
 uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
-/* Fold one complete op into every aggregate (and the sinks). */
+/* analysis_fold.c: fold one complete op into every aggregate (and the
+ * sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
 
 /* sync.c */

@@ -2,7 +2,7 @@
 # benchmark. libgpreport.a holds the driver (pipeline.c, which reads traces
 # through the collector's reader: link libgpcollector.a after it), the
 # analysis core, the analyses and the outputs.
-REPORT_CORE_SRCS := report/pipeline.c report/fmt.c report/map.c report/stats.c report/strtab.c report/demangle.c report/analysis.c report/analysis_finish.c report/join.c report/sync.c report/rep.c report/verdict.c \
+REPORT_CORE_SRCS := report/pipeline.c report/fmt.c report/map.c report/stats.c report/strtab.c report/demangle.c report/analysis.c report/analysis_names.c report/analysis_fold.c report/analysis_finish.c report/join.c report/sync.c report/rep.c report/verdict.c \
                     report/analyses.c $(wildcard report/analyses/*.c) report/stability.c \
                     report/output.c report/export_chrome.c report/export_sqlite.c report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
