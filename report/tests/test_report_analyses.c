@@ -1,5 +1,5 @@
 /*
- * test_report_xa.c — Criterion suite for the analyses (report/analyses/:
+ * test_report_analyses.c — Criterion suite for the analyses (report/analyses/:
  * stages, host, trends, graphs) run by the pipeline on synthetic record arrays: the
  * cases the simcuda end-to-end test cannot produce on demand (a quiet host,
  * exact self-overhead arithmetic, a node captured before the trace began, a
@@ -118,7 +118,7 @@ static void launches_under(struct recs *t, uint32_t busy_pm)
 	host(t, T0 + 4000 * US, 2000, busy_pm, 0);
 }
 
-Test(xa, quiet_host_flags_nothing)
+Test(analyses, quiet_host_flags_nothing)
 {
 	static struct recs t;
 	t.n = 0;
@@ -130,7 +130,7 @@ Test(xa, quiet_host_flags_nothing)
 	free(out);
 }
 
-Test(xa, busy_host_flags_launches)
+Test(analyses, busy_host_flags_launches)
 {
 	static struct recs t;
 	t.n = 0;
@@ -143,7 +143,7 @@ Test(xa, busy_host_flags_launches)
 	free(out);
 }
 
-Test(xa, self_overhead_arithmetic)
+Test(analyses, self_overhead_arithmetic)
 {
 	static struct recs t;
 	t.n = 0;
@@ -168,7 +168,7 @@ Test(xa, self_overhead_arithmetic)
 	free(out);
 }
 
-Test(xa, decreasing_drift_and_no_tail)
+Test(analyses, decreasing_drift_and_no_tail)
 {
 	static struct recs t;
 	t.n = 0;
@@ -188,7 +188,7 @@ Test(xa, decreasing_drift_and_no_tail)
 	free(out);
 }
 
-Test(xa, graph_node_captured_before_trace)
+Test(analyses, graph_node_captured_before_trace)
 {
 	static struct recs t;
 	t.n = 0;
@@ -231,9 +231,9 @@ Test(xa, graph_node_captured_before_trace)
  * gpuphase-report, run under a 1 GiB address-space limit, must give a
  * best-effort report: exit 0, the real kernel present, no "out of memory".
  */
-Test(xa, all_ones_fields_in_a_trace_file, .timeout = 60)
+Test(analyses, all_ones_fields_in_a_trace_file, .timeout = 60)
 {
-	char dir[] = "/tmp/gp_xa_ffXXXXXX", path[256], outp[256], errp[256], bin[1024];
+	char dir[] = "/tmp/gp_analyses_ffXXXXXX", path[256], outp[256], errp[256], bin[1024];
 	cr_assert(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/ff.gpht", dir);
 	snprintf(outp, sizeof outp, "%s/out", dir);
