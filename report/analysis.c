@@ -239,6 +239,14 @@ static struct gp_nvtx_stack *gp_an_nvtx_stack(struct gp_an *an, uint32_t tid)
 	return &an->nvtx_stacks[idx];
 }
 
+/* The NVTX stack a push or pop changes; NULL for other markers (or ENOMEM). */
+static struct gp_nvtx_stack *gp_an_marker_stack(struct gp_an *an, const struct gp_rec_marker *m)
+{
+	if (m->kind != GP_MARK_PUSH && m->kind != GP_MARK_POP)
+		return NULL;
+	return gp_an_nvtx_stack(an, m->tid);
+}
+
 /* Pass 1: each thread's NVTX depth; the view says when a thread's outermost
  * range closes (a pop without its push, from before the capture, is none). */
 static void gp_an_scan1_marker(struct gp_an *an, const struct gp_rec_marker *m, struct gp_an_rec *v)
@@ -248,9 +256,7 @@ static void gp_an_scan1_marker(struct gp_an *an, const struct gp_rec_marker *m, 
 		an->edges.last_activity = m->ts;
 	v->marker.ts = m->ts;
 	v->marker.closed = 0;
-	if (m->kind != GP_MARK_PUSH && m->kind != GP_MARK_POP)
-		return;
-	struct gp_nvtx_stack *s = gp_an_nvtx_stack(an, m->tid);
+	struct gp_nvtx_stack *s = gp_an_marker_stack(an, m);
 	if (!s)
 		return;
 	if (m->kind == GP_MARK_PUSH) {
@@ -394,9 +400,7 @@ int gp_an_prepare(struct gp_an *an)
 /* Pass 2: the innermost NVTX range of each thread (canonical names). */
 static void gp_an_marker(struct gp_an *an, const struct gp_rec_marker *m)
 {
-	if (m->kind != GP_MARK_PUSH && m->kind != GP_MARK_POP)
-		return;
-	struct gp_nvtx_stack *s = gp_an_nvtx_stack(an, m->tid);
+	struct gp_nvtx_stack *s = gp_an_marker_stack(an, m);
 	if (!s)
 		return;
 	if (m->kind == GP_MARK_PUSH) {

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "gp_format.h"
 #include "rep.h"
 #include "stats.h"
@@ -233,6 +234,24 @@ static inline int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem)
 		return -ENOMEM;
 	*p = np;
 	*cap = ncap;
+	return 0;
+}
+/* Make a zero-filled array of *n elements hold index i (its length a power
+ * of two from 16; the new elements zeroed): per-operator arrays of the
+ * analyses, indexed by gp_an_op.group. Returns 0 or -ENOMEM (*p kept). */
+static inline int gp_an_grow_zeroed(void **p, size_t *n, size_t i, size_t elem)
+{
+	if (i < *n)
+		return 0;
+	size_t nn = *n ? *n : 16;
+	while (nn <= i)
+		nn *= 2;
+	char *np = realloc(*p, nn * elem);
+	if (!np)
+		return -ENOMEM;
+	memset(np + *n * elem, 0, (nn - *n) * elem);
+	*p = np;
+	*n = nn;
 	return 0;
 }
 #define GP_AN_GROW(arr, n, cap) ((n) < (cap) ? 0 : gp_an_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))

@@ -272,6 +272,14 @@ static inline void gp_an_fail(struct gp_an *an, int rc)
 
 #define GROW(arr, n, cap) GP_AN_GROW(arr, n, cap)
 
+/* A slot of a pool (pending entries, hooks, waits) whose free slots are
+ * threaded through next_free: the head of the free list, else a new slot at
+ * the end. Sets idx; evaluates to 0, or -ENOMEM (idx unset). */
+#define GP_AN_SLOT(arr, n, cap, free_head, idx)                                            \
+	((free_head) != GP_NONE32 ? ((idx) = (free_head), (free_head) = (arr)[idx].next_free, 0) \
+	 : GROW(arr, n, cap)      ? -ENOMEM                                                     \
+				  : ((idx) = (uint32_t)(n)++, 0))
+
 /* analysis_names.c */
 uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
 uint32_t gp_an_str(const struct gp_an *an, uint32_t id);

@@ -42,14 +42,8 @@ static struct gp_pending *gp_join_pend_get(struct gp_an *an, uint32_t corr, int 
 	if (!create)
 		return NULL;
 	uint32_t idx;
-	if (an->join.pend_free != GP_NONE32) {
-		idx = an->join.pend_free;
-		an->join.pend_free = an->join.pend[idx].next_free;
-	} else {
-		if (GROW(an->join.pend, an->join.npend, an->join.cappend))
-			return gp_an_fail(an, -ENOMEM), NULL;
-		idx = (uint32_t)an->join.npend++;
-	}
+	if (GP_AN_SLOT(an->join.pend, an->join.npend, an->join.cappend, an->join.pend_free, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
 	struct gp_pending *p = &an->join.pend[idx];
 	memset(p, 0, sizeof *p);
 	p->corr = corr;
@@ -398,14 +392,8 @@ void gp_join_evict(struct gp_an *an)
 void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned c)
 {
 	uint32_t idx;
-	if (an->join.hook_free != GP_NONE32) {
-		idx = an->join.hook_free;
-		an->join.hook_free = an->join.hooks[idx].next_free;
-	} else {
-		if (GROW(an->join.hooks, an->join.nhooks, an->join.caphooks))
-			return gp_an_fail(an, -ENOMEM);
-		idx = (uint32_t)an->join.nhooks++;
-	}
+	if (GP_AN_SLOT(an->join.hooks, an->join.nhooks, an->join.caphooks, an->join.hook_free, idx))
+		return gp_an_fail(an, -ENOMEM);
 	struct gp_hook *h = &an->join.hooks[idx];
 	*h = (struct gp_hook){ .api_class = (uint8_t)c, .api_id = a->api_id, .tid = a->tid,
 			       .stream = a->stream, .nvtx = gp_an_nvtx_top(an, a->tid),

@@ -41,14 +41,8 @@ static struct gp_wait *gp_sync_get(struct gp_an *an, uint32_t corr, int create)
 	if (!create)
 		return NULL;
 	uint32_t idx;
-	if (an->sync.wait_free != GP_NONE32) {
-		idx = an->sync.wait_free;
-		an->sync.wait_free = an->sync.waits[idx].next_free;
-	} else {
-		if (GROW(an->sync.waits, an->sync.nwaits, an->sync.capwaits))
-			return gp_an_fail(an, -ENOMEM), NULL;
-		idx = (uint32_t)an->sync.nwaits++;
-	}
+	if (GP_AN_SLOT(an->sync.waits, an->sync.nwaits, an->sync.capwaits, an->sync.wait_free, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
 	struct gp_wait *w = &an->sync.waits[idx];
 	memset(w, 0, sizeof *w);
 	w->corr = corr;

@@ -381,8 +381,10 @@ static const char *gp_graphs_cell(const char *s, size_t w, char *buf, size_t n)
 	return gp_fmt_cut(s, w, buf, n);
 }
 
-static void gp_graphs_print(FILE *f, const struct gp_graphs *gr, const struct gp_rep *rep, int md)
+static void gp_graphs_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
 {
+	const struct gp_graphs *gr = p;
+	int md = style->markdown;
 	(void)rep;
 	struct gp_graph *gs;
 	size_t ng = gp_graphs_build(gr, &gs);
@@ -436,8 +438,10 @@ static void gp_graphs_print(FILE *f, const struct gp_graphs *gr, const struct gp
 	gp_graphs_free(gs, ng);
 }
 
-static void gp_graphs_json_arr(FILE *f, const struct gp_graphs *gr, const struct gp_rep *rep)
+static void gp_graphs_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
 {
+	const struct gp_graphs *gr = p;
+	(void)style;
 	(void)rep;
 	struct gp_graph *gs;
 	size_t ng = gp_graphs_build(gr, &gs);
@@ -478,17 +482,6 @@ static void gp_graphs_json_arr(FILE *f, const struct gp_graphs *gr, const struct
 	}
 	fputc(']', f);
 	gp_graphs_free(gs, ng);
-}
-
-static void gp_graphs_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	gp_graphs_print(f, p, rep, style->markdown);
-}
-
-static void gp_graphs_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	(void)style;
-	gp_graphs_json_arr(f, p, rep);
 }
 
 const struct gp_analysis gp_analysis_graphs = {

@@ -118,17 +118,8 @@ static void gp_host_op(void *p, const struct gp_an_op *op)
 	struct gp_host *h = p;
 	if (op->group == UINT32_MAX || !(op->has_api && op->launch_ns))
 		return;
-	if (op->group >= h->ngrp) {
-		size_t n = h->ngrp ? h->ngrp : 16;
-		while (n <= op->group)
-			n *= 2;
-		struct gp_host_op *g = realloc(h->grp, n * sizeof *g);
-		if (!g)
-			return gp_analysis_fail(&h->err, -ENOMEM);
-		memset(g + h->ngrp, 0, (n - h->ngrp) * sizeof *g);
-		h->grp = g;
-		h->ngrp = n;
-	}
+	if (gp_an_grow_zeroed((void **)&h->grp, &h->ngrp, op->group, sizeof *h->grp))
+		return gp_analysis_fail(&h->err, -ENOMEM);
 	struct gp_host_op *g = &h->grp[op->group];
 	g->launch_all += op->launch_ns;
 	g->calls_all++;
@@ -195,8 +186,10 @@ static int gp_host_flagged(const struct gp_host *h, size_t g)
 	return x->launch_all && (double)x->launch_busy >= GP_HOST_FLAG_SHARE * (double)x->launch_all;
 }
 
-static void gp_host_print(FILE *f, const struct gp_host *h, const struct gp_rep *rep, int md)
+static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
 {
+	const struct gp_host *h = p;
+	int md = style->markdown;
 	char b1[32], b2[32], b3[32];
 	const char *ind = md ? "- " : "  ";
 	struct gp_host_sum sum = gp_host_summarise(h, rep);
@@ -242,8 +235,10 @@ static void gp_host_print(FILE *f, const struct gp_host *h, const struct gp_rep 
 			(unsigned long long)rep->dropped_records);
 }
 
-static void gp_host_json_obj(FILE *f, const struct gp_host *h, const struct gp_rep *rep)
+static void gp_host_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
 {
+	const struct gp_host *h = p;
+	(void)style;
 	struct gp_host_sum sum = gp_host_summarise(h, rep);
 	fprintf(f, "{\"sampled\": %s, \"samples\": %zu, \"busy_threshold_pct\": %g",
 		h->nhosts ? "true" : "false", h->nhosts, GP_HOST_BUSY_PCT);
@@ -286,17 +281,6 @@ static void gp_host_json_obj(FILE *f, const struct gp_host *h, const struct gp_r
 	}
 	fprintf(f, ", \"warn_above_pct\": %g, \"dropped_records\": %llu}}", GP_OVERHEAD_WARN_PCT,
 		(unsigned long long)rep->dropped_records);
-}
-
-static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	gp_host_print(f, p, rep, style->markdown);
-}
-
-static void gp_host_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	(void)style;
-	gp_host_json_obj(f, p, rep);
 }
 
 const struct gp_analysis gp_analysis_host = {

@@ -441,8 +441,10 @@ static uint64_t gp_stage_window(const struct gp_stages *sg, const struct gp_rep 
 	return b - a;
 }
 
-static void gp_stage_print(FILE *f, const struct gp_stages *sg, const struct gp_rep *rep, int md)
+static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
 {
+	const struct gp_stages *sg = p;
+	int md = style->markdown;
 	if (!sg->nstages)
 		return;
 	fprintf(f, md ? "\n## Stages\n\n" : "\nStages\n");
@@ -497,8 +499,10 @@ static void gp_stage_json_dom(FILE *f, const char *name, uint64_t ns)
 	fprintf(f, ", \"ns\": %llu}", (unsigned long long)ns);
 }
 
-static void gp_stage_json_obj(FILE *f, const struct gp_stages *sg, const struct gp_rep *rep)
+static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
 {
+	const struct gp_stages *sg = p;
+	(void)style;
 	uint64_t traced = sg->t_end > sg->t_start ? sg->t_end - sg->t_start : 0;
 	fprintf(f, "{\"named_by\": \"%s\", \"traced_ns\": %llu, \"settled_after_iterations\": %zu, \"items\": [",
 		sg->nvtx_stages ? "nvtx" : "run", (unsigned long long)traced, sg->settled_iter);
@@ -551,17 +555,6 @@ static void gp_stage_json_obj(FILE *f, const struct gp_stages *sg, const struct 
 	else
 		fputs("null", f);
 	fputs("}}", f);
-}
-
-static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	gp_stage_print(f, p, rep, style->markdown);
-}
-
-static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	(void)style;
-	gp_stage_json_obj(f, p, rep);
 }
 
 /* HTML: a bar of the stages' shares of the traced time. */

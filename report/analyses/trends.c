@@ -108,17 +108,8 @@ static void gp_trend_op(void *p, const struct gp_an_op *op)
 	struct gp_trends *t = p;
 	if (op->group == UINT32_MAX)
 		return;
-	if (op->group >= t->ngrp) {
-		size_t n = t->ngrp ? t->ngrp : 16;
-		while (n <= op->group)
-			n *= 2;
-		struct gp_trend_op *g = realloc(t->grp, n * sizeof *g);
-		if (!g)
-			return gp_analysis_fail(&t->err, -ENOMEM);
-		memset(g + t->ngrp, 0, (n - t->ngrp) * sizeof *g);
-		t->grp = g;
-		t->ngrp = n;
-	}
+	if (gp_an_grow_zeroed((void **)&t->grp, &t->ngrp, op->group, sizeof *t->grp))
+		return gp_analysis_fail(&t->err, -ENOMEM);
 	struct gp_trend_op *g = &t->grp[op->group];
 	if (op->has_gpu) {
 		double x = (double)g->n, y = (double)op->execute_ns;
@@ -331,9 +322,10 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_trends *tr, const struc
 	return flagged;
 }
 
-static void gp_trend_print(FILE *f, const struct gp_trends *tr, const struct gp_rep *rep, const struct gp_analysis_style *o,
-			int md)
+static void gp_trend_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *o)
 {
+	const struct gp_trends *tr = p;
+	int md = o->markdown;
 	fprintf(f, md ? "\n## Trends\n" : "\nTrends\n");
 	size_t n = gp_trend_drift(f, tr, rep, md);
 	n += gp_trend_tails(f, rep, md);
@@ -342,8 +334,9 @@ static void gp_trend_print(FILE *f, const struct gp_trends *tr, const struct gp_
 		fprintf(f, "%sno drifting execute times, no long tails, no outlier iterations\n", md ? "\n" : "  ");
 }
 
-static void gp_trend_json_obj(FILE *f, const struct gp_trends *tr, const struct gp_rep *rep, const struct gp_analysis_style *o)
+static void gp_trend_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *o)
 {
+	const struct gp_trends *tr = p;
 	fprintf(f, "{\"thresholds\": {\"drift_min_calls\": %d, \"drift_min_r2\": %g, \"drift_min\": %g, "
 		   "\"tail_min_calls\": %d, \"tail_ratio\": %g, \"outlier_factor\": %g},\n   \"drifting\": [",
 		GP_TREND_MIN_CALLS, GP_TREND_MIN_R2, GP_TREND_MIN_DRIFT, GP_TAIL_MIN_CALLS, GP_TAIL_RATIO,
@@ -409,16 +402,6 @@ static void gp_trend_json_obj(FILE *f, const struct gp_trends *tr, const struct 
 	free(out);
 	free(ex);
 	fprintf(f, "%s]}", n ? "\n   " : "");
-}
-
-static void gp_trend_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	gp_trend_print(f, p, rep, style, style->markdown);
-}
-
-static void gp_trend_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
-{
-	gp_trend_json_obj(f, p, rep, style);
 }
 
 const struct gp_analysis gp_analysis_trends = {
