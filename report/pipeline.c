@@ -3,9 +3,10 @@
  * through gp_reader and feeds every record group to the analysis core and the
  * analyses, so that memory follows what analysis.h bounds, never the trace
  * length. Called on the report's only thread by main.c (report, merge, diff,
- * exports), stability.c and the fuzz target. Invariants: a trace's analyser
- * is freed before gp_pipeline_add returns (the analyses keep only owned
- * copies); a report in p->reps is whole (finished and completed) or absent.
+ * exports), stability.c, the fuzz target and the tests. Invariants: a
+ * trace's analyser is freed before gp_pipeline_add returns (its analyses
+ * keep sums and texts of the trace's string table, which their set owns); a
+ * report in p->reps is whole (finished and completed) or absent.
  */
 #include <errno.h>
 #include <stdio.h>
