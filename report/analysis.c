@@ -555,7 +555,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	default:
 		break;
 	}
-	if (an->cfg.rec_types[1] & GP_AN_TYPE(r->type))
+	if (r->type < GP_REC_TYPE_COUNT && (an->cfg.rec_types[1] & GP_AN_TYPE(r->type))) /* a corrupt type: none */
 		gp_an_view2(an, r, &v);
 	return an->err;
 }
