@@ -10,6 +10,11 @@
  *   for every group, same order: gp_an_scan2(an, rec, nslots);   pass 2
  *   gp_an_finish(an, &rep);   fills a gp_rep (aggregates only)
  *
+ * Analyses (analyses.h) never read records: the core decodes each record
+ * kind once and hands the decoded view (struct gp_an_rec) of the kinds they
+ * asked for to cfg.on_rec, in pass order, after its own use of the record;
+ * they read the rest through the accessors below.
+ *
  * Pass 1 collects what is small and needed before ops are attributed:
  * strings, API names, devices, status, drops, host samples, stacks and
  * symbols, iteration marks. Pass 2 joins and folds every GPU op into
@@ -25,10 +30,15 @@
 #ifndef GP_REPORT_ANALYSIS_H
 #define GP_REPORT_ANALYSIS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "gp_format.h"
+#include "rep.h"
 #include "stats.h"
+#include "strtab.h"
 
 enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM };
 
@@ -68,77 +78,79 @@ struct gp_an_wait {
 	int32_t group;         /* group charged, -1 if none                      */
 };
 
-struct gp_rep_group {
-	char *name;            /* display key                                    */
-	char *long_name;       /* demangled full name (kernel grouping) or = name */
-	uint64_t count;
-	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
-	uint64_t no_api, no_gpu; /* ops whose launch / GPU times are missing     */
-	uint64_t sync_calls;   /* blocking intervals charged to this group        */
-	struct gp_hist exec;   /* execute distribution                           */
+/* A GPU op record, decoded (GP_REC_KERNEL, GP_REC_MEMCPY, GP_REC_MEMSET). */
+struct gp_an_gpu {
+	uint8_t graph;         /* replayed by a graph launch                      */
+	uint8_t end_missing;   /* the record says its end is unknown              */
+	uint8_t device, copy_kind;
+	uint32_t key;          /* join key: corr, or a memcpy's runtime corr      */
+	uint32_t stream;
+	uint32_t name;         /* kernel name string id (0 for copies and sets)   */
+	uint64_t start, end, bytes;
 };
 
-struct gp_rep_iter {
-	int64_t iter;
-	uint64_t start, end;   /* boundary marks (end = next mark or window end) */
-	int open;              /* last iteration: ends at the window end, not at a mark */
-	uint64_t ops;
-	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
+/* An API call, decoded (GP_REC_HOOK_API, GP_REC_RUNTIME_API,
+ * GP_REC_DRIVER_API). */
+struct gp_an_api {
+	uint8_t api_class;     /* enum gp_api_class                               */
+	uint8_t nested;        /* a hooked call made inside another one           */
+	uint32_t api_id, corr, tid;
+	uint64_t start, end;
 };
 
-struct gp_rep_callsite {
-	char *name;
-	uint64_t calls, sync_ns;
+/*
+ * The view of one record group that analyses get (cfg.on_rec). `type` says
+ * which member is valid. Names are trace string ids: resolve them with
+ * gp_an_string / gp_an_canonical.
+ */
+struct gp_an_rec {
+	uint8_t type;          /* GP_REC_*                                        */
+	uint8_t pass;          /* 1 or 2                                          */
+	union {
+		struct gp_an_api api;
+		struct gp_an_gpu gpu;
+		struct {           /* GP_REC_HOST_SAMPLE                              */
+			uint64_t ts, interval_ns, cupti_ns;
+			uint32_t busy_pm, proc_pm; /* host busy, process CPU (per mille) */
+		} host;
+		struct {           /* GP_REC_STATUS                                   */
+			uint8_t kind;  /* enum gp_status_kind                             */
+			int64_t value;
+		} status;
+		struct {           /* GP_REC_ITER, GP_REC_WINDOW                      */
+			uint8_t kind;
+			uint64_t ts;
+			int64_t iter;
+		} mark;
+		struct {           /* GP_REC_MARKER                                   */
+			uint64_t ts;
+			uint8_t closed;        /* pass 1: a thread's outermost NVTX range
+			                          ended here                          */
+			uint32_t range_name;   /* ... its name (string id)            */
+			uint64_t range_start;  /* ... its start                       */
+		} marker;
+		struct {           /* GP_REC_GRAPH_NODE                               */
+			uint8_t kind;  /* enum gp_graph_kind                              */
+			uint32_t graph;
+			uint64_t node;
+			uint32_t corr; /* CAPTURED: hook op id; OP: the kernel's corr      */
+			uint32_t tid;  /* CAPTURED: capturing thread                       */
+			uint64_t ts;   /* CAPTURED: capture time                           */
+			uint32_t nvtx; /* CAPTURED, pass 2: the thread's innermost NVTX
+			                  range then (canonical string, GP_STR_NONE) */
+			uint32_t from_graph; /* CLONED: the graph cloned from             */
+			uint64_t from_node;  /* CLONED: the node cloned from              */
+		} graph;
+		struct {           /* GP_REC_STACK_REF                                */
+			uint32_t op, stack;
+		} stack_ref;
+	};
 };
 
-struct gp_rep_kv {
-	char *key, *value;
-};
-
-/* The aggregate result of one or more traces. Everything is owned. */
-struct gp_rep {
-	/* capture conditions */
-	char *path;            /* trace file (or "N files")                       */
-	struct gp_rep_kv *kv;  /* header key/values (host, cmdline, ...)           */
-	size_t nkv;
-	uint32_t clock_id, pid, version;
-	char **devices;        /* "0: NVIDIA H200 (cc 9.0, 132 SMs)"              */
-	size_t ndevices;
-	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;
-	int complete;          /* footer present (every input)                    */
-	uint64_t truncated_bytes;
-	int32_t end_reason;    /* footer: 0, or the -errno that stopped writing   */
-	uint64_t write_errors, lost_after_stop; /* footer: why / what was lost   */
-	double host_busy_pct, proc_cpu_pct; /* mean over host samples, -1 = none */
-	double host_busy_max_pct;
-	/* counts */
-	uint64_t records;
-	uint64_t rec_count[GP_REC_TYPE_COUNT];
-	uint64_t dropped_ring, dropped_cupti, dropped_write, dropped_records;
-	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
-	uint64_t hooks_unjoined, api_unjoined, evicted;
-	uint64_t launches_captured; /* hooked launches made during stream capture
-	                               (graph nodes, no GPU op of their own)    */
-	double join_coverage;  /* ops_joined / ops (1 when no ops)                */
-	/* window */
-	uint64_t t_first, t_last, wall_ns;
-	uint64_t gpu_busy_ns, gpu_idle_ns, gpu_busy_sum_ns, gpu_busy_late;
-	uint64_t host_api_ns, covered_ns, unattributed_ns;
-	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
-	uint64_t sync_unattributed_ns, sync_unattributed_calls;
-	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
-	/* tables */
-	struct gp_rep_group *groups;
-	size_t ngroups;
-	struct gp_rep_iter *iters;
-	size_t niters;
-	struct gp_rep_callsite *callsites; /* sync call sites, by sync_ns desc */
-	size_t ncallsites;
-	/* multi-trace */
-	struct gp_rep *ranks;  /* per-input reports (merged reports only)          */
-	size_t nranks;
-	int group_by;
-};
+/* Record types (bit 1u << GP_REC_*) and API classes (1u << GP_API_*)
+ * whose views a consumer wants. */
+#define GP_AN_TYPE(t) (1u << (t))
+#define GP_AN_CLASS(c) (1u << (c))
 
 struct gp_an_config {
 	enum gp_group_by group_by;
@@ -149,6 +161,16 @@ struct gp_an_config {
 	void *ctx;
 	uint64_t evict_after_ns; /* join entries older than this are given up
 	                            (0 = default 120 s of trace time)           */
+	struct gp_strtab *strings; /* string table to fill (kept by the caller
+	                              after gp_an_free), or NULL for the
+	                              analyser's own                          */
+	/* optional sink for the analyses: the view of every record whose type
+	 * is in rec_types[pass - 1] */
+	void (*on_rec)(const struct gp_an_rec *v, void *ctx);
+	void *rec_ctx;
+	uint32_t rec_types[2];
+	uint32_t api_classes;  /* API views only of calls of these classes
+	                          (GP_AN_CLASS bits; 0 = every class)       */
 };
 
 struct gp_an;
@@ -162,8 +184,32 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *rec, uint32_t nslots);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);
 
-/* Text of string id (canonical), or NULL. Valid until gp_an_free. */
+/* Text of string id (canonical), or NULL. Valid until gp_an_free, or while
+ * cfg.strings lives. */
 const char *gp_an_string(const struct gp_an *an, uint32_t id);
+/* Canonical index (strtab.h) of string id, or GP_STR_NONE. */
+uint32_t gp_an_canonical(const struct gp_an *an, uint32_t id);
+/* The string table (cfg.strings or the analyser's own). */
+struct gp_strtab *gp_an_strings(const struct gp_an *an);
+/* Innermost symbolised frame of stack id (its text), else its pc as "0x..."
+ * written into buf; NULL when the stack is unknown or empty. */
+const char *gp_an_callsite(const struct gp_an *an, uint32_t stack, char *buf, size_t n);
+/* The run's edges, known after pass 1 (trace-clock ns). */
+struct gp_an_edges {
+	uint64_t first_api;     /* first CUDA call (CUPTI runtime records when
+	                           there are any, else hooks; UINT64_MAX = none) */
+	uint64_t first_launch;  /* first kernel or graph launch (same sources)  */
+	uint64_t last_kernel;   /* end of the last kernel with an end (0 = none) */
+	uint64_t last_activity; /* latest end of a call, a GPU op or an NVTX
+	                           marker                                      */
+};
+const struct gp_an_edges *gp_an_edges(const struct gp_an *an);
+/* Record groups of a type seen in pass 1. */
+uint64_t gp_an_record_count(const struct gp_an *an, unsigned type);
+/* After gp_an_prepare: the start of each iteration (the first mark of each
+ * iteration number, in time order): *starts and *nums malloc'd (the caller
+ * frees them; NULL when there is none). Returns the count, 0 on ENOMEM. */
+size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t **nums);
 /* Name of an API id of a given domain (GP_REC_*_API), or NULL. */
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id);
 
@@ -174,9 +220,40 @@ int gp_an_hook_only(const struct gp_an *an);
 /* The OS tid of a CUPTI thread id when a join has shown it, else cupti_tid. */
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid);
 
-void gp_rep_free(struct gp_rep *rep);
-/* Merge several per-trace reports into dst (groups by name, sums, hist
- * merge); dst->ranks takes ownership of the inputs. */
-int gp_rep_merge(struct gp_rep *dst, struct gp_rep *src, size_t n);
+/* Array growth for the core and the analyses: make *p hold need elements of
+ * elem bytes (capacity doubles from 16). Returns 0 or -ENOMEM (*p kept). */
+static inline int gp_an_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+/* Make a zero-filled array of *n elements hold index i (its length a power
+ * of two from 16; the new elements zeroed): per-operator arrays of the
+ * analyses, indexed by gp_an_op.group. Returns 0 or -ENOMEM (*p kept). */
+static inline int gp_an_grow_zeroed(void **p, size_t *n, size_t i, size_t elem)
+{
+	if (i < *n)
+		return 0;
+	size_t nn = *n ? *n : 16;
+	while (nn <= i)
+		nn *= 2;
+	char *np = realloc(*p, nn * elem);
+	if (!np)
+		return -ENOMEM;
+	memset(np + *n * elem, 0, (nn - *n) * elem);
+	*p = np;
+	*n = nn;
+	return 0;
+}
+#define GP_AN_GROW(arr, n, cap) ((n) < (cap) ? 0 : gp_an_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))
 
 #endif

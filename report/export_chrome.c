@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "export.h"
 #include "map.h"
 
@@ -85,7 +86,7 @@ static void gp_chrome_begin(void *ctx, size_t index, const char *trace_path, uin
 		gp_chrome_host_pid(c));
 	char buf[600];
 	snprintf(buf, sizeof buf, "host pid %u (%s)", pid, trace_path);
-	gp_out_json_str(c->f, buf);
+	gp_fmt_json_str(c->f, buf);
 	fputs("}}", c->f);
 }
 
@@ -118,7 +119,7 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 		}
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": ");
-		gp_out_json_str(c->f, nm);
+		gp_fmt_json_str(c->f, nm);
 		fprintf(c->f, ", \"cat\": \"cuda_api\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
 			      "\"args\": {\"corr\": %u}}",
 			hp, r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid),
@@ -131,7 +132,7 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 				 : r->marker.kind == GP_MARK_START ? "b" : r->marker.kind == GP_MARK_END ? "e" : "i";
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": ");
-		gp_out_json_str(c->f, nm ? nm : "nvtx");
+		gp_fmt_json_str(c->f, nm ? nm : "nvtx");
 		fprintf(c->f, ", \"cat\": \"nvtx\", \"ph\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f", ph, hp,
 			r->marker.tid, gp_chrome_us(c, r->marker.ts));
 		if (*ph == 'b' || *ph == 'e')
@@ -154,7 +155,7 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"ts\": 0, \"args\": {\"name\": ", hp,
 			r->thread.tid);
-		gp_out_json_str(c->f, nm);
+		gp_fmt_json_str(c->f, nm);
 		fputs("}}", c->f);
 		break;
 	}
@@ -189,7 +190,7 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 	}
 	gp_chrome_sep(c);
 	fprintf(c->f, "{\"name\": ");
-	gp_out_json_str(c->f, op->name);
+	gp_fmt_json_str(c->f, op->name);
 	fprintf(c->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"args\": "
 		      "{\"corr\": %u, \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64,
 		op->kind == GP_OP_KERNEL ? "kernel" : op->kind == GP_OP_MEMCPY ? "memcpy" : "memset", gp, op->stream,
@@ -197,7 +198,7 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 		op->queue_ns, op->execute_ns);
 	if (op->nvtx) {
 		fprintf(c->f, ", \"nvtx\": ");
-		gp_out_json_str(c->f, op->nvtx);
+		gp_fmt_json_str(c->f, op->nvtx);
 	}
 	if (op->bytes)
 		fprintf(c->f, ", \"bytes\": %" PRIu64, op->bytes);

@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "export.h"
-#include "xa.h"
+#include "analyses.h"
 
 struct gp_html {
 	char *path;
@@ -41,19 +42,6 @@ static void *gp_html_open(const char *path, char *err, size_t n)
 	return h;
 }
 
-static void gp_html_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
 #define GP_HTML_LAUNCH "#e4a33a"
 #define GP_HTML_EXEC "#3a7be4"
 #define GP_HTML_SYNC "#d9534f"
@@ -70,7 +58,7 @@ static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *s
 {
 	uint64_t max = 1;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t t = gp_out_total(&rep->groups[sel[i]]);
+		uint64_t t = gp_rep_group_total(&rep->groups[sel[i]]);
 		if (t > max)
 			max = t;
 	}
@@ -89,7 +77,7 @@ static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *s
 		fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", left - 6, y + 14);
 		char nm[48];
 		snprintf(nm, sizeof nm, "%s", g->name);
-		gp_html_esc(f, nm);
+		gp_fmt_html_str(f, nm);
 		fputs("</text>\n", f);
 		for (int k = 0; k < 3; k++) {
 			double w = (double)width * (double)parts[k] / (double)max;
@@ -97,7 +85,7 @@ static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *s
 				y, w, bar, colors[k], names[k], (double)parts[k] / 1e3);
 			x += w;
 		}
-		fprintf(f, "<text x='%.1f' y='%d'>%.1f us</text>\n", x + 4, y + 14, (double)gp_out_total(g) / 1e3);
+		fprintf(f, "<text x='%.1f' y='%d'>%.1f us</text>\n", x + 4, y + 14, (double)gp_rep_group_total(g) / 1e3);
 	}
 	fputs("</svg>\n", f);
 }
@@ -137,88 +125,51 @@ static void gp_html_iter_chart(FILE *f, const struct gp_rep *rep, const uint8_t 
 	fputs("</svg>\n", f);
 }
 
-enum gp_html_sec { GP_HTML_STAGES, GP_HTML_HOST, GP_HTML_TRENDS, GP_HTML_GRAPHS };
-
-/* One analysis section: a heading and the section's text (the report's own
+/* One analysis section: a heading and the analysis's text (the report's own
  * words and numbers), its title line dropped; nothing when it is empty. */
-static void gp_html_section(FILE *f, const char *title, const char *trace, enum gp_html_sec which,
-			    const struct gp_xa *xa, const struct gp_rep *r, const struct gp_out_opts *o)
+static void gp_html_section(FILE *f, const char *trace, const struct gp_analysis *a, const void *st,
+			    const struct gp_rep *r, const struct gp_analysis_style *style)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mf = open_memstream(&buf, &len);
 	if (!mf)
 		return;
-	switch (which) {
-	case GP_HTML_STAGES: gp_xa_print_stages(mf, xa, r, 0); break;
-	case GP_HTML_HOST: gp_xa_print_host(mf, xa, r, 0); break;
-	case GP_HTML_TRENDS: gp_xa_print_trends(mf, xa, r, o, 0); break;
-	case GP_HTML_GRAPHS: gp_xa_print_graphs(mf, xa, r, 0); break;
-	}
+	a->text(mf, st, r, style);
 	fclose(mf);
 	const char *body = buf;
 	while (body && *body == '\n')
 		body++;
 	const char *nl = body ? strchr(body, '\n') : NULL;
 	if (nl && nl[1]) {
-		fprintf(f, "<h2>%s", title);
+		fprintf(f, "<h2>%s", a->title);
 		if (trace) {
 			fputs(" &mdash; ", f);
-			gp_html_esc(f, trace);
+			gp_fmt_html_str(f, trace);
 		}
 		fputs("</h2>\n<pre>", f);
-		gp_html_esc(f, nl + 1);
+		gp_fmt_html_str(f, nl + 1);
 		fputs("</pre>\n", f);
 	}
 	free(buf);
 }
 
-/* A bar of the stages' shares of the traced time. */
-static void gp_html_stage_bar(FILE *f, const struct gp_xa *xa)
-{
-	static const char *const colors[] = { "#8c8c8c", "#e4a33a", "#9b6ad6", "#3a7be4", "#5cb85c", "#d9534f" };
-	double total = (double)(xa->t_end - xa->t_start);
-	if (!xa->nstages || total <= 0)
-		return;
-	const int width = 860;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='52' font-family='sans-serif' "
-		   "font-size='12'>\n", width + 20);
-	double x = 10;
-	for (size_t i = 0; i < xa->nstages; i++) {
-		const struct gp_xa_stage *s = &xa->stages[i];
-		double w = (double)width * (double)s->time / total;
-		if (x + w > 10 + width) /* NVTX stages of several threads may overlap */
-			w = 10 + width - x;
-		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
-		gp_html_esc(f, s->name);
-		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
-		if (w > 60) {
-			fprintf(f, "<text x='%.1f' y='42'>", x + 2);
-			gp_html_esc(f, s->name);
-			fputs("</text>\n", f);
-		}
-		x += w;
-	}
-	fputs("</svg>\n", f);
-}
-
-/* The issue-9 analyses of each trace: stages (with a bar), host conditions
- * and self-overhead, trends, CUDA graphs. */
+/* The analyses of each trace: a section each, and its figure. */
 static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 {
-	for (size_t x = 0; x < o->nxas; x++) {
-		const struct gp_rep *r = gp_out_xa_rep(rep, o, x);
-		const struct gp_xa *xa = o->xas[x];
-		if (!r || !xa || !xa->finished)
+	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = o->outlier_factor };
+	for (size_t x = 0; x < o->ntraces; x++) {
+		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);
+		const struct gp_analyses *set = o->analyses[x];
+		if (!r || !set)
 			continue;
-		const char *tr = o->nxas > 1 ? r->path : NULL;
-		if (xa->nstages) {
-			gp_html_section(f, "Stages", tr, GP_HTML_STAGES, xa, r, o);
-			gp_html_stage_bar(f, xa);
+		const char *tr = o->ntraces > 1 ? r->path : NULL;
+		for (size_t i = 0; i < set->n; i++) {
+			if (set->a[i]->text)
+				gp_html_section(f, tr, set->a[i], set->st[i], r, &style);
+			if (set->a[i]->figure)
+				set->a[i]->figure(f, set->st[i]);
 		}
-		gp_html_section(f, "Host conditions and self-overhead", tr, GP_HTML_HOST, xa, r, o);
-		gp_html_section(f, "Trends", tr, GP_HTML_TRENDS, xa, r, o);
-		gp_html_section(f, "CUDA graphs", tr, GP_HTML_GRAPHS, xa, r, o);
 	}
 }
 
@@ -247,7 +198,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			if (mf) {
 				gp_out_report(mf, rep, &to);
 				fclose(mf);
-				gp_html_esc(f, buf);
+				gp_fmt_html_str(f, buf);
 				free(buf);
 			}
 			fputs("</pre>\n", f);
@@ -262,7 +213,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			if (rep->niters) {
 				uint64_t p50, p99;
 				uint8_t *ol = calloc(rep->niters, 1);
-				gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
+				gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
 				size_t nclosed = 0;
 				for (size_t i = 0; i < rep->niters; i++)
 					nclosed += !rep->iters[i].open;

@@ -6,10 +6,9 @@
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
  *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
  *
- * Reads each trace twice through gp_reader (pass 1: strings, stacks,
- * iterations, status; pass 2: the join and sync attribution, see
- * analysis.h), so the analysis core's memory does not grow with the trace
- * length. An ordinary single-threaded program: every problem with
+ * Every trace goes through the report's one driver (pipeline.h): two passes
+ * over the file, the analysis core and the analyses, the exporters fed as it
+ * reads. An ordinary single-threaded program: every problem with
  * an input is one message on stderr naming the file and the problem, and a
  * non-zero exit status (docs/metrics.md "Exit status").
  */
@@ -20,11 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses.h"
 #include "analysis.h"
 #include "export.h"
-#include "gp_reader.h"
 #include "output.h"
-#include "xa.h"
+#include "pipeline.h"
+#include "stability.h"
 
 #define GP_EXIT_OK 0
 #define GP_EXIT_REGRESSED 1
@@ -32,26 +32,18 @@
 #define GP_EXIT_TRUNCATED 3
 #define GP_EXIT_INTERNAL 4
 
-struct gp_main_export {
-	const struct gp_exporter *ex;
-	const char *path;
-	void *ctx;
-};
-
 struct gp_main {
 	struct gp_out_opts out;
 	enum gp_group_by group_by;
 	int allow_truncated;
 	double fail_above;
 	const char *output;
-	struct gp_main_export exports[4];
+	struct gp_pipeline_sink sinks[4]; /* --export: exporter and context  */
+	const char *export_path[4];
 	size_t nexports;
 	regex_t filter;
 	int have_filter;
-	/* extra analyses (xa.h), one per analysed trace */
-	struct gp_xa *cur_xa;
-	struct gp_xa **xas;
-	size_t nxas;
+	struct gp_pipeline *pipe;
 };
 
 static void gp_main_usage(FILE *f)
@@ -242,8 +234,8 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 				fprintf(stderr, "gpuphase-report: --export: at most 4 exports at once\n");
 				return -1;
 			}
-			m->exports[m->nexports].ex = ex;
-			m->exports[m->nexports].path = argv[optind++];
+			m->sinks[m->nexports].ex = ex;
+			m->export_path[m->nexports] = argv[optind++];
 			m->nexports++;
 			break;
 		}
@@ -264,211 +256,45 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	return 0;
 }
 
-/* One pass over a trace. Returns 0, GP_EXIT_USAGE after printing why, or
- * GP_EXIT_INTERNAL (out of memory) without printing: gp_main_analyse says it
- * once for every way it runs out of memory. */
-static int gp_main_pass(const char *path, struct gp_an *an, int pass, struct gp_main *m, struct gp_rep *rep)
-{
-	char err[512];
-	struct gp_reader *rd;
-	int rc = gp_reader_open(path, &rd, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "gpuphase-report: %s\n", err);
-		return GP_EXIT_USAGE;
-	}
-	const union gp_rec *recs;
-	size_t n;
-	while ((rc = gp_reader_next_block(rd, &recs, &n, err, sizeof err)) > 0) {
-		for (size_t i = 0; i < n;) {
-			uint32_t ns = gp_rec_slots(&recs[i]);
-			if (pass == 1) {
-				rc = gp_an_scan1(an, &recs[i], ns);
-				if (!rc && m->cur_xa)
-					rc = gp_xa_scan1(m->cur_xa, &recs[i]);
-			} else {
-				rc = gp_an_scan2(an, &recs[i], ns);
-				if (!rc && m->cur_xa)
-					rc = gp_xa_record(m->cur_xa, an, &recs[i]);
-				for (size_t e = 0; e < m->nexports; e++)
-					if (m->exports[e].ex->record)
-						m->exports[e].ex->record(m->exports[e].ctx, an, &recs[i]);
-			}
-			if (rc) {
-				gp_reader_close(rd);
-				return GP_EXIT_INTERNAL;
-			}
-			i += ns;
-		}
-	}
-	if (rc < 0) {
-		fprintf(stderr, "gpuphase-report: %s\n", err);
-		gp_reader_close(rd);
-		return GP_EXIT_USAGE;
-	}
-	if (pass == 1) {
-		const struct gp_trace_info *info = gp_reader_info(rd);
-		const struct gp_trace_end *end = gp_reader_end(rd);
-		rep->version = info->version;
-		rep->clock_id = info->clock_id;
-		rep->pid = info->pid;
-		rep->complete = end->complete;
-		rep->truncated_bytes = end->truncated_bytes;
-		rep->end_reason = end->end_reason;
-		rep->write_errors = end->write_errors;
-		rep->lost_after_stop = end->lost_after_stop;
-		rep->kv = calloc(info->nkv ? info->nkv : 1, sizeof *rep->kv);
-		if (!rep->kv || !(rep->path = strdup(path))) {
-			gp_reader_close(rd);
-			return GP_EXIT_INTERNAL;
-		}
-		for (size_t i = 0; i < info->nkv; i++) {
-			rep->kv[i].key = strdup(info->keys[i] ? info->keys[i] : "");
-			rep->kv[i].value = strdup(info->values[i] ? info->values[i] : "");
-			rep->nkv++;
-			if (!rep->kv[i].key || !rep->kv[i].value) {
-				gp_reader_close(rd);
-				return GP_EXIT_INTERNAL;
-			}
-		}
-		/* the footer's counters complete the DROPS records */
-		rep->dropped_ring = end->dropped_ring;
-		rep->dropped_cupti = end->dropped_cupti;
-	}
-	gp_reader_close(rd);
-	return 0;
-}
-
-static void gp_main_op_sink(const struct gp_an_op *op, void *ctx)
-{
-	struct gp_main *m = ctx;
-	if (m->cur_xa)
-		gp_xa_op(m->cur_xa, op);
-	for (size_t e = 0; e < m->nexports; e++)
-		if (m->exports[e].ex->op)
-			m->exports[e].ex->op(op, m->exports[e].ctx);
-}
-
-static void gp_main_wait_sink(const struct gp_an_wait *w, void *ctx)
-{
-	struct gp_main *m = ctx;
-	for (size_t e = 0; e < m->nexports; e++)
-		if (m->exports[e].ex->wait)
-			m->exports[e].ex->wait(w, m->exports[e].ctx);
-}
-
 static int gp_main_oom(const char *path)
 {
 	fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
 	return GP_EXIT_INTERNAL;
 }
 
-/* Analyse one trace into rep. Returns 0 or an exit status, its message
- * printed once (the out-of-memory one here, the others by gp_main_pass). */
-static int gp_main_analyse(const char *path, size_t index, struct gp_main *m, struct gp_rep *rep)
+/* Analyse files[0..nfiles) into m->pipe, saying once per trace what went
+ * wrong and which traces are truncated. Returns 0 or an exit status. */
+static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncated)
 {
-	struct gp_an_config cfg = { .group_by = m->group_by };
-	cfg.on_op = gp_main_op_sink; /* exports and the extra analyses */
-	cfg.on_wait = gp_main_wait_sink;
-	cfg.ctx = m;
-	struct gp_xa **xv = realloc(m->xas, (m->nxas + 1) * sizeof *xv);
-	if (!xv)
-		return gp_main_oom(path);
-	m->xas = xv;
-	if (!(m->cur_xa = gp_xa_new()))
-		return gp_main_oom(path);
-	m->xas[m->nxas++] = m->cur_xa;
-	m->cur_xa->outlier_factor = m->out.outlier_factor;
-	struct gp_an *an = gp_an_new(&cfg);
-	if (!an)
-		return gp_main_oom(path);
-	memset(rep, 0, sizeof *rep);
-	int rc = gp_main_pass(path, an, 1, m, rep);
-	uint64_t fdrop_ring = rep->dropped_ring, fdrop_cupti = rep->dropped_cupti;
-	if (!rc && (gp_an_prepare(an) || gp_xa_prepare(m->cur_xa, an)))
-		rc = GP_EXIT_INTERNAL;
-	if (!rc) {
-		for (size_t e = 0; e < m->nexports; e++)
-			if (m->exports[e].ex->begin)
-				m->exports[e].ex->begin(m->exports[e].ctx, index, path, rep->pid);
-		rc = gp_main_pass(path, an, 2, m, rep);
-	}
-	if (!rc) {
-		/* finish fills the counters; keep header facts from pass 1 */
-		struct gp_rep tmp;
-		memset(&tmp, 0, sizeof tmp);
-		if (gp_an_finish(an, &tmp)) {
-			gp_rep_free(&tmp);
-			rc = GP_EXIT_INTERNAL;
-		} else {
-			tmp.path = rep->path;
-			tmp.kv = rep->kv;
-			tmp.nkv = rep->nkv;
-			tmp.version = rep->version;
-			tmp.clock_id = rep->clock_id;
-			tmp.pid = rep->pid;
-			tmp.complete = rep->complete;
-			tmp.truncated_bytes = rep->truncated_bytes;
-			tmp.end_reason = rep->end_reason;
-			tmp.write_errors = rep->write_errors;
-			tmp.lost_after_stop = rep->lost_after_stop;
-			/* the writer's cap ends with -EFBIG and no write error */
-			if (rep->end_reason == -EFBIG && !rep->write_errors)
-				tmp.size_cap = 1;
-			if (fdrop_ring > tmp.dropped_ring)
-				tmp.dropped_ring = fdrop_ring;
-			if (fdrop_cupti > tmp.dropped_cupti)
-				tmp.dropped_cupti = fdrop_cupti;
-			tmp.dropped_records = tmp.dropped_ring + tmp.dropped_cupti + tmp.dropped_write;
-			*rep = tmp;
-			if (gp_xa_finish(m->cur_xa, an, rep))
-				rc = GP_EXIT_INTERNAL;
-		}
-	}
-	if (rc == GP_EXIT_INTERNAL)
-		gp_main_oom(path);
-	gp_an_free(an);
-	return rc;
-}
-
-/* Analyse files into one report (merged when several). */
-static int gp_main_load(char **files, int nfiles, struct gp_main *m, struct gp_rep *out, int *truncated)
-{
-	struct gp_rep *reps = calloc((size_t)nfiles, sizeof *reps);
-	if (!reps)
-		return GP_EXIT_INTERNAL;
-	int rc = 0;
 	*truncated = 0;
-	for (int i = 0; i < nfiles && !rc; i++) {
-		rc = gp_main_analyse(files[i], (size_t)i, m, &reps[i]);
-		if (!rc && !reps[i].complete) {
+	for (int i = 0; i < nfiles; i++) {
+		char err[512];
+		int rc = gp_pipeline_add(m->pipe, files[i], err, sizeof err);
+		if (rc == -ENOMEM)
+			return gp_main_oom(files[i]);
+		if (rc) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			return GP_EXIT_USAGE;
+		}
+		const struct gp_rep *r = gp_pipeline_rep(m->pipe, gp_pipeline_count(m->pipe) - 1);
+		if (!r->complete) {
 			*truncated = 1;
 			fprintf(stderr, "gpuphase-report: %s: truncated: no footer%s; the report covers the data up to "
 					"the last whole block\n", files[i],
-				reps[i].truncated_bytes ? " and a partial block at the end" : "");
+				r->truncated_bytes ? " and a partial block at the end" : "");
 		}
 	}
-	if (rc) {
-		for (int i = 0; i < nfiles; i++)
-			gp_rep_free(&reps[i]);
-		free(reps);
-		return rc;
-	}
-	if (nfiles == 1) {
-		*out = reps[0];
-	} else {
-		memset(out, 0, sizeof *out);
-		if (gp_rep_merge(out, reps, (size_t)nfiles)) {
-			free(reps);
-			return GP_EXIT_INTERNAL;
-		}
-		char buf[64];
-		snprintf(buf, sizeof buf, "%d traces", nfiles);
-		out->path = strdup(buf);
-		out->pid = 0;
-		out->devices = NULL;
-	}
-	free(reps);
 	return 0;
+}
+
+/* The pipeline of this run: every analysis, the footer facts, the exports. */
+static int gp_main_pipeline(struct gp_main *m)
+{
+	struct gp_pipeline_opts po = { .group_by = m->group_by, .what = GP_PIPE_ALL,
+				       .outlier_factor = m->out.outlier_factor, .sinks = m->sinks,
+				       .nsinks = m->nexports };
+	m->pipe = gp_pipeline_new(&po);
+	return m->pipe ? 0 : GP_EXIT_INTERNAL;
 }
 
 static FILE *gp_main_out(struct gp_main *m)
@@ -493,6 +319,39 @@ static int gp_main_close_out(struct gp_main *m, FILE *f)
 	return 0;
 }
 
+/* The report, then the analyses' sections of each trace (text and
+ * markdown; json carries them inside the report). */
+static int gp_main_write(FILE *f, struct gp_main *m, const struct gp_rep *rep)
+{
+	if (gp_out_report(f, rep, &m->out))
+		return GP_EXIT_INTERNAL;
+	if (m->out.format != GP_FMT_TEXT && m->out.format != GP_FMT_MARKDOWN)
+		return 0;
+	int md = m->out.format == GP_FMT_MARKDOWN;
+	struct gp_analysis_style style = { .markdown = md, .outlier_factor = m->out.outlier_factor };
+	for (size_t x = 0; x < m->out.ntraces; x++) {
+		const struct gp_rep *r = gp_out_trace_rep(rep, &m->out, x);
+		if (!r)
+			continue;
+		if (m->out.ntraces > 1)
+			fprintf(f, md ? "\n## Analyses of trace %zu: %s\n" : "\nAnalyses of trace %zu: %s\n", x + 1,
+				r->path ? r->path : "?");
+		if (gp_analyses_text(f, m->out.analyses[x], r, &style))
+			return GP_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static int gp_main_print(struct gp_main *m, const struct gp_rep *rep)
+{
+	FILE *f = gp_main_out(m);
+	if (!f)
+		return GP_EXIT_USAGE;
+	int rc = gp_main_write(f, m, rep);
+	int crc = gp_main_close_out(m, f);
+	return rc ? rc : crc;
+}
+
 static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 {
 	char **files;
@@ -507,13 +366,11 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 		return GP_EXIT_USAGE;
 	}
 	struct gp_rep base, cur;
-	int tb, tc;
-	if ((rc = gp_main_load(&files[0], 1, m, &base, &tb)))
+	int truncated;
+	if ((rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, 2, m, &truncated)))
 		return rc;
-	if ((rc = gp_main_load(&files[1], 1, m, &cur, &tc))) {
-		gp_rep_free(&base);
-		return rc;
-	}
+	gp_pipeline_report(m->pipe, 0, 1, &base);
+	gp_pipeline_report(m->pipe, 1, 1, &cur);
 	FILE *f = gp_main_out(m);
 	int regressed = 0;
 	if (!f) {
@@ -529,7 +386,7 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 	gp_rep_free(&cur);
 	if (!rc && regressed)
 		rc = GP_EXIT_REGRESSED;
-	if (!rc && (tb || tc) && !m->allow_truncated)
+	if (!rc && truncated && !m->allow_truncated)
 		rc = GP_EXIT_TRUNCATED;
 	return rc;
 }
@@ -570,62 +427,44 @@ int main(int argc, char **argv)
 	}
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
-		m.exports[e].ctx = m.exports[e].ex->open(m.exports[e].path, err, sizeof err);
-		if (!m.exports[e].ctx) {
+		m.sinks[e].ctx = m.sinks[e].ex->open(m.export_path[e], err, sizeof err);
+		if (!m.sinks[e].ctx) {
 			fprintf(stderr, "gpuphase-report: %s\n", err);
 			for (size_t k = 0; k < e; k++)
-				m.exports[k].ex->close(m.exports[k].ctx, NULL, &m.out, err, sizeof err);
+				m.sinks[k].ex->close(m.sinks[k].ctx, NULL, &m.out, err, sizeof err);
 			rc = GP_EXIT_USAGE;
 			goto out;
 		}
 	}
 	struct gp_rep rep;
-	int truncated;
-	rc = gp_main_load(files, nfiles, &m, &rep, &truncated);
-	m.out.xas = m.xas; /* json and html render the analyses of each trace */
-	m.out.nxas = rc ? 0 : m.nxas;
+	memset(&rep, 0, sizeof rep);
+	int truncated = 0;
+	rc = gp_main_pipeline(&m);
+	if (!rc)
+		rc = gp_main_add(files, nfiles, &m, &truncated);
+	if (!rc && gp_pipeline_report(m.pipe, 0, (size_t)nfiles, &rep))
+		rc = GP_EXIT_INTERNAL;
+	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
+	m.out.ntraces = rc ? 0 : (size_t)nfiles;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
-		if (m.exports[e].ex->close(m.exports[e].ctx, rc ? NULL : &rep, &m.out, err, sizeof err) && !rc) {
+		if (m.sinks[e].ex->close(m.sinks[e].ctx, rc ? NULL : &rep, &m.out, err, sizeof err) && !rc) {
 			fprintf(stderr, "gpuphase-report: %s\n", err);
 			rc = GP_EXIT_INTERNAL;
 		} else if (!rc) {
-			fprintf(stderr, "gpuphase-report: wrote %s %s\n", m.exports[e].ex->name, m.exports[e].path);
+			fprintf(stderr, "gpuphase-report: wrote %s %s\n", m.sinks[e].ex->name, m.export_path[e]);
 		}
 	}
 	if (rc)
 		goto out;
-	if (!m.nexports || m.output) {
-		FILE *f = gp_main_out(&m);
-		if (!f) {
-			rc = GP_EXIT_USAGE;
-		} else {
-			if (gp_out_report(f, &rep, &m.out))
-				rc = GP_EXIT_INTERNAL;
-			for (size_t x = 0; x < m.nxas && !rc; x++) { /* issue 9 sections, per trace */
-				const struct gp_rep *r = gp_out_xa_rep(&rep, &m.out, x);
-				if (!r)
-					continue;
-				if (m.nxas > 1 && (m.out.format == GP_FMT_TEXT || m.out.format == GP_FMT_MARKDOWN))
-					fprintf(f, m.out.format == GP_FMT_MARKDOWN ? "\n## Analyses of trace %zu: %s\n"
-										    : "\nAnalyses of trace %zu: %s\n",
-						x + 1, r->path ? r->path : "?");
-				if (gp_xa_print(f, m.xas[x], r, &m.out))
-					rc = GP_EXIT_INTERNAL;
-			}
-			int crc = gp_main_close_out(&m, f);
-			if (!rc)
-				rc = crc;
-		}
-	}
+	if (!m.nexports || m.output)
+		rc = gp_main_print(&m, &rep);
 	gp_rep_free(&rep);
 	if (!rc && truncated && !m.allow_truncated)
 		rc = GP_EXIT_TRUNCATED;
 out:
 	if (m.have_filter)
 		regfree(&m.filter);
-	for (size_t x = 0; x < m.nxas; x++)
-		gp_xa_free(m.xas[x]);
-	free(m.xas);
+	gp_pipeline_free(m.pipe);
 	return rc;
 }

@@ -1,9 +1,14 @@
-# report/module.mk — gpuphase-report, the offline analyser, its tests and its
-# benchmark. The analysis core (libgpreport.a) needs no trace file; the binary
-# links the collector's reader.
-REPORT_CORE_SRCS := report/map.c report/stats.c report/analysis.c report/rep.c report/verdict.c \
-                    report/xa.c report/graphs.c report/trends.c report/hostload.c report/stages.c report/stability.c \
-                    report/output.c report/export_chrome.c report/export_sqlite.c report/export_html.c
+# report/module.mk — gpuphase-report, the offline analyser, its unit tests
+# (report/tests/) and its benchmark. libgpreport.a holds the driver
+# (pipeline.c, which reads traces through the collector's reader: link
+# libgpcollector.a after it), the analysis core, the analyses (every file in
+# report/analyses/) and the outputs.
+REPORT_CORE_SRCS := report/pipeline.c \
+                    report/analysis.c report/analysis_names.c report/analysis_fold.c report/analysis_finish.c \
+                    report/join.c report/sync.c report/strtab.c report/demangle.c report/map.c report/stats.c \
+                    report/analyses.c $(wildcard report/analyses/*.c) \
+                    report/rep.c report/verdict.c report/fmt.c report/output.c report/stability.c \
+                    report/export_chrome.c report/export_sqlite.c report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
 REPORT_LIBS       = -lsqlite3 -lstdc++ -lm
@@ -17,9 +22,10 @@ $(B)/bin/gpuphase-report: $(B)/obj/report/main.o $(REPORT_LIB) $(GP_COLLECTOR_LI
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
-REPORT_TESTS := $(B)/tests/test_report_core
+# Unit tests: report/tests/test_report_*.c, one binary each in $(B)/tests/.
+REPORT_TESTS := $(patsubst report/tests/%.c,$(B)/tests/%,$(wildcard report/tests/test_report_*.c))
 
-$(B)/tests/test_report_%: $(B)/obj/report/test_report_%.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+$(B)/tests/test_report_%: $(B)/obj/report/tests/test_report_%.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
@@ -30,11 +36,8 @@ $(B)/bench/bench_report: $(B)/obj/report/bench_report.o $(REPORT_LIB) $(GP_COLLE
 ALL_TARGETS += $(REPORT_LIB) $(B)/bin/gpuphase-report $(REPORT_TESTS)
 TESTS       += $(REPORT_TESTS)
 
-.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o
+.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/tests/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o
 
 ALL_TARGETS += $(B)/bench/bench_report
 BENCHES     += $(B)/bench/bench_report
 
-ALL_TARGETS += $(B)/tests/test_report_xa
-TESTS       += $(B)/tests/test_report_xa
-.SECONDARY: $(B)/obj/report/test_report_xa.o

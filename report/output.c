@@ -1,13 +1,14 @@
 /*
  * output.c — renders a gp_rep as text, markdown, csv or json, and the diff
- * of two reports (see output.h); json also carries each trace's issue-9
- * analyses ("analyses", written by the sections' gp_xa_json_* functions).
+ * of two reports (see output.h); json also carries each trace's analyses
+ * ("analyses": each analysis writes its own member, analyses.h).
  * Called by main.c on the report thread.
  * Every number printed is a field of gp_rep or a ratio of two of them;
  * docs/metrics.md names the field behind each column.
  */
+#include "fmt.h"
 #include "output.h"
-#include "xa.h"
+#include "analyses.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,103 +26,6 @@ static const char *const gp_out_class_names[GP_API_CLASS_COUNT] = {
 
 static const char *const gp_out_group_names[] = { "kernel", "nvtx", "callsite", "stream" };
 
-uint64_t gp_out_total(const struct gp_rep_group *g)
-{
-	return g->launch_ns + g->execute_ns + g->sync_ns;
-}
-
-static double gp_out_pct(uint64_t a, uint64_t b)
-{
-	return b ? 100.0 * (double)a / (double)b : 0.0;
-}
-
-/* Human duration, at most 8 characters below 10^5 s (the table columns):
- * ns below 1 us, then us with one decimal below 10 ms, ms with two decimals
- * below 1 s, s with three decimals below 1000 s, else s with one. */
-static const char *gp_out_dur(uint64_t ns, char *buf, size_t n)
-{
-	if (ns < 1000)
-		snprintf(buf, n, "%" PRIu64 "ns", ns);
-	else if (ns < 10000000ULL)
-		snprintf(buf, n, "%.1fus", (double)ns / 1e3);
-	else if (ns < 999995000ULL) /* rounds below 1000.00ms */
-		snprintf(buf, n, "%.2fms", (double)ns / 1e6);
-	else if (ns < 999999500000ULL)
-		snprintf(buf, n, "%.3fs", (double)ns / 1e9);
-	else
-		snprintf(buf, n, "%.1fs", (double)ns / 1e9);
-	return buf;
-}
-
-/* A share column: one decimal, "100%" when it rounds to 100 (5 characters). */
-static const char *gp_out_pctcol(uint64_t a, uint64_t b, char *buf, size_t n)
-{
-	double v = gp_out_pct(a, b);
-	if (v >= 99.95)
-		snprintf(buf, n, "100%%");
-	else
-		snprintf(buf, n, "%.1f%%", v);
-	return buf;
-}
-
-/* A name cut to w characters with "..." when longer. */
-static const char *gp_out_cut(const char *s, size_t w, char *buf, size_t n)
-{
-	if (strlen(s) <= w || w < 4 || n <= w)
-		snprintf(buf, n, "%s", s);
-	else
-		snprintf(buf, n, "%.*s...", (int)(w - 3), s);
-	return buf;
-}
-
-void gp_out_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-/* CSV field: quoted when it holds a comma, quote or newline. */
-void gp_out_json_num(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
-		fputs("null", f);
-}
-
-static void gp_out_csv_str(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-/* Markdown table cell: escape the pipe. */
-static void gp_out_md_str(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-}
-
 static const struct gp_rep *gp_sort_rep;
 static enum gp_sort gp_sort_key;
 
@@ -133,7 +37,7 @@ static uint64_t gp_out_sortval(const struct gp_rep_group *g)
 	case GP_SORT_EXECUTE: return g->execute_ns;
 	case GP_SORT_SYNC: return g->sync_ns;
 	case GP_SORT_COUNT: return g->count;
-	default: return gp_out_total(g);
+	default: return gp_rep_group_total(g);
 	}
 }
 
@@ -165,77 +69,6 @@ size_t gp_out_select(const struct gp_rep *rep, const struct gp_out_opts *o, size
 	if (o->top && n > o->top)
 		n = o->top;
 	return n;
-}
-
-static int gp_out_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank quantile of a sorted array. */
-static uint64_t gp_out_nearest_rank(const uint64_t *v, size_t n, double q)
-{
-	if (!n)
-		return 0;
-	size_t rank = (size_t)ceil(q * (double)n);
-	if (rank < 1)
-		rank = 1;
-	return v[rank - 1];
-}
-
-void gp_out_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, uint64_t *p99, uint8_t *outlier)
-{
-	*p50 = *p99 = 0;
-	if (!rep->niters)
-		return;
-	/* the open last iteration (cut by the window end) is left out */
-	uint64_t *d = malloc(rep->niters * sizeof *d);
-	size_t n = 0;
-	if (!d)
-		return;
-	for (size_t i = 0; i < rep->niters; i++)
-		if (!rep->iters[i].open)
-			d[n++] = rep->iters[i].end - rep->iters[i].start;
-	qsort(d, n, sizeof *d, gp_out_cmp_u64);
-	*p50 = gp_out_nearest_rank(d, n, 0.5);
-	*p99 = gp_out_nearest_rank(d, n, 0.99);
-	free(d);
-	for (size_t i = 0; outlier && i < rep->niters; i++)
-		outlier[i] = n >= 3 && !rep->iters[i].open &&
-			     (double)(rep->iters[i].end - rep->iters[i].start) > factor * (double)*p50;
-}
-
-/* A rank's own work: launch + execute of its ops, leaving out communication
- * kernels (names containing "nccl", any case), whose execution includes
- * waiting for the other ranks. */
-static uint64_t gp_out_rank_busy(const struct gp_rep *r)
-{
-	uint64_t busy = 0;
-	for (size_t i = 0; i < r->ngroups; i++) {
-		const struct gp_rep_group *g = &r->groups[i];
-		busy += g->launch_ns;
-		if (!strcasestr(g->name, "nccl"))
-			busy += g->execute_ns;
-	}
-	return busy;
-}
-
-uint64_t gp_out_stragglers(const struct gp_rep *rep, double pct, uint8_t *flag)
-{
-	if (!rep->nranks)
-		return 0;
-	uint64_t *v = malloc(rep->nranks * sizeof *v);
-	if (!v)
-		return 0;
-	for (size_t i = 0; i < rep->nranks; i++)
-		v[i] = gp_out_rank_busy(&rep->ranks[i]);
-	qsort(v, rep->nranks, sizeof *v, gp_out_cmp_u64);
-	uint64_t med = gp_out_nearest_rank(v, rep->nranks, 0.5);
-	free(v);
-	for (size_t i = 0; i < rep->nranks; i++)
-		flag[i] = rep->nranks >= 2 && (double)gp_out_rank_busy(&rep->ranks[i]) > (double)med * (1.0 + pct / 100.0);
-	return med;
 }
 
 static const char *gp_out_kv(const struct gp_rep *rep, const char *key)
@@ -287,9 +120,9 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 			lead, rep->gpu_busy_late);
 }
 
-static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+/* The header and the capture conditions. */
+static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32], b10[32], b11[32];
 	const char *h = md ? "## " : "";
 	/* header */
 	fprintf(f, "%sgpuphase report: %s\n\n", md ? "# " : "", rep->path ? rep->path : "?");
@@ -318,28 +151,33 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			md ? "- " : "  ", "host load", rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct,
 			rep->host_busy_pct > 80 ? " -- host was loaded: launch times are inflated" : "");
 	gp_out_missing(f, rep, md ? "- note: " : "  note: ");
+}
 
+/* The window summary and the whole run's verdict. */
+static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* window summary */
 	uint64_t tot = rep->launch_ns + rep->execute_ns + rep->sync_ns;
 	fprintf(f, "\n%sWindow\n%s", h, md ? "\n" : "");
-	const char *li = md ? "- " : "  ";
 	fprintf(f, "%swall %s, GPU busy %s (%.1f%%; plain sum of op times %s), GPU idle %s\n", li,
-		gp_out_dur(rep->wall_ns, b1, 32), gp_out_dur(rep->gpu_busy_ns, b2, 32),
-		gp_out_pct(rep->gpu_busy_ns, rep->wall_ns), gp_out_dur(rep->gpu_busy_sum_ns, b3, 32),
-		gp_out_dur(rep->gpu_idle_ns, b4, 32));
-	fprintf(f, "%shost time inside CUDA calls %s\n", li, gp_out_dur(rep->host_api_ns, b1, 32));
+		gp_fmt_dur(rep->wall_ns, b1, 32), gp_fmt_dur(rep->gpu_busy_ns, b2, 32),
+		gp_fmt_pct(rep->gpu_busy_ns, rep->wall_ns), gp_fmt_dur(rep->gpu_busy_sum_ns, b3, 32),
+		gp_fmt_dur(rep->gpu_idle_ns, b4, 32));
+	fprintf(f, "%shost time inside CUDA calls %s\n", li, gp_fmt_dur(rep->host_api_ns, b1, 32));
 	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue %s\n", li,
-		gp_out_dur(rep->launch_ns, b1, 32), gp_out_pct(rep->launch_ns, tot),
-		gp_out_dur(rep->execute_ns, b2, 32), gp_out_pct(rep->execute_ns, tot),
-		gp_out_dur(rep->sync_ns, b3, 32), gp_out_pct(rep->sync_ns, tot), gp_out_dur(rep->queue_ns, b4, 32));
+		gp_fmt_dur(rep->launch_ns, b1, 32), gp_fmt_pct(rep->launch_ns, tot),
+		gp_fmt_dur(rep->execute_ns, b2, 32), gp_fmt_pct(rep->execute_ns, tot),
+		gp_fmt_dur(rep->sync_ns, b3, 32), gp_fmt_pct(rep->sync_ns, tot), gp_fmt_dur(rep->queue_ns, b4, 32));
 	fprintf(f, "%ssync with nothing outstanding %s in %" PRIu64 " calls\n", li,
-		gp_out_dur(rep->sync_unattributed_ns, b1, 32), rep->sync_unattributed_calls);
+		gp_fmt_dur(rep->sync_unattributed_ns, b1, 32), rep->sync_unattributed_calls);
 	fprintf(f, "%sunattributed (no op launching, running or waited for) %s (%.1f%% of wall)\n", li,
-		gp_out_dur(rep->unattributed_ns, b1, 32), gp_out_pct(rep->unattributed_ns, rep->wall_ns));
+		gp_fmt_dur(rep->unattributed_ns, b1, 32), gp_fmt_pct(rep->unattributed_ns, rep->wall_ns));
 	for (int k = 0; k < GP_API_CLASS_COUNT; k++)
 		if (rep->sync_calls[k])
 			fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s\n", li, gp_out_class_names[k],
-				rep->sync_calls[k], gp_out_dur(rep->sync_kind_ns[k], b1, 32));
+				rep->sync_calls[k], gp_fmt_dur(rep->sync_kind_ns[k], b1, 32));
 	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th);
 	char why[160];
 	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th, why, sizeof why);
@@ -347,7 +185,13 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		why);
 	if (*gp_verdict_advice(rv))
 		fprintf(f, "%sadvice: %s\n", li, gp_verdict_advice(rv));
+}
 
+/* The operator table and the verdicts of the operators shown. */
+static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32], b10[32], why[160];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* operator table */
 	size_t *sel, n = gp_out_select(rep, o, &sel);
 	fprintf(f, "\n%sOperators (by %s, grouped by %s%s)\n\n", h,
@@ -365,32 +209,32 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	}
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		uint64_t t = gp_out_total(g);
+		uint64_t t = gp_rep_group_total(g);
 		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
 		uint64_t mean = g->exec.n ? g->exec.sum / g->exec.n : 0;
-		gp_out_dur(t, b1, 32);
-		gp_out_dur(g->launch_ns, b2, 32);
-		gp_out_dur(g->execute_ns, b3, 32);
-		gp_out_dur(g->sync_ns, b4, 32);
-		gp_out_dur(g->queue_ns, b5, 32);
-		gp_out_dur(mean, b6, 32);
-		gp_out_dur(gp_hist_quantile(&g->exec, 0.50), b7, 32);
-		gp_out_dur(gp_hist_quantile(&g->exec, 0.95), b8, 32);
-		gp_out_dur(gp_hist_quantile(&g->exec, 0.99), b9, 32);
-		gp_out_dur(g->exec.max, b10, 32);
+		gp_fmt_dur(t, b1, 32);
+		gp_fmt_dur(g->launch_ns, b2, 32);
+		gp_fmt_dur(g->execute_ns, b3, 32);
+		gp_fmt_dur(g->sync_ns, b4, 32);
+		gp_fmt_dur(g->queue_ns, b5, 32);
+		gp_fmt_dur(mean, b6, 32);
+		gp_fmt_dur(gp_hist_quantile(&g->exec, 0.50), b7, 32);
+		gp_fmt_dur(gp_hist_quantile(&g->exec, 0.95), b8, 32);
+		gp_fmt_dur(gp_hist_quantile(&g->exec, 0.99), b9, 32);
+		gp_fmt_dur(g->exec.max, b10, 32);
 		if (md) {
 			fprintf(f, "| ");
-			gp_out_md_str(f, g->name);
+			gp_fmt_md_str(f, g->name);
 			fprintf(f, " | %" PRIu64 " | %s | %s | %.1f | %s | %.1f | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n",
-				g->count, b1, b2, gp_out_pct(g->launch_ns, t), b3, gp_out_pct(g->execute_ns, t), b4,
-				gp_out_pct(g->sync_ns, t), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
+				g->count, b1, b2, gp_fmt_pct(g->launch_ns, t), b3, gp_fmt_pct(g->execute_ns, t), b4,
+				gp_fmt_pct(g->sync_ns, t), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
 		} else {
 			char nm[40], p1[16], p2[16], p3[16];
 			fprintf(f, "%-28s %7" PRIu64 " %8s %8s %5s %8s %5s %8s %5s %8s %8s %8s %8s %8s %8s  %s\n",
-				gp_out_cut(g->name, 28, nm, sizeof nm), g->count, b1, b2,
-				gp_out_pctcol(g->launch_ns, t, p1, sizeof p1), b3,
-				gp_out_pctcol(g->execute_ns, t, p2, sizeof p2), b4,
-				gp_out_pctcol(g->sync_ns, t, p3, sizeof p3), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
+				gp_fmt_cut(g->name, 28, nm, sizeof nm), g->count, b1, b2,
+				gp_fmt_pctcol(g->launch_ns, t, p1, sizeof p1), b3,
+				gp_fmt_pctcol(g->execute_ns, t, p2, sizeof p2), b4,
+				gp_fmt_pctcol(g->sync_ns, t, p3, sizeof p3), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
 		}
 	}
 	/* verdict details for shown operators that crossed a threshold */
@@ -410,27 +254,39 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 				li, g->no_api, g->count, g->no_gpu);
 	}
 	free(sel);
+}
 
+/* Sync call sites by blocked time. */
+static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* sync call sites */
 	if (rep->ncallsites && !(rep->ncallsites == 1 && !strcmp(rep->callsites[0].name, "(no stack)"))) {
 		fprintf(f, "\n%sSync call sites (by blocked time)\n%s", h, md ? "\n" : "");
 		for (size_t i = 0; i < rep->ncallsites && i < (o->top ? o->top : 10); i++)
 			fprintf(f, "%s%-60s %6" PRIu64 " calls %10s\n", li, rep->callsites[i].name, rep->callsites[i].calls,
-				gp_out_dur(rep->callsites[i].sync_ns, b1, 32));
+				gp_fmt_dur(rep->callsites[i].sync_ns, b1, 32));
 	}
+}
 
+/* The iterations: a terminal gets the first 10, the last and every outlier. */
+static void gp_out_text_iters(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* iterations */
 	if (rep->niters) {
 		uint64_t p50, p99;
 		uint8_t *out = calloc(rep->niters, 1);
-		gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
+		gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
 		size_t nclosed = 0;
 		for (size_t i = 0; i < rep->niters; i++)
 			nclosed += !rep->iters[i].open;
 		if (nclosed)
 			fprintf(f, "\n%sIterations (%zu): duration p50 %s, p99 %s over the %zu complete ones; outlier = "
-				   "duration > %.2g x p50\n\n", h, rep->niters, gp_out_dur(p50, b1, 32),
-				gp_out_dur(p99, b2, 32), nclosed, o->outlier_factor);
+				   "duration > %.2g x p50\n\n", h, rep->niters, gp_fmt_dur(p50, b1, 32),
+				gp_fmt_dur(p99, b2, 32), nclosed, o->outlier_factor);
 		else
 			fprintf(f, "\n%sIterations (%zu): no complete iteration (the only one is open: it ends with the "
 				   "window), so no duration statistics\n\n", h, rep->niters);
@@ -449,11 +305,11 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 				continue;
 			}
 			shown++;
-			gp_out_dur(it->end - it->start, b1, 32);
-			gp_out_dur(it->launch_ns, b2, 32);
-			gp_out_dur(it->execute_ns, b3, 32);
-			gp_out_dur(it->sync_ns, b4, 32);
-			gp_out_dur(it->queue_ns, b5, 32);
+			gp_fmt_dur(it->end - it->start, b1, 32);
+			gp_fmt_dur(it->launch_ns, b2, 32);
+			gp_fmt_dur(it->execute_ns, b3, 32);
+			gp_fmt_dur(it->sync_ns, b4, 32);
+			gp_fmt_dur(it->queue_ns, b5, 32);
 			int ol = out && out[i];
 			if (md)
 				fprintf(f, "| %" PRId64 " | %s | %" PRIu64 " | %s | %s | %s | %s | %s |\n", it->iter, b1, it->ops,
@@ -467,24 +323,30 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		(void)shown;
 		free(out);
 	}
+}
 
+/* The ranks of a merged report, with stragglers. */
+static void gp_out_text_ranks(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b11[32];
+	const char *h = md ? "## " : "";
 	/* ranks */
 	if (rep->nranks > 1) {
 		uint8_t *fl = calloc(rep->nranks, 1);
-		uint64_t med = fl ? gp_out_stragglers(rep, o->straggler_pct, fl) : 0;
+		uint64_t med = fl ? gp_rep_stragglers(rep, o->straggler_pct, fl) : 0;
 		fprintf(f, "\n%sRanks (%zu): busy = launch + execute of non-NCCL ops; straggler = busy > median %s + %.0f%%\n\n", h, rep->nranks,
-			gp_out_dur(med, b1, 32), o->straggler_pct);
+			gp_fmt_dur(med, b1, 32), o->straggler_pct);
 		if (md)
 			fprintf(f, "| trace | wall | busy | GPU busy | launch | execute | sync | straggler |\n"
 				   "|---|---:|---:|---:|---:|---:|---:|---|\n");
 		for (size_t i = 0; i < rep->nranks; i++) {
 			const struct gp_rep *r = &rep->ranks[i];
-			gp_out_dur(r->wall_ns, b1, 32);
-			gp_out_dur(gp_out_rank_busy(r), b2, 32);
-			gp_out_dur(r->gpu_busy_ns, b3, 32);
-			gp_out_dur(r->launch_ns, b4, 32);
-			gp_out_dur(r->execute_ns, b5, 32);
-			gp_out_dur(r->sync_ns + r->sync_unattributed_ns, b11, 32);
+			gp_fmt_dur(r->wall_ns, b1, 32);
+			gp_fmt_dur(gp_rep_rank_busy(r), b2, 32);
+			gp_fmt_dur(r->gpu_busy_ns, b3, 32);
+			gp_fmt_dur(r->launch_ns, b4, 32);
+			gp_fmt_dur(r->execute_ns, b5, 32);
+			gp_fmt_dur(r->sync_ns + r->sync_unattributed_ns, b11, 32);
 			if (md)
 				fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r->path, b1, b2, b3, b4, b5, b11,
 					fl && fl[i] ? "yes" : "");
@@ -494,6 +356,16 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		}
 		free(fl);
 	}
+}
+
+static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	gp_out_text_capture(f, rep, md);
+	gp_out_text_window(f, rep, o, md);
+	gp_out_text_ops(f, rep, o, md);
+	gp_out_text_callsites(f, rep, o, md);
+	gp_out_text_iters(f, rep, o, md);
+	gp_out_text_ranks(f, rep, o, md);
 }
 
 /* --- csv ---------------------------------------------------------------------------------------- */
@@ -506,10 +378,10 @@ static void gp_out_csv(FILE *f, const struct gp_rep *rep, const struct gp_out_op
 	size_t *sel, n = gp_out_select(rep, o, &sel);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		uint64_t t = gp_out_total(g);
-		gp_out_csv_str(f, g->name);
+		uint64_t t = gp_rep_group_total(g);
+		gp_fmt_csv_str(f, g->name);
 		fputc(',', f);
-		gp_out_csv_str(f, g->long_name ? g->long_name : g->name);
+		gp_fmt_csv_str(f, g->long_name ? g->long_name : g->name);
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%.4f,%" PRIu64
 			   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s\n",
 			g->count, t, g->launch_ns, g->queue_ns, g->execute_ns, g->sync_ns,
@@ -530,9 +402,9 @@ static void gp_out_json_verdict(FILE *f, uint64_t l, uint64_t e, uint64_t s, con
 	char why[160];
 	gp_verdict_reason(v, l, e, s, th, why, sizeof why);
 	fprintf(f, "\"verdict\": \"%s\", \"verdict_reason\": ", gp_verdict_name(v));
-	gp_out_json_str(f, why);
+	gp_fmt_json_str(f, why);
 	fprintf(f, ", \"advice\": ");
-	gp_out_json_str(f, gp_verdict_advice(v));
+	gp_fmt_json_str(f, gp_verdict_advice(v));
 }
 
 static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
@@ -577,19 +449,19 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 {
 	fprintf(f, "{\n\"schema\": \"gpuphase-report\",\n\"schema_version\": %d,\n\"trace\": {\"path\": ",
 		GP_REPORT_JSON_VERSION);
-	gp_out_json_str(f, rep->path);
+	gp_fmt_json_str(f, rep->path);
 	fprintf(f, ", \"format_version\": %u, \"pid\": %u, \"clock_id\": %u, \"header\": {", rep->version, rep->pid,
 		rep->clock_id);
 	for (size_t i = 0; i < rep->nkv; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		gp_out_json_str(f, rep->kv[i].key);
+		gp_fmt_json_str(f, rep->kv[i].key);
 		fprintf(f, ": ");
-		gp_out_json_str(f, rep->kv[i].value);
+		gp_fmt_json_str(f, rep->kv[i].value);
 	}
 	fprintf(f, "}, \"devices\": [");
 	for (size_t i = 0; i < rep->ndevices; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		gp_out_json_str(f, rep->devices[i]);
+		gp_fmt_json_str(f, rep->devices[i]);
 	}
 	fprintf(f, "]},\n\"group_by\": \"%s\",\n\"thresholds\": {\"sync_pct\": %g, \"launch_pct\": %g, \"execute_pct\": %g},\n",
 		gp_out_group_names[rep->group_by], o->th.sync_pct, o->th.launch_pct, o->th.execute_pct);
@@ -599,11 +471,11 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	size_t *sel, n = gp_out_select(rep, o, &sel);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		uint64_t t = gp_out_total(g);
+		uint64_t t = gp_rep_group_total(g);
 		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		gp_out_json_str(f, g->name);
+		gp_fmt_json_str(f, g->name);
 		fprintf(f, ", \"long_name\": ");
-		gp_out_json_str(f, g->long_name ? g->long_name : g->name);
+		gp_fmt_json_str(f, g->long_name ? g->long_name : g->name);
 		fprintf(f, ", \"count\": %" PRIu64 ", \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64
 			   ", \"execute_ns\": %" PRIu64 ", \"sync_ns\": %" PRIu64 ", \"total_ns\": %" PRIu64
 			   ", \"launch_share\": %.6f, \"execute_share\": %.6f, \"sync_share\": %.6f"
@@ -621,7 +493,7 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	free(sel);
 	uint64_t p50 = 0, p99 = 0;
 	uint8_t *ol = rep->niters ? calloc(rep->niters, 1) : NULL;
-	gp_out_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
+	gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
 	size_t nclosed = 0;
 	for (size_t i = 0; i < rep->niters; i++)
 		nclosed += !rep->iters[i].open;
@@ -640,50 +512,43 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	fprintf(f, "]},\n\"sync_callsites\": [");
 	for (size_t i = 0; i < rep->ncallsites; i++) {
 		fprintf(f, "%s{\"site\": ", i ? ", " : "");
-		gp_out_json_str(f, rep->callsites[i].name);
+		gp_fmt_json_str(f, rep->callsites[i].name);
 		fprintf(f, ", \"calls\": %" PRIu64 ", \"blocked_ns\": %" PRIu64 "}", rep->callsites[i].calls,
 			rep->callsites[i].sync_ns);
 	}
 	fprintf(f, "],\n\"ranks\": [");
 	uint8_t *fl = rep->nranks ? calloc(rep->nranks, 1) : NULL;
 	if (fl)
-		gp_out_stragglers(rep, o->straggler_pct, fl);
+		gp_rep_stragglers(rep, o->straggler_pct, fl);
 	for (size_t i = 0; i < rep->nranks; i++) {
 		const struct gp_rep *r = &rep->ranks[i];
 		fprintf(f, "%s\n  {\"path\": ", i ? "," : "");
-		gp_out_json_str(f, r->path);
-		fprintf(f, ", \"busy_ns\": %" PRIu64 ", \"straggler\": %s, \"summary\": ", gp_out_rank_busy(r),
+		gp_fmt_json_str(f, r->path);
+		fprintf(f, ", \"busy_ns\": %" PRIu64 ", \"straggler\": %s, \"summary\": ", gp_rep_rank_busy(r),
 			fl && fl[i] ? "true" : "false");
 		gp_out_json_summary(f, r, o);
 		fprintf(f, "}");
 	}
 	free(fl);
 	fprintf(f, "],\n\"analyses\": [");
-	for (size_t x = 0, na = 0; x < o->nxas; x++) {
-		const struct gp_rep *r = gp_out_xa_rep(rep, o, x);
-		const struct gp_xa *xa = o->xas[x];
-		if (!r || !xa || !xa->finished)
+	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = o->outlier_factor };
+	for (size_t x = 0, na = 0; x < o->ntraces; x++) {
+		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);
+		if (!r || !o->analyses[x])
 			continue;
 		fprintf(f, "%s\n  {\"path\": ", na++ ? "," : "");
-		gp_out_json_str(f, r->path);
-		fputs(",\n   \"stages\": ", f);
-		gp_xa_json_stages(f, xa, r);
-		fputs(",\n   \"host_conditions\": ", f);
-		gp_xa_json_host(f, xa, r);
-		fputs(",\n   \"trends\": ", f);
-		gp_xa_json_trends(f, xa, r, o);
-		fputs(",\n   \"cuda_graphs\": ", f);
-		gp_xa_json_graphs(f, xa, r);
+		gp_fmt_json_str(f, r->path);
+		gp_analyses_json(f, o->analyses[x], r, &style);
 		fputs("}", f);
 	}
 	fprintf(f, "]\n}\n");
 }
 
-const struct gp_rep *gp_out_xa_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x)
+const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x)
 {
-	if (x >= o->nxas)
+	if (x >= o->ntraces)
 		return NULL;
-	if (o->nxas == 1)
+	if (o->ntraces == 1)
 		return rep;
 	return x < rep->nranks ? &rep->ranks[x] : NULL;
 }
@@ -745,9 +610,9 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 	if (json)
 		fprintf(f, "{\n\"schema\": \"gpuphase-diff\",\n\"schema_version\": %d,\n\"base\": ", GP_DIFF_JSON_VERSION);
 	if (json) {
-		gp_out_json_str(f, base->path);
+		gp_fmt_json_str(f, base->path);
 		fprintf(f, ",\n\"new\": ");
-		gp_out_json_str(f, cur->path);
+		gp_fmt_json_str(f, cur->path);
 		fprintf(f, ",\n\"total\": {\"base_ns\": %" PRIu64 ", \"new_ns\": %" PRIu64 ", \"delta_pct\": %.4f},\n"
 			   "\"operators\": [", bt, ct, isinf(tp) ? 1e308 : tp);
 	} else if (csv) {
@@ -755,8 +620,8 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 			   "delta_queue_ns,delta_execute_ns,delta_sync_ns,base_verdict,new_verdict,gate\n");
 	} else {
 		fprintf(f, "gpuphase diff: %s -> %s\n\ntotal (launch + execute + sync): %s -> %s (%+.1f%%)\n"
-			   "wall: %s -> %s\n\n", base->path, cur->path, gp_out_dur(bt, b1, 32), gp_out_dur(ct, b2, 32), tp,
-			gp_out_dur(base->wall_ns, b3, 32), gp_out_dur(cur->wall_ns, b4, 32));
+			   "wall: %s -> %s\n\n", base->path, cur->path, gp_fmt_dur(bt, b1, 32), gp_fmt_dur(ct, b2, 32), tp,
+			gp_fmt_dur(base->wall_ns, b3, 32), gp_fmt_dur(cur->wall_ns, b4, 32));
 		fprintf(f, "%-32s %8s %10s %10s %9s %11s %11s %11s %11s  %s\n", "operator", "status", "base", "new", "delta%",
 			"d launch", "d queue", "d execute", "d sync", "verdict");
 	}
@@ -769,7 +634,7 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 			a = &z;
 		if (!b)
 			b = &z;
-		uint64_t at = gp_out_total(a), btot = gp_out_total(b);
+		uint64_t at = gp_rep_group_total(a), btot = gp_rep_group_total(b);
 		double p = gp_out_delta_pct(at, btot);
 		int gate = 0;
 		for (size_t j = 0; sel && j < ntop; j++)
@@ -783,14 +648,14 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 		int64_t de = (int64_t)b->execute_ns - (int64_t)a->execute_ns, ds = (int64_t)b->sync_ns - (int64_t)a->sync_ns;
 		if (json) {
 			fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-			gp_out_json_str(f, names[i]);
+			gp_fmt_json_str(f, names[i]);
 			fprintf(f, ", \"status\": \"%s\", \"base_total_ns\": %" PRIu64 ", \"new_total_ns\": %" PRIu64
 				   ", \"delta_total_pct\": %.4f, \"delta_launch_ns\": %" PRId64 ", \"delta_queue_ns\": %" PRId64
 				   ", \"delta_execute_ns\": %" PRId64 ", \"delta_sync_ns\": %" PRId64
 				   ", \"base_verdict\": \"%s\", \"new_verdict\": \"%s\", \"gate\": %s}",
 				status, at, btot, isinf(p) ? 1e308 : p, dl, dq, de, ds, va, vb, gate ? "true" : "false");
 		} else if (csv) {
-			gp_out_csv_str(f, names[i]);
+			gp_fmt_csv_str(f, names[i]);
 			fprintf(f, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%.4f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
 				   ",%s,%s,%d\n", status, at, btot, (int64_t)btot - (int64_t)at, isinf(p) ? 1e308 : p, dl, dq, de,
 				ds, va, vb, gate);
@@ -807,8 +672,8 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 				snprintf(pct, sizeof pct, "new");
 			else
 				snprintf(pct, sizeof pct, "%+.1f%%", p);
-			fprintf(f, "%-32s %8s %10s %10s %9s %11s %11s %11s %11s  %s%s%s\n", nm, status, gp_out_dur(at, b1, 32),
-				gp_out_dur(btot, b2, 32), pct, b3, b4, b5, b6, va, strcmp(va, vb) ? " -> " : "",
+			fprintf(f, "%-32s %8s %10s %10s %9s %11s %11s %11s %11s  %s%s%s\n", nm, status, gp_fmt_dur(at, b1, 32),
+				gp_fmt_dur(btot, b2, 32), pct, b3, b4, b5, b6, va, strcmp(va, vb) ? " -> " : "",
 				strcmp(va, vb) ? vb : "");
 		}
 	}

@@ -15,7 +15,7 @@
 #define GP_REPORT_JSON_VERSION 2
 #define GP_DIFF_JSON_VERSION 1
 
-struct gp_xa; /* xa.h: the issue-9 analyses, one per analysed trace */
+struct gp_analyses; /* analyses.h: the analyses of one trace */
 
 enum gp_format { GP_FMT_TEXT = 0, GP_FMT_MARKDOWN, GP_FMT_CSV, GP_FMT_JSON };
 enum gp_sort { GP_SORT_TOTAL = 0, GP_SORT_LAUNCH, GP_SORT_QUEUE, GP_SORT_EXECUTE, GP_SORT_SYNC, GP_SORT_COUNT,
@@ -29,17 +29,17 @@ struct gp_out_opts {
 	struct gp_thresholds th;
 	double outlier_factor;   /* iteration outlier: duration > factor * p50   */
 	double straggler_pct;    /* rank straggler: busy > median * (1 + pct/100) */
-	/* the extra analyses of each trace, in argument order (main.c sets them
-	 * once they are finished); json and the HTML export render them */
-	struct gp_xa *const *xas;
-	size_t nxas;
+	/* the analyses of each trace, in argument order (the pipeline's, set
+	 * once every trace is finished); json and the HTML export render them */
+	struct gp_analyses *const *analyses;
+	size_t ntraces;
 };
 
 /* The operators to show, in order: indexes into rep->groups after filter,
  * sort and top. Returns the count; *out is malloc'd (NULL on ENOMEM). */
 size_t gp_out_select(const struct gp_rep *rep, const struct gp_out_opts *o, size_t **out);
 
-/* Write the report (json: with an "analyses" item per o->xas entry).
+/* Write the report (json: with an "analyses" item per o->analyses entry).
  * Returns 0 or -EIO/-ENOMEM. */
 int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o);
 
@@ -49,17 +49,8 @@ int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o
 int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, const struct gp_out_opts *o,
 		double fail_above_pct, int *regressed);
 
-/* Shared helpers for exporters. */
-void gp_out_json_str(FILE *f, const char *s);
-/* A JSON number: %.6g, or null when not finite (NaN / inf are not JSON). */
-void gp_out_json_num(FILE *f, double v);
-uint64_t gp_out_total(const struct gp_rep_group *g);
-/* Per-iteration p50 / p99 of durations; flags outliers (array of niters). */
-void gp_out_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, uint64_t *p99, uint8_t *outlier);
-/* The report of trace x of o->xas: rep itself for one trace, else
+/* The report of trace x of o->analyses: rep itself for one trace, else
  * rep->ranks[x] (NULL when x is out of range). */
-const struct gp_rep *gp_out_xa_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x);
-/* Straggler flags per rank (array of nranks); returns the median busy. */
-uint64_t gp_out_stragglers(const struct gp_rep *rep, double pct, uint8_t *flag);
+const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x);
 
 #endif

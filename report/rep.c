@@ -1,14 +1,15 @@
 /*
- * rep.c — ownership and merging of gp_rep (analysis.h): the aggregate result
- * of one trace, or of several traces (ranks/processes) merged by group name
- * and iteration number. Called by main.c on the report thread.
+ * rep.c — ownership, merging and statistics of gp_rep (rep.h): the aggregate
+ * result of one trace, or of several traces (ranks/processes) merged by
+ * group name and iteration number. Called on the report thread by the
+ * pipeline (merge) and the outputs (statistics).
  *
  * Merge rules (docs/metrics.md "Several traces"): counts, phase sums, GPU busy
  * and host time add up (each rank has its own GPUs and threads); wall time is
  * the longest rank's; iterations with the same number are merged, their
  * duration being the longest rank's; execute distributions are merged.
  */
-#include "analysis.h"
+#include "rep.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -193,4 +194,60 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 	}
 	d->join_coverage = d->ops ? (double)d->ops_joined / (double)d->ops : 1.0;
 	return rc;
+}
+
+uint64_t gp_rep_group_total(const struct gp_rep_group *g)
+{
+	return g->launch_ns + g->execute_ns + g->sync_ns;
+}
+
+void gp_rep_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, uint64_t *p99, uint8_t *outlier)
+{
+	*p50 = *p99 = 0;
+	if (!rep->niters)
+		return;
+	/* the open last iteration (cut by the window end) is left out */
+	uint64_t *d = malloc(rep->niters * sizeof *d);
+	size_t n = 0;
+	if (!d)
+		return;
+	for (size_t i = 0; i < rep->niters; i++)
+		if (!rep->iters[i].open)
+			d[n++] = rep->iters[i].end - rep->iters[i].start;
+	qsort(d, n, sizeof *d, gp_stats_cmp_u64);
+	*p50 = gp_stats_nearest_rank(d, n, 0.5);
+	*p99 = gp_stats_nearest_rank(d, n, 0.99);
+	free(d);
+	for (size_t i = 0; outlier && i < rep->niters; i++)
+		outlier[i] = n >= 3 && !rep->iters[i].open &&
+			     (double)(rep->iters[i].end - rep->iters[i].start) > factor * (double)*p50;
+}
+
+uint64_t gp_rep_rank_busy(const struct gp_rep *r)
+{
+	uint64_t busy = 0;
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct gp_rep_group *g = &r->groups[i];
+		busy += g->launch_ns;
+		if (!strcasestr(g->name, "nccl"))
+			busy += g->execute_ns;
+	}
+	return busy;
+}
+
+uint64_t gp_rep_stragglers(const struct gp_rep *rep, double pct, uint8_t *flag)
+{
+	if (!rep->nranks)
+		return 0;
+	uint64_t *v = malloc(rep->nranks * sizeof *v);
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < rep->nranks; i++)
+		v[i] = gp_rep_rank_busy(&rep->ranks[i]);
+	qsort(v, rep->nranks, sizeof *v, gp_stats_cmp_u64);
+	uint64_t med = gp_stats_nearest_rank(v, rep->nranks, 0.5);
+	free(v);
+	for (size_t i = 0; i < rep->nranks; i++)
+		flag[i] = rep->nranks >= 2 && (double)gp_rep_rank_busy(&rep->ranks[i]) > (double)med * (1.0 + pct / 100.0);
+	return med;
 }

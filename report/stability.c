@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_reader.h"
-#include "xa.h"
+#include "fmt.h"
+#include "pipeline.h"
+#include "stability.h"
 
 struct gp_stab_op {
 	const char *name;   /* owned by runs[0..].groups (first run that has it) */
@@ -29,46 +30,27 @@ struct gp_stab_op {
 
 static const char *const gp_stab_phase[4] = { "launch", "execute", "sync", "total" };
 
-static int gp_stab_load(const char *path, int group_by, struct gp_rep *rep)
+/* Analyse every run: the core's operator table only (no analyses, no
+ * footer facts: nothing here prints them). Returns 0, 2 or 4, said once. */
+static int gp_stab_load(char **paths, int n, int group_by, struct gp_rep *runs)
 {
-	char err[512];
-	struct gp_an_config cfg = { .group_by = (enum gp_group_by)group_by };
-	struct gp_an *an = gp_an_new(&cfg);
-	if (!an)
-		return 4;
-	memset(rep, 0, sizeof *rep);
-	int rc = 0;
-	for (int pass = 1; pass <= 2 && !rc; pass++) {
-		struct gp_reader *rd;
-		if (gp_reader_open(path, &rd, err, sizeof err)) {
-			fprintf(stderr, "gpuphase-report: %s\n", err);
-			rc = 2;
-			break;
-		}
-		const union gp_rec *recs;
-		size_t n;
-		int r;
-		while ((r = gp_reader_next_block(rd, &recs, &n, err, sizeof err)) > 0 && !rc) {
-			for (size_t i = 0; i < n && !rc;) {
-				uint32_t ns = gp_rec_slots(&recs[i]);
-				if (pass == 1 ? gp_an_scan1(an, &recs[i], ns) : gp_an_scan2(an, &recs[i], ns))
-					rc = 4;
-				i += ns;
-			}
-		}
-		if (r < 0 && !rc) {
-			fprintf(stderr, "gpuphase-report: %s\n", err);
-			rc = 2;
-		}
-		gp_reader_close(rd);
-		if (pass == 1 && !rc && gp_an_prepare(an))
+	struct gp_pipeline_opts po = { .group_by = (enum gp_group_by)group_by, .what = 0 };
+	struct gp_pipeline *p = gp_pipeline_new(&po);
+	int rc = p ? 0 : 4;
+	for (int r = 0; r < n && !rc; r++) {
+		char err[512];
+		int e = gp_pipeline_add(p, paths[r], err, sizeof err);
+		if (e == -ENOMEM) {
+			fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", paths[r]);
 			rc = 4;
+		} else if (e) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			rc = 2;
+		} else {
+			gp_pipeline_report(p, (size_t)r, 1, &runs[r]);
+		}
 	}
-	if (!rc && gp_an_finish(an, rep))
-		rc = 4;
-	if (rc == 4)
-		fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
-	gp_an_free(an);
+	gp_pipeline_free(p);
 	return rc;
 }
 
@@ -136,7 +118,24 @@ static void gp_stab_usage(FILE *f)
 		   "  Exit status: 0 stable, 1 unstable, 2 bad usage or input, 4 out of memory.\n");
 }
 
-int gp_stability_main(int argc, char **argv)
+/* One stability run: options, the runs' reports, operators across runs. */
+struct gp_stab {
+	size_t top;
+	double cvmax;
+	int group_by, ph;   /* ph: the judged phase                           */
+	int nruns;
+	struct gp_rep *runs;
+	struct gp_stab_op *ops;
+	size_t nops, capops;
+	double overlap, rho_min, rho_sum;
+	size_t in_all, union_n, ntop;
+	int npairs;
+};
+
+static const char *const gp_stab_groups[] = { "kernel", "nvtx", "callsite", "stream" };
+
+/* Options into st; returns -1 to go on, else the exit status. */
+static int gp_stab_options(int argc, char **argv, struct gp_stab *st)
 {
 	static const struct option lo[] = { { "top", required_argument, 0, 't' },
 					    { "cv-pct", required_argument, 0, 'c' },
@@ -144,10 +143,7 @@ int gp_stability_main(int argc, char **argv)
 					    { "phase", required_argument, 0, 'p' },
 					    { "help", no_argument, 0, 'h' },
 					    { 0, 0, 0, 0 } };
-	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream" };
-	size_t top = 5;
-	double cvmax = 10.0;
-	int group_by = 0, c, ph = 3;
+	int c;
 	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -158,12 +154,12 @@ int gp_stability_main(int argc, char **argv)
 				fprintf(stderr, "gpuphase-report: stability --top: '%s' is not a positive integer\n", optarg);
 				return 2;
 			}
-			top = (size_t)v;
+			st->top = (size_t)v;
 			break;
 		}
 		case 'c':
-			cvmax = strtod(optarg, &end);
-			if (*end || end == optarg || cvmax < 0) {
+			st->cvmax = strtod(optarg, &end);
+			if (*end || end == optarg || st->cvmax < 0) {
 				fprintf(stderr, "gpuphase-report: stability --cv-pct: '%s' is not a percentage >= 0\n", optarg);
 				return 2;
 			}
@@ -171,22 +167,22 @@ int gp_stability_main(int argc, char **argv)
 		case 'g': {
 			int k = -1;
 			for (int i = 0; i < 4; i++)
-				if (!strcmp(optarg, groups[i]))
+				if (!strcmp(optarg, gp_stab_groups[i]))
 					k = i;
 			if (k < 0) {
 				fprintf(stderr, "gpuphase-report: stability --group-by: '%s' is not one of: kernel nvtx "
 						"callsite stream\n", optarg);
 				return 2;
 			}
-			group_by = k;
+			st->group_by = k;
 			break;
 		}
 		case 'p': {
-			ph = -1;
+			st->ph = -1;
 			for (int i = 0; i < 4; i++)
 				if (!strcmp(optarg, gp_stab_phase[i]))
-					ph = i;
-			if (ph < 0) {
+					st->ph = i;
+			if (st->ph < 0) {
 				fprintf(stderr, "gpuphase-report: stability --phase: '%s' is not one of: launch execute sync "
 						"total\n", optarg);
 				return 2;
@@ -201,39 +197,31 @@ int gp_stability_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	int nruns = argc - optind;
-	if (nruns < 2 || nruns > 64) {
-		fprintf(stderr, "gpuphase-report: stability needs 2 to 64 traces of the same program (got %d)\n", nruns);
-		gp_stab_usage(stderr);
-		return 2;
-	}
-	struct gp_rep *runs = calloc((size_t)nruns, sizeof *runs);
-	struct gp_stab_op *ops = NULL;
-	size_t nops = 0, capops = 0;
-	int rc = runs ? 0 : 4;
-	for (int r = 0; r < nruns && !rc; r++)
-		rc = gp_stab_load(argv[optind + r], group_by, &runs[r]);
-	/* operators by name across runs */
-	for (int r = 0; r < nruns && !rc; r++) {
-		for (size_t g = 0; g < runs[r].ngroups; g++) {
-			const struct gp_rep_group *gr = &runs[r].groups[g];
+	return -1;
+}
+
+/* Operators by name across runs, with their phase times per run. Returns 0
+ * or 4 (out of memory). */
+static int gp_stab_collect(struct gp_stab *st)
+{
+	for (int r = 0; r < st->nruns; r++) {
+		for (size_t g = 0; g < st->runs[r].ngroups; g++) {
+			const struct gp_rep_group *gr = &st->runs[r].groups[g];
 			size_t k = 0;
-			while (k < nops && strcmp(ops[k].name, gr->name))
+			while (k < st->nops && strcmp(st->ops[k].name, gr->name))
 				k++;
-			if (k == nops) {
-				if (nops == capops) {
-					capops = capops ? capops * 2 : 16;
-					struct gp_stab_op *v = realloc(ops, capops * sizeof *v);
-					if (!v) {
-						rc = 4;
-						break;
-					}
-					ops = v;
+			if (k == st->nops) {
+				if (st->nops == st->capops) {
+					st->capops = st->capops ? st->capops * 2 : 16;
+					struct gp_stab_op *v = realloc(st->ops, st->capops * sizeof *v);
+					if (!v)
+						return 4;
+					st->ops = v;
 				}
-				memset(&ops[nops], 0, sizeof ops[nops]);
-				ops[nops++].name = gr->name;
+				memset(&st->ops[st->nops], 0, sizeof st->ops[st->nops]);
+				st->ops[st->nops++].name = gr->name;
 			}
-			struct gp_stab_op *o = &ops[k];
+			struct gp_stab_op *o = &st->ops[k];
 			o->present[r] = 1;
 			o->v[0][r] += (double)gr->launch_ns;
 			o->v[1][r] += (double)gr->execute_ns;
@@ -241,11 +229,16 @@ int gp_stability_main(int argc, char **argv)
 			o->v[3][r] += (double)(gr->launch_ns + gr->execute_ns + gr->sync_ns);
 		}
 	}
-	if (rc)
-		goto out;
-	/* mean and CV (sample standard deviation / mean) per phase; absent = 0 */
-	for (size_t k = 0; k < nops; k++) {
-		struct gp_stab_op *o = &ops[k];
+	return 0;
+}
+
+/* Mean and CV (sample standard deviation / mean) per phase, absent = 0; the
+ * range of the judged phase. */
+static void gp_stab_spread(struct gp_stab *st)
+{
+	int nruns = st->nruns;
+	for (size_t k = 0; k < st->nops; k++) {
+		struct gp_stab_op *o = &st->ops[k];
 		o->min_total = INFINITY;
 		o->max_total = 0;
 		for (int p = 0; p < 4; p++) {
@@ -259,24 +252,24 @@ int gp_stability_main(int argc, char **argv)
 			o->cv[p] = m > 0 ? sqrt(ss / (nruns - 1)) / m : 0;
 		}
 		for (int r = 0; r < nruns; r++) {
-			if (o->v[ph][r] < o->min_total)
-				o->min_total = o->v[ph][r];
-			if (o->v[ph][r] > o->max_total)
-				o->max_total = o->v[ph][r];
+			if (o->v[st->ph][r] < o->min_total)
+				o->min_total = o->v[st->ph][r];
+			if (o->v[st->ph][r] > o->max_total)
+				o->max_total = o->v[st->ph][r];
 		}
 	}
-	/* ranks per run by total */
-	size_t *idx = malloc((nops ? nops : 1) * sizeof *idx);
-	double *col = malloc((nops ? nops : 1) * sizeof *col);
-	double *col2 = malloc((nops ? nops : 1) * sizeof *col2);
-	if (!idx || !col || !col2) {
-		free(idx), free(col), free(col2);
-		rc = 4;
-		goto out;
-	}
-	for (int r = 0; r < nruns; r++) {
+}
+
+/* Ranks per run by the judged phase, the top-N overlap, and Spearman over
+ * the operators present in both runs of every pair (idx, col, col2: room
+ * for every operator). */
+static void gp_stab_ranking(struct gp_stab *st, size_t *idx, double *col, double *col2)
+{
+	struct gp_stab_op *ops = st->ops;
+	int ph = st->ph;
+	for (int r = 0; r < st->nruns; r++) {
 		size_t n = 0;
-		for (size_t k = 0; k < nops; k++)
+		for (size_t k = 0; k < st->nops; k++)
 			if (ops[k].present[r]) {
 				idx[n] = k;
 				col[k] = ops[k].v[ph][r];
@@ -288,118 +281,167 @@ int gp_stability_main(int argc, char **argv)
 			ops[idx[i]].rank[r] = (int)i + 1;
 	}
 	/* top-N overlap: operators in every run's top N / N */
-	size_t in_all = 0, union_n = 0;
-	for (size_t k = 0; k < nops; k++) {
+	for (size_t k = 0; k < st->nops; k++) {
 		int all = 1, any = 0;
-		for (int r = 0; r < nruns; r++) {
-			int in = ops[k].rank[r] && (size_t)ops[k].rank[r] <= top;
+		for (int r = 0; r < st->nruns; r++) {
+			int in = ops[k].rank[r] && (size_t)ops[k].rank[r] <= st->top;
 			all &= in;
 			any |= in;
 		}
-		in_all += all;
-		union_n += any;
+		st->in_all += all;
+		st->union_n += any;
 	}
-	size_t ntop = top < nops ? top : nops;
-	double overlap = ntop ? (double)in_all / (double)ntop : 1.0;
-	/* Spearman over operators present in both runs, every pair */
-	double rho_min = 1.0, rho_sum = 0;
-	int npairs = 0;
-	for (int a = 0; a < nruns; a++)
-		for (int b = a + 1; b < nruns; b++) {
+	st->ntop = st->top < st->nops ? st->top : st->nops;
+	st->overlap = st->ntop ? (double)st->in_all / (double)st->ntop : 1.0;
+	st->rho_min = 1.0;
+	for (int a = 0; a < st->nruns; a++)
+		for (int b = a + 1; b < st->nruns; b++) {
 			size_t n = 0;
-			for (size_t k = 0; k < nops; k++)
+			for (size_t k = 0; k < st->nops; k++)
 				if (ops[k].present[a] && ops[k].present[b]) {
 					col[n] = ops[k].v[ph][a];
 					col2[n] = ops[k].v[ph][b];
 					n++;
 				}
 			double rho = n >= 2 ? gp_stab_spearman(col, col2, n) : 1.0;
-			if (rho < rho_min)
-				rho_min = rho;
-			rho_sum += rho;
-			npairs++;
+			if (rho < st->rho_min)
+				st->rho_min = rho;
+			st->rho_sum += rho;
+			st->npairs++;
 		}
-	/* print: operators in any run's top N, by mean total */
-	size_t n = 0;
-	for (size_t k = 0; k < nops; k++)
-		idx[n++] = k;
-	for (size_t k = 0; k < nops; k++)
-		col[k] = ops[k].mean[ph];
-	g_rank_vals = col;
-	qsort(idx, n, sizeof *idx, gp_stab_cmp_idx);
+}
+
+static int gp_stab_in_top(const struct gp_stab *st, const struct gp_stab_op *o, int *present)
+{
+	int in_top = 0;
+	*present = 0;
+	for (int r = 0; r < st->nruns; r++) {
+		*present += o->present[r];
+		in_top |= o->rank[r] && (size_t)o->rank[r] <= st->top;
+	}
+	return in_top;
+}
+
+/* The table: operators in any run's top N, in idx order (by mean). */
+static void gp_stab_print_table(const struct gp_stab *st, const size_t *idx)
+{
 	char b[4][32];
-	printf("gpuphase stability: %d runs, %zu operators, grouped by %s, judged on %s time\n\n", nruns, nops,
-	       groups[group_by], gp_stab_phase[ph]);
+	printf("gpuphase stability: %d runs, %zu operators, grouped by %s, judged on %s time\n\n", st->nruns, st->nops,
+	       gp_stab_groups[st->group_by], gp_stab_phase[st->ph]);
 	printf("%-32s %5s", "operator", "runs");
 	for (int p = 0; p < 4; p++)
 		printf(" %12s %6s", gp_stab_phase[p], "CV");
 	printf("  ranks\n");
-	size_t unstable = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct gp_stab_op *o = &ops[idx[i]];
-		int present = 0, in_top = 0;
-		for (int r = 0; r < nruns; r++) {
-			present += o->present[r];
-			in_top |= o->rank[r] && (size_t)o->rank[r] <= top;
-		}
-		if (!in_top)
+	for (size_t i = 0; i < st->nops; i++) {
+		const struct gp_stab_op *o = &st->ops[idx[i]];
+		int present;
+		if (!gp_stab_in_top(st, o, &present))
 			continue;
-		printf("%-32.32s %2d/%-2d", o->name, present, nruns);
+		printf("%-32.32s %2d/%-2d", o->name, present, st->nruns);
 		for (int p = 0; p < 4; p++)
-			printf(" %12s %5.1f%%", gp_xa_fmt_ns(o->mean[p], b[p], sizeof b[p]), 100.0 * o->cv[p]);
+			printf(" %12s %5.1f%%", gp_fmt_ns(o->mean[p], b[p], sizeof b[p]), 100.0 * o->cv[p]);
 		printf(" ");
-		for (int r = 0; r < nruns; r++)
+		for (int r = 0; r < st->nruns; r++)
 			printf("%s%d", r ? "," : " ", o->rank[r]);
 		printf("\n");
 	}
 	printf("\ntop-%zu ranking by %s: overlap %.0f%% (%zu of %zu operators in every run's top %zu; %zu in some run's), "
 	       "rank correlation (Spearman) min %.2f, mean %.2f over %d pairs\n",
-	       top, gp_stab_phase[ph], 100.0 * overlap, in_all, ntop, top, union_n, rho_min, npairs ? rho_sum / npairs : 1.0, npairs);
-	for (size_t i = 0; i < n; i++) {
-		const struct gp_stab_op *o = &ops[idx[i]];
-		int in_top = 0, present = 0;
-		for (int r = 0; r < nruns; r++) {
-			in_top |= o->rank[r] && (size_t)o->rank[r] <= top;
-			present += o->present[r];
-		}
-		if (!in_top || (100.0 * o->cv[ph] <= cvmax && present == nruns))
+	       st->top, gp_stab_phase[st->ph], 100.0 * st->overlap, st->in_all, st->ntop, st->top, st->union_n,
+	       st->rho_min, st->npairs ? st->rho_sum / st->npairs : 1.0, st->npairs);
+}
+
+/* The verdict; returns the exit status (0 stable, 1 unstable). */
+static int gp_stab_print_verdict(const struct gp_stab *st, const size_t *idx)
+{
+	char b[2][32];
+	int ph = st->ph;
+	size_t unstable = 0;
+	for (size_t i = 0; i < st->nops; i++) {
+		const struct gp_stab_op *o = &st->ops[idx[i]];
+		int present;
+		if (!gp_stab_in_top(st, o, &present) || (100.0 * o->cv[ph] <= st->cvmax && present == st->nruns))
 			continue;
 		if (!unstable++)
 			printf("\nverdict: UNSTABLE\n");
 		printf("  %s moved: %s CV %.1f%% (> %.0f%%), from %s to %s across runs",
-		       o->name, gp_stab_phase[ph], 100.0 * o->cv[ph], cvmax, gp_xa_fmt_ns(o->min_total, b[0], sizeof b[0]),
-		       gp_xa_fmt_ns(o->max_total, b[1], sizeof b[1]));
+		       o->name, gp_stab_phase[ph], 100.0 * o->cv[ph], st->cvmax,
+		       gp_fmt_ns(o->min_total, b[0], sizeof b[0]), gp_fmt_ns(o->max_total, b[1], sizeof b[1]));
 		if (o->min_total > 0)
 			printf(" (max/min %.2fx)", o->max_total / o->min_total);
-		if (present < nruns)
-			printf("; absent from %d run(s)", nruns - present);
+		if (present < st->nruns)
+			printf("; absent from %d run(s)", st->nruns - present);
 		printf("; ranks");
-		for (int r = 0; r < nruns; r++)
+		for (int r = 0; r < st->nruns; r++)
 			printf("%s%d", r ? "," : " ", o->rank[r]);
 		printf("\n");
 	}
-	int ranking_ok = overlap >= 1.0 && rho_min >= 0.8;
+	int ranking_ok = st->overlap >= 1.0 && st->rho_min >= 0.8;
 	if (!ranking_ok) {
 		if (!unstable++)
 			printf("\nverdict: UNSTABLE\n");
-		printf("  the top-%zu ranking changed between runs (overlap %.0f%%, min rank correlation %.2f)\n", top,
-		       100.0 * overlap, rho_min);
+		printf("  the top-%zu ranking changed between runs (overlap %.0f%%, min rank correlation %.2f)\n", st->top,
+		       100.0 * st->overlap, st->rho_min);
 	}
 	if (!unstable)
 		printf("\nverdict: stable (every top-%zu operator's %s time varies <= %.0f%% CV; same top-%zu in every "
-		       "run; rank correlation >= 0.80)\n", top, gp_stab_phase[ph], cvmax, top);
-	rc = unstable ? 1 : 0;
+		       "run; rank correlation >= 0.80)\n", st->top, gp_stab_phase[ph], st->cvmax, st->top);
+	return unstable ? 1 : 0;
+}
+
+/* Rank, print and judge the collected operators. Returns the exit status. */
+static int gp_stab_judge(struct gp_stab *st)
+{
+	size_t n = st->nops ? st->nops : 1;
+	size_t *idx = malloc(n * sizeof *idx);
+	double *col = malloc(n * sizeof *col), *col2 = malloc(n * sizeof *col2);
+	int rc = 4;
+	if (idx && col && col2) {
+		gp_stab_ranking(st, idx, col, col2);
+		/* print: operators in any run's top N, by mean of the judged phase */
+		for (size_t k = 0; k < st->nops; k++) {
+			idx[k] = k;
+			col[k] = st->ops[k].mean[st->ph];
+		}
+		g_rank_vals = col;
+		qsort(idx, st->nops, sizeof *idx, gp_stab_cmp_idx);
+		gp_stab_print_table(st, idx);
+		rc = gp_stab_print_verdict(st, idx);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "gpuphase-report: stdout: write error\n");
+			rc = 4;
+		}
+	}
 	free(idx);
 	free(col);
 	free(col2);
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "gpuphase-report: stdout: write error\n");
-		rc = 4;
+	return rc;
+}
+
+int gp_stability_main(int argc, char **argv)
+{
+	struct gp_stab st = { .top = 5, .cvmax = 10.0, .ph = 3 };
+	int rc = gp_stab_options(argc, argv, &st);
+	if (rc >= 0)
+		return rc;
+	st.nruns = argc - optind;
+	if (st.nruns < 2 || st.nruns > 64) {
+		fprintf(stderr, "gpuphase-report: stability needs 2 to 64 traces of the same program (got %d)\n",
+			st.nruns);
+		gp_stab_usage(stderr);
+		return 2;
 	}
-out:
-	for (int r = 0; runs && r < nruns; r++)
-		gp_rep_free(&runs[r]);
-	free(runs);
-	free(ops);
+	st.runs = calloc((size_t)st.nruns, sizeof *st.runs);
+	rc = st.runs ? gp_stab_load(argv + optind, st.nruns, st.group_by, st.runs) : 4;
+	if (!rc)
+		rc = gp_stab_collect(&st);
+	if (!rc) {
+		gp_stab_spread(&st);
+		rc = gp_stab_judge(&st);
+	}
+	for (int r = 0; st.runs && r < st.nruns; r++)
+		gp_rep_free(&st.runs[r]);
+	free(st.runs);
+	free(st.ops);
 	return rc;
 }

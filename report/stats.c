@@ -209,3 +209,19 @@ void gp_sweep_free(struct gp_sweep *s)
 	s->buf = NULL;
 	s->n = s->head = 0;
 }
+
+int gp_stats_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint64_t gp_stats_nearest_rank(const uint64_t *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	size_t rank = (size_t)ceil(q * (double)n);
+	if (rank < 1)
+		rank = 1;
+	return v[rank - 1];
+}

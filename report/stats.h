@@ -11,7 +11,8 @@
  *            arrive later than the buffer can absorb are counted in `late`
  *            and only their part past the swept point is added.
  *
- * Single-threaded; used by analysis.c. docs/metrics.md states both exactly.
+ * Also the comparator and nearest-rank quantile of sorted arrays.
+ * Single-threaded; used by the analysis core, rep.c and the analyses. docs/metrics.md states both exactly.
  */
 #ifndef GP_REPORT_STATS_H
 #define GP_REPORT_STATS_H
@@ -61,5 +62,10 @@ int gp_sweep_add(struct gp_sweep *s, uint64_t start, uint64_t end);
  * to afterwards. */
 uint64_t gp_sweep_finish(struct gp_sweep *s);
 void gp_sweep_free(struct gp_sweep *s);
+
+/* qsort comparator of uint64_t, ascending. */
+int gp_stats_cmp_u64(const void *a, const void *b);
+/* Nearest-rank quantile q of a sorted array (0 when empty). */
+uint64_t gp_stats_nearest_rank(const uint64_t *v, size_t n, double q);
 
 #endif

@@ -58,7 +58,7 @@ grep -q "report stability" "$tmp/top" || fail "gpuphase --help does not mention 
 grep -q "gpuphase report stability" "$tmp/report" || fail "gpuphase report --help does not describe 'report stability'"
 grep -q 'gpuphase report stability' "$S/cli/gpuphase.1" || fail "cli/gpuphase.1 does not describe 'report stability'"
 n=0
-for o in $(sed -n '/int gp_stability_main/,/{ 0, 0, 0, 0 }/p' "$S/report/stability.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//'); do
+for o in $(sed -n '/struct option lo\[\]/,/{ 0, 0, 0, 0 }/p' "$S/report/stability.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//'); do
 	n=$((n + 1))
 	[ "$o" = help ] && continue
 	grep -q -- "--$o\b" "$tmp/report" || fail "gpuphase report --help does not document stability --$o"

@@ -1,6 +1,6 @@
 /*
- * test_report_xa.c — Criterion suite for the issue-9 analyses (report/xa.c,
- * graphs.c, trends.c, hostload.c, stages.c) on synthetic record arrays: the
+ * test_report_analyses.c — Criterion suite for the analyses (report/analyses/:
+ * stages, host, trends, graphs) run by the pipeline on synthetic record arrays: the
  * cases the simcuda end-to-end test cannot produce on demand (a quiet host,
  * exact self-overhead arithmetic, a node captured before the trace began, a
  * decreasing drift). Expected values are computed from each timeline's own
@@ -16,9 +16,8 @@
 #include <unistd.h>
 
 #include "gp_collector.h"
-#include "report/analysis.h"
-#include "report/output.h"
-#include "report/xa.h"
+#include "report/analyses.h"
+#include "report/pipeline.h"
 
 struct recs {
 	union gp_rec r[2048];
@@ -83,43 +82,24 @@ static void status(struct recs *t, uint8_t kind, int64_t value)
 	r->status.value = value;
 }
 
-static void sink(const struct gp_an_op *op, void *ctx)
-{
-	gp_xa_op(ctx, op);
-}
-
-/* Run both passes, the extra analyses, and print them (text); returns the
- * malloc'd output. */
+/* Run the pipeline with its analyses over the records and print their
+ * sections (text); returns the malloc'd output. */
 static char *report(const struct recs *t)
 {
-	struct gp_an_config cfg = { .group_by = GP_GROUP_KERNEL };
-	struct gp_xa *xa = gp_xa_new();
-	cfg.on_op = sink;
-	cfg.ctx = xa;
-	struct gp_an *an = gp_an_new(&cfg);
-	cr_assert(an && xa);
-	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i])) {
-		cr_assert_eq(gp_an_scan1(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
-		cr_assert_eq(gp_xa_scan1(xa, &t->r[i]), 0);
-	}
-	cr_assert_eq(gp_an_prepare(an), 0);
-	cr_assert_eq(gp_xa_prepare(xa, an), 0);
-	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i])) {
-		cr_assert_eq(gp_an_scan2(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
-		cr_assert_eq(gp_xa_record(xa, an, &t->r[i]), 0);
-	}
+	struct gp_pipeline_opts po = { .group_by = GP_GROUP_KERNEL, .what = GP_PIPE_ANALYSES, .outlier_factor = 1.5 };
+	struct gp_pipeline *p = gp_pipeline_new(&po);
+	cr_assert(p);
+	char err[256];
+	cr_assert_eq(gp_pipeline_add_records(p, "records", t->r, t->n, err, sizeof err), 0);
 	struct gp_rep rep;
-	memset(&rep, 0, sizeof rep);
-	cr_assert_eq(gp_an_finish(an, &rep), 0);
-	cr_assert_eq(gp_xa_finish(xa, an, &rep), 0);
-	gp_an_free(an);
+	cr_assert_eq(gp_pipeline_report(p, 0, 1, &rep), 0);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct gp_out_opts o = { .format = GP_FMT_TEXT, .outlier_factor = 1.5 };
-	cr_assert_eq(gp_xa_print(f, xa, &rep, &o), 0);
+	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = 1.5 };
+	cr_assert_eq(gp_analyses_text(f, gp_pipeline_analyses(p)[0], &rep, &style), 0);
 	fclose(f);
-	gp_xa_free(xa);
+	gp_pipeline_free(p);
 	gp_rep_free(&rep);
 	return buf;
 }
@@ -138,7 +118,7 @@ static void launches_under(struct recs *t, uint32_t busy_pm)
 	host(t, T0 + 4000 * US, 2000, busy_pm, 0);
 }
 
-Test(xa, quiet_host_flags_nothing)
+Test(analyses, quiet_host_flags_nothing)
 {
 	static struct recs t;
 	t.n = 0;
@@ -150,7 +130,7 @@ Test(xa, quiet_host_flags_nothing)
 	free(out);
 }
 
-Test(xa, busy_host_flags_launches)
+Test(analyses, busy_host_flags_launches)
 {
 	static struct recs t;
 	t.n = 0;
@@ -163,7 +143,7 @@ Test(xa, busy_host_flags_launches)
 	free(out);
 }
 
-Test(xa, self_overhead_arithmetic)
+Test(analyses, self_overhead_arithmetic)
 {
 	static struct recs t;
 	t.n = 0;
@@ -188,7 +168,7 @@ Test(xa, self_overhead_arithmetic)
 	free(out);
 }
 
-Test(xa, decreasing_drift_and_no_tail)
+Test(analyses, decreasing_drift_and_no_tail)
 {
 	static struct recs t;
 	t.n = 0;
@@ -208,7 +188,7 @@ Test(xa, decreasing_drift_and_no_tail)
 	free(out);
 }
 
-Test(xa, graph_node_captured_before_trace)
+Test(analyses, graph_node_captured_before_trace)
 {
 	static struct recs t;
 	t.n = 0;
@@ -251,9 +231,9 @@ Test(xa, graph_node_captured_before_trace)
  * gpuphase-report, run under a 1 GiB address-space limit, must give a
  * best-effort report: exit 0, the real kernel present, no "out of memory".
  */
-Test(xa, all_ones_fields_in_a_trace_file, .timeout = 60)
+Test(analyses, all_ones_fields_in_a_trace_file, .timeout = 60)
 {
-	char dir[] = "/tmp/gp_xa_ffXXXXXX", path[256], outp[256], errp[256], bin[1024];
+	char dir[] = "/tmp/gp_analyses_ffXXXXXX", path[256], outp[256], errp[256], bin[1024];
 	cr_assert(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/ff.gpht", dir);
 	snprintf(outp, sizeof outp, "%s/out", dir);

@@ -657,7 +657,7 @@ Test(report_core, hook_joins_by_containment_without_external_correlation)
 	gp_rep_free(&rep);
 }
 
-/* --- graph launches and capture-time launches (issue 9 join fixes) --------- */
+/* --- graph launches and capture-time launches (the join) ------------------ */
 
 static void graph_kernel(struct recs *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
 {

@@ -1,0 +1,116 @@
+/*
+ * analyses.h — the analysis plug-in interface, and the list of analyses the
+ * pipeline runs on every trace (analyses.c).
+ *
+ * An analysis reads what the analysis core decoded — record views
+ * (struct gp_an_rec) of the types it names, every joined op, and the core's
+ * accessors (analysis.h) — and never a record itself. For one trace:
+ *
+ *   st = a->create(&env)
+ *   pass 1: a->record(st, an, v)   for each view of a type in a->types[0]
+ *   a->prepare(st, an)             after the core's prepare
+ *   pass 2: a->record(st, an, v)   for each view of a type in a->types[1],
+ *           a->op(st, op)          for each op the core folds
+ *   a->finish(st, an, rep)         after the core's finish, before it is freed
+ *   a->text / a->json / a->figure  any time later (the report, the HTML page)
+ *   a->destroy(st)
+ *
+ * Any callback but create and destroy may be NULL. Memory follows operators,
+ * iterations, samples and graph nodes, never the number of ops: fold each op
+ * into sums as it arrives. Names an analysis keeps are texts of the trace's
+ * string table (gp_an_strings), which lives as long as the analyses do.
+ * Single-threaded; record/prepare/finish return 0 or -ENOMEM; text, json
+ * and figure write only to the FILE given.
+ *
+ * Adding an analysis: one file in report/analyses/ defining a
+ * `const struct gp_analysis gp_analysis_NAME`, and one line in the list in
+ * analyses.c (docs/CONTRIBUTING.md has an example).
+ */
+#ifndef GP_REPORT_ANALYSES_H
+#define GP_REPORT_ANALYSES_H
+
+#include <errno.h>
+#include <stdio.h>
+#include "analysis.h"
+
+/* What an analysis is created with (the report's options). */
+struct gp_analysis_env {
+	double outlier_factor;  /* iteration outlier: duration > factor x p50 */
+};
+
+/* How it prints. */
+struct gp_analysis_style {
+	int markdown;           /* text: markdown instead of plain text        */
+	double outlier_factor;
+};
+
+struct gp_analysis {
+	const char *name;       /* its key in the JSON report's "analyses" items */
+	const char *title;      /* its HTML section heading                     */
+	uint32_t types[2];      /* record views read in pass 1, pass 2 (GP_AN_TYPE bits) */
+	uint32_t api_classes;   /* of API views, only calls of these classes
+	                           (GP_AN_CLASS bits; 0 = every class)        */
+	void *(*create)(const struct gp_analysis_env *env);
+	int (*record)(void *st, const struct gp_an *an, const struct gp_an_rec *v);
+	int (*prepare)(void *st, const struct gp_an *an);
+	void (*op)(void *st, const struct gp_an_op *op);
+	int (*finish)(void *st, const struct gp_an *an, const struct gp_rep *rep);
+	/* its section (nothing when it has nothing to say) and its JSON value */
+	void (*text)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
+	void (*json)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
+	void (*figure)(FILE *f, const void *st); /* HTML: an inline SVG after the section */
+	void (*destroy)(void *st);
+};
+
+/* Record a failure in *err (the first one stays); -EINVAL, a map refusing
+ * the reserved key of a corrupt file, leaves that record out silently. */
+static inline void gp_analysis_fail(int *err, int rc)
+{
+	if (rc && rc != -EINVAL && !*err)
+		*err = rc;
+}
+
+#define GP_ANALYSES_MAX 16
+
+/* The analyses of one trace, in list order, and the string table their
+ * names point into (the core fills it: analysis.h cfg.strings). */
+struct gp_analyses {
+	size_t n;
+	const struct gp_analysis *a[GP_ANALYSES_MAX];
+	void *st[GP_ANALYSES_MAX];
+	const struct gp_an *an;     /* the core, while it lives (pipeline.c)  */
+	int err;                    /* first failure of record/op             */
+	uint32_t types[2];          /* union of the analyses' types           */
+	uint32_t api_classes;       /* union of their API classes             */
+	/* per pass and record type: the analyses that read its views; the
+	 * analyses with an op hook */
+	uint8_t nto[2][GP_REC_TYPE_COUNT];
+	struct gp_analyses_hook {
+		int (*record)(void *st, const struct gp_an *an, const struct gp_an_rec *v);
+		void *st;
+		uint32_t api_classes; /* UINT32_MAX: every class */
+	} to[2][GP_REC_TYPE_COUNT][GP_ANALYSES_MAX];
+	size_t nops;
+	struct {
+		void (*op)(void *st, const struct gp_an_op *op);
+		void *st;
+	} ops[GP_ANALYSES_MAX];
+	struct gp_strtab strings;
+};
+
+/* Create every analysis of the list; NULL on ENOMEM. */
+struct gp_analyses *gp_analyses_new(const struct gp_analysis_env *env);
+void gp_analyses_free(struct gp_analyses *set);
+/* The core's sinks (ctx = the set): views and ops to every analysis. */
+void gp_analyses_record(const struct gp_an_rec *v, void *set);
+void gp_analyses_op(const struct gp_an_op *op, void *set);
+int gp_analyses_prepare(struct gp_analyses *set);
+int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep);
+/* Every section as text or markdown. Returns 0 or -EIO. */
+int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
+		     const struct gp_analysis_style *s);
+/* The members of one "analyses" item: `,\n   "NAME": VALUE` per analysis. */
+void gp_analyses_json(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
+		      const struct gp_analysis_style *s);
+
+#endif

@@ -1,0 +1,605 @@
+/*
+ * stages.c — the "Stages" analysis: the traced run cut into start-up (process
+ * start -> first CUDA call), load (first CUDA call -> first kernel launch:
+ * allocations and copies), warm-up (leading iterations whose duration has not
+ * settled), steady state, and tear-down (end of the last kernel -> last
+ * record), each with its time, share and what dominates it; when the program
+ * marks its phases with top-level NVTX ranges (at most 8 distinct names
+ * covering at least half of the traced time), those name the stages instead.
+ * Also states which stages the capture window covered.
+ *
+ * Pass 1 gathers the process start, the first window start and the
+ * outermost NVTX ranges; prepare takes the run's edges from the core (first
+ * CUDA call, first launch, last kernel end, last record) and computes the stages (so that pass 2 can
+ * fold each op and each other runtime call into its stage); the section and
+ * its JSON object ("stages", docs/report-json.md) are printed after finish.
+ * A plug-in of analyses.h; report thread only. docs/metrics.md §15.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analyses.h"
+#include "report/fmt.h"
+#include "report/map.h"
+
+#define GP_STAGE_MAX 16
+#define GP_STAGE_MAX_RANGES 65536 /* outermost NVTX ranges kept            */
+#define GP_STAGE_MAX_RANGE_NAMES 8
+#define GP_STAGE_TOL 0.2       /* settled: within 20 % of the steady median   */
+#define GP_STAGE_SETTLE 5      /* ... median of this many consecutive ones    */
+#define GP_STAGE_MIN_ITERS 4   /* fewer iterations: no warm-up split          */
+
+/* A closed outermost NVTX range. */
+struct gp_stage_range {
+	uint64_t start, end;
+	uint32_t name; /* string id; after prepare: names index */
+};
+
+struct gp_stage {
+	const char *name;      /* fixed text or sg->names entry                 */
+	uint64_t start, end, time; /* time: covered time (sum for NVTX names)   */
+	size_t count;          /* NVTX ranges / warm-up iterations              */
+	uint32_t nvtx;         /* names index of an NVTX stage, UINT32_MAX else */
+};
+
+struct gp_stages {
+	int err;
+	/* pass 1 (the other edges are the core's, gp_an_edges) */
+	int64_t proc_start;           /* trace-clock ns, -1 = unknown           */
+	int64_t win_iter;             /* iteration at the first window start, -1 = none */
+	uint64_t win_start;           /* time of that window start              */
+	struct gp_an_edges edges;     /* after prepare                          */
+	struct gp_stage_range *ranges;
+	size_t nranges, capranges;
+	int ranges_off;               /* too many ranges or names: no NVTX stages */
+	/* the names it prints (range names, then other calls'), in first-use
+	 * order: texts of the string table or fixed */
+	const char **names;
+	size_t nnames, capnames;
+	/* prepared */
+	struct gp_stage stages[GP_STAGE_MAX];
+	size_t nstages;
+	int nvtx_stages;
+	size_t settled_iter;          /* warm-up: iterations before settling (0 = none) */
+	uint64_t t_start, t_end;
+	/* pass 2 */
+	struct gp_map api_name;       /* runtime api id -> names index          */
+	struct gp_map stage_grp;      /* stage << 32 | group -> launch + execute */
+	struct gp_map stage_call;     /* stage << 32 | name -> host time        */
+};
+
+static void *gp_stage_create(const struct gp_analysis_env *env)
+{
+	(void)env;
+	struct gp_stages *sg = calloc(1, sizeof *sg);
+	if (!sg)
+		return NULL;
+	sg->proc_start = -1;
+	sg->win_iter = -1;
+	return sg;
+}
+
+static void gp_stage_destroy(void *p)
+{
+	struct gp_stages *sg = p;
+	free(sg->ranges);
+	free(sg->names);
+	gp_map_free(&sg->api_name);
+	gp_map_free(&sg->stage_grp);
+	gp_map_free(&sg->stage_call);
+	free(sg);
+}
+
+/* The names index of text (equal texts share one); UINT32_MAX on ENOMEM. */
+static uint32_t gp_stage_name(struct gp_stages *sg, const char *text)
+{
+	for (size_t i = 0; i < sg->nnames; i++)
+		if (!strcmp(sg->names[i], text))
+			return (uint32_t)i;
+	if (GP_AN_GROW(sg->names, sg->nnames, sg->capnames)) {
+		gp_analysis_fail(&sg->err, -ENOMEM);
+		return UINT32_MAX;
+	}
+	sg->names[sg->nnames] = text;
+	return (uint32_t)sg->nnames++;
+}
+
+/* ---- pass 1 ---------------------------------------------------------------- */
+
+static void gp_stage_marker1(struct gp_stages *sg, const struct gp_an_rec *v)
+{
+	if (sg->ranges_off || !v->marker.closed)
+		return;
+	if (sg->nranges >= GP_STAGE_MAX_RANGES || GP_AN_GROW(sg->ranges, sg->nranges, sg->capranges)) {
+		sg->ranges_off = 1;
+		return;
+	}
+	sg->ranges[sg->nranges++] = (struct gp_stage_range){ v->marker.range_start, v->marker.ts,
+							     v->marker.range_name };
+}
+
+static void gp_stage_record1(struct gp_stages *sg, const struct gp_an_rec *v)
+{
+	switch (v->type) {
+	case GP_REC_STATUS:
+		if (v->status.kind == GP_STATUS_PROCESS_START && v->status.value > 0)
+			sg->proc_start = v->status.value;
+		break;
+	case GP_REC_WINDOW:
+		if (v->mark.kind == GP_WIN_START && sg->win_iter < 0) {
+			sg->win_iter = v->mark.iter;
+			sg->win_start = v->mark.ts;
+		}
+		break;
+	default: /* GP_REC_MARKER */
+		gp_stage_marker1(sg, v);
+		break;
+	}
+}
+
+static int gp_stage_cmp_range(const void *a, const void *b)
+{
+	const struct gp_stage_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* First iteration k from which the median duration of the next
+ * GP_STAGE_SETTLE closed iterations is within GP_STAGE_TOL of the median of
+ * the last half (a median, so sporadic host stalls neither end nor extend the
+ * warm-up), then moved on over leading iterations still slower than that. */
+static size_t gp_stage_settled(const uint64_t *d, size_t n)
+{
+	uint64_t *s = malloc(n * sizeof *s);
+	if (!s)
+		return 0;
+	size_t h = n / 2;
+	memcpy(s, d + h, (n - h) * sizeof *s);
+	qsort(s, n - h, sizeof *s, gp_stats_cmp_u64);
+	double ref = (double)s[(n - h - 1) / 2];
+	free(s);
+	size_t k = 0;
+	for (; k + GP_STAGE_SETTLE <= n; k++) {
+		uint64_t w[GP_STAGE_SETTLE];
+		memcpy(w, d + k, sizeof w);
+		qsort(w, GP_STAGE_SETTLE, sizeof w[0], gp_stats_cmp_u64);
+		double m = (double)w[GP_STAGE_SETTLE / 2];
+		if (m >= ref * (1 - GP_STAGE_TOL) && m <= ref * (1 + GP_STAGE_TOL))
+			break;
+	}
+	while (k < n && (double)d[k] > ref * (1 + GP_STAGE_TOL))
+		k++;
+	return k;
+}
+
+static void gp_stage_add(struct gp_stages *sg, const char *name, uint64_t a, uint64_t b, size_t count)
+{
+	if (b <= a || sg->nstages >= GP_STAGE_MAX)
+		return;
+	sg->stages[sg->nstages++] = (struct gp_stage){ name, a, b, b - a, count, UINT32_MAX };
+}
+
+static void gp_stage_compute(struct gp_stages *sg, const struct gp_an *an)
+{
+	sg->nstages = 0;
+	uint64_t *starts; /* iterations */
+	int64_t *nums;
+	size_t ni = gp_an_iteration_starts(an, &starts, &nums), settle_k = 0;
+	free(nums);
+	if (sg->t_end <= sg->t_start) {
+		free(starts);
+		return;
+	}
+	/* NVTX-named stages */
+	uint64_t covered = 0;
+	for (size_t i = 0; i < sg->nranges; i++)
+		covered += sg->ranges[i].end - sg->ranges[i].start;
+	if (sg->nranges && !sg->ranges_off && (double)covered >= 0.5 * (double)(sg->t_end - sg->t_start)) {
+		qsort(sg->ranges, sg->nranges, sizeof *sg->ranges, gp_stage_cmp_range);
+		for (size_t i = 0; i < sg->nranges; i++) {
+			const struct gp_stage_range *r = &sg->ranges[i];
+			size_t k = 0;
+			while (k < sg->nstages && sg->stages[k].nvtx != r->name)
+				k++;
+			if (k == sg->nstages) {
+				if (k == GP_STAGE_MAX)
+					continue;
+				sg->stages[sg->nstages++] = (struct gp_stage){ sg->names[r->name], r->start, r->end, 0, 0,
+										  r->name };
+			}
+			struct gp_stage *s = &sg->stages[k];
+			s->time += r->end - r->start;
+			s->count++;
+			if (r->start < s->start)
+				s->start = r->start;
+			if (r->end > s->end)
+				s->end = r->end;
+		}
+		sg->nvtx_stages = 1;
+		free(starts);
+		return;
+	}
+	uint64_t fa = sg->edges.first_api != UINT64_MAX ? sg->edges.first_api : sg->t_start;
+	uint64_t fk = sg->edges.first_launch != UINT64_MAX ? sg->edges.first_launch : sg->t_end;
+	uint64_t lk = sg->edges.last_kernel > fk ? sg->edges.last_kernel : fk;
+	/* a window that began after iteration 0: what came before is not traced,
+	 * but the iteration marks (written outside the window too) still tell
+	 * where the warm-up settled */
+	int windowed = sg->win_iter > 0 && sg->win_start > sg->t_start;
+	uint64_t from = windowed ? sg->win_start : fk;
+	if (windowed) {
+		gp_stage_add(sg, "before window", sg->t_start, sg->win_start, 0);
+	} else {
+		if (sg->proc_start >= 0)
+			gp_stage_add(sg, "start-up", sg->t_start, fa, 0);
+		gp_stage_add(sg, "load", fa, fk, 0);
+	}
+	uint64_t settle_t = from;
+	if (starts && ni >= GP_STAGE_MIN_ITERS + 1) {
+		size_t nc = ni - 1; /* closed iterations */
+		uint64_t *d = malloc(nc * sizeof *d);
+		if (d) {
+			for (size_t i = 0; i < nc; i++)
+				d[i] = starts[i + 1] - starts[i];
+			settle_k = gp_stage_settled(d, nc);
+			free(d);
+			if (settle_k == 0 || settle_k >= nc)
+				settle_k = 0;
+			else if (starts[settle_k] > from)
+				settle_t = starts[settle_k];
+		}
+	}
+	free(starts);
+	sg->settled_iter = settle_k;
+	if (settle_t > from)
+		gp_stage_add(sg, "warm-up", from, settle_t, settle_k);
+	if (lk < settle_t)
+		lk = settle_t;
+	gp_stage_add(sg, "steady", settle_t, lk, 0);
+	if (lk > fa)
+		gp_stage_add(sg, "tear-down", lk, sg->t_end, 0);
+}
+
+static int gp_stage_of(const struct gp_stages *sg, uint64_t t)
+{
+	if (sg->nvtx_stages) {
+		/* ranges sorted by start: the last starting at or before t, or one
+		 * of the few before it (other threads' ranges may interleave) */
+		size_t lo = 0, hi = sg->nranges;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (sg->ranges[mid].start <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo, back = 0; i-- > 0 && back < 8; back++) {
+			const struct gp_stage_range *r = &sg->ranges[i];
+			if (t < r->end)
+				for (size_t k = 0; k < sg->nstages; k++)
+					if (sg->stages[k].nvtx == r->name)
+						return (int)k;
+		}
+		return -1;
+	}
+	for (size_t k = 0; k < sg->nstages; k++)
+		if (t >= sg->stages[k].start && t < sg->stages[k].end)
+			return (int)k;
+	return -1;
+}
+
+static int gp_stage_prepare(void *p, const struct gp_an *an)
+{
+	struct gp_stages *sg = p;
+	/* NVTX range names: at most GP_STAGE_MAX_RANGE_NAMES distinct, else none */
+	size_t distinct = 0;
+	uint32_t seen[GP_STAGE_MAX_RANGE_NAMES];
+	for (size_t i = 0; i < sg->nranges && !sg->ranges_off; i++) {
+		const char *t = gp_an_string(an, sg->ranges[i].name);
+		uint32_t k = gp_stage_name(sg, t ? t : "(unnamed)");
+		sg->ranges[i].name = k;
+		size_t j = 0;
+		while (j < distinct && seen[j] != k)
+			j++;
+		if (j == distinct) {
+			if (distinct == GP_STAGE_MAX_RANGE_NAMES)
+				sg->ranges_off = 1;
+			else
+				seen[distinct++] = k;
+		}
+	}
+	uint64_t tb = gp_an_time_base(an);
+	sg->t_start = sg->proc_start >= 0 && (uint64_t)sg->proc_start < tb ? (uint64_t)sg->proc_start : tb;
+	sg->edges = *gp_an_edges(an);
+	sg->t_end = sg->edges.last_activity;
+	gp_stage_compute(sg, an);
+	return sg->err;
+}
+
+/* ---- pass 2 ---------------------------------------------------------------- */
+
+static void gp_stage_add_to(struct gp_stages *sg, struct gp_map *m, uint64_t key, uint64_t v)
+{
+	uint64_t *p = gp_map_get(m, key);
+	if (p)
+		*p += v;
+	else
+		gp_analysis_fail(&sg->err, gp_map_put(m, key, v));
+}
+
+static int gp_stage_record(void *p, const struct gp_an *an, const struct gp_an_rec *v)
+{
+	struct gp_stages *sg = p;
+	if (v->pass == 1) {
+		gp_stage_record1(sg, v);
+		return sg->err;
+	}
+	/* pass 2: a runtime call other than a launch, copy or sync */
+	if (v->type != GP_REC_RUNTIME_API || v->api.api_class != GP_API_OTHER)
+		return sg->err;
+	int st = gp_stage_of(sg, v->api.start);
+	if (st < 0)
+		return sg->err;
+	uint64_t *ni = gp_map_get(&sg->api_name, v->api.api_id);
+	uint32_t name;
+	if (ni) {
+		name = (uint32_t)*ni;
+	} else {
+		const char *n = gp_an_api_name(an, GP_REC_RUNTIME_API, v->api.api_id);
+		name = gp_stage_name(sg, n ? n : "(runtime call)");
+		gp_analysis_fail(&sg->err, gp_map_put(&sg->api_name, v->api.api_id, name));
+	}
+	gp_stage_add_to(sg, &sg->stage_call, (uint64_t)st << 32 | name, v->api.end - v->api.start);
+	return sg->err;
+}
+
+/* Each op's launch + execute into the stage where it began. */
+static void gp_stage_op(void *p, const struct gp_an_op *op)
+{
+	struct gp_stages *sg = p;
+	if (op->group == UINT32_MAX)
+		return;
+	int st = gp_stage_of(sg, op->has_api ? op->api_start : op->gpu_start);
+	if (st >= 0)
+		gp_stage_add_to(sg, &sg->stage_grp, (uint64_t)st << 32 | op->group, op->launch_ns + op->execute_ns);
+}
+
+static int gp_stage_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
+{
+	(void)an;
+	(void)rep;
+	return ((struct gp_stages *)p)->err;
+}
+
+/* "what dominates": the largest operator (launch + execute of ops starting in
+ * the stage, group index in *g, UINT32_MAX = none) and the largest other
+ * CUDA call (names index in *c, UINT32_MAX = none). */
+static void gp_stage_dom_find(const struct gp_stages *sg, const struct gp_rep *rep, size_t st, uint32_t *g,
+			      uint64_t *gbest, uint32_t *c, uint64_t *cbest)
+{
+	uint64_t key, v;
+	size_t pos = 0;
+	*g = *c = UINT32_MAX;
+	*gbest = *cbest = 0;
+	while (gp_map_next(&sg->stage_grp, &pos, &key, &v))
+		if (key >> 32 == st && v > *gbest && (uint32_t)key < rep->ngroups)
+			*gbest = v, *g = (uint32_t)key;
+	pos = 0;
+	while (gp_map_next(&sg->stage_call, &pos, &key, &v))
+		if (key >> 32 == st && v > *cbest && (uint32_t)key < sg->nnames)
+			*cbest = v, *c = (uint32_t)key;
+}
+
+/* The "dominated by" text of stage st (one line's tail, no newline). */
+static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct gp_rep *rep, size_t st)
+{
+	const struct gp_stage *s = &sg->stages[st];
+	if (!strcmp(s->name, "start-up") && !sg->nvtx_stages) {
+		fprintf(f, "host code before the first CUDA call");
+		return;
+	}
+	if (!strcmp(s->name, "before window") && !sg->nvtx_stages) {
+		fprintf(f, "not traced (capture began at iteration %lld%s)", (long long)sg->win_iter,
+			sg->settled_iter && sg->settled_iter <= (size_t)sg->win_iter
+				? "; iteration marks show the warm-up settled before it"
+				: "");
+		return;
+	}
+	uint64_t gbest, cbest;
+	uint32_t g, c;
+	gp_stage_dom_find(sg, rep, st, &g, &gbest, &c, &cbest);
+	char b1[32];
+	const char *gn = g != UINT32_MAX ? rep->groups[g].name : NULL, *cn = c != UINT32_MAX ? sg->names[c] : NULL;
+	if (!gn && !cn) {
+		fprintf(f, "host only (no CUDA work)");
+		return;
+	}
+	if (!cn || (gn && gbest >= cbest)) { /* the larger first */
+		fprintf(f, "%s %s", gn, gp_fmt_ns((double)gbest, b1, sizeof b1));
+		if (cn)
+			fprintf(f, ", then %s %s", cn, gp_fmt_ns((double)cbest, b1, sizeof b1));
+	} else {
+		fprintf(f, "%s %s", cn, gp_fmt_ns((double)cbest, b1, sizeof b1));
+		if (gn)
+			fprintf(f, ", then %s %s", gn, gp_fmt_ns((double)gbest, b1, sizeof b1));
+	}
+}
+
+/* How much of stage i the capture window [t_first, t_last] holds; *covered
+ * says whether the window line names it (any overlap for NVTX stages, at
+ * least 1 % of the stage otherwise; never "before window"). */
+static uint64_t gp_stage_window(const struct gp_stages *sg, const struct gp_rep *rep, size_t i, int *covered)
+{
+	const struct gp_stage *s = &sg->stages[i];
+	uint64_t a = s->start > rep->t_first ? s->start : rep->t_first;
+	uint64_t b = s->end < rep->t_last ? s->end : rep->t_last;
+	*covered = 0;
+	if (b <= a)
+		return 0;
+	if (strcmp(s->name, "before window"))
+		*covered = sg->nvtx_stages || (double)(b - a) >= 0.01 * (double)(s->end - s->start);
+	return b - a;
+}
+
+static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
+{
+	const struct gp_stages *sg = p;
+	int md = style->markdown;
+	if (!sg->nstages)
+		return;
+	fprintf(f, md ? "\n## Stages\n\n" : "\nStages\n");
+	if (sg->nvtx_stages)
+		fprintf(f, "%sstages named by the program's top-level NVTX ranges\n", md ? "" : "  ");
+	char b1[32];
+	double total = (double)(sg->t_end - sg->t_start);
+	for (size_t i = 0; i < sg->nstages; i++) {
+		const struct gp_stage *s = &sg->stages[i];
+		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", s->name, gp_fmt_ns((double)s->time, b1, sizeof b1),
+			100.0 * (double)s->time / total);
+		if (sg->nvtx_stages)
+			fprintf(f, " (%zu ranges)", s->count);
+		else if (!strcmp(s->name, "warm-up"))
+			fprintf(f, " (%zu iterations)", s->count);
+		fprintf(f, "  dominated by: ");
+		gp_stage_dominant(f, sg, rep, i);
+		fprintf(f, "\n");
+	}
+	/* which stages the capture window covered */
+	fprintf(f, "%swindow %s covered:", md ? "- " : "  ", gp_fmt_ns((double)rep->wall_ns, b1, sizeof b1));
+	size_t nc = 0;
+	for (size_t i = 0; i < sg->nstages; i++) {
+		const struct gp_stage *s = &sg->stages[i];
+		int cov;
+		uint64_t in = gp_stage_window(sg, rep, i, &cov);
+		if (!cov)
+			continue;
+		if (sg->nvtx_stages)
+			fprintf(f, "%s %s", nc++ ? "," : "", s->name);
+		else
+			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", s->name,
+				100.0 * (double)in / (double)(s->end - s->start));
+	}
+	if (!nc)
+		fprintf(f, " none of the stages");
+	if (sg->win_iter > 0)
+		fprintf(f, "; capture began at iteration %lld of the run (earlier stages not traced)",
+			(long long)sg->win_iter);
+	fprintf(f, "\n");
+}
+
+/* JSON: {"name", "ns"} of a dominant operator or call, or null. */
+static void gp_stage_json_dom(FILE *f, const char *name, uint64_t ns)
+{
+	if (!name) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"name\": ", f);
+	gp_fmt_json_str(f, name);
+	fprintf(f, ", \"ns\": %llu}", (unsigned long long)ns);
+}
+
+static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
+{
+	const struct gp_stages *sg = p;
+	(void)style;
+	uint64_t traced = sg->t_end > sg->t_start ? sg->t_end - sg->t_start : 0;
+	fprintf(f, "{\"named_by\": \"%s\", \"traced_ns\": %llu, \"settled_after_iterations\": %zu, \"items\": [",
+		sg->nvtx_stages ? "nvtx" : "run", (unsigned long long)traced, sg->settled_iter);
+	for (size_t i = 0; i < sg->nstages; i++) {
+		const struct gp_stage *s = &sg->stages[i];
+		int cov;
+		uint64_t in = gp_stage_window(sg, rep, i, &cov);
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		gp_fmt_json_str(f, s->name);
+		fprintf(f, ", \"start_ns\": %llu, \"end_ns\": %llu, \"time_ns\": %llu, \"share\": ",
+			(unsigned long long)s->start, (unsigned long long)s->end, (unsigned long long)s->time);
+		gp_fmt_json_num(f, traced ? (double)s->time / (double)traced : 0);
+		fprintf(f, ", \"count\": %zu, \"dominant_operator\": ", s->count);
+		/* start-up and "before window" are not CUDA work: no dominant op */
+		int host = !sg->nvtx_stages && (!strcmp(s->name, "start-up") || !strcmp(s->name, "before window"));
+		uint64_t gbest = 0, cbest = 0;
+		uint32_t g = UINT32_MAX, c = UINT32_MAX;
+		if (!host)
+			gp_stage_dom_find(sg, rep, i, &g, &gbest, &c, &cbest);
+		gp_stage_json_dom(f, g != UINT32_MAX ? rep->groups[g].name : NULL, gbest);
+		fputs(", \"dominant_call\": ", f);
+		gp_stage_json_dom(f, c != UINT32_MAX ? sg->names[c] : NULL, cbest);
+		fputs(", \"dominated_by\": ", f);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&buf, &len);
+		if (mf) {
+			gp_stage_dominant(mf, sg, rep, i);
+			fclose(mf);
+		}
+		gp_fmt_json_str(f, buf ? buf : "");
+		free(buf);
+		fprintf(f, ", \"window_ns\": %llu, \"window_share\": ", (unsigned long long)in);
+		gp_fmt_json_num(f, s->end > s->start ? (double)in / (double)(s->end - s->start) : 0);
+		fprintf(f, ", \"covered\": %s}", cov ? "true" : "false");
+	}
+	fprintf(f, "],\n   \"window\": {\"wall_ns\": %llu, \"covered\": [", (unsigned long long)rep->wall_ns);
+	size_t nc = 0;
+	for (size_t i = 0; i < sg->nstages; i++) {
+		int cov;
+		gp_stage_window(sg, rep, i, &cov);
+		if (!cov)
+			continue;
+		fputs(nc++ ? ", " : "", f);
+		gp_fmt_json_str(f, sg->stages[i].name);
+	}
+	fputs("], \"began_at_iteration\": ", f);
+	if (sg->win_iter > 0)
+		fprintf(f, "%lld", (long long)sg->win_iter);
+	else
+		fputs("null", f);
+	fputs("}}", f);
+}
+
+/* HTML: a bar of the stages' shares of the traced time. */
+static void gp_stage_figure(FILE *f, const void *p)
+{
+	const struct gp_stages *sg = p;
+	static const char *const colors[] = { "#8c8c8c", "#e4a33a", "#9b6ad6", "#3a7be4", "#5cb85c", "#d9534f" };
+	double total = (double)(sg->t_end - sg->t_start);
+	if (!sg->nstages || total <= 0)
+		return;
+	const int width = 860;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='52' font-family='sans-serif' "
+		   "font-size='12'>\n", width + 20);
+	double x = 10;
+	for (size_t i = 0; i < sg->nstages; i++) {
+		const struct gp_stage *s = &sg->stages[i];
+		double w = (double)width * (double)s->time / total;
+		if (x + w > 10 + width) /* NVTX stages of several threads may overlap */
+			w = 10 + width - x;
+		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
+		gp_fmt_html_str(f, s->name);
+		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
+		if (w > 60) {
+			fprintf(f, "<text x='%.1f' y='42'>", x + 2);
+			gp_fmt_html_str(f, s->name);
+			fputs("</text>\n", f);
+		}
+		x += w;
+	}
+	fputs("</svg>\n", f);
+}
+
+const struct gp_analysis gp_analysis_stages = {
+	.name = "stages",
+	.title = "Stages",
+	.types = { GP_AN_TYPE(GP_REC_STATUS) | GP_AN_TYPE(GP_REC_WINDOW) | GP_AN_TYPE(GP_REC_MARKER),
+		   GP_AN_TYPE(GP_REC_RUNTIME_API) },
+	.api_classes = GP_AN_CLASS(GP_API_OTHER),
+	.create = gp_stage_create,
+	.record = gp_stage_record,
+	.prepare = gp_stage_prepare,
+	.op = gp_stage_op,
+	.finish = gp_stage_finish,
+	.text = gp_stage_text,
+	.json = gp_stage_json,
+	.figure = gp_stage_figure,
+	.destroy = gp_stage_destroy,
+};

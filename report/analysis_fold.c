@@ -1,0 +1,154 @@
+/*
+ * analysis_fold.c — folding one joined op into the aggregates (called by
+ * the join, join.c, and by the protocol for hook-only ops): its group by
+ * the --group-by key, its iteration, the GPU-busy and covered sweeps, and
+ * sync attribution's recent-ops buffer (sync.c); then the op sink. Memory:
+ * one entry per group and iteration, never per op. Report thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_int.h"
+
+static int64_t gp_an_iter_of(struct gp_an *an, uint64_t t, int64_t *slot)
+{
+	*slot = -1;
+	if (!an->niters || t < an->iters[0].start)
+		return -1;
+	size_t c = an->iter_cache;
+	if (c < an->niters && an->iters[c].start <= t && (c + 1 == an->niters || t < an->iters[c + 1].start)) {
+		*slot = (int64_t)c;
+		return an->iters[c].iter;
+	}
+	size_t lo = 0, hi = an->niters;
+	while (lo + 1 < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (an->iters[mid].start <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	an->iter_cache = lo;
+	*slot = (int64_t)lo;
+	return an->iters[lo].iter;
+}
+
+static uint32_t gp_an_group(struct gp_an *an, uint64_t key, uint32_t name_str, const char *synth)
+{
+	if (an->group_last != GP_NONE32 && key == an->group_last_key)
+		return an->group_last;
+	uint64_t *v = gp_map_get(&an->group_by_key, key);
+	if (v) {
+		an->group_last_key = key;
+		an->group_last = (uint32_t)*v;
+		return (uint32_t)*v;
+	}
+	if (GROW(an->groups, an->ngroups, an->capgroups))
+		return gp_an_fail(an, -ENOMEM), GP_NONE32;
+	struct gp_group *g = &an->groups[an->ngroups];
+	memset(g, 0, sizeof *g);
+	g->key = key;
+	g->name_str = name_str;
+	if (name_str == GP_NONE32 && !(g->name = strdup(synth ? synth : "?")))
+		return gp_an_fail(an, -ENOMEM), GP_NONE32;
+	gp_an_fail(an, gp_map_put(&an->group_by_key, key, an->ngroups));
+	return (uint32_t)an->ngroups++;
+}
+
+/* Fold one complete op into every aggregate (called by the join). */
+void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
+		       uint32_t name_str)
+{
+	char cbuf[32];
+	op->nvtx = gp_strtab_text(an->strings, nvtx_str);
+	op->callsite = gp_an_callsite(an, hook_stack, cbuf, sizeof cbuf);
+	/* group */
+	uint64_t key;
+	uint32_t gname = GP_NONE32;
+	const char *synth = op->name;
+	switch (an->cfg.group_by) {
+	case GP_GROUP_NVTX:
+		gname = nvtx_str;
+		key = nvtx_str != GP_NONE32 ? (1ULL << 40) | nvtx_str : (2ULL << 40);
+		synth = "(no NVTX range)";
+		break;
+	case GP_GROUP_CALLSITE:
+		if (op->callsite) {
+			uint32_t c = gp_an_canon(an, op->callsite, strlen(op->callsite));
+			gname = c;
+			key = (1ULL << 40) | c;
+		} else {
+			key = 2ULL << 40;
+			synth = "(no stack)";
+		}
+		break;
+	case GP_GROUP_STREAM: {
+		char sb[48];
+		snprintf(sb, sizeof sb, "device %u stream %u", op->device, op->stream);
+		key = (3ULL << 40) | ((uint64_t)op->device << 32) | op->stream;
+		gname = GP_NONE32;
+		synth = sb;
+		op->group = gp_an_group(an, key, gname, synth);
+		goto grouped;
+	}
+	default:
+		if (name_str != GP_NONE32) {
+			gname = name_str;
+			key = (1ULL << 40) | name_str;
+		} else {
+			/* memcpy kinds, memset, hook-only api names */
+			key = (4ULL << 40) | ((uint64_t)op->kind << 32) |
+			      (op->kind == GP_OP_HOOK_ONLY ? op->api_id : op->copy_kind);
+		}
+		break;
+	}
+	op->group = gp_an_group(an, key, gname, synth);
+grouped:
+	if (op->group == GP_NONE32)
+		return;
+	struct gp_group *g = &an->groups[op->group];
+	g->count++;
+	g->launch += op->launch_ns;
+	g->queue += op->queue_ns;
+	g->exec += op->execute_ns;
+	if (!op->has_api)
+		g->no_api++;
+	if (!op->has_gpu)
+		g->no_gpu++;
+	else
+		gp_an_fail(an, gp_hist_add(&g->hist, op->execute_ns));
+	an->ops++;
+	an->launch += op->launch_ns;
+	an->queue += op->queue_ns;
+	an->exec += op->execute_ns;
+	if (!op->has_api)
+		an->ops_no_api++;
+	if (!op->has_gpu)
+		an->ops_no_gpu++;
+	if (op->has_api && op->has_gpu)
+		an->ops_joined++;
+	int64_t slot;
+	op->iter = gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
+	if (slot >= 0) {
+		struct gp_iterx *it = &an->iters[slot];
+		it->ops++;
+		it->launch += op->launch_ns;
+		it->queue += op->queue_ns;
+		it->exec += op->execute_ns;
+	}
+	if (op->has_api && op->launch_ns)
+		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
+	if (op->has_gpu) {
+		an->busy_sum += op->execute_ns;
+		an->busy_used[op->device] = 1;
+		gp_an_fail(an, gp_sweep_add(&an->busy[op->device], op->gpu_start, op->gpu_end));
+		gp_an_fail(an, gp_sweep_add(&an->covered, op->gpu_start, op->gpu_end));
+		if (gp_sync_folded(an, op, slot))
+			return gp_an_fail(an, -ENOMEM);
+	}
+	if (an->cfg.on_op)
+		an->cfg.on_op(op, an->cfg.ctx);
+}
+

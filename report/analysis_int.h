@@ -1,0 +1,316 @@
+/*
+ * analysis_int.h — the analysis core's private state, shared by its files
+ * and by nothing else (analysis.h is the core's API):
+ *
+ *   analysis.c  the two-pass protocol: pass 1 and pass 2 scans (one function
+ *               per record kind, and the views the analyses get), prepare,
+ *               accessors
+ *   analysis_fold.c    folding a joined op into its group and iteration
+ *   analysis_finish.c  finish: the aggregates into a gp_rep
+ *   analysis_names.c   lookups: strings, API names, call sites, NVTX ranges
+ *   join.c      the correlation join: pending entries per join key, launch
+ *               hooks and their per-thread queues, the graph-launch stash,
+ *               eviction (struct gp_join)
+ *   sync.c      sync attribution: blocking intervals, the recent-ops delay
+ *               line, per-thread wait queues, sync hooks (struct gp_sync)
+ *   strtab.c    the string table (strtab.h), demangle.c the kernel names
+ *
+ * Calls go one way: analysis.c and analysis_finish.c -> join.c ->
+ * analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c, demangle.c.
+ *
+ * Single-threaded: one analyser per trace, on the report thread. Every
+ * function here records its first failure with gp_an_fail (sticky an->err)
+ * and goes on; nothing prints, exits or aborts.
+ */
+#ifndef GP_REPORT_ANALYSIS_INT_H
+#define GP_REPORT_ANALYSIS_INT_H
+
+#include <errno.h>
+
+#include "analysis.h"
+#include "map.h"
+#include "strtab.h"
+
+#define GP_EXT_KIND_CUSTOM2 5u /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 */
+#define GP_NONE32 UINT32_MAX
+
+/* --- sync attribution (sync.c) --------------------------------------------- */
+
+/* A blocking interval being attributed (a pass-2 slot; see the header). */
+struct gp_wait {
+	uint8_t kind;        /* enum gp_api_class                                 */
+	uint8_t has_api, active, has_own, has_best;
+	uint32_t tid, corr, stream, stack;
+	uint64_t w0, w1;     /* w1: call end (explicit) or upper bound (copies)   */
+	uint64_t seq;        /* op sequence number when it became active          */
+	uint64_t own_gpu_start, own_launch;
+	int64_t own_iter;
+	uint32_t own_group;
+	uint64_t best_e;
+	uint32_t best_group, best_corr;
+	int64_t best_iter;
+	uint32_t next_free;
+};
+
+/* Recently folded GPU ops, sorted by gpu_end (delay line of GP_RECENT). */
+#define GP_RECENT 65536u
+#define GP_WAIT_HORIZON 65536u /* ops folded after a wait became active */
+struct gp_recent {
+	uint64_t e, api_end, gpu_start, launch;
+	uint32_t stream, group, corr;
+	int32_t iter;
+	uint8_t has_api, copy_sync;
+};
+
+/* Active waits of one thread, in w0 order (CUPTI delivers a thread's
+ * records in order). */
+struct gp_tidq {
+	uint32_t tid;
+	uint32_t *idx;
+	size_t head, n, cap, cache;
+};
+
+struct gp_sync {
+	struct gp_wait *waits;
+	size_t nwaits, capwaits;
+	uint32_t wait_free;
+	struct gp_dmap wait_by_corr;  /* corr -> wait slot                       */
+	struct gp_tidq *tq;
+	size_t ntq, captq;
+	struct gp_map tq_by_tid;
+	struct gp_recent *recent;    /* ring, sorted by e from recent_head      */
+	size_t recent_head, nrecent;
+	uint64_t op_seq;
+	struct gp_map shook;         /* sync hook op id -> stack id (bounded)    */
+	uint32_t *shook_fifo;
+	size_t shook_head, nshook;
+	uint8_t *shook_seen;         /* per op id & GP_SHOOK_SEEN_MASK: FIFO entries
+	                                (saturating): 0 = not in shook, so most
+	                                ext corr records skip the map lookup   */
+	struct gp_map cs_map;        /* call-site string -> index in cs         */
+	struct gp_rep_callsite *cs;
+	size_t ncs, capcs;
+	uint64_t sync_total, sync_unattr_ns, sync_unattr_calls, waits_late;
+	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
+};
+
+/* --- the correlation join (join.c) ------------------------------------------- */
+
+/* Pending launch hooks of one thread, in start order: a CUPTI API record
+ * inside a hook's interval on the same thread is that hook's call. */
+struct gp_hookq_ent {
+	uint64_t start, end;
+	uint32_t idx, op;    /* hook slot and its op id (stale when they differ) */
+};
+struct gp_hookq {
+	uint32_t tid;
+	struct gp_hookq_ent *e;
+	size_t head, n, cap;
+};
+
+struct gp_pending {
+	uint8_t has_api, has_gpu, has_ext, api_charged;
+	uint8_t api_class, api_domain, gpu_type, device;
+	uint8_t copy_kind, end_missing, graph, hk;
+	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
+	                                        kept for its later kernels */
+	uint16_t api_id;
+	uint32_t api_tid, api_nvtx, stream, corr, name;
+	uint32_t stash_head, stash_tail; /* earlier graph ops of this key (GP_NONE32) */
+	uint64_t api_start, api_dur;
+	uint64_t gpu_start, gpu_end, bytes;
+	uint64_t ext;
+	uint64_t ts;         /* latest time seen, for eviction                   */
+	uint32_t next_free;
+};
+
+/* A GPU op of a graph launch that arrived before its API record while an
+ * earlier op of the same launch was waiting too (gp_pending.stash_*). */
+#define GP_STASH_MAX 65536u
+struct gp_stash {
+	uint8_t gpu_type, device, copy_kind, end_missing;
+	uint32_t stream, name, next;
+	uint64_t gpu_start, gpu_end, bytes;
+};
+
+struct gp_hook {
+	uint8_t api_class;
+	uint16_t api_id;
+	uint32_t tid, stream, nvtx, stack, op;
+	uint64_t start, dur;
+	uint32_t next_free;
+};
+
+struct gp_join {
+	struct gp_pending *pend;
+	size_t npend, cappend;
+	uint32_t pend_free;
+	struct gp_dmap pend_by_corr;
+	struct gp_hook *hooks;
+	size_t nhooks, caphooks;
+	uint32_t hook_free;
+	struct gp_dmap hook_by_op;
+	struct gp_dmap ext_rev;       /* hook op id -> corr waiting for it      */
+	struct gp_stash *stash;      /* graph ops waiting with an earlier one  */
+	size_t nstash, capstash;
+	uint32_t stash_free;
+	struct gp_map captured;      /* hook op ids of launches made during
+	                                stream capture (GP_GRAPH_CAPTURED)     */
+	struct gp_map last_driver;   /* tid -> corr of its last lone driver call */
+	struct gp_hookq *hq;         /* pending op hooks per thread, by start  */
+	size_t nhq, caphq;
+	struct gp_map hq_by_tid;
+	struct gp_map tid_os;        /* CUPTI thread id -> OS tid (learned)    */
+	uint32_t tid_os_last_cupti, tid_os_last_os; /* last tid_os put        */
+	uint64_t max_ts;             /* newest pass-2 time seen (eviction clock) */
+};
+
+/* --- the protocol and the aggregates (analysis.c) ----------------------------- */
+
+struct gp_group {
+	uint64_t key;
+	uint32_t name_str;   /* canonical string index, or GP_NONE32             */
+	char *name;          /* synthetic name when no string                    */
+	uint64_t count, launch, queue, exec, sync, no_api, no_gpu, sync_calls;
+	struct gp_hist hist;
+};
+
+struct gp_iterx {
+	int64_t iter;
+	uint64_t start, end, ops, launch, queue, exec, sync;
+};
+
+/* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
+ * at most 4096 deep), pass 1 only the depth and the outermost range. */
+struct gp_nvtx_stack {
+	uint32_t *names;
+	size_t n, cap;
+	uint64_t depth, depth0_start; /* pass 1 */
+	uint32_t depth0_name;         /* pass 1: string id                 */
+};
+
+struct gp_an {
+	struct gp_an_config cfg;
+	int err;
+	struct gp_strtab *strings;   /* cfg.strings, or own_strings            */
+	struct gp_strtab own_strings;
+	struct gp_map api_names;   /* domain<<16 | api_id -> string id        */
+	struct gp_map threads;     /* tid -> string id                        */
+	struct {
+		int present;
+		uint32_t name, ccmaj, ccmin, sms;
+	} dev[256];
+	/* stacks and symbols */
+	uint64_t *pcs;
+	size_t npcs, cappcs;
+	struct gp_map stacks;      /* stack id -> offset<<16 | depth          */
+	struct gp_map symbols;     /* pc -> string id                         */
+	/* pass-1 facts */
+	uint64_t rec_count[GP_REC_TYPE_COUNT];
+	uint64_t records;
+	uint64_t t_first, t_last, win_start, win_stop;
+	int status[8];
+	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
+	double host_busy_w, host_proc_w, host_w, host_max;
+	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
+	struct gp_an_edges edges;
+	int runtime_seen;          /* edges: CUPTI runtime records seen       */
+	struct { int64_t iter; uint64_t ts; } *marks;
+	size_t nmarks, capmarks;
+	/* prepared */
+	int hook_only, have_runtime, have_hooks;
+	struct gp_iterx *iters;
+	size_t niters;
+	size_t iter_cache;
+	/* pass 2 */
+	struct gp_sync sync;
+	struct gp_join join;
+	uint64_t group_last_key;     /* last group lookup                      */
+	uint32_t group_last;
+	struct gp_map nvtx;          /* tid -> index into nvtx_stacks          */
+	struct gp_nvtx_stack *nvtx_stacks;
+	size_t nnvtx, capnvtx;
+	struct gp_group *groups;
+	size_t ngroups, capgroups;
+	struct gp_map group_by_key;
+	struct gp_sweep busy[256];
+	uint8_t busy_used[256];
+	struct gp_sweep covered;
+	uint64_t scan2_n;
+	/* totals */
+	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
+	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
+	uint64_t launch, queue, exec, busy_sum;
+};
+
+/* --- shared by the core's files ------------------------------------------------ */
+
+static inline int gp_an_is_sync_class(unsigned c)
+{
+	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
+}
+
+static inline int gp_an_is_copy_sync(unsigned c)
+{
+	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
+}
+
+static inline int gp_an_is_op_class(unsigned c)
+{
+	return c == GP_API_LAUNCH || c == GP_API_MEMCPY_SYNC || c == GP_API_MEMCPY_ASYNC ||
+	       c == GP_API_MEMSET_SYNC || c == GP_API_MEMSET_ASYNC || c == GP_API_GRAPH_LAUNCH;
+}
+
+/* Record a failure (the first one stays in an->err). -EINVAL is gp_map_put
+ * refusing the reserved key UINT64_MAX: only a corrupt file holds such an
+ * id or pc; that record is left out and the rest analysed. */
+static inline void gp_an_fail(struct gp_an *an, int rc)
+{
+	if (rc && rc != -EINVAL && !an->err)
+		an->err = rc;
+}
+
+#define GROW(arr, n, cap) GP_AN_GROW(arr, n, cap)
+
+/* A slot of a pool (pending entries, hooks, waits) whose free slots are
+ * threaded through next_free: the head of the free list, else a new slot at
+ * the end. Sets idx; evaluates to 0, or -ENOMEM (idx unset). */
+#define GP_AN_SLOT(arr, n, cap, free_head, idx)                                            \
+	((free_head) != GP_NONE32 ? ((idx) = (free_head), (free_head) = (arr)[idx].next_free, 0) \
+	 : GROW(arr, n, cap)      ? -ENOMEM                                                     \
+				  : ((idx) = (uint32_t)(n)++, 0))
+
+/* analysis_names.c */
+uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
+uint32_t gp_an_str(const struct gp_an *an, uint32_t id);
+const char *gp_an_short(struct gp_an *an, uint32_t c);
+uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
+/* analysis_fold.c: fold one complete op into every aggregate (and the
+ * sinks). */
+void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
+
+/* sync.c */
+void gp_sync_init(struct gp_sync *s);
+void gp_sync_hook(struct gp_an *an, const struct gp_rec_api *a);
+void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a);
+void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
+void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
+int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
+int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
+void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
+void gp_sync_free(struct gp_sync *s);
+
+/* join.c */
+void gp_join_init(struct gp_join *j);
+void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned cls);
+void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
+void gp_join_api(struct gp_an *an, const struct gp_rec_api *a);
+void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v);
+void gp_join_captured(struct gp_an *an, uint32_t op);
+void gp_join_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
+void gp_join_evict(struct gp_an *an);
+void gp_join_flush(struct gp_an *an);
+uint32_t gp_join_os_tid(const struct gp_an *an, uint32_t cupti_tid);
+void gp_join_free(struct gp_join *j);
+
+#endif

@@ -1,0 +1,572 @@
+/*
+ * join.c — the correlation join: which CUPTI API record, GPU record and
+ * launch hook belong to one op.
+ *
+ * One pending entry per join key (the runtime correlation id: API record
+ * corr = kernel/memset corr = memcpy rt_corr; a driver corr when the op was
+ * launched through the driver). An entry collects the CUPTI API record, the
+ * GPU record and, through the CUSTOM2 external correlation record, the hook
+ * record (thread, stream handle, NVTX range, stack). It is folded into the
+ * aggregates (gp_an_fold) as soon as API + GPU are present and the hook is
+ * either present or was never announced (no external correlation for that
+ * corr). The kernels of one graph launch share its corr: while they wait for
+ * the launch's API record or hook, earlier ones wait in a bounded stash
+ * beside the entry (GP_STASH_MAX ops), and all join when it arrives. Hooks of
+ * launches made during stream capture (GP_GRAPH_CAPTURED names their op id)
+ * never meet an op and are counted apart, not as unjoined. Entries left at
+ * the end are folded as "no API record" / counted as unjoined; entries older
+ * than evict_after_ns of trace time are given up the same way, so memory is
+ * bounded by the join lag, not the trace length.
+ *
+ * Called by the core (analysis.c) on the report thread, in pass 2 and at
+ * finish. Invariant: every op is folded exactly once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_int.h"
+
+void gp_join_init(struct gp_join *j)
+{
+	j->pend_free = GP_NONE32;
+	j->hook_free = GP_NONE32;
+	j->stash_free = GP_NONE32;
+}
+
+static struct gp_pending *gp_join_pend_get(struct gp_an *an, uint32_t corr, int create)
+{
+	uint64_t *v = gp_dmap_get(&an->join.pend_by_corr, corr);
+	if (v)
+		return &an->join.pend[*v];
+	if (!create)
+		return NULL;
+	uint32_t idx;
+	if (GP_AN_SLOT(an->join.pend, an->join.npend, an->join.cappend, an->join.pend_free, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	struct gp_pending *p = &an->join.pend[idx];
+	memset(p, 0, sizeof *p);
+	p->corr = corr;
+	p->api_nvtx = GP_NONE32;
+	p->name = 0;
+	p->stash_head = p->stash_tail = GP_NONE32;
+	if (gp_dmap_put(&an->join.pend_by_corr, corr, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	return p;
+}
+
+static void gp_join_pend_drop(struct gp_an *an, struct gp_pending *p)
+{
+	uint32_t idx = (uint32_t)(p - an->join.pend);
+	while (p->stash_head != GP_NONE32) { /* none left after an emit; defensive */
+		uint32_t k = p->stash_head;
+		p->stash_head = an->join.stash[k].next;
+		an->join.stash[k].next = an->join.stash_free;
+		an->join.stash_free = k;
+		an->join.nstash--;
+	}
+	p->stash_tail = GP_NONE32;
+	gp_dmap_del(&an->join.pend_by_corr, p->corr);
+	p->next_free = an->join.pend_free;
+	an->join.pend_free = idx;
+}
+
+static int gp_join_hookq_alive(const struct gp_an *an, const struct gp_hookq_ent *e)
+{
+	uint64_t *v = gp_dmap_get(&an->join.hook_by_op, e->op);
+	return v && *v == e->idx;
+}
+
+static void gp_join_hookq_trim(const struct gp_an *an, struct gp_hookq *q)
+{
+	while (q->n && !gp_join_hookq_alive(an, &q->e[q->head])) {
+		q->head++;
+		q->n--;
+	}
+	if (!q->n)
+		q->head = 0;
+}
+
+static void gp_join_hookq_push(struct gp_an *an, const struct gp_hook *h, uint32_t idx)
+{
+	uint64_t *v = gp_map_get(&an->join.hq_by_tid, h->tid);
+	struct gp_hookq *q;
+	if (v) {
+		q = &an->join.hq[*v];
+	} else {
+		if (GROW(an->join.hq, an->join.nhq, an->join.caphq))
+			return gp_an_fail(an, -ENOMEM);
+		q = &an->join.hq[an->join.nhq];
+		memset(q, 0, sizeof *q);
+		q->tid = h->tid;
+		gp_an_fail(an, gp_map_put(&an->join.hq_by_tid, h->tid, an->join.nhq));
+		an->join.nhq++;
+	}
+	gp_join_hookq_trim(an, q);
+	if (q->head > 0 && q->head + q->n == q->cap) {
+		memmove(q->e, q->e + q->head, q->n * sizeof *q->e);
+		q->head = 0;
+	}
+	if (gp_an_grow((void **)&q->e, &q->cap, q->head + q->n + 1, sizeof *q->e))
+		return gp_an_fail(an, -ENOMEM);
+	size_t i = q->n;
+	while (i > 0 && q->e[q->head + i - 1].start > h->start) {
+		q->e[q->head + i] = q->e[q->head + i - 1];
+		i--;
+	}
+	q->e[q->head + i] = (struct gp_hookq_ent){ h->start, h->start + h->dur, idx, h->op };
+	q->n++;
+}
+
+/* The pending hook of thread tid whose interval contains [a0, a1], or NULL. */
+static struct gp_hook *gp_join_hook_containing(struct gp_an *an, uint32_t tid, uint64_t a0, uint64_t a1)
+{
+	uint64_t *v = gp_map_get(&an->join.hq_by_tid, tid);
+	if (!v)
+		return NULL;
+	struct gp_hookq *q = &an->join.hq[*v];
+	gp_join_hookq_trim(an, q);
+	size_t lo = 0, hi = q->n; /* first entry with start > a0 */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (q->e[q->head + mid].start <= a0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && lo - i < 4; i--) {
+		const struct gp_hookq_ent *e = &q->e[q->head + i - 1];
+		if (e->end >= a1 && gp_join_hookq_alive(an, e))
+			return &an->join.hooks[e->idx];
+	}
+	return NULL;
+}
+
+static void gp_join_hook_drop(struct gp_an *an, struct gp_hook *h)
+{
+	uint32_t idx = (uint32_t)(h - an->join.hooks);
+	gp_dmap_del(&an->join.hook_by_op, h->op);
+	h->next_free = an->join.hook_free;
+	an->join.hook_free = idx;
+}
+
+static struct gp_hook *gp_join_hook_get(struct gp_an *an, uint64_t op)
+{
+	uint64_t *v = gp_dmap_get(&an->join.hook_by_op, op);
+	return v ? &an->join.hooks[*v] : NULL;
+}
+
+/* Keep the GPU part of p (a graph op still waiting for its cudaGraphLaunch
+ * API record) aside, so that the next op of the same launch can wait in p
+ * too. Returns 0, or -1 when the stash is full (the caller folds p). */
+static int gp_join_stash_push(struct gp_an *an, struct gp_pending *p)
+{
+	uint32_t k;
+	if (an->join.stash_free != GP_NONE32) {
+		k = an->join.stash_free;
+		an->join.stash_free = an->join.stash[k].next;
+	} else {
+		if (an->join.nstash >= GP_STASH_MAX || GROW(an->join.stash, an->join.nstash, an->join.capstash))
+			return -1;
+		k = (uint32_t)an->join.nstash;
+	}
+	an->join.nstash++;
+	an->join.stash[k] = (struct gp_stash){ .gpu_type = p->gpu_type, .device = p->device, .copy_kind = p->copy_kind,
+					  .end_missing = p->end_missing, .stream = p->stream, .name = p->name,
+					  .next = GP_NONE32, .gpu_start = p->gpu_start, .gpu_end = p->gpu_end,
+					  .bytes = p->bytes };
+	if (p->stash_tail == GP_NONE32)
+		p->stash_head = k;
+	else
+		an->join.stash[p->stash_tail].next = k;
+	p->stash_tail = k;
+	p->has_gpu = 0;
+	return 0;
+}
+
+static const char *gp_join_copy_kind_name(unsigned k)
+{
+	static const char *names[] = { "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy HtoA",
+				       "memcpy AtoH", "memcpy AtoA", "memcpy AtoD", "memcpy DtoA",
+				       "memcpy DtoD", "memcpy HtoH", "memcpy PtoP" };
+	return k < sizeof names / sizeof names[0] ? names[k] : "memcpy";
+}
+
+/* Build and fold the op of a pending entry that has its GPU record. */
+static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook *h)
+{
+	struct gp_an_op op;
+	memset(&op, 0, sizeof op);
+	op.kind = p->gpu_type == GP_REC_KERNEL ? GP_OP_KERNEL
+		  : p->gpu_type == GP_REC_MEMCPY ? GP_OP_MEMCPY : GP_OP_MEMSET;
+	op.device = p->device;
+	op.has_gpu = !p->end_missing;
+	op.has_api = p->has_api;
+	op.has_hook = h != NULL;
+	op.copy_kind = p->copy_kind;
+	op.stream = p->stream;
+	op.corr = p->corr;
+	op.bytes = p->bytes;
+	op.gpu_start = p->gpu_start;
+	op.gpu_end = p->gpu_end;
+	uint32_t nvtx = p->api_nvtx, stack = 0;
+	if (h) {
+		nvtx = h->nvtx;
+		stack = h->stack;
+	} else if (p->hk) {
+		nvtx = p->hk_nvtx;
+		stack = p->hk_stack;
+		op.has_hook = 1;
+	}
+	if (p->has_api) {
+		op.api_class = p->api_class;
+		op.api_id = p->api_id;
+		op.api_domain = p->api_domain;
+		op.tid = p->api_tid;
+		op.api_start = p->api_start;
+		op.api_end = p->api_start + p->api_dur;
+		if (!p->api_charged) {
+			op.launch_ns = p->api_dur;
+			if (gp_an_is_copy_sync(p->api_class) && op.has_gpu) {
+				uint64_t ex = p->gpu_end - p->gpu_start;
+				op.launch_ns = op.launch_ns > ex ? op.launch_ns - ex : 0;
+			}
+			if (p->api_domain == GP_REC_DRIVER_API && an->have_runtime)
+				an->host_driver_direct += p->api_dur; /* not inside a runtime call */
+		}
+		if (op.has_gpu)
+			op.queue_ns = p->gpu_start > op.api_end ? p->gpu_start - op.api_end : 0;
+	} else if (h) {
+		op.tid = h->tid;
+	} else if (p->hk) {
+		op.tid = p->hk_tid;
+	}
+	if (op.has_gpu)
+		op.execute_ns = p->gpu_end - p->gpu_start;
+	else
+		an->ops_end_missing++;
+	uint32_t name_str = GP_NONE32;
+	if (op.kind == GP_OP_KERNEL) {
+		name_str = gp_an_str(an, p->name);
+		op.name = name_str != GP_NONE32 ? gp_an_short(an, name_str) : "(unnamed kernel)";
+	} else if (op.kind == GP_OP_MEMCPY) {
+		op.name = gp_join_copy_kind_name(p->copy_kind);
+	} else {
+		op.name = "memset";
+	}
+	gp_an_fold(an, &op, stack, nvtx, name_str);
+}
+
+static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final)
+{
+	if (!p->has_gpu)
+		return;
+	if (!p->has_api && !final)
+		return;
+	struct gp_hook *h = p->has_ext ? gp_join_hook_get(an, p->ext) : NULL;
+	if (!h && p->has_api && an->have_hooks) {
+		/* No ext corr (yet): the hook whose interval contains the call on
+		 * the same thread is its hook. CUPTI thread ids are not OS tids;
+		 * the mapping is learned from ext-corr joins. */
+		uint64_t *os = gp_map_get(&an->join.tid_os, p->api_tid);
+		h = gp_join_hook_containing(an, os ? (uint32_t)*os : p->api_tid, p->api_start,
+					  p->api_start + p->api_dur);
+	}
+	if (!h && p->has_ext && !final)
+		return; /* the hook is announced but not here yet */
+	if (h && p->has_api && (p->api_tid != an->join.tid_os_last_cupti || h->tid != an->join.tid_os_last_os)) {
+		gp_an_fail(an, gp_map_put(&an->join.tid_os, p->api_tid, h->tid));
+		an->join.tid_os_last_cupti = p->api_tid;
+		an->join.tid_os_last_os = h->tid;
+	}
+	while (p->stash_head != GP_NONE32) {
+		/* earlier ops of the same graph launch, in arrival order; the
+		 * launch's host time goes to the first op emitted */
+		uint32_t k = p->stash_head;
+		struct gp_stash *st = &an->join.stash[k];
+		struct gp_pending q = *p;
+		q.gpu_type = st->gpu_type;
+		q.device = st->device;
+		q.copy_kind = st->copy_kind;
+		q.end_missing = st->end_missing;
+		q.stream = st->stream;
+		q.name = st->name;
+		q.gpu_start = st->gpu_start;
+		q.gpu_end = st->gpu_end;
+		q.bytes = st->bytes;
+		p->stash_head = st->next;
+		st->next = an->join.stash_free;
+		an->join.stash_free = k;
+		an->join.nstash--;
+		gp_join_emit(an, &q, h);
+		if (p->has_api)
+			p->api_charged = 1;
+	}
+	p->stash_tail = GP_NONE32;
+	gp_join_emit(an, p, h);
+	if (h) {
+		gp_dmap_del(&an->join.ext_rev, h->op);
+		gp_join_hook_drop(an, h);
+	} else if (p->has_ext) {
+		gp_dmap_del(&an->join.ext_rev, p->ext);
+	}
+	if (p->has_api && p->api_class == GP_API_GRAPH_LAUNCH) {
+		/* later kernels of the same graph launch join with launch 0,
+		 * in the context of the launch's hook */
+		if (h) {
+			p->hk = 1;
+			p->hk_tid = h->tid;
+			p->hk_nvtx = h->nvtx;
+			p->hk_stack = h->stack;
+		}
+		p->api_charged = 1;
+		p->has_gpu = 0;
+		p->has_ext = 0;
+		return;
+	}
+	gp_join_pend_drop(an, p);
+}
+
+/* Was hook op `op` a launch made during stream capture? */
+static int gp_join_is_captured(const struct gp_an *an, uint64_t op)
+{
+	return an->join.captured.count && gp_map_get(&an->join.captured, op);
+}
+
+/* A lone API record whose hook was such a launch. */
+static int gp_join_pend_captured(const struct gp_an *an, const struct gp_pending *p)
+{
+	return p->has_ext && gp_join_is_captured(an, p->ext);
+}
+
+static int gp_join_pend_live(const struct gp_an *an, const struct gp_pending *p)
+{
+	uint64_t *v = gp_dmap_get(&an->join.pend_by_corr, p->corr);
+	return v && &an->join.pend[*v] == p;
+}
+
+/* Give up join entries older than evict_after_ns before the newest time seen:
+ * GPU ops are folded as they are, lone API records and hooks are counted. */
+void gp_join_evict(struct gp_an *an)
+{
+	if (an->join.max_ts < an->cfg.evict_after_ns)
+		return;
+	uint64_t limit = an->join.max_ts - an->cfg.evict_after_ns;
+	for (size_t i = 0; i < an->join.npend; i++) {
+		struct gp_pending *p = &an->join.pend[i];
+		if (!gp_join_pend_live(an, p) || p->ts >= limit)
+			continue;
+		if (p->has_gpu) {
+			an->evicted++;
+			gp_join_try_finish(an, p, 1);
+			if (gp_join_pend_live(an, p))
+				gp_join_pend_drop(an, p);
+		} else {
+			if (!gp_join_pend_captured(an, p))
+				an->evicted++;
+			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p))
+				an->api_unjoined++;
+			if (p->has_ext)
+				gp_dmap_del(&an->join.ext_rev, p->ext);
+			gp_join_pend_drop(an, p);
+		}
+	}
+	for (size_t i = 0; i < an->join.nhooks; i++) {
+		struct gp_hook *h = &an->join.hooks[i];
+		uint64_t *v = gp_dmap_get(&an->join.hook_by_op, h->op);
+		if (!v || &an->join.hooks[*v] != h || h->start >= limit)
+			continue;
+		if (gp_join_is_captured(an, h->op)) {
+			an->launches_captured++;
+		} else {
+			an->evicted++;
+			an->hooks_unjoined++;
+		}
+		gp_dmap_del(&an->join.ext_rev, h->op);
+		gp_join_hook_drop(an, h);
+	}
+}
+
+/* A hooked launch or copy (pass 2, not hook-only): a pending hook, joined
+ * with its op through the external correlation or the thread's interval. */
+void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned c)
+{
+	uint32_t idx;
+	if (GP_AN_SLOT(an->join.hooks, an->join.nhooks, an->join.caphooks, an->join.hook_free, idx))
+		return gp_an_fail(an, -ENOMEM);
+	struct gp_hook *h = &an->join.hooks[idx];
+	*h = (struct gp_hook){ .api_class = (uint8_t)c, .api_id = a->api_id, .tid = a->tid,
+			       .stream = a->stream, .nvtx = gp_an_nvtx_top(an, a->tid),
+			       .op = a->corr, .start = a->start, .dur = gp_api_dur_ns(a) };
+	gp_an_fail(an, gp_dmap_put(&an->join.hook_by_op, a->corr, idx));
+	gp_join_hookq_push(an, h, idx);
+	uint64_t *corr = gp_dmap_get(&an->join.ext_rev, a->corr);
+	if (corr) {
+		struct gp_pending *p = gp_join_pend_get(an, (uint32_t)*corr, 0);
+		if (p)
+			gp_join_try_finish(an, p, 0);
+	}
+}
+
+/* A launch made during stream capture: its hook and API record will never
+ * meet a GPU op of their own. */
+void gp_join_captured(struct gp_an *an, uint32_t op)
+{
+	gp_an_fail(an, gp_map_put(&an->join.captured, op, 1));
+}
+
+/* The stack of a pending hook. */
+void gp_join_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack)
+{
+	struct gp_hook *h = gp_join_hook_get(an, op);
+	if (h)
+		h->stack = stack;
+}
+
+/* An external correlation (CUSTOM2): the hook op id of a join key. */
+void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
+{
+	struct gp_pending *p = gp_join_pend_get(an, e->corr, 1);
+	if (!p)
+		return;
+	p->has_ext = 1;
+	p->ext = e->ext_id;
+	gp_an_fail(an, gp_dmap_put(&an->join.ext_rev, p->ext, p->corr));
+	gp_join_try_finish(an, p, 0);
+}
+
+/* A CUPTI runtime or driver API record (pass 2). */
+void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
+{
+	unsigned c = GP_API_CLASS(a->class_flags);
+	uint64_t end = a->start + gp_api_dur_ns(a);
+	if (end > an->join.max_ts)
+		an->join.max_ts = end;
+	if (!gp_an_is_op_class(c) || (a->class_flags & GP_APIF_ERROR)) {
+		/* no op will join this call: drop an announced ext corr */
+		struct gp_pending *p = gp_join_pend_get(an, a->corr, 0);
+		if (p && !p->has_gpu && !p->has_api) {
+			if (p->has_ext)
+				gp_dmap_del(&an->join.ext_rev, p->ext);
+			gp_join_pend_drop(an, p);
+		}
+		return;
+	}
+	/* A driver call nested in a runtime launch has its own corr that no
+	 * op carries. CUPTI writes it just before the runtime record of the
+	 * same thread, so remember each thread's last lone driver entry and
+	 * drop it when a runtime call on that thread contains it. */
+	if (a->type == GP_REC_RUNTIME_API) {
+		uint64_t *dv = gp_map_get(&an->join.last_driver, a->tid);
+		if (dv) {
+			struct gp_pending *d = gp_join_pend_get(an, (uint32_t)*dv, 0);
+			if (d && d->has_api && !d->has_gpu && d->api_domain == GP_REC_DRIVER_API &&
+			    d->api_start >= a->start && d->api_start + d->api_dur <= end) {
+				uint64_t *rv = d->has_ext ? gp_dmap_get(&an->join.ext_rev, d->ext) : NULL;
+				if (rv && *rv == d->corr)
+					gp_dmap_del(&an->join.ext_rev, d->ext);
+				gp_join_pend_drop(an, d);
+			}
+			gp_map_del(&an->join.last_driver, a->tid);
+		}
+	}
+	struct gp_pending *p = gp_join_pend_get(an, a->corr, 1);
+	if (!p)
+		return;
+	if (a->type == GP_REC_DRIVER_API && !p->has_gpu)
+		gp_an_fail(an, gp_map_put(&an->join.last_driver, a->tid, a->corr));
+	p->has_api = 1;
+	p->api_class = (uint8_t)c;
+	p->api_domain = a->type;
+	p->api_id = a->api_id;
+	p->api_tid = a->tid;
+	p->api_start = a->start;
+	p->api_dur = gp_api_dur_ns(a);
+	p->api_nvtx = gp_an_nvtx_top(an, a->tid);
+	p->ts = end;
+	gp_join_try_finish(an, p, 0);
+}
+
+/* A GPU op record (pass 2), decoded by the core (gp_an_decode_gpu). */
+void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v)
+{
+	if (v->end > an->join.max_ts)
+		an->join.max_ts = v->end;
+	struct gp_pending *p = gp_join_pend_get(an, v->key, 1);
+	if (!p)
+		return;
+	if (p->has_gpu && !(v->graph && p->graph && !gp_join_stash_push(an, p))) {
+		/* a second op under the same key (a driver corr reused,
+		 * or more graph ops waiting for their API record or hook
+		 * than the stash holds): fold the earlier one first */
+		gp_join_try_finish(an, p, 1);
+		p = gp_join_pend_get(an, v->key, 1);
+		if (!p)
+			return;
+	}
+	p->graph = v->graph;
+	p->has_gpu = 1;
+	p->gpu_type = type;
+	p->device = v->device;
+	p->stream = v->stream;
+	p->gpu_start = v->start;
+	p->gpu_end = v->end;
+	p->name = v->name;
+	p->copy_kind = v->copy_kind;
+	p->bytes = v->bytes;
+	/* a kernel that ends before it starts has no usable end either */
+	p->end_missing = v->end_missing || (type == GP_REC_KERNEL && v->end < v->start);
+	if (v->end > p->ts)
+		p->ts = v->end;
+	gp_join_try_finish(an, p, 0);
+}
+
+/* Finish: fold what has its GPU record, count what never joined. */
+void gp_join_flush(struct gp_an *an)
+{
+	for (size_t i = 0; i < an->join.npend; i++) {
+		struct gp_pending *p = &an->join.pend[i];
+		if (!gp_join_pend_live(an, p))
+			continue;
+		if (p->has_gpu) {
+			gp_join_try_finish(an, p, 1);
+		} else {
+			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p))
+				an->api_unjoined++;
+			gp_join_pend_drop(an, p);
+		}
+	}
+	for (size_t i = 0; i < an->join.nhooks; i++) {
+		const struct gp_hook *h = &an->join.hooks[i];
+		uint64_t *v = gp_dmap_get(&an->join.hook_by_op, h->op);
+		if (!v || &an->join.hooks[*v] != h)
+			continue;
+		if (gp_join_is_captured(an, h->op))
+			an->launches_captured++;
+		else
+			an->hooks_unjoined++;
+	}
+}
+
+uint32_t gp_join_os_tid(const struct gp_an *an, uint32_t cupti_tid)
+{
+	uint64_t *v = gp_map_get(&an->join.tid_os, cupti_tid);
+	return v ? (uint32_t)*v : cupti_tid;
+}
+
+void gp_join_free(struct gp_join *j)
+{
+	free(j->pend);
+	gp_dmap_free(&j->pend_by_corr);
+	free(j->hooks);
+	gp_dmap_free(&j->hook_by_op);
+	gp_dmap_free(&j->ext_rev);
+	free(j->stash);
+	gp_map_free(&j->captured);
+	gp_map_free(&j->last_driver);
+	for (size_t i = 0; i < j->nhq; i++)
+		free(j->hq[i].e);
+	free(j->hq);
+	gp_map_free(&j->hq_by_tid);
+	gp_map_free(&j->tid_os);
+}

@@ -1,0 +1,517 @@
+/*
+ * sync.c — sync attribution: which op each blocking call waited for.
+ *
+ * Blocking intervals are the API records of synchronize calls and of
+ * blocking copies/sets; each op folded in pass 2 offers itself as a
+ * candidate to the (at most one per thread) interval containing its gpu_end,
+ * and each interval keeps the last-finishing candidate. Charging happens
+ * when the interval leaves the horizon, or at finish.
+ *
+ * A wait slot is created by whichever of its records comes first (the CUPTI
+ * API record, the SYNC record with the stream scope, the external correlation
+ * that carries the sync hook's stack) and becomes active with its API record.
+ * Active, it takes the best candidate among the ops already folded (the
+ * GP_RECENT latest, sorted by gpu_end) and then every op folded afterwards is
+ * offered to it; it is charged GP_WAIT_HORIZON ops later, or at the end. So
+ * memory holds GP_RECENT ops and the waits of the last GP_WAIT_HORIZON ops,
+ * whatever the trace length; an op arriving more than that many ops late
+ * cannot be charged (counted in waits_late when it finds its wait gone).
+ *
+ * Called by the core (analysis.c) on the report thread, in pass 2 and at
+ * finish. Invariant: every wait is charged at most once; a charge adds the
+ * same amount to one group, one iteration and the totals.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_int.h"
+
+void gp_sync_init(struct gp_sync *s)
+{
+	s->wait_free = GP_NONE32;
+}
+
+static struct gp_wait *gp_sync_get(struct gp_an *an, uint32_t corr, int create)
+{
+	uint64_t *v = gp_dmap_get(&an->sync.wait_by_corr, corr);
+	if (v)
+		return &an->sync.waits[*v];
+	if (!create)
+		return NULL;
+	uint32_t idx;
+	if (GP_AN_SLOT(an->sync.waits, an->sync.nwaits, an->sync.capwaits, an->sync.wait_free, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	struct gp_wait *w = &an->sync.waits[idx];
+	memset(w, 0, sizeof *w);
+	w->corr = corr;
+	w->stream = GP_NONE32;
+	w->best_group = GP_NONE32;
+	w->seq = an->sync.op_seq; /* creation time until it becomes active */
+	if (gp_dmap_put(&an->sync.wait_by_corr, corr, idx))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	return w;
+}
+
+static int gp_sync_live(const struct gp_an *an, const struct gp_wait *w)
+{
+	uint64_t *v = gp_dmap_get(&an->sync.wait_by_corr, w->corr);
+	return v && &an->sync.waits[*v] == w;
+}
+
+static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
+{
+	gp_dmap_del(&an->sync.wait_by_corr, w->corr);
+	w->next_free = an->sync.wait_free;
+	an->sync.wait_free = (uint32_t)(w - an->sync.waits);
+}
+
+/* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
+static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
+{
+	if (gp_an_is_copy_sync(w->kind) && r->corr == w->corr) {
+		w->has_own = 1;
+		w->own_gpu_start = r->gpu_start;
+		w->own_launch = r->launch;
+		w->own_group = r->group;
+		w->own_iter = r->iter;
+		return;
+	}
+	if (r->e <= w->w0 || r->e > w->w1)
+		return; /* finished before the wait began, or after it ended */
+	if (r->has_api && r->api_end > w->w0)
+		return; /* enqueued after the wait began: not waited for */
+	switch (w->kind) {
+	case GP_API_SYNC_STREAM:
+	case GP_API_SYNC_EVENT:
+		if (w->stream != GP_NONE32 && w->stream != r->stream)
+			return;
+		break;
+	case GP_API_MEMCPY_SYNC:
+	case GP_API_MEMSET_SYNC:
+		if (w->has_own && r->e > w->own_gpu_start)
+			return; /* not earlier work */
+		break;
+	default:
+		break;
+	}
+	if (!w->has_best || r->e > w->best_e) {
+		w->has_best = 1;
+		w->best_e = r->e;
+		w->best_group = r->group;
+		w->best_corr = r->corr;
+		w->best_iter = r->iter;
+	}
+}
+
+static const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
+{
+	return &an->sync.recent[(an->sync.recent_head + i) & (GP_RECENT - 1)];
+}
+
+/* Best candidate among the folded ops still in the recent buffer. */
+static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
+{
+	w->has_best = 0;
+	size_t lo = 0, hi = an->sync.nrecent; /* first entry with e > w1 */
+	/* the wait is usually recent: gallop back from the newest entry to
+	 * bound the search to the cache lines near the end */
+	for (size_t step = 1; hi > 0; step *= 2) {
+		size_t i = hi > step ? hi - step : 0;
+		if (gp_sync_recent_at(an, i)->e <= w->w1) {
+			lo = i + 1;
+			break;
+		}
+		hi = i;
+	}
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (gp_sync_recent_at(an, mid)->e <= w->w1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* own op first (a copy's own op bounds its candidates), then the rest */
+	for (int round = gp_an_is_copy_sync(w->kind) ? 0 : 1; round < 2; round++)
+		for (size_t i = lo; i > 0; i--) {
+			const struct gp_recent *r = gp_sync_recent_at(an, i - 1);
+			if (r->e <= w->w0)
+				break;
+			if (round == 0) {
+				if (r->corr == w->corr)
+					gp_sync_consider(w, r);
+			} else {
+				gp_sync_consider(w, r);
+			}
+		}
+}
+
+static struct gp_tidq *gp_sync_tidq(struct gp_an *an, uint32_t tid)
+{
+	uint64_t *v = gp_map_get(&an->sync.tq_by_tid, tid);
+	if (v)
+		return &an->sync.tq[*v];
+	if (GROW(an->sync.tq, an->sync.ntq, an->sync.captq))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	struct gp_tidq *q = &an->sync.tq[an->sync.ntq];
+	memset(q, 0, sizeof *q);
+	q->tid = tid;
+	gp_an_fail(an, gp_map_put(&an->sync.tq_by_tid, tid, an->sync.ntq));
+	return &an->sync.tq[an->sync.ntq++];
+}
+
+static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
+{
+	struct gp_tidq *q = gp_sync_tidq(an, w->tid);
+	if (!q)
+		return;
+	w->active = 1;
+	w->seq = an->sync.op_seq;
+	gp_sync_search(an, w);
+	gp_an_fail(an, gp_sweep_add(&an->covered, w->w0, w->w1));
+	if (q->head > 0 && q->head + q->n == q->cap) { /* compact */
+		memmove(q->idx, q->idx + q->head, q->n * sizeof *q->idx);
+		q->cache = q->cache > q->head ? q->cache - q->head : 0;
+		q->head = 0;
+	}
+	if (gp_an_grow((void **)&q->idx, &q->cap, q->head + q->n + 1, sizeof *q->idx))
+		return gp_an_fail(an, -ENOMEM);
+	/* keep w0 order (a thread's records come in order; insert from the back) */
+	size_t i = q->n;
+	while (i > 0 && an->sync.waits[q->idx[q->head + i - 1]].w0 > w->w0) {
+		q->idx[q->head + i] = q->idx[q->head + i - 1];
+		i--;
+	}
+	q->idx[q->head + i] = (uint32_t)(w - an->sync.waits);
+	q->n++;
+}
+
+/* Offer a folded op to the active waits containing its gpu_end (at most one
+ * per thread: a thread's waits do not overlap). */
+static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
+{
+	for (size_t t = 0; t < an->sync.ntq; t++) {
+		struct gp_tidq *q = &an->sync.tq[t];
+		if (!q->n)
+			continue;
+		size_t k = q->cache >= q->head && q->cache < q->head + q->n ? q->cache : q->head;
+		struct gp_wait *w = &an->sync.waits[q->idx[k]];
+		if (!(w->w0 < r->e && r->e <= w->w1)) {
+			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
+			if (an->sync.waits[q->idx[b - 1]].w0 < r->e)
+				a = b; /* the newest wait began before e: it is that one */
+			while (a < b) {
+				size_t mid = (a + b) / 2;
+				if (an->sync.waits[q->idx[mid]].w0 < r->e)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			if (a == q->head)
+				continue;
+			k = a - 1;
+			w = &an->sync.waits[q->idx[k]];
+			if (r->e > w->w1)
+				continue;
+			q->cache = k;
+		}
+		gp_sync_consider(w, r);
+	}
+}
+
+static void gp_sync_callsite_add(struct gp_an *an, const char *site, uint64_t s)
+{
+	uint32_t c = gp_an_canon(an, site, strlen(site));
+	uint64_t *v = gp_map_get(&an->sync.cs_map, c);
+	if (!v) {
+		if (GROW(an->sync.cs, an->sync.ncs, an->sync.capcs))
+			return gp_an_fail(an, -ENOMEM);
+		an->sync.cs[an->sync.ncs] = (struct gp_rep_callsite){ .name = strdup(site) };
+		if (!an->sync.cs[an->sync.ncs].name)
+			return gp_an_fail(an, -ENOMEM);
+		gp_an_fail(an, gp_map_put(&an->sync.cs_map, c, an->sync.ncs));
+		v = gp_map_get(&an->sync.cs_map, c);
+		an->sync.ncs++;
+		if (!v)
+			return;
+	}
+	an->sync.cs[*v].calls++;
+	an->sync.cs[*v].sync_ns += s;
+}
+
+/* Charge an active wait and release its slot. */
+static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
+{
+	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
+				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1 };
+	uint64_t s;
+	if (gp_an_is_copy_sync(w->kind)) {
+		s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
+		if (w->has_own && s > w->own_launch)
+			s = w->own_launch;
+		if (!w->has_best || !s)
+			goto done; /* nothing outstanding: no blocking part */
+		out.w1 = w->w0 + s;
+		if (w->has_own && w->own_group < an->ngroups) {
+			/* the blocked part leaves the copy's launch */
+			struct gp_group *og = &an->groups[w->own_group];
+			og->launch -= s < og->launch ? s : og->launch;
+			an->launch -= s < an->launch ? s : an->launch;
+			if (w->own_iter >= 0) {
+				struct gp_iterx *it = &an->iters[w->own_iter];
+				it->launch -= s < it->launch ? s : it->launch;
+			}
+		}
+	} else {
+		s = w->w1 - w->w0;
+		out.w1 = w->w1;
+	}
+	an->sync.sync_calls[w->kind]++;
+	an->sync.sync_kind_ns[w->kind] += s;
+	if (w->has_best && w->best_group < an->ngroups) {
+		struct gp_group *g = &an->groups[w->best_group];
+		g->sync += s;
+		g->sync_calls++;
+		an->sync.sync_total += s;
+		if (w->best_iter >= 0)
+			an->iters[w->best_iter].sync += s;
+		out.attributed = 1;
+		out.op_corr = w->best_corr;
+		out.group = (int32_t)w->best_group;
+	} else {
+		an->sync.sync_unattr_ns += s;
+		an->sync.sync_unattr_calls++;
+	}
+	char buf[32];
+	const char *site = gp_an_callsite(an, w->stack, buf, sizeof buf);
+	gp_sync_callsite_add(an, site ? site : "(no stack)", s);
+	if (an->cfg.on_wait)
+		an->cfg.on_wait(&out, an->cfg.ctx);
+done:
+	gp_sync_release(an, w);
+}
+
+/* Charge the waits that have seen GP_WAIT_HORIZON ops since they became
+ * active (all of them when final); drop slots that never became active. */
+static void gp_sync_expire(struct gp_an *an, int final)
+{
+	for (size_t t = 0; t < an->sync.ntq; t++) {
+		struct gp_tidq *q = &an->sync.tq[t];
+		while (q->n) {
+			struct gp_wait *w = &an->sync.waits[q->idx[q->head]];
+			if (!final && w->seq + GP_WAIT_HORIZON > an->sync.op_seq)
+				break;
+			q->head++;
+			q->n--;
+			gp_sync_finalize(an, w);
+		}
+		if (!q->n)
+			q->head = q->cache = 0;
+	}
+	if (!final && (an->sync.op_seq & (GP_WAIT_HORIZON - 1)) != 0)
+		return; /* the pool is swept once per horizon */
+	for (size_t i = 0; i < an->sync.nwaits; i++) {
+		struct gp_wait *w = &an->sync.waits[i];
+		if (gp_sync_live(an, w) && !w->active && (final || w->seq + GP_WAIT_HORIZON < an->sync.op_seq))
+			gp_sync_release(an, w);
+	}
+}
+
+/* Sync hooks waiting for their external correlation (bounded FIFO): op id
+ * -> stack id, with GP_SHOOK_COPY when the call is a blocking copy/set (an
+ * op joins it; a synchronize has none). */
+#define GP_SHOOK_COPY (1ULL << 32)
+#define GP_SHOOK_SEEN_MASK ((1u << 20) - 1u)
+static void gp_sync_shook_add(struct gp_an *an, uint32_t op, int copy)
+{
+	if (!an->sync.shook_fifo && !(an->sync.shook_fifo = malloc(GP_RECENT * sizeof *an->sync.shook_fifo)))
+		return gp_an_fail(an, -ENOMEM);
+	if (!an->sync.shook_seen && !(an->sync.shook_seen = calloc(GP_SHOOK_SEEN_MASK + 1u, 1)))
+		return gp_an_fail(an, -ENOMEM);
+	if (an->sync.nshook == GP_RECENT) {
+		uint8_t *c = &an->sync.shook_seen[an->sync.shook_fifo[an->sync.shook_head] & GP_SHOOK_SEEN_MASK];
+		if (*c != UINT8_MAX) /* a saturated count stays (never a false "absent") */
+			(*c)--;
+		gp_map_del(&an->sync.shook, an->sync.shook_fifo[an->sync.shook_head]);
+		an->sync.shook_head = (an->sync.shook_head + 1) & (GP_RECENT - 1);
+		an->sync.nshook--;
+	}
+	an->sync.shook_fifo[(an->sync.shook_head + an->sync.nshook) & (GP_RECENT - 1)] = op;
+	an->sync.nshook++;
+	if (an->sync.shook_seen[op & GP_SHOOK_SEEN_MASK] != UINT8_MAX)
+		an->sync.shook_seen[op & GP_SHOOK_SEEN_MASK]++;
+	gp_an_fail(an, gp_map_put(&an->sync.shook, op, copy ? GP_SHOOK_COPY : 0));
+}
+
+/* The shook entry of hook op `op`, or NULL. */
+static uint64_t *gp_sync_shook_get(const struct gp_an *an, uint64_t op)
+{
+	if (!an->sync.shook_seen || !an->sync.shook_seen[op & GP_SHOOK_SEEN_MASK])
+		return NULL;
+	return gp_map_get(&an->sync.shook, op);
+}
+
+/* An API record of a blocking call (sync class, or blocking copy/set). */
+void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
+{
+	unsigned c = GP_API_CLASS(a->class_flags);
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) || (a->class_flags & GP_APIF_ERROR))
+		return;
+	/* runtime records when present (a driver sync inside a runtime sync
+	 * would count twice), else driver */
+	if (a->type == GP_REC_DRIVER_API && an->have_runtime)
+		return;
+	struct gp_wait *w = gp_sync_get(an, a->corr, 1);
+	if (!w || w->has_api)
+		return;
+	w->has_api = 1;
+	w->kind = (uint8_t)c;
+	w->tid = a->tid;
+	w->w0 = a->start;
+	w->w1 = a->start + gp_api_dur_ns(a);
+	if (c == GP_API_SYNC_DEVICE)
+		w->stream = GP_NONE32;
+	gp_sync_activate(an, w);
+}
+
+
+/* A hooked blocking call (pass 2; the core calls it for sync classes and
+ * blocking copies only): its stack reaches the CUPTI wait through the
+ * external correlation; in a hook-only trace a synchronize is counted
+ * unattributed (no GPU times to charge it to). */
+void gp_sync_hook(struct gp_an *an, const struct gp_rec_api *a)
+{
+	unsigned c = GP_API_CLASS(a->class_flags);
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)))
+		return;
+	if (!an->hook_only) {
+		gp_sync_shook_add(an, a->corr, gp_an_is_copy_sync(c));
+	} else if (gp_an_is_sync_class(c)) {
+		uint64_t d = gp_api_dur_ns(a);
+		an->sync.sync_calls[c]++;
+		an->sync.sync_kind_ns[c] += d;
+		an->sync.sync_unattr_ns += d;
+		an->sync.sync_unattr_calls++;
+		gp_an_fail(an, gp_sweep_add(&an->covered, a->start, a->start + d));
+	}
+}
+
+/* A CUPTI synchronization record: the stream a wait was scoped to. */
+void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r)
+{
+	struct gp_wait *w = gp_sync_get(an, r->corr, 1);
+	if (!w || r->stream == GP_NONE32)
+		return;
+	w->stream = r->stream;
+	if (w->active && w->kind != GP_API_SYNC_DEVICE)
+		gp_sync_search(an, w); /* the scope narrowed after activation */
+}
+
+/* The stack of a sync hook (pass 2). */
+void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack)
+{
+	uint64_t *sh = gp_sync_shook_get(an, op);
+	if (sh)
+		*sh = (*sh & GP_SHOOK_COPY) | stack;
+}
+
+/* An external correlation (CUSTOM2) of a blocking call's hook: its stack
+ * goes to the wait. Returns 1 when the call has no op to join (a
+ * synchronize), 0 when the join must see the record too. */
+int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
+{
+	uint64_t *sh = gp_sync_shook_get(an, e->ext_id);
+	if (!sh)
+		return 0;
+	uint32_t stack = (uint32_t)*sh;
+	struct gp_wait *w = gp_sync_get(an, e->corr, 1);
+	if (w)
+		w->stack = stack;
+	/* a blocking copy/set also has an op to join, whether or not its API
+	 * record has arrived yet (deciding that from the wait left the first
+	 * cudaMemcpy's hook unjoined when CUPTI wrote the ext corr before the
+	 * API record) */
+	return !(*sh & GP_SHOOK_COPY);
+}
+
+/* An op with GPU times was folded (iteration slot `slot`): keep it in the
+ * recent buffer, offer it to the waits, and charge the waits past the
+ * horizon. Returns 0 or -ENOMEM (the recent buffer). */
+int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+{
+	struct gp_sync *s = &an->sync;
+	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
+			       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
+			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api,
+			       .copy_sync = (uint8_t)(op->has_api && gp_an_is_copy_sync(op->api_class)) };
+	/* the recent buffer: sorted by e, the oldest dropped when full */
+	if (!s->recent && !(s->recent = malloc(GP_RECENT * sizeof *s->recent)))
+		return -ENOMEM;
+	if (s->nrecent == GP_RECENT) {
+		s->recent_head = (s->recent_head + 1) & (GP_RECENT - 1);
+		s->nrecent--;
+	}
+	size_t i = s->nrecent;
+	while (i > 0 && gp_sync_recent_at(an, i - 1)->e > r.e) {
+		s->recent[(s->recent_head + i) & (GP_RECENT - 1)] = *gp_sync_recent_at(an, i - 1);
+		i--;
+	}
+	s->recent[(s->recent_head + i) & (GP_RECENT - 1)] = r;
+	s->nrecent++;
+	gp_sync_offer(an, &r);
+	/* the op of a blocking copy/set bounds its wait's candidates */
+	struct gp_wait *w = r.copy_sync ? gp_sync_get(an, op->corr, 0) : NULL;
+	if (w && w->active) {
+		gp_sync_consider(w, &r);
+		if (w->has_best && w->best_e > w->own_gpu_start)
+			gp_sync_search(an, w);
+	} else if (w) {
+		gp_sync_consider(w, &r);
+	}
+	if ((++s->op_seq & 1023u) == 0)
+		gp_sync_expire(an, 0);
+	return 0;
+}
+
+static int gp_sync_cmp_cs(const void *a, const void *b)
+{
+	const struct gp_rep_callsite *x = a, *y = b;
+	return x->sync_ns > y->sync_ns ? -1 : x->sync_ns < y->sync_ns;
+}
+
+/* Charge the waits still open and move the sync results into rep. */
+void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
+{
+	struct gp_sync *s = &an->sync;
+	gp_sync_expire(an, 1);
+	if (s->ncs) /* qsort(NULL, 0) is undefined (UBSan: nonnull) */
+		qsort(s->cs, s->ncs, sizeof *s->cs, gp_sync_cmp_cs);
+	rep->callsites = s->cs;
+	rep->ncallsites = s->ncs;
+	s->cs = NULL;
+	s->ncs = s->capcs = 0;
+	memcpy(rep->sync_calls, s->sync_calls, sizeof rep->sync_calls);
+	memcpy(rep->sync_kind_ns, s->sync_kind_ns, sizeof rep->sync_kind_ns);
+	rep->sync_unattributed_ns = s->sync_unattr_ns;
+	rep->sync_unattributed_calls = s->sync_unattr_calls;
+	rep->sync_ns = s->sync_total;
+}
+
+void gp_sync_free(struct gp_sync *s)
+{
+	free(s->waits);
+	gp_dmap_free(&s->wait_by_corr);
+	for (size_t i = 0; i < s->ntq; i++)
+		free(s->tq[i].idx);
+	free(s->tq);
+	gp_map_free(&s->tq_by_tid);
+	free(s->recent);
+	gp_map_free(&s->shook);
+	free(s->shook_fifo);
+	free(s->shook_seen);
+	gp_map_free(&s->cs_map);
+	for (size_t i = 0; i < s->ncs; i++)
+		free(s->cs[i].name);
+	free(s->cs);
+}
