@@ -13,10 +13,10 @@
  *               eviction (struct gp_join)
  *   sync.c      sync attribution: blocking intervals, the recent-ops delay
  *               line, per-thread wait queues, sync hooks (struct gp_sync)
- *   strtab.c    the string table (strtab.h), demangle.c the kernel names
+ *   strtab.c    the string table (strtab.h), kernel names via kernel_name.h
  *
  * Calls go one way: analysis.c and analysis_finish.c -> join.c ->
- * analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c, demangle.c.
+ * analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)

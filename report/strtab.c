@@ -1,13 +1,14 @@
 /*
  * strtab.c — the report's string table (strtab.h): texts interned by FNV-1a
  * hash with probing on collision, trace string ids mapped to canonical
- * indexes, demangled forms cached beside each text.
+ * indexes, kernel names' full and short forms (collector/kernel_name.h, the
+ * one rule the capture side and simcuda use too) cached beside each text.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "kernel_name.h"
 #include "strtab.h"
 
 static uint64_t gp_strtab_hash(const char *s, size_t n)
@@ -73,7 +74,7 @@ static void gp_strtab_demangle(struct gp_strtab *t, uint32_t c, int *err)
 	struct gp_str *s = &t->strs[c];
 	if (s->shortname)
 		return;
-	if (gp_demangle_names(s->text, s->len, &s->longname, &s->shortname))
+	if (gp_kernel_name_names(s->text, &s->longname, &s->shortname))
 		*err = -ENOMEM;
 }
 
@@ -93,23 +94,12 @@ const char *gp_strtab_long(struct gp_strtab *t, uint32_t c, int *err)
 	return t->strs[c].longname;
 }
 
-const char *gp_strtab_base(struct gp_strtab *t, uint32_t c, int *err)
-{
-	if (c == GP_STR_NONE)
-		return NULL;
-	struct gp_str *s = &t->strs[c];
-	if (!s->basename && !(s->basename = gp_demangle_base(s->text)))
-		*err = -ENOMEM;
-	return s->basename ? s->basename : s->text;
-}
-
 void gp_strtab_free(struct gp_strtab *t)
 {
 	for (size_t i = 0; i < t->nstrs; i++) {
 		free(t->strs[i].text);
 		free(t->strs[i].shortname);
 		free(t->strs[i].longname);
-		free(t->strs[i].basename);
 	}
 	free(t->strs);
 	gp_map_free(&t->by_id);

@@ -3,7 +3,7 @@
  * records, and texts the analysis makes: call sites, placeholder names)
  * interned once as a canonical index, the trace's string ids mapped onto
  * those indexes, and each text's demangled long and short names computed on
- * first use (demangle.h). The analysis core fills it; the analyses keep
+ * first use (collector/kernel_name.h). The analysis core fills it; the analyses keep
  * canonical indexes and print through it after the core is gone (the
  * pipeline keeps each trace's table until its analyses are freed).
  *
@@ -23,7 +23,6 @@ struct gp_str {
 	char *text;
 	char *shortname; /* demangled short form, computed on demand */
 	char *longname;  /* demangled full form                      */
-	char *basename;  /* last name component (graph nodes), on demand */
 	uint32_t len;
 };
 
@@ -52,7 +51,6 @@ const char *gp_strtab_text(const struct gp_strtab *t, uint32_t c);
  * *err gets -ENOMEM when computing them ran out of memory. */
 const char *gp_strtab_short(struct gp_strtab *t, uint32_t c, int *err);
 const char *gp_strtab_long(struct gp_strtab *t, uint32_t c, int *err);
-const char *gp_strtab_base(struct gp_strtab *t, uint32_t c, int *err);
 void gp_strtab_free(struct gp_strtab *t);
 
 #endif

@@ -32,7 +32,7 @@ struct gp_graphs_rnode {
 	uint64_t node;         /* instantiated node id                          */
 	uint32_t graph;        /* instantiated graph id                         */
 	uint32_t name_id;      /* kernel name string id                         */
-	const char *name;      /* after finish: its short name (demangle.h)     */
+	const char *name;      /* after finish: its short name (collector/kernel_name.h)     */
 	uint64_t count, exec_ns;
 };
 
@@ -242,7 +242,7 @@ static int gp_graphs_finish(void *p, const struct gp_an *an, const struct gp_rep
 	}
 	for (size_t i = 0; i < gr->nrnodes; i++) {
 		uint32_t c = gp_an_canonical(an, gr->rnodes[i].name_id);
-		gr->rnodes[i].name = c == GP_STR_NONE ? "(unnamed kernel)" : gp_strtab_base(strings, c, &gr->err);
+		gr->rnodes[i].name = c == GP_STR_NONE ? "(unnamed kernel)" : gp_strtab_short(strings, c, &gr->err);
 	}
 	for (size_t i = 0; i < gr->nrgraphs; i++) {
 		struct gp_graphs_rgraph *g = &gr->rgraphs[i];
