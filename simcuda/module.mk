@@ -60,9 +60,9 @@ $(SIMCUDA_DIR)/libsimtestclient.so: $(B)/obj/simcuda/tests/sim_testclient.o $(SI
 	  $(SIMCUDA_DIR)/libcudart.so.13 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -ldl
 
 # Criterion cannot start under ThreadSanitizer: tsan builds run the same
-# suites on a forking stand-in runner (simcuda/tests/sim_tmini.h).
+# suites on the forking stand-in runner (tests/common/tcrit.h).
 ifeq ($(SAN),tsan)
-$(B)/obj/simcuda/tests/test_%.o: CPPFLAGS += -DSIM_TEST_MINI
+$(B)/obj/simcuda/tests/test_%.o: CPPFLAGS += -DGP_TEST_MINI
 SIMCUDA_CRITERION :=
 else
 SIMCUDA_CRITERION := -lcriterion

@@ -19,11 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef SIM_TEST_MINI
-#include "simcuda/tests/sim_tmini.h" /* tsan builds: Criterion cannot start */
-#else
-#include <criterion/criterion.h>
-#endif
+#include "tests/common/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 

@@ -18,11 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef SIM_TEST_MINI
-#include "simcuda/tests/sim_tmini.h" /* tsan builds: Criterion cannot start */
-#else
-#include <criterion/criterion.h>
-#endif
+#include "tests/common/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include <cupti.h>
 
 #include "simcuda/simtruth.h"
