@@ -214,6 +214,8 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 			prior = d;
 			prior_corr = dc;
 		}
+		/* (the launch queue then takes `earliest` for "now": it may drop
+		 * ops of the source device that end before d a little early) */
 		earliest = sim_max(earliest, d);
 	}
 	o.start = sim_timeline_schedule(s, earliest, sim_xfer_ns(o.bytes), o.corr, &o.end);

@@ -212,14 +212,18 @@ static void sim_queue_prune(int dev, uint64_t now)
 	}
 }
 
-/* Count an op as pending on dev until `end`. Caller holds g_dev.mx. Out of
- * memory: the op is not counted (the queue is a model, never a failure). */
-static void sim_queue_push(int dev, uint64_t end, uint32_t corr)
+/* Count an op as pending on dev until `end`; `issued` is a time the host
+ * has already reached (ops ended by then are dropped, so ops that never pass
+ * sim_timeline_queue_admit, such as synchronous copies, keep the heap
+ * bounded). Caller holds g_dev.mx, so the clock (a CUPTI call) is not read
+ * here. Out of memory: the op is not counted (the queue is a model, never a
+ * failure). */
+static void sim_queue_push(int dev, uint64_t issued, uint64_t end, uint32_t corr)
 {
 	if (!g_cfg.queue_depth)
 		return;
 	if (g_dev.queue[dev].n >= g_cfg.queue_depth)
-		sim_queue_prune(dev, simcupti_now());
+		sim_queue_prune(dev, issued);
 	if (g_dev.queue[dev].n == g_dev.queue[dev].cap) {
 		size_t cap = g_dev.queue[dev].cap ? 2 * g_dev.queue[dev].cap : 64;
 		struct sim_pending *v = realloc(g_dev.queue[dev].v, cap * sizeof *v);
@@ -297,6 +301,8 @@ uint64_t sim_timeline_schedule(struct sim_stream *s, uint64_t earliest, uint64_t
 	*end = start + dur;
 	s->tail_end = *end;
 	s->tail_corr = corr;
-	sim_queue_push(s->device, *end, corr);
+	/* every caller passes earliest = a clock reading + launch_latency_ns */
+	sim_queue_push(s->device, earliest > g_cfg.launch_latency_ns ? earliest - g_cfg.launch_latency_ns : 0,
+		       *end, corr);
 	return start;
 }
