@@ -148,6 +148,74 @@ Test(simcuda_realcuda, pageable_async_copy_off)
 	free(ev);
 }
 
+/* nvcc's registration of a __device__ variable (crt/host_runtime.h, C++ only). */
+void __cudaRegisterVar(void **h, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+		       size_t size, int constant, int global);
+
+/* Every async copy form with a pageable host side blocks (2D, to and from a
+ * symbol, DtoH); cudaMemsetAsync and a pinned DtoH copy do not. Each call
+ * follows a fresh kernel on the same stream. */
+Test(simcuda_realcuda, pageable_every_async_copy_form)
+{
+	static char sym[256], pageable[256];
+	char *d, *pinned;
+	cudaStream_t s;
+	__cudaRegisterVar(tu_fatbin, sym, sym, "sym", 0, sizeof sym, 0, 0);
+	tu_cupti_start(0);
+	cr_assert_eq(cudaMalloc((void **)&d, 256), cudaSuccess);
+	cr_assert_eq(cudaHostAlloc((void **)&pinned, 256, 0), cudaSuccess);
+	cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+	const char *blocking[] = {"cudaMemcpy2DAsync", "cudaMemcpyToSymbolAsync", "cudaMemcpyFromSymbolAsync",
+				  "cudaMemcpyAsync"};
+	cr_assert_eq(tu_launch(&tu_stub_mm, s), cudaSuccess);
+	cr_assert_eq(cudaMemcpy2DAsync(d, 16, pageable, 16, 16, 16, cudaMemcpyHostToDevice, s), cudaSuccess);
+	cr_assert_eq(tu_launch(&tu_stub_mm, s), cudaSuccess);
+	cr_assert_eq(cudaMemcpyToSymbolAsync(sym, pageable, 64, 0, cudaMemcpyHostToDevice, s), cudaSuccess);
+	cr_assert_eq(tu_launch(&tu_stub_mm, s), cudaSuccess);
+	cr_assert_eq(cudaMemcpyFromSymbolAsync(pageable, sym, 64, 0, cudaMemcpyDeviceToHost, s), cudaSuccess);
+	cr_assert_eq(tu_launch(&tu_stub_mm, s), cudaSuccess);
+	cr_assert_eq(cudaMemcpyAsync(pageable, d, 64, cudaMemcpyDeviceToHost, s), cudaSuccess);
+	const char *async[] = {"cudaMemsetAsync", "cudaMemcpyAsync"};
+	cr_assert_eq(tu_launch(&tu_stub_mm, s), cudaSuccess);
+	cr_assert_eq(cudaMemsetAsync(d, 0, 64, s), cudaSuccess);
+	cr_assert_eq(tu_launch(&tu_stub_mm, s), cudaSuccess);
+	cr_assert_eq(cudaMemcpyAsync(pinned, d, 64, cudaMemcpyDeviceToHost, s), cudaSuccess);
+	tu_flush();
+	size_t n;
+	struct sim_ev *ev = tu_truth_load(&n);
+	cr_expect_eq(ev_count(ev, n, SIM_EV_SYNC, "pageable_copy"), 4);
+	for (int i = 0; i < 6; i++) {
+		const struct sim_ev *k = ev_nth(ev, n, SIM_EV_KERNEL, NULL, i);
+		cr_assert(k);
+		/* the call right after kernel i */
+		const struct sim_ev *a = NULL;
+		for (size_t j = 0; j < n && !a; j++)
+			if (ev[j].type == SIM_EV_API && ev[j].corr > k->corr && strncmp(ev[j].name, "cudaLaunch", 10))
+				a = &ev[j];
+		cr_assert(a);
+		const char *want = i < 4 ? blocking[i] : async[i - 4];
+		cr_expect_str_eq(a->name, want);
+		const struct tu_rec *ra = tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, a->corr);
+		const struct tu_rec *rk = tu_find(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, k->corr);
+		cr_assert(ra && rk);
+		if (i < 4) {
+			cr_expect_gt(a->end, k->end, "%s on pageable memory returned before the kernel ended", want);
+			cr_expect_gt(ra->u.a.end, rk->u.k.end);
+			const struct sim_ev *y = NULL;
+			for (size_t j = 0; j < n && !y; j++)
+				if (ev[j].type == SIM_EV_SYNC && ev[j].api_corr == a->corr)
+					y = &ev[j];
+			cr_assert(y, "%s: no sync line", want);
+			cr_expect_str_eq(y->kind, "pageable_copy");
+			cr_expect_eq(y->waited_corr, k->corr);
+		} else {
+			cr_expect_lt(a->end, k->end, "%s blocked", want);
+			cr_expect_lt(ra->u.a.end, rk->u.k.end);
+		}
+	}
+	free(ev);
+}
+
 /* ---- implicit_sync ----------------------------------------------------------------------------- */
 
 /* Each of cudaFree, cudaMallocHost, cudaFreeHost after a fresh kernel. */
