@@ -98,3 +98,15 @@ $(B)/tests/test_simcuda_graph: $(B)/obj/simcuda/tests/test_simcuda_graph.o $(B)/
 ALL_TARGETS += $(B)/tests/test_simcuda_graph
 TESTS       += $(B)/tests/test_simcuda_graph
 TSAN_TESTS  += $(B)/tests/test_simcuda_graph
+
+# The behaviours of real CUDA (pageable copies, implicit sync, the launch
+# queue, jitter, a second device), in-process like the api suite.
+$(B)/tests/test_simcuda_realcuda: $(B)/obj/simcuda/tests/test_simcuda_realcuda.o $(B)/obj/simcuda/sim_config.o \
+                                  $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_realcuda.o $(B)/obj/simcuda/sim_config.o \
+	  $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) \
+	  $(SIMCUDA_CRITERION) -lm
+ALL_TARGETS += $(B)/tests/test_simcuda_realcuda
+TESTS       += $(B)/tests/test_simcuda_realcuda
+TSAN_TESTS  += $(B)/tests/test_simcuda_realcuda

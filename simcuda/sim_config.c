@@ -29,7 +29,41 @@ static const struct sim_key sim_keys[] = {
 	{"memcpy_latency_ns", offsetof(struct sim_config, memcpy_latency_ns), 0},
 	{"sync_ns", offsetof(struct sim_config, sync_ns), 0},
 	{"api_ns", offsetof(struct sim_config, api_ns), 0},
+	/* ---- real-CUDA behaviours of the runtime (docs/simcuda.md "Real-CUDA behaviours") ---- */
+	{"pageable_async_blocks", offsetof(struct sim_config, pageable_async_blocks), 0},
+	{"implicit_sync", offsetof(struct sim_config, implicit_sync), 0},
+	{"queue_depth", offsetof(struct sim_config, queue_depth), 0},
+	{"exec_jitter_pct", offsetof(struct sim_config, exec_jitter_pct), 0},
+	{"seed", offsetof(struct sim_config, seed), 0},
+	{"devices", offsetof(struct sim_config, devices), 0},
+	/* ---- end of the real-CUDA behaviours ---- */
 };
+
+/* ---- real-CUDA behaviours: the accepted range of the keys that have one ---- */
+static const struct {
+	const char *name;
+	uint64_t min, max;
+} sim_key_ranges[] = {
+	{"pageable_async_blocks", 0, 1},
+	{"implicit_sync", 0, 1},
+	{"exec_jitter_pct", 0, 100},
+	{"devices", 1, SIM_MAX_DEVICES},
+};
+
+/* Is n in the accepted range of key `name`? 0 or -1 with the reason in why. */
+static int sim_key_in_range(const char *name, uint64_t n, const char **why)
+{
+	for (size_t i = 0; i < sizeof sim_key_ranges / sizeof *sim_key_ranges; i++) {
+		if (strcmp(sim_key_ranges[i].name, name) != 0)
+			continue;
+		if (n >= sim_key_ranges[i].min && n <= sim_key_ranges[i].max)
+			return 0;
+		*why = sim_key_ranges[i].max == 1 ? "expected 0 or 1" : "out of range (see docs/simcuda.md)";
+		return -1;
+	}
+	return 0;
+}
+/* ---- end of the real-CUDA behaviours ---- */
 #define SIM_NKEYS (sizeof sim_keys / sizeof *sim_keys)
 
 void sim_config_defaults(struct sim_config *c)
@@ -42,6 +76,13 @@ void sim_config_defaults(struct sim_config *c)
 	c->memcpy_latency_ns = 2000;
 	c->sync_ns = 1000;
 	c->api_ns = 1000;
+	/* real-CUDA behaviours: on, as on an H200 with CUDA 13 */
+	c->pageable_async_blocks = 1;
+	c->implicit_sync = 1;
+	c->queue_depth = 1024;
+	c->exec_jitter_pct = 0;
+	c->seed = 1;
+	c->devices = 1;
 }
 
 /* Parse a non-negative decimal integer (nanoseconds); 0 or -1. */
@@ -89,10 +130,15 @@ static int sim_set_key(struct sim_config *c, const struct sim_key *k, const char
 		}
 		return 0;
 	}
-	if (sim_parse_u64(v, (uint64_t *)(void *)((char *)c + k->off)) < 0) {
-		*why = "expected a non-negative integer number of nanoseconds";
+	uint64_t n;
+	if (sim_parse_u64(v, &n) < 0) {
+		*why = strstr(k->name, "_ns") ? "expected a non-negative integer number of nanoseconds"
+					      : "expected a non-negative integer";
 		return -1;
 	}
+	if (sim_key_in_range(k->name, n, why) < 0)
+		return -1;
+	*(uint64_t *)(void *)((char *)c + k->off) = n;
 	return 0;
 }
 
@@ -195,7 +241,8 @@ int sim_config_parse(struct sim_config *c, const char *text, const char *fname, 
 		if (!k) {
 			snprintf(err, errlen,
 				 "%s:%d: unknown key '%s' (accepted: launch_ns launch_latency_ns exec_ns "
-				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns, or a 'kernel' line)",
+				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns pageable_async_blocks "
+				 "implicit_sync queue_depth exec_jitter_pct seed devices, or a 'kernel' line)",
 				 fname, line, tok[0]);
 			rc = -1;
 			break;

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most devices the `devices` key accepts. */
+#define SIM_MAX_DEVICES 4
+
 struct sim_kernel_rule {
 	char *glob;
 	int has_exec, has_launch;
@@ -27,6 +30,13 @@ struct sim_config {
 	uint64_t memcpy_latency_ns; /* fixed part of every copy/set             */
 	uint64_t sync_ns;           /* host cost of a sync call beyond waiting  */
 	uint64_t api_ns;            /* host time of every other API call        */
+	/* Real-CUDA behaviours (docs/simcuda.md "Real-CUDA behaviours"). */
+	uint64_t pageable_async_blocks; /* 1: async copies on pageable memory block */
+	uint64_t implicit_sync;     /* 1: cudaFree/FreeHost/HostAlloc wait for the device */
+	uint64_t queue_depth;       /* max ops pending on a device; 0 = unbounded */
+	uint64_t exec_jitter_pct;   /* kernel time uniform within +-P % of its cost */
+	uint64_t seed;              /* seed of every random draw                */
+	uint64_t devices;           /* simulated devices, 1..SIM_MAX_DEVICES    */
 	struct sim_kernel_rule *rules;
 	size_t nrules;
 };

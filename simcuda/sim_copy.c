@@ -11,6 +11,13 @@
  * waiting for it is a truth "sync" line. The copy kind comes from the memory
  * kind of both addresses (sim_memory.c) when cudaMemcpyDefault is given.
  *
+ * Real-CUDA behaviours (docs/simcuda.md): an async copy between device and
+ * pageable host memory is synchronous (`pageable_async_blocks`: it waits
+ * for earlier work on its stream, truth "sync" kind "pageable_copy", then
+ * for the copy itself); an async copy that stays asynchronous first passes
+ * the device's launch queue (`queue_depth`). Peer copies name two devices;
+ * each record carries the device its stream belongs to.
+ *
  * Threads: application threads, any number. Locks: g_mem_mx while bytes
  * move, g_dev.mx while scheduling; never both.
  */
@@ -39,6 +46,7 @@ struct sim_xfer {
 	const char *name;
 	CUpti_CallbackId cbid;
 	int async, per_thread, is_set, peer;
+	int src_dev, dst_dev; /* peer copies: the two devices */
 	cudaStream_t stream;
 	void *dst;
 	const void *src;
@@ -106,6 +114,7 @@ static void sim_copy_move(const struct sim_xfer *x)
 /* A copy or set placed on the timeline. */
 struct sim_copy_op {
 	uint8_t ck, dk, sk; /* copy kind, destination and source memory kinds */
+	int device;
 	uint32_t stream_id;
 	uint32_t corr, api_corr; /* the op's (a copy: the driver call's) and the runtime call's */
 	uint64_t bytes, start, end;
@@ -123,8 +132,8 @@ static void sim_copy_report(const struct sim_xfer *x, const struct sim_copy_op *
 			m.bytes = o->bytes;
 			m.start = o->start;
 			m.end = o->end;
-			m.deviceId = SIM_DEVICE_ID;
-			m.contextId = SIM_CONTEXT_ID;
+			m.deviceId = (uint32_t)o->device;
+			m.contextId = SIM_CONTEXT_ID + (uint32_t)o->device;
 			m.streamId = o->stream_id;
 			m.correlationId = o->corr;
 			m.flags = x->async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
@@ -147,8 +156,8 @@ static void sim_copy_report(const struct sim_xfer *x, const struct sim_copy_op *
 		m.bytes = o->bytes;
 		m.start = o->start;
 		m.end = o->end;
-		m.deviceId = SIM_DEVICE_ID;
-		m.contextId = SIM_CONTEXT_ID;
+		m.deviceId = (uint32_t)o->device;
+		m.contextId = SIM_CONTEXT_ID + (uint32_t)o->device;
 		m.streamId = o->stream_id;
 		m.correlationId = o->corr;
 		m.runtimeCorrelationId = o->api_corr;
@@ -180,21 +189,42 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	if (ret != cudaSuccess)
 		return sim_call_exit(&c, ret, 0);
-	struct sim_stream *s = sim_timeline_stream_of(x->stream, x->per_thread);
+	/* a synchronous peer copy runs on the source device's legacy stream */
+	struct sim_stream *s = x->peer && !x->async ? sim_timeline_legacy(x->src_dev)
+						     : sim_timeline_stream_of(x->stream, x->per_thread);
+	/* pageable host memory: the async call is synchronous (CUDA's "API
+	 * synchronization behavior"); memsets are asynchronous whatever the memory */
+	int blocks = x->async && g_cfg.pageable_async_blocks && !x->is_set && !x->peer &&
+		     ((o.ck == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD && o.sk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE) ||
+		      (o.ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH && o.dk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE));
+	if (x->async && !blocks)
+		sim_timeline_queue_admit(s->device, c.corr);
 	uint64_t q = simcupti_now();
 	uint32_t prior_corr;
+	o.device = s->device;
 	o.stream_id = s->id;
 	o.corr = x->is_set ? c.corr : c.drv_corr;
 	o.api_corr = c.corr;
 	pthread_mutex_lock(&g_dev.mx);
-	uint64_t prior = sim_timeline_deps(s, &prior_corr);
-	o.start = sim_timeline_schedule(s, q + g_cfg.launch_latency_ns, sim_xfer_ns(o.bytes), o.corr, &o.end);
+	uint64_t prior = sim_timeline_deps(s, &prior_corr), earliest = q + g_cfg.launch_latency_ns;
+	if (x->peer && !x->async && x->dst_dev != x->src_dev) { /* serialized with the destination too */
+		uint32_t dc;
+		uint64_t d = sim_timeline_deps(sim_timeline_legacy(x->dst_dev), &dc);
+		if (d > prior) {
+			prior = d;
+			prior_corr = dc;
+		}
+		/* (the launch queue then takes `earliest` for "now": it may drop
+		 * ops of the source device that end before d a little early) */
+		earliest = sim_max(earliest, d);
+	}
+	o.start = sim_timeline_schedule(s, earliest, sim_xfer_ns(o.bytes), o.corr, &o.end);
 	pthread_mutex_unlock(&g_dev.mx);
 	uint64_t end = q;
-	if (!x->async) {
+	if (!x->async || blocks) {
 		if (prior > c.start)
-			sim_truth_sync(x->is_set ? "memset" : "memcpy", simcupti_thread_id(), c.start, prior,
-				       c.corr, prior_corr);
+			sim_truth_sync(blocks ? "pageable_copy" : x->is_set ? "memset" : "memcpy",
+				       simcupti_thread_id(), c.start, prior, c.corr, prior_corr);
 		sim_timeline_wait_until(o.end);
 		end = simcupti_now();
 	}
@@ -329,23 +359,30 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *sym
 		  sim_register_symbol(symbol, count, offset), count, kind, stream);
 }
 
+static int sim_copy_bad_device(int d)
+{
+	return d < 0 || d >= sim_timeline_device_count();
+}
+
 SIM_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
-	if (dstDevice != 0 || srcDevice != 0)
+	if (sim_copy_bad_device(dstDevice) || sim_copy_bad_device(srcDevice))
 		return t_last_error = cudaErrorInvalidDevice;
 	struct sim_xfer x = {.name = "cudaMemcpyPeer", .cbid = SIM_RT(cudaMemcpyPeer_v4000), .peer = 1,
-			     .dst = dst, .src = src, .width = count, .height = 1, .kind = cudaMemcpyDefault};
+			     .src_dev = srcDevice, .dst_dev = dstDevice, .dst = dst, .src = src,
+			     .width = count, .height = 1, .kind = cudaMemcpyDefault};
 	return sim_xfer(&x);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
 					   size_t count, cudaStream_t stream)
 {
-	if (dstDevice != 0 || srcDevice != 0)
+	if (sim_copy_bad_device(dstDevice) || sim_copy_bad_device(srcDevice))
 		return t_last_error = cudaErrorInvalidDevice;
 	struct sim_xfer x = {.name = "cudaMemcpyPeerAsync", .cbid = SIM_RT(cudaMemcpyPeerAsync_v4000),
-			     .peer = 1, .async = 1, .stream = stream, .dst = dst, .src = src,
-			     .width = count, .height = 1, .kind = cudaMemcpyDefault};
+			     .peer = 1, .async = 1, .src_dev = srcDevice, .dst_dev = dstDevice,
+			     .stream = stream, .dst = dst, .src = src, .width = count, .height = 1,
+			     .kind = cudaMemcpyDefault};
 	return sim_xfer(&x);
 }
 

@@ -72,6 +72,7 @@
 
 struct sim_stream {
 	uint32_t id;
+	int device; /* the device it belongs to (0..devices-1) */
 	int legacy, nonblocking, destroyed;
 	uint64_t tail_end;  /* end of the last op on this stream */
 	uint32_t tail_corr; /* its correlation id (the CUPTI record's) */
@@ -102,7 +103,7 @@ struct sim_func {
 struct sim_alloc {
 	void *p;
 	size_t n;
-	int pinned; /* 1 = cudaMallocHost/HostAlloc, 0 = device */
+	int pinned; /* 0 = device, 1 = cudaMallocHost/HostAlloc, 2 = a pinned (registered) range */
 	struct sim_alloc *next;
 };
 
@@ -113,9 +114,19 @@ struct sim_var {
 	struct sim_var *next;
 };
 
+/* One op pending on a device (the launch queue, sim_timeline.c). */
+struct sim_pending {
+	uint64_t end;
+	uint32_t corr;
+};
+
 struct sim_dev {
 	pthread_mutex_t mx;
-	struct sim_stream legacy;
+	struct sim_stream legacy[SIM_MAX_DEVICES]; /* each device's legacy default stream */
+	struct {                                    /* each device's pending ops: a min-heap by end */
+		struct sim_pending *v;
+		size_t n, cap;
+	} queue[SIM_MAX_DEVICES];
 	struct sim_stream *streams; /* all non-legacy streams, incl. per-thread */
 	struct sim_func *funcs;
 	struct sim_alloc *allocs;
@@ -128,6 +139,8 @@ extern struct sim_dev g_dev;
 /* The device's memory (see "Locks" above); leaf lock. */
 extern pthread_mutex_t g_mem_mx;
 
+struct sim_call;
+
 /* Busy-wait until CUPTI's clock reaches t (host cost really spent). */
 void sim_timeline_spin_until(uint64_t t);
 /* Block until CUPTI's clock reaches t: sleep most of it, spin the end. */
@@ -138,16 +151,48 @@ static inline uint64_t sim_max(uint64_t a, uint64_t b)
 }
 /* CUPTI's rebase hook: shift every stored stream time by delta. */
 void sim_timeline_rebase(int64_t delta);
-/* A new stream on the list; NULL when out of memory. */
+/* A new stream on the list, on the calling thread's device; NULL when out of memory. */
 struct sim_stream *sim_timeline_stream_new(int nonblocking);
+/* The calling thread's current device (cudaSetDevice), and setting it
+ * (0 or -EINVAL when dev is not below the `devices` key). */
+int sim_timeline_device(void);
+int sim_timeline_set_device(int dev);
+/* Number of simulated devices (the `devices` key). */
+int sim_timeline_device_count(void);
+/* Device dev's legacy default stream. */
+struct sim_stream *sim_timeline_legacy(int dev);
 /* The stream an API call means. per_thread: the call is a _ptsz/_ptds twin. */
 struct sim_stream *sim_timeline_stream_of(cudaStream_t st, int per_thread);
 /* Earliest start on s by ordering, and the op that sets it. Caller holds g_dev.mx. */
 uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr);
-/* Latest end over every stream (device scope), and its op. Takes g_dev.mx. */
+/* Latest end over every stream of the calling thread's device, and its op. Takes g_dev.mx. */
 uint64_t sim_timeline_device_tail(uint32_t *corr);
+/* The same for device dev. Takes g_dev.mx. */
+uint64_t sim_timeline_dev_tail(int dev, uint32_t *corr);
+/*
+ * Launch-queue back-pressure (`queue_depth`): before an op that the host
+ * enqueues without waiting for it (a launch, an async copy) goes on device
+ * dev, block while queue_depth ops are pending there, each wait written by
+ * sim_timeline_queue_waited. Returns when the wait ended, or 0 when there was
+ * none. Does not hold g_dev.mx while waiting.
+ */
+uint64_t sim_timeline_queue_admit(int dev, uint32_t api_corr);
+/* The one place a queue-full wait is reported (truth "sync" kind
+ * "queue_full"); a CUPTI OVERHEAD record (COMMAND_BUFFER_FULL) for the same
+ * interval belongs here too. */
+void sim_timeline_queue_waited(uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr,
+			       uint32_t waited_corr);
+/*
+ * Implicit synchronization (`implicit_sync`): the host waits until every op on
+ * device dev has ended, and the wait is a truth "sync" line of the given kind
+ * over [call start, end of the wait] naming the op it waited for. No line and
+ * no wait when nothing is outstanding or the key is 0. Returns when the wait
+ * ended, or c->start when there was none (the call's host cost follows it).
+ */
+uint64_t sim_timeline_implicit_sync(const struct sim_call *c, int dev, const char *kind);
 /* Place an op of duration dur on s, not before `earliest`; returns its start,
- * *end its end. Caller holds g_dev.mx. */
+ * *end its end; the op counts as pending on s's device until it ends (the
+ * launch queue). Caller holds g_dev.mx. */
 uint64_t sim_timeline_schedule(struct sim_stream *s, uint64_t earliest, uint64_t dur, uint32_t corr,
 			       uint64_t *end);
 
@@ -233,18 +278,28 @@ struct sim_kernel_run {
 	size_t shmem;
 	int64_t grid_id;
 	uint64_t start, end;
+	int device;        /* the device it ran on */
 	uint32_t graph_id; /* graph launches: the executable's graph and node ids, else 0 */
 	uint64_t graph_node_id;
 };
 /* Emit its KERNEL or CONCURRENT_KERNEL record (concurrent: which kind). */
 void sim_launch_record(int concurrent, const struct sim_kernel_run *r);
-/* Execution time of f over a grid, by the cost model. */
+/* Execution time of f over a grid, by the cost model, with its jitter
+ * (exec_jitter_pct: one draw from the `seed` sequence per call). */
 uint64_t sim_launch_exec_ns(const struct sim_func *f, dim3 grid);
 
 /* ---- memory (sim_memory.c) ----------------------------------------------------- */
 
 /* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
 uint8_t sim_memory_kind(const void *p);
+/*
+ * Mark [p, p+n) as page-locked host memory (what cudaHostRegister does) or
+ * undo it: copies from or to it then count as pinned (asynchronous). 0,
+ * -EINVAL (NULL or empty, or already pinned), -ENOENT (unpin: not a range
+ * pinned this way), -ENOMEM. The memory itself stays the caller's.
+ */
+int sim_memory_pin_range(void *p, size_t n);
+int sim_memory_unpin_range(void *p);
 
 /* ---- graphs (sim_graph.c) ------------------------------------------------------ */
 

@@ -1,6 +1,8 @@
 /*
- * sim_device.c — the device as a whole: cudaDeviceReset, device count and
- * properties (one simulated H100-class device, compute capability 9.0),
+ * sim_device.c — the devices as a whole: cudaDeviceReset, device count
+ * (the `devices` key), the current device (cudaSetDevice / cudaGetDevice,
+ * per thread, kept by sim_timeline.c) and properties (simulated H100-class
+ * devices, compute capability 9.0),
  * driver and runtime versions, the last error (cudaGetLastError /
  * cudaPeekAtLastError), error names and strings, cudaProfilerStart/Stop.
  *
@@ -36,13 +38,14 @@ SIM_EXPORT cudaError_t cudaGetDeviceCount(int *count)
 		if (!count)
 			r_ = cudaErrorInvalidValue;
 		else
-			*count = 1;
+			*count = sim_timeline_device_count();
 	});
 }
 
 SIM_EXPORT cudaError_t cudaSetDevice(int device)
 {
-	SIM_SIMPLE("cudaSetDevice", cudaSetDevice_v3020, 0, r_ = device == 0 ? cudaSuccess : cudaErrorInvalidDevice);
+	SIM_SIMPLE("cudaSetDevice", cudaSetDevice_v3020, 0,
+		   r_ = sim_timeline_set_device(device) == 0 ? cudaSuccess : cudaErrorInvalidDevice);
 }
 
 SIM_EXPORT cudaError_t cudaGetDevice(int *device)
@@ -51,7 +54,7 @@ SIM_EXPORT cudaError_t cudaGetDevice(int *device)
 		if (!device)
 			r_ = cudaErrorInvalidValue;
 		else
-			*device = 0;
+			*device = sim_timeline_device();
 	});
 }
 
@@ -60,7 +63,7 @@ SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int 
 	SIM_SIMPLE("cudaGetDeviceProperties", cudaGetDeviceProperties_v12000, SIM_DRV(cuDeviceGetAttribute), {
 		if (!prop) {
 			r_ = cudaErrorInvalidValue;
-		} else if (device != 0) {
+		} else if (device < 0 || device >= sim_timeline_device_count()) {
 			r_ = cudaErrorInvalidDevice;
 		} else {
 			memset(prop, 0, sizeof *prop);
@@ -91,7 +94,7 @@ SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int 
 SIM_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
 	SIM_SIMPLE("cudaDeviceGetAttribute", cudaDeviceGetAttribute_v5000, SIM_DRV(cuDeviceGetAttribute), {
-		if (!value || device != 0) {
+		if (!value || device < 0 || device >= sim_timeline_device_count()) {
 			r_ = value ? cudaErrorInvalidDevice : cudaErrorInvalidValue;
 		} else {
 			switch (attr) {

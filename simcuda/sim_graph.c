@@ -347,8 +347,8 @@ static cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t st, int p
 			pthread_mutex_unlock(&g_mem_mx);
 		}
 		struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = n->grid,
-					   .block = n->block, .shmem = n->shmem, .graph_id = g->id,
-					   .graph_node_id = n->id};
+					   .block = n->block, .shmem = n->shmem, .device = s->device,
+					   .graph_id = g->id, .graph_node_id = n->id};
 		pthread_mutex_lock(&g_dev.mx);
 		r.start = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
 		r.grid_id = ++g_dev.grid_id;

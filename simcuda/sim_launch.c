@@ -9,24 +9,51 @@
  * body at once under the device-memory lock, spend launch_ns of host time,
  * place the kernel on its stream (no earlier than return + launch_latency_ns)
  * and emit its KERNEL / CONCURRENT_KERNEL record, ready when it ends, and
- * its truth line.
+ * its truth line. Real-CUDA behaviours (docs/simcuda.md): a launch first
+ * passes its device's launch queue (`queue_depth`), and each kernel's time
+ * is drawn within +-exec_jitter_pct % of its cost from the `seed` sequence.
  *
  * Threads: application threads, any number; each host function runs on a
  * detached thread of its own that sleeps until its place on the timeline.
  * Locks: g_dev.mx around scheduling only, g_mem_mx around the host body.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_cudart.h"
+
+/* How many jitter draws were made: the n-th kernel gets draw n of `seed`'s
+ * sequence, so one program's run is reproducible. */
+static _Atomic uint64_t g_jitter_draws;
+
+/* splitmix64: a full-period mix of a counter, enough for uniform draws. */
+static uint64_t sim_launch_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* ns drawn uniformly within +-exec_jitter_pct % (0: ns itself). */
+static uint64_t sim_launch_jitter(uint64_t ns)
+{
+	if (!g_cfg.exec_jitter_pct || !ns)
+		return ns;
+	uint64_t n = atomic_fetch_add_explicit(&g_jitter_draws, 1, memory_order_relaxed);
+	double u = (double)(sim_launch_mix(g_cfg.seed * 0x100000001b3ull + n) >> 11) / 9007199254740992.0;
+	double f = 1.0 + (double)g_cfg.exec_jitter_pct / 100.0 * (2.0 * u - 1.0);
+	return (uint64_t)((double)ns * f + 0.5);
+}
 
 uint64_t sim_launch_exec_ns(const struct sim_func *f, dim3 grid)
 {
 	uint64_t exec_ns = f->rule && f->rule->has_exec ? f->rule->exec_ns : g_cfg.exec_ns;
 	if (f->rule && f->rule->exec_per_block_ns) /* work that grows with the grid */
 		exec_ns += f->rule->exec_per_block_ns * ((uint64_t)grid.x * grid.y * grid.z - 1);
-	return exec_ns;
+	return sim_launch_jitter(exec_ns);
 }
 
 void sim_launch_record(int concurrent, const struct sim_kernel_run *r)
@@ -37,8 +64,8 @@ void sim_launch_record(int concurrent, const struct sim_kernel_run *r)
 	k.start = r->start;
 	k.end = r->end;
 	k.completed = r->end;
-	k.deviceId = SIM_DEVICE_ID;
-	k.contextId = SIM_CONTEXT_ID;
+	k.deviceId = (uint32_t)r->device;
+	k.contextId = SIM_CONTEXT_ID + (uint32_t)r->device;
 	k.streamId = r->stream_id;
 	k.gridX = (int32_t)r->grid.x, k.gridY = (int32_t)r->grid.y, k.gridZ = (int32_t)r->grid.z;
 	k.blockX = (int32_t)r->block.x, k.blockY = (int32_t)r->block.y, k.blockZ = (int32_t)r->block.z;
@@ -80,7 +107,6 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 		return sim_call_exit(&c, cudaErrorInvalidConfiguration, 0);
 	}
 	uint64_t launch_ns = f->rule && f->rule->has_launch ? f->rule->launch_ns : g_cfg.launch_ns;
-	uint64_t exec_ns = sim_launch_exec_ns(f, grid);
 	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
 	if (sim_launch_capturing(s)) { /* a capturing stream records a graph node instead */
 		sim_timeline_spin_until(c.start + launch_ns);
@@ -88,15 +114,20 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 		 * stack frame: only caller-owned arrays are kept */
 		return sim_graph_add_kernel(&c, s, f, grid, block, shmem, name[0] == '_' ? NULL : args);
 	}
+	uint64_t exec_ns = sim_launch_exec_ns(f, grid);
+	/* a full launch queue blocks the host before the launch's own cost */
+	uint64_t t0 = sim_timeline_queue_admit(s->device, c.corr);
+	if (!t0)
+		t0 = c.start;
 	if (f->body) { /* device code: one op at a time on device memory */
 		pthread_mutex_lock(&g_mem_mx);
 		f->body(grid, block, args);
 		pthread_mutex_unlock(&g_mem_mx);
 	}
-	sim_timeline_spin_until(c.start + launch_ns);
+	sim_timeline_spin_until(t0 + launch_ns);
 	uint64_t end = simcupti_now();
 	struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = grid, .block = block,
-				   .shmem = shmem};
+				   .shmem = shmem, .device = s->device};
 	pthread_mutex_lock(&g_dev.mx);
 	r.start = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, exec_ns, c.corr, &r.end);
 	r.grid_id = ++g_dev.grid_id;

@@ -5,7 +5,13 @@
  *
  * "Device" and pinned memory are host memory (aligned_alloc, zeroed), kept
  * on a list so an address can be classified; a registered __device__
- * variable's host shadow counts as device memory.
+ * variable's host shadow counts as device memory; a range pinned with
+ * sim_memory_pin_range (cudaHostRegister) counts as pinned.
+ *
+ * Implicit synchronization (`implicit_sync`, docs/simcuda.md "Real-CUDA
+ * behaviours"): cudaFree and cudaFreeHost of a non-NULL pointer, cudaMallocHost
+ * and cudaHostAlloc first wait for all work on the current device
+ * (sim_timeline_implicit_sync), as the real runtime does.
  *
  * Threads: application threads, any number; the list is under g_dev.mx.
  */
@@ -45,6 +51,20 @@ static int sim_alloc_del(void *p, int pinned)
 	}
 	pthread_mutex_unlock(&g_dev.mx);
 	return -ENOENT;
+}
+
+int sim_memory_pin_range(void *p, size_t n)
+{
+	if (!p || !n)
+		return -EINVAL;
+	if (sim_memory_kind(p) != CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)
+		return -EINVAL;
+	return sim_alloc_add(p, n, 2);
+}
+
+int sim_memory_unpin_range(void *p)
+{
+	return sim_alloc_del(p, 2);
 }
 
 /* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
@@ -89,39 +109,58 @@ SIM_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 	SIM_SIMPLE("cudaMalloc", cudaMalloc_v3020, SIM_DRV(cuMemAlloc_v2), r_ = sim_alloc(devPtr, size, 0));
 }
 
+/* A page-locked allocation: wait for the device (implicit sync), then
+ * allocate; the host cost is spent after the wait. */
+static cudaError_t sim_host_alloc(void **p, size_t n, const char *nm, CUpti_CallbackId cbid)
+{
+	struct sim_call c;
+	sim_call_enter(&c, nm, cbid, SIM_DRV(cuMemHostAlloc));
+	uint64_t t = sim_timeline_implicit_sync(&c, sim_timeline_device(), "host_alloc");
+	cudaError_t r = sim_alloc(p, n, 1);
+	sim_timeline_spin_until(t + g_cfg.api_ns);
+	return sim_call_exit(&c, r, 0);
+}
+
 SIM_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
-	SIM_SIMPLE("cudaMallocHost", cudaMallocHost_v3020, SIM_DRV(cuMemHostAlloc), r_ = sim_alloc(ptr, size, 1));
+	return sim_host_alloc(ptr, size, "cudaMallocHost", SIM_RT(cudaMallocHost_v3020));
 }
 
 SIM_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
 	(void)flags;
-	SIM_SIMPLE("cudaHostAlloc", cudaHostAlloc_v3020, SIM_DRV(cuMemHostAlloc), r_ = sim_alloc(pHost, size, 1));
+	return sim_host_alloc(pHost, size, "cudaHostAlloc", SIM_RT(cudaHostAlloc_v3020));
+}
+
+/* cudaFree / cudaFreeHost: a non-NULL pointer waits for the device first
+ * (implicit sync, truth kind `kind`); a NULL one is a no-op. */
+static cudaError_t sim_free(void *p, int pinned, const char *nm, CUpti_CallbackId cbid,
+			    CUpti_CallbackId drv, const char *kind)
+{
+	struct sim_call c;
+	sim_call_enter(&c, nm, cbid, drv);
+	cudaError_t r = cudaSuccess;
+	uint64_t t = c.start;
+	if (p) {
+		t = sim_timeline_implicit_sync(&c, sim_timeline_device(), kind);
+		if (sim_alloc_del(p, pinned) == 0)
+			free(p);
+		else
+			r = cudaErrorInvalidValue;
+	}
+	sim_timeline_spin_until(t + g_cfg.api_ns);
+	return sim_call_exit(&c, r, 0);
 }
 
 SIM_EXPORT cudaError_t cudaFree(void *devPtr)
 {
-	SIM_SIMPLE("cudaFree", cudaFree_v3020, SIM_DRV(cuMemFree_v2), {
-		if (devPtr) {
-			if (sim_alloc_del(devPtr, 0) == 0)
-				free(devPtr);
-			else
-				r_ = cudaErrorInvalidValue;
-		}
-	});
+	return sim_free(devPtr, 0, "cudaFree", SIM_RT(cudaFree_v3020), SIM_DRV(cuMemFree_v2), "free");
 }
 
 SIM_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
-	SIM_SIMPLE("cudaFreeHost", cudaFreeHost_v3020, SIM_DRV(cuMemFreeHost), {
-		if (ptr) {
-			if (sim_alloc_del(ptr, 1) == 0)
-				free(ptr);
-			else
-				r_ = cudaErrorInvalidValue;
-		}
-	});
+	return sim_free(ptr, 1, "cudaFreeHost", SIM_RT(cudaFreeHost_v3020), SIM_DRV(cuMemFreeHost),
+			"free_host");
 }
 
 SIM_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)

@@ -35,7 +35,7 @@ static void sim_stream_sync_record(const struct sim_call *c, uint64_t end,
 	r.start = c->start;
 	r.end = end;
 	r.correlationId = c->corr;
-	r.contextId = SIM_CONTEXT_ID;
+	r.contextId = SIM_CONTEXT_ID + (uint32_t)sim_timeline_device();
 	r.streamId = stream_id;
 	r.cudaEventId = event_id;
 	r.cudaEventSyncId = event_sync_id;

@@ -80,8 +80,9 @@ void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, u
 		  n->capture_corr);
 }
 
-/* kind: device, stream, event, memcpy or memset; waited_corr 0 = nothing
- * was outstanding when the call began. */
+/* kind: device, stream, event, memcpy or memset; pageable_copy, free,
+ * free_host, host_alloc or queue_full (docs/simcuda.md "Real-CUDA
+ * behaviours"); waited_corr 0 = nothing was outstanding when the call began. */
 void sim_truth_sync(const char *kind, uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr,
 		    uint32_t waited_corr)
 {

@@ -11,8 +11,9 @@
  *                  (= CUPTI record correlationId, the driver call's),
  *                  api_corr (= runtimeCorrelationId, the runtime call's), bytes
  *   SIM_EV_MEMSET  name, stream, start, end, corr, api_corr, bytes
- *   SIM_EV_SYNC    kind ("device","stream","event","memcpy","memset"), tid,
- *                  start, end, api_corr, waited_corr
+ *   SIM_EV_SYNC    kind ("device","stream","event","memcpy","memset",
+ *                  "pageable_copy","free","free_host","host_alloc","queue_full";
+ *                  docs/simcuda.md), tid, start, end, api_corr, waited_corr
  */
 #ifndef SIMTRUTH_H
 #define SIMTRUTH_H
