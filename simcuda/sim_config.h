@@ -27,6 +27,13 @@ struct sim_config {
 	uint64_t memcpy_latency_ns; /* fixed part of every copy/set             */
 	uint64_t sync_ns;           /* host cost of a sync call beyond waiting  */
 	uint64_t api_ns;            /* host time of every other API call        */
+	/* CUPTI: how the simulated CUPTI differs from a kind one (sim_cupti.c) */
+	uint64_t cupti_delivery_delay_ns;  /* background delivery >= op end + this  */
+	int64_t cupti_clock_offset_ns;     /* GPU-side timestamps shifted by this     */
+	double cupti_clock_drift_ppm;      /* ... plus this many ppm of elapsed time  */
+	uint64_t cupti_buffer_records;     /* device record buffer capacity           */
+	uint64_t cupti_api_overhead_ns;    /* CUPTI host time in each traced API call */
+	uint64_t cupti_launch_overhead_ns; /* ... and in each traced kernel launch    */
 	struct sim_kernel_rule *rules;
 	size_t nrules;
 };
