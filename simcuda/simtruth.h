@@ -13,6 +13,8 @@
  *   SIM_EV_MEMSET  name, stream, start, end, corr, api_corr, bytes
  *   SIM_EV_SYNC    kind ("device","stream","event","memcpy","memset"), tid,
  *                  start, end, api_corr, waited_corr
+ *   SIM_EV_OVERHEAD tid, start, end, api_corr (CUPTI's own host time inside
+ *                  that API call)
  */
 #ifndef SIMTRUTH_H
 #define SIMTRUTH_H
@@ -20,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sim_ev_type { SIM_EV_API, SIM_EV_KERNEL, SIM_EV_MEMCPY, SIM_EV_MEMSET, SIM_EV_SYNC };
+enum sim_ev_type { SIM_EV_API, SIM_EV_KERNEL, SIM_EV_MEMCPY, SIM_EV_MEMSET, SIM_EV_SYNC, SIM_EV_OVERHEAD };
 
 struct sim_ev {
 	enum sim_ev_type type;
