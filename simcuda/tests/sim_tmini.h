@@ -118,10 +118,13 @@ __attribute__((noinline)) static int sm_streq(const char *a, const char *b)
 #define cr_expect_gt(a, b, ...) SM_CHECK(0, (a) > (b), #a " > " #b, __VA_ARGS__)
 #define cr_expect_geq(a, b, ...) SM_CHECK(0, (a) >= (b), #a " >= " #b, __VA_ARGS__)
 #define cr_expect_null(p, ...) SM_CHECK(0, (p) == NULL, #p " == NULL", __VA_ARGS__)
+#define cr_expect_not_null(p, ...) SM_CHECK(0, (p) != NULL, #p " != NULL", __VA_ARGS__)
+#define cr_assert_null(p, ...) SM_CHECK(1, (p) == NULL, #p " == NULL", __VA_ARGS__)
 #define cr_expect_str_eq(a, b, ...) SM_CHECK(0, sm_streq((a), (b)), #a " == " #b, __VA_ARGS__)
 #define cr_expect_float_eq(a, b, eps, ...)                                               \
 	SM_CHECK(0, (a) - (b) <= (eps) && (b) - (a) <= (eps), #a " ~= " #b, __VA_ARGS__)
 #define cr_log_warn(...) (fprintf(stderr, "[WARN] " __VA_ARGS__), fputc('\n', stderr))
+#define cr_log_info(...) (fprintf(stderr, "[----] " __VA_ARGS__), fputc('\n', stderr))
 
 int main(void)
 {
