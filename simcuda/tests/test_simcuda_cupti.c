@@ -70,8 +70,8 @@ static size_t n_delivered(void)
 }
 
 /* One launch, waited for, then left to background delivery (a 5 ms flush
- * period, no explicit flush). Returns the launch call's truth end. */
-static uint64_t launch_and_leave(void)
+ * period, no explicit flush) for 150 ms. */
+static void launch_and_leave(void)
 {
 	cr_assert_eq(cuptiActivityRegisterCallbacks(tu_request, timed_complete), CUPTI_SUCCESS);
 	cr_assert_eq(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
@@ -80,7 +80,6 @@ static uint64_t launch_and_leave(void)
 	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
 	cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
 	usleep(150000);
-	return 0;
 }
 
 static uint64_t truth_end_of(const struct sim_ev *ev, size_t n, enum sim_ev_type t, const char *name)
@@ -113,10 +112,13 @@ Test(simcuda_cupti, delivery_delay_off)
 {
 	setenv("SIMCUDA_CUPTI_DELIVERY_DELAY_NS", "0", 1);
 	launch_and_leave();
-	cr_expect_geq(n_delivered(), 3u, "delivered within the flush period");
+	for (int i = 0; i < 300 && n_delivered() < 3; i++) /* a loaded machine may be late */
+		usleep(10000);
+	cr_assert_geq(n_delivered(), 3u);
 	size_t n;
 	struct sim_ev *ev = tu_truth_load(&n);
-	cr_expect_lt(g_first_delivery, truth_end_of(ev, n, SIM_EV_KERNEL, NULL) + 150000000ull);
+	/* within a few flush periods, not after a delay (the other test's 400 ms) */
+	cr_expect_lt(g_first_delivery, truth_end_of(ev, n, SIM_EV_KERNEL, NULL) + 300000000ull);
 	free(ev);
 }
 
