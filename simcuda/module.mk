@@ -110,3 +110,15 @@ $(B)/tests/test_simcuda_realcuda: $(B)/obj/simcuda/tests/test_simcuda_realcuda.o
 ALL_TARGETS += $(B)/tests/test_simcuda_realcuda
 TESTS       += $(B)/tests/test_simcuda_realcuda
 TSAN_TESTS  += $(B)/tests/test_simcuda_realcuda
+
+# CUPTI's awkward behaviours (delivery delay, lanes, clock, device buffer,
+# overhead, idle thread, bounded staging), in-process like the api suite.
+$(B)/tests/test_simcuda_cupti: $(B)/obj/simcuda/tests/test_simcuda_cupti.o $(B)/obj/simcuda/sim_config.o \
+                               $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_cupti.o $(B)/obj/simcuda/sim_config.o \
+	  $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) \
+	  $(SIMCUDA_CRITERION) -lm
+ALL_TARGETS += $(B)/tests/test_simcuda_cupti
+TESTS       += $(B)/tests/test_simcuda_cupti
+TSAN_TESTS  += $(B)/tests/test_simcuda_cupti

@@ -4,7 +4,7 @@
  *
  * A call enters (sim_call_enter: the driver starts on first use,
  * correlation ids are drawn, the subscriber's ENTER callbacks run, runtime
- * then driver) and
+ * then driver, then CUPTI's instrumentation overhead is spent) and
  * leaves (sim_call_exit: DRIVER then RUNTIME activity records, the truth "api"
  * line, EXIT callbacks, the thread's last error). Driver start, once per
  * process: load the cost model (SIMCUDA_CONFIG, SIMCUDA_<KEY>), open the
@@ -68,6 +68,34 @@ static void sim_api_callback(struct sim_call *c, CUpti_ApiCallbackSite site, CUp
 	simcupti_callback(dom, cbid, &d);
 }
 
+/*
+ * CUPTI's instrumentation inside the call, after its enter callbacks:
+ * cupti_api_overhead_ns for each layer (runtime, driver) whose API record
+ * will be produced (kind and per-cbid switches), plus cupti_launch_overhead_ns
+ * for a kernel launch while kernel records are on. Really spent (busy), then
+ * written to the truth and as an OVERHEAD record; the call's work begins
+ * after it (c->start).
+ */
+static void sim_call_overhead(struct sim_call *c)
+{
+	int rt = simcupti_api_traced(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid);
+	int drv = c->drv_cbid && simcupti_api_traced(CUPTI_ACTIVITY_KIND_DRIVER, c->drv_cbid);
+	uint64_t ns = (uint64_t)(rt + drv) * g_cfg.cupti_api_overhead_ns;
+	if (c->symbol && (simcupti_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
+			  simcupti_enabled(CUPTI_ACTIVITY_KIND_KERNEL)))
+		ns += g_cfg.cupti_launch_overhead_ns;
+	if (!ns)
+		return;
+	uint64_t t0 = simcupti_now();
+	sim_timeline_spin_until(t0 + ns);
+	uint64_t t1 = simcupti_now();
+	uint32_t corr = rt || !drv ? c->corr : c->drv_corr;
+	uint32_t tid = simcupti_thread_id();
+	sim_truth_overhead(tid, t0, t1, corr);
+	simcupti_overhead(tid, CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION, t0, t1, corr);
+	c->start = t1;
+}
+
 /* Enter a runtime call: driver start, correlation ids, enter callbacks.
  * symbol: the kernel name for launches (callback data), else NULL. */
 void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
@@ -88,6 +116,8 @@ void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId c
 		sim_api_callback(c, CUPTI_API_ENTER, CUPTI_CB_DOMAIN_DRIVER_API, NULL);
 		c->drv_start = simcupti_now();
 	}
+	c->api_start = c->start;
+	sim_call_overhead(c);
 }
 
 void sim_call_enter(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
@@ -109,8 +139,8 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 				  ret == cudaSuccess ? 0 : 1);
 		sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_DRIVER_API, &ret);
 	}
-	simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->start, end, c->corr, (uint32_t)ret);
-	sim_truth_api(c->name, simcupti_thread_id(), c->start, end, c->corr);
+	simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->api_start, end, c->corr, (uint32_t)ret);
+	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, c->corr);
 	sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_RUNTIME_API, &ret);
 	if (ret != cudaSuccess && ret != cudaErrorNotReady)
 		t_last_error = ret;
@@ -177,6 +207,11 @@ static void sim_driver_start(void)
 			_exit(2);
 		}
 	}
+	struct simcupti_params cp = {.delivery_delay_ns = g_cfg.cupti_delivery_delay_ns,
+				     .clock_offset_ns = g_cfg.cupti_clock_offset_ns,
+				     .clock_drift_ppm = g_cfg.cupti_clock_drift_ppm,
+				     .buffer_records = g_cfg.cupti_buffer_records};
+	simcupti_configure(&cp); /* before the injection enables anything */
 	simcupti_set_rebase_hook(sim_timeline_rebase);
 	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);
 	const char *inj = getenv("CUDA_INJECTION64_PATH");

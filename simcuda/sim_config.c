@@ -15,17 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum sim_key_type {
+	SIM_KEY_NS,       /* non-negative integer (nanoseconds, counts) */
+	SIM_KEY_GBPS,     /* positive real */
+	SIM_KEY_SIGNED,   /* integer, may be negative */
+	SIM_KEY_REAL,     /* finite real, may be negative or 0 */
+};
+
 struct sim_key {
 	const char *name;
 	size_t off; /* offset in struct sim_config */
-	int is_double;
+	enum sim_key_type type;
 };
 
 static const struct sim_key sim_keys[] = {
 	{"launch_ns", offsetof(struct sim_config, launch_ns), 0},
 	{"launch_latency_ns", offsetof(struct sim_config, launch_latency_ns), 0},
 	{"exec_ns", offsetof(struct sim_config, exec_ns), 0},
-	{"memcpy_gbps", offsetof(struct sim_config, memcpy_gbps), 1},
+	{"memcpy_gbps", offsetof(struct sim_config, memcpy_gbps), SIM_KEY_GBPS},
 	{"memcpy_latency_ns", offsetof(struct sim_config, memcpy_latency_ns), 0},
 	{"sync_ns", offsetof(struct sim_config, sync_ns), 0},
 	{"api_ns", offsetof(struct sim_config, api_ns), 0},
@@ -37,6 +44,13 @@ static const struct sim_key sim_keys[] = {
 	{"seed", offsetof(struct sim_config, seed), 0},
 	{"devices", offsetof(struct sim_config, devices), 0},
 	/* ---- end of the real-CUDA behaviours ---- */
+	/* CUPTI: what the simulated CUPTI adds and distorts (docs/simcuda.md "CUPTI") */
+	{"cupti_delivery_delay_ns", offsetof(struct sim_config, cupti_delivery_delay_ns), SIM_KEY_NS},
+	{"cupti_clock_offset_ns", offsetof(struct sim_config, cupti_clock_offset_ns), SIM_KEY_SIGNED},
+	{"cupti_clock_drift_ppm", offsetof(struct sim_config, cupti_clock_drift_ppm), SIM_KEY_REAL},
+	{"cupti_buffer_records", offsetof(struct sim_config, cupti_buffer_records), SIM_KEY_NS},
+	{"cupti_api_overhead_ns", offsetof(struct sim_config, cupti_api_overhead_ns), SIM_KEY_NS},
+	{"cupti_launch_overhead_ns", offsetof(struct sim_config, cupti_launch_overhead_ns), SIM_KEY_NS},
 };
 
 /* ---- real-CUDA behaviours: the accepted range of the keys that have one ---- */
@@ -83,6 +97,13 @@ void sim_config_defaults(struct sim_config *c)
 	c->exec_jitter_pct = 0;
 	c->seed = 1;
 	c->devices = 1;
+	/* CUPTI: CUDA 13's CUPTI on an H200 (docs/simcuda.md "CUPTI" says why) */
+	c->cupti_delivery_delay_ns = 1000000000;
+	c->cupti_clock_offset_ns = 1000;
+	c->cupti_clock_drift_ppm = 1.0;
+	c->cupti_buffer_records = 100000;
+	c->cupti_api_overhead_ns = 500;
+	c->cupti_launch_overhead_ns = 2000;
 }
 
 /* Parse a non-negative decimal integer (nanoseconds); 0 or -1. */
@@ -112,6 +133,35 @@ static int sim_parse_gbps(const char *s, double *out)
 	return 0;
 }
 
+static int sim_parse_i64(const char *s, int64_t *out)
+{
+	const char *p = s;
+	if (*p == '-' || *p == '+')
+		p++;
+	if (!*p)
+		return -1;
+	for (const char *q = p; *q; q++)
+		if (!isdigit((unsigned char)*q))
+			return -1;
+	errno = 0;
+	long long v = strtoll(s, NULL, 10);
+	if (errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int sim_parse_real(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static const struct sim_key *sim_find_key(const char *name)
 {
 	for (size_t i = 0; i < SIM_NKEYS; i++)
@@ -123,12 +173,28 @@ static const struct sim_key *sim_find_key(const char *name)
 /* Set key k from text v; 0 or -1 with the reason in why. */
 static int sim_set_key(struct sim_config *c, const struct sim_key *k, const char *v, const char **why)
 {
-	if (k->is_double) {
-		if (sim_parse_gbps(v, (double *)(void *)((char *)c + k->off)) < 0) {
+	void *field = (char *)c + k->off;
+	switch (k->type) {
+	case SIM_KEY_GBPS:
+		if (sim_parse_gbps(v, field) < 0) {
 			*why = "expected a positive number (GB/s)";
 			return -1;
 		}
 		return 0;
+	case SIM_KEY_SIGNED:
+		if (sim_parse_i64(v, field) < 0) {
+			*why = "expected an integer number of nanoseconds (may be negative)";
+			return -1;
+		}
+		return 0;
+	case SIM_KEY_REAL:
+		if (sim_parse_real(v, field) < 0) {
+			*why = "expected a finite number (may be negative)";
+			return -1;
+		}
+		return 0;
+	case SIM_KEY_NS:
+		break;
 	}
 	uint64_t n;
 	if (sim_parse_u64(v, &n) < 0) {
@@ -242,7 +308,9 @@ int sim_config_parse(struct sim_config *c, const char *text, const char *fname, 
 			snprintf(err, errlen,
 				 "%s:%d: unknown key '%s' (accepted: launch_ns launch_latency_ns exec_ns "
 				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns pageable_async_blocks "
-				 "implicit_sync queue_depth exec_jitter_pct seed devices, or a 'kernel' line)",
+				 "implicit_sync queue_depth exec_jitter_pct seed devices cupti_delivery_delay_ns "
+				 "cupti_clock_offset_ns cupti_clock_drift_ppm cupti_buffer_records "
+				 "cupti_api_overhead_ns cupti_launch_overhead_ns, or a 'kernel' line)",
 				 fname, line, tok[0]);
 			rc = -1;
 			break;

@@ -37,6 +37,13 @@ struct sim_config {
 	uint64_t exec_jitter_pct;   /* kernel time uniform within +-P % of its cost */
 	uint64_t seed;              /* seed of every random draw                */
 	uint64_t devices;           /* simulated devices, 1..SIM_MAX_DEVICES    */
+	/* CUPTI: how the simulated CUPTI differs from a kind one (sim_cupti.c) */
+	uint64_t cupti_delivery_delay_ns;  /* background delivery >= op end + this  */
+	int64_t cupti_clock_offset_ns;     /* GPU-side timestamps shifted by this     */
+	double cupti_clock_drift_ppm;      /* ... plus this many ppm of elapsed time  */
+	uint64_t cupti_buffer_records;     /* device record buffer capacity           */
+	uint64_t cupti_api_overhead_ns;    /* CUPTI host time in each traced API call */
+	uint64_t cupti_launch_overhead_ns; /* ... and in each traced kernel launch    */
 	struct sim_kernel_rule *rules;
 	size_t nrules;
 };

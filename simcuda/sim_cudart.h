@@ -208,7 +208,9 @@ struct sim_call {
 	CUpti_CallbackId cbid;     /* runtime cbid                                */
 	CUpti_CallbackId drv_cbid; /* the driver call inside, 0 = none            */
 	uint32_t corr, drv_corr;
-	uint64_t start, drv_start;
+	uint64_t start;     /* where the call's own work begins: after CUPTI's overhead */
+	uint64_t api_start; /* the runtime call's start (its API record, truth line) */
+	uint64_t drv_start;
 	const char *symbol; /* kernel name for launches */
 	uint64_t corr_data;
 };
@@ -252,6 +254,8 @@ struct sim_truth_node {
 };
 void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end,
 			    uint32_t corr, const struct sim_truth_node *n);
+/* CUPTI's own host time inside the API call api_corr (sim_call.c). */
+void sim_truth_overhead(uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr);
 void sim_truth_sync(const char *kind, uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr,
 		    uint32_t waited_corr);
 void sim_truth_memset(uint32_t stream, uint64_t start, uint64_t end, uint32_t corr, uint32_t api_corr,

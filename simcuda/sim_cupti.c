@@ -14,15 +14,41 @@
  *    so a client may call cuptiActivityGetNextRecord / GetNumDroppedRecords /
  *    emit API calls from them without deadlock (calling cuptiActivityFlushAll
  *    from a buffer callback is refused, as real CUPTI forbids it).
- *  - One delivery thread ("the CUPTI thread") copies ready records into
- *    buffers, completes full buffers and performs flushes, so completion
- *    callbacks always run on it (or inline on the caller after fork, where the
- *    thread does not exist).
+ *  - One delivery thread ("the CUPTI thread", named simcuda-cupti) copies
+ *    ready records into buffers, completes full buffers and performs
+ *    flushes, so completion callbacks always run on it (or inline on the
+ *    caller after fork, where the thread does not exist). It sleeps on a
+ *    CLOCK_MONOTONIC condition variable: without staged records and without
+ *    a flush period it waits for a signal, else it wakes every 10 ms.
+ *
+ * As awkward as the real CUPTI (docs/simcuda.md "CUPTI"; the cost model's
+ * cupti_* keys arrive through simcupti_configure):
+ *  - Lanes: with CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER (default 1)
+ *    the device's records (kernel, memcpy, memset) fill one client buffer
+ *    and each host thread's (API, external correlation, sync, overhead)
+ *    another (SIM_LANES, threads hashed onto them); buffers complete
+ *    independently, and a flush completes them starting from a lane that
+ *    rotates, so records arrive interleaved in any order.
+ *  - Background delivery (the thread's own passes and periodic flushes)
+ *    takes a record no earlier than cupti_delivery_delay_ns after its op
+ *    ended; cuptiActivityFlushAll takes every completed record at once, as
+ *    CUPTI documents. When more than SIM_HOST_SOFT host records are staged
+ *    they go early (a full buffer completes); at SIM_HOST_HARD the producing
+ *    thread waits for the CUPTI thread (dropped only when it cannot); the
+ *    device's records beyond cupti_buffer_records (the device buffer,
+ *    emptied by each pass) are dropped and counted: staging memory is
+ *    bounded.
+ *  - GPU-side timestamps are shifted on delivery by cupti_clock_offset_ns
+ *    plus cupti_clock_drift_ppm of the time elapsed since configuration;
+ *    staging and the truth stay on the host clock.
  * Invariants: a record leaves staging exactly once (delivered or dropped);
- * a forced flush delivers incomplete records with end = 0 and forgets them.
+ * a forced flush delivers incomplete records with end = 0 and forgets them;
+ * g.nhost + g.ndev_all == g.nstaged; g.ndev counts the device records not
+ * yet taken off the device buffer (ready and seen by a pass).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,18 +66,33 @@
 #define SIM_EXT_KINDS ((int)CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
 #define SIM_EXT_DEPTH 64
 #define SIM_BUF_TICK_NS 10000000L /* delivery thread drains every 10 ms */
+#define SIM_LANES 16                /* client buffers: 0 the device, 1.. host threads */
+#define SIM_HOST_SOFT 16384u        /* host records staged beyond which they go early */
+#define SIM_HOST_HARD (4u * SIM_HOST_SOFT) /* ... and beyond which they are dropped */
+#define SIM_DEV_RECORD_BYTES 32u    /* CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE per record:
+				     * its documented 3200000 bytes hold 100,000 */
 
 struct sim_staged {
 	struct sim_staged *next;
 	uint64_t ready;
 	uint16_t size, start_off, end_off, completed_off;
+	uint8_t lane;   /* client buffer it goes to */
+	uint8_t gpu;    /* device record: clock shift, device buffer */
+	uint8_t on_dev; /* still counted in g.ndev */
 	uint64_t data[]; /* 8-byte aligned record bytes */
+};
+
+struct sim_lane {
+	uint8_t *buf; /* current client buffer, under deliver_mx */
+	size_t size, valid;
 };
 
 static struct {
 	pthread_mutex_t mx;
 	pthread_cond_t cv;      /* worker wake-up; pairs with flush requests */
 	pthread_cond_t done_cv; /* flush completion; pairs with flush_done */
+	pthread_cond_t room_cv; /* host staging below SIM_HOST_HARD again */
+	int room_waiters;       /* threads waiting on room_cv, under mx */
 	pthread_mutex_t deliver_mx;
 	struct sim_staged *head, **tail;
 	size_t nstaged;
@@ -61,8 +102,13 @@ static struct {
 	int flush_forced;               /* a forced flush is requested */
 	CUpti_BuffersCallbackRequestFunc req_cb;
 	CUpti_BuffersCallbackCompleteFunc done_cb;
-	uint8_t *buf; /* current client buffer, under deliver_mx */
-	size_t buf_size, buf_valid;
+	struct sim_lane lanes[SIM_LANES]; /* under deliver_mx */
+	unsigned rot;                     /* first lane a flush completes, under deliver_mx */
+	size_t nhost, ndev_all;           /* staged host / device records, under mx */
+	size_t ndev;                      /* device records in the device buffer, under mx */
+	struct simcupti_params par;       /* under mx */
+	int dev_buf_attr;                 /* the client set DEVICE_BUFFER_SIZE, under mx */
+	uint64_t t0;                      /* drift origin (CUPTI clock), under mx */
 	uint32_t flush_period_ms;
 	/* the subscriber */
 	int subscribed;
@@ -74,16 +120,27 @@ static struct {
 	.mx = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
 	.done_cv = PTHREAD_COND_INITIALIZER,
+	.room_cv = PTHREAD_COND_INITIALIZER,
 	.deliver_mx = PTHREAD_MUTEX_INITIALIZER,
 	.tail = &g.head,
+	/* until the runtime configures them: the cost model's defaults */
+	.par = {.delivery_delay_ns = 1000000000, .clock_offset_ns = 1000, .clock_drift_ppm = 1.0,
+		.buffer_records = 100000},
 };
+
+/* CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER; relaxed (set before
+ * profiling starts, as CUPTI requires). */
+static _Atomic int g_per_thread = 1;
+static _Atomic unsigned g_lane_next;
+static __thread unsigned t_lane; /* 0 = not assigned yet */
 
 /* Enabled kinds: written under g.mx, read lock-free (relaxed; a record racing
  * an enable/disable may or may not be produced, as with real CUPTI). */
 static _Atomic int g_kind_on[SIM_MAX_KIND];
 /* Per-cbid API record switches (cuptiActivityEnableRuntimeApi/DriverApi):
- * 1 = off. Relaxed, same reasoning. */
-static _Atomic unsigned char g_rt_off[SIM_MAX_CBID], g_drv_off[SIM_MAX_CBID];
+ * 0 = as the kind says, 1 = on, 2 = off; enabling or disabling the kind
+ * resets them (the kind overrides what was set before it). Relaxed. */
+static _Atomic unsigned char g_rt_sel[SIM_MAX_CBID], g_drv_sel[SIM_MAX_CBID];
 /* Correlation ids: relaxed fetch_add, only uniqueness matters. */
 static _Atomic uint32_t g_corr = 0;
 /* Dropped records since the last cuptiActivityGetNumDroppedRecords:
@@ -178,6 +235,8 @@ static size_t sim_record_size(CUpti_ActivityKind k)
 		return sizeof(CUpti_ActivitySynchronization2);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 		return sizeof(CUpti_ActivityExternalCorrelation);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return sizeof(CUpti_ActivityOverhead3);
 	default:
 		return 0;
 	}
@@ -190,15 +249,32 @@ static size_t sim_align8(size_t n)
 
 /* ---- delivery -------------------------------------------------------------- */
 
-/* Hand the current buffer to the client. Caller holds deliver_mx. */
-static void sim_complete_current(void)
+/* Device-side records: written by the GPU, on its clock. */
+static int sim_kind_gpu(uint32_t k)
 {
-	if (!g.buf)
+	return k == CUPTI_ACTIVITY_KIND_KERNEL || k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+	       k == CUPTI_ACTIVITY_KIND_MEMCPY || k == CUPTI_ACTIVITY_KIND_MEMSET;
+}
+
+/* The calling thread's lane (1..SIM_LANES-1), or 0 without per-thread buffers. */
+static unsigned sim_thread_lane(void)
+{
+	if (!atomic_load_explicit(&g_per_thread, memory_order_relaxed))
+		return 0;
+	if (!t_lane)
+		t_lane = 1 + atomic_fetch_add_explicit(&g_lane_next, 1, memory_order_relaxed) % (SIM_LANES - 1);
+	return t_lane;
+}
+
+/* Hand lane L's buffer to the client. Caller holds deliver_mx. */
+static void sim_complete_lane(struct sim_lane *L)
+{
+	if (!L->buf)
 		return;
-	uint8_t *b = g.buf;
-	size_t size = g.buf_size, valid = g.buf_valid;
-	g.buf = NULL;
-	g.buf_size = g.buf_valid = 0;
+	uint8_t *b = L->buf;
+	size_t size = L->size, valid = L->valid;
+	L->buf = NULL;
+	L->size = L->valid = 0;
 	if (g.done_cb) {
 		t_in_buffer_cb = 1;
 		g.done_cb(NULL, 0, b, size, valid);
@@ -206,15 +282,16 @@ static void sim_complete_current(void)
 	}
 }
 
-/* Copy one record into a client buffer, requesting one if needed; a record
- * that does not fit an empty fresh buffer is dropped and counted. Caller
- * holds deliver_mx. */
+/* Copy one record into its lane's client buffer, requesting one if needed; a
+ * record that does not fit an empty fresh buffer is dropped and counted.
+ * Caller holds deliver_mx. */
 static void sim_place(const struct sim_staged *s)
 {
+	struct sim_lane *L = &g.lanes[s->lane];
 	size_t need = sim_align8(s->size);
-	if (g.buf && g.buf_valid + need > g.buf_size)
-		sim_complete_current();
-	if (!g.buf) {
+	if (L->buf && L->valid + need > L->size)
+		sim_complete_lane(L);
+	if (!L->buf) {
 		uint8_t *b = NULL;
 		size_t size = 0, maxrec = 0;
 		if (g.req_cb) {
@@ -231,13 +308,13 @@ static void sim_place(const struct sim_staged *s)
 			}
 			return;
 		}
-		g.buf = b;
-		g.buf_size = size;
-		g.buf_valid = 0;
+		L->buf = b;
+		L->size = size;
+		L->valid = 0;
 	}
-	memcpy(g.buf + g.buf_valid, s->data, s->size);
-	memset(g.buf + g.buf_valid + s->size, 0, need - s->size);
-	g.buf_valid += need;
+	memcpy(L->buf + L->valid, s->data, s->size);
+	memset(L->buf + L->valid + s->size, 0, need - s->size);
+	L->valid += need;
 }
 
 static void sim_zero_u64(struct sim_staged *s, unsigned off)
@@ -254,32 +331,72 @@ static uint64_t sim_get_u64(const struct sim_staged *s, unsigned off)
 	return v;
 }
 
+/* Host time v as the GPU's clock, converted by CUPTI, shows it. */
+static uint64_t sim_gpu_time(uint64_t v, const struct simcupti_params *p, uint64_t t0)
+{
+	double elapsed = (double)(int64_t)(v - t0);
+	int64_t shift = p->clock_offset_ns + (int64_t)llround(elapsed * p->clock_drift_ppm / 1e6);
+	return v + (uint64_t)shift;
+}
+
+static void sim_shift_u64(struct sim_staged *s, unsigned off, const struct simcupti_params *p,
+			  uint64_t t0)
+{
+	uint64_t v = sim_get_u64(s, off);
+	if (off != SIM_NO_OFF && v) {
+		v = sim_gpu_time(v, p, t0);
+		memcpy((uint8_t *)s->data + off, &v, 8);
+	}
+}
+
 /*
- * One delivery pass: move every ready record (all of them when forced) into
- * client buffers, then complete the current buffer when flushing. Takes
- * deliver_mx itself; g.mx must not be held.
+ * One delivery pass. Takes every record that is complete (all of them when
+ * forced) and, when `delay` (background delivery), whose op ended at least
+ * cupti_delivery_delay_ns ago — or any complete one while host staging is
+ * over SIM_HOST_SOFT; empties the device buffer of completed records; places
+ * them into the lanes' client buffers; completes every lane's buffer when
+ * flushing, from a rotating lane. Takes deliver_mx itself; g.mx must not be
+ * held.
  */
-static void sim_deliver(int flush, int forced)
+static void sim_deliver(int flush, int forced, int delay)
 {
 	pthread_mutex_lock(&g.deliver_mx);
 	uint64_t now = simcupti_now();
 	struct sim_staged *take = NULL, **tt = &take;
 	pthread_mutex_lock(&g.mx);
+	struct simcupti_params par = g.par;
+	uint64_t t0 = g.t0;
+	int early = g.nhost > SIM_HOST_SOFT;
+	uint64_t wait = delay && !early ? par.delivery_delay_ns : 0;
 	struct sim_staged **pp = &g.head;
 	g.tail = &g.head;
 	while (*pp) {
 		struct sim_staged *s = *pp;
-		if (s->ready <= now || forced) {
+		if (s->on_dev && s->ready <= now) { /* off the device buffer */
+			s->on_dev = 0;
+			g.ndev--;
+		}
+		if (forced || (s->ready <= now && now - s->ready >= wait)) {
 			*pp = s->next;
 			s->next = NULL;
 			*tt = s;
 			tt = &s->next;
 			g.nstaged--;
+			if (s->gpu)
+				g.ndev_all--;
+			else
+				g.nhost--;
+			if (s->on_dev) {
+				s->on_dev = 0;
+				g.ndev--;
+			}
 		} else {
 			pp = &s->next;
 			g.tail = &s->next;
 		}
 	}
+	if (g.room_waiters && g.nhost < SIM_HOST_HARD)
+		pthread_cond_broadcast(&g.room_cv);
 	pthread_mutex_unlock(&g.mx);
 	while (take) {
 		struct sim_staged *s = take;
@@ -290,11 +407,22 @@ static void sim_deliver(int flush, int forced)
 			sim_zero_u64(s, s->end_off);
 			sim_zero_u64(s, s->completed_off);
 		}
+		if (s->gpu) {
+			sim_shift_u64(s, s->start_off, &par, t0);
+			sim_shift_u64(s, s->end_off, &par, t0);
+			sim_shift_u64(s, s->completed_off, &par, t0);
+		}
 		sim_place(s);
 		free(s);
 	}
-	if (flush && g.buf && g.buf_valid > 0)
-		sim_complete_current();
+	if (flush) {
+		unsigned first = g.rot++;
+		for (unsigned i = 0; i < SIM_LANES; i++) {
+			struct sim_lane *L = &g.lanes[(first + i) % SIM_LANES];
+			if (L->buf && L->valid > 0)
+				sim_complete_lane(L);
+		}
+	}
 	pthread_mutex_unlock(&g.deliver_mx);
 }
 
@@ -304,15 +432,20 @@ static void *sim_worker_main(void *arg)
 	pthread_mutex_lock(&g.mx);
 	uint64_t last_period = simcupti_now();
 	for (;;) {
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_nsec += SIM_BUF_TICK_NS;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
+		if (g.flush_req == g.flush_done) {
+			if (g.nstaged == 0 && !g.flush_period_ms) {
+				pthread_cond_wait(&g.cv, &g.mx); /* idle: nothing to do until signalled */
+			} else {
+				struct timespec dl;
+				clock_gettime(CLOCK_MONOTONIC, &dl); /* g.cv runs on CLOCK_MONOTONIC */
+				dl.tv_nsec += SIM_BUF_TICK_NS;
+				if (dl.tv_nsec >= 1000000000L) {
+					dl.tv_sec++;
+					dl.tv_nsec -= 1000000000L;
+				}
+				pthread_cond_timedwait(&g.cv, &g.mx, &dl);
+			}
 		}
-		if (g.flush_req == g.flush_done)
-			pthread_cond_timedwait(&g.cv, &g.mx, &dl);
 		uint64_t req = g.flush_req;
 		int forced = g.flush_forced;
 		int flush = req != g.flush_done;
@@ -328,7 +461,7 @@ static void *sim_worker_main(void *arg)
 			continue;
 		g.flush_forced = 0;
 		pthread_mutex_unlock(&g.mx);
-		sim_deliver(flush || periodic, forced);
+		sim_deliver(flush || periodic, forced, !flush);
 		pthread_mutex_lock(&g.mx);
 		if (flush) {
 			g.flush_done = req;
@@ -338,48 +471,139 @@ static void *sim_worker_main(void *arg)
 	return NULL;
 }
 
+/* g.cv waits with CLOCK_MONOTONIC deadlines: give it that clock. */
+static void sim_init_cv(void)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g.cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+__attribute__((constructor)) static void sim_cupti_load(void)
+{
+	sim_init_cv(); /* before any thread can use it */
+	g.t0 = simcupti_now();
+}
+
 static void sim_atfork_child(void)
 {
 	/* The delivery thread does not exist in the child: deliver inline. */
 	g.worker_running = 0;
 	pthread_mutex_init(&g.mx, NULL);
 	pthread_mutex_init(&g.deliver_mx, NULL);
-	pthread_cond_init(&g.cv, NULL);
+	sim_init_cv();
 	pthread_cond_init(&g.done_cv, NULL);
+	pthread_cond_init(&g.room_cv, NULL);
+	g.room_waiters = 0;
+}
+
+void simcupti_configure(const struct simcupti_params *p)
+{
+	pthread_mutex_lock(&g.mx);
+	uint64_t records = g.par.buffer_records;
+	g.par = *p;
+	if (g.dev_buf_attr) /* the client's CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE wins */
+		g.par.buffer_records = records;
+	g.t0 = simcupti_now();
+	pthread_mutex_unlock(&g.mx);
 }
 
 void simcupti_emit(const void *rec, size_t size, uint64_t ready_at,
 		   unsigned start_off, unsigned end_off, unsigned completed_off)
 {
+	uint32_t kind;
+	memcpy(&kind, rec, sizeof kind);
+	int gpu = sim_kind_gpu(kind);
 	struct sim_staged *s = malloc(sizeof(*s) + sim_align8(size));
 	if (!s) {
 		atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
 		return;
 	}
 	s->next = NULL;
-	s->ready = ready_at;
+	s->ready = ready_at ? ready_at : simcupti_now();
 	s->size = (uint16_t)size;
 	s->start_off = (uint16_t)start_off;
 	s->end_off = (uint16_t)end_off;
 	s->completed_off = (uint16_t)completed_off;
+	s->gpu = (uint8_t)gpu;
+	s->on_dev = (uint8_t)gpu;
+	s->lane = (uint8_t)(gpu ? 0 : sim_thread_lane());
 	memcpy(s->data, rec, size);
 	pthread_mutex_lock(&g.mx);
+	/* Host staging full: wait for the CUPTI thread to empty it (as a real
+	 * app thread handles its own full buffer), unless this is that thread,
+	 * a buffer callback, or there is no thread to wait for. The runtime
+	 * never holds a lock of its own here (sim_cudart.h "Locks"). */
+	while (!gpu && g.nhost >= SIM_HOST_HARD && g.worker_running && g.req_cb && !t_in_buffer_cb &&
+	       !pthread_equal(pthread_self(), g.worker)) {
+		g.room_waiters++;
+		pthread_cond_signal(&g.cv);
+		pthread_cond_wait(&g.room_cv, &g.mx);
+		g.room_waiters--;
+	}
+	if (gpu ? g.par.buffer_records && g.ndev >= g.par.buffer_records : g.nhost >= SIM_HOST_HARD) {
+		pthread_mutex_unlock(&g.mx); /* device buffer full, or host staging with no one to empty it */
+		free(s);
+		atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+		return;
+	}
+	if (gpu) {
+		g.ndev++;
+		g.ndev_all++;
+	} else {
+		g.nhost++;
+	}
+	int wake = g.nstaged == 0 || g.nhost == SIM_HOST_SOFT + 1;
 	*g.tail = s;
 	g.tail = &s->next;
 	g.nstaged++;
+	if (wake)
+		pthread_cond_signal(&g.cv);
 	pthread_mutex_unlock(&g.mx);
+}
+
+int simcupti_api_traced(CUpti_ActivityKind kind, CUpti_CallbackId cbid)
+{
+	if (cbid < SIM_MAX_CBID && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) {
+		_Atomic unsigned char *sel = kind == CUPTI_ACTIVITY_KIND_DRIVER ? g_drv_sel : g_rt_sel;
+		unsigned v = atomic_load_explicit(&sel[cbid], memory_order_relaxed);
+		if (v)
+			return v == 1;
+	}
+	return simcupti_enabled(kind);
+}
+
+void simcupti_overhead(uint32_t tid, int overhead_kind, uint64_t start, uint64_t end, uint32_t api_corr)
+{
+	if (!simcupti_enabled(CUPTI_ACTIVITY_KIND_OVERHEAD))
+		return;
+	CUpti_ActivityOverhead3 o;
+	memset(&o, 0, sizeof o);
+	o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+	o.overheadKind = (CUpti_ActivityOverheadKind)overhead_kind;
+	o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+	o.objectId.pt.processId = (uint32_t)getpid();
+	o.objectId.pt.threadId = tid;
+	o.start = start;
+	o.end = end;
+	o.correlationId = api_corr;
+	if (overhead_kind == CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL) {
+		CUpti_ActivityOverheadCommandBufferFullData *d = calloc(1, sizeof *d);
+		if (d)
+			d->channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+		o.overheadData = d;
+	}
+	simcupti_emit(&o, sizeof o, end, offsetof(CUpti_ActivityOverhead3, start),
+		      offsetof(CUpti_ActivityOverhead3, end), SIM_NO_OFF);
 }
 
 void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
 		       uint64_t start, uint64_t end, uint32_t corr, uint32_t ret)
 {
-	if (!simcupti_enabled(kind))
+	if (!simcupti_api_traced(kind, cbid))
 		return;
-	if (cbid < SIM_MAX_CBID) {
-		_Atomic unsigned char *off = kind == CUPTI_ACTIVITY_KIND_DRIVER ? g_drv_off : g_rt_off;
-		if (atomic_load_explicit(&off[cbid], memory_order_relaxed))
-			return;
-	}
 	if (simcupti_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
 		for (int k = 0; k < SIM_EXT_KINDS; k++) {
 			if (t_ext_n[k] == 0)
@@ -598,6 +822,7 @@ static int sim_kind_supported(CUpti_ActivityKind k)
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 	case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API:
 	case CUPTI_ACTIVITY_KIND_MARKER:
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
 		return 1;
 	default:
 		return 0;
@@ -610,6 +835,12 @@ static CUptiResult sim_set_kind(CUpti_ActivityKind kind, int on)
 		return sim_err(CUPTI_ERROR_NOT_COMPATIBLE);
 	pthread_mutex_lock(&g.mx);
 	atomic_store_explicit(&g_kind_on[kind], on, memory_order_relaxed);
+	if (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+		/* the kind overrides per-cbid choices made before it */
+		_Atomic unsigned char *sel = kind == CUPTI_ACTIVITY_KIND_DRIVER ? g_drv_sel : g_rt_sel;
+		for (int i = 0; i < SIM_MAX_CBID; i++)
+			atomic_store_explicit(&sel[i], 0, memory_order_relaxed);
+	}
 	pthread_mutex_unlock(&g.mx);
 	return CUPTI_SUCCESS;
 }
@@ -645,7 +876,7 @@ CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
 	if (cbid >= SIM_MAX_CBID)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
-	atomic_store_explicit(&g_rt_off[cbid], !enable, memory_order_relaxed);
+	atomic_store_explicit(&g_rt_sel[cbid], enable ? 1 : 2, memory_order_relaxed);
 	return CUPTI_SUCCESS;
 }
 
@@ -653,8 +884,15 @@ CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
 	if (cbid >= SIM_MAX_CBID)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
-	atomic_store_explicit(&g_drv_off[cbid], !enable, memory_order_relaxed);
+	atomic_store_explicit(&g_drv_sel[cbid], enable ? 1 : 2, memory_order_relaxed);
 	return CUPTI_SUCCESS;
+}
+
+/* HES kernel timestamps exist on Blackwell only; the simulated device is an
+ * H200 (cc 9.0). Disabling is a no-op. */
+CUptiResult cuptiActivityEnableHWTrace(uint8_t enable)
+{
+	return enable ? sim_err(CUPTI_ERROR_NOT_SUPPORTED) : CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable)
@@ -692,8 +930,10 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 		pthread_attr_t at;
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&g.worker, &at, sim_worker_main, NULL) == 0)
+		if (pthread_create(&g.worker, &at, sim_worker_main, NULL) == 0) {
 			g.worker_running = 1;
+			pthread_setname_np(g.worker, "simcuda-cupti"); /* named before it first runs */
+		}
 		pthread_attr_destroy(&at);
 	}
 	pthread_mutex_unlock(&g.mx);
@@ -712,7 +952,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	}
 	if (!g.worker_running || pthread_equal(pthread_self(), g.worker)) {
 		pthread_mutex_unlock(&g.mx);
-		sim_deliver(1, forced);
+		sim_deliver(1, forced, 0);
 		return CUPTI_SUCCESS;
 	}
 	uint64_t my = ++g.flush_req;
@@ -736,6 +976,7 @@ CUptiResult cuptiActivityFlushPeriod(uint32_t time)
 {
 	pthread_mutex_lock(&g.mx);
 	g.flush_period_ms = time;
+	pthread_cond_signal(&g.cv); /* an idle worker starts its period */
 	pthread_mutex_unlock(&g.mx);
 	return CUPTI_SUCCESS;
 }
@@ -820,6 +1061,7 @@ static void sim_rebase_staged(int64_t delta)
 		if (s->ready)
 			s->ready += (uint64_t)delta;
 	}
+	g.t0 += (uint64_t)delta;
 }
 
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
@@ -848,9 +1090,23 @@ CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 
 CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
 {
-	(void)attr;
 	if (!valueSize || !value)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+	if (attr == CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER) {
+		if (*valueSize < sizeof(uint8_t))
+			return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+		*(uint8_t *)value = (uint8_t)atomic_load_explicit(&g_per_thread, memory_order_relaxed);
+		*valueSize = sizeof(uint8_t);
+		return CUPTI_SUCCESS;
+	}
+	if (attr == CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE && *valueSize >= sizeof(size_t)) {
+		pthread_mutex_lock(&g.mx);
+		size_t v = (size_t)g.par.buffer_records * SIM_DEV_RECORD_BYTES;
+		pthread_mutex_unlock(&g.mx);
+		memcpy(value, &v, sizeof v);
+		*valueSize = sizeof v;
+		return CUPTI_SUCCESS;
+	}
 	if (*valueSize >= sizeof(size_t)) {
 		size_t v = 3 * 1024 * 1024;
 		memcpy(value, &v, sizeof v);
@@ -861,9 +1117,25 @@ CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valu
 
 CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
 {
-	(void)attr;
 	if (!valueSize || !value)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+	if (attr == CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER) {
+		if (*valueSize < sizeof(uint8_t))
+			return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+		atomic_store_explicit(&g_per_thread, *(uint8_t *)value != 0, memory_order_relaxed);
+		return CUPTI_SUCCESS;
+	}
+	if (attr == CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE) {
+		if (*valueSize < sizeof(size_t))
+			return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
+		size_t v;
+		memcpy(&v, value, sizeof v);
+		pthread_mutex_lock(&g.mx);
+		g.par.buffer_records = v / SIM_DEV_RECORD_BYTES ? v / SIM_DEV_RECORD_BYTES : 1;
+		g.dev_buf_attr = 1;
+		pthread_mutex_unlock(&g.mx);
+		return CUPTI_SUCCESS;
+	}
 	return CUPTI_SUCCESS;
 }
 
@@ -941,6 +1213,7 @@ CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 	case CUPTI_ERROR_NOT_COMPATIBLE: *str = "CUPTI_ERROR_NOT_COMPATIBLE"; break;
 	case CUPTI_ERROR_QUEUE_EMPTY: *str = "CUPTI_ERROR_QUEUE_EMPTY"; break;
 	case CUPTI_ERROR_OUT_OF_MEMORY: *str = "CUPTI_ERROR_OUT_OF_MEMORY"; break;
+	case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
 	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
 		*str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
 		break;

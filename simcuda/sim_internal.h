@@ -47,6 +47,33 @@ void simcupti_emit(const void *rec, size_t size, uint64_t ready_at,
  */
 void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
 		       uint64_t start, uint64_t end, uint32_t corr, uint32_t ret);
+/*
+ * Would an API record of this kind (RUNTIME or DRIVER) and cbid be produced?
+ * The kind's switch, overridden per cbid by cuptiActivityEnableRuntimeApi /
+ * DriverApi when those were called after it. Cheap (relaxed loads).
+ */
+int simcupti_api_traced(CUpti_ActivityKind kind, CUpti_CallbackId cbid);
+/*
+ * CUPTI's own host time on thread tid over [start, end], inside the API call
+ * api_corr: one CUPTI_ACTIVITY_KIND_OVERHEAD record (CUpti_ActivityOverhead3,
+ * object = the thread) when that kind is enabled. overhead_kind is a
+ * CUpti_ActivityOverheadKind: CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION
+ * (sim_call.c), or CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL for a launch
+ * that waited for room in the device's queue (its overheadData then points
+ * at a malloc'd CUpti_ActivityOverheadCommandBufferFullData the client
+ * frees, as with real CUPTI). Writes no truth line: the caller does.
+ */
+void simcupti_overhead(uint32_t tid, int overhead_kind, uint64_t start, uint64_t end,
+		       uint32_t api_corr);
+/* The cost model's CUPTI keys (docs/simcuda.md "CUPTI"), handed over by the
+ * runtime at driver start, before the injection runs. */
+struct simcupti_params {
+	uint64_t delivery_delay_ns;
+	int64_t clock_offset_ns;
+	double clock_drift_ppm;
+	uint64_t buffer_records;
+};
+void simcupti_configure(const struct simcupti_params *p);
 /* Call the subscriber's callback if (domain, cbid) is enabled. */
 void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		       const void *data);

@@ -272,6 +272,9 @@ void sim_timeline_queue_waited(uint32_t tid, uint64_t start, uint64_t end, uint3
 			       uint32_t waited_corr)
 {
 	sim_truth_sync("queue_full", tid, start, end, api_corr, waited_corr);
+	/* what CUPTI 13 reports for it: an OVERHEAD record, COMMAND_BUFFER_FULL
+	 * (called without g_dev.mx held, as simcupti_overhead requires) */
+	simcupti_overhead(tid, CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL, start, end, api_corr);
 }
 
 uint64_t sim_timeline_implicit_sync(const struct sim_call *c, int dev, const char *kind)

@@ -1,8 +1,9 @@
 /*
  * sim_truth.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
- * "memcpy", "memset") and per interval a host thread blocked on GPU work
- * ("sync"). The format is simcuda's contract with the tests (docs/simcuda.md
+ * "memcpy", "memset"), per interval a host thread blocked on GPU work
+ * ("sync") and per interval CUPTI itself spent inside an API call
+ * ("overhead"). The format is simcuda's contract with the tests (docs/simcuda.md
  * "Ground truth"; simtruth.c reads it back): every line type has its writer
  * here, so the format lives in one place.
  *
@@ -78,6 +79,14 @@ void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, u
 		  name, stream, (unsigned long long)start, (unsigned long long)end, corr, corr, n->graph,
 		  (unsigned long long)n->node, n->graph_orig, (unsigned long long)n->node_orig,
 		  n->capture_corr);
+}
+
+/* Host time the simulated CUPTI spent inside API call api_corr (its
+ * instrumentation: cupti_api_overhead_ns, cupti_launch_overhead_ns). */
+void sim_truth_overhead(uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr)
+{
+	sim_truth("{\"type\":\"overhead\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"api_corr\":%u}\n", tid,
+		  (unsigned long long)start, (unsigned long long)end, api_corr);
 }
 
 /* kind: device, stream, event, memcpy or memset; pageable_copy, free,

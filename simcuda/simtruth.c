@@ -59,6 +59,8 @@ static int sim_truth_line(const char *s, struct sim_ev *e)
 					e->type = SIM_EV_MEMSET;
 				else if (strcmp(val, "sync") == 0)
 					e->type = SIM_EV_SYNC;
+				else if (strcmp(val, "overhead") == 0)
+					e->type = SIM_EV_OVERHEAD;
 				else
 					return -1;
 			} else if (strcmp(key, "name") == 0) {

@@ -14,6 +14,8 @@
  *   SIM_EV_SYNC    kind ("device","stream","event","memcpy","memset",
  *                  "pageable_copy","free","free_host","host_alloc","queue_full";
  *                  docs/simcuda.md), tid, start, end, api_corr, waited_corr
+ *   SIM_EV_OVERHEAD tid, start, end, api_corr (CUPTI's own host time inside
+ *                  that API call)
  */
 #ifndef SIMTRUTH_H
 #define SIMTRUTH_H
@@ -21,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sim_ev_type { SIM_EV_API, SIM_EV_KERNEL, SIM_EV_MEMCPY, SIM_EV_MEMSET, SIM_EV_SYNC };
+enum sim_ev_type { SIM_EV_API, SIM_EV_KERNEL, SIM_EV_MEMCPY, SIM_EV_MEMSET, SIM_EV_SYNC, SIM_EV_OVERHEAD };
 
 struct sim_ev {
 	enum sim_ev_type type;

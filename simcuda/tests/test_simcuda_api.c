@@ -54,6 +54,14 @@ static void setup_costs(void)
 	setenv("SIMCUDA_SYNC_NS", "2000", 1);
 	setenv("SIMCUDA_MEMCPY_GBPS", "1", 1); /* 1 byte/ns */
 	setenv("SIMCUDA_MEMCPY_LATENCY_NS", "1000", 1);
+	/* Pinned to the kind CUPTI these tests were written against: records
+	 * equal to the truth to the nanosecond (no GPU clock offset or drift)
+	 * and host times made of the cost model alone (no CUPTI overhead in the
+	 * calls, no overhead truth lines). test_simcuda_cupti.c tests those. */
+	setenv("SIMCUDA_CUPTI_CLOCK_OFFSET_NS", "0", 1);
+	setenv("SIMCUDA_CUPTI_CLOCK_DRIFT_PPM", "0", 1);
+	setenv("SIMCUDA_CUPTI_API_OVERHEAD_NS", "0", 1);
+	setenv("SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS", "0", 1);
 	unsetenv("SIMCUDA_CONFIG");
 	tu_truth_begin();
 	tu_register_kernels();

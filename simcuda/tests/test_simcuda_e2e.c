@@ -241,7 +241,11 @@ Test(simcuda_e2e, cupti_client_sees_kernels_and_chains)
 	snprintf(env, sizeof env, "SIMCUDA_CONFIG='%s/examples/sync_bound.simcuda'", env_or("GP_SRC", "."));
 	cr_assert_eq(run_example("sync_bound", "plain", env), 0);
 	const char *san = env_or("GP_SAN_RUNTIME", "");
+	/* Pinned: kernel records are compared with the truth to the nanosecond,
+	 * so CUPTI's GPU clock is kept on the host clock here (the offset and
+	 * drift are tested in test_simcuda_cupti.c). */
 	snprintf(env, sizeof env,
+		 "SIMCUDA_CUPTI_CLOCK_OFFSET_NS=0 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=0 "
 		 "SIMCUDA_CONFIG='%s/examples/sync_bound.simcuda' SIMCUDA_TRUTH='%s/c.truth' SIMTEST_OUT='%s' "
 		 "CUDA_INJECTION64_PATH='%s/simcuda/libsimtestclient.so' LD_PRELOAD='%s %s/simcuda/libsimtestclient.so'",
 		 env_or("GP_SRC", "."), g_tmp, outp, b, san, b);

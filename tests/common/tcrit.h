@@ -138,10 +138,12 @@ __attribute__((noinline)) static int tcrit_streq(const char *a, const char *b)
 #define cr_expect_gt(a, b, ...) TCRIT_CHECK(0, (a) > (b), #a " > " #b, __VA_ARGS__)
 #define cr_expect_geq(a, b, ...) TCRIT_CHECK(0, (a) >= (b), #a " >= " #b, __VA_ARGS__)
 #define cr_expect_null(p, ...) TCRIT_CHECK(0, (p) == NULL, #p " == NULL", __VA_ARGS__)
+#define cr_expect_not_null(p, ...) TCRIT_CHECK(0, (p) != NULL, #p " != NULL", __VA_ARGS__)
 #define cr_expect_str_eq(a, b, ...) TCRIT_CHECK(0, tcrit_streq((a), (b)), #a " == " #b, __VA_ARGS__)
 #define cr_expect_float_eq(a, b, eps, ...) \
 	TCRIT_CHECK(0, (a) - (b) <= (eps) && (b) - (a) <= (eps), #a " ~= " #b, __VA_ARGS__)
 #define cr_log_warn(...) (fprintf(stderr, "[WARN] " __VA_ARGS__), fputc('\n', stderr))
+#define cr_log_info(...) (fprintf(stderr, "[----] " __VA_ARGS__), fputc('\n', stderr))
 
 int main(void)
 {
