@@ -37,9 +37,22 @@ SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o s
                          sim_register.o sim_launch.o sim_copy.o sim_memory.o sim_stream.o \
                          sim_graph.o sim_device.o sim_config.o) \
                        $(B)/obj/collector/kernel_name.o
+# The rest of the runtime API (docs/simcuda.md "Runtime API coverage").
+SIMCUDA_CUDART_OBJS += $(addprefix $(B)/obj/simcuda/,sim_api_host.o sim_api_exec.o sim_graph_build.o \
+                         sim_attributes.o)
 
-$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
-	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
+# Whatever the real libcudart.so.13 exports and no source above defines
+# becomes a cudaErrorNotSupported stub (gen-exports.sh, sim_unsupported.c).
+SIMCUDA_REAL_CUDART ?= $(CUDA_LIBDIR)/libcudart.so.13
+$(SIMCUDA_GEN)/sim_unsupported_list.h: simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $(SIMCUDA_CUDART_OBJS)
+	@mkdir -p $(dir $@)
+	simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $@ $(SIMCUDA_CUDART_OBJS)
+$(B)/obj/simcuda/sim_unsupported.o: $(SIMCUDA_GEN)/sim_unsupported_list.h
+$(B)/obj/simcuda/sim_unsupported.o: CPPFLAGS += -I$(SIMCUDA_GEN)
+SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(B)/obj/simcuda/sim_unsupported.o
+
+$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
+	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
 	  -Wl,--version-script=simcuda/cudart.map $(LDFLAGS) -ldl -lm
 
 $(SIMCUDA_DIR)/libcupti.so: $(SIMCUDA_DIR)/libcupti.so.13

@@ -65,6 +65,8 @@ uint8_t sim_memory_kind(const void *p)
 				k = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	}
 	pthread_mutex_unlock(&g_dev.mx);
+	if (k == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE && sim_host_is_pinned(p, 1))
+		k = CUPTI_ACTIVITY_MEMORY_KIND_PINNED; /* cudaHostRegister (sim_api_host.c) */
 	return k;
 }
 
