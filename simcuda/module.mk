@@ -111,3 +111,17 @@ $(B)/tests/test_simcuda_graph: $(B)/obj/simcuda/tests/test_simcuda_graph.o $(B)/
 ALL_TARGETS += $(B)/tests/test_simcuda_graph
 TESTS       += $(B)/tests/test_simcuda_graph
 TSAN_TESTS  += $(B)/tests/test_simcuda_graph
+
+# The rest of the runtime API (sim_api_*.c, sim_graph_build.c, sim_attributes.c,
+# sim_unsupported.c): in-process suite, a library loaded RTLD_LOCAL by it, and
+# the comparison of exports with the toolkit's libcudart.so.13.
+$(SIMCUDA_DIR)/libsimrtldtest.so: $(B)/obj/simcuda/tests/sim_rtld_lib.o $(SIMCUDA_DIR)/libcudart.so.13
+	$(CC) -shared -o $@ $(B)/obj/simcuda/tests/sim_rtld_lib.o $(SIMCUDA_DIR)/libcudart.so.13 \
+	  -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+$(B)/tests/test_simcuda_runtime: $(B)/obj/simcuda/tests/test_simcuda_runtime.o $(B)/lib/libsimtruth.a \
+                                 $(SIMCUDA_LIBS) $(SIMCUDA_DIR)/libsimrtldtest.so
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_runtime.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) \
+	  -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -ldl -lm
+ALL_TARGETS += $(SIMCUDA_DIR)/libsimrtldtest.so $(B)/tests/test_simcuda_runtime
+TESTS       += $(B)/tests/test_simcuda_runtime simcuda/tests/test_simcuda_exports.sh

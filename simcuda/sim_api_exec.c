@@ -5,8 +5,9 @@
  * Flags], cudaOccupancyAvailableDynamicSMemPerBlock; the header-only
  * cudaOccupancyMaxPotentialBlockSize* templates are built on these), stream
  * priorities (cudaDeviceGetStreamPriorityRange, cudaStreamCreateWithPriority,
- * cudaStreamGetPriority), cudaStreamGetFlags, cudaStreamAddCallback, the
- * cache-config and limit calls of the device.
+ * cudaStreamGetPriority), cudaStreamGetFlags, cudaStreamAddCallback, stream
+ * attributes (kept and read back), the cache-config and limit calls of the
+ * device, and cudaCreateChannelDesc.
  *
  * Model: simcuda has no compiled device code, so every kernel reports the
  * same resource use: 32 registers a thread, no static shared, constant or
@@ -427,4 +428,125 @@ SIM_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStrea
 {
 	return sim_exec_add_callback(stream ? stream : cudaStreamPerThread, callback, userData, flags,
 				     "cudaStreamAddCallback_ptsz", SIM_RT(cudaStreamAddCallback_ptsz_v7000));
+}
+
+/* ---- stream attributes (cudaStreamSetAttribute / GetAttribute) ----------------------------- */
+
+/* One attribute value a program set on a stream (kept, read back, no timing effect). */
+struct sim_streamattr {
+	const struct sim_stream *s;
+	cudaStreamAttrID id;
+	cudaStreamAttrValue v;
+	struct sim_streamattr *next;
+};
+static struct sim_streamattr *g_streamattrs;
+
+static int sim_exec_attr_known(cudaStreamAttrID id)
+{
+	return id == cudaStreamAttributeAccessPolicyWindow || id == cudaStreamAttributeSynchronizationPolicy ||
+	       id == cudaStreamAttributePriority || id == cudaStreamAttributeMemSyncDomainMap ||
+	       id == cudaStreamAttributeMemSyncDomain;
+}
+
+/* Set s's priority entry (clamped); 0 or -ENOMEM. Caller holds g_exec_mx. */
+static int sim_exec_prio_set(const struct sim_stream *s, int prio)
+{
+	struct sim_streamprio *e = g_prios;
+	while (e && e->s != s)
+		e = e->next;
+	if (!e) {
+		if (!(e = calloc(1, sizeof *e)))
+			return -1;
+		e->s = s;
+		e->next = g_prios;
+		g_prios = e;
+	}
+	e->prio = prio < SIM_PRIO_GREATEST ? SIM_PRIO_GREATEST : prio > SIM_PRIO_LEAST ? SIM_PRIO_LEAST : prio;
+	return 0;
+}
+
+static cudaError_t sim_exec_stream_attr(cudaStream_t st, cudaStreamAttrID id, cudaStreamAttrValue *get,
+					const cudaStreamAttrValue *set, int pt, const char *nm, CUpti_CallbackId cbid,
+					CUpti_CallbackId drv)
+{
+	struct sim_call c;
+	sim_call_enter(&c, nm, cbid, drv);
+	cudaError_t r = cudaSuccess;
+	if ((!get && !set) || !sim_exec_attr_known(id)) {
+		r = cudaErrorInvalidValue;
+	} else {
+		const struct sim_stream *s = sim_timeline_stream_of(st, pt);
+		pthread_mutex_lock(&g_exec_mx);
+		struct sim_streamattr *a = g_streamattrs;
+		while (a && (a->s != s || a->id != id))
+			a = a->next;
+		if (set) {
+			if (!a && (a = calloc(1, sizeof *a))) {
+				a->s = s;
+				a->id = id;
+				a->next = g_streamattrs;
+				g_streamattrs = a;
+			}
+			if (!a || (id == cudaStreamAttributePriority && sim_exec_prio_set(s, set->priority)))
+				r = cudaErrorMemoryAllocation;
+			else
+				a->v = *set;
+		} else {
+			if (a)
+				*get = a->v;
+			else
+				memset(get, 0, sizeof *get); /* defaults: no window, auto sync policy */
+			if (id == cudaStreamAttributeSynchronizationPolicy && !a)
+				get->syncPolicy = cudaSyncPolicyAuto;
+		}
+		pthread_mutex_unlock(&g_exec_mx);
+		if (get && id == cudaStreamAttributePriority)
+			get->priority = sim_exec_stream_priority(s);
+	}
+	sim_timeline_spin_until(c.start + g_cfg.api_ns);
+	return sim_call_exit(&c, r, 0);
+}
+
+SIM_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+					      const cudaStreamAttrValue *value)
+{
+	return sim_exec_stream_attr(hStream, attr, NULL, value, 0, "cudaStreamSetAttribute",
+				    SIM_RT(cudaStreamSetAttribute_v11000), SIM_DRV(cuStreamSetAttribute));
+}
+
+SIM_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
+						   const cudaStreamAttrValue *value)
+{
+	return sim_exec_stream_attr(hStream, attr, NULL, value, 1, "cudaStreamSetAttribute_ptsz",
+				    SIM_RT(cudaStreamSetAttribute_ptsz_v11000), SIM_DRV(cuStreamSetAttribute_ptsz));
+}
+
+SIM_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+					      cudaStreamAttrValue *value_out)
+{
+	return sim_exec_stream_attr(hStream, attr, value_out, NULL, 0, "cudaStreamGetAttribute",
+				    SIM_RT(cudaStreamGetAttribute_v11000), SIM_DRV(cuStreamGetAttribute));
+}
+
+SIM_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
+						   cudaStreamAttrValue *value_out)
+{
+	return sim_exec_stream_attr(hStream, attr, value_out, NULL, 1, "cudaStreamGetAttribute_ptsz",
+				    SIM_RT(cudaStreamGetAttribute_ptsz_v11000), SIM_DRV(cuStreamGetAttribute_ptsz));
+}
+
+/* Not traced (no cbid on a GPU either: it is a pure helper). Returned by
+ * value, so it cannot be a generated stub. */
+SIM_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+							      enum cudaChannelFormatKind f)
+{
+	struct cudaChannelFormatDesc d = {.x = x, .y = y, .z = z, .w = w, .f = f};
+	return d;
+}
+
+SIM_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void)
+{
+	/* no L2 simulated: nothing persists, so there is nothing to reset */
+	SIM_SIMPLE("cudaCtxResetPersistingL2Cache", cudaCtxResetPersistingL2Cache_v11000,
+		   SIM_DRV(cuCtxResetPersistingL2Cache), (void)0);
 }
