@@ -400,12 +400,17 @@ static void sim_exec_callback_main(void *p)
 static cudaError_t sim_exec_add_callback(cudaStream_t st, cudaStreamCallback_t cb, void *user, unsigned flags,
 					 const char *nm, CUpti_CallbackId cbid)
 {
-	struct sim_stream_cb *k = cb && flags == 0 ? malloc(sizeof *k) : NULL;
+	/* CUDA refuses legacy callbacks in a capture (cudaLaunchHostFunc is the way) */
+	int capturing = sim_graph_capturing(sim_timeline_stream_of(st, 0));
+	struct sim_stream_cb *k = cb && flags == 0 && !capturing ? malloc(sizeof *k) : NULL;
 	if (!k) { /* still one traced call, failing */
 		struct sim_call c;
 		sim_call_enter(&c, nm, cbid, SIM_DRV(cuStreamAddCallback));
 		sim_timeline_spin_until(c.start + g_cfg.api_ns);
-		return sim_call_exit(&c, cb && flags == 0 ? cudaErrorMemoryAllocation : cudaErrorInvalidValue, 0);
+		return sim_call_exit(&c, !cb || flags     ? cudaErrorInvalidValue
+					 : capturing ? cudaErrorStreamCaptureUnsupported
+						     : cudaErrorMemoryAllocation,
+				     0);
 	}
 	k->cb = cb;
 	k->stream = st;

@@ -230,6 +230,10 @@ Test(simcuda_runtime, callbacks_and_priorities)
 	cr_expect_eq(cb_stream, hi);
 	cr_expect_eq(cb_status, cudaSuccess);
 	cr_expect_eq(flag, 7);
+	cudaGraph_t g;
+	cr_assert_eq(cudaStreamBeginCapture(lo, cudaStreamCaptureModeGlobal), cudaSuccess);
+	cr_expect_eq(cudaStreamAddCallback(lo, stream_cb, &flag, 0), cudaErrorStreamCaptureUnsupported);
+	cr_assert_eq(cudaStreamEndCapture(lo, &g), cudaSuccess);
 }
 
 Test(simcuda_runtime, occupancy_and_function_attributes)
