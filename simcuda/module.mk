@@ -39,17 +39,17 @@ SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o s
                        $(B)/obj/collector/kernel_name.o
 # The rest of the runtime API (docs/simcuda.md "Runtime API coverage").
 SIMCUDA_CUDART_OBJS += $(addprefix $(B)/obj/simcuda/,sim_api_host.o sim_api_exec.o sim_graph_build.o \
-                         sim_attributes.o)
+                         sim_attributes.o sim_unsupported.o)
 
 # Whatever the real libcudart.so.13 exports and no source above defines
-# becomes a cudaErrorNotSupported stub (gen-exports.sh, sim_unsupported.c).
+# becomes a cudaErrorNotSupported stub (gen-exports.sh, sim_unsupported_stubs.c).
 SIMCUDA_REAL_CUDART ?= $(CUDA_LIBDIR)/libcudart.so.13
 $(SIMCUDA_GEN)/sim_unsupported_list.h: simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $(SIMCUDA_CUDART_OBJS)
 	@mkdir -p $(dir $@)
 	simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $@ $(SIMCUDA_CUDART_OBJS)
-$(B)/obj/simcuda/sim_unsupported.o: $(SIMCUDA_GEN)/sim_unsupported_list.h
-$(B)/obj/simcuda/sim_unsupported.o: CPPFLAGS += -I$(SIMCUDA_GEN)
-SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(B)/obj/simcuda/sim_unsupported.o
+$(B)/obj/simcuda/sim_unsupported_stubs.o: $(SIMCUDA_GEN)/sim_unsupported_list.h
+$(B)/obj/simcuda/sim_unsupported_stubs.o: CPPFLAGS += -I$(SIMCUDA_GEN)
+SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(B)/obj/simcuda/sim_unsupported_stubs.o
 
 $(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
 	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
@@ -125,3 +125,4 @@ $(B)/tests/test_simcuda_runtime: $(B)/obj/simcuda/tests/test_simcuda_runtime.o $
 	  -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -ldl -lm
 ALL_TARGETS += $(SIMCUDA_DIR)/libsimrtldtest.so $(B)/tests/test_simcuda_runtime
 TESTS       += $(B)/tests/test_simcuda_runtime simcuda/tests/test_simcuda_exports.sh
+TSAN_TESTS  += $(B)/tests/test_simcuda_runtime

@@ -22,8 +22,8 @@
  *   sim_api_host.c  host registration, mapped memory, device flags, pointer queries
  *   sim_api_exec.c  function attributes, occupancy, stream callbacks, priorities
  *   sim_graph_build.c  explicit graph construction, clone, node queries, exec update
- *   sim_unsupported.c  the rest of libcudart.so.13: cudaErrorNotSupported stubs
- *                   (generated list: gen-exports.sh)
+ *   sim_unsupported.c  the rest of libcudart.so.13: cudaErrorNotSupported, with
+ *                   its stubs in sim_unsupported_stubs.c (list: gen-exports.sh)
  *   sim_config.c    the cost model (sim_config.h), a pure parser
  *
  * Model: one device, one primary context. "Device" memory is host memory, so
@@ -56,6 +56,7 @@
 #define SIM_CUDART_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -258,6 +259,9 @@ uint8_t sim_memory_kind(const void *p);
  * within a cudaHostRegister'ed range)? 1 or 0. Takes g_dev.mx and
  * sim_api_host.c's leaf lock in turn: call with neither held. */
 int sim_host_is_pinned(const void *p, size_t n);
+/* What a stub of an unimplemented function returns (sim_unsupported.c):
+ * cudaErrorNotSupported, logged once per stub (*once). */
+int sim_unsupported(const char *name, atomic_int *once);
 /* The device's global memory in bytes (sim_attributes.c). */
 size_t sim_attributes_global_mem(void);
 /* A stream's priority (sim_api_exec.c): 0 unless created with one. */

@@ -313,6 +313,8 @@ int sim_graph_capture_record(struct sim_stream *s, struct sim_event *e)
 		struct sim_capdeps *sd = sim_graph_capdeps(s, 1), *ed = sim_graph_capdeps(e, 1);
 		if (sd && ed && !sim_graph_capdeps_set(ed, sd->deps, sd->n))
 			ed->g = s->capture;
+	} else { /* recorded outside any capture again: a plain event */
+		sim_graph_capdeps_drop(e);
 	}
 	pthread_mutex_unlock(&g_dev.mx);
 	return yes;

@@ -136,17 +136,27 @@ static sim_body_fn sim_register_body_near(const void *host_fun, const char *sym)
 	return fn;
 }
 
-/* Body and cost rule of f, looked up once (after the config is loaded). */
+/* Body and cost rule of f, looked up once (after the config is loaded). The
+ * dynamic-linker calls run without g_dev.mx: they take the loader's lock,
+ * which a thread running a library's constructors holds while it registers
+ * kernels (taking g_dev.mx) — the other order would deadlock. */
 void sim_register_resolve(struct sim_func *f)
 {
 	pthread_mutex_lock(&g_dev.mx);
-	if (!f->resolved) {
-		char sym[300];
-		snprintf(sym, sizeof sym, "simcuda_kernel_%s", f->plain);
-		f->body = (sim_body_fn)dlsym(RTLD_DEFAULT, sym);
-		if (!f->body) /* a library loaded RTLD_LOCAL (Python ctypes): ask the one that registered f */
-			f->body = sim_register_body_near(f->host_fun, sym);
-		f->rule = sim_config_match(&g_cfg, f->mangled, f->plain);
+	int done = f->resolved;
+	pthread_mutex_unlock(&g_dev.mx);
+	if (done)
+		return;
+	char sym[300];
+	snprintf(sym, sizeof sym, "simcuda_kernel_%s", f->plain);
+	sim_body_fn body = (sim_body_fn)dlsym(RTLD_DEFAULT, sym);
+	if (!body) /* a library loaded RTLD_LOCAL (Python ctypes): ask the one that registered f */
+		body = sim_register_body_near(f->host_fun, sym);
+	const struct sim_kernel_rule *rule = sim_config_match(&g_cfg, f->mangled, f->plain);
+	pthread_mutex_lock(&g_dev.mx);
+	if (!f->resolved) { /* two first launches may race here: same answer */
+		f->body = body;
+		f->rule = rule;
 		f->resolved = 1;
 	}
 	pthread_mutex_unlock(&g_dev.mx);
