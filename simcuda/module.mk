@@ -39,7 +39,7 @@ SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o s
                        $(B)/obj/collector/kernel_name.o
 # The rest of the runtime API (docs/simcuda.md "Runtime API coverage").
 SIMCUDA_CUDART_OBJS += $(addprefix $(B)/obj/simcuda/,sim_api_host.o sim_api_exec.o sim_graph_build.o \
-                         sim_attributes.o sim_unsupported.o)
+                         sim_attributes.o)
 
 # Whatever the real libcudart.so.13 exports and no source above defines
 # becomes a cudaErrorNotSupported stub (gen-exports.sh, sim_unsupported_stubs.c).
@@ -49,7 +49,10 @@ $(SIMCUDA_GEN)/sim_unsupported_list.h: simcuda/gen-exports.sh $(SIMCUDA_REAL_CUD
 	simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $@ $(SIMCUDA_CUDART_OBJS)
 $(B)/obj/simcuda/sim_unsupported_stubs.o: $(SIMCUDA_GEN)/sim_unsupported_list.h
 $(B)/obj/simcuda/sim_unsupported_stubs.o: CPPFLAGS += -I$(SIMCUDA_GEN)
-SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(B)/obj/simcuda/sim_unsupported_stubs.o
+# (sim_unsupported.o defines no CUDA function and is not an input of the
+# list: an input that depended on the list would be a cycle.)
+SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(addprefix $(B)/obj/simcuda/,sim_unsupported.o \
+                           sim_unsupported_stubs.o)
 
 $(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
 	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \

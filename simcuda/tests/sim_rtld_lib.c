@@ -12,6 +12,7 @@ void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, cons
 			    int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 
 static char rtld_stub;
+static void **volatile rtld_fatbin; /* registered for the process (LeakSanitizer sees it) */
 
 /* The twin: args[0] is an int *, set to 42. */
 void simcuda_kernel_rtld_local_kernel(dim3 grid, dim3 block, void **args);
@@ -25,7 +26,7 @@ void simcuda_kernel_rtld_local_kernel(dim3 grid, dim3 block, void **args)
 int sim_rtld_lib_run(int *out);
 int sim_rtld_lib_run(int *out)
 {
-	void **h = __cudaRegisterFatBinary(NULL);
+	void **h = rtld_fatbin = __cudaRegisterFatBinary(NULL);
 	__cudaRegisterFunction(h, &rtld_stub, NULL, "_Z17rtld_local_kernelPi", -1, NULL, NULL, NULL, NULL, NULL);
 	void *args[] = {&out};
 	dim3 g = {1, 1, 1}, b = {1, 1, 1};

@@ -137,6 +137,11 @@ Test(simcuda_runtime, explicit_graph_diamond)
 	cr_expect_eq(kk[0]->start, kk[1]->start, "parallel branches start together");
 	cr_expect_geq(mc->start, kk[0]->end > kk[1]->end ? kk[0]->end : kk[1]->end, "the copy follows both");
 	free(ev);
+	cr_expect_eq(cudaGraphExecDestroy(x), cudaSuccess);
+	cr_expect_eq(cudaGraphDestroy(g), cudaSuccess);
+	cr_expect_eq(cudaGraphDestroy(cl), cudaSuccess);
+	cr_expect_eq(cudaGraphDestroy(other), cudaSuccess);
+	cudaFree(a), cudaFree(b), cudaFreeHost(h);
 }
 
 Test(simcuda_runtime, capture_fork_join)
@@ -183,6 +188,11 @@ Test(simcuda_runtime, capture_fork_join)
 	cr_assert_eq(cudaStreamSynchronize(s1), cudaSuccess);
 	cr_expect_eq(atomic_load(&host_calls), 2);
 	cr_expect_eq(h[5], 1.0f, "set to 0, +1, copied back: %f", h[5]);
+	cr_expect_eq(cudaGraphExecDestroy(x), cudaSuccess);
+	cr_expect_eq(cudaGraphDestroy(g), cudaSuccess);
+	cudaEventDestroy(fork), cudaEventDestroy(join);
+	cudaStreamDestroy(s1), cudaStreamDestroy(s2);
+	cudaFree(a), cudaFreeHost(h);
 }
 
 static atomic_int cb_calls;
@@ -234,6 +244,7 @@ Test(simcuda_runtime, callbacks_and_priorities)
 	cr_assert_eq(cudaStreamBeginCapture(lo, cudaStreamCaptureModeGlobal), cudaSuccess);
 	cr_expect_eq(cudaStreamAddCallback(lo, stream_cb, &flag, 0), cudaErrorStreamCaptureUnsupported);
 	cr_assert_eq(cudaStreamEndCapture(lo, &g), cudaSuccess);
+	cr_expect_eq(cudaGraphDestroy(g), cudaSuccess);
 }
 
 Test(simcuda_runtime, occupancy_and_function_attributes)
