@@ -381,25 +381,31 @@ SIM_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct
 		   });
 }
 
-/* Give kernel node n new parameters (same function kind); under g_dev.mx. */
-static cudaError_t sim_gb_kernel_set(struct sim_gnode *n, const struct cudaKernelNodeParams *p)
+/* Give kernel node n the parameters k (checked by sim_gb_kernel, which takes
+ * g_dev.mx itself: call it first). Caller holds g_dev.mx. */
+static cudaError_t sim_gb_kernel_set(struct sim_gnode *n, const struct sim_gnode *k)
 {
 	if (!n || n->type != cudaGraphNodeTypeKernel)
 		return cudaErrorInvalidValue;
-	struct sim_gnode k = *n;
-	cudaError_t r = sim_gb_kernel(&k, p);
-	if (r == cudaSuccess)
-		*n = k;
-	return r;
+	n->f = k->f;
+	n->grid = k->grid;
+	n->block = k->block;
+	n->shmem = k->shmem;
+	n->args = k->args;
+	return cudaSuccess;
 }
 
 SIM_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *p)
 {
 	SIM_SIMPLE("cudaGraphKernelNodeSetParams", cudaGraphKernelNodeSetParams_v10000,
 		   SIM_DRV(cuGraphKernelNodeSetParams_v2), {
-			   pthread_mutex_lock(&g_dev.mx);
-			   r_ = sim_gb_kernel_set((struct sim_gnode *)(void *)node, p);
-			   pthread_mutex_unlock(&g_dev.mx);
+			   struct sim_gnode k = {0};
+			   r_ = sim_gb_kernel(&k, p);
+			   if (r_ == cudaSuccess) {
+				   pthread_mutex_lock(&g_dev.mx);
+				   r_ = sim_gb_kernel_set((struct sim_gnode *)(void *)node, &k);
+				   pthread_mutex_unlock(&g_dev.mx);
+			   }
 		   });
 }
 
@@ -418,11 +424,15 @@ SIM_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphEx
 {
 	SIM_SIMPLE("cudaGraphExecKernelNodeSetParams", cudaGraphExecKernelNodeSetParams_v10010,
 		   SIM_DRV(cuGraphExecKernelNodeSetParams_v2), {
-			   pthread_mutex_lock(&g_dev.mx);
-			   struct sim_gnode *n = sim_gb_exec_node((struct sim_gexec *)(void *)hGraphExec,
-								  (const struct sim_gnode *)(const void *)node);
-			   r_ = sim_gb_kernel_set(n, p);
-			   pthread_mutex_unlock(&g_dev.mx);
+			   struct sim_gnode k = {0};
+			   r_ = sim_gb_kernel(&k, p);
+			   if (r_ == cudaSuccess) {
+				   pthread_mutex_lock(&g_dev.mx);
+				   struct sim_gnode *n = sim_gb_exec_node((struct sim_gexec *)(void *)hGraphExec,
+									  (const struct sim_gnode *)(const void *)node);
+				   r_ = sim_gb_kernel_set(n, &k);
+				   pthread_mutex_unlock(&g_dev.mx);
+			   }
 		   });
 }
 

@@ -115,6 +115,14 @@ Test(simcuda_runtime, explicit_graph_diamond)
 	cudaGraphExecUpdateResultInfo info;
 	cr_expect_eq(cudaGraphExecUpdate(x, cl, &info), cudaSuccess);
 	cr_expect_eq(info.result, cudaGraphExecUpdateSuccess);
+	/* new kernel parameters, in the graph and in the executable */
+	struct cudaKernelNodeParams kq;
+	cr_assert_eq(cudaGraphKernelNodeGetParams(k2, &kq), cudaSuccess);
+	cr_expect_eq(kq.func, (void *)&tu_stub_other);
+	kq.gridDim.x = 4;
+	cr_expect_eq(cudaGraphKernelNodeSetParams(k2, &kq), cudaSuccess);
+	cr_expect_eq(cudaGraphExecKernelNodeSetParams(x, k2, &kq), cudaSuccess);
+	cr_expect_eq(cudaGraphExecKernelNodeSetParams(x, set, &kq), cudaErrorInvalidValue, "not a kernel node");
 	cudaGraph_t other;
 	cudaGraphNode_t e;
 	cr_assert_eq(cudaGraphCreate(&other, 0), cudaSuccess);
