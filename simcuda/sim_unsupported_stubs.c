@@ -11,7 +11,8 @@
  * is harmless, and the int return lands where cudaError_t is read (callers
  * of a void function ignore it). A function that returns a pointer or a
  * struct cannot be a stub: it must be implemented (cudaCreateChannelDesc is,
- * in sim_api_exec.c); the list has none left with CUDA 13.0.
+ * in sim_api_exec.c); gen-exports.sh fails the build when the runtime header
+ * declares a stubbed name with a return type other than cudaError_t.
  *
  * Threads: any.
  */
