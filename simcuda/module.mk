@@ -129,3 +129,10 @@ $(B)/tests/test_simcuda_runtime: $(B)/obj/simcuda/tests/test_simcuda_runtime.o $
 ALL_TARGETS += $(SIMCUDA_DIR)/libsimrtldtest.so $(B)/tests/test_simcuda_runtime
 TESTS       += $(B)/tests/test_simcuda_runtime simcuda/tests/test_simcuda_exports.sh
 TSAN_TESTS  += $(B)/tests/test_simcuda_runtime
+
+# An nvcc-built program of the same APIs, run bare and under gpuphase record.
+$(B)/simcuda/tests/sim_api_tour: simcuda/tests/sim_api_tour.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -Xlinker -E -o $@ $<
+ALL_TARGETS += $(B)/simcuda/tests/sim_api_tour
+TESTS       += simcuda/tests/test_simcuda_tour.sh
