@@ -56,6 +56,7 @@ Test(simcuda_runtime, explicit_graph_diamond)
 {
 	tu_truth_begin();
 	tu_register_kernels();
+	tu_cupti_start(0);
 	float *a, *b, *h;
 	int n = N;
 	cr_assert_eq(cudaMalloc((void **)&a, N * sizeof(float)), cudaSuccess);
@@ -105,6 +106,29 @@ Test(simcuda_runtime, explicit_graph_diamond)
 	cr_expect_eq(atomic_load(&host_calls), 1);
 	cr_expect_eq(host_seen, 1.0f, "memset then +1 gives 1, got %f", host_seen);
 	cr_expect_eq(h[N + 3], 6.0f); /* b[3] = 3, doubled */
+	/* CUPTI: every node that is GPU work has its record, tagged with the
+	 * launch call and the executable's graph */
+	tu_flush();
+	size_t nk = 0, nmc = 0, nms = 0;
+	uint32_t gid = 0;
+	pthread_mutex_lock(&tu.mx);
+	for (size_t i = 0; i < tu.n; i++) {
+		const struct tu_rec *r = &tu.v[i];
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && r->u.k.graphId)
+			nk++, gid = r->u.k.graphId;
+		else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY && r->u.m.graphId) {
+			nmc++;
+			cr_expect_eq(r->u.m.copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH);
+		} else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET && r->u.s.graphId) {
+			nms++;
+			cr_expect_eq(r->u.s.bytes, N * 4);
+		}
+	}
+	pthread_mutex_unlock(&tu.mx);
+	cr_expect_eq(nk, 2);
+	cr_expect_eq(nmc, 2);
+	cr_expect_eq(nms, 1);
+	cr_expect_neq(gid, 0);
 
 	/* clone: same shape, updates the executable; another shape does not */
 	cudaGraph_t cl;
