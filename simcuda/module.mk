@@ -37,9 +37,25 @@ SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o s
                          sim_register.o sim_launch.o sim_copy.o sim_memory.o sim_stream.o \
                          sim_graph.o sim_device.o sim_config.o) \
                        $(B)/obj/collector/kernel_name.o
+# The rest of the runtime API (docs/simcuda.md "Runtime API coverage").
+SIMCUDA_CUDART_OBJS += $(addprefix $(B)/obj/simcuda/,sim_api_host.o sim_api_exec.o sim_graph_build.o \
+                         sim_attributes.o)
 
-$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
-	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
+# Whatever the real libcudart.so.13 exports and no source above defines
+# becomes a cudaErrorNotSupported stub (gen-exports.sh, sim_unsupported_stubs.c).
+SIMCUDA_REAL_CUDART ?= $(CUDA_LIBDIR)/libcudart.so.13
+$(SIMCUDA_GEN)/sim_unsupported_list.h: simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $(SIMCUDA_CUDART_OBJS)
+	@mkdir -p $(dir $@)
+	simcuda/gen-exports.sh $(SIMCUDA_REAL_CUDART) $@ $(SIMCUDA_CUDART_OBJS)
+$(B)/obj/simcuda/sim_unsupported_stubs.o: $(SIMCUDA_GEN)/sim_unsupported_list.h
+$(B)/obj/simcuda/sim_unsupported_stubs.o: CPPFLAGS += -I$(SIMCUDA_GEN)
+# (sim_unsupported.o defines no CUDA function and is not an input of the
+# list: an input that depended on the list would be a cycle.)
+SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(addprefix $(B)/obj/simcuda/,sim_unsupported.o \
+                           sim_unsupported_stubs.o)
+
+$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
+	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
 	  -Wl,--version-script=simcuda/cudart.map $(LDFLAGS) -ldl -lm
 
 $(SIMCUDA_DIR)/libcupti.so: $(SIMCUDA_DIR)/libcupti.so.13
@@ -122,3 +138,25 @@ $(B)/tests/test_simcuda_cupti: $(B)/obj/simcuda/tests/test_simcuda_cupti.o $(B)/
 ALL_TARGETS += $(B)/tests/test_simcuda_cupti
 TESTS       += $(B)/tests/test_simcuda_cupti
 TSAN_TESTS  += $(B)/tests/test_simcuda_cupti
+
+# The rest of the runtime API (sim_api_*.c, sim_graph_build.c, sim_attributes.c,
+# sim_unsupported.c): in-process suite, a library loaded RTLD_LOCAL by it, and
+# the comparison of exports with the toolkit's libcudart.so.13.
+$(SIMCUDA_DIR)/libsimrtldtest.so: $(B)/obj/simcuda/tests/sim_rtld_lib.o $(SIMCUDA_DIR)/libcudart.so.13
+	$(CC) -shared -o $@ $(B)/obj/simcuda/tests/sim_rtld_lib.o $(SIMCUDA_DIR)/libcudart.so.13 \
+	  -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+$(B)/tests/test_simcuda_runtime: $(B)/obj/simcuda/tests/test_simcuda_runtime.o $(B)/lib/libsimtruth.a \
+                                 $(SIMCUDA_LIBS) $(SIMCUDA_DIR)/libsimrtldtest.so
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_runtime.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) \
+	  -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -ldl -lm
+ALL_TARGETS += $(SIMCUDA_DIR)/libsimrtldtest.so $(B)/tests/test_simcuda_runtime
+TESTS       += $(B)/tests/test_simcuda_runtime simcuda/tests/test_simcuda_exports.sh
+TSAN_TESTS  += $(B)/tests/test_simcuda_runtime
+
+# An nvcc-built program of the same APIs, run bare and under gpuphase record.
+$(B)/simcuda/tests/sim_api_tour: simcuda/tests/sim_api_tour.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -Xlinker -E -o $@ $<
+ALL_TARGETS += $(B)/simcuda/tests/sim_api_tour
+TESTS       += simcuda/tests/test_simcuda_tour.sh

@@ -184,6 +184,14 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 	    (x->height > 1 && (x->dpitch < x->width || (!x->is_set && x->spitch < x->width))))
 		ret = cudaErrorInvalidValue;
 	o.bytes = (uint64_t)x->width * x->height;
+	struct sim_stream *cs = sim_timeline_stream_of(x->stream, x->per_thread);
+	if (ret == cudaSuccess && x->async && sim_graph_capturing(cs)) { /* a graph node (sim_graph.c) */
+		struct sim_gxfer gx = {.dst = x->dst, .src = x->src, .dpitch = x->dpitch, .spitch = x->spitch,
+				       .width = x->width, .height = x->height, .is_set = x->is_set,
+				       .value = (unsigned char)x->value, .elem = 1};
+		sim_timeline_spin_until(c.start + g_cfg.api_ns);
+		return sim_graph_add_xfer(&c, cs, &gx);
+	}
 	if (ret == cudaSuccess) /* bytes really move, at call time, one op at a time */
 		sim_copy_move(x);
 	sim_timeline_spin_until(c.start + g_cfg.api_ns);

@@ -17,7 +17,13 @@
  *   sim_memory.c    allocations and the memory kind of an address
  *   sim_stream.c    streams, events and the synchronizing calls
  *   sim_graph.c     CUDA graphs: capture, instantiate, launch
- *   sim_device.c    device queries, versions, error names, reset, profiler
+ *   sim_device.c    device count, versions, error names, reset, profiler
+ *   sim_attributes.c  the device attribute table, cudaGetDeviceProperties (H200)
+ *   sim_api_host.c  host registration, mapped memory, device flags, pointer queries
+ *   sim_api_exec.c  function attributes, occupancy, stream callbacks, priorities
+ *   sim_graph_build.c  explicit graph construction, clone, node queries, exec update
+ *   sim_unsupported.c  the rest of libcudart.so.13: cudaErrorNotSupported, with
+ *                   its stubs in sim_unsupported_stubs.c (list: gen-exports.sh)
  *   sim_config.c    the cost model (sim_config.h), a pure parser
  *
  * Model: one device, one primary context. "Device" memory is host memory, so
@@ -50,6 +56,7 @@
 #define SIM_CUDART_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -296,16 +303,47 @@ uint64_t sim_launch_exec_ns(const struct sim_func *f, dim3 grid);
 
 /* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
 uint8_t sim_memory_kind(const void *p);
-/*
- * Mark [p, p+n) as page-locked host memory (what cudaHostRegister does) or
- * undo it: copies from or to it then count as pinned (asynchronous). 0,
- * -EINVAL (NULL or empty, or already pinned), -ENOENT (unpin: not a range
- * pinned this way), -ENOMEM. The memory itself stays the caller's.
- */
-int sim_memory_pin_range(void *p, size_t n);
-int sim_memory_unpin_range(void *p);
 
-/* ---- graphs (sim_graph.c) ------------------------------------------------------ */
+/* ---- the rest of the runtime API (docs/simcuda.md "Runtime API coverage") ----- */
+
+/* Is the whole host range [p, p+n) page-locked (cudaMallocHost/HostAlloc, or
+ * within a cudaHostRegister'ed range)? 1 or 0. Takes g_dev.mx and
+ * sim_api_host.c's leaf lock in turn: call with neither held. */
+int sim_host_is_pinned(const void *p, size_t n);
+/* What a stub of an unimplemented function returns (sim_unsupported.c):
+ * cudaErrorNotSupported, logged once per stub (*once). */
+int sim_unsupported(const char *name, atomic_int *once);
+/* The device's global memory in bytes (sim_attributes.c). */
+size_t sim_attributes_global_mem(void);
+/* A stream's priority (sim_api_exec.c): 0 unless created with one. */
+int sim_exec_stream_priority(const struct sim_stream *s);
+/* A host function on a stream, reported as the call `nm` (sim_launch.c). */
+cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const char *nm,
+			       CUpti_CallbackId cbid);
+
+/* ---- graphs (sim_graph.c, sim_graph.h) ----------------------------------------- */
+
+/* A copy or set as a graph node keeps it: rows of width bytes, or a set of
+ * width elements of elem bytes (1, 2 or 4) to value a row. */
+struct sim_gxfer {
+	void *dst;
+	const void *src;
+	size_t dpitch, spitch, width, height;
+	int is_set;
+	unsigned value, elem;
+};
+/* Is s capturing a graph? */
+int sim_graph_capturing(struct sim_stream *s);
+/* The call c on capturing stream s becomes a memcpy/memset node; leaves c. */
+cudaError_t sim_graph_add_xfer(struct sim_call *c, struct sim_stream *s, const struct sim_gxfer *x);
+/* ... a host node; leaves c. */
+cudaError_t sim_graph_add_host(struct sim_call *c, struct sim_stream *s, cudaHostFn_t fn, void *user);
+/* cudaEventRecord of e on s while s captures: 1 (handled: e now stands for
+ * s's capture point) or 0 (s is not capturing). */
+int sim_graph_capture_record(struct sim_stream *s, struct sim_event *e);
+/* cudaStreamWaitEvent(s, e) where e was recorded in a capture: s joins that
+ * capture (or adds e's nodes to its dependencies); 1 if handled, else 0. */
+int sim_graph_capture_wait(struct sim_stream *s, struct sim_event *e);
 
 /* The launch stream s is capturing: add a kernel node, tell the subscriber,
  * leave the call. The launch's host cost has been spent by the caller. */

@@ -1,8 +1,8 @@
 /*
  * sim_device.c — the devices as a whole: cudaDeviceReset, device count
  * (the `devices` key), the current device (cudaSetDevice / cudaGetDevice,
- * per thread, kept by sim_timeline.c) and properties (simulated H100-class
- * devices, compute capability 9.0),
+ * per thread, kept by sim_timeline.c; attributes and properties:
+ * sim_attributes.c),
  * driver and runtime versions, the last error (cudaGetLastError /
  * cudaPeekAtLastError), error names and strings, cudaProfilerStart/Stop.
  *
@@ -55,57 +55,6 @@ SIM_EXPORT cudaError_t cudaGetDevice(int *device)
 			r_ = cudaErrorInvalidValue;
 		else
 			*device = sim_timeline_device();
-	});
-}
-
-SIM_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
-{
-	SIM_SIMPLE("cudaGetDeviceProperties", cudaGetDeviceProperties_v12000, SIM_DRV(cuDeviceGetAttribute), {
-		if (!prop) {
-			r_ = cudaErrorInvalidValue;
-		} else if (device < 0 || device >= sim_timeline_device_count()) {
-			r_ = cudaErrorInvalidDevice;
-		} else {
-			memset(prop, 0, sizeof *prop);
-			snprintf(prop->name, sizeof prop->name, "simcuda simulated GPU");
-			prop->totalGlobalMem = 80ull << 30;
-			prop->sharedMemPerBlock = 48 << 10;
-			prop->regsPerBlock = 65536;
-			prop->warpSize = 32;
-			prop->maxThreadsPerBlock = 1024;
-			prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
-			prop->maxThreadsDim[2] = 64;
-			prop->maxGridSize[0] = 0x7fffffff;
-			prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
-			prop->totalConstMem = 64 << 10;
-			prop->major = 9;
-			prop->minor = 0;
-			prop->multiProcessorCount = 132;
-			prop->concurrentKernels = 1;
-			prop->asyncEngineCount = 2;
-			prop->unifiedAddressing = 1;
-			prop->maxThreadsPerMultiProcessor = 2048;
-			prop->l2CacheSize = 50 << 20;
-			prop->memoryBusWidth = 5120;
-		}
-	});
-}
-
-SIM_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
-{
-	SIM_SIMPLE("cudaDeviceGetAttribute", cudaDeviceGetAttribute_v5000, SIM_DRV(cuDeviceGetAttribute), {
-		if (!value || device < 0 || device >= sim_timeline_device_count()) {
-			r_ = value ? cudaErrorInvalidDevice : cudaErrorInvalidValue;
-		} else {
-			switch (attr) {
-			case cudaDevAttrMultiProcessorCount: *value = 132; break;
-			case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
-			case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
-			case cudaDevAttrWarpSize: *value = 32; break;
-			case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
-			default: *value = 0; break;
-			}
-		}
 	});
 }
 

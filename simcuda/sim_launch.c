@@ -230,6 +230,8 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 	uint64_t end = simcupti_now();
 	if (!fn)
 		return sim_call_exit(&c, cudaErrorInvalidValue, end);
+	if (sim_graph_capturing(sim_timeline_stream_of(st, per_thread))) /* a host node (sim_graph.c) */
+		return sim_graph_add_host(&c, sim_timeline_stream_of(st, per_thread), fn, user);
 	struct sim_hostfn *h = malloc(sizeof *h);
 	if (!h)
 		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
@@ -273,4 +275,11 @@ SIM_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
 		else
 			*name = f->mangled;
 	});
+}
+
+/* cudaStreamAddCallback (sim_api_exec.c) is a host function under its own name. */
+cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const char *nm,
+			       CUpti_CallbackId cbid)
+{
+	return sim_host_func(st, fn, user, 0, nm, cbid);
 }

@@ -5,8 +5,8 @@
  *
  * "Device" and pinned memory are host memory (aligned_alloc, zeroed), kept
  * on a list so an address can be classified; a registered __device__
- * variable's host shadow counts as device memory; a range pinned with
- * sim_memory_pin_range (cudaHostRegister) counts as pinned.
+ * variable's host shadow counts as device memory; a range registered with
+ * cudaHostRegister counts as pinned (sim_host_is_pinned, sim_api_host.c).
  *
  * Implicit synchronization (`implicit_sync`, docs/simcuda.md "Real-CUDA
  * behaviours"): cudaFree and cudaFreeHost of a non-NULL pointer, cudaMallocHost
@@ -53,20 +53,6 @@ static int sim_alloc_del(void *p, int pinned)
 	return -ENOENT;
 }
 
-int sim_memory_pin_range(void *p, size_t n)
-{
-	if (!p || !n)
-		return -EINVAL;
-	if (sim_memory_kind(p) != CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)
-		return -EINVAL;
-	return sim_alloc_add(p, n, 2);
-}
-
-int sim_memory_unpin_range(void *p)
-{
-	return sim_alloc_del(p, 2);
-}
-
 /* CUPTI memory kind of an address: DEVICE, PINNED or PAGEABLE. */
 uint8_t sim_memory_kind(const void *p)
 {
@@ -85,6 +71,8 @@ uint8_t sim_memory_kind(const void *p)
 				k = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	}
 	pthread_mutex_unlock(&g_dev.mx);
+	if (k == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE && sim_host_is_pinned(p, 1))
+		k = CUPTI_ACTIVITY_MEMORY_KIND_PINNED; /* cudaHostRegister (sim_api_host.c) */
 	return k;
 }
 

@@ -6,6 +6,10 @@
  * Lookups for the rest of the runtime: a kernel by host stub or
  * cudaKernel_t, its host body and cost rule, a variable by symbol.
  *
+ * Host twins: simcuda_kernel_<plain> is looked up process-wide (RTLD_DEFAULT),
+ * then in the object that registered the kernel (dladdr on its host stub),
+ * so a library loaded RTLD_LOCAL (Python ctypes) finds its own twins.
+ *
  * Kernel names: CUPTI records and the truth carry the mangled name as
  * registered; sim_plain_name shortens it only to find the host body
  * (simcuda_kernel_<plain>) and to match cost-model rules (sim_config_match:
@@ -116,15 +120,43 @@ struct sim_func *sim_register_find(const void *p)
 	return f;
 }
 
-/* Body and cost rule of f, looked up once (after the config is loaded). */
+/* The host twin `sym` in the object that holds host_fun (the kernel's stub,
+ * in the library that registered it), which RTLD_DEFAULT does not search when
+ * that library was loaded RTLD_LOCAL; NULL if none. */
+static sim_body_fn sim_register_body_near(const void *host_fun, const char *sym)
+{
+	Dl_info info;
+	if (!host_fun || !dladdr(host_fun, &info) || !info.dli_fname)
+		return NULL;
+	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	sim_body_fn fn = (sim_body_fn)dlsym(h, sym);
+	dlclose(h); /* only drops our reference: the program's keeps it loaded */
+	return fn;
+}
+
+/* Body and cost rule of f, looked up once (after the config is loaded). The
+ * dynamic-linker calls run without g_dev.mx: they take the loader's lock,
+ * which a thread running a library's constructors holds while it registers
+ * kernels (taking g_dev.mx) — the other order would deadlock. */
 void sim_register_resolve(struct sim_func *f)
 {
 	pthread_mutex_lock(&g_dev.mx);
-	if (!f->resolved) {
-		char sym[300];
-		snprintf(sym, sizeof sym, "simcuda_kernel_%s", f->plain);
-		f->body = (sim_body_fn)dlsym(RTLD_DEFAULT, sym);
-		f->rule = sim_config_match(&g_cfg, f->mangled, f->plain);
+	int done = f->resolved;
+	pthread_mutex_unlock(&g_dev.mx);
+	if (done)
+		return;
+	char sym[300];
+	snprintf(sym, sizeof sym, "simcuda_kernel_%s", f->plain);
+	sim_body_fn body = (sim_body_fn)dlsym(RTLD_DEFAULT, sym);
+	if (!body) /* a library loaded RTLD_LOCAL (Python ctypes): ask the one that registered f */
+		body = sim_register_body_near(f->host_fun, sym);
+	const struct sim_kernel_rule *rule = sim_config_match(&g_cfg, f->mangled, f->plain);
+	pthread_mutex_lock(&g_dev.mx);
+	if (!f->resolved) { /* two first launches may race here: same answer */
+		f->body = body;
+		f->rule = rule;
 		f->resolved = 1;
 	}
 	pthread_mutex_unlock(&g_dev.mx);

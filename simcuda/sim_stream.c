@@ -239,6 +239,8 @@ static cudaError_t sim_event_record(cudaEvent_t event, cudaStream_t st, int pt, 
 		return sim_call_exit(&c, cudaErrorInvalidResourceHandle, end);
 	struct sim_event *e = (struct sim_event *)(void *)event;
 	struct sim_stream *s = sim_timeline_stream_of(st, pt);
+	if (sim_graph_capture_record(s, e)) /* captured: a point in the graph (sim_graph.c) */
+		return sim_call_exit(&c, cudaSuccess, end);
 	pthread_mutex_lock(&g_dev.mx);
 	uint32_t dc;
 	uint64_t d = sim_timeline_deps(s, &dc);
@@ -319,6 +321,8 @@ static cudaError_t sim_stream_wait_event(cudaStream_t st, cudaEvent_t event, int
 		return sim_call_exit(&c, cudaErrorInvalidResourceHandle, end);
 	struct sim_event *e = (struct sim_event *)(void *)event;
 	struct sim_stream *s = sim_timeline_stream_of(st, pt);
+	if (sim_graph_capture_wait(s, e)) /* fork/join inside a capture (sim_graph.c) */
+		return sim_call_exit(&c, cudaSuccess, end);
 	pthread_mutex_lock(&g_dev.mx);
 	if (e->recorded && e->ts > s->tail_end) {
 		s->tail_end = e->ts;

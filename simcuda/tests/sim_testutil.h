@@ -151,7 +151,9 @@ static inline const struct tu_rec *tu_find(CUpti_ActivityKind k, uint32_t corr)
 
 /* A fake kernel: what nvcc's module constructor registers. */
 static char tu_stub_mm, tu_stub_other;
-static void **tu_fatbin; /* kept: the module stays registered for the process */
+/* kept (volatile: a store the compiler may not drop, so LeakSanitizer sees
+ * it): the module stays registered for the process */
+static void **volatile tu_fatbin;
 static inline void tu_register_kernels(void)
 {
 	void **h = tu_fatbin = __cudaRegisterFatBinary(NULL);

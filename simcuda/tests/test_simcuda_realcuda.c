@@ -33,6 +33,13 @@ static void setup(void)
 	setenv("SIMCUDA_SYNC_NS", "2000", 1);
 	setenv("SIMCUDA_MEMCPY_GBPS", "1", 1); /* 1 byte/ns */
 	setenv("SIMCUDA_MEMCPY_LATENCY_NS", "1000", 1);
+	/* pinned: CUPTI's clock skew and its own overhead off — these tests compare
+	 * CUPTI's records with the truth to the nanosecond, and a wait's start
+	 * with its call's start (test_simcuda_cupti covers those keys) */
+	setenv("SIMCUDA_CUPTI_CLOCK_OFFSET_NS", "0", 1);
+	setenv("SIMCUDA_CUPTI_CLOCK_DRIFT_PPM", "0", 1);
+	setenv("SIMCUDA_CUPTI_API_OVERHEAD_NS", "0", 1);
+	setenv("SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS", "0", 1);
 	unsetenv("SIMCUDA_CONFIG");
 	tu_truth_begin();
 	tu_register_kernels();
