@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "gp_collector.h"
+#include "gp_fd.h"
 #include "gp_lib.h"
 #include "kernel_name.h"
 
@@ -335,7 +336,7 @@ static void *gp_window_server(void *arg)
 		if (r < 0 && errno != EINTR)
 			return NULL;
 		if (r > 0) {
-			int c = accept4(gp_window_listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			int c = gp_fd_lift(accept4(gp_window_listen_fd, NULL, NULL, SOCK_CLOEXEC));
 			if (c >= 0) {
 				gp_window_serve_one(c);
 				close(c);
@@ -365,21 +366,28 @@ static int gp_window_listen(void)
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
-	int n = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%ld.sock", dir, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof sa.sun_path)
+	/* The socket is made under a temporary name and renamed once it listens
+	 * with its final mode: a client that sees <pid>.sock can connect (bound
+	 * but not yet listening, connect fails with ECONNREFUSED). */
+	char path[sizeof sa.sun_path];
+	int n = snprintf(path, sizeof path, "%s/%ld.sock", dir, (long)getpid());
+	int m = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/.%ld.sock.new", dir, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof path || m < 0 || (size_t)m >= sizeof sa.sun_path)
 		return -ENAMETOOLONG;
+	unlink(path);
 	unlink(sa.sun_path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = gp_fd_lift(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); /* never fd 0-2 */
 	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 4)) {
+		return fd == -1 ? -errno : fd;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 4) || chmod(sa.sun_path, 0600) ||
+	    rename(sa.sun_path, path)) {
 		int e = errno;
-		gp_log(GP_LOG_ERROR, "trigger: cannot listen on %s: %s", sa.sun_path, strerror(e));
+		gp_log(GP_LOG_ERROR, "trigger: cannot listen on %s: %s", path, strerror(e));
+		unlink(sa.sun_path);
 		close(fd);
 		return -e;
 	}
-	chmod(sa.sun_path, 0600);
-	snprintf(gp_window_sock_path, sizeof gp_window_sock_path, "%s", sa.sun_path);
+	snprintf(gp_window_sock_path, sizeof gp_window_sock_path, "%s", path);
 	gp_window_listen_fd = fd;
 	return 0;
 }

@@ -394,14 +394,25 @@ int sim_config_load(struct sim_config *c, const char *path, char *err, size_t er
 const struct sim_kernel_rule *sim_config_match(const struct sim_config *c, const char *mangled,
 					       const char *plain)
 {
-	for (size_t i = 0; i < c->nrules; i++) {
+	if (!c->nrules)
+		return NULL;
+	/* The names kernel_name.h matches — the operator table's short name, the
+	 * name as recorded, the bare identifier (simcuda's plain name) — made
+	 * once per kernel, not once per rule: demangling is slow, and this runs
+	 * in the kernel's first launch. */
+	char *full = NULL, *shrt = NULL;
+	if (mangled && gp_kernel_name_names(mangled, &full, &shrt))
+		full = shrt = NULL; /* out of memory: the recorded and plain names still match */
+	const struct sim_kernel_rule *r = NULL;
+	for (size_t i = 0; i < c->nrules && !r; i++) {
 		const char *gl = c->rules[i].glob;
-		/* the names kernel_name.h matches (the operator table's short name,
-		 * the mangled name, the bare identifier), and simcuda's plain one */
-		if (gp_kernel_name_match(gl, mangled) || (plain && fnmatch(gl, plain, 0) == 0))
-			return &c->rules[i];
+		if ((mangled && fnmatch(gl, mangled, 0) == 0) || (shrt && fnmatch(gl, shrt, 0) == 0) ||
+		    (plain && fnmatch(gl, plain, 0) == 0))
+			r = &c->rules[i];
 	}
-	return NULL;
+	free(full);
+	free(shrt);
+	return r;
 }
 
 void sim_config_free(struct sim_config *c)

@@ -175,6 +175,8 @@ int main()
 	CK(cudaGraphDestroy(g));
 	CK(cudaGraphDestroy(cl));
 	CK(cudaGraphDestroy(cg));
+	CK(cudaEventDestroy(fork));
+	CK(cudaEventDestroy(join));
 	CK(cudaHostUnregister(host));
 	free(host);
 	printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
