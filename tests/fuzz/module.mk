@@ -16,7 +16,7 @@ FUZZ_DIR      := $(B)/fuzz
 FUZZ_SECONDS  ?= 150
 FUZZ_CC       ?= clang
 FUZZ_SRCS     := tests/fuzz/fuzz_main.c tests/fuzz/fuzz_trace.c collector/crc32c.c collector/reader.c \
-                 $(REPORT_CORE_SRCS)
+                 collector/kernel_name.c $(REPORT_CORE_SRCS)
 
 $(B)/tests/fuzz_replay: $(B)/obj/tests/fuzz/fuzz_replay.o $(B)/obj/tests/fuzz/fuzz_trace.o $(REPORT_LIB) \
                         $(GP_COLLECTOR_LIB)
@@ -32,7 +32,7 @@ $(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h collec
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -I. -Icollector -I$(CUDA_HOME)/include \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -o $@ $(FUZZ_SRCS) -llz4 -lsqlite3 -lstdc++ -lm
+	  -o $@ $(FUZZ_SRCS) -llz4 -lsqlite3 $(GP_DEMANGLE_LIBS) -ldl -lm
 
 # Seeds: small real traces of rel_prog on simcuda (needs the plain build).
 $(FUZZ_DIR)/seeds/.done: tests/fuzz/make-seeds.sh $(GP_LIB_SO) $(REL_PROG) $(SIMCUDA_LIBS)
