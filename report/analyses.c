@@ -14,7 +14,8 @@
 	X(stages)           \
 	X(host)             \
 	X(trends)           \
-	X(graphs)
+	X(graphs)           \
+	X(whatif)
 
 #define GP_ANALYSES_DECLARE(name) extern const struct gp_analysis gp_analysis_##name;
 #define GP_ANALYSES_ENTRY(name) &gp_analysis_##name,

@@ -36,6 +36,7 @@
 /* What an analysis is created with (the report's options). */
 struct gp_analysis_env {
 	double outlier_factor;  /* iteration outlier: duration > factor x p50 */
+	const char *whatif;     /* the user's what-if (depgraph.h gp_dg_parse) or NULL */
 };
 
 /* How it prints. */

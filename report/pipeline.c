@@ -220,7 +220,7 @@ static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_s
 		p->sets = x;
 		p->cap = nc;
 	}
-	struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor };
+	struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor, .whatif = p->o.whatif };
 	p->cur = NULL;
 	if ((p->o.what & GP_PIPE_ANALYSES) && !(p->cur = gp_analyses_new(&env)))
 		return -ENOMEM;
