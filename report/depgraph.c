@@ -44,13 +44,21 @@ struct gp_dg_o {
 	uint64_t start, end, api_start, api_end;
 	uint64_t lat, prev_gap, dep_gap;
 	const char *name;
-	uint32_t stream;
+	uint32_t stream, corr;
 	int32_t call, prev, dep, prev_same; /* prev_same: previous op of the same
 	                                       class (copy / not copy) of its stream */
 	uint8_t kind, copy_kind, sync_issue, anchor;
 };
 
+struct gp_dg_w {
+	uint64_t start, end;
+	uint32_t corr;
+	uint8_t attributed;
+};
+
 struct gp_dg {
+	struct gp_dg_w *w;
+	size_t nw, capw;
 	struct gp_dg_c *c;
 	size_t nc, capc;
 	struct gp_dg_o *o;
@@ -73,6 +81,7 @@ void gp_dg_free(struct gp_dg *g)
 		return;
 	free(g->c);
 	free(g->o);
+	free(g->w);
 	free(g);
 }
 
@@ -102,10 +111,76 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
 	if (GP_AN_GROW(g->o, g->no, g->capo))
 		return -ENOMEM;
 	g->o[g->no++] = (struct gp_dg_o){ .start = o->start, .end = o->end, .api_start = o->api_start,
-					  .api_end = o->api_end, .stream = o->stream, .kind = o->kind,
-					  .copy_kind = o->copy_kind, .name = o->name, .call = -1, .prev = -1,
+					  .api_end = o->api_end, .stream = o->stream, .corr = o->corr,
+					  .kind = o->kind, .copy_kind = o->copy_kind, .name = o->name, .call = -1, .prev = -1,
 					  .dep = -1, .prev_same = -1 };
 	return 0;
+}
+
+/* qsort_r is not portable: the index sorts read the graph through this. */
+static const struct gp_dg *gp_dg_sorting;
+
+int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr)
+{
+	if (g->nc + g->no + g->nw >= GP_DG_MAX_NODES) {
+		g->truncated = 1;
+		return 1;
+	}
+	if (GP_AN_GROW(g->w, g->nw, g->capw))
+		return -ENOMEM;
+	g->w[g->nw++] = (struct gp_dg_w){ start, end, op_corr, (uint8_t)!!attributed };
+	return 0;
+}
+
+static int gp_dg_cmp_wait(const void *a, const void *b)
+{
+	const struct gp_dg_w *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+static int gp_dg_cmp_ocorr(const void *a, const void *b)
+{
+	uint32_t x = gp_dg_sorting->o[*(const uint32_t *)a].corr, y = gp_dg_sorting->o[*(const uint32_t *)b].corr;
+	return (x > y) - (x < y);
+}
+
+/* The core's attribution of the synchronize [start, end]: 1 with *op set
+ * (-1: nothing outstanding), or 0 when the core said nothing of it. */
+static int gp_dg_core_wait(const struct gp_dg *g, const uint32_t *ocorr, uint64_t start, uint64_t end,
+			   int32_t *op)
+{
+	size_t lo = 0, hi = g->nw;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->w[mid].start < start || (g->w[mid].start == start && g->w[mid].end < end))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == g->nw || g->w[lo].start != start || g->w[lo].end != end)
+		return 0;
+	*op = -1;
+	if (!g->w[lo].attributed)
+		return 1;
+	/* the ops of that correlation id (a graph launch's nodes share it): the
+	 * one that ended last inside the wait */
+	uint32_t corr = g->w[lo].corr;
+	size_t a = 0, b = g->no;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (g->o[ocorr[mid]].corr < corr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < g->no && g->o[ocorr[a]].corr == corr; a++) {
+		const struct gp_dg_o *o = &g->o[ocorr[a]];
+		if (o->end <= end && o->end > start && (*op < 0 || g->o[*op].end < o->end))
+			*op = (int32_t)ocorr[a];
+	}
+	return *op >= 0; /* the op is not in the graph: decide from the times */
 }
 
 static int gp_dg_cmp_call(const void *a, const void *b)
@@ -128,8 +203,6 @@ static int gp_dg_cmp_op(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-/* qsort_r is not portable: the index sorts read the graph through this. */
-static const struct gp_dg *gp_dg_sorting;
 
 static int gp_dg_cmp_cstart(const void *a, const void *b)
 {
@@ -222,20 +295,24 @@ int gp_dg_build(struct gp_dg *g)
 	}
 	uint32_t *cidx = malloc((g->nc + 1) * sizeof *cidx), *oidx = malloc((g->no + 1) * sizeof *oidx);
 	uint64_t *costs = malloc((g->nc + 1) * sizeof *costs);
-	if (!cidx || !oidx || !costs) {
+	uint32_t *ocorr = malloc((g->no + 1) * sizeof *ocorr);
+	if (!cidx || !oidx || !costs || !ocorr) {
 		free(cidx);
 		free(oidx);
 		free(costs);
+		free(ocorr);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < g->nc; i++)
 		cidx[i] = (uint32_t)i;
 	for (size_t i = 0; i < g->no; i++)
-		oidx[i] = (uint32_t)i;
+		oidx[i] = ocorr[i] = (uint32_t)i;
 	gp_dg_sorting = g;
 	qsort(cidx, g->nc, sizeof *cidx, gp_dg_cmp_cstart);
 	qsort(oidx, g->no, sizeof *oidx, gp_dg_cmp_oend);
+	qsort(ocorr, g->no, sizeof *ocorr, gp_dg_cmp_ocorr);
 	gp_dg_sorting = NULL;
+	qsort(g->w, g->nw, sizeof *g->w, gp_dg_cmp_wait);
 
 	/* launch edges: the call with the op's call start and end */
 	for (size_t i = 0; i < g->no; i++) {
@@ -275,9 +352,11 @@ int gp_dg_build(struct gp_dg *g)
 		struct gp_dg_c *c = &g->c[i];
 		if (gp_dg_is_sync(c->cls)) {
 			long j = gp_dg_last_le(oidx, g->no, c->end, 0, g);
-			if (j >= 0 && g->o[oidx[j]].end > c->start)
-				c->wait = (int32_t)oidx[j];
-			else
+			int32_t w = -1;
+			if (!gp_dg_core_wait(g, ocorr, c->start, c->end, &w) && j >= 0 && g->o[oidx[j]].end > c->start)
+				w = (int32_t)oidx[j];
+			c->wait = w;
+			if (w < 0)
 				c->empty = 1, g->empty++;
 		} else if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && g->o[c->op].end > c->start) {
 			c->wait = c->op;
@@ -343,6 +422,7 @@ int gp_dg_build(struct gp_dg *g)
 	free(cidx);
 	free(oidx);
 	free(costs);
+	free(ocorr);
 	return 0;
 }
 

@@ -36,6 +36,7 @@ struct gp_dg_op {
 	uint64_t start, end;
 	uint64_t api_start, api_end; /* its launching call (both 0 = unknown)   */
 	uint32_t stream;
+	uint32_t corr;         /* its correlation id (the core's op_corr)       */
 	uint8_t kind;          /* enum gp_op_kind                               */
 	uint8_t copy_kind;
 	const char *name;      /* operator name (string table)                  */
@@ -90,6 +91,11 @@ void gp_dg_free(struct gp_dg *g);
 /* Add a node; 0, -ENOMEM, or 1 when the bound is reached (not added). */
 int gp_dg_add_call(struct gp_dg *g, const struct gp_dg_call *c);
 int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o);
+/* The core's attribution of a synchronize [start, end] (docs/metrics.md
+ * section 3): the op of correlation id op_corr released it, or (attributed
+ * 0) nothing was outstanding. A synchronize without one is released by the
+ * latest op end inside it. Same returns as the adds. */
+int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr);
 /* Sort, cut to a consistent prefix when bounded, and link every edge. */
 int gp_dg_build(struct gp_dg *g);
 

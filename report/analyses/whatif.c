@@ -133,7 +133,8 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	struct gp_whatif *w = p;
 	if (w->err || !op->has_gpu)
 		return;
-	struct gp_dg_op o = { .start = op->gpu_start, .end = op->gpu_end, .stream = op->stream, .kind = op->kind,
+	struct gp_dg_op o = { .start = op->gpu_start, .end = op->gpu_end, .stream = op->stream, .corr = op->corr,
+			      .kind = op->kind,
 			      .copy_kind = op->copy_kind, .name = op->name };
 	if (op->has_api)
 		o.api_start = op->api_start, o.api_end = op->api_end;
@@ -153,6 +154,18 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	s->kernel |= op->kind == GP_OP_KERNEL;
 	s->copy |= op->kind == GP_OP_MEMCPY;
 	s->copy_sync += op->api_class == GP_API_MEMCPY_SYNC;
+}
+
+/* The core's attribution of each synchronize: which op released it. */
+static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
+{
+	struct gp_whatif *w = p;
+	unsigned k = wt->kind;
+	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
+		return;
+	int rc = gp_dg_add_wait(w->g, wt->call_start, wt->call_end, wt->attributed, wt->op_corr);
+	if (rc < 0)
+		w->err = rc;
 }
 
 static struct gp_wi_item *gp_wi_add(struct gp_whatif *w, enum gp_dg_change_kind kind, const char *target)
@@ -428,6 +441,7 @@ const struct gp_analysis gp_analysis_whatif = {
 	.record = gp_wi_record,
 	.prepare = gp_wi_prepare,
 	.op = gp_wi_op,
+	.wait = gp_wi_wait,
 	.finish = gp_wi_finish,
 	.text = gp_wi_text,
 	.json = gp_wi_json,

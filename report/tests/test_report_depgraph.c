@@ -213,3 +213,37 @@ Test(depgraph, empty_graph)
 	cr_assert_eq(r, 0);
 	gp_dg_free(g);
 }
+
+/* A synchronize of an idle stream while another stream's kernel ends inside
+ * it: the core says nothing was outstanding, so it waited for nothing. */
+Test(depgraph, core_attribution_wins)
+{
+	struct gp_dg *g = gp_dg_new();
+	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+	struct gp_dg_op o = { .start = 1000 + LAUNCH + LAT, .end = 1000 + LAUNCH + LAT + EXEC, .api_start = 1000,
+			      .api_end = 1000 + LAUNCH, .stream = 7, .corr = 42, .kind = GP_OP_KERNEL, .name = "k" };
+	cr_assert_eq(gp_dg_add_op(g, &o), 0);
+	uint64_t s = 1000 + LAUNCH, e = s + 2 * EXEC;
+	call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+	cr_assert_eq(gp_dg_add_wait(g, s, e, 0, 0), 0);
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), 1);
+	uint64_t r;
+	struct gp_dg_change ch = { .kind = GP_DG_DROP_EMPTY };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, LAUNCH + LAT + EXEC); /* the kernel ends last */
+	gp_dg_free(g);
+
+	/* the same, attributed to the kernel: released by it */
+	g = gp_dg_new();
+	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+	cr_assert_eq(gp_dg_add_op(g, &o), 0);
+	call(g, s, o.end + SYNC, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+	cr_assert_eq(gp_dg_add_wait(g, s, o.end + SYNC, 1, 42), 0);
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), 0);
+	struct gp_dg_change sc = { .kind = GP_DG_SCALE, .target = "k", .factor = 0.5 };
+	cr_assert_eq(gp_dg_replay(g, &sc, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, LAUNCH + LAT + EXEC / 2 + SYNC);
+	gp_dg_free(g);
+}
