@@ -433,6 +433,38 @@ static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 	fputs("]}", f);
 }
 
+/* HTML: the measured wall, then each shown what-if's predicted wall, as bars
+ * on one scale (the saving is the gap to the first bar). */
+static void gp_wi_figure(FILE *f, const void *p)
+{
+	const struct gp_whatif *w = p;
+	if (!w->done || w->replay_rc || !w->window || !w->nitems)
+		return;
+	size_t n = w->nitems < GP_WI_SHOW ? w->nitems : GP_WI_SHOW;
+	const int width = 560, left = 300;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%zu' font-family='sans-serif' "
+		   "font-size='12'>\n", left + width + 20, 24 * (n + 1) + 8);
+	char b[32];
+	for (size_t i = 0; i <= n; i++) {
+		const struct gp_wi_item *it = i ? &w->items[i - 1] : NULL;
+		uint64_t v = it ? it->predicted : w->window;
+		double bw = (double)width * (double)v / (double)w->window;
+		fprintf(f, "<text x='4' y='%zu'>", 24 * i + 20);
+		if (it) {
+			gp_fmt_html_str(f, it->change);
+			if (it->ch.target) {
+				fputc(' ', f);
+				gp_fmt_html_str(f, it->ch.target);
+			}
+		} else {
+			fputs("measured", f);
+		}
+		fprintf(f, "</text><rect x='%d' y='%zu' width='%.1f' height='18' fill='%s'><title>%s</title></rect>\n",
+			left, 24 * i + 6, bw, it ? "#3a7be4" : "#8c8c8c", gp_fmt_ns((double)v, b, sizeof b));
+	}
+	fputs("</svg>\n", f);
+}
+
 const struct gp_analysis gp_analysis_whatif = {
 	.name = "whatif",
 	.title = "What-if",
@@ -445,5 +477,6 @@ const struct gp_analysis gp_analysis_whatif = {
 	.finish = gp_wi_finish,
 	.text = gp_wi_text,
 	.json = gp_wi_json,
+	.figure = gp_wi_figure,
 	.destroy = gp_wi_destroy,
 };
