@@ -247,3 +247,36 @@ Test(depgraph, core_attribution_wins)
 	cr_assert_eq(r, LAUNCH + LAT + EXEC / 2 + SYNC);
 	gp_dg_free(g);
 }
+
+/* Past GP_DG_MAX_NODES the graph is a prefix of the window: calls and ops
+ * up to the last time both were still collected, replayed as exactly. */
+Test(depgraph, bounded_prefix)
+{
+	struct gp_dg *g = gp_dg_new();
+	const size_t steps = GP_DG_MAX_NODES / 2 + 1000;
+	uint64_t t = 1000;
+	int full = 0;
+	/* calls arrive in time order, ops 10 steps late (as a join lags) */
+	for (size_t i = 0; i < steps; i++) {
+		struct gp_dg_call c = { .start = t + i * 10000, .end = t + i * 10000 + LAUNCH, .tid = 1,
+					.cls = GP_API_LAUNCH, .name = "cudaLaunchKernel" };
+		full |= gp_dg_add_call(g, &c) == 1;
+		if (i >= 10) {
+			uint64_t s = t + (i - 10) * 10000;
+			struct gp_dg_op o = { .start = s + LAUNCH + LAT, .end = s + LAUNCH + LAT + 5000, .api_start = s,
+					      .api_end = s + LAUNCH, .stream = 7, .kind = GP_OP_KERNEL, .name = "k" };
+			full |= gp_dg_add_op(g, &o) == 1;
+		}
+	}
+	cr_assert(full);
+	cr_assert(gp_dg_truncated(g));
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_leq(gp_dg_ncalls(g) + gp_dg_nops(g), GP_DG_MAX_NODES);
+	/* the prefix ends where the ops stopped: every kept call's op is kept */
+	cr_assert_eq(gp_dg_ncalls(g), gp_dg_nops(g));
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	cr_assert_eq(r, (gp_dg_ncalls(g) - 1) * 10000 + LAUNCH + LAT + 5000);
+	gp_dg_free(g);
+}
