@@ -249,7 +249,12 @@ static int gp_wi_cmp_item(const void *a, const void *b)
 	const struct gp_wi_item *x = a, *y = b;
 	if (x->saving != y->saving)
 		return x->saving > y->saving ? -1 : 1;
-	return strcmp(x->change, y->change);
+	int c = strcmp(x->change, y->change);
+	if (c || !x->ch.target || !y->ch.target)
+		return c ? c : (x->ch.target != NULL) - (y->ch.target != NULL);
+	if ((c = strcmp(x->ch.target, y->ch.target)))
+		return c;
+	return (x->ch.factor > y->ch.factor) - (x->ch.factor < y->ch.factor);
 }
 
 static int gp_wi_same(const struct gp_dg_change *a, const struct gp_dg_change *b)
