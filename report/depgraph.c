@@ -273,8 +273,10 @@ int gp_dg_build(struct gp_dg *g)
 {
 	if (g->truncated)
 		gp_dg_cut(g);
-	qsort(g->c, g->nc, sizeof *g->c, gp_dg_cmp_call);
-	qsort(g->o, g->no, sizeof *g->o, gp_dg_cmp_op);
+	if (g->nc)
+		qsort(g->c, g->nc, sizeof *g->c, gp_dg_cmp_call);
+	if (g->no)
+		qsort(g->o, g->no, sizeof *g->o, gp_dg_cmp_op);
 	g->t0 = UINT64_MAX;
 	g->t1 = 0;
 	for (size_t i = 0; i < g->nc; i++) {
@@ -312,7 +314,8 @@ int gp_dg_build(struct gp_dg *g)
 	qsort(oidx, g->no, sizeof *oidx, gp_dg_cmp_oend);
 	qsort(ocorr, g->no, sizeof *ocorr, gp_dg_cmp_ocorr);
 	gp_dg_sorting = NULL;
-	qsort(g->w, g->nw, sizeof *g->w, gp_dg_cmp_wait);
+	if (g->nw) /* qsort's base must not be NULL, even for nothing */
+		qsort(g->w, g->nw, sizeof *g->w, gp_dg_cmp_wait);
 
 	/* launch edges: the call with the op's call start and end */
 	for (size_t i = 0; i < g->no; i++) {
