@@ -14,7 +14,8 @@
 	X(stages)           \
 	X(host)             \
 	X(trends)           \
-	X(graphs)
+	X(graphs)           \
+	X(whatif)
 
 #define GP_ANALYSES_DECLARE(name) extern const struct gp_analysis gp_analysis_##name;
 #define GP_ANALYSES_ENTRY(name) &gp_analysis_##name,
@@ -50,6 +51,10 @@ struct gp_analyses *gp_analyses_new(const struct gp_analysis_env *env)
 			set->ops[set->nops].op = a->op;
 			set->ops[set->nops++].st = st;
 		}
+		if (a->wait) {
+			set->waits[set->nwaits].wait = a->wait;
+			set->waits[set->nwaits++].st = st;
+		}
 		set->a[set->n] = a;
 		set->st[set->n++] = st;
 	}
@@ -83,6 +88,13 @@ void gp_analyses_op(const struct gp_an_op *op, void *ctx)
 	struct gp_analyses *set = ctx;
 	for (size_t i = 0; i < set->nops; i++)
 		set->ops[i].op(set->ops[i].st, op);
+}
+
+void gp_analyses_wait(const struct gp_an_wait *w, void *ctx)
+{
+	struct gp_analyses *set = ctx;
+	for (size_t i = 0; i < set->nwaits; i++)
+		set->waits[i].wait(set->waits[i].st, w);
 }
 
 int gp_analyses_prepare(struct gp_analyses *set)

@@ -10,7 +10,9 @@
  *   pass 1: a->record(st, an, v)   for each view of a type in a->types[0]
  *   a->prepare(st, an)             after the core's prepare
  *   pass 2: a->record(st, an, v)   for each view of a type in a->types[1],
- *           a->op(st, op)          for each op the core folds
+ *           a->op(st, op)          for each op the core folds,
+ *           a->wait(st, w)         for each blocking interval the core
+ *                                  attributes (docs/metrics.md section 3)
  *   a->finish(st, an, rep)         after the core's finish, before it is freed
  *   a->text / a->json / a->figure  any time later (the report, the HTML page)
  *   a->destroy(st)
@@ -36,6 +38,7 @@
 /* What an analysis is created with (the report's options). */
 struct gp_analysis_env {
 	double outlier_factor;  /* iteration outlier: duration > factor x p50 */
+	const char *whatif;     /* the user's what-if (depgraph.h gp_dg_parse) or NULL */
 };
 
 /* How it prints. */
@@ -54,6 +57,7 @@ struct gp_analysis {
 	int (*record)(void *st, const struct gp_an *an, const struct gp_an_rec *v);
 	int (*prepare)(void *st, const struct gp_an *an);
 	void (*op)(void *st, const struct gp_an_op *op);
+	void (*wait)(void *st, const struct gp_an_wait *w);
 	int (*finish)(void *st, const struct gp_an *an, const struct gp_rep *rep);
 	/* its section (nothing when it has nothing to say) and its JSON value */
 	void (*text)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
@@ -95,6 +99,11 @@ struct gp_analyses {
 		void (*op)(void *st, const struct gp_an_op *op);
 		void *st;
 	} ops[GP_ANALYSES_MAX];
+	size_t nwaits;
+	struct {
+		void (*wait)(void *st, const struct gp_an_wait *w);
+		void *st;
+	} waits[GP_ANALYSES_MAX];
 	struct gp_strtab strings;
 };
 
@@ -104,6 +113,7 @@ void gp_analyses_free(struct gp_analyses *set);
 /* The core's sinks (ctx = the set): views and ops to every analysis. */
 void gp_analyses_record(const struct gp_an_rec *v, void *set);
 void gp_analyses_op(const struct gp_an_op *op, void *set);
+void gp_analyses_wait(const struct gp_an_wait *w, void *set);
 int gp_analyses_prepare(struct gp_analyses *set);
 int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep);
 /* Every section as text or markdown. Returns 0 or -EIO. */

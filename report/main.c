@@ -21,6 +21,7 @@
 
 #include "analyses.h"
 #include "analysis.h"
+#include "depgraph.h"
 #include "export.h"
 #include "output.h"
 #include "pipeline.h"
@@ -44,6 +45,7 @@ struct gp_main {
 	regex_t filter;
 	int have_filter;
 	struct gp_pipeline *pipe;
+	const char *whatif;               /* --whatif SPEC                      */
 };
 
 static void gp_main_usage(FILE *f)
@@ -63,6 +65,9 @@ static void gp_main_usage(FILE *f)
 		"  --thresholds sync=30,launch=20,execute=80   verdict thresholds in %% of total\n"
 		"  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
 		"  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
+		"  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API,\n"
+		"                             empty-waits, graph=NAME[:node_ns=N],\n"
+		"                             pinned=NAME[:call_ns=N], overlap-copies\n"
 		"  --export FORMAT OUT        write chrome-trace, sqlite or html to OUT (repeatable);\n"
 		"                             the report itself is then printed only with -o FILE\n"
 		"  -o, --output FILE          write the report to FILE instead of stdout\n"
@@ -142,6 +147,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "outlier-factor", required_argument, 0, 'O' }, { "straggler-pct", required_argument, 0, 'S' },
 		{ "export", required_argument, 0, 'e' },   { "output", required_argument, 0, 'o' },
 		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
+		{ "whatif", required_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
@@ -205,6 +211,16 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 				return -1;
 			}
 			break;
+		case 'W': {
+			struct gp_dg_change ch;
+			char name[128], why[160];
+			if (gp_dg_parse(optarg, &ch, name, sizeof name, why, sizeof why)) {
+				fprintf(stderr, "gpuphase-report: --whatif: '%s': %s\n", optarg, why);
+				return -1;
+			}
+			m->whatif = optarg;
+			break;
+		}
 		case 'S':
 			m->out.straggler_pct = strtod(optarg, &end);
 			if (*end || end == optarg || m->out.straggler_pct < 0) {
@@ -292,7 +308,7 @@ static int gp_main_pipeline(struct gp_main *m)
 {
 	struct gp_pipeline_opts po = { .group_by = m->group_by, .what = GP_PIPE_ALL,
 				       .outlier_factor = m->out.outlier_factor, .sinks = m->sinks,
-				       .nsinks = m->nexports };
+				       .nsinks = m->nexports, .whatif = m->whatif };
 	m->pipe = gp_pipeline_new(&po);
 	return m->pipe ? 0 : GP_EXIT_INTERNAL;
 }

@@ -49,6 +49,8 @@ static void gp_pipeline_wait(const struct gp_an_wait *w, void *ctx)
 	for (size_t e = 0; e < p->o.nsinks; e++)
 		if (p->o.sinks[e].ex->wait)
 			p->o.sinks[e].ex->wait(w, p->o.sinks[e].ctx);
+	if (p->cur)
+		gp_analyses_wait(w, p->cur);
 }
 
 /* One record group through the core (which hands its views to the
@@ -220,7 +222,7 @@ static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_s
 		p->sets = x;
 		p->cap = nc;
 	}
-	struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor };
+	struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor, .whatif = p->o.whatif };
 	p->cur = NULL;
 	if ((p->o.what & GP_PIPE_ANALYSES) && !(p->cur = gp_analyses_new(&env)))
 		return -ENOMEM;
@@ -228,7 +230,8 @@ static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_s
 				    .on_wait = gp_pipeline_wait, .ctx = p };
 	if (!p->o.nsinks) /* no exporter: ops go straight to the analyses */
 		cfg = (struct gp_an_config){ .group_by = p->o.group_by,
-					     .on_op = p->cur ? gp_analyses_op : NULL, .ctx = p->cur };
+					     .on_op = p->cur ? gp_analyses_op : NULL,
+					     .on_wait = p->cur ? gp_analyses_wait : NULL, .ctx = p->cur };
 	if (p->cur) { /* the analyses read the core's views; their names live in
 		       * the string table the core fills */
 		cfg.on_rec = gp_analyses_record;

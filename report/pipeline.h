@@ -28,7 +28,7 @@
 #include "export.h"
 
 /* What a run computes besides the core's aggregates. */
-#define GP_PIPE_ANALYSES 1u /* the analyses (stages, host, trends, graphs)   */
+#define GP_PIPE_ANALYSES 1u /* the analyses (stages ... whatif: analyses.c) */
 #define GP_PIPE_FOOTER 2u   /* header key/values and footer facts into rep   */
 #define GP_PIPE_ALL (GP_PIPE_ANALYSES | GP_PIPE_FOOTER)
 
@@ -44,6 +44,7 @@ struct gp_pipeline_opts {
 	double outlier_factor;      /* analyses: iteration outliers (> 0)      */
 	const struct gp_pipeline_sink *sinks; /* exporters fed in pass 2       */
 	size_t nsinks;
+	const char *whatif;         /* analyses: the user's what-if, or NULL   */
 };
 
 struct gp_pipeline;

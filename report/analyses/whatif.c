@@ -1,0 +1,487 @@
+/*
+ * whatif.c — the "What-if" analysis: what each advice would buy. It keeps
+ * the window's dependency graph (depgraph.h: every outermost host call of
+ * the chosen API source, every op with GPU times, up to GP_DG_MAX_NODES),
+ * replays it unchanged (the check: the replayed wall against the measured
+ * one) and once per transformation, and ranks the transformations by the
+ * wall time they save; plus the critical path of the window by name, and
+ * the user's own question (gpuphase-report --whatif SPEC).
+ *
+ * Candidates (docs/metrics.md "What-if"): each synchronizing function
+ * dropped; every wait that had nothing outstanding dropped; the three
+ * operators with the most launch time launched at a graph node's cost; each
+ * blocking copy operator made pinned and asynchronous; copies moved to a
+ * copy stream; the three operators with the most execute time twice as
+ * fast. A plug-in of analyses.h; report thread only. This analysis keeps
+ * one node per call and op, which the plug-in rule of folding everything
+ * does not allow elsewhere: that memory is bounded by GP_DG_MAX_NODES, and
+ * the output says when the graph is a prefix of the window.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analyses.h"
+#include "report/depgraph.h"
+#include "report/fmt.h"
+
+#define GP_WI_MAX 24                /* what-ifs kept                          */
+#define GP_WI_TOP 3                 /* operators tried per kind               */
+#define GP_WI_SHOW 5                /* what-ifs in the text section           */
+#define GP_WI_PATH 8                /* critical path entries kept             */
+#define GP_WI_SYNCS 16              /* synchronizing functions tried          */
+
+/* Per operator (core group): what picks the candidates. */
+struct gp_wi_op {
+	const char *name;
+	uint64_t launch_ns, execute_ns, copy_sync;
+	uint8_t kernel, copy;
+};
+
+struct gp_wi_item {
+	struct gp_dg_change ch;
+	const char *change;     /* JSON "change"                                */
+	const char *phase;      /* the phase it shortens                        */
+	char assumptions[192];
+	uint64_t predicted, saving;
+	int user;
+	int rc;
+};
+
+struct gp_whatif {
+	int err;
+	int use_hooks;          /* API source: hooks (hook-only trace) or CUPTI  */
+	struct gp_dg *g;
+	struct gp_wi_op *ops;
+	size_t nops;
+	struct {
+		const char *name;
+		uint64_t ns;
+	} syncs[GP_WI_SYNCS];
+	size_t nsyncs;
+	int have_user;
+	struct gp_dg_change user;
+	char user_target[128];
+	const char *user_spec;
+	/* results */
+	int done, replay_rc;
+	uint64_t measured, replayed, window;
+	struct gp_dg_path path[GP_WI_PATH];
+	size_t npath;
+	struct gp_wi_item items[GP_WI_MAX];
+	size_t nitems;
+};
+
+static void *gp_wi_create(const struct gp_analysis_env *env)
+{
+	struct gp_whatif *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	if (!(w->g = gp_dg_new())) {
+		free(w);
+		return NULL;
+	}
+	if (env && env->whatif &&
+	    gp_dg_parse(env->whatif, &w->user, w->user_target, sizeof w->user_target, NULL, 0) == 0) {
+		w->have_user = 1;
+		w->user_spec = env->whatif;
+	}
+	return w;
+}
+
+static void gp_wi_destroy(void *p)
+{
+	struct gp_whatif *w = p;
+	gp_dg_free(w->g);
+	free(w->ops);
+	free(w);
+}
+
+static int gp_wi_prepare(void *p, const struct gp_an *an)
+{
+	struct gp_whatif *w = p;
+	w->use_hooks = gp_an_record_count(an, GP_REC_RUNTIME_API) == 0;
+	return 0;
+}
+
+static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec *v)
+{
+	struct gp_whatif *w = p;
+	if (v->api.nested || (v->type == GP_REC_HOOK_API) != w->use_hooks)
+		return 0;
+	const char *name = gp_an_api_name(an, v->type, v->api.api_id);
+	struct gp_dg_call c = { .start = v->api.start, .end = v->api.end, .tid = v->api.tid,
+				.cls = v->api.api_class, .name = name };
+	int rc = gp_dg_add_call(w->g, &c);
+	if (rc < 0)
+		return w->err = rc;
+	unsigned k = v->api.api_class;
+	if (name && (k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT)) {
+		size_t i = 0;
+		while (i < w->nsyncs && strcmp(w->syncs[i].name, name))
+			i++;
+		if (i == w->nsyncs && i < GP_WI_SYNCS)
+			w->syncs[w->nsyncs++].name = name;
+		if (i < w->nsyncs)
+			w->syncs[i].ns += v->api.end - v->api.start;
+	}
+	return 0;
+}
+
+static void gp_wi_op(void *p, const struct gp_an_op *op)
+{
+	struct gp_whatif *w = p;
+	if (w->err || !op->has_gpu)
+		return;
+	struct gp_dg_op o = { .start = op->gpu_start, .end = op->gpu_end, .stream = op->stream, .corr = op->corr,
+			      .kind = op->kind,
+			      .copy_kind = op->copy_kind, .name = op->name };
+	if (op->has_api)
+		o.api_start = op->api_start, o.api_end = op->api_end;
+	int rc = gp_dg_add_op(w->g, &o);
+	if (rc < 0) {
+		w->err = rc;
+		return;
+	}
+	if (gp_an_grow_zeroed((void **)&w->ops, &w->nops, op->group, sizeof *w->ops)) {
+		w->err = -ENOMEM;
+		return;
+	}
+	struct gp_wi_op *s = &w->ops[op->group];
+	s->name = op->name;
+	s->launch_ns += op->has_api && op->api_class == GP_API_LAUNCH ? op->launch_ns : 0;
+	s->execute_ns += op->execute_ns;
+	s->kernel |= op->kind == GP_OP_KERNEL;
+	s->copy |= op->kind == GP_OP_MEMCPY;
+	s->copy_sync += op->api_class == GP_API_MEMCPY_SYNC;
+}
+
+/* The core's attribution of each synchronize: which op released it. */
+static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
+{
+	struct gp_whatif *w = p;
+	unsigned k = wt->kind;
+	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
+		return;
+	int rc = gp_dg_add_wait(w->g, wt->call_start, wt->call_end, wt->attributed, wt->op_corr);
+	if (rc < 0)
+		w->err = rc;
+}
+
+static struct gp_wi_item *gp_wi_add(struct gp_whatif *w, enum gp_dg_change_kind kind, const char *target)
+{
+	if (w->nitems == GP_WI_MAX)
+		return NULL;
+	struct gp_wi_item *it = &w->items[w->nitems++];
+	memset(it, 0, sizeof *it);
+	it->ch.kind = kind;
+	it->ch.target = target;
+	return it;
+}
+
+/* Fill an item's change name, phase and cost from the graph's facts. */
+static void gp_wi_describe(struct gp_whatif *w, struct gp_wi_item *it)
+{
+	struct gp_dg_change *ch = &it->ch;
+	uint64_t node = gp_dg_graph_node_cost(w->g), acall = gp_dg_async_call_cost(w->g);
+	switch (ch->kind) {
+	case GP_DG_DROP_SYNC:
+		it->change = "remove_sync", it->phase = "sync";
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "every %s call vanishes with its wait; the host work after it overlaps the GPU and "
+			 "needs none of its results", ch->target);
+		break;
+	case GP_DG_DROP_EMPTY:
+		it->change = "remove_empty_waits", it->phase = "sync";
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "%zu blocking calls found nothing outstanding; they vanish with their host cost",
+			 gp_dg_empty_waits(w->g));
+		break;
+	case GP_DG_GRAPH_LAUNCH:
+		it->change = "graph_launch", it->phase = "launch";
+		if (!ch->cost_ns)
+			ch->cost_ns = node ? node : GP_DG_NODE_NS;
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "each launch costs the host %" PRIu64 " ns, a replayed graph node (%s); capture and "
+			 "instantiation are not counted", ch->cost_ns,
+			 node ? "measured from this trace's graph launches" : "default: no graph launch in the trace");
+		break;
+	case GP_DG_PINNED:
+		it->change = "pinned_async_copy", it->phase = "sync";
+		if (!ch->cost_ns)
+			ch->cost_ns = acall ? acall : GP_DG_ASYNC_CALL_NS;
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "the copy call returns after %" PRIu64 " ns (%s) without waiting; the transfer time is "
+			 "unchanged (pinned memory is often faster: a lower bound)", ch->cost_ns,
+			 acall ? "median non-blocking call of this trace" : "default");
+		break;
+	case GP_DG_OVERLAP_COPIES:
+		it->change = "overlap_copies", it->phase = "queue";
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "copies run in order on a copy stream of their own; kernels no longer wait for them "
+			 "(no data dependency between them)");
+		break;
+	case GP_DG_SCALE:
+		it->change = "scale_kernel", it->phase = "execute";
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "every %s execution takes %g x its measured time; nothing else changes", ch->target, ch->factor);
+		break;
+	default:
+		it->change = "none", it->phase = "";
+		break;
+	}
+}
+
+static int gp_wi_cmp_launch(const void *a, const void *b)
+{
+	const struct gp_wi_op *x = *(const struct gp_wi_op *const *)a, *y = *(const struct gp_wi_op *const *)b;
+	return (x->launch_ns < y->launch_ns) - (x->launch_ns > y->launch_ns);
+}
+
+static int gp_wi_cmp_exec(const void *a, const void *b)
+{
+	const struct gp_wi_op *x = *(const struct gp_wi_op *const *)a, *y = *(const struct gp_wi_op *const *)b;
+	return (x->execute_ns < y->execute_ns) - (x->execute_ns > y->execute_ns);
+}
+
+static int gp_wi_cmp_item(const void *a, const void *b)
+{
+	const struct gp_wi_item *x = a, *y = b;
+	if (x->saving != y->saving)
+		return x->saving > y->saving ? -1 : 1;
+	int c = strcmp(x->change, y->change);
+	if (c || !x->ch.target || !y->ch.target)
+		return c ? c : (x->ch.target != NULL) - (y->ch.target != NULL);
+	if ((c = strcmp(x->ch.target, y->ch.target)))
+		return c;
+	return (x->ch.factor > y->ch.factor) - (x->ch.factor < y->ch.factor);
+}
+
+static int gp_wi_same(const struct gp_dg_change *a, const struct gp_dg_change *b)
+{
+	return a->kind == b->kind && a->factor == b->factor && a->cost_ns == b->cost_ns &&
+	       (a->target == b->target || (a->target && b->target && !strcmp(a->target, b->target)));
+}
+
+static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
+{
+	struct gp_whatif *w = p;
+	(void)an;
+	if (w->err)
+		return w->err;
+	int rc = gp_dg_build(w->g);
+	if (rc)
+		return rc;
+	w->measured = gp_dg_wall(w->g);
+	w->window = gp_dg_truncated(w->g) && rep->wall_ns > w->measured ? rep->wall_ns : w->measured;
+	w->replay_rc = gp_dg_replay(w->g, NULL, &w->replayed, w->path, GP_WI_PATH, &w->npath);
+	if (w->replay_rc == -ENOMEM)
+		return -ENOMEM;
+	w->done = 1;
+	if (w->replay_rc || !gp_dg_nops(w->g))
+		return 0;
+	/* the candidates */
+	for (size_t i = 0; i < w->nsyncs; i++)
+		gp_wi_add(w, GP_DG_DROP_SYNC, w->syncs[i].name);
+	if (gp_dg_empty_waits(w->g))
+		gp_wi_add(w, GP_DG_DROP_EMPTY, NULL);
+	const struct gp_wi_op **ord = malloc((w->nops + 1) * sizeof *ord);
+	if (!ord)
+		return -ENOMEM;
+	size_t n = 0;
+	int copies = 0, kernels = 0;
+	for (size_t i = 0; i < w->nops; i++)
+		if (w->ops[i].name) {
+			ord[n++] = &w->ops[i];
+			copies |= w->ops[i].copy;
+			kernels |= w->ops[i].kernel;
+			if (w->ops[i].copy && w->ops[i].copy_sync)
+				gp_wi_add(w, GP_DG_PINNED, w->ops[i].name);
+		}
+	if (copies && kernels)
+		gp_wi_add(w, GP_DG_OVERLAP_COPIES, NULL);
+	qsort(ord, n, sizeof *ord, gp_wi_cmp_launch);
+	for (size_t i = 0, k = 0; i < n && k < GP_WI_TOP; i++)
+		if (ord[i]->kernel && ord[i]->launch_ns)
+			gp_wi_add(w, GP_DG_GRAPH_LAUNCH, ord[i]->name), k++;
+	qsort(ord, n, sizeof *ord, gp_wi_cmp_exec);
+	for (size_t i = 0, k = 0; i < n && k < GP_WI_TOP; i++)
+		if (ord[i]->kernel && ord[i]->execute_ns) {
+			struct gp_wi_item *it = gp_wi_add(w, GP_DG_SCALE, ord[i]->name);
+			if (it)
+				it->ch.factor = 0.5;
+			k++;
+		}
+	free(ord);
+	if (w->have_user) { /* the user's question, once: a candidate it repeats is marked */
+		size_t i = 0;
+		while (i < w->nitems && !gp_wi_same(&w->items[i].ch, &w->user))
+			i++;
+		if (i == w->nitems) {
+			if (w->nitems == GP_WI_MAX)
+				w->nitems--;
+			struct gp_wi_item *it = gp_wi_add(w, w->user.kind, w->user.target);
+			it->ch = w->user;
+			i = w->nitems - 1;
+		}
+		w->items[i].user = 1;
+	}
+	/* replay each; the saving is against the unchanged replay, scaled to the
+	 * whole window when the graph is a prefix of it */
+	size_t keep = 0;
+	for (size_t i = 0; i < w->nitems; i++) {
+		struct gp_wi_item *it = &w->items[i];
+		gp_wi_describe(w, it);
+		uint64_t wall = 0;
+		it->rc = gp_dg_replay(w->g, &it->ch, &wall, NULL, 0, NULL);
+		if (it->rc == -ENOMEM)
+			return -ENOMEM;
+		uint64_t s = !it->rc && wall < w->replayed ? w->replayed - wall : 0;
+		if (gp_dg_truncated(w->g) && w->measured)
+			s = (uint64_t)((double)s * (double)w->window / (double)w->measured);
+		it->saving = s;
+		it->predicted = w->window > s ? w->window - s : 0;
+		if (it->saving || it->user)
+			w->items[keep++] = *it;
+	}
+	w->nitems = keep;
+	qsort(w->items, w->nitems, sizeof *w->items, gp_wi_cmp_item);
+	return 0;
+}
+
+static double gp_wi_err_pct(const struct gp_whatif *w)
+{
+	double m = (double)w->measured, r = (double)w->replayed;
+	return m > 0 ? 100.0 * (r > m ? r - m : m - r) / m : 0;
+}
+
+static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
+{
+	const struct gp_whatif *w = p;
+	(void)rep;
+	if (!w->done || !gp_dg_nops(w->g))
+		return;
+	char b1[32], b2[32], b3[32];
+	const char *li = s->markdown ? "- " : "  ";
+	fprintf(f, s->markdown ? "\n## What-if\n\n" : "\nWhat-if (replay of the dependency graph)\n");
+	if (w->replay_rc) {
+		fprintf(f, "%sthe graph could not be replayed (%s)\n", li, strerror(-w->replay_rc));
+		return;
+	}
+	fprintf(f, "%sgraph: %zu calls, %zu ops; measured wall %s, replayed %s (%.2f%% off)%s\n", li,
+		gp_dg_ncalls(w->g), gp_dg_nops(w->g), gp_fmt_ns((double)w->measured, b1, sizeof b1),
+		gp_fmt_ns((double)w->replayed, b2, sizeof b2), gp_wi_err_pct(w),
+		gp_dg_truncated(w->g) ? "; a prefix of the window (node bound reached): savings scaled to it" : "");
+	size_t shown = 0;
+	for (size_t i = 0; i < w->nitems; i++) {
+		const struct gp_wi_item *it = &w->items[i];
+		if (shown >= GP_WI_SHOW && !it->user)
+			continue;
+		shown++;
+		char fac[32] = "";
+		if (it->ch.kind == GP_DG_SCALE)
+			snprintf(fac, sizeof fac, " x%g", it->ch.factor);
+		fprintf(f, "%ssaves %s (%.1f%%, %s) with %s%s%s%s, predicted wall %s%s\n", li,
+			gp_fmt_ns((double)it->saving, b2, sizeof b2), gp_fmt_pct(it->saving, w->window), it->phase,
+			it->change, it->ch.target ? " " : "", it->ch.target ? it->ch.target : "", fac,
+			gp_fmt_ns((double)it->predicted, b1, sizeof b1), it->user ? " [--whatif]" : "");
+	}
+	if (w->npath) {
+		fprintf(f, "%scritical path:", li);
+		for (size_t i = 0; i < w->npath && i < 5; i++)
+			fprintf(f, "%s %s %s (%.1f%%)", i ? "," : "", w->path[i].name,
+				gp_fmt_ns((double)w->path[i].ns, b3, sizeof b3), gp_fmt_pct(w->path[i].ns, w->replayed));
+		fputc('\n', f);
+	}
+}
+
+static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
+{
+	const struct gp_whatif *w = p;
+	(void)rep;
+	(void)s;
+	if (!w->done) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"calls\": %zu, \"ops\": %zu, \"measured_wall_ns\": %" PRIu64 ", \"replayed_wall_ns\": %" PRIu64
+		   ", \"replay_error_pct\": ",
+		gp_dg_ncalls(w->g), gp_dg_nops(w->g), w->measured, w->replayed);
+	gp_fmt_json_num(f, gp_wi_err_pct(w));
+	fprintf(f, ", \"replay_ok\": %s, \"truncated\": %s, \"window_ns\": %" PRIu64 ", \"first_launch_ns\": %" PRIu64
+		   ", \"whatif\": [",
+		w->replay_rc ? "false" : "true", gp_dg_truncated(w->g) ? "true" : "false", w->window,
+		gp_dg_first_launch(w->g));
+	for (size_t i = 0; i < w->nitems; i++) {
+		const struct gp_wi_item *it = &w->items[i];
+		fprintf(f, "%s{\"change\": \"%s\", \"target\": ", i ? ", " : "", it->change);
+		if (it->ch.target)
+			gp_fmt_json_str(f, it->ch.target);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"phase\": \"%s\", \"predicted_wall_ns\": %" PRIu64 ", \"saving_ns\": %" PRIu64
+			   ", \"user\": %s, \"assumptions\": ",
+			it->phase, it->predicted, it->saving, it->user ? "true" : "false");
+		gp_fmt_json_str(f, it->assumptions);
+		if (it->ch.kind == GP_DG_SCALE) {
+			fputs(", \"factor\": ", f);
+			gp_fmt_json_num(f, it->ch.factor);
+		}
+		fputc('}', f);
+	}
+	fputs("], \"critical_path\": [", f);
+	for (size_t i = 0; i < w->npath; i++) {
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		gp_fmt_json_str(f, w->path[i].name);
+		fprintf(f, ", \"ns\": %" PRIu64 "}", w->path[i].ns);
+	}
+	fputs("]}", f);
+}
+
+/* HTML: the measured wall, then each shown what-if's predicted wall, as bars
+ * on one scale (the saving is the gap to the first bar). */
+static void gp_wi_figure(FILE *f, const void *p)
+{
+	const struct gp_whatif *w = p;
+	if (!w->done || w->replay_rc || !w->window || !w->nitems)
+		return;
+	size_t n = w->nitems < GP_WI_SHOW ? w->nitems : GP_WI_SHOW;
+	const int width = 560, left = 300;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%zu' font-family='sans-serif' "
+		   "font-size='12'>\n", left + width + 20, 24 * (n + 1) + 8);
+	char b[32];
+	for (size_t i = 0; i <= n; i++) {
+		const struct gp_wi_item *it = i ? &w->items[i - 1] : NULL;
+		uint64_t v = it ? it->predicted : w->window;
+		double bw = (double)width * (double)v / (double)w->window;
+		fprintf(f, "<text x='4' y='%zu'>", 24 * i + 20);
+		if (it) {
+			gp_fmt_html_str(f, it->change);
+			if (it->ch.target) {
+				fputc(' ', f);
+				gp_fmt_html_str(f, it->ch.target);
+			}
+		} else {
+			fputs("measured", f);
+		}
+		fprintf(f, "</text><rect x='%d' y='%zu' width='%.1f' height='18' fill='%s'><title>%s</title></rect>\n",
+			left, 24 * i + 6, bw, it ? "#3a7be4" : "#8c8c8c", gp_fmt_ns((double)v, b, sizeof b));
+	}
+	fputs("</svg>\n", f);
+}
+
+const struct gp_analysis gp_analysis_whatif = {
+	.name = "whatif",
+	.title = "What-if",
+	.types = { 0, GP_AN_TYPE(GP_REC_HOOK_API) | GP_AN_TYPE(GP_REC_RUNTIME_API) },
+	.create = gp_wi_create,
+	.record = gp_wi_record,
+	.prepare = gp_wi_prepare,
+	.op = gp_wi_op,
+	.wait = gp_wi_wait,
+	.finish = gp_wi_finish,
+	.text = gp_wi_text,
+	.json = gp_wi_json,
+	.figure = gp_wi_figure,
+	.destroy = gp_wi_destroy,
+};

@@ -1,0 +1,825 @@
+/*
+ * depgraph.c — the dependency graph of a window and its replay
+ * (depgraph.h; docs/metrics.md "What-if" defines every rule used here).
+ *
+ * Build: calls sorted per thread (the host time between two calls is kept
+ * as a gap), ops sorted per stream, each op joined to its launching call by
+ * the call's start and end, each blocking call joined to the op whose end
+ * released it (a sync: the latest op end inside the call; a blocking copy or
+ * set: its own op). Each op's start is explained by its binding constraint:
+ * the call that issued it plus the launch latency, the previous op of its
+ * stream, or an op of another stream that ended just before it started (an
+ * event wait, the legacy stream); the part of the measured start that the
+ * binding constraint leaves is kept as that edge's gap, so a replay of the
+ * unchanged graph gives back every measured timestamp.
+ *
+ * Replay: one cursor per thread and per stream advances over nodes whose
+ * inputs are known; the measured order is a topological order of every
+ * edge and a change only removes or shortens edges, so the cursors never
+ * stall on a built graph (-EDEADLK if they do). Single-threaded; memory
+ * bounded by GP_DG_MAX_NODES.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_format.h"
+#include "report/analysis.h"
+#include "report/depgraph.h"
+
+struct gp_dg_c {
+	uint64_t start, end;
+	uint64_t gap;          /* host time since the previous call of its thread */
+	uint64_t post;         /* blocking: time from the release to its return  */
+	const char *name;
+	uint32_t tid;
+	int32_t wait;          /* op that released it, -1 none                   */
+	int32_t op;            /* an op it launched (the last one), -1 none      */
+	uint32_t nops;         /* ops it launched (graph launch: its nodes)      */
+	uint8_t cls, first, empty, blocking;
+};
+
+struct gp_dg_o {
+	uint64_t start, end, api_start, api_end;
+	uint64_t lat, prev_gap, dep_gap;
+	const char *name;
+	uint32_t stream, corr;
+	int32_t call, prev, dep, prev_same; /* prev_same: previous op of the same
+	                                       class (copy / not copy) of its stream */
+	uint8_t kind, copy_kind, sync_issue, anchor;
+};
+
+struct gp_dg_w {
+	uint64_t start, end;
+	uint32_t corr;
+	uint8_t attributed;
+};
+
+struct gp_dg {
+	struct gp_dg_w *w;
+	size_t nw, capw;
+	struct gp_dg_c *c;
+	size_t nc, capc;
+	struct gp_dg_o *o;
+	size_t no, capo;
+	int truncated;
+	uint64_t t0, t1;
+	uint64_t lat_async, lat_sync;
+	uint64_t node_cost, async_cost;
+	size_t empty;
+};
+
+struct gp_dg *gp_dg_new(void)
+{
+	return calloc(1, sizeof(struct gp_dg));
+}
+
+void gp_dg_free(struct gp_dg *g)
+{
+	if (!g)
+		return;
+	free(g->c);
+	free(g->o);
+	free(g->w);
+	free(g);
+}
+
+int gp_dg_add_call(struct gp_dg *g, const struct gp_dg_call *c)
+{
+	if (g->nc + g->no >= GP_DG_MAX_NODES) {
+		g->truncated = 1;
+		return 1;
+	}
+	if (c->end < c->start)
+		return 0;
+	if (GP_AN_GROW(g->c, g->nc, g->capc))
+		return -ENOMEM;
+	g->c[g->nc++] = (struct gp_dg_c){ .start = c->start, .end = c->end, .tid = c->tid, .cls = c->cls,
+					  .name = c->name, .wait = -1, .op = -1 };
+	return 0;
+}
+
+int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
+{
+	if (g->nc + g->no >= GP_DG_MAX_NODES) {
+		g->truncated = 1;
+		return 1;
+	}
+	if (o->end < o->start || !o->start)
+		return 0;
+	if (GP_AN_GROW(g->o, g->no, g->capo))
+		return -ENOMEM;
+	g->o[g->no++] = (struct gp_dg_o){ .start = o->start, .end = o->end, .api_start = o->api_start,
+					  .api_end = o->api_end, .stream = o->stream, .corr = o->corr,
+					  .kind = o->kind, .copy_kind = o->copy_kind, .name = o->name, .call = -1, .prev = -1,
+					  .dep = -1, .prev_same = -1 };
+	return 0;
+}
+
+/* qsort_r is not portable: the index sorts read the graph through this. */
+static const struct gp_dg *gp_dg_sorting;
+
+int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr)
+{
+	if (g->nc + g->no + g->nw >= GP_DG_MAX_NODES) {
+		g->truncated = 1;
+		return 1;
+	}
+	if (GP_AN_GROW(g->w, g->nw, g->capw))
+		return -ENOMEM;
+	g->w[g->nw++] = (struct gp_dg_w){ start, end, op_corr, (uint8_t)!!attributed };
+	return 0;
+}
+
+static int gp_dg_cmp_wait(const void *a, const void *b)
+{
+	const struct gp_dg_w *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+static int gp_dg_cmp_ocorr(const void *a, const void *b)
+{
+	uint32_t x = gp_dg_sorting->o[*(const uint32_t *)a].corr, y = gp_dg_sorting->o[*(const uint32_t *)b].corr;
+	return (x > y) - (x < y);
+}
+
+/* The core's attribution of the synchronize [start, end]: 1 with *op set
+ * (-1: nothing outstanding), or 0 when the core said nothing of it. */
+static int gp_dg_core_wait(const struct gp_dg *g, const uint32_t *ocorr, uint64_t start, uint64_t end,
+			   int32_t *op)
+{
+	size_t lo = 0, hi = g->nw;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->w[mid].start < start || (g->w[mid].start == start && g->w[mid].end < end))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == g->nw || g->w[lo].start != start || g->w[lo].end != end)
+		return 0;
+	*op = -1;
+	if (!g->w[lo].attributed)
+		return 1;
+	/* the ops of that correlation id (a graph launch's nodes share it): the
+	 * one that ended last inside the wait */
+	uint32_t corr = g->w[lo].corr;
+	size_t a = 0, b = g->no;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (g->o[ocorr[mid]].corr < corr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < g->no && g->o[ocorr[a]].corr == corr; a++) {
+		const struct gp_dg_o *o = &g->o[ocorr[a]];
+		if (o->end <= end && o->end > start && (*op < 0 || g->o[*op].end < o->end))
+			*op = (int32_t)ocorr[a];
+	}
+	return *op >= 0; /* the op is not in the graph: decide from the times */
+}
+
+static int gp_dg_cmp_call(const void *a, const void *b)
+{
+	const struct gp_dg_c *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+static int gp_dg_cmp_op(const void *a, const void *b)
+{
+	const struct gp_dg_o *x = a, *y = b;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+
+static int gp_dg_cmp_cstart(const void *a, const void *b)
+{
+	uint64_t x = gp_dg_sorting->c[*(const uint32_t *)a].start, y = gp_dg_sorting->c[*(const uint32_t *)b].start;
+	return (x > y) - (x < y);
+}
+
+static int gp_dg_cmp_oend(const void *a, const void *b)
+{
+	uint64_t x = gp_dg_sorting->o[*(const uint32_t *)a].end, y = gp_dg_sorting->o[*(const uint32_t *)b].end;
+	return (x > y) - (x < y);
+}
+
+/* Index of the last entry of idx (sorted by key) whose key <= t, or -1. */
+static long gp_dg_last_le(const uint32_t *idx, size_t n, uint64_t t, int calls, const struct gp_dg *g)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t k = calls ? g->c[idx[mid]].start : g->o[idx[mid]].end;
+		if (k <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+static int gp_dg_is_sync(unsigned c)
+{
+	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
+}
+
+static int gp_dg_is_copy_sync(unsigned c)
+{
+	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
+}
+
+static int gp_dg_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Keep only what starts at or before the last time both kinds of node were
+ * still being collected: calls and ops arrive in different orders. */
+static void gp_dg_cut(struct gp_dg *g)
+{
+	uint64_t lc = 0, lo = 0;
+	for (size_t i = 0; i < g->nc; i++)
+		lc = g->c[i].start > lc ? g->c[i].start : lc;
+	for (size_t i = 0; i < g->no; i++)
+		lo = g->o[i].start > lo ? g->o[i].start : lo;
+	uint64_t t = lc < lo ? lc : lo;
+	size_t n = 0;
+	for (size_t i = 0; i < g->nc; i++)
+		if (g->c[i].start <= t)
+			g->c[n++] = g->c[i];
+	g->nc = n;
+	n = 0;
+	for (size_t i = 0; i < g->no; i++)
+		if (g->o[i].start <= t && (g->o[i].api_start <= t))
+			g->o[n++] = g->o[i];
+	g->no = n;
+}
+
+int gp_dg_build(struct gp_dg *g)
+{
+	if (g->truncated)
+		gp_dg_cut(g);
+	if (g->nc)
+		qsort(g->c, g->nc, sizeof *g->c, gp_dg_cmp_call);
+	if (g->no)
+		qsort(g->o, g->no, sizeof *g->o, gp_dg_cmp_op);
+	g->t0 = UINT64_MAX;
+	g->t1 = 0;
+	for (size_t i = 0; i < g->nc; i++) {
+		struct gp_dg_c *c = &g->c[i];
+		c->first = !i || g->c[i - 1].tid != c->tid;
+		c->gap = c->first ? 0 : c->start > g->c[i - 1].end ? c->start - g->c[i - 1].end : 0;
+		c->blocking = gp_dg_is_sync(c->cls) || gp_dg_is_copy_sync(c->cls);
+		g->t0 = c->start < g->t0 ? c->start : g->t0;
+		g->t1 = c->end > g->t1 ? c->end : g->t1;
+	}
+	for (size_t i = 0; i < g->no; i++) {
+		g->t0 = g->o[i].start < g->t0 ? g->o[i].start : g->t0;
+		g->t1 = g->o[i].end > g->t1 ? g->o[i].end : g->t1;
+	}
+	if (!g->nc && !g->no) {
+		g->t0 = g->t1 = 0;
+		return 0;
+	}
+	uint32_t *cidx = malloc((g->nc + 1) * sizeof *cidx), *oidx = malloc((g->no + 1) * sizeof *oidx);
+	uint64_t *costs = malloc((g->nc + 1) * sizeof *costs);
+	uint32_t *ocorr = malloc((g->no + 1) * sizeof *ocorr);
+	if (!cidx || !oidx || !costs || !ocorr) {
+		free(cidx);
+		free(oidx);
+		free(costs);
+		free(ocorr);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->nc; i++)
+		cidx[i] = (uint32_t)i;
+	for (size_t i = 0; i < g->no; i++)
+		oidx[i] = ocorr[i] = (uint32_t)i;
+	gp_dg_sorting = g;
+	qsort(cidx, g->nc, sizeof *cidx, gp_dg_cmp_cstart);
+	qsort(oidx, g->no, sizeof *oidx, gp_dg_cmp_oend);
+	qsort(ocorr, g->no, sizeof *ocorr, gp_dg_cmp_ocorr);
+	gp_dg_sorting = NULL;
+	if (g->nw) /* qsort's base must not be NULL, even for nothing */
+		qsort(g->w, g->nw, sizeof *g->w, gp_dg_cmp_wait);
+
+	/* launch edges: the call with the op's call start and end */
+	for (size_t i = 0; i < g->no; i++) {
+		struct gp_dg_o *o = &g->o[i];
+		if (i && g->o[i - 1].stream == o->stream) {
+			o->prev = (int32_t)i - 1;
+			for (long j = (long)i - 1; j >= 0 && g->o[j].stream == o->stream; j--)
+				if ((g->o[j].kind == GP_OP_MEMCPY) == (o->kind == GP_OP_MEMCPY)) {
+					o->prev_same = (int32_t)j;
+					break;
+				}
+		}
+		if (!o->api_start && !o->api_end)
+			continue;
+		for (long j = gp_dg_last_le(cidx, g->nc, o->api_start, 1, g); j >= 0; j--) {
+			const struct gp_dg_c *c = &g->c[cidx[j]];
+			if (c->start != o->api_start)
+				break;
+			if (c->end == o->api_end) {
+				o->call = (int32_t)cidx[j];
+				break;
+			}
+		}
+		if (o->call >= 0) {
+			struct gp_dg_c *c = &g->c[o->call];
+			c->nops++;
+			if (c->op < 0 || g->o[c->op].end < o->end)
+				c->op = (int32_t)i;
+			o->sync_issue = o->start < c->end;
+		}
+	}
+	/* waits: a sync is released by the latest op end inside it; a blocking
+	 * copy or set by its own op */
+	size_t nasync = 0, nnodes = 0;
+	uint64_t node_host = 0;
+	for (size_t i = 0; i < g->nc; i++) {
+		struct gp_dg_c *c = &g->c[i];
+		if (gp_dg_is_sync(c->cls)) {
+			long j = gp_dg_last_le(oidx, g->no, c->end, 0, g);
+			int32_t w = -1;
+			if (!gp_dg_core_wait(g, ocorr, c->start, c->end, &w) && j >= 0 && g->o[oidx[j]].end > c->start)
+				w = (int32_t)oidx[j];
+			c->wait = w;
+			if (w < 0)
+				c->empty = 1, g->empty++;
+		} else if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && g->o[c->op].end > c->start) {
+			c->wait = c->op;
+		}
+		if (c->wait >= 0)
+			c->post = c->end - (g->o[c->wait].end > c->start ? g->o[c->wait].end : c->start);
+		if (!c->blocking && c->cls != GP_API_LAUNCH && c->cls != GP_API_GRAPH_LAUNCH &&
+		    c->cls != GP_API_HOST_FUNC && c->nops == 0)
+			costs[nasync++] = c->end - c->start;
+		if (c->cls == GP_API_GRAPH_LAUNCH && c->nops) {
+			node_host += c->end - c->start;
+			nnodes += c->nops;
+		}
+	}
+	qsort(costs, nasync, sizeof *costs, gp_dg_cmp_u64);
+	g->async_cost = nasync ? costs[nasync / 2] : 0;
+	g->node_cost = nnodes ? node_host / nnodes : 0;
+	/* launch latency: the least time from issue to start */
+	g->lat_async = g->lat_sync = UINT64_MAX;
+	for (size_t i = 0; i < g->no; i++) {
+		struct gp_dg_o *o = &g->o[i];
+		if (o->call < 0)
+			continue;
+		uint64_t issue = o->sync_issue ? g->c[o->call].start : g->c[o->call].end;
+		uint64_t slack = o->start > issue ? o->start - issue : 0;
+		uint64_t *l = o->sync_issue ? &g->lat_sync : &g->lat_async;
+		*l = slack < *l ? slack : *l;
+	}
+	g->lat_sync = g->lat_sync == UINT64_MAX ? 0 : g->lat_sync;
+	g->lat_async = g->lat_async == UINT64_MAX ? g->lat_sync : g->lat_async; /* none: as for blocking ones */
+	/* each op's binding constraint, and the gap it leaves */
+	for (size_t i = 0; i < g->no; i++) {
+		struct gp_dg_o *o = &g->o[i];
+		uint64_t lat = o->sync_issue ? g->lat_sync : g->lat_async;
+		uint64_t ci = 0, cp = 0, cd = 0;
+		int hi = o->call >= 0, hp = o->prev >= 0;
+		if (hi)
+			ci = (o->sync_issue ? g->c[o->call].start : g->c[o->call].end) + lat;
+		if (hp)
+			cp = g->o[o->prev].end;
+		uint64_t lb = ci > cp ? ci : cp;
+		if (!hi && !hp)
+			lb = 0;
+		if (o->start > lb) { /* unexplained: an op of another stream? */
+			long j = gp_dg_last_le(oidx, g->no, o->start, 0, g);
+			for (; j >= 0 && g->o[oidx[j]].end > lb; j--)
+				if (g->o[oidx[j]].stream != o->stream) {
+					o->dep = (int32_t)oidx[j];
+					cd = g->o[oidx[j]].end;
+					break;
+				}
+		}
+		o->lat = lat;
+		if (o->dep >= 0 && cd >= lb)
+			o->dep_gap = o->start - cd;
+		else if (hi && ci >= cp)
+			o->lat = o->start >= ci ? lat + (o->start - ci) : lat;
+		else if (hp)
+			o->prev_gap = o->start > cp ? o->start - cp : 0;
+		else
+			o->anchor = 1;
+	}
+	free(cidx);
+	free(oidx);
+	free(costs);
+	free(ocorr);
+	return 0;
+}
+
+uint64_t gp_dg_wall(const struct gp_dg *g)
+{
+	return g->t1 - g->t0;
+}
+
+int gp_dg_truncated(const struct gp_dg *g)
+{
+	return g->truncated;
+}
+
+uint64_t gp_dg_first_launch(const struct gp_dg *g)
+{
+	uint64_t t = UINT64_MAX;
+	for (size_t i = 0; i < g->no; i++)
+		if (g->o[i].call >= 0 && g->c[g->o[i].call].start < t)
+			t = g->c[g->o[i].call].start;
+	return t == UINT64_MAX ? 0 : t - g->t0;
+}
+
+size_t gp_dg_ncalls(const struct gp_dg *g)
+{
+	return g->nc;
+}
+
+size_t gp_dg_nops(const struct gp_dg *g)
+{
+	return g->no;
+}
+
+uint64_t gp_dg_graph_node_cost(const struct gp_dg *g)
+{
+	return g->node_cost;
+}
+
+uint64_t gp_dg_async_call_cost(const struct gp_dg *g)
+{
+	return g->async_cost;
+}
+
+size_t gp_dg_empty_waits(const struct gp_dg *g)
+{
+	return g->empty;
+}
+
+static int gp_dg_named(const char *a, const char *target)
+{
+	return a && target && strcmp(a, target) == 0;
+}
+
+/* A call's duration and wait under change ch: 0 when it keeps its own. */
+static int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
+			      uint64_t *dur)
+{
+	if (!ch)
+		return 0;
+	switch (ch->kind) {
+	case GP_DG_DROP_SYNC:
+		if (gp_dg_is_sync(c->cls) && gp_dg_named(c->name, ch->target))
+			return *dur = 0, 1;
+		break;
+	case GP_DG_DROP_EMPTY:
+		if (c->empty)
+			return *dur = 0, 1;
+		break;
+	case GP_DG_GRAPH_LAUNCH:
+		if (c->cls == GP_API_LAUNCH && c->op >= 0 && gp_dg_named(g->o[c->op].name, ch->target))
+			return *dur = ch->cost_ns * c->nops, 1;
+		break;
+	case GP_DG_PINNED:
+		if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && gp_dg_named(g->o[c->op].name, ch->target))
+			return *dur = ch->cost_ns, 1;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+#define GP_DG_PATH_NAMES 256 /* distinct names summed on the critical path; the
+				 last one takes the time of any further name */
+
+struct gp_dg_acc {
+	struct gp_dg_path *p;
+	size_t n, max;
+};
+
+static void gp_dg_acc_add(struct gp_dg_acc *a, const char *name, uint64_t ns)
+{
+	if (!ns)
+		return;
+	name = name ? name : "(unnamed)";
+	for (size_t i = 0; i < a->n; i++)
+		if (a->p[i].name == name || strcmp(a->p[i].name, name) == 0) {
+			a->p[i].ns += ns;
+			return;
+		}
+	if (a->n < a->max)
+		a->p[a->n++] = (struct gp_dg_path){ name, ns };
+	else if (a->max) { /* no room: the last entry takes the rest */
+		a->p[a->max - 1].name = "(other)";
+		a->p[a->max - 1].ns += ns;
+	}
+}
+
+static int gp_dg_cmp_path(const void *a, const void *b)
+{
+	const struct gp_dg_path *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t *wall, struct gp_dg_path *path,
+		 size_t maxpath, size_t *npath)
+{
+	size_t nc = g->nc, no = g->no;
+	*wall = 0;
+	if (npath)
+		*npath = 0;
+	if (!nc && !no)
+		return 0;
+	/* per node: start, end, and the node that bound it (calls 0..nc-1, ops
+	 * nc..; -1 none) */
+	uint64_t *cs = malloc((nc + 1) * sizeof *cs), *ce = malloc((nc + 1) * sizeof *ce);
+	uint64_t *os = malloc((no + 1) * sizeof *os), *oe = malloc((no + 1) * sizeof *oe);
+	int32_t *cp = malloc((nc + 1) * sizeof *cp), *op = malloc((no + 1) * sizeof *op);
+	uint8_t *cst = calloc(nc + 1, 1), *od = calloc(no + 1, 1); /* cst: 1 start known, 2 done */
+	uint8_t *cchg = calloc(nc + 1, 1);
+	int rc = 0;
+	if (!cs || !ce || !os || !oe || !cp || !op || !cst || !od || !cchg) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* cursors: per thread (calls are sorted by thread) and per stream */
+	size_t nt = 0, ns = 0, cdone = 0, odone = 0;
+	for (size_t k = 0; k < nc; k++)
+		nt += g->c[k].first;
+	for (size_t k = 0; k < no; k++)
+		ns += !k || g->o[k].stream != g->o[k - 1].stream;
+	size_t *tcur = malloc((nt + 1) * sizeof *tcur), *tend = malloc((nt + 1) * sizeof *tend);
+	size_t *scur = malloc((ns + 1) * sizeof *scur), *send = malloc((ns + 1) * sizeof *send);
+	if (!tcur || !tend || !scur || !send) {
+		free(tcur), free(tend), free(scur), free(send);
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0, t = 0; k < nc; k++) {
+		if (g->c[k].first)
+			tcur[t++] = k;
+		tend[t - 1] = k + 1;
+	}
+	for (size_t k = 0, t = 0; k < no; k++) {
+		if (!k || g->o[k].stream != g->o[k - 1].stream)
+			scur[t++] = k;
+		send[t - 1] = k + 1;
+	}
+	for (;;) {
+		int progress = 0;
+		for (size_t t = 0; t < nt; t++) {
+			size_t k = tcur[t];
+			for (; k < tend[t]; k++) {
+				const struct gp_dg_c *c = &g->c[k];
+				if (!cst[k]) {
+					cs[k] = c->first ? c->start : ce[k - 1] + c->gap;
+					cp[k] = c->first ? -1 : (int32_t)k - 1;
+					cst[k] = 1;
+					progress = 1;
+				}
+				uint64_t dur = c->end - c->start;
+				int chg = gp_dg_call_changed(g, c, ch, &dur);
+				cchg[k] = (uint8_t)chg;
+				if (!chg && c->wait >= 0) {
+					if (!od[c->wait])
+						break;
+					uint64_t rel = oe[c->wait] > cs[k] ? oe[c->wait] : cs[k];
+					if (oe[c->wait] > cs[k])
+						cp[k] = (int32_t)(nc + (size_t)c->wait);
+					ce[k] = rel + c->post;
+				} else {
+					ce[k] = cs[k] + dur;
+				}
+				cst[k] = 2;
+				cdone++;
+				progress = 1;
+			}
+			tcur[t] = k;
+		}
+		for (size_t t = 0; t < ns; t++) {
+			size_t k = scur[t];
+			for (; k < send[t]; k++) {
+				const struct gp_dg_o *o = &g->o[k];
+				int sync_issue = o->sync_issue;
+				if (o->call >= 0 && cchg[o->call] && ch && ch->kind == GP_DG_PINNED)
+					sync_issue = 0;
+				if (o->call >= 0 && cst[o->call] < (sync_issue ? 1 : 2))
+					break;
+				int32_t prev = o->prev;
+				uint64_t pgap = o->prev_gap;
+				if (ch && ch->kind == GP_DG_OVERLAP_COPIES)
+					prev = o->prev_same, pgap = prev == o->prev ? o->prev_gap : 0;
+				if (prev >= 0 && !od[prev])
+					break;
+				if (o->dep >= 0 && !od[o->dep])
+					break;
+				uint64_t s = o->anchor ? o->start : 0;
+				int32_t by = -1;
+				if (o->call >= 0) {
+					uint64_t lat = sync_issue != o->sync_issue ? g->lat_async : o->lat;
+					s = (sync_issue ? cs[o->call] : ce[o->call]) + lat;
+					by = o->call;
+				}
+				if (prev >= 0 && oe[prev] + pgap > s)
+					s = oe[prev] + pgap, by = (int32_t)(nc + (size_t)prev);
+				if (o->dep >= 0 && oe[o->dep] + o->dep_gap > s)
+					s = oe[o->dep] + o->dep_gap, by = (int32_t)(nc + (size_t)o->dep);
+				uint64_t d = o->end - o->start;
+				if (ch && ch->kind == GP_DG_SCALE && gp_dg_named(o->name, ch->target))
+					d = (uint64_t)((double)d * ch->factor + 0.5);
+				os[k] = s;
+				oe[k] = s + d;
+				op[k] = by;
+				od[k] = 1;
+				odone++;
+				progress = 1;
+			}
+			scur[t] = k;
+		}
+		if (cdone == nc && odone == no)
+			break;
+		if (!progress) {
+			rc = -EDEADLK;
+			break;
+		}
+	}
+	free(tcur), free(tend), free(scur), free(send);
+	if (rc)
+		goto out;
+	/* the wall, and the node that ends it */
+	uint64_t t1 = 0;
+	long last = -1;
+	for (size_t k = 0; k < nc; k++)
+		if (ce[k] >= t1)
+			t1 = ce[k], last = (long)k;
+	for (size_t k = 0; k < no; k++)
+		if (oe[k] > t1)
+			t1 = oe[k], last = (long)(nc + k);
+	*wall = t1 - g->t0;
+	if (!path || !npath)
+		goto out;
+	/* the critical path: walk the binding nodes back from the last one */
+	struct gp_dg_acc acc = { calloc(GP_DG_PATH_NAMES, sizeof *acc.p), 0, GP_DG_PATH_NAMES };
+	if (!acc.p) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	size_t guard = 0;
+	uint64_t from_end = t1; /* the part of the current node on the path ends here */
+	while (last >= 0 && guard++ <= nc + no) {
+		if ((size_t)last < nc) {
+			size_t k = (size_t)last;
+			const struct gp_dg_c *c = &g->c[k];
+			int32_t by = cp[k];
+			uint64_t seg_start = cs[k];
+			if (by >= (int32_t)nc) /* released by an op */
+				seg_start = oe[by - (int32_t)nc];
+			if (from_end > seg_start)
+				gp_dg_acc_add(&acc, c->name, from_end - seg_start);
+			if (by >= 0 && by < (int32_t)nc) {
+				gp_dg_acc_add(&acc, "host", cs[k] - ce[by]);
+				from_end = ce[by];
+			} else if (by >= 0) {
+				from_end = seg_start;
+			} else {
+				gp_dg_acc_add(&acc, "host", cs[k] - g->t0);
+			}
+			last = by;
+		} else {
+			size_t k = (size_t)last - nc;
+			const struct gp_dg_o *o = &g->o[k];
+			int32_t by = op[k];
+			if (from_end > os[k])
+				gp_dg_acc_add(&acc, o->name, from_end - os[k]);
+			if (by >= 0 && by < (int32_t)nc) {
+				uint64_t issue = os[k] >= ce[by] ? ce[by] : cs[by];
+				gp_dg_acc_add(&acc, "launch latency", os[k] - issue);
+				if (issue == cs[by] && issue != ce[by]) { /* issued at the call's start */
+					gp_dg_acc_add(&acc, "host", g->c[by].first ? cs[by] - g->t0 : cs[by] - ce[by - 1]);
+					by = g->c[by].first ? -1 : by - 1;
+					from_end = by >= 0 ? ce[by] : 0;
+				} else {
+					from_end = ce[by];
+				}
+			} else if (by >= 0) {
+				uint64_t pe = oe[by - (int32_t)nc];
+				gp_dg_acc_add(&acc, "GPU dependency", os[k] - pe);
+				from_end = pe;
+			} else {
+				gp_dg_acc_add(&acc, "host", os[k] - g->t0);
+			}
+			last = by;
+		}
+	}
+	qsort(acc.p, acc.n, sizeof *acc.p, gp_dg_cmp_path);
+	*npath = acc.n < maxpath ? acc.n : maxpath;
+	memcpy(path, acc.p, *npath * sizeof *path);
+	free(acc.p);
+out:
+	free(cs);
+	free(ce);
+	free(os);
+	free(oe);
+	free(cp);
+	free(op);
+	free(cst);
+	free(od);
+	free(cchg);
+	return rc;
+}
+
+static int gp_dg_refuse(char *why, size_t wn, const char *msg)
+{
+	if (why && wn)
+		snprintf(why, wn, "%s", msg);
+	return -EINVAL;
+}
+
+/* A non-negative integer after "key=" at *p, up to ':' or the end. */
+static int gp_dg_parse_u64(const char *p, uint64_t *v)
+{
+	char *end;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	unsigned long long x = strtoull(p, &end, 10);
+	if (*end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, char *why, size_t wn)
+{
+	memset(ch, 0, sizeof *ch);
+	if (!spec)
+		return gp_dg_refuse(why, wn, "empty");
+	if (!strcmp(spec, "empty-waits")) {
+		ch->kind = GP_DG_DROP_EMPTY;
+		return 0;
+	}
+	if (!strcmp(spec, "overlap-copies")) {
+		ch->kind = GP_DG_OVERLAP_COPIES;
+		return 0;
+	}
+	static const struct {
+		const char *key, *opt;
+		enum gp_dg_change_kind kind;
+	} kinds[] = { { "kernel=", "scale=", GP_DG_SCALE },
+		      { "sync=", NULL, GP_DG_DROP_SYNC },
+		      { "graph=", "node_ns=", GP_DG_GRAPH_LAUNCH },
+		      { "pinned=", "call_ns=", GP_DG_PINNED } };
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		size_t kl = strlen(kinds[i].key);
+		if (strncmp(spec, kinds[i].key, kl))
+			continue;
+		const char *t = spec + kl, *colon = strrchr(t, ':');
+		const char *opt = NULL;
+		if (colon && kinds[i].opt && !strncmp(colon + 1, kinds[i].opt, strlen(kinds[i].opt)))
+			opt = colon + 1 + strlen(kinds[i].opt);
+		else
+			colon = NULL;
+		size_t tl = colon ? (size_t)(colon - t) : strlen(t);
+		if (!tl)
+			return gp_dg_refuse(why, wn, "the name is empty");
+		if (tl >= n)
+			return gp_dg_refuse(why, wn, "the name is too long");
+		memcpy(buf, t, tl);
+		buf[tl] = 0;
+		ch->kind = kinds[i].kind;
+		ch->target = buf;
+		if (ch->kind == GP_DG_SCALE) {
+			char *end;
+			if (!opt)
+				return gp_dg_refuse(why, wn, "kernel=NAME needs :scale=F");
+			ch->factor = strtod(opt, &end);
+			if (*end || end == opt || !(ch->factor > 0) || ch->factor > 1e6)
+				return gp_dg_refuse(why, wn, "scale=F needs a positive number");
+		} else if (opt && gp_dg_parse_u64(opt, &ch->cost_ns)) {
+			return gp_dg_refuse(why, wn, "node_ns= / call_ns= need a non-negative integer");
+		}
+		return 0;
+	}
+	return gp_dg_refuse(why, wn,
+			    "expected kernel=NAME:scale=F, sync=API, empty-waits, graph=NAME[:node_ns=N], "
+			    "pinned=NAME[:call_ns=N] or overlap-copies");
+}

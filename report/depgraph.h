@@ -1,0 +1,125 @@
+/*
+ * depgraph.h — the dependency graph of a trace's window and its replay
+ * (docs/metrics.md "What-if"): host calls per thread in time order with the
+ * host time between them, GPU ops per stream in order, launch -> op edges,
+ * blocking call -> the op it waited for, and the cross-stream edges the
+ * timestamps show (an event wait, the legacy stream). A graph launch is one
+ * call whose ops are its nodes.
+ *
+ * The replay recomputes every timestamp from the durations and the edges,
+ * with an optional change (struct gp_dg_change) applied first; replaying
+ * the unchanged graph gives back every measured timestamp.
+ *
+ * Memory: at most GP_DG_MAX_NODES calls + ops are kept (~100 bytes each with
+ * the replay's arrays). Beyond that the graph is the window's prefix up to
+ * the last time both calls and ops were complete (gp_dg_covered), and the
+ * what-if analysis says so. Single-threaded; functions return 0 or -errno.
+ */
+#ifndef GP_REPORT_DEPGRAPH_H
+#define GP_REPORT_DEPGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_DG_MAX_NODES (1u << 19)
+
+/* A host call (outermost CUDA call of a thread). */
+struct gp_dg_call {
+	uint64_t start, end;
+	uint32_t tid;
+	uint8_t cls;           /* enum gp_api_class                             */
+	const char *name;      /* API function name (string table), or NULL    */
+};
+
+/* A GPU op. */
+struct gp_dg_op {
+	uint64_t start, end;
+	uint64_t api_start, api_end; /* its launching call (both 0 = unknown)   */
+	uint32_t stream;
+	uint32_t corr;         /* its correlation id (the core's op_corr)       */
+	uint8_t kind;          /* enum gp_op_kind                               */
+	uint8_t copy_kind;
+	const char *name;      /* operator name (string table)                  */
+};
+
+/* One transformation of the graph (docs/metrics.md lists them). */
+enum gp_dg_change_kind {
+	GP_DG_NONE = 0,
+	GP_DG_DROP_SYNC,       /* calls named `target` of a sync class vanish   */
+	GP_DG_DROP_EMPTY,      /* blocking calls that waited for nothing vanish */
+	GP_DG_GRAPH_LAUNCH,    /* launches of op `target` cost `cost_ns` each   */
+	GP_DG_PINNED,          /* blocking copies of op `target` become async,
+	                          their call costing `cost_ns`                  */
+	GP_DG_OVERLAP_COPIES,  /* copies leave their stream for a copy stream   */
+	GP_DG_SCALE,           /* op `target`'s execute x `factor`              */
+};
+
+struct gp_dg_change {
+	enum gp_dg_change_kind kind;
+	const char *target;
+	double factor;
+	uint64_t cost_ns;      /* 0: from the trace, else the default below     */
+};
+
+/* Defaults when the trace cannot tell: the host cost of one node of a
+ * replayed CUDA graph, of a non-blocking copy call. */
+#define GP_DG_NODE_NS 1000
+#define GP_DG_ASYNC_CALL_NS 2000
+
+/* Parse a user's what-if (gpuphase-report --whatif):
+ *   kernel=NAME:scale=F     op NAME's execute x F (F > 0)
+ *   sync=API                the synchronizing function API removed
+ *   empty-waits             waits with nothing outstanding removed
+ *   graph=NAME[:node_ns=N]  NAME launched as a graph node
+ *   pinned=NAME[:call_ns=N] blocking copy op NAME made pinned and async
+ *   overlap-copies          copies on a copy stream of their own
+ * The target is copied into buf (n bytes). Returns 0, or -EINVAL with a
+ * reason in why (wn bytes; may be NULL). */
+int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, char *why, size_t wn);
+
+/* One entry of the critical path: time on the path per name. */
+struct gp_dg_path {
+	const char *name;      /* op or API name, "host" (time between calls),
+	                          "launch latency" (call return -> op start)    */
+	uint64_t ns;
+};
+
+struct gp_dg;
+
+struct gp_dg *gp_dg_new(void);
+void gp_dg_free(struct gp_dg *g);
+/* Add a node; 0, -ENOMEM, or 1 when the bound is reached (not added). */
+int gp_dg_add_call(struct gp_dg *g, const struct gp_dg_call *c);
+int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o);
+/* The core's attribution of a synchronize [start, end] (docs/metrics.md
+ * section 3): the op of correlation id op_corr released it, or (attributed
+ * 0) nothing was outstanding. A synchronize without one is released by the
+ * latest op end inside it. Same returns as the adds. */
+int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr);
+/* Sort, cut to a consistent prefix when bounded, and link every edge. */
+int gp_dg_build(struct gp_dg *g);
+
+/* The measured window: span of calls and ops kept; the covered part when
+ * the bound was reached (covered == wall otherwise). */
+uint64_t gp_dg_wall(const struct gp_dg *g);
+int gp_dg_truncated(const struct gp_dg *g);
+/* From the window's start to the first call that launched an op (the end
+ * of the program's set-up), 0 when none did. */
+uint64_t gp_dg_first_launch(const struct gp_dg *g);
+size_t gp_dg_ncalls(const struct gp_dg *g);
+size_t gp_dg_nops(const struct gp_dg *g);
+/* Facts for the what-ifs: the per-node host cost of a graph launch (0 = the
+ * trace has none), the host cost of a non-blocking non-launch call (median;
+ * 0 = none), blocking calls that waited for nothing. */
+uint64_t gp_dg_graph_node_cost(const struct gp_dg *g);
+uint64_t gp_dg_async_call_cost(const struct gp_dg *g);
+size_t gp_dg_empty_waits(const struct gp_dg *g);
+
+/* Replay with change ch (NULL = none): the predicted wall in *wall; with
+ * path != NULL, the critical path by name, largest first, in path[0..*npath)
+ * (at most maxpath). Returns 0, -ENOMEM, or -EDEADLK when the edges form a
+ * cycle (never for a built graph). */
+int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t *wall, struct gp_dg_path *path,
+		 size_t maxpath, size_t *npath);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * test_report_depgraph.c — Criterion suite for the dependency graph and its
+ * replay (report/depgraph.c) on hand-built timelines whose every timestamp
+ * follows from a few constants: the unchanged replay gives back the measured
+ * wall exactly, and each transformation's predicted wall is the one the
+ * timeline's arithmetic gives; the --whatif grammar. Test thread only.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "gp_format.h"
+#include "report/analysis.h"
+#include "report/depgraph.h"
+
+#define LAUNCH 5000u   /* launch call                      */
+#define LAT 3000u      /* launch return -> op start        */
+#define EXEC 100000u   /* kernel                           */
+#define SYNC 2000u     /* sync call after its release      */
+#define HOST 20000u    /* host work between steps          */
+#define STEPS 10
+
+static void call(struct gp_dg *g, uint64_t s, uint64_t e, uint8_t cls, const char *name)
+{
+	struct gp_dg_call c = { .start = s, .end = e, .tid = 1, .cls = cls, .name = name };
+	cr_assert_eq(gp_dg_add_call(g, &c), 0);
+}
+
+static void op(struct gp_dg *g, uint64_t s, uint64_t e, uint64_t as, uint64_t ae, uint32_t stream, uint8_t kind,
+	       const char *name)
+{
+	struct gp_dg_op o = { .start = s, .end = e, .api_start = as, .api_end = ae, .stream = stream, .kind = kind,
+			      .name = name };
+	cr_assert_eq(gp_dg_add_op(g, &o), 0);
+}
+
+/* Each step: launch k (LAUNCH), its op LAT later for EXEC, a synchronize
+ * released by it (SYNC after), HOST of host work. Returns the wall. */
+static uint64_t sync_loop(struct gp_dg *g)
+{
+	uint64_t t = 1000000;
+	const uint64_t t0 = t;
+	for (int i = 0; i < STEPS; i++) {
+		call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+		uint64_t os = t + LAUNCH + LAT;
+		op(g, os, os + EXEC, t, t + LAUNCH, 7, GP_OP_KERNEL, "k");
+		call(g, t + LAUNCH, os + EXEC + SYNC, GP_API_SYNC_DEVICE, "cudaDeviceSynchronize");
+		t = os + EXEC + SYNC + HOST;
+	}
+	call(g, t, t + 1000, GP_API_OTHER, "cudaFree");
+	return t + 1000 - t0;
+}
+
+Test(depgraph, unchanged_replay_is_exact)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = sync_loop(g), r;
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_wall(g), wall);
+	struct gp_dg_path path[8];
+	size_t np;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, path, 8, &np), 0);
+	cr_assert_eq(r, wall);
+	/* the critical path: every kernel, every sync's tail, host, launches */
+	uint64_t k = 0, sum = 0;
+	for (size_t i = 0; i < np; i++) {
+		sum += path[i].ns;
+		if (!strcmp(path[i].name, "k"))
+			k = path[i].ns;
+	}
+	cr_assert_eq(k, (uint64_t)STEPS * EXEC);
+	cr_assert_eq(sum, wall);
+	gp_dg_free(g);
+}
+
+Test(depgraph, drop_sync_overlaps_host_work)
+{
+	struct gp_dg *g = gp_dg_new();
+	sync_loop(g);
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change ch = { .kind = GP_DG_DROP_SYNC, .target = "cudaDeviceSynchronize" };
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	/* the host runs ahead (LAUNCH + HOST per step < EXEC): the kernels
+	 * run back to back from the first one's start */
+	uint64_t gpu_end = LAUNCH + LAT + (uint64_t)STEPS * EXEC;
+	uint64_t host_end = (uint64_t)STEPS * (LAUNCH + HOST) + 1000;
+	cr_assert_eq(r, gpu_end > host_end ? gpu_end : host_end);
+	gp_dg_free(g);
+}
+
+Test(depgraph, scale_kernel)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = sync_loop(g);
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change ch = { .kind = GP_DG_SCALE, .target = "k", .factor = 0.5 };
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall - (uint64_t)STEPS * EXEC / 2);
+	gp_dg_free(g);
+}
+
+Test(depgraph, graph_launch_cost)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = sync_loop(g);
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change ch = { .kind = GP_DG_GRAPH_LAUNCH, .target = "k", .cost_ns = 1000 };
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall - (uint64_t)STEPS * (LAUNCH - 1000));
+	gp_dg_free(g);
+}
+
+/* A blocking copy (enqueued at entry, returns after its op) then a kernel. */
+Test(depgraph, pinned_copy_and_empty_waits)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t t = 1000, t0 = t;
+	const uint64_t API = 2000, COPY = 50000;
+	for (int i = 0; i < STEPS; i++) {
+		uint64_t cs = t + API + LAT; /* the copy's op */
+		op(g, cs, cs + COPY, t, cs + COPY + 500, 7, GP_OP_MEMCPY, "memcpy HtoD");
+		call(g, t, cs + COPY + 500, GP_API_MEMCPY_SYNC, "cudaMemcpy");
+		t = cs + COPY + 500;
+		call(g, t, t + 2000, GP_API_SYNC_DEVICE, "cudaDeviceSynchronize"); /* nothing outstanding */
+		t += 2000 + HOST;
+		call(g, t, t + API, GP_API_OTHER, "cudaGetLastError");
+		t += API;
+	}
+	uint64_t wall = t - t0, r;
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), (size_t)STEPS);
+	cr_assert_eq(gp_dg_async_call_cost(g), API);
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall);
+	struct gp_dg_change e = { .kind = GP_DG_DROP_EMPTY };
+	cr_assert_eq(gp_dg_replay(g, &e, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall - (uint64_t)STEPS * 2000);
+	/* pinned: each copy call costs API and no longer waits; the copies run
+	 * back to back on their stream, the host ahead of them; with no async
+	 * op in the trace, an op issued at a call's end takes the blocking
+	 * copies' latency (API + LAT here) */
+	struct gp_dg_change p = { .kind = GP_DG_PINNED, .target = "memcpy HtoD", .cost_ns = API };
+	cr_assert_eq(gp_dg_replay(g, &p, &r, NULL, 0, NULL), 0);
+	uint64_t host = (uint64_t)STEPS * (API + 2000 + HOST + API);
+	uint64_t gpu = API + API + LAT + (uint64_t)STEPS * COPY;
+	cr_assert_eq(r, host > gpu ? host : gpu);
+	gp_dg_free(g);
+}
+
+/* Copies and kernels alternating on one stream, the host far ahead. */
+Test(depgraph, overlap_copies)
+{
+	struct gp_dg *g = gp_dg_new();
+	const uint64_t COPY = 40000;
+	uint64_t h = 1000, gpu = 0;
+	for (int i = 0; i < STEPS; i++) {
+		call(g, h, h + 2000, GP_API_MEMCPY_ASYNC, "cudaMemcpyAsync");
+		uint64_t s = h + 2000 + LAT > gpu ? h + 2000 + LAT : gpu;
+		op(g, s, s + COPY, h, h + 2000, 7, GP_OP_MEMCPY, "memcpy HtoD");
+		gpu = s + COPY;
+		h += 2000;
+		call(g, h, h + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+		s = h + LAUNCH + LAT > gpu ? h + LAUNCH + LAT : gpu;
+		op(g, s, s + EXEC, h, h + LAUNCH, 7, GP_OP_KERNEL, "k");
+		gpu = s + EXEC;
+		h += LAUNCH;
+	}
+	uint64_t r;
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gpu - 1000);
+	struct gp_dg_change ch = { .kind = GP_DG_OVERLAP_COPIES };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	/* kernels back to back from the first launch's op */
+	cr_assert_eq(r, 2000 + LAUNCH + LAT + (uint64_t)STEPS * EXEC);
+	gp_dg_free(g);
+}
+
+Test(depgraph, parse)
+{
+	struct gp_dg_change ch;
+	char buf[64], why[128];
+	cr_assert_eq(gp_dg_parse("kernel=ns::k<int>:scale=0.5", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_SCALE);
+	cr_assert_str_eq(ch.target, "ns::k<int>");
+	cr_assert_float_eq(ch.factor, 0.5, 1e-12);
+	cr_assert_eq(gp_dg_parse("graph=k:node_ns=700", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_GRAPH_LAUNCH);
+	cr_assert_eq(ch.cost_ns, 700);
+	cr_assert_eq(gp_dg_parse("pinned=memcpy HtoD", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_str_eq(ch.target, "memcpy HtoD");
+	cr_assert_eq(gp_dg_parse("sync=cudaStreamSynchronize", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_DROP_SYNC);
+	cr_assert_eq(gp_dg_parse("empty-waits", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(gp_dg_parse("overlap-copies", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_OVERLAP_COPIES);
+	cr_assert_eq(gp_dg_parse("kernel=k", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
+	cr_assert_eq(gp_dg_parse("kernel=k:scale=0", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
+	cr_assert_eq(gp_dg_parse("kernel=:scale=2", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
+	cr_assert_eq(gp_dg_parse("graph=k:node_ns=-1", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
+	cr_assert_eq(gp_dg_parse("fuse=k", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
+	cr_assert(strstr(why, "kernel=NAME:scale=F"));
+}
+
+Test(depgraph, empty_graph)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t r = 1;
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, 0);
+	gp_dg_free(g);
+}
+
+/* A synchronize of an idle stream while another stream's kernel ends inside
+ * it: the core says nothing was outstanding, so it waited for nothing. */
+Test(depgraph, core_attribution_wins)
+{
+	struct gp_dg *g = gp_dg_new();
+	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+	struct gp_dg_op o = { .start = 1000 + LAUNCH + LAT, .end = 1000 + LAUNCH + LAT + EXEC, .api_start = 1000,
+			      .api_end = 1000 + LAUNCH, .stream = 7, .corr = 42, .kind = GP_OP_KERNEL, .name = "k" };
+	cr_assert_eq(gp_dg_add_op(g, &o), 0);
+	uint64_t s = 1000 + LAUNCH, e = s + 2 * EXEC;
+	call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+	cr_assert_eq(gp_dg_add_wait(g, s, e, 0, 0), 0);
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), 1);
+	uint64_t r;
+	struct gp_dg_change ch = { .kind = GP_DG_DROP_EMPTY };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, LAUNCH + LAT + EXEC); /* the kernel ends last */
+	gp_dg_free(g);
+
+	/* the same, attributed to the kernel: released by it */
+	g = gp_dg_new();
+	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+	cr_assert_eq(gp_dg_add_op(g, &o), 0);
+	call(g, s, o.end + SYNC, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+	cr_assert_eq(gp_dg_add_wait(g, s, o.end + SYNC, 1, 42), 0);
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), 0);
+	struct gp_dg_change sc = { .kind = GP_DG_SCALE, .target = "k", .factor = 0.5 };
+	cr_assert_eq(gp_dg_replay(g, &sc, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, LAUNCH + LAT + EXEC / 2 + SYNC);
+	gp_dg_free(g);
+}
+
+/* Past GP_DG_MAX_NODES the graph is a prefix of the window: calls and ops
+ * up to the last time both were still collected, replayed as exactly. */
+Test(depgraph, bounded_prefix)
+{
+	struct gp_dg *g = gp_dg_new();
+	const size_t steps = GP_DG_MAX_NODES / 2 + 1000;
+	uint64_t t = 1000;
+	int full = 0;
+	/* calls arrive in time order, ops 10 steps late (as a join lags) */
+	for (size_t i = 0; i < steps; i++) {
+		struct gp_dg_call c = { .start = t + i * 10000, .end = t + i * 10000 + LAUNCH, .tid = 1,
+					.cls = GP_API_LAUNCH, .name = "cudaLaunchKernel" };
+		full |= gp_dg_add_call(g, &c) == 1;
+		if (i >= 10) {
+			uint64_t s = t + (i - 10) * 10000;
+			struct gp_dg_op o = { .start = s + LAUNCH + LAT, .end = s + LAUNCH + LAT + 5000, .api_start = s,
+					      .api_end = s + LAUNCH, .stream = 7, .kind = GP_OP_KERNEL, .name = "k" };
+			full |= gp_dg_add_op(g, &o) == 1;
+		}
+	}
+	cr_assert(full);
+	cr_assert(gp_dg_truncated(g));
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_leq(gp_dg_ncalls(g) + gp_dg_nops(g), GP_DG_MAX_NODES);
+	/* the prefix ends where the ops stopped: every kept call's op is kept */
+	cr_assert_eq(gp_dg_ncalls(g), gp_dg_nops(g));
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	cr_assert_eq(r, (gp_dg_ncalls(g) - 1) * 10000 + LAUNCH + LAT + 5000);
+	gp_dg_free(g);
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# test_whatif_e2e.sh — the what-if analysis end to end on simcuda:
+#   replay     every example and e2e scenario program, run under the
+#              profiler, and every corpus trace: the replay of the unchanged
+#              dependency graph gives back the measured wall within 1 %
+#   pairs      tests/e2e/whatif_pairs: for each transformation, the report's
+#              --whatif prediction on the first program of a pair against the
+#              measured wall-time saving of the second (the change made for
+#              real, or the cost model changed), within 15 %:
+#                sync=cudaStreamSynchronize   sync     -> nosync
+#                pinned=memcpy HtoD           pageable -> pinned
+#                graph=wk_tiny                launch   -> graph
+#                empty-waits                  empty    -> noempty
+#                overlap-copies               serial   -> overlap
+#                kernel=wk_step:scale=0.5     nosync under whatif_pairs.simcuda
+#                                             -> whatif_pairs_fast.simcuda
+# Host timing on a shared machine is noise: each pair retries up to 5 runs.
+# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+CHECK="python3 $S/tests/e2e/whatif_check.py"
+P=$B/tests/e2e/whatif_pairs
+M=$S/tests/e2e/whatif_pairs.simcuda
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$P"; do
+	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
+done
+tmp=$(mktemp -d /tmp/gp_whatif_e2e.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
+elif [ "${GP_SAN:-}" = tsan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+fi
+
+# run NAME MODEL PROGRAM [ARGS...]: $tmp/NAME.gpht and $tmp/NAME.json
+run() {
+	local name=$1 model=$2
+	shift 2
+	rm -f "$tmp/$name".*
+	(cd "$tmp" && ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" \
+		LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		SIMCUDA_CONFIG="$model" GPUPHASE_OUTPUT="$tmp/$name.gpht" "$@" >"$tmp/$name.out" 2>&1) ||
+		{ fail "$name: program failed: $(tail -3 "$tmp/$name.out")"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+		{ fail "$name: gpuphase-report failed: $(cat "$tmp/$name.err")"; return 1; }
+}
+
+# replay: the examples, the e2e scenario programs, the corpus
+replays=()
+for ex in sync_bound launch_bound compute_bound graph_replay; do
+	run "ex_$ex" "$S/examples/$ex.simcuda" "$B/examples/$ex" && replays+=("$tmp/ex_$ex.json")
+done
+for sc in report_multistream report_rule_of_thumb analyses_run; do
+	run "sc_$sc" "$S/tests/e2e/$sc.simcuda" "$B/tests/e2e/$sc" && replays+=("$tmp/sc_$sc.json")
+done
+for t in "$S"/tests/corpus/traces/*.gpht; do
+	n=$(basename "$t" .gpht)
+	"$R" --allow-truncated --format json "$t" >"$tmp/corpus_$n.json" 2>/dev/null && replays+=("$tmp/corpus_$n.json")
+done
+$CHECK replay "${replays[@]}" || fail "replay: a replayed wall is more than 1 % off"
+echo "replay: ${#replays[@]} traces checked"
+
+# pair NAME SPEC MODEL_A MODE_A MODEL_B MODE_B
+pair() {
+	local name=$1 spec=$2 ma=$3 a=$4 mb=$5 b=$6
+	for try in 1 2 3 4 5; do
+		run "${name}_a" "$ma" "$P" "$a" && run "${name}_b" "$mb" "$P" "$b" || return
+		"$R" --format json --whatif "$spec" "$tmp/${name}_a.gpht" >"$tmp/${name}_a.json" 2>>"$tmp/${name}_a.err" ||
+			{ fail "$name: --whatif '$spec' failed: $(cat "$tmp/${name}_a.err")"; return; }
+		$CHECK replay "$tmp/${name}_a.json" "$tmp/${name}_b.json" || { fail "$name: replay"; return; }
+		if $CHECK pair "$tmp/${name}_a.json" "$tmp/${name}_b.json" 0.15; then
+			return
+		fi
+		echo "$name: try $try out of tolerance"
+	done
+	fail "$name: the prediction missed the real saving by more than 15 % in 5 runs"
+}
+pair sync 'sync=cudaStreamSynchronize' "$M" sync "$M" nosync
+pair pinned 'pinned=memcpy HtoD' "$M" pageable "$M" pinned
+pair graph 'graph=wk_tiny' "$M" launch "$M" graph
+pair empty 'empty-waits' "$M" empty "$M" noempty
+pair overlap 'overlap-copies' "$M" serial "$M" overlap
+pair scale 'kernel=wk_step:scale=0.5' "$M" nosync "$S/tests/e2e/whatif_pairs_fast.simcuda" nosync
+
+# a malformed --whatif is refused as bad usage
+"$R" --whatif 'kernel=x:scale=-1' "$S/tests/corpus/traces/sync_bound.gpht" >/dev/null 2>"$tmp/bad.err"
+[ $? -eq 2 ] && grep -q -- "--whatif" "$tmp/bad.err" || fail "--whatif 'kernel=x:scale=-1' was not refused with status 2"
+
+[ "$fails" -eq 0 ] && echo "test_whatif_e2e: OK" || echo "test_whatif_e2e: $fails failure(s)"
+[ "$fails" -eq 0 ]

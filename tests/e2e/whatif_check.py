@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""whatif_check.py — checks of the what-if analysis's JSON (test_whatif_e2e.sh).
+
+  whatif_check.py replay JSON...           every trace's replay gives back its
+                                           measured wall within 1 %
+  whatif_check.py pair A.json B.json TOL   A's --whatif prediction of the saving
+                                           against the measured A - B, within
+                                           TOL (a fraction of the real saving); both
+                                           walls from the first launch on
+"""
+import json
+import sys
+
+
+def whatif(path):
+    with open(path) as f:
+        doc = json.load(f)
+    for an in doc.get("analyses", []):
+        if "whatif" in an:
+            return an["whatif"]
+    raise SystemExit(f"{path}: no analyses item with a whatif member")
+
+
+def main():
+    if sys.argv[1] == "replay":
+        bad = 0
+        for p in sys.argv[2:]:
+            w = whatif(p)
+            if w is None:
+                continue
+            if not w["replay_ok"] or w["replay_error_pct"] > 1.0:
+                print(f"FAIL: {p}: replayed {w['replayed_wall_ns']} ns, measured {w['measured_wall_ns']} ns "
+                      f"({w['replay_error_pct']:.3f} % off)")
+                bad += 1
+        return 1 if bad else 0
+    a, b, tol = whatif(sys.argv[2]), whatif(sys.argv[3]), float(sys.argv[4])
+    user = [x for x in a["whatif"] if x["user"]]
+    if not user:
+        print(f"FAIL: {sys.argv[2]}: no --whatif item")
+        return 1
+    pred = user[0]["saving_ns"]
+    # from each program's first launch: the set-up before it is not what changed
+    real = (a["measured_wall_ns"] - a["first_launch_ns"]) - (b["measured_wall_ns"] - b["first_launch_ns"])
+    err = abs(pred - real) / real if real > 0 else float("inf")
+    print(f"{user[0]['change']} {user[0]['target'] or ''}: predicted saving {pred / 1e6:.3f} ms, "
+          f"real {real / 1e6:.3f} ms ({100 * err:.1f} % off, tolerance {100 * tol:.0f} %)")
+    return 0 if err <= tol else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+// whatif_pairs.cu — pairs of programs for the what-if analysis's end-to-end
+// test (test_whatif_e2e.sh): the first of each pair is what a user runs, the
+// second has one change made for real; the report's prediction for the first
+// must match the measured saving of the second. One mode per run (argv[1]):
+//   sync / nosync       each step: a 200 us kernel, cudaStreamSynchronize,
+//                       50 us of host work; the second drops the synchronize
+//   pageable / pinned   each step: a 64 KiB copy to the device (cudaMemcpy
+//                       from malloc'd memory / cudaMemcpyAsync from
+//                       cudaMallocHost memory), a small kernel, host work
+//   launch / graph      each step: 8 tiny kernels launched one by one / the
+//                       same 8 replayed as one CUDA graph (both run the graph
+//                       once first: the trace then measures a node's cost)
+//   empty / noempty     each step: a kernel on one stream, three synchronizes
+//                       of another, idle stream (nothing outstanding: dropped
+//                       in the second)
+//   serial / overlap    each step: a 512 KiB copy then a kernel on one
+//                       stream / the copy on a stream of its own
+// The kernel-scaling pair is `nosync` under two cost models
+// (whatif_pairs.simcuda, whatif_pairs_fast.simcuda: wk_step twice as fast).
+// Kernels change nothing (no host twin): the test reads timing only. The
+// second program of each pair is GPU-bound wherever the change lets the host
+// run ahead, so the host's own timing noise (a shared machine) stays out of
+// its wall; the first one's noise is in its trace, which the replay keeps.
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define STEPS 100
+#define LONG_STEPS 300   /* the copy pairs: their savings per step are smaller */
+#define OVERLAP_BYTES (512u << 10)
+#define NTINY 8
+#define COPY_BYTES (64u << 10)
+
+__global__ void wk_step(int *x) { x[0] += 1; }
+__global__ void wk_small(int *x) { x[1] += 1; }
+__global__ void wk_tiny(int *x) { x[2] += 1; }
+__global__ void wk_mid(int *x) { x[3] += 1; }
+
+#define CK(call)                                                                          \
+	do {                                                                              \
+		cudaError_t e_ = (call);                                                  \
+		if (e_ != cudaSuccess) {                                                  \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+			exit(1);                                                          \
+		}                                                                         \
+	} while (0)
+
+// Host work the program does between calls: a busy wait of us microseconds.
+static void host_work(long us)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+	int *d;
+	char *dbuf;
+	cudaStream_t s, c;
+	CK(cudaMalloc(&d, 16 * sizeof(int)));
+	CK(cudaMalloc(&dbuf, COPY_BYTES));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
+	if (!strcmp(m, "sync") || !strcmp(m, "nosync")) {
+		int sync = !strcmp(m, "sync");
+		for (int i = 0; i < STEPS; i++) {
+			wk_step<<<1, 1, 0, s>>>(d);
+			if (sync)
+				CK(cudaStreamSynchronize(s));
+			host_work(50);
+		}
+	} else if (!strcmp(m, "pageable") || !strcmp(m, "pinned")) {
+		int pinned = !strcmp(m, "pinned");
+		char *h;
+		if (pinned)
+			CK(cudaMallocHost(&h, COPY_BYTES));
+		else if (!(h = (char *)calloc(1, COPY_BYTES)))
+			return 1;
+		for (int i = 0; i < LONG_STEPS; i++) {
+			if (pinned)
+				CK(cudaMemcpyAsync(dbuf, h, COPY_BYTES, cudaMemcpyHostToDevice, 0));
+			else
+				CK(cudaMemcpy(dbuf, h, COPY_BYTES, cudaMemcpyHostToDevice));
+			wk_small<<<1, 1>>>(d);
+			host_work(60);
+		}
+		CK(cudaDeviceSynchronize());
+		if (pinned)
+			CK(cudaFreeHost(h));
+		else
+			free(h);
+	} else if (!strcmp(m, "launch") || !strcmp(m, "graph")) {
+		cudaGraph_t graph;
+		cudaGraphExec_t exec;
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		for (int k = 0; k < NTINY; k++)
+			wk_tiny<<<1, 1, 0, s>>>(d);
+		CK(cudaStreamEndCapture(s, &graph));
+		CK(cudaGraphInstantiate(&exec, graph, 0));
+		CK(cudaGraphLaunch(exec, s)); // once in both: a node's cost is in the trace
+		CK(cudaStreamSynchronize(s));
+		int g = !strcmp(m, "graph");
+		for (int i = 0; i < STEPS; i++) {
+			if (g) {
+				CK(cudaGraphLaunch(exec, s));
+			} else {
+				for (int k = 0; k < NTINY; k++)
+					wk_tiny<<<1, 1, 0, s>>>(d);
+			}
+			host_work(20);
+		}
+		CK(cudaStreamSynchronize(s));
+		CK(cudaGraphExecDestroy(exec));
+		CK(cudaGraphDestroy(graph));
+	} else if (!strcmp(m, "empty") || !strcmp(m, "noempty")) {
+		int empty = !strcmp(m, "empty");
+		for (int i = 0; i < STEPS; i++) {
+			wk_small<<<1, 1, 0, s>>>(d);
+			for (int k = 0; empty && k < 3; k++)
+				CK(cudaStreamSynchronize(c)); // c is idle: nothing outstanding
+			host_work(10);
+		}
+	} else if (!strcmp(m, "serial") || !strcmp(m, "overlap")) {
+		cudaStream_t cs = !strcmp(m, "overlap") ? c : s;
+		char *h, *dbig;
+		CK(cudaMallocHost(&h, OVERLAP_BYTES));
+		CK(cudaMalloc(&dbig, OVERLAP_BYTES));
+		for (int i = 0; i < LONG_STEPS; i++) {
+			CK(cudaMemcpyAsync(dbig, h, OVERLAP_BYTES, cudaMemcpyHostToDevice, cs));
+			wk_mid<<<1, 1, 0, s>>>(d);
+		}
+		CK(cudaStreamSynchronize(s));
+		CK(cudaStreamSynchronize(cs));
+		CK(cudaFree(dbig));
+		CK(cudaFreeHost(h));
+	} else {
+		fprintf(stderr, "usage: whatif_pairs sync|nosync|pageable|pinned|launch|graph|empty|noempty|serial|overlap\n");
+		return 2;
+	}
+	CK(cudaDeviceSynchronize());
+	CK(cudaStreamDestroy(s));
+	CK(cudaStreamDestroy(c));
+	CK(cudaFree(dbuf));
+	CK(cudaFree(d));
+	printf("whatif_pairs %s: ok\n", m);
+	return 0;
+}
