@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/analysis.h"
+#include "report/fmt.h"
 #include "report/map.h"
 #include "report/stats.h"
 #include "report/verdict.h"
@@ -790,4 +791,55 @@ Test(report_stats, dmap_matches_reference_with_colliding_ids)
 	cr_expect_gt(d.over.count, 0, "the test reached the overflow map");
 	cr_expect_eq(gp_dmap_put(&d, GP_MAP_EMPTY, 1), -EINVAL);
 	gp_dmap_free(&d);
+}
+
+/* --- names from the profiled program through report/fmt.c ------------------ */
+
+static char *fmt_to_str(void (*fn)(FILE *, const char *), const char *in)
+{
+	static char buf[512];
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	cr_assert(f);
+	fn(f, in);
+	fclose(f);
+	return buf;
+}
+
+static void text_str(FILE *f, const char *s)
+{
+	gp_fmt_text_str(f, s);
+}
+
+Test(report_fmt, terminal_escapes_never_reach_text)
+{
+	/* ESC [ 2 J (clear screen), an OSC 52 clipboard write, a C1 CSI, a bell */
+	char *o = fmt_to_str(text_str, "k\x1b[2J\x1b]52;c;aGk=\x07x\xc2\x9b" "1m");
+	cr_assert_null(strchr(o, 0x1b));
+	cr_assert_null(strchr(o, 0x07));
+	cr_assert_null(strstr(o, "\xc2\x9b"));
+	cr_assert_str_eq(o, "k?[2J?]52;c;aGk=?x?1m");
+	cr_assert_str_eq(fmt_to_str(text_str, "gemm<\xce\xbb>"), "gemm<\xce\xbb>"); /* valid UTF-8 stays */
+	cr_assert_str_eq(fmt_to_str(text_str, "a\xff" "b\xc3"), "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+}
+
+Test(report_fmt, markdown_cell_stays_one_cell)
+{
+	cr_assert_str_eq(fmt_to_str(gp_fmt_md_str, "a|b\nc\r\td`e\x1b"), "a\\|b c  d\\`e?");
+}
+
+Test(report_fmt, json_is_valid_utf8)
+{
+	cr_assert_str_eq(fmt_to_str(gp_fmt_json_str, "k\xff\xc0\x80\xed\xa0\x80\"\\\n\x7f\xe2\x82\xac"),
+			 "\"k\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\\"\\\\\\u000a\\u007f\xe2\x82\xac\"");
+}
+
+Test(report_fmt, csv_formula_is_defused)
+{
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "=HYPERLINK(\"http://x\",\"y\")"),
+			 "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "+1"), "\"'+1\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "@SUM(A1)"), "\"'@SUM(A1)\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "memcpy HtoD"), "memcpy HtoD");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a,b"), "\"a,b\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a\x1b[31m"), "a?[31m");
 }

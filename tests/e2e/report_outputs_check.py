@@ -325,8 +325,8 @@ def check_chrome(path, rep_path):
     f = [e["id"] for e in ev if e["ph"] == "f"]
     check(len(s) == len(set(s)) and len(f) == len(set(f)) and set(s) == set(f),
           "flow s/f pair up one to one (%d s, %d f)" % (len(s), len(f)))
-    gpu = [e for e in ev if e["ph"] == "X" and e.get("cat") in ("kernel", "memcpy", "memset")]
-    host = [e for e in ev if e.get("cat") in ("cuda_api", "sync", "nvtx", "iteration")]
+    gpu = [e for e in ev if e["ph"] == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    host = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver", "gpuphase_sync", "nvtx", "iteration")]
     gpids = {e["pid"] for e in gpu}
     hpids = {e["pid"] for e in host}
     check(not (gpids & hpids), "host threads and GPU streams on different processes (%s vs %s)" % (hpids, gpids))

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""export_readers_check.py — read gpuphase's exports the way their users' tools do.
+
+  export_readers_check.py sqlite DB REPORT.json     nsys's summary queries (stdlib sqlite3)
+  export_readers_check.py duckdb DB REPORT.json     DuckDB's sqlite reader (needs duckdb)
+  export_readers_check.py pandas DB                 pandas.read_sql on every table (needs pandas)
+  export_readers_check.py chrome TRACE.json REPORT.json   strict JSON, Kineto categories and args,
+                                                    flows bound and forward, every track named
+  export_readers_check.py hta TRACE.json REPORT.json      HTA's TraceAnalysis lists the report's kernels
+  export_readers_check.py perfetto TRACE.pftrace REPORT.json  Perfetto's trace_processor (needs perfetto)
+
+REPORT.json is `gpuphase-report --format json` of the same trace: the
+exports must give the same kernels, counts and times as the report.
+Exit 0 = all checks passed, 1 = a check failed, 77 = the reader is not
+importable (the caller decides whether that is a skip).
+"""
+import json
+import sys
+
+# nsys stats' own queries, in the shape cuda_gpu_kern_sum / cuda_api_sum /
+# cuda_gpu_mem_time_sum run them against an nsys export.
+KERN_SUM = """
+SELECT s.value AS name, COUNT(*) AS instances, SUM(k.end - k.start) AS total
+FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON k.shortName = s.id
+GROUP BY k.shortName ORDER BY total DESC"""
+KERN_DEMANGLED = """
+SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+LEFT JOIN StringIds AS s ON k.demangledName = s.id WHERE s.value IS NULL"""
+API_SUM = """
+SELECT s.value AS name, COUNT(*) AS calls, SUM(r.end - r.start) AS total
+FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON r.nameId = s.id
+GROUP BY r.nameId ORDER BY total DESC"""
+MEM_TIME_SUM = """
+SELECT e.label AS operation, COUNT(*) AS count, SUM(m.end - m.start) AS total
+FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m JOIN ENUM_CUDA_MEMCPY_OPER AS e ON e.id = m.copyKind GROUP BY e.label
+UNION ALL
+SELECT '[CUDA memset]', COUNT(*), SUM(end - start) FROM CUPTI_ACTIVITY_KIND_MEMSET HAVING COUNT(*) > 0"""
+TID_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "GPUPHASE_OPS", "GPUPHASE_SYNCS", "GPUPHASE_MARKERS", "ThreadNames")
+PID_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+
+fails = 0
+
+
+def check(ok, what):
+    global fails
+    if not ok:
+        fails += 1
+    print(("ok   " if ok else "FAIL ") + what)
+
+
+def report_ops(rep_path):
+    rep = json.load(open(rep_path))
+    return {o["name"]: o for o in rep["operators"]}, rep
+
+
+def kernel_ops(ops):
+    return {n: o for n, o in ops.items() if not n.startswith(("memcpy ", "memset"))}
+
+
+def check_sql(execute, rep_path, reader):
+    ops, rep = report_ops(rep_path)
+    kern = {r[0]: (r[1], r[2]) for r in execute(KERN_SUM)}
+    want = {n: (o["count"] - o["no_gpu"], o["execute_ns"]) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
+    check(kern == want, f"{reader}: kernel summary (shortName -> StringIds) = the report's kernels"
+          + ("" if kern == want else f": {sorted(kern.items())[:4]} vs {sorted(want.items())[:4]}"))
+    check(execute(KERN_DEMANGLED)[0][0] == 0, f"{reader}: every demangledName is a StringIds id")
+    api = execute(API_SUM)
+    check(len(api) > 0 and all(isinstance(r[0], str) for r in api), f"{reader}: API summary names every call ({len(api)} names)")
+    names = {r[0] for r in api}
+    bogus = [n for n in names if n in ("cudaMemcpyPeerAsync", "cudaGraphLaunch")] if "graph" not in rep_path else []
+    check(not bogus, f"{reader}: API names are the calls made (no {bogus})")
+    mem = {r[0]: (r[1], r[2]) for r in execute(MEM_TIME_SUM)}
+    want_mem = {}
+    for n, o in ops.items():
+        if n.startswith("memcpy ") and o["count"] > o["no_gpu"]:
+            label = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device",
+                     "HtoH": "Host-to-Host", "PtoP": "Peer-to-Peer"}.get(n.split()[1], None)
+            if label:
+                c, t = want_mem.get(label, (0, 0))
+                want_mem[label] = (c + o["count"] - o["no_gpu"], t + o["execute_ns"])
+        elif n.startswith("memset") and o["count"] > o["no_gpu"]:
+            c, t = want_mem.get("[CUDA memset]", (0, 0))
+            want_mem["[CUDA memset]"] = (c + o["count"] - o["no_gpu"], t + o["execute_ns"])
+    check(mem == want_mem, f"{reader}: memory time summary = the report's copies and sets"
+          + ("" if mem == want_mem else f": {mem} vs {want_mem}"))
+    # one process per trace: globalTid >> 24 is the globalPid's pid in every table
+    pids = {r[0] for r in execute("SELECT globalPid >> 24 FROM TRACES")}
+    for t in TID_TABLES:
+        got = {r[0] for r in execute(f"SELECT DISTINCT globalTid >> 24 FROM {t} WHERE globalTid IS NOT NULL")}
+        check(got <= pids, f"{reader}: {t}.globalTid carries the traced pid ({sorted(got)} in {sorted(pids)})")
+    for t in PID_TABLES:
+        got = {r[0] for r in execute(f"SELECT DISTINCT globalPid >> 24 FROM {t}")}
+        check(got <= pids, f"{reader}: {t}.globalPid is pid << 24")
+    tids_api = {r[0] for r in execute("SELECT DISTINCT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+    tids_ops = {r[0] for r in execute("SELECT DISTINCT globalTid FROM GPUPHASE_OPS WHERE globalTid IS NOT NULL")}
+    check(tids_ops <= tids_api, f"{reader}: the launching threads of GPUPHASE_OPS are threads of CUPTI_ACTIVITY_KIND_RUNTIME")
+    summ = {r[0]: r[1] for r in execute("SELECT name, execute_ns FROM GPUPHASE_OPERATOR_SUMMARY")}
+    check(all(summ.get(n) == o["execute_ns"] for n, o in ops.items()), f"{reader}: GPUPHASE_OPERATOR_SUMMARY beside them")
+
+
+def mode_sqlite(db, rep):
+    import sqlite3
+    con = sqlite3.connect(db)
+    check_sql(lambda q: con.execute(q).fetchall(), rep, "sqlite3")
+
+
+def mode_duckdb(db, rep):
+    try:
+        import duckdb
+    except ImportError:
+        sys.exit(77)
+    con = duckdb.connect()
+    try:
+        con.execute("INSTALL sqlite; LOAD sqlite;")
+    except Exception as e:  # the extension is downloaded on first use
+        print(f"SKIP duckdb: its sqlite reader extension cannot be downloaded here ({str(e).splitlines()[0][:120]})")
+        sys.exit(77)
+    con.execute(f"ATTACH '{db}' AS g (TYPE sqlite); USE g;")
+    check_sql(lambda q: con.execute(q).fetchall(), rep, "duckdb")
+
+
+def mode_pandas(db):
+    try:
+        import pandas
+    except ImportError:
+        sys.exit(77)
+    import sqlite3
+    con = sqlite3.connect(db)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+    for t in tables:
+        df = pandas.read_sql(f"SELECT * FROM {t}", con)
+        check(df is not None, f"pandas: read_sql {t} ({len(df)} rows)")
+    k = pandas.read_sql(KERN_SUM, con)
+    check(list(k.columns) == ["name", "instances", "total"], "pandas: kernel summary frame")
+
+
+def strict_json(path):
+    def bad_const(c):
+        raise ValueError("not JSON: " + c)
+    raw = open(path, "rb").read()
+    raw.decode("utf-8")  # strict: a stray byte raises
+    return json.loads(raw, parse_constant=bad_const)
+
+
+def mode_chrome(path, rep_path):
+    d = strict_json(path)
+    ops, rep = report_ops(rep_path)
+    ev = d["traceEvents"]
+    check(isinstance(d.get("distributedInfo", {}).get("rank"), int), "chrome: distributedInfo has the rank")
+    gpu = [e for e in ev if e["ph"] == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    api = [e for e in ev if e["ph"] == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    check(all(all(k in e["args"] for k in ("correlation", "stream", "device", "External id")) for e in gpu),
+          "chrome: every GPU op has args correlation/stream/device/External id")
+    check(all(all(k in e["args"] for k in ("launch_ns", "queue_ns", "execute_ns")) for e in gpu),
+          "chrome: every GPU op carries its phases")
+    check(all("correlation" in e["args"] for e in api), "chrome: every CUDA call has args correlation")
+    kern = {}
+    for e in gpu:
+        if e["cat"] == "kernel":
+            c, t = kern.get(e["name"], (0, 0))
+            kern[e["name"]] = (c + 1, t + e["dur"])
+    want = {n: (o["count"] - o["no_gpu"], o["execute_ns"] / 1e3) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
+    same = kern.keys() == want.keys() and all(kern[n][0] == want[n][0] and abs(kern[n][1] - want[n][1]) <= 0.002 * kern[n][0]
+                                              for n in want)
+    check(same, "chrome: kernels, counts and times = the report's" + ("" if same else f": {kern} vs {want}"))
+    # flows: ac2g, one s and one f per id, f not before s, s inside a CUDA call on its thread, f inside an op
+    s = {e["id"]: e for e in ev if e["ph"] == "s"}
+    f = {e["id"]: e for e in ev if e["ph"] == "f"}
+    check(s.keys() == f.keys() and all(e["cat"] == "ac2g" for e in list(s.values()) + list(f.values())),
+          f"chrome: {len(s)} ac2g flows pair up")
+    back = [i for i in s if i in f and f[i]["ts"] < s[i]["ts"]]
+    check(not back, f"chrome: no flow ends before it starts ({len(back)} do)")
+    slices = {}
+    for e in ev:
+        if e["ph"] == "X":
+            slices.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+
+    def inside(e):
+        return any(a <= e["ts"] <= b for a, b in slices.get((e["pid"], e["tid"]), ()))
+    unbound = [i for i in s if not inside(s[i]) or (i in f and not inside(f[i]))]
+    check(not unbound, f"chrome: every flow starts inside its call and ends inside its op ({len(unbound)} do not)")
+    named = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    tracks = {(e["pid"], e["tid"]) for e in ev if e["ph"] != "M"}
+    check(tracks <= named, f"chrome: every track is named ({sorted(tracks - named)[:3]} are not)")
+    if rep["summary"].get("ops"):
+        check(sum(1 for e in gpu) == rep["summary"]["ops"] - rep["summary"]["ops_no_gpu"], "chrome: one event per op")
+
+
+def mode_hta(path, rep_path):
+    try:
+        from hta.trace_analysis import TraceAnalysis
+    except ImportError as e:
+        print(f"SKIP hta: {e}")
+        sys.exit(77)
+    import os
+    import shutil
+    import tempfile
+    ops, rep = report_ops(rep_path)
+    d = tempfile.mkdtemp(prefix="gp_hta.")
+    try:
+        shutil.copy(path, os.path.join(d, "rank0.json"))
+        ta = TraceAnalysis(trace_dir=d)
+        sym = ta.t.symbol_table.get_sym_table()
+        df = ta.t.get_trace(0)
+        names = df["name"].map(lambda i: sym[i])
+        cats = df["cat"].map(lambda i: sym[i])
+        k = df[cats == "kernel"]
+        kn = names[cats == "kernel"]
+        got = {}
+        for n, dur in zip(kn, k["dur"]):
+            c, t = got.get(n, (0, 0))
+            got[n] = (c + 1, t + dur)
+        want = {n: (o["count"] - o["no_gpu"], o["execute_ns"] / 1e3) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
+        # HTA rounds every ts and dur down to whole microseconds: 1 us per kernel
+        same = got.keys() == want.keys() and all(got[n][0] == want[n][0] and abs(got[n][1] - want[n][1]) <= got[n][0]
+                                                 for n in want)
+        check(same, f"hta: TraceAnalysis lists the report's kernels with the same counts and times (to HTA's 1 us)"
+              + ("" if same else f": {sorted(got.items())[:3]} vs {sorted(want.items())[:3]}"))
+        bd = ta.get_gpu_kernel_breakdown(visualize=False)
+        kt = bd[1] if isinstance(bd, tuple) else bd
+        hta_names = set(kt["name"]) if "name" in kt else set()
+        check(set(want) <= hta_names, f"hta: get_gpu_kernel_breakdown names every kernel ({len(hta_names)} names)")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode == "sqlite":
+        mode_sqlite(*args)
+    elif mode == "duckdb":
+        mode_duckdb(*args)
+    elif mode == "pandas":
+        mode_pandas(*args)
+    elif mode == "chrome":
+        mode_chrome(*args)
+    elif mode == "hta":
+        mode_hta(*args)
+    else:
+        print(__doc__)
+        sys.exit(2)
+    print(f"{mode}: {'all checks passed' if not fails else f'{fails} checks failed'}")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
