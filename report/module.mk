@@ -8,7 +8,8 @@ REPORT_CORE_SRCS := report/pipeline.c \
                     report/join.c report/sync.c report/strtab.c report/map.c report/stats.c \
                     report/analyses.c $(wildcard report/analyses/*.c) \
                     report/rep.c report/verdict.c report/fmt.c report/output.c report/stability.c \
-                    report/export_chrome.c report/export_sqlite.c report/export_html.c
+                    report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
+                    report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
 REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm

@@ -8,7 +8,8 @@
 #
 # Usage: scripts/deps.sh [core|fuzz|browser|readers [VENV]]
 #
-# `browser` adds headless Chromium and its WebDriver for the HTML page test.
+# `browser` adds headless Chromium and its WebDriver (the HTML page test) and
+# protoc (decoding the Perfetto export).
 #
 # `readers` is the external readers the export tests open the exports with
 # (DuckDB, pandas, HTA, Perfetto's trace_processor, selenium): Python
@@ -18,7 +19,7 @@
 set -u
 group=${1:-core}
 core_pkgs="libcriterion-dev uthash-dev libunwind-dev libsqlite3-dev liblz4-dev pkg-config python3"
-browser_pkgs="chromium chromium-driver python3-venv"
+browser_pkgs="chromium chromium-driver python3-venv protobuf-compiler"
 fuzz_pkgs="clang libclang-rt-dev"
 readers_py="duckdb pandas HolisticTraceAnalysis perfetto selenium"
 if [ "$group" = readers ]; then

@@ -7,7 +7,9 @@
   export_readers_check.py chrome TRACE.json REPORT.json   strict JSON, Kineto categories and args,
                                                     flows bound and forward, every track named
   export_readers_check.py hta TRACE.json REPORT.json      HTA's TraceAnalysis lists the report's kernels
-  export_readers_check.py perfetto TRACE.pftrace REPORT.json  Perfetto's trace_processor (needs perfetto)
+  export_readers_check.py pftrace TRACE.pftrace REPORT.json   the protobuf decoded field by field (stdlib)
+  export_readers_check.py perfetto TRACE.pftrace REPORT.json  Perfetto's trace_processor (needs perfetto
+                                                    and its trace_processor_shell download)
 
 REPORT.json is `gpuphase-report --format json` of the same trace: the
 exports must give the same kernels, counts and times as the report.
@@ -225,6 +227,125 @@ def mode_hta(path, rep_path):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def pb_fields(buf):
+    """(field, wire type, value) of one protobuf message; raises on a malformed one."""
+    i, n = 0, len(buf)
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            if i >= n or shift > 63:
+                raise ValueError("truncated varint")
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+    while i < n:
+        key = varint()
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            yield f, wt, varint()
+        elif wt == 1:
+            yield f, wt, int.from_bytes(buf[i:i + 8], "little")
+            i += 8
+        elif wt == 2:
+            ln = varint()
+            if i + ln > n:
+                raise ValueError("length past the end")
+            yield f, wt, buf[i:i + ln]
+            i += ln
+        elif wt == 5:
+            yield f, wt, int.from_bytes(buf[i:i + 4], "little")
+            i += 4
+        else:
+            raise ValueError(f"wire type {wt}")
+
+
+def mode_pftrace(path, rep_path):
+    """Decode Perfetto's Trace by its published field numbers (trace_packet.proto,
+    track_event.proto, track_descriptor.proto, interned_data.proto)."""
+    ops, rep = report_ops(rep_path)
+    data = open(path, "rb").read()
+    names, cats, tracks, parents = {}, {}, {}, {}
+    open_slices, kern = {}, {}
+    flows_out, flows_in = set(), set()
+    packets = begins = ends = 0
+    for f, wt, pkt in pb_fields(data):
+        assert f == 1 and wt == 2, "Trace holds only packets (field 1)"
+        packets += 1
+        fields = list(pb_fields(pkt))
+        ts = next((v for ff, _, v in fields if ff == 8), None)
+        for ff, _, v in fields:
+            if ff == 12:  # interned_data
+                for g, _, item in pb_fields(v):
+                    kv = {h: x for h, _, x in pb_fields(item)}
+                    if g == 2:
+                        names[kv[1]] = kv[2].decode("utf-8")
+                    elif g == 1:
+                        cats[kv[1]] = kv[2].decode("utf-8")
+            elif ff == 60:  # track_descriptor
+                kv = {h: x for h, _, x in pb_fields(v)}
+                nm = kv.get(2)
+                for sub in (3, 4):
+                    if sub in kv:
+                        sk = {h: x for h, _, x in pb_fields(kv[sub])}
+                        nm = sk.get(6 if sub == 3 else 5)
+                tracks[kv[1]] = nm.decode("utf-8") if nm is not None else None
+                parents[kv[1]] = kv.get(5)
+        for ff, _, v in fields:
+            if ff != 11:
+                continue
+            ev = list(pb_fields(v))
+            kv = {h: x for h, _, x in ev}
+            typ, track = kv.get(9), kv.get(11)
+            assert track in tracks, f"event on an undescribed track {track}"
+            if typ == 1:
+                begins += 1
+                name = names[kv[10]]
+                cat = cats.get(kv.get(3))
+                open_slices.setdefault(track, []).append((ts, name, cat))
+                flows_out.update(x for h, _, x in ev if h == 47 and cat == "cuda_api")
+                flows_in.update(x for h, _, x in ev if h in (47, 48) and cat != "cuda_api")
+            elif typ == 2:
+                ends += 1
+                t0, name, cat = open_slices[track].pop()
+                assert ts >= t0, "a slice ends before it begins"
+                if cat == "kernel":
+                    c, t = kern.get(name, (0, 0))
+                    kern[name] = (c + 1, t + ts - t0)
+    check(packets > 0 and begins == ends, f"pftrace: {packets} packets decode, {begins} slices begin and end")
+    check(all(v is not None and v != "" for v in tracks.values()), f"pftrace: all {len(tracks)} tracks are named")
+    want = {n: (o["count"] - o["no_gpu"], o["execute_ns"]) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
+    check(kern == want, "pftrace: kernels, counts and times (ns) = the report's"
+          + ("" if kern == want else f": {sorted(kern.items())[:3]} vs {sorted(want.items())[:3]}"))
+    check(flows_in <= flows_out, f"pftrace: every op's flow starts at a CUDA call ({len(flows_in - flows_out)} do not)")
+
+
+def mode_perfetto(path, rep_path):
+    try:
+        from perfetto.trace_processor import TraceProcessor
+    except ImportError:
+        sys.exit(77)
+    ops, rep = report_ops(rep_path)
+    try:
+        tp = TraceProcessor(trace=path)
+    except Exception as e:  # the shell binary is downloaded on first use
+        print(f"SKIP perfetto: trace_processor_shell cannot be fetched here ({str(e).splitlines()[0][:120]})")
+        sys.exit(77)
+    q = tp.query("SELECT s.name AS name, COUNT(*) AS n, SUM(s.dur) AS total FROM slice s "
+                 "WHERE s.category = 'kernel' GROUP BY s.name")
+    kern = {r.name: (r.n, r.total) for r in q}
+    want = {n: (o["count"] - o["no_gpu"], o["execute_ns"]) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
+    check(kern == want, "perfetto: trace_processor's kernel slices = the report's")
+    nflow = next(iter(tp.query("SELECT COUNT(*) AS n FROM flow"))).n
+    check(nflow > 0, f"perfetto: {nflow} flows")
+    stats = [r for r in tp.query("SELECT name, value FROM stats WHERE severity IN ('error', 'data_loss') AND value > 0")]
+    check(not stats, f"perfetto: no import errors ({[(r.name, r.value) for r in stats][:4]})")
+
+
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     if mode == "sqlite":
@@ -237,6 +358,10 @@ def main():
         mode_chrome(*args)
     elif mode == "hta":
         mode_hta(*args)
+    elif mode == "pftrace":
+        mode_pftrace(*args)
+    elif mode == "perfetto":
+        mode_perfetto(*args)
     else:
         print(__doc__)
         sys.exit(2)

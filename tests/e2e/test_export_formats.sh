@@ -6,6 +6,10 @@
 #   sqlite        nsys stats' kernel, API and memory-time summary queries
 #                 (StringIds joins, ENUM_CUDA_MEMCPY_OPER) give the report's
 #                 kernels, counts and times; globalTid/globalPid encoding
+#   perfetto      the protobuf decoded field by field: every packet, track
+#                 and slice well formed, kernels as in the report, flows
+#                 from calls to ops, at most half the chrome-trace's size
+#                 (and `protoc --decode_raw` reads it, where protoc is)
 #   chrome-trace  strict JSON (no NaN, valid UTF-8), Kineto categories and
 #                 args, every ac2g flow bound and never ending before it
 #                 starts, every track named
@@ -29,14 +33,24 @@ for name in sync_bound multistream graphs hookonly analyses kit_nvtx.nvtx "merge
 	*) n=$name; set -- "$T/$name.gpht" ;;
 	esac
 	"$R" --format json "$@" >"$tmp/$n.json" 2>"$tmp/$n.err" &&
-		"$R" --export sqlite "$tmp/$n.db" --export chrome-trace "$tmp/$n.ct.json" "$@" >/dev/null 2>>"$tmp/$n.err" ||
+		"$R" --export sqlite "$tmp/$n.db" --export chrome-trace "$tmp/$n.ct.json" \
+			--export perfetto "$tmp/$n.pftrace" "$@" >/dev/null 2>>"$tmp/$n.err" ||
 		{ fail "$n: report/export failed: $(cat "$tmp/$n.err")"; continue; }
 	echo "--- $n"
 	$CHECK sqlite "$tmp/$n.db" "$tmp/$n.json" | grep -v '^ok' || true
 	$CHECK sqlite "$tmp/$n.db" "$tmp/$n.json" >/dev/null || fail "$n: sqlite"
 	$CHECK chrome "$tmp/$n.ct.json" "$tmp/$n.json" | grep -v '^ok' || true
 	$CHECK chrome "$tmp/$n.ct.json" "$tmp/$n.json" >/dev/null || fail "$n: chrome-trace"
+	$CHECK pftrace "$tmp/$n.pftrace" "$tmp/$n.json" | grep -v '^ok' || true
+	$CHECK pftrace "$tmp/$n.pftrace" "$tmp/$n.json" >/dev/null || fail "$n: perfetto"
+	pb=$(stat -c %s "$tmp/$n.pftrace") js=$(stat -c %s "$tmp/$n.ct.json")
+	[ $((pb * 2)) -le "$js" ] || fail "$n: perfetto is $pb bytes, chrome-trace $js: not compact"
+	if command -v protoc >/dev/null; then
+		protoc --decode_raw <"$tmp/$n.pftrace" >"$tmp/$n.raw" 2>"$tmp/$n.rawerr" ||
+			fail "$n: protoc --decode_raw refuses the perfetto export: $(head -2 "$tmp/$n.rawerr")"
+	fi
 done
+command -v protoc >/dev/null || echo "note: protoc not installed: the perfetto export was decoded by the checker only"
 
 [ "$fails" = 0 ] && echo "test_export_formats.sh: all checks passed"
 [ "$fails" = 0 ]

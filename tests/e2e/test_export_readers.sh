@@ -7,6 +7,8 @@
 #                 a DuckDB extension downloaded on first use: without it,
 #                 that part is skipped and says so)
 #   pandas        read_sql of every table and view
+#   Perfetto      trace_processor on the perfetto export (its shell binary
+#                 is downloaded on first use: without it, skipped and said)
 #   HTA           TraceAnalysis on the chrome-trace export lists the same
 #                 kernels, counts and times as `gpuphase-report --format json`
 # Exit 77 (skipped, never passed) when the index cannot be reached and the
@@ -47,11 +49,13 @@ reader() { # reader MODE ARGS...: run one reader's checks, 77 = not installed
 for name in sync_bound graphs analyses multistream; do
 	t=$T/$name.gpht
 	"$R" --format json "$t" >"$tmp/$name.json" 2>/dev/null &&
-		"$R" --export sqlite "$tmp/$name.db" --export chrome-trace "$tmp/$name.ct.json" "$t" >/dev/null 2>&1 ||
+		"$R" --export sqlite "$tmp/$name.db" --export chrome-trace "$tmp/$name.ct.json" \
+			--export perfetto "$tmp/$name.pftrace" "$t" >/dev/null 2>&1 ||
 		{ fail "$name: report/export failed"; continue; }
 	echo "--- $name"
 	reader duckdb "$tmp/$name.db" "$tmp/$name.json"
 	reader pandas "$tmp/$name.db"
+	reader perfetto "$tmp/$name.pftrace" "$tmp/$name.json"
 	[ "$name" != multistream ] && reader hta "$tmp/$name.ct.json" "$tmp/$name.json"
 done
 
