@@ -352,8 +352,13 @@ def check_chrome(path, rep_path):
 def check_html(path, rep_path):
     h = open(path).read()
     rep = strict_load(rep_path)
-    check(not re.search(r"<script|<link|src=['\"]?http", h, re.I), "html is self-contained")
+    check(not re.search(r"<script[^>]*\ssrc=|<link|src=['\"]?http|url\(", h, re.I), "html is self-contained")
     check(h.count("<svg") == h.count("</svg>") and h.count("<pre>") == h.count("</pre>"), "html: balanced svg/pre")
+    m = re.search(r"<script type='application/json' id='gp-data'>(.*?)</script>", h, re.S)
+    if check(m is not None, "html: the page's data travel as JSON"):
+        data = json.loads(m.group(1))
+        check([o["name"] for o in data["operators"]] == [o["name"] for o in rep["operators"]],
+              "html: one table row per JSON operator, same order")
     for a in rep["analyses"]:
         check(("<h2>Stages" in h) == bool(a["stages"]["items"]), "html: a Stages section iff stages")
         check("<h2>Host conditions and self-overhead" in h, "html: a host conditions section")
