@@ -97,6 +97,15 @@ try:
         check(any("(log)" in t.text for t in drv.find_elements(By.CSS_SELECTOR, "#iters .ax text")),
               "iteration chart switches to log scale")
         drv.find_element(By.ID, "logscale").click()
+    stages = drv.find_elements(By.CSS_SELECTOR, "svg.stages rect")
+    if stages:
+        drv.execute_script("arguments[0].scrollIntoView()", stages[0])
+        ActionChains(drv).move_to_element(stages[0]).perform()
+        check(tip.is_displayed() and "traced time" in tip.text, f"stages timeline: a stage's tooltip ({tip.text!r})")
+        check(len(drv.find_elements(By.CSS_SELECTOR, "svg.stages text")) >= len(stages) + 6,
+              "stages timeline: labelled lanes and a time axis")
+        if shots:
+            drv.find_element(By.CSS_SELECTOR, "svg.stages").screenshot(shots + "-stages.png")
     tl = drv.find_elements(By.ID, "tl")
     if tl:
         drv.find_element(By.ID, "tl-zin").click()

@@ -6,8 +6,8 @@
 # the page, checks there are no console errors and that it loads fast,
 # sorts (aria-sort) and filters the operator table, hovers a phase bar and
 # reads its tooltip, switches the iteration chart to log scale and zooms the
-# op timeline, on corpus traces (one with 200 iterations, one with CUDA
-# graphs, a multi-stream one). GP_HTML_SHOTS=DIR saves screenshots there
+# op timeline, hovers a stage of the stages timeline, on corpus traces
+# (200 iterations; CUDA graphs; several streams; NVTX stages). GP_HTML_SHOTS=DIR saves screenshots there
 # (docs/img holds the ones docs/exports.md shows). Exit 77 (skipped, never
 # passed) without Chromium, its driver or selenium.
 # Environment (make test): GP_BUILD, GP_SRC.
@@ -30,7 +30,7 @@ fi
 tmp=$(mktemp -d /tmp/gp_html.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-for name in sync_bound graphs multistream; do
+for name in sync_bound graphs multistream analyses; do
 	"$R" --format json "$T/$name.gpht" >"$tmp/$name.json" 2>/dev/null &&
 		"$R" --export html "$tmp/$name.html" "$T/$name.gpht" >/dev/null 2>&1 ||
 		{ echo "FAIL: $name: report/export failed"; fails=$((fails + 1)); continue; }
