@@ -49,6 +49,9 @@ struct gp_sq {
 	char **strv;               /* StringIds id - 1 -> its text              */
 	size_t nstr, capstr;
 	struct gp_map streams;     /* device << 32 | stream -> 1 (this trace)   */
+	struct gp_map raw_tids;    /* globalTid written from an unpaired CUPTI
+				    * thread id -> 1 (all traces)              */
+	struct gp_map retid;       /* such a globalTid -> the OS one, learnt later */
 	const struct gp_an *an;
 	char msg[256];
 };
@@ -312,7 +315,10 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		sqlite3_bind_int64(s, 1, (int64_t)r->api.start);
 		sqlite3_bind_int64(s, 2, (int64_t)(r->api.start + gp_api_dur_ns(&r->api)));
 		sqlite3_bind_int64(s, 3, r->type == GP_REC_DRIVER_API ? 1 : 0);
-		sqlite3_bind_int64(s, 4, gp_sq_gtid(q, r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid)));
+		uint32_t tid = r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid);
+		if (r->type != GP_REC_HOOK_API && tid == r->api.tid) /* not paired (yet): fixed at close */
+			gp_map_put(&q->raw_tids, (uint64_t)gp_sq_gtid(q, tid), 1);
+		sqlite3_bind_int64(s, 4, gp_sq_gtid(q, tid));
 		sqlite3_bind_int64(s, 5, r->api.corr);
 		sqlite3_bind_int64(s, 6, id);
 		sqlite3_bind_int64(s, 7, r->api.result);
@@ -395,8 +401,13 @@ static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 	sqlite3_bind_int64(s, 4, op->device);
 	sqlite3_bind_int64(s, 5, op->stream);
 	sqlite3_bind_int64(s, 6, op->corr);
-	if (op->tid)
-		sqlite3_bind_int64(s, 7, gp_sq_gtid(q, gp_sq_os_tid(q, op->tid)));
+	if (op->tid) {
+		uint32_t os = gp_sq_os_tid(q, op->tid);
+		/* the join paired this CUPTI thread id after some of its calls were written */
+		if (os != op->tid && gp_map_get(&q->raw_tids, (uint64_t)gp_sq_gtid(q, op->tid)))
+			gp_map_put(&q->retid, (uint64_t)gp_sq_gtid(q, op->tid), (uint64_t)gp_sq_gtid(q, os));
+		sqlite3_bind_int64(s, 7, gp_sq_gtid(q, os));
+	}
 	if (op->has_api) {
 		sqlite3_bind_int64(s, 8, (int64_t)op->api_start);
 		sqlite3_bind_int64(s, 9, (int64_t)op->api_end);
@@ -485,6 +496,23 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	}
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(q->st[i]);
+	/* calls written before the join paired their CUPTI thread id with the OS
+	 * tid: one thread, one globalTid in every table */
+	sqlite3_stmt *up = NULL;
+	if (!q->failed && q->retid.count &&
+	    sqlite3_prepare_v2(q->db, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = ? WHERE globalTid = ?", -1, &up,
+			       NULL) == SQLITE_OK) {
+		for (size_t i = 0; i < q->retid.cap; i++) {
+			if (q->retid.keys[i] == GP_MAP_EMPTY)
+				continue;
+			sqlite3_bind_int64(up, 1, (int64_t)q->retid.vals[i]);
+			sqlite3_bind_int64(up, 2, (int64_t)q->retid.keys[i]);
+			if (sqlite3_step(up) != SQLITE_DONE)
+				gp_sq_fail(q, "update globalTid");
+			sqlite3_reset(up);
+		}
+	}
+	sqlite3_finalize(up);
 	char *em = NULL;
 	if (!q->failed && (sqlite3_exec(q->db, gp_sq_views, NULL, NULL, &em) ||
 			   sqlite3_exec(q->db, "COMMIT;", NULL, NULL, &em))) {
@@ -504,6 +532,8 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	free(q->strv);
 	gp_map_free(&q->strs);
 	gp_map_free(&q->streams);
+	gp_map_free(&q->raw_tids);
+	gp_map_free(&q->retid);
 	free(q->path);
 	free(q);
 	return rc;

@@ -97,6 +97,12 @@ def check_sql(execute, rep_path, reader):
     tids_api = {r[0] for r in execute("SELECT DISTINCT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
     tids_ops = {r[0] for r in execute("SELECT DISTINCT globalTid FROM GPUPHASE_OPS WHERE globalTid IS NOT NULL")}
     check(tids_ops <= tids_api, f"{reader}: the launching threads of GPUPHASE_OPS are threads of CUPTI_ACTIVITY_KIND_RUNTIME")
+    # one thread, one globalTid: a launch call and its op name the same thread
+    odd = execute("SELECT COUNT(*) FROM GPUPHASE_OPS o JOIN TRACES t ON t.rank = o.rank"
+                  " JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = o.correlationId"
+                  " AND r.globalTid >> 24 = t.globalPid >> 24 AND r.start = o.api_start"
+                  " WHERE o.globalTid IS NOT NULL AND r.globalTid != o.globalTid")[0][0]
+    check(odd == 0, f"{reader}: a launching call and its op carry the same globalTid ({odd} differ)")
     summ = {r[0]: r[1] for r in execute("SELECT name, execute_ns FROM GPUPHASE_OPERATOR_SUMMARY")}
     check(all(summ.get(n) == o["execute_ns"] for n, o in ops.items()), f"{reader}: GPUPHASE_OPERATOR_SUMMARY beside them")
 
