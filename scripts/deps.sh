@@ -24,7 +24,7 @@ fuzz_pkgs="clang libclang-rt-dev"
 readers_py="duckdb pandas HolisticTraceAnalysis perfetto selenium"
 if [ "$group" = readers ]; then
   venv=${2:-build/readers-venv}
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import duckdb, pandas" 2>/dev/null; then
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import duckdb, pandas, hta, perfetto, selenium" 2>/dev/null; then
     exit 0
   fi
   python3 -m venv "$venv" 2>/dev/null || { echo "deps.sh: python3 -m venv failed (python3-venv missing?)" >&2; exit 77; }

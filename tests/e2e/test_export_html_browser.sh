@@ -16,7 +16,7 @@ B=${GP_BUILD:?GP_BUILD not set}
 S=${GP_SRC:?GP_SRC not set}
 R=$B/bin/gpuphase-report
 T=$S/tests/corpus/traces
-V=$B/readers-venv
+V=${GP_READERS_VENV:-$B/readers-venv}
 [ -x "$R" ] || { echo "FAIL: $R is missing (not built?)"; exit 1; }
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
 	echo "SKIP: chromium / chromedriver not installed (scripts/deps.sh browser installs them)"
