@@ -44,5 +44,20 @@ for name in sync_bound graphs multistream analyses; do
 	[ "$rc" = 77 ] && exit 77
 	[ "$rc" = 0 ] || { echo "FAIL: $name"; fails=$((fails + 1)); }
 done
+# A large trace, when `make bench` left one (bench_report's 1M-record
+# trace: 224k ops, 2244 iterations): the page must still load and draw fast.
+big=$B/bench/report_synth_v2_1000000.gpht
+if [ -e "$big" ]; then
+	echo "--- $(basename "$big")"
+	if "$R" --format json "$big" >"$tmp/big.json" 2>/dev/null && "$R" --export html "$tmp/big.html" "$big" >/dev/null 2>&1; then
+		GP_HTML_LOAD_MS=${GP_HTML_LOAD_MS:-5000} timeout 300 "$V/bin/python" "$S/tests/e2e/html_browser_check.py" \
+			"$tmp/big.html" "$tmp/big.json" >"$tmp/big.out" 2>&1 || { echo "FAIL: big trace"; fails=$((fails + 1)); }
+		grep -E "loads|FAIL" "$tmp/big.out"
+	else
+		echo "FAIL: big trace: report/export failed"; fails=$((fails + 1))
+	fi
+else
+	echo "note: no $big (make bench writes it): the 100k-op page was not timed"
+fi
 [ "$fails" = 0 ] && echo "test_export_html_browser.sh: all checks passed"
 [ "$fails" = 0 ]
