@@ -13,7 +13,9 @@
  * (trace i > 0: i*1000 + device) with one thread per stream holding the ops
  * (cat kernel / gpu_memcpy / gpu_memset, args correlation, stream, device,
  * External id and the op's launch/queue/execute phases). Every track is
- * named: streams "stream S", host threads their name or "thread T".
+ * named: streams "stream S", host threads their name or "thread T"; calls
+ * drawn under a CUPTI thread id before the join paired it with the OS tid
+ * sit on a track named "thread T (first calls, CUPTI id N)".
  *
  * Flows (cat ac2g, a fresh id per op: a graph launch's kernels share one
  * correlation id) start at the launching call's start, inside its slice, and
@@ -296,6 +298,16 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 		uint64_t s = op->api_start, e = op->gpu_start > s ? op->gpu_start : s;
 		uint64_t *ct = gp_map_get(&c->call_tid, op->corr);
 		uint32_t tid = ct ? (uint32_t)*ct : gp_chrome_os_tid(c, op->tid);
+		uint32_t os = gp_chrome_os_tid(c, op->tid);
+		uint64_t *named = gp_map_get(&c->threads, tid);
+		if (tid != os && (!named || *named != 2)) {
+			/* calls drawn before the join paired this CUPTI thread id with
+			 * its OS tid: name that track after the thread it is */
+			char nm[64];
+			snprintf(nm, sizeof nm, "thread %u (first calls, CUPTI id %u)", os, tid);
+			gp_map_put(&c->threads, tid, 2);
+			gp_chrome_thread_name(c, c->pid, tid, nm);
+		}
 		gp_chrome_seen(c, tid);
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"ac2g\", \"cat\": \"ac2g\", \"ph\": \"s\", \"id\": %" PRIu64
