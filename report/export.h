@@ -1,6 +1,6 @@
 /*
- * export.h — exporters that need the full timeline (Chrome trace, SQLite,
- * HTML). main.c drives them while it analyses each trace:
+ * export.h — exporters that need the full timeline (Chrome trace, Perfetto,
+ * SQLite, HTML). main.c drives them while it analyses each trace:
  *
  *   ctx = ex->open(path, err, n)
  *   per trace i:  ex->begin(ctx, i, trace_path, pid)
@@ -32,5 +32,6 @@ struct gp_exporter {
 extern const struct gp_exporter gp_export_chrome;
 extern const struct gp_exporter gp_export_sqlite;
 extern const struct gp_exporter gp_export_html;
+extern const struct gp_exporter gp_export_perfetto;
 
 #endif

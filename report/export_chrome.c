@@ -1,17 +1,29 @@
 /*
- * export_chrome.c — `--export chrome-trace FILE`: Chrome trace-event JSON
- * (the "JSON Object Format" with a traceEvents array) that Perfetto UI and
- * chrome://tracing load. Written while pass 2 streams, so memory stays flat.
+ * export_chrome.c — `--export chrome-trace FILE`: the Kineto trace format
+ * (Chrome trace-event JSON, the one PyTorch's profiler writes), which
+ * Perfetto UI, chrome://tracing, TensorBoard and Holistic Trace Analysis
+ * read. Written while pass 2 streams, so memory stays flat.
  *
- * Tracks: per trace i, process (i+1)*1000 = host threads (tid = OS tid; a
- * CUPTI thread id is shown as the OS tid once a join has paired them) with
- * CUDA API calls, NVTX ranges, sync waits and iteration marks; process
- * (i+1)*1000+1+device = that GPU, one thread per stream, with the ops. A flow
- * arrow (ph s/f, a fresh id per op: the kernels of one graph launch share
- * its correlation id) goes from each launch call to its op.
- * Every event has ph, ts, pid and tid (metadata events: ts 0, and tid 0 for
- * process names); GPU threads are named "stream S".
- * Timestamps are microseconds since the trace's first event.
+ * Tracks, as Kineto lays them out: per trace, process = the traced OS pid
+ * with one thread per host thread (OS tid; a CUPTI thread id is shown as the
+ * OS tid once the join paired them) holding the CUDA calls (cat
+ * cuda_runtime / cuda_driver, args cbid + correlation), NVTX ranges (nvtx),
+ * blocking intervals (gpuphase_sync) and iterations (ProfilerStep#N,
+ * user_annotation, written at close from the report); process = the device
+ * (trace i > 0: i*1000 + device) with one thread per stream holding the ops
+ * (cat kernel / gpu_memcpy / gpu_memset, args correlation, stream, device,
+ * External id and the op's launch/queue/execute phases). Every track is
+ * named: streams "stream S", host threads their name or "thread T"; calls
+ * drawn under a CUPTI thread id before the join paired it with the OS tid
+ * sit on a track named "thread T (first calls, CUPTI id N)".
+ *
+ * Flows (cat ac2g, a fresh id per op: a graph launch's kernels share one
+ * correlation id) start at the launching call's start, inside its slice, and
+ * end (bp e) at the op's start or, if the clocks put that earlier, at the
+ * call's start: never before they begin. Timestamps are microseconds since
+ * the first trace's first event. The top-level object carries
+ * distributedInfo (rank = the first trace's place, world_size = traces).
+ * Names go through gp_fmt_json_str (valid UTF-8 out whatever comes in).
  * Called by main.c through struct gp_exporter, on the report thread.
  */
 #include <errno.h>
@@ -24,20 +36,30 @@
 #include "export.h"
 #include "map.h"
 
+struct gp_chrome_trace {       /* what close() needs of each trace          */
+	uint64_t base;
+	unsigned pid;
+	uint32_t iter_tid;     /* the thread that marked iterations         */
+};
+
 struct gp_chrome {
 	FILE *f;
 	char *path;
-	size_t index;
-	uint64_t base;
+	size_t index, ntraces;
 	int first;
 	int base_set;
+	uint64_t base;
+	unsigned pid;                  /* this trace's host process track           */
 	uint8_t gpu_named[256];
 	struct gp_map stream_named;    /* device << 32 | stream -> 1 (this trace) */
+	struct gp_map threads;         /* host tid -> 1 seen, 2 named (this trace) */
+	struct gp_map call_tid;        /* correlation id -> track tid of its call   */
 	uint64_t nflows;               /* flow ids handed out (all traces)        */
+	struct gp_chrome_trace *tr;
 	const struct gp_an *an;
 };
 
-static double gp_chrome_us(struct gp_chrome *c, uint64_t t)
+static double gp_chrome_us(const struct gp_chrome *c, uint64_t t)
 {
 	return t >= c->base ? (double)(t - c->base) / 1e3 : -(double)(c->base - t) / 1e3;
 }
@@ -64,46 +86,98 @@ static void *gp_chrome_open(const char *path, char *err, size_t n)
 		return NULL;
 	}
 	c->first = 1;
-	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", c->f);
+	fputs("{\"schemaVersion\": 1, \"displayTimeUnit\": \"ns\", \"traceEvents\": [", c->f);
 	return c;
 }
 
-static unsigned gp_chrome_host_pid(const struct gp_chrome *c)
+static unsigned gp_chrome_gpu_pid(const struct gp_chrome *c, unsigned device)
 {
-	return (unsigned)(c->index + 1) * 1000u;
+	return (unsigned)c->index * 1000u + device;
+}
+
+static void gp_chrome_thread_name(struct gp_chrome *c, unsigned pid, uint32_t tid, const char *name)
+{
+	gp_chrome_sep(c);
+	fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"ts\": 0, \"args\": {\"name\": ",
+		pid, tid);
+	gp_fmt_json_str(c->f, name);
+	fputs("}}", c->f);
+}
+
+/* A host thread has an event: remember it, so close() names it if the trace
+ * never did. */
+static void gp_chrome_seen(struct gp_chrome *c, uint32_t tid)
+{
+	if (!gp_map_get(&c->threads, tid))
+		gp_map_put(&c->threads, tid, 1);
+}
+
+/* The host threads of the trace that ends here without a name of their own. */
+static void gp_chrome_name_threads(struct gp_chrome *c)
+{
+	for (size_t i = 0; i < c->threads.cap; i++) {
+		if (c->threads.keys[i] == GP_MAP_EMPTY || c->threads.vals[i] != 1)
+			continue;
+		char nm[32];
+		snprintf(nm, sizeof nm, "thread %u", (unsigned)c->threads.keys[i]);
+		gp_chrome_thread_name(c, c->pid, (uint32_t)c->threads.keys[i], nm);
+	}
+	gp_map_free(&c->threads);
+	memset(&c->threads, 0, sizeof c->threads);
 }
 
 static void gp_chrome_begin(void *ctx, size_t index, const char *trace_path, uint32_t pid)
 {
 	struct gp_chrome *c = ctx;
+	if (c->ntraces)
+		gp_chrome_name_threads(c);
+	struct gp_chrome_trace *tr = realloc(c->tr, (index + 1) * sizeof *tr);
+	if (tr) {
+		c->tr = tr;
+		memset(&tr[index], 0, sizeof *tr);
+		tr[index].pid = pid;
+		c->ntraces = index + 1;
+	}
 	c->index = index;
-	c->base_set = 0;
+	c->pid = pid;
+	c->an = NULL;
 	memset(c->gpu_named, 0, sizeof c->gpu_named);
 	gp_map_free(&c->stream_named);
 	memset(&c->stream_named, 0, sizeof c->stream_named);
+	gp_map_free(&c->call_tid);
+	memset(&c->call_tid, 0, sizeof c->call_tid);
 	gp_chrome_sep(c);
 	fprintf(c->f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"ts\": 0, \"args\": {\"name\": ",
-		gp_chrome_host_pid(c));
+		pid);
 	char buf[600];
 	snprintf(buf, sizeof buf, "host pid %u (%s)", pid, trace_path);
 	gp_fmt_json_str(c->f, buf);
 	fputs("}}", c->f);
+	gp_chrome_sep(c);
+	fprintf(c->f, "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"ts\": 0, "
+		      "\"args\": {\"sort_index\": %zu}}", pid, 2000 * index);
 }
 
 static void gp_chrome_base(struct gp_chrome *c, const struct gp_an *an)
 {
-	if (!c->base_set) {
+	if (!c->base_set) { /* one time axis for every trace: the first trace's first event */
 		c->base = gp_an_time_base(an);
 		c->base_set = 1;
 	}
+	if (c->index < c->ntraces)
+		c->tr[c->index].base = c->base;
 	c->an = an;
+}
+
+static uint32_t gp_chrome_os_tid(const struct gp_chrome *c, uint32_t tid)
+{
+	return c->an ? gp_an_os_tid(c->an, tid) : tid;
 }
 
 static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_rec *r)
 {
 	struct gp_chrome *c = ctx;
 	gp_chrome_base(c, an);
-	unsigned hp = gp_chrome_host_pid(c);
 	switch (r->type) {
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
@@ -117,23 +191,30 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 				 r->api.api_id);
 			nm = buf;
 		}
+		uint32_t tid = r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid);
+		gp_chrome_seen(c, tid);
+		/* the flow of the op starts on the track this call is drawn on, even
+		 * when the join pairs its CUPTI thread id with the OS tid only later */
+		if (r->type != GP_REC_DRIVER_API || !gp_map_get(&c->call_tid, r->api.corr))
+			gp_map_put(&c->call_tid, r->api.corr, tid);
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": ");
 		gp_fmt_json_str(c->f, nm);
-		fprintf(c->f, ", \"cat\": \"cuda_api\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
-			      "\"args\": {\"corr\": %u}}",
-			hp, r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid),
-			gp_chrome_us(c, r->api.start), (double)gp_api_dur_ns(&r->api) / 1e3, r->api.corr);
+		fprintf(c->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+			      "\"args\": {\"cbid\": %u, \"correlation\": %u}}",
+			r->type == GP_REC_DRIVER_API ? "cuda_driver" : "cuda_runtime", c->pid, tid,
+			gp_chrome_us(c, r->api.start), (double)gp_api_dur_ns(&r->api) / 1e3, r->api.api_id, r->api.corr);
 		break;
 	}
 	case GP_REC_MARKER: {
 		const char *nm = gp_an_string(an, r->marker.name);
 		const char *ph = r->marker.kind == GP_MARK_PUSH ? "B" : r->marker.kind == GP_MARK_POP ? "E"
 				 : r->marker.kind == GP_MARK_START ? "b" : r->marker.kind == GP_MARK_END ? "e" : "i";
+		gp_chrome_seen(c, r->marker.tid);
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": ");
 		gp_fmt_json_str(c->f, nm ? nm : "nvtx");
-		fprintf(c->f, ", \"cat\": \"nvtx\", \"ph\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f", ph, hp,
+		fprintf(c->f, ", \"cat\": \"nvtx\", \"ph\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f", ph, c->pid,
 			r->marker.tid, gp_chrome_us(c, r->marker.ts));
 		if (*ph == 'b' || *ph == 'e')
 			fprintf(c->f, ", \"id\": \"%zu:%" PRIu64 "\"", c->index, r->marker.id);
@@ -143,20 +224,23 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 		break;
 	}
 	case GP_REC_ITER:
+		if (c->index < c->ntraces && !c->tr[c->index].iter_tid)
+			c->tr[c->index].iter_tid = r->mark.tid;
+		gp_chrome_seen(c, r->mark.tid);
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"iteration %" PRIu64 "\", \"cat\": \"iteration\", \"ph\": \"i\", \"s\": \"p\", "
 			      "\"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
-			r->mark.iter, hp, r->mark.tid, gp_chrome_us(c, r->mark.ts));
+			r->mark.iter, c->pid, r->mark.tid, gp_chrome_us(c, r->mark.ts));
 		break;
 	case GP_REC_THREAD: {
 		const char *nm = gp_an_string(an, r->thread.name);
 		if (!nm)
 			break;
-		gp_chrome_sep(c);
-		fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"ts\": 0, \"args\": {\"name\": ", hp,
-			r->thread.tid);
-		gp_fmt_json_str(c->f, nm);
-		fputs("}}", c->f);
+		uint64_t *v = gp_map_get(&c->threads, r->thread.tid);
+		if (v && *v == 2)
+			break;
+		gp_map_put(&c->threads, r->thread.tid, 2);
+		gp_chrome_thread_name(c, c->pid, r->thread.tid, nm);
 		break;
 	}
 	default:
@@ -167,54 +251,72 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 {
 	struct gp_chrome *c = ctx;
-	unsigned hp = gp_chrome_host_pid(c), gp = hp + 1u + op->device;
-	if (!op->has_gpu) {
-		if (op->has_api && op->kind == GP_OP_HOOK_ONLY) {
-			/* hook-only: the launch call is on the host track already */
-		}
-		return;
-	}
+	if (!op->has_gpu)
+		return; /* hook-only: the launch call is on the host track already */
+	unsigned gp = gp_chrome_gpu_pid(c, op->device);
 	if (!c->gpu_named[op->device]) {
 		c->gpu_named[op->device] = 1;
 		gp_chrome_sep(c);
 		fprintf(c->f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"ts\": 0, "
 			      "\"args\": {\"name\": \"GPU %u (trace %zu)\"}}",
 			gp, op->device, c->index);
+		gp_chrome_sep(c);
+		fprintf(c->f, "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"ts\": 0, "
+			      "\"args\": {\"sort_index\": %zu}}", gp, 2000 * c->index + 1 + op->device);
 	}
 	uint64_t sk = (uint64_t)op->device << 32 | op->stream;
 	if (!gp_map_get(&c->stream_named, sk) && !gp_map_put(&c->stream_named, sk, 1)) {
-		gp_chrome_sep(c);
-		fprintf(c->f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
-			      "\"args\": {\"name\": \"stream %u\"}}",
-			gp, op->stream, op->stream);
+		char nm[32];
+		snprintf(nm, sizeof nm, "stream %u", op->stream);
+		gp_chrome_thread_name(c, gp, op->stream, nm);
 	}
 	gp_chrome_sep(c);
 	fprintf(c->f, "{\"name\": ");
 	gp_fmt_json_str(c->f, op->name);
 	fprintf(c->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"args\": "
-		      "{\"corr\": %u, \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64,
-		op->kind == GP_OP_KERNEL ? "kernel" : op->kind == GP_OP_MEMCPY ? "memcpy" : "memset", gp, op->stream,
-		gp_chrome_us(c, op->gpu_start), (double)(op->gpu_end - op->gpu_start) / 1e3, op->corr, op->launch_ns,
-		op->queue_ns, op->execute_ns);
+		      "{\"correlation\": %u, \"External id\": %u, \"device\": %u, \"stream\": %u, \"launch_ns\": %" PRIu64
+		      ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64,
+		op->kind == GP_OP_KERNEL ? "kernel" : op->kind == GP_OP_MEMCPY ? "gpu_memcpy" : "gpu_memset", gp,
+		op->stream, gp_chrome_us(c, op->gpu_start), (double)(op->gpu_end - op->gpu_start) / 1e3, op->corr,
+		op->corr, op->device, op->stream, op->launch_ns, op->queue_ns, op->execute_ns);
+	if (op->iter >= 0)
+		fprintf(c->f, ", \"iteration\": %" PRId64, op->iter);
 	if (op->nvtx) {
 		fprintf(c->f, ", \"nvtx\": ");
 		gp_fmt_json_str(c->f, op->nvtx);
 	}
-	if (op->bytes)
+	if (op->callsite) {
+		fprintf(c->f, ", \"callsite\": ");
+		gp_fmt_json_str(c->f, op->callsite);
+	}
+	if (op->kind != GP_OP_KERNEL)
 		fprintf(c->f, ", \"bytes\": %" PRIu64, op->bytes);
 	fputs("}}", c->f);
 	if (op->has_api && op->tid) {
 		/* unique per op: a graph launch's kernels share one correlation id */
 		uint64_t id = ++c->nflows;
+		uint64_t s = op->api_start, e = op->gpu_start > s ? op->gpu_start : s;
+		uint64_t *ct = gp_map_get(&c->call_tid, op->corr);
+		uint32_t tid = ct ? (uint32_t)*ct : gp_chrome_os_tid(c, op->tid);
+		uint32_t os = gp_chrome_os_tid(c, op->tid);
+		uint64_t *named = gp_map_get(&c->threads, tid);
+		if (tid != os && (!named || *named != 2)) {
+			/* calls drawn before the join paired this CUPTI thread id with
+			 * its OS tid: name that track after the thread it is */
+			char nm[64];
+			snprintf(nm, sizeof nm, "thread %u (first calls, CUPTI id %u)", os, tid);
+			gp_map_put(&c->threads, tid, 2);
+			gp_chrome_thread_name(c, c->pid, tid, nm);
+		}
+		gp_chrome_seen(c, tid);
 		gp_chrome_sep(c);
-		fprintf(c->f, "{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": \"s\", \"id\": %" PRIu64
+		fprintf(c->f, "{\"name\": \"ac2g\", \"cat\": \"ac2g\", \"ph\": \"s\", \"id\": %" PRIu64
 			      ", \"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
-			id, hp, c->an ? gp_an_os_tid(c->an, op->tid) : op->tid,
-			gp_chrome_us(c, op->api_start + (op->api_end - op->api_start) / 2));
+			id, c->pid, tid, gp_chrome_us(c, s));
 		gp_chrome_sep(c);
-		fprintf(c->f, "{\"name\": \"launch\", \"cat\": \"launch\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %" PRIu64
+		fprintf(c->f, "{\"name\": \"ac2g\", \"cat\": \"ac2g\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %" PRIu64
 			      ", \"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
-			id, gp, op->stream, gp_chrome_us(c, op->gpu_start));
+			id, gp, op->stream, gp_chrome_us(c, e));
 	}
 }
 
@@ -226,21 +328,55 @@ static void gp_chrome_wait(const struct gp_an_wait *w, void *ctx)
 	};
 	struct gp_chrome *c = ctx;
 	const char *k = w->kind < GP_API_CLASS_COUNT && kinds[w->kind] ? kinds[w->kind] : "other";
+	uint32_t tid = gp_chrome_os_tid(c, w->tid);
+	gp_chrome_seen(c, tid);
 	gp_chrome_sep(c);
-	fprintf(c->f, "{\"name\": \"sync wait (%s)\", \"cat\": \"sync\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, "
-		      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"corr\": %u, \"charged_to_corr\": %u, \"attributed\": %s}}",
-		k, gp_chrome_host_pid(c), c->an ? gp_an_os_tid(c->an, w->tid) : w->tid, gp_chrome_us(c, w->w0),
-		(double)(w->w1 - w->w0) / 1e3, w->corr,
-		w->op_corr, w->attributed ? "true" : "false");
+	fprintf(c->f, "{\"name\": \"sync wait (%s)\", \"cat\": \"gpuphase_sync\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, "
+		      "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %u, \"charged_to_correlation\": %u, "
+		      "\"attributed\": %s, \"sync_ns\": %" PRIu64 "}}",
+		k, c->pid, tid, gp_chrome_us(c, w->w0), (double)(w->w1 - w->w0) / 1e3, w->corr, w->op_corr,
+		w->attributed ? "true" : "false", w->w1 - w->w0);
+}
+
+/* The iterations as Kineto's ProfilerStep#N slices, which HTA and
+ * TensorBoard use to cut a trace into steps. */
+static void gp_chrome_steps(struct gp_chrome *c, const struct gp_rep *rep, size_t t)
+{
+	if (t >= c->ntraces || !c->tr[t].iter_tid)
+		return;
+	c->base = c->tr[t].base;
+	for (size_t i = 0; i < rep->niters; i++) {
+		const struct gp_rep_iter *it = &rep->iters[i];
+		if (it->iter < 0 || it->end <= it->start)
+			continue;
+		gp_chrome_sep(c);
+		fprintf(c->f, "{\"name\": \"ProfilerStep#%" PRId64 "\", \"cat\": \"user_annotation\", \"ph\": \"X\", "
+			      "\"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"ops\": %" PRIu64
+			      ", \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64
+			      ", \"sync_ns\": %" PRIu64 "}}",
+			it->iter, c->tr[t].pid, c->tr[t].iter_tid, gp_chrome_us(c, it->start),
+			(double)(it->end - it->start) / 1e3, it->ops, it->launch_ns, it->queue_ns, it->execute_ns, it->sync_ns);
+	}
 }
 
 static int gp_chrome_close(void *ctx, const struct gp_rep *rep, const struct gp_out_opts *o, char *err, size_t n)
 {
-	(void)rep;
 	(void)o;
 	struct gp_chrome *c = ctx;
-	fputs("\n]}\n", c->f);
+	gp_chrome_name_threads(c);
+	if (rep) {
+		if (rep->nranks)
+			for (size_t r = 0; r < rep->nranks; r++)
+				gp_chrome_steps(c, &rep->ranks[r], r);
+		else
+			gp_chrome_steps(c, rep, 0);
+	}
+	fprintf(c->f, "\n],\n\"distributedInfo\": {\"backend\": \"none\", \"rank\": 0, \"world_size\": %zu}\n}\n",
+		c->ntraces ? c->ntraces : 1);
 	gp_map_free(&c->stream_named);
+	gp_map_free(&c->threads);
+	gp_map_free(&c->call_tid);
+	free(c->tr);
 	int bad = ferror(c->f) != 0;
 	if (fclose(c->f))
 		bad = 1;

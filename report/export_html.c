@@ -1,12 +1,26 @@
 /*
- * export_html.c — `--export html FILE`: one self-contained page (no script,
- * no network) with the summary, the operator table (the markdown report's
- * numbers), a stacked bar chart of launch / execute / sync for the top
- * operators and a per-iteration chart, both inline SVG, then a section per
- * analysis of each trace (stages with a bar of their shares, host conditions
- * and self-overhead, trends, CUDA graphs: the text report's words). Needs
- * only the aggregates, so it is written at close. Called by main.c on the report
- * thread.
+ * export_html.c — `--export html FILE`: one self-contained page (no
+ * network, no library: its script and style are report/assets/report.js
+ * and report.css, compiled in) with
+ *   - the operator table, sortable (sort state in aria-sort) and filterable,
+ *     each operator's verdict, its reason and the advice beside it, every
+ *     number in a tooltip;
+ *   - stacked launch / execute / sync bars of the top operators (--top,
+ *     default 10) with a labelled time axis;
+ *   - the iteration chart: phase sums as bars, durations as dots, outliers
+ *     (duration > --outlier-factor x p50) in red, axes, a log-scale switch;
+ *   - a zoomable timeline of the captured ops: streams and host threads as
+ *     lanes, each op's launching call on its thread, launch->op links when
+ *     zoomed in; at most GP_HTML_MAX_OPS ops are kept (the first ones; the
+ *     page says how many of how many), and ops closer than a pixel are drawn
+ *     once, so a 100k-op trace stays fast;
+ *   - a section per analysis of each trace (stages, host conditions, trends,
+ *     CUDA graphs: the text report's words, and their figures) and the text
+ *     report itself.
+ * The data travel as one JSON object in <script type="application/json">
+ * (every '<' escaped, so no name can close the element). Ops are collected
+ * while pass 2 streams (op callback); the page is written at close.
+ * Called by main.c on the report thread.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,9 +31,33 @@
 #include "fmt.h"
 #include "export.h"
 #include "analyses.h"
+#include "map.h"
+#include "verdict.h"
+#include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/assets/ */
+
+#define GP_HTML_MAX_OPS 20000
+
+struct gp_html_ev {           /* one op of the timeline and its launching call */
+	uint32_t gpu_lane, host_lane; /* host_lane UINT32_MAX: no call known     */
+	uint32_t name, corr;
+	uint8_t kind;
+	uint64_t t0, t1, a0, a1;
+	uint64_t launch_ns, queue_ns, execute_ns;
+};
 
 struct gp_html {
 	char *path;
+	size_t index;
+	struct gp_html_ev *ev;
+	size_t nev, capev;
+	uint64_t nops;                /* ops with GPU times seen, kept or not     */
+	struct gp_map lanes;          /* lane key -> index + 1                    */
+	char **lane_names;
+	size_t nlanes;
+	struct gp_map names;          /* name hash (probed) -> index + 1          */
+	char **namev;
+	size_t nnames;
+	const struct gp_an *an;
 };
 
 static void *gp_html_open(const char *path, char *err, size_t n)
@@ -42,88 +80,218 @@ static void *gp_html_open(const char *path, char *err, size_t n)
 	return h;
 }
 
+static void gp_html_begin(void *ctx, size_t index, const char *trace_path, uint32_t pid)
+{
+	(void)trace_path;
+	(void)pid;
+	struct gp_html *h = ctx;
+	h->index = index;
+}
+
+static void gp_html_record(void *ctx, const struct gp_an *an, const union gp_rec *r)
+{
+	(void)r;
+	((struct gp_html *)ctx)->an = an;
+}
+
+/* Index of a lane (created on first use), UINT32_MAX when out of memory. */
+static uint32_t gp_html_lane(struct gp_html *h, uint64_t key, const char *name)
+{
+	uint64_t *v = gp_map_get(&h->lanes, key);
+	if (v)
+		return (uint32_t)(*v - 1);
+	char **nl = realloc(h->lane_names, (h->nlanes + 1) * sizeof *nl);
+	if (!nl)
+		return UINT32_MAX;
+	h->lane_names = nl;
+	if (!(nl[h->nlanes] = strdup(name)) || gp_map_put(&h->lanes, key, h->nlanes + 1)) {
+		free(nl[h->nlanes]);
+		return UINT32_MAX;
+	}
+	return (uint32_t)h->nlanes++;
+}
+
+static uint32_t gp_html_name(struct gp_html *h, const char *name)
+{
+	uint64_t k = 1469598103934665603ULL;
+	for (const char *p = name; *p; p++)
+		k = (k ^ (unsigned char)*p) * 1099511628211ULL;
+	for (;; k++) {
+		if (k == GP_MAP_EMPTY)
+			continue;
+		uint64_t *v = gp_map_get(&h->names, k);
+		if (!v)
+			break;
+		if (!strcmp(h->namev[*v - 1], name))
+			return (uint32_t)(*v - 1);
+	}
+	char **nv = realloc(h->namev, (h->nnames + 1) * sizeof *nv);
+	if (!nv)
+		return UINT32_MAX;
+	h->namev = nv;
+	if (!(nv[h->nnames] = strdup(name)) || gp_map_put(&h->names, k, h->nnames + 1)) {
+		free(nv[h->nnames]);
+		return UINT32_MAX;
+	}
+	return (uint32_t)h->nnames++;
+}
+
+static void gp_html_op(const struct gp_an_op *op, void *ctx)
+{
+	struct gp_html *h = ctx;
+	if (!op->has_gpu)
+		return;
+	if (h->nops++ >= GP_HTML_MAX_OPS)
+		return;
+	if (h->nev == h->capev) {
+		size_t nc = h->capev ? h->capev * 2 : 1024;
+		struct gp_html_ev *ne = realloc(h->ev, nc * sizeof *ne);
+		if (!ne)
+			return;
+		h->ev = ne;
+		h->capev = nc;
+	}
+	char nm[96];
+	if (h->index)
+		snprintf(nm, sizeof nm, "trace %zu GPU %u stream %u", h->index, op->device, op->stream);
+	else
+		snprintf(nm, sizeof nm, "GPU %u stream %u", op->device, op->stream);
+	struct gp_html_ev *e = &h->ev[h->nev];
+	memset(e, 0, sizeof *e);
+	e->gpu_lane = gp_html_lane(h, 1ULL << 62 | (uint64_t)h->index << 40 | (uint64_t)op->device << 32 | op->stream, nm);
+	e->host_lane = UINT32_MAX;
+	if (op->has_api && op->tid) {
+		uint32_t tid = h->an ? gp_an_os_tid(h->an, op->tid) : op->tid;
+		if (h->index)
+			snprintf(nm, sizeof nm, "trace %zu thread %u", h->index, tid);
+		else
+			snprintf(nm, sizeof nm, "host thread %u", tid);
+		e->host_lane = gp_html_lane(h, 2ULL << 62 | (uint64_t)h->index << 40 | tid, nm);
+		e->a0 = op->api_start;
+		e->a1 = op->api_end;
+	}
+	e->name = gp_html_name(h, op->name ? op->name : "op");
+	if (e->gpu_lane == UINT32_MAX || e->name == UINT32_MAX)
+		return;
+	e->corr = op->corr;
+	e->kind = op->kind;
+	e->t0 = op->gpu_start;
+	e->t1 = op->gpu_end;
+	e->launch_ns = op->launch_ns;
+	e->queue_ns = op->queue_ns;
+	e->execute_ns = op->execute_ns;
+	h->nev++;
+}
+
+/* A JSON string safe inside <script>: gp_fmt_json_str's rules, and '<' '>'
+ * '&' as \u escapes so no name can end the element. */
+static void gp_html_json_str(FILE *f, const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m) {
+		fputs("\"\"", f);
+		return;
+	}
+	gp_fmt_json_str(m, s);
+	fclose(m);
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '<' || buf[i] == '>' || buf[i] == '&')
+			fprintf(f, "\\u%04x", (unsigned)buf[i]);
+		else
+			fputc(buf[i], f);
+	}
+	free(buf);
+}
+
+/* The page's data: operators, iterations, timeline. */
+static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, const struct gp_out_opts *o,
+			 const uint8_t *outlier)
+{
+	struct gp_out_opts all = *o;
+	all.top = 0;
+	size_t *sel = NULL, n = gp_out_select(rep, &all, &sel);
+	fprintf(f, "{\"top\": %zu, \"operators\": [", o->top ? o->top : 10);
+	for (size_t i = 0; sel && i < n; i++) {
+		const struct gp_rep_group *g = &rep->groups[sel[i]];
+		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		char why[128] = "";
+		if (v != GP_VERDICT_NONE)
+			gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
+		fprintf(f, "%s\n{\"name\": ", i ? "," : "");
+		gp_html_json_str(f, g->name);
+		fputs(", \"long_name\": ", f);
+		gp_html_json_str(f, g->long_name ? g->long_name : g->name);
+		fprintf(f, ", \"count\": %" PRIu64 ", \"total\": %" PRIu64 ", \"launch\": %" PRIu64 ", \"queue\": %" PRIu64
+			   ", \"execute\": %" PRIu64 ", \"sync\": %" PRIu64 ", \"p50\": %" PRIu64 ", \"p95\": %" PRIu64
+			   ", \"max\": %" PRIu64 ", \"verdict\": \"%s\", \"reason\": ",
+			g->count, gp_rep_group_total(g), g->launch_ns, g->queue_ns, g->execute_ns, g->sync_ns,
+			gp_hist_quantile(&g->exec, 0.50), gp_hist_quantile(&g->exec, 0.95), g->exec.max, gp_verdict_name(v));
+		gp_html_json_str(f, why);
+		fputs(", \"advice\": ", f);
+		gp_html_json_str(f, gp_verdict_advice(v));
+		fputc('}', f);
+	}
+	free(sel);
+	fputs("],\n\"iterations\": [", f);
+	for (size_t i = 0; i < rep->niters; i++) {
+		const struct gp_rep_iter *it = &rep->iters[i];
+		fprintf(f, "%s\n{\"iter\": %" PRId64 ", \"dur\": %" PRIu64 ", \"ops\": %" PRIu64 ", \"launch\": %" PRIu64
+			   ", \"queue\": %" PRIu64 ", \"execute\": %" PRIu64 ", \"sync\": %" PRIu64
+			   ", \"open\": %s, \"outlier\": %s}",
+			i ? "," : "", it->iter, it->end - it->start, it->ops, it->launch_ns, it->queue_ns, it->execute_ns,
+			it->sync_ns, it->open ? "true" : "false", outlier && outlier[i] ? "true" : "false");
+	}
+	fputs("],\n\"timeline\": ", f);
+	if (!h->nev) {
+		fputs("null}", f);
+		return;
+	}
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	for (size_t i = 0; i < h->nev; i++) {
+		const struct gp_html_ev *e = &h->ev[i];
+		uint64_t a = e->host_lane != UINT32_MAX && e->a0 < e->t0 ? e->a0 : e->t0;
+		if (a < t0)
+			t0 = a;
+		if (e->t1 > t1)
+			t1 = e->t1;
+	}
+	fputs("{\"lanes\": [", f);
+	for (size_t i = 0; i < h->nlanes; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+		gp_html_json_str(f, h->lane_names[i]);
+		fputc('}', f);
+	}
+	fputs("],\n\"names\": [", f);
+	for (size_t i = 0; i < h->nnames; i++) {
+		if (i)
+			fputs(", ", f);
+		gp_html_json_str(f, h->namev[i]);
+	}
+	fprintf(f, "],\n\"ops_total\": %" PRIu64 ", \"t0\": 0, \"t1\": %.3f, \"ev\": [", h->nops,
+		(double)(t1 - t0) / 1e3 + 0.001);
+	static const char *const kinds[] = { "op", "kernel", "memcpy", "memset", "op" };
+	size_t k = 0;
+	for (size_t i = 0; i < h->nev; i++) {
+		const struct gp_html_ev *e = &h->ev[i];
+		long link = -1;
+		if (e->host_lane != UINT32_MAX) {
+			fprintf(f, "%s\n[%u,%.3f,%.3f,%u,\"call\",%u,-1]", k ? "," : "", e->host_lane,
+				(double)(e->a0 - t0) / 1e3, (double)(e->a1 - t0) / 1e3, e->name, e->corr);
+			link = (long)k++;
+		}
+		fprintf(f, "%s\n[%u,%.3f,%.3f,%u,\"%s\",%u,%ld,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", k ? "," : "",
+			e->gpu_lane, (double)(e->t0 - t0) / 1e3, (double)(e->t1 - t0) / 1e3, e->name,
+			kinds[e->kind <= 4 ? e->kind : 0], e->corr, link, e->launch_ns, e->queue_ns, e->execute_ns);
+		k++;
+	}
+	fputs("]}}", f);
+}
+
 #define GP_HTML_LAUNCH "#e4a33a"
 #define GP_HTML_EXEC "#3a7be4"
 #define GP_HTML_SYNC "#d9534f"
-
-static void gp_html_legend(FILE *f, int y)
-{
-	fprintf(f, "<rect x='10' y='%d' width='12' height='12' fill='" GP_HTML_LAUNCH "'/><text x='26' y='%d'>launch</text>"
-		   "<rect x='90' y='%d' width='12' height='12' fill='" GP_HTML_EXEC "'/><text x='106' y='%d'>execute</text>"
-		   "<rect x='180' y='%d' width='12' height='12' fill='" GP_HTML_SYNC "'/><text x='196' y='%d'>sync</text>\n",
-		y, y + 11, y, y + 11, y, y + 11);
-}
-
-static void gp_html_ops_chart(FILE *f, const struct gp_rep *rep, const size_t *sel, size_t n)
-{
-	uint64_t max = 1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t t = gp_rep_group_total(&rep->groups[sel[i]]);
-		if (t > max)
-			max = t;
-	}
-	const int left = 260, width = 600, bar = 20, gap = 6;
-	int height = (int)n * (bar + gap) + 40;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' font-size='12'>\n",
-		left + width + 120, height);
-	gp_html_legend(f, 4);
-	for (size_t i = 0; i < n; i++) {
-		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		int y = 26 + (int)i * (bar + gap);
-		double x = left;
-		uint64_t parts[3] = { g->launch_ns, g->execute_ns, g->sync_ns };
-		const char *colors[3] = { GP_HTML_LAUNCH, GP_HTML_EXEC, GP_HTML_SYNC };
-		const char *names[3] = { "launch", "execute", "sync" };
-		fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", left - 6, y + 14);
-		char nm[48];
-		snprintf(nm, sizeof nm, "%s", g->name);
-		gp_fmt_html_str(f, nm);
-		fputs("</text>\n", f);
-		for (int k = 0; k < 3; k++) {
-			double w = (double)width * (double)parts[k] / (double)max;
-			fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s'><title>%s %.1f us</title></rect>\n", x,
-				y, w, bar, colors[k], names[k], (double)parts[k] / 1e3);
-			x += w;
-		}
-		fprintf(f, "<text x='%.1f' y='%d'>%.1f us</text>\n", x + 4, y + 14, (double)gp_rep_group_total(g) / 1e3);
-	}
-	fputs("</svg>\n", f);
-}
-
-static void gp_html_iter_chart(FILE *f, const struct gp_rep *rep, const uint8_t *outlier)
-{
-	uint64_t max = 1;
-	for (size_t i = 0; i < rep->niters; i++) {
-		uint64_t d = rep->iters[i].end - rep->iters[i].start;
-		uint64_t p = rep->iters[i].launch_ns + rep->iters[i].execute_ns + rep->iters[i].sync_ns;
-		if (d > max)
-			max = d;
-		if (p > max)
-			max = p;
-	}
-	const int height = 220, top = 24, width = 860;
-	double bw = rep->niters ? (double)width / (double)rep->niters : 1;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' font-size='12'>\n",
-		width + 20, height + top + 20);
-	gp_html_legend(f, 4);
-	fprintf(f, "<text x='290' y='15'>bars: phase sums per iteration; dots: iteration duration (red = outlier)</text>\n");
-	for (size_t i = 0; i < rep->niters; i++) {
-		const struct gp_rep_iter *it = &rep->iters[i];
-		double x = 10 + (double)i * bw, y = top + height;
-		uint64_t parts[3] = { it->launch_ns, it->execute_ns, it->sync_ns };
-		const char *colors[3] = { GP_HTML_LAUNCH, GP_HTML_EXEC, GP_HTML_SYNC };
-		for (int k = 0; k < 3; k++) {
-			double h = (double)height * (double)parts[k] / (double)max;
-			y -= h;
-			fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'/>\n", x, y,
-				bw > 2 ? bw - 1 : bw, h, colors[k]);
-		}
-		double dy = top + height - (double)height * (double)(it->end - it->start) / (double)max;
-		fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3' fill='%s'><title>iteration %" PRId64 ": %.1f us</title></circle>\n",
-			x + bw / 2, dy, outlier && outlier[i] ? "red" : "black", it->iter, (double)(it->end - it->start) / 1e3);
-	}
-	fputs("</svg>\n", f);
-}
 
 /* One analysis section: a heading and the analysis's text (the report's own
  * words and numbers), its title line dropped; nothing when it is empty. */
@@ -173,6 +341,83 @@ static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_
 	}
 }
 
+static void gp_html_free(struct gp_html *h)
+{
+	for (size_t i = 0; i < h->nlanes; i++)
+		free(h->lane_names[i]);
+	for (size_t i = 0; i < h->nnames; i++)
+		free(h->namev[i]);
+	free(h->lane_names);
+	free(h->namev);
+	gp_map_free(&h->lanes);
+	gp_map_free(&h->names);
+	free(h->ev);
+	free(h->path);
+	free(h);
+}
+
+static void gp_html_page(FILE *f, struct gp_html *h, const struct gp_rep *rep, const struct gp_out_opts *o)
+{
+	uint8_t *ol = rep->niters ? calloc(rep->niters, 1) : NULL;
+	uint64_t p50 = 0, p99 = 0;
+	size_t nclosed = 0;
+	if (rep->niters) {
+		gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
+		for (size_t i = 0; i < rep->niters; i++)
+			nclosed += !rep->iters[i].open;
+	}
+	fputs("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>gpuphase report</title>\n<style>\n", f);
+	fputs(gp_html_css, f);
+	fputs("</style></head><body>\n<h1>gpuphase report</h1>\n<p>", f);
+	gp_fmt_html_str(f, rep->path ? rep->path : "");
+	fputs("</p>\n<div id='tip' role='tooltip'></div>\n", f);
+	fputs("<h2>Operators</h2>\n<div class='ctl'><label>Filter <input id='filter' type='search' "
+	      "placeholder='operator name'></label> <span id='ops-count'></span></div>\n"
+	      "<table id='ops'></table>\n", f);
+	fputs("<h2>Phases of the top operators</h2>\n<div class='legend'><span style='background:#e4a33a'></span>launch"
+	      "<span style='background:#3a7be4'></span>execute<span style='background:#d9534f'></span>sync</div>\n"
+	      "<svg id='phases' xmlns='http://www.w3.org/2000/svg' font-family='sans-serif'></svg>\n", f);
+	if (rep->niters) {
+		fputs("<h2>Iterations</h2>\n", f);
+		if (nclosed)
+			fprintf(f, "<p>%zu iterations, duration p50 %.1f us, p99 %.1f us over the %zu complete ones; "
+				   "bars: phase sums, dots: durations, red: outliers (&gt; %.2g &times; p50)</p>\n",
+				rep->niters, (double)p50 / 1e3, (double)p99 / 1e3, nclosed, o->outlier_factor);
+		else
+			fprintf(f, "<p>%zu iteration, none complete (it ends with the window): no duration "
+				   "statistics</p>\n", rep->niters);
+		fputs("<div class='ctl'><label><input id='logscale' type='checkbox'> log scale</label></div>\n"
+		      "<svg id='iters' xmlns='http://www.w3.org/2000/svg' font-family='sans-serif'></svg>\n", f);
+	}
+	if (h->nev) {
+		fprintf(f, "<h2>Timeline of the captured ops</h2>\n<p>%zu of %" PRIu64 " ops%s; lanes: GPU streams and the "
+			   "host threads that launched them (orange: the launching call). Wheel to zoom, drag to pan.</p>\n"
+			   "<div class='ctl'><button id='tl-zin' type='button'>zoom in</button> "
+			   "<button id='tl-reset' type='button'>reset</button></div>\n<canvas id='tl'></canvas>\n",
+			h->nev, h->nops, h->nev < h->nops ? " (the first ones)" : "");
+	}
+	gp_html_analyses(f, rep, o);
+	fputs("<h2>Text report</h2>\n<pre>", f);
+	struct gp_out_opts to = *o;
+	to.format = GP_FMT_TEXT;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	if (mf) {
+		gp_out_report(mf, rep, &to);
+		fclose(mf);
+		gp_fmt_html_str(f, buf);
+		free(buf);
+	}
+	fputs("</pre>\n<p>Definitions of every number: docs/metrics.md of gpuphase.</p>\n", f);
+	fputs("<script type='application/json' id='gp-data'>", f);
+	gp_html_data(f, h, rep, o, ol);
+	fputs("</script>\n<script>\n", f);
+	fputs(gp_html_js, f);
+	fputs("</script>\n</body></html>\n", f);
+	free(ol);
+}
+
 static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_out_opts *o, char *err, size_t n)
 {
 	struct gp_html *h = ctx;
@@ -183,52 +428,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			snprintf(err, n, "%s: cannot create: %s", h->path, strerror(errno));
 			rc = -errno;
 		} else {
-			fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>gpuphase report</title>\n"
-			      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
-			      "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child"
-			      "{text-align:left}pre{background:#f6f6f6;padding:1em;overflow-x:auto}</style></head><body>\n",
-			      f);
-			fputs("<h1>gpuphase report</h1>\n<h2>Summary</h2>\n<pre>", f);
-			/* the text report is the summary: one source of numbers */
-			struct gp_out_opts to = *o;
-			to.format = GP_FMT_TEXT;
-			char *buf = NULL;
-			size_t len = 0;
-			FILE *mf = open_memstream(&buf, &len);
-			if (mf) {
-				gp_out_report(mf, rep, &to);
-				fclose(mf);
-				gp_fmt_html_str(f, buf);
-				free(buf);
-			}
-			fputs("</pre>\n", f);
-			size_t *sel, k;
-			struct gp_out_opts top = *o;
-			top.top = o->top ? o->top : 10;
-			k = gp_out_select(rep, &top, &sel);
-			fputs("<h2>Phases of the top operators</h2>\n", f);
-			if (sel)
-				gp_html_ops_chart(f, rep, sel, k);
-			free(sel);
-			if (rep->niters) {
-				uint64_t p50, p99;
-				uint8_t *ol = calloc(rep->niters, 1);
-				gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
-				size_t nclosed = 0;
-				for (size_t i = 0; i < rep->niters; i++)
-					nclosed += !rep->iters[i].open;
-				if (nclosed)
-					fprintf(f, "<h2>Iterations</h2>\n<p>%zu iterations, duration p50 %.1f us, p99 %.1f us "
-						   "over the %zu complete ones</p>\n",
-						rep->niters, (double)p50 / 1e3, (double)p99 / 1e3, nclosed);
-				else
-					fprintf(f, "<h2>Iterations</h2>\n<p>%zu iteration, none complete (it ends with the "
-						   "window): no duration statistics</p>\n", rep->niters);
-				gp_html_iter_chart(f, rep, ol);
-				free(ol);
-			}
-			gp_html_analyses(f, rep, o);
-			fputs("<p>Definitions of every number: docs/metrics.md of gpuphase.</p>\n</body></html>\n", f);
+			gp_html_page(f, h, rep, o);
 			int bad = ferror(f) != 0;
 			if (fclose(f) || bad) {
 				snprintf(err, n, "%s: write error", h->path);
@@ -236,13 +436,15 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			}
 		}
 	}
-	free(h->path);
-	free(h);
+	gp_html_free(h);
 	return rc;
 }
 
 const struct gp_exporter gp_export_html = {
 	.name = "html",
 	.open = gp_html_open,
+	.begin = gp_html_begin,
+	.record = gp_html_record,
+	.op = gp_html_op,
 	.close = gp_html_close,
 };

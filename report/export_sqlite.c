@@ -1,11 +1,25 @@
 /*
  * export_sqlite.c — `--export sqlite FILE`: a SQLite database of the
- * timeline, shaped so that users of `nsys export --type sqlite` feel at
- * home: StringIds, CUPTI_ACTIVITY_KIND_RUNTIME (API calls) and views
- * CUPTI_ACTIVITY_KIND_KERNEL / _MEMCPY / _MEMSET over the joined ops, plus
- * GPUPHASE_OPS, GPUPHASE_SYNCS, GPUPHASE_MARKERS, GPUPHASE_ITERATIONS and the
- * views GPUPHASE_OP_PHASES (per-op launch/queue/execute/sync/total) and
- * GPUPHASE_OPERATOR_SUMMARY. docs/report-json.md documents the schema.
+ * timeline in the schema of `nsys export --type sqlite` for every table that
+ * shares an Nsight Systems name, so nsys's own queries (kernel, API and
+ * memory-time summaries: `JOIN StringIds s ON k.shortName = s.id`) give the
+ * same answers on it:
+ *
+ *   StringIds(id, value)             one id space for the whole file (all traces)
+ *   CUPTI_ACTIVITY_KIND_KERNEL       shortName/demangledName/mangledName = StringIds ids
+ *   CUPTI_ACTIVITY_KIND_RUNTIME      runtime and driver calls; nameId = StringIds id of
+ *                                    the API's name (hook records only in hook-only traces)
+ *   CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET / _SYNCHRONIZATION
+ *   TARGET_INFO_CUDA_STREAM, ThreadNames, ENUM_CUDA_MEMCPY_OPER,
+ *   ENUM_CUDA_MEM_KIND, ENUM_CUPTI_SYNC_TYPE
+ *
+ * Every globalTid is nsys's serialized id, (pid << 24) | (tid & 0xffffff),
+ * from the OS tid (a CUPTI thread id is translated once the join paired it),
+ * the same in every table; globalPid = pid << 24. gpuphase's own tables sit
+ * beside them: TRACES, GPUPHASE_OPS, GPUPHASE_SYNCS, GPUPHASE_MARKERS,
+ * GPUPHASE_ITERATIONS and the views GPUPHASE_OP_PHASES (per-op
+ * launch/queue/execute/sync) and GPUPHASE_OPERATOR_SUMMARY; their `rank` is
+ * the trace's place on the command line. docs/report-json.md documents it.
  *
  * Rows are inserted while pass 2 streams, in one transaction. An existing
  * FILE is replaced. Called by main.c on the report thread.
@@ -19,23 +33,81 @@
 
 #include "export.h"
 #include "gp_reader.h"
+#include "map.h"
 
-enum { ST_STR, ST_API, ST_OP, ST_SYNC, ST_MARK, ST_ITER, ST_COUNT };
+enum { ST_STR, ST_API, ST_OP, ST_SYNC, ST_MARK, ST_ITER, ST_KERN, ST_MEMCPY, ST_MEMSET, ST_CSYNC, ST_THREAD,
+       ST_STREAM, ST_COUNT };
 
 struct gp_sq {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
 	char *path;
 	int64_t rank;
+	int64_t gpid;              /* this trace's globalPid: pid << 24        */
 	int failed;
+	struct gp_map strs;        /* string hash (probed) -> StringIds id      */
+	char **strv;               /* StringIds id - 1 -> its text              */
+	size_t nstr, capstr;
+	struct gp_map streams;     /* device << 32 | stream -> 1 (this trace)   */
+	struct gp_map raw_tids;    /* globalTid written from an unpaired CUPTI
+				    * thread id -> 1 (all traces)              */
+	struct gp_map retid;       /* such a globalTid -> the OS one, learnt later */
+	const struct gp_an *an;
 	char msg[256];
 };
 
 static const char gp_sq_schema[] =
-	"CREATE TABLE TRACES(rank INTEGER PRIMARY KEY, path TEXT, pid INTEGER);"
-	"CREATE TABLE StringIds(rank INTEGER, id INTEGER, value TEXT);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(rank INTEGER, start INTEGER, end INTEGER, globalTid INTEGER,"
-	" correlationId INTEGER, nameId INTEGER, name TEXT, domain TEXT, apiClass INTEGER, returnValue INTEGER);"
+	/* Nsight Systems' tables (nsys export --type sqlite), same names and columns */
+	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE ThreadNames(nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,"
+	" returnValue INTEGER NOT NULL, callchainId INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,"
+	" globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,"
+	" launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER, gridX INTEGER, gridY INTEGER,"
+	" gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER, staticSharedMemory INTEGER,"
+	" dynamicSharedMemory INTEGER, localMemoryPerThread INTEGER, localMemoryTotal INTEGER, gridId INTEGER,"
+	" sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,"
+	" globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER,"
+	" srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER,"
+	" dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,"
+	" globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INTEGER NOT NULL, end INTEGER NOT NULL,"
+	" deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,"
+	" globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER NOT NULL);"
+	"CREATE TABLE TARGET_INFO_CUDA_STREAM(streamId INTEGER NOT NULL, hwId INTEGER NOT NULL,"
+	" vmId INTEGER NOT NULL, processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL,"
+	" flag INTEGER NOT NULL);"
+	"CREATE TABLE ENUM_CUDA_MEMCPY_OPER(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
+	"INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES(0,'CUDA_MEMCPY_KIND_UNKNOWN','Unknown'),"
+	" (1,'CUDA_MEMCPY_KIND_HTOD','Host-to-Device'),(2,'CUDA_MEMCPY_KIND_DTOH','Device-to-Host'),"
+	" (3,'CUDA_MEMCPY_KIND_HTOA','Host-to-Array'),(4,'CUDA_MEMCPY_KIND_ATOH','Array-to-Host'),"
+	" (5,'CUDA_MEMCPY_KIND_ATOA','Array-to-Array'),(6,'CUDA_MEMCPY_KIND_ATOD','Array-to-Device'),"
+	" (7,'CUDA_MEMCPY_KIND_DTOA','Device-to-Array'),(8,'CUDA_MEMCPY_KIND_DTOD','Device-to-Device'),"
+	" (9,'CUDA_MEMCPY_KIND_HTOH','Host-to-Host'),(10,'CUDA_MEMCPY_KIND_PTOP','Peer-to-Peer'),"
+	" (11,'CUDA_MEMCPY_KIND_UVM_HTOD','Unified Host-to-Device'),"
+	" (12,'CUDA_MEMCPY_KIND_UVM_DTOH','Unified Device-to-Host'),"
+	" (13,'CUDA_MEMCPY_KIND_UVM_DTOD','Unified Device-to-Device');"
+	"CREATE TABLE ENUM_CUDA_MEM_KIND(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
+	"INSERT INTO ENUM_CUDA_MEM_KIND VALUES(0,'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN','Unknown'),"
+	" (1,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable'),(2,'CUDA_MEMOPR_MEMORY_KIND_PINNED','Pinned'),"
+	" (3,'CUDA_MEMOPR_MEMORY_KIND_DEVICE','Device'),(4,'CUDA_MEMOPR_MEMORY_KIND_ARRAY','Array'),"
+	" (5,'CUDA_MEMOPR_MEMORY_KIND_MANAGED','Managed'),(6,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),"
+	" (7,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static');"
+	"CREATE TABLE ENUM_CUPTI_SYNC_TYPE(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
+	"INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES(0,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN','Unknown'),"
+	" (1,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE','Event sync'),"
+	" (2,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT','Stream wait event'),"
+	" (3,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE','Stream sync'),"
+	" (4,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE','Context sync');"
+	/* gpuphase's own tables */
+	"CREATE TABLE TRACES(rank INTEGER PRIMARY KEY, path TEXT, pid INTEGER, globalPid INTEGER);"
 	"CREATE TABLE GPUPHASE_OPS(rank INTEGER, kind TEXT, name TEXT, deviceId INTEGER, streamId INTEGER,"
 	" correlationId INTEGER, globalTid INTEGER, api_start INTEGER, api_end INTEGER, start INTEGER, end INTEGER,"
 	" launch_ns INTEGER, queue_ns INTEGER, execute_ns INTEGER, iteration INTEGER, nvtx TEXT, callsite TEXT,"
@@ -62,21 +134,24 @@ static const char gp_sq_views[] =
 	" FROM GPUPHASE_OPS o;"
 	"CREATE VIEW GPUPHASE_OPERATOR_SUMMARY AS SELECT name, COUNT(*) AS count, SUM(launch_ns) AS launch_ns,"
 	" SUM(queue_ns) AS queue_ns, SUM(execute_ns) AS execute_ns, SUM(sync_ns) AS sync_ns,"
-	" SUM(launch_ns + execute_ns + sync_ns) AS total_ns FROM GPUPHASE_OP_PHASES GROUP BY name ORDER BY total_ns DESC;"
-	"CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT rank, start, end, deviceId, streamId, correlationId,"
-	" name AS shortName, name AS demangledName, globalTid FROM GPUPHASE_OPS WHERE kind = 'kernel';"
-	"CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS SELECT rank, start, end, deviceId, streamId, correlationId, bytes,"
-	" copyKind FROM GPUPHASE_OPS WHERE kind = 'memcpy';"
-	"CREATE VIEW CUPTI_ACTIVITY_KIND_MEMSET AS SELECT rank, start, end, deviceId, streamId, correlationId, bytes"
-	" FROM GPUPHASE_OPS WHERE kind = 'memset';";
+	" SUM(launch_ns + execute_ns + sync_ns) AS total_ns FROM GPUPHASE_OP_PHASES GROUP BY name ORDER BY total_ns DESC;";
 
 static const char *const gp_sq_ins[ST_COUNT] = {
-	[ST_STR] = "INSERT INTO StringIds VALUES(?,?,?)",
-	[ST_API] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,?,?,?,?,?,?,?,?)",
+	[ST_STR] = "INSERT INTO StringIds VALUES(?,?)",
+	[ST_API] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,?,?,?,?,?,NULL)",
 	[ST_OP] = "INSERT INTO GPUPHASE_OPS VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_SYNC] = "INSERT INTO GPUPHASE_SYNCS VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_MARK] = "INSERT INTO GPUPHASE_MARKERS VALUES(?,?,?,?,?,?)",
 	[ST_ITER] = "INSERT INTO GPUPHASE_ITERATIONS VALUES(?,?,?,?,?,?,?,?,?,?)",
+	[ST_KERN] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId, correlationId,"
+		    " globalPid, demangledName, shortName, mangledName, launchType) VALUES(?,?,?,0,?,?,?,?,?,?,0)",
+	[ST_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, contextId, streamId, correlationId,"
+		      " globalPid, bytes, copyKind, srcKind, dstKind) VALUES(?,?,?,0,?,?,?,?,?,0,0)",
+	[ST_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, contextId, streamId, correlationId,"
+		      " globalPid, value, bytes, memKind) VALUES(?,?,?,0,?,?,?,0,?,0)",
+	[ST_CSYNC] = "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(?,?,0,0,?,?,?,?,0)",
+	[ST_THREAD] = "INSERT INTO ThreadNames VALUES(?,0,?)",
+	[ST_STREAM] = "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES(?,?,0,?,0,0,0)",
 };
 
 static void gp_sq_fail(struct gp_sq *q, const char *what)
@@ -136,57 +211,117 @@ fail:
 	return NULL;
 }
 
+/* nsys's serialized thread id: pid in bits 24..47, tid in bits 0..23. */
+static int64_t gp_sq_gtid(const struct gp_sq *q, uint32_t tid)
+{
+	return q->gpid | (int64_t)(tid & 0xffffffu);
+}
+
+static uint64_t gp_sq_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The StringIds id of `text` (1-based), inserted on first use; 0 on failure.
+ * One id space for the whole file, so ids from two traces never collide. */
+static int64_t gp_sq_intern(struct gp_sq *q, const char *text)
+{
+	if (q->failed)
+		return 0;
+	uint64_t h = gp_sq_hash(text);
+	for (;; h++) {
+		if (h == GP_MAP_EMPTY)
+			continue;
+		uint64_t *v = gp_map_get(&q->strs, h);
+		if (!v)
+			break;
+		if (!strcmp(q->strv[*v - 1], text))
+			return (int64_t)*v;
+	}
+	if (q->nstr == q->capstr) {
+		size_t nc = q->capstr ? q->capstr * 2 : 256;
+		char **nv = realloc(q->strv, nc * sizeof *nv);
+		if (!nv) {
+			gp_sq_fail(q, "out of memory");
+			return 0;
+		}
+		q->strv = nv;
+		q->capstr = nc;
+	}
+	char *dup = strdup(text);
+	if (!dup || gp_map_put(&q->strs, h, q->nstr + 1)) {
+		free(dup);
+		gp_sq_fail(q, "out of memory");
+		return 0;
+	}
+	q->strv[q->nstr++] = dup;
+	int64_t id = (int64_t)q->nstr;
+	sqlite3_stmt *s = q->st[ST_STR];
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	gp_sq_step(q, ST_STR);
+	return id;
+}
+
 static void gp_sq_begin(void *ctx, size_t index, const char *trace_path, uint32_t pid)
 {
 	struct gp_sq *q = ctx;
 	q->rank = (int64_t)index;
+	q->gpid = (int64_t)(pid & 0xffffffu) << 24;
+	q->an = NULL;
+	gp_map_free(&q->streams);
+	memset(&q->streams, 0, sizeof q->streams);
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(q->db, "INSERT INTO TRACES VALUES(?,?,?)", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(q->db, "INSERT INTO TRACES VALUES(?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
 		return gp_sq_fail(q, "insert trace");
 	sqlite3_bind_int64(s, 1, q->rank);
 	sqlite3_bind_text(s, 2, trace_path, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 3, pid);
+	sqlite3_bind_int64(s, 4, q->gpid);
 	if (sqlite3_step(s) != SQLITE_DONE)
 		gp_sq_fail(q, "insert trace");
 	sqlite3_finalize(s);
+}
+
+/* The OS tid of a CUPTI thread id once the join has paired them. */
+static uint32_t gp_sq_os_tid(const struct gp_sq *q, uint32_t tid)
+{
+	return q->an ? gp_an_os_tid(q->an, tid) : tid;
 }
 
 static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *r)
 {
 	struct gp_sq *q = ctx;
 	sqlite3_stmt *s;
+	q->an = an;
 	switch (r->type) {
-	case GP_REC_STRING: {
-		char stackbuf[1024], *buf = r->string.len < sizeof stackbuf ? stackbuf : malloc((size_t)r->string.len + 1);
-		if (!buf)
-			return gp_sq_fail(q, "out of memory");
-		gp_string_text(r, gp_rec_slots(r), buf, buf == stackbuf ? sizeof stackbuf : (size_t)r->string.len + 1);
-		s = q->st[ST_STR];
-		sqlite3_bind_int64(s, 1, q->rank);
-		sqlite3_bind_int64(s, 2, r->string.id);
-		sqlite3_bind_text(s, 3, buf, -1, SQLITE_TRANSIENT);
-		gp_sq_step(q, ST_STR);
-		if (buf != stackbuf)
-			free(buf);
-		break;
-	}
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
 	case GP_REC_HOOK_API: {
-		s = q->st[ST_API];
+		if (r->type == GP_REC_HOOK_API && !gp_an_hook_only(an))
+			return; /* CUPTI's records are the timing truth; hooks would count each call twice */
 		const char *nm = gp_an_api_name(an, r->type, r->api.api_id);
-		sqlite3_bind_int64(s, 1, q->rank);
-		sqlite3_bind_int64(s, 2, (int64_t)r->api.start);
-		sqlite3_bind_int64(s, 3, (int64_t)(r->api.start + gp_api_dur_ns(&r->api)));
-		sqlite3_bind_int64(s, 4, r->api.tid);
+		char buf[48];
+		if (!nm) {
+			snprintf(buf, sizeof buf, "%s api %u", r->type == GP_REC_DRIVER_API ? "driver" : "runtime",
+				 r->api.api_id);
+			nm = buf;
+		}
+		int64_t id = gp_sq_intern(q, nm);
+		s = q->st[ST_API];
+		sqlite3_bind_int64(s, 1, (int64_t)r->api.start);
+		sqlite3_bind_int64(s, 2, (int64_t)(r->api.start + gp_api_dur_ns(&r->api)));
+		sqlite3_bind_int64(s, 3, r->type == GP_REC_DRIVER_API ? 1 : 0);
+		uint32_t tid = r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid);
+		if (r->type != GP_REC_HOOK_API && tid == r->api.tid) /* not paired (yet): fixed at close */
+			gp_map_put(&q->raw_tids, (uint64_t)gp_sq_gtid(q, tid), 1);
+		sqlite3_bind_int64(s, 4, gp_sq_gtid(q, tid));
 		sqlite3_bind_int64(s, 5, r->api.corr);
-		sqlite3_bind_int64(s, 6, r->api.api_id);
-		if (nm)
-			sqlite3_bind_text(s, 7, nm, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(s, 8, r->type == GP_REC_RUNTIME_API ? "runtime" : r->type == GP_REC_DRIVER_API ? "driver" : "hook",
-				  -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 9, GP_API_CLASS(r->api.class_flags));
-		sqlite3_bind_int64(s, 10, r->api.result);
+		sqlite3_bind_int64(s, 6, id);
+		sqlite3_bind_int64(s, 7, r->api.result);
 		gp_sq_step(q, ST_API);
 		break;
 	}
@@ -195,7 +330,7 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		const char *t = gp_an_string(an, r->marker.name);
 		sqlite3_bind_int64(s, 1, q->rank);
 		sqlite3_bind_int64(s, 2, r->marker.kind);
-		sqlite3_bind_int64(s, 3, r->marker.tid);
+		sqlite3_bind_int64(s, 3, gp_sq_gtid(q, r->marker.tid));
 		sqlite3_bind_int64(s, 4, (int64_t)r->marker.ts);
 		sqlite3_bind_int64(s, 5, (int64_t)r->marker.id);
 		if (t)
@@ -203,14 +338,61 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		gp_sq_step(q, ST_MARK);
 		break;
 	}
+	case GP_REC_THREAD: {
+		const char *nm = gp_an_string(an, r->thread.name);
+		if (!nm)
+			break;
+		int64_t id = gp_sq_intern(q, nm);
+		s = q->st[ST_THREAD];
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int64(s, 2, gp_sq_gtid(q, r->thread.tid));
+		gp_sq_step(q, ST_THREAD);
+		break;
+	}
 	default:
 		break;
+	}
+}
+
+/* The op's row in nsys's activity table for its kind, and its stream once. */
+static void gp_sq_activity(struct gp_sq *q, const struct gp_an_op *op)
+{
+	int which = op->kind == GP_OP_KERNEL ? ST_KERN : op->kind == GP_OP_MEMCPY ? ST_MEMCPY
+		    : op->kind == GP_OP_MEMSET ? ST_MEMSET : -1;
+	if (which < 0 || !op->has_gpu)
+		return;
+	sqlite3_stmt *s = q->st[which];
+	int64_t name = which == ST_KERN ? gp_sq_intern(q, op->name ? op->name : "") : 0;
+	sqlite3_bind_int64(s, 1, (int64_t)op->gpu_start);
+	sqlite3_bind_int64(s, 2, (int64_t)op->gpu_end);
+	sqlite3_bind_int64(s, 3, op->device);
+	sqlite3_bind_int64(s, 4, op->stream);
+	sqlite3_bind_int64(s, 5, op->corr);
+	sqlite3_bind_int64(s, 6, q->gpid);
+	if (which == ST_KERN) {
+		sqlite3_bind_int64(s, 7, name);
+		sqlite3_bind_int64(s, 8, name);
+		sqlite3_bind_int64(s, 9, name);
+	} else {
+		sqlite3_bind_int64(s, 7, (int64_t)op->bytes);
+		if (which == ST_MEMCPY)
+			sqlite3_bind_int64(s, 8, op->copy_kind);
+	}
+	gp_sq_step(q, which);
+	uint64_t sk = (uint64_t)op->device << 32 | op->stream;
+	if (!gp_map_get(&q->streams, sk) && !gp_map_put(&q->streams, sk, 1)) {
+		s = q->st[ST_STREAM];
+		sqlite3_bind_int64(s, 1, op->stream);
+		sqlite3_bind_int64(s, 2, op->device);
+		sqlite3_bind_int64(s, 3, q->gpid >> 24);
+		gp_sq_step(q, ST_STREAM);
 	}
 }
 
 static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 {
 	struct gp_sq *q = ctx;
+	gp_sq_activity(q, op);
 	sqlite3_stmt *s = q->st[ST_OP];
 	static const char *const kinds[] = { "", "kernel", "memcpy", "memset", "hook-only" };
 	sqlite3_bind_int64(s, 1, q->rank);
@@ -219,7 +401,13 @@ static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 	sqlite3_bind_int64(s, 4, op->device);
 	sqlite3_bind_int64(s, 5, op->stream);
 	sqlite3_bind_int64(s, 6, op->corr);
-	sqlite3_bind_int64(s, 7, op->tid);
+	if (op->tid) {
+		uint32_t os = gp_sq_os_tid(q, op->tid);
+		/* the join paired this CUPTI thread id after some of its calls were written */
+		if (os != op->tid && gp_map_get(&q->raw_tids, (uint64_t)gp_sq_gtid(q, op->tid)))
+			gp_map_put(&q->retid, (uint64_t)gp_sq_gtid(q, op->tid), (uint64_t)gp_sq_gtid(q, os));
+		sqlite3_bind_int64(s, 7, gp_sq_gtid(q, os));
+	}
 	if (op->has_api) {
 		sqlite3_bind_int64(s, 8, (int64_t)op->api_start);
 		sqlite3_bind_int64(s, 9, (int64_t)op->api_end);
@@ -247,9 +435,10 @@ static void gp_sq_wait(const struct gp_an_wait *w, void *ctx)
 {
 	struct gp_sq *q = ctx;
 	sqlite3_stmt *s = q->st[ST_SYNC];
+	int64_t gtid = gp_sq_gtid(q, gp_sq_os_tid(q, w->tid));
 	sqlite3_bind_int64(s, 1, q->rank);
 	sqlite3_bind_int64(s, 2, w->kind);
-	sqlite3_bind_int64(s, 3, w->tid);
+	sqlite3_bind_int64(s, 3, gtid);
 	sqlite3_bind_int64(s, 4, w->corr);
 	sqlite3_bind_int64(s, 5, (int64_t)w->call_start);
 	sqlite3_bind_int64(s, 6, (int64_t)w->call_end);
@@ -260,6 +449,19 @@ static void gp_sq_wait(const struct gp_an_wait *w, void *ctx)
 	if (w->attributed)
 		sqlite3_bind_int64(s, 11, w->op_corr);
 	gp_sq_step(q, ST_SYNC);
+	/* CUPTI's synchronization kinds: the explicit waits, not a blocking copy */
+	int type = w->kind == GP_API_SYNC_EVENT ? 1 : w->kind == GP_API_SYNC_STREAM ? 3
+		   : w->kind == GP_API_SYNC_DEVICE ? 4 : 0;
+	if (!type)
+		return;
+	s = q->st[ST_CSYNC];
+	sqlite3_bind_int64(s, 1, (int64_t)w->call_start);
+	sqlite3_bind_int64(s, 2, (int64_t)w->call_end);
+	sqlite3_bind_int64(s, 3, type == 3 ? w->stream : 0);
+	sqlite3_bind_int64(s, 4, w->corr);
+	sqlite3_bind_int64(s, 5, q->gpid);
+	sqlite3_bind_int64(s, 6, type);
+	gp_sq_step(q, ST_CSYNC);
 }
 
 static void gp_sq_iters(struct gp_sq *q, const struct gp_rep *rep, int64_t rank)
@@ -294,6 +496,23 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	}
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(q->st[i]);
+	/* calls written before the join paired their CUPTI thread id with the OS
+	 * tid: one thread, one globalTid in every table */
+	sqlite3_stmt *up = NULL;
+	if (!q->failed && q->retid.count &&
+	    sqlite3_prepare_v2(q->db, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = ? WHERE globalTid = ?", -1, &up,
+			       NULL) == SQLITE_OK) {
+		for (size_t i = 0; i < q->retid.cap; i++) {
+			if (q->retid.keys[i] == GP_MAP_EMPTY)
+				continue;
+			sqlite3_bind_int64(up, 1, (int64_t)q->retid.vals[i]);
+			sqlite3_bind_int64(up, 2, (int64_t)q->retid.keys[i]);
+			if (sqlite3_step(up) != SQLITE_DONE)
+				gp_sq_fail(q, "update globalTid");
+			sqlite3_reset(up);
+		}
+	}
+	sqlite3_finalize(up);
 	char *em = NULL;
 	if (!q->failed && (sqlite3_exec(q->db, gp_sq_views, NULL, NULL, &em) ||
 			   sqlite3_exec(q->db, "COMMIT;", NULL, NULL, &em))) {
@@ -308,6 +527,13 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	int rc = q->failed ? -EIO : 0;
 	if (rc)
 		snprintf(err, n, "%s", q->msg);
+	for (size_t i = 0; i < q->nstr; i++)
+		free(q->strv[i]);
+	free(q->strv);
+	gp_map_free(&q->strs);
+	gp_map_free(&q->streams);
+	gp_map_free(&q->raw_tids);
+	gp_map_free(&q->retid);
 	free(q->path);
 	free(q);
 	return rc;

@@ -24,13 +24,24 @@ const char *gp_fmt_pctcol(uint64_t a, uint64_t b, char *buf, size_t n);
 /* s cut to w characters with "..." when longer. */
 const char *gp_fmt_cut(const char *s, size_t w, char *buf, size_t n);
 
-/* A JSON string (quoted, escaped; NULL is ""). */
+/* Names from the profiled program (kernels, NVTX ranges, argv, call sites)
+ * go through these: none lets a control character or a byte that is not
+ * UTF-8 through. Length of the valid UTF-8 sequence at p, 0 if invalid. */
+size_t gp_fmt_utf8_len(const unsigned char *p);
+/* Terminal text: control characters (C0, DEL, C1) as '?', invalid UTF-8 as
+ * U+FFFD. Returns the characters written (code points). NULL is "". */
+size_t gp_fmt_text_str(FILE *f, const char *s);
+/* gp_fmt_text_str, then spaces up to width characters. */
+void gp_fmt_text_pad(FILE *f, const char *s, size_t width);
+/* A JSON string (quoted, escaped; NULL is ""; invalid UTF-8 as \ufffd). */
 void gp_fmt_json_str(FILE *f, const char *s);
 /* A JSON number: %.6g, or null when not finite (NaN / inf are not JSON). */
 void gp_fmt_json_num(FILE *f, double v);
-/* A CSV field: quoted when it holds a comma, quote or newline. */
+/* A CSV field: quoted when it holds a comma, quote or newline; a field
+ * starting = + - @ (a spreadsheet formula) gets a leading apostrophe. */
 void gp_fmt_csv_str(FILE *f, const char *s);
-/* A markdown table cell: the pipe escaped. */
+/* A markdown table cell: | \ ` escaped, newlines and tabs as spaces,
+ * control characters as '?'. */
 void gp_fmt_md_str(FILE *f, const char *s);
 /* HTML text: & < > " as entities (NULL is nothing). */
 void gp_fmt_html_str(FILE *f, const char *s);

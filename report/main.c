@@ -2,7 +2,7 @@
  * main.c — gpuphase-report, the offline analyser's command line:
  *
  *   gpuphase-report [options] TRACE...            report (several = merged)
- *   gpuphase-report --export FORMAT OUT TRACE...  chrome-trace | sqlite | html
+ *   gpuphase-report --export FORMAT OUT TRACE...  chrome-trace | perfetto | sqlite | html
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
  *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
  *
@@ -68,7 +68,7 @@ static void gp_main_usage(FILE *f)
 		"  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API,\n"
 		"                             empty-waits, graph=NAME[:node_ns=N],\n"
 		"                             pinned=NAME[:call_ns=N], overlap-copies\n"
-		"  --export FORMAT OUT        write chrome-trace, sqlite or html to OUT (repeatable);\n"
+		"  --export FORMAT OUT        write chrome-trace, perfetto, sqlite or html to OUT (repeatable);\n"
 		"                             the report itself is then printed only with -o FILE\n"
 		"  -o, --output FILE          write the report to FILE instead of stdout\n"
 		"  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
@@ -134,6 +134,8 @@ static const struct gp_exporter *gp_main_exporter(const char *name)
 		return &gp_export_sqlite;
 	if (!strcmp(name, "html"))
 		return &gp_export_html;
+	if (!strcmp(name, "perfetto"))
+		return &gp_export_perfetto;
 	return NULL;
 }
 
@@ -238,7 +240,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		case 'e': {
 			const struct gp_exporter *ex = gp_main_exporter(optarg);
 			if (!ex) {
-				fprintf(stderr, "gpuphase-report: --export: '%s' is not one of: chrome-trace sqlite html\n",
+				fprintf(stderr, "gpuphase-report: --export: '%s' is not one of: chrome-trace perfetto sqlite html\n",
 					optarg);
 				return -1;
 			}

@@ -8,9 +8,20 @@ REPORT_CORE_SRCS := report/pipeline.c \
                     report/join.c report/sync.c report/strtab.c report/map.c report/stats.c \
                     report/analyses.c report/depgraph.c $(wildcard report/analyses/*.c) \
                     report/rep.c report/verdict.c report/fmt.c report/output.c report/stability.c \
-                    report/export_chrome.c report/export_sqlite.c report/export_html.c
+                    report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
+                    report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
+REPORT_GEN       := $(B)/gen/report
+
+# The HTML page's script and style, kept as files (report/assets/) and
+# compiled in as C strings so the page needs nothing at run time.
+$(REPORT_GEN)/html_assets.h: report/assets/report.js report/assets/report.css
+	@mkdir -p $(dir $@)
+	{ for a in js css; do echo "static const char gp_html_$$a[] ="; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
+$(B)/obj/report/export_html.o: $(REPORT_GEN)/html_assets.h
+$(B)/obj/report/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
 REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm
 
 $(REPORT_LIB): $(REPORT_CORE_OBJS)

@@ -125,14 +125,19 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 {
 	const char *h = md ? "## " : "";
 	/* header */
-	fprintf(f, "%sgpuphase report: %s\n\n", md ? "# " : "", rep->path ? rep->path : "?");
+	fprintf(f, "%sgpuphase report: ", md ? "# " : "");
+	gp_fmt_text_str(f, rep->path ? rep->path : "?");
+	fputs("\n\n", f);
 	const char *keys[] = { "cmdline", "host", "gpu0", "driver", "cuda_runtime", "cuda_driver", "window",
 			       "marker", NULL };
 	fprintf(f, "%sCapture\n%s", h, md ? "\n" : "");
 	for (int i = 0; keys[i]; i++) {
 		const char *v = gp_out_kv(rep, keys[i]);
-		if (v)
-			fprintf(f, "%s%-14s %s\n", md ? "- " : "  ", keys[i], v);
+		if (v) { /* argv and host name come from the profiled machine */
+			fprintf(f, "%s%-14s ", md ? "- " : "  ", keys[i]);
+			gp_fmt_text_str(f, v);
+			fputc('\n', f);
+		}
 	}
 	for (size_t i = 0; i < rep->ndevices; i++)
 		fprintf(f, "%s%-14s %s\n", md ? "- " : "  ", "device", rep->devices[i]);
@@ -230,8 +235,9 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 				gp_fmt_pct(g->sync_ns, t), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
 		} else {
 			char nm[40], p1[16], p2[16], p3[16];
-			fprintf(f, "%-28s %7" PRIu64 " %8s %8s %5s %8s %5s %8s %5s %8s %8s %8s %8s %8s %8s  %s\n",
-				gp_fmt_cut(g->name, 28, nm, sizeof nm), g->count, b1, b2,
+			gp_fmt_text_pad(f, gp_fmt_cut(g->name, 28, nm, sizeof nm), 28);
+			fprintf(f, " %7" PRIu64 " %8s %8s %5s %8s %5s %8s %5s %8s %8s %8s %8s %8s %8s  %s\n",
+				g->count, b1, b2,
 				gp_fmt_pctcol(g->launch_ns, t, p1, sizeof p1), b3,
 				gp_fmt_pctcol(g->execute_ns, t, p2, sizeof p2), b4,
 				gp_fmt_pctcol(g->sync_ns, t, p3, sizeof p3), b5, b6, b7, b8, b9, b10, gp_verdict_name(v));
@@ -248,7 +254,9 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 			fprintf(f, "\n%sVerdicts\n%s", h, md ? "\n" : "");
 		first = 0;
 		gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
-		fprintf(f, "%s%s: %s (%s): %s\n", li, g->name, gp_verdict_name(v), why, gp_verdict_advice(v));
+		fputs(li, f);
+		gp_fmt_text_str(f, g->name);
+		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_verdict_advice(v));
 		if (g->no_api || g->no_gpu)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " calls lack an API record, %" PRIu64 " lack GPU times)\n",
 				li, g->no_api, g->count, g->no_gpu);
@@ -264,9 +272,12 @@ static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struc
 	/* sync call sites */
 	if (rep->ncallsites && !(rep->ncallsites == 1 && !strcmp(rep->callsites[0].name, "(no stack)"))) {
 		fprintf(f, "\n%sSync call sites (by blocked time)\n%s", h, md ? "\n" : "");
-		for (size_t i = 0; i < rep->ncallsites && i < (o->top ? o->top : 10); i++)
-			fprintf(f, "%s%-60s %6" PRIu64 " calls %10s\n", li, rep->callsites[i].name, rep->callsites[i].calls,
+		for (size_t i = 0; i < rep->ncallsites && i < (o->top ? o->top : 10); i++) {
+			fputs(li, f);
+			gp_fmt_text_pad(f, rep->callsites[i].name, 60);
+			fprintf(f, " %6" PRIu64 " calls %10s\n", rep->callsites[i].calls,
 				gp_fmt_dur(rep->callsites[i].sync_ns, b1, 32));
+		}
 	}
 }
 
@@ -672,7 +683,8 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 				snprintf(pct, sizeof pct, "new");
 			else
 				snprintf(pct, sizeof pct, "%+.1f%%", p);
-			fprintf(f, "%-32s %8s %10s %10s %9s %11s %11s %11s %11s  %s%s%s\n", nm, status, gp_fmt_dur(at, b1, 32),
+			gp_fmt_text_pad(f, nm, 32);
+			fprintf(f, " %8s %10s %10s %9s %11s %11s %11s %11s  %s%s%s\n", status, gp_fmt_dur(at, b1, 32),
 				gp_fmt_dur(btot, b2, 32), pct, b3, b4, b5, b6, va, strcmp(va, vb) ? " -> " : "",
 				strcmp(va, vb) ? vb : "");
 		}

@@ -6,15 +6,38 @@
 # exact apt-get line is printed and the script fails, so nothing is ever
 # "installed by hand" without the project knowing.
 #
-# Usage: scripts/deps.sh [core|fuzz]
+# Usage: scripts/deps.sh [core|fuzz|browser|readers [VENV]]
+#
+# `browser` adds headless Chromium and its WebDriver (the HTML page test) and
+# protoc (decoding the Perfetto export).
+#
+# `readers` is the external readers the export tests open the exports with
+# (DuckDB, pandas, HTA, Perfetto's trace_processor, selenium): Python
+# packages from the package index, installed into a scratch virtual
+# environment VENV (default build/readers-venv), never into the system. It
+# exits 77 when the index cannot be reached, so the tests can SKIP.
 set -u
 group=${1:-core}
 core_pkgs="libcriterion-dev uthash-dev libunwind-dev libsqlite3-dev liblz4-dev pkg-config python3"
+browser_pkgs="chromium chromium-driver python3-venv protobuf-compiler"
 fuzz_pkgs="clang libclang-rt-dev"
+readers_py="duckdb pandas HolisticTraceAnalysis perfetto selenium"
+if [ "$group" = readers ]; then
+  venv=${2:-build/readers-venv}
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import duckdb, pandas, hta, perfetto, selenium" 2>/dev/null; then
+    exit 0
+  fi
+  python3 -m venv "$venv" 2>/dev/null || { echo "deps.sh: python3 -m venv failed (python3-venv missing?)" >&2; exit 77; }
+  "$venv/bin/pip" install -q --disable-pip-version-check --timeout 20 $readers_py >"$venv.log" 2>&1 || {
+    # the index is out of reach (or one package is): whatever did install stays, the tests check imports
+    echo "deps.sh: pip could not install all of: $readers_py (see $venv.log)" >&2; exit 77; }
+  exit 0
+fi
 case "$group" in
   core) pkgs=$core_pkgs ;;
   fuzz) pkgs="$core_pkgs $fuzz_pkgs" ;;
-  *) echo "deps.sh: unknown group '$group' (core|fuzz)" >&2; exit 2 ;;
+  browser) pkgs="$core_pkgs $browser_pkgs" ;;
+  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|readers)" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -37,7 +37,9 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
 # and the what-if predictions against programs with the change made for real.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
-	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_whatif_e2e.sh
+	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
+	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
+	 tests/e2e/test_whatif_e2e.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh

@@ -5,13 +5,14 @@
 #
 # A test program is either a Criterion binary (its "Synthesis:" line is parsed)
 # or any other executable (a shell test): exit 0 counts as one pass, anything
-# else as one failure. A Criterion binary that crashes or prints no synthesis
+# else as one failure, except exit 77: skipped (an external reader or the
+# package index it comes from is out of reach), counted apart, never passed. A Criterion binary that crashes or prints no synthesis
 # counts as a failure too. Each program runs with a timeout.
 #
 # Environment (set by the Makefile): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
 timeout_s=${GP_TEST_TIMEOUT:-900}
-passed=0; failed=0; failed_names=""
+passed=0; failed=0; skipped=0; failed_names=""; skipped_names=""
 log_dir=${GP_BUILD:-build}/test-logs
 mkdir -p "$log_dir"
 
@@ -37,7 +38,9 @@ for t in "$@"; do
     fi
   else
     timeout -k 10 "$timeout_s" bash -c '"$0"' "$t" >"$log" 2>&1; rc=$?
-    if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failed_names="$failed_names $name"; fi
+    if [ "$rc" = 0 ]; then passed=$((passed + 1))
+    elif [ "$rc" = 77 ]; then skipped=$((skipped + 1)); skipped_names="$skipped_names $name"
+    else failed=$((failed + 1)); failed_names="$failed_names $name"; fi
     syn="exit status $rc"
   fi
   echo "    $syn  ($(( $(date +%s) - start )) s, log: $log)"
@@ -47,5 +50,6 @@ for t in "$@"; do
 done
 
 [ -n "$failed_names" ] && echo "failed:$failed_names"
-echo "test: $passed passed, $failed failed"
+[ -n "$skipped_names" ] && echo "skipped:$skipped_names"
+echo "test: $passed passed, $failed failed${skipped_names:+, $skipped skipped}"
 [ "$failed" = 0 ]

@@ -557,7 +557,10 @@ static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 	fputs("}}", f);
 }
 
-/* HTML: a bar of the stages' shares of the traced time. */
+/* HTML: the stages as a labelled timeline: one lane per stage, its bar from
+ * its start to its end on a time axis (ms from the trace's start), every
+ * number in a tooltip (data-tip, shown by the page's script; <title> for a
+ * reader without it). */
 static void gp_stage_figure(FILE *f, const void *p)
 {
 	const struct gp_stages *sg = p;
@@ -565,25 +568,41 @@ static void gp_stage_figure(FILE *f, const void *p)
 	double total = (double)(sg->t_end - sg->t_start);
 	if (!sg->nstages || total <= 0)
 		return;
-	const int width = 860;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='52' font-family='sans-serif' "
-		   "font-size='12'>\n", width + 20);
-	double x = 10;
+	const int left = 200, width = 680, lane = 20;
+	int h = (int)sg->nstages * lane + 40;
+	fprintf(f, "<svg class='stages' xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif' "
+		   "font-size='12'>\n", left + width + 20, h);
 	for (size_t i = 0; i < sg->nstages; i++) {
 		const struct gp_stage *s = &sg->stages[i];
-		double w = (double)width * (double)s->time / total;
-		if (x + w > 10 + width) /* NVTX stages of several threads may overlap */
-			w = 10 + width - x;
-		fprintf(f, "<rect x='%.1f' y='4' width='%.1f' height='22' fill='%s'><title>", x, w, colors[i % 6]);
+		uint64_t a = s->start > sg->t_start ? s->start - sg->t_start : 0;
+		uint64_t e = s->end > sg->t_start ? s->end - sg->t_start : 0;
+		double x = left + (double)width * (double)a / total, w = (double)width * (double)(e - a) / total;
+		if (x + w > left + width)
+			w = left + width - x;
+		int y = (int)i * lane;
+		fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", left - 6, y + 14);
 		gp_fmt_html_str(f, s->name);
-		fprintf(f, " %.1f%%</title></rect>\n", 100.0 * (double)s->time / total);
-		if (w > 60) {
-			fprintf(f, "<text x='%.1f' y='42'>", x + 2);
-			gp_fmt_html_str(f, s->name);
-			fputs("</text>\n", f);
-		}
-		x += w;
+		fputs("</text>\n", f);
+		char tip[512];
+		snprintf(tip, sizeof tip, "%s\nfrom %.3f ms to %.3f ms\ncovers %.3f ms (%.1f%% of the traced time)",
+			 s->name, (double)a / 1e6, (double)e / 1e6, (double)s->time / 1e6, 100.0 * (double)s->time / total);
+		fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s' data-tip='", x, y + 2, w > 1 ? w : 1,
+			lane - 4, colors[i % 6]);
+		gp_fmt_html_str(f, tip);
+		fputs("'><title>", f);
+		gp_fmt_html_str(f, tip);
+		fputs("</title></rect>\n", f);
 	}
+	int y0 = (int)sg->nstages * lane + 2;
+	fprintf(f, "<line x1='%d' x2='%d' y1='%d' y2='%d' stroke='#888'/>\n", left, left + width, y0, y0);
+	for (int k = 0; k <= 5; k++) {
+		double x = left + width * k / 5.0;
+		fprintf(f, "<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='#888'/><text x='%.1f' y='%d' "
+			   "text-anchor='middle' font-size='11'>%.2f ms</text>\n",
+			x, x, y0, y0 + 4, x, y0 + 16, total * k / 5.0 / 1e6);
+	}
+	fprintf(f, "<text x='%d' y='%d' text-anchor='middle' font-size='11'>time since the trace started</text>\n",
+		left + width / 2, y0 + 32);
 	fputs("</svg>\n", f);
 }
 

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "report/analysis.h"
+#include "report/fmt.h"
+#include "report/output.h"
 #include "report/map.h"
 #include "report/stats.h"
 #include "report/verdict.h"
@@ -790,4 +792,107 @@ Test(report_stats, dmap_matches_reference_with_colliding_ids)
 	cr_expect_gt(d.over.count, 0, "the test reached the overflow map");
 	cr_expect_eq(gp_dmap_put(&d, GP_MAP_EMPTY, 1), -EINVAL);
 	gp_dmap_free(&d);
+}
+
+/* --- names from the profiled program through report/fmt.c ------------------ */
+
+static char *fmt_to_str(void (*fn)(FILE *, const char *), const char *in)
+{
+	static char buf[512];
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	cr_assert(f);
+	fn(f, in);
+	fclose(f);
+	return buf;
+}
+
+static void text_str(FILE *f, const char *s)
+{
+	gp_fmt_text_str(f, s);
+}
+
+Test(report_fmt, terminal_escapes_never_reach_text)
+{
+	/* ESC [ 2 J (clear screen), an OSC 52 clipboard write, a C1 CSI, a bell */
+	char *o = fmt_to_str(text_str, "k\x1b[2J\x1b]52;c;aGk=\x07x\xc2\x9b" "1m");
+	cr_assert_null(strchr(o, 0x1b));
+	cr_assert_null(strchr(o, 0x07));
+	cr_assert_null(strstr(o, "\xc2\x9b"));
+	cr_assert_str_eq(o, "k?[2J?]52;c;aGk=?x?1m");
+	cr_assert_str_eq(fmt_to_str(text_str, "gemm<\xce\xbb>"), "gemm<\xce\xbb>"); /* valid UTF-8 stays */
+	cr_assert_str_eq(fmt_to_str(text_str, "a\xff" "b\xc3"), "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+}
+
+Test(report_fmt, markdown_cell_stays_one_cell)
+{
+	cr_assert_str_eq(fmt_to_str(gp_fmt_md_str, "a|b\nc\r\td`e\x1b"), "a\\|b c  d\\`e?");
+}
+
+Test(report_fmt, json_is_valid_utf8)
+{
+	cr_assert_str_eq(fmt_to_str(gp_fmt_json_str, "k\xff\xc0\x80\xed\xa0\x80\"\\\n\x7f\xe2\x82\xac"),
+			 "\"k\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\\"\\\\\\u000a\\u007f\xe2\x82\xac\"");
+}
+
+Test(report_fmt, csv_formula_is_defused)
+{
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "=HYPERLINK(\"http://x\",\"y\")"),
+			 "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "+1"), "\"'+1\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "@SUM(A1)"), "\"'@SUM(A1)\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "memcpy HtoD"), "memcpy HtoD");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a,b"), "\"a,b\"");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a\x1b[31m"), "a?[31m");
+}
+
+/* Every report format, end to end, on a kernel whose name a hostile or
+ * broken program chose: a terminal escape, a pipe and a newline, a
+ * spreadsheet formula, bytes that are not UTF-8. */
+static char *report_as(const struct gp_rep *rep, enum gp_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert(f);
+	struct gp_out_opts o = { .format = fmt, .th = GP_THRESHOLDS_DEFAULT, .outlier_factor = 1.5,
+				 .straggler_pct = 10 };
+	cr_assert_eq(gp_out_report(f, rep, &o), 0);
+	fclose(f);
+	return buf;
+}
+
+static int valid_utf8(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = gp_fmt_utf8_len(p);
+		if (!n)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+Test(report_fmt, hostile_kernel_name_in_every_format)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "=HYPERLINK(\"http://x\")\x1b]0;pwned\x07|a\nb\xff");
+	api(&t, RT, GP_API_LAUNCH, 11, 1000, 50, 7);
+	kernel(&t, 3, 1100, 1300, 7, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	for (enum gp_format fmt = GP_FMT_TEXT; fmt <= GP_FMT_JSON; fmt++) {
+		char *out = report_as(&rep, fmt);
+		cr_expect_null(strchr(out, 0x1b), "format %d: an escape reached the output", fmt);
+		cr_expect_null(strchr(out, 0x07), "format %d: a bell reached the output", fmt);
+		cr_expect(valid_utf8(out), "format %d: not UTF-8", fmt);
+		if (fmt == GP_FMT_MARKDOWN) /* the row stays one line, the pipe one cell */
+			cr_expect_not_null(strstr(out, "?]0;pwned?\\|a b\xef\xbf\xbd |"), "markdown row:\n%s", out);
+		if (fmt == GP_FMT_CSV) {
+			cr_expect_not_null(strstr(out, "\n\"'=HYPERLINK("), "csv: the formula is not defused:\n%s", out);
+			cr_expect_null(strstr(out, "\n=HYPERLINK("));
+		}
+		if (fmt == GP_FMT_JSON)
+			cr_expect_not_null(strstr(out, "\\u000ab\\ufffd"));
+		free(out);
+	}
+	gp_rep_free(&rep);
 }

@@ -122,7 +122,7 @@ outputs_of() {
 		done
 		rc=0
 		"$R" $opts --export chrome-trace "$o/$name.chrome.json" --export sqlite "$o/$name.sqlite" \
-			--export html "$o/$name.html" $traces >/dev/null 2>"$o/$name.export.err" || rc=$?
+			--export html "$o/$name.html" --export perfetto "$o/$name.pftrace" $traces >/dev/null 2>"$o/$name.export.err" || rc=$?
 		echo "exit $rc" >>"$o/$name.export.err"
 		sed -i "s|$o/|OUT/|g" "$o/$name.export.err" # the output folder differs from run to run
 		# the SQLite file as its SQL text: the same rows in the same order
@@ -159,11 +159,12 @@ write_outputs() {
 	)
 }
 
-# summarise DIR: the large, machine-read outputs (chrome-trace, SQLite, HTML)
+# summarise DIR: the large, machine-read outputs (chrome-trace, Perfetto, SQLite, HTML)
 # are kept as SHA-256 sums in DIR/SHA256SUMS; the rest stay as files, so a
 # change to a report shows as a readable diff.
 summarise() {
-	(cd "$1" && sha256sum -- *.chrome.json *.sqlite.sql *.html >SHA256SUMS && rm -f -- *.chrome.json *.sqlite.sql *.html)
+	(cd "$1" && sha256sum -- *.chrome.json *.pftrace *.sqlite.sql *.html >SHA256SUMS &&
+		rm -f -- *.chrome.json *.pftrace *.sqlite.sql *.html)
 }
 
 case ${1:-} in

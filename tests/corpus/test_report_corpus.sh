@@ -3,7 +3,7 @@
 # on a fixed corpus of traces (tests/corpus/traces/: every example, the
 # server, the e2e scenarios, the GPU kit's simulated runs, cut and merged
 # traces). Every output that tests/corpus/make-corpus.sh writes — text,
-# markdown, csv and json reports with several option sets, chrome-trace,
+# markdown, csv and json reports with several option sets, chrome-trace, perfetto,
 # SQLite (as its .dump), HTML, diff and stability, with their stderr and exit
 # status — is recomputed with the report in $GP_BUILD and compared with
 # tests/corpus/expected/. A change meant to alter an output regenerates

@@ -325,8 +325,8 @@ def check_chrome(path, rep_path):
     f = [e["id"] for e in ev if e["ph"] == "f"]
     check(len(s) == len(set(s)) and len(f) == len(set(f)) and set(s) == set(f),
           "flow s/f pair up one to one (%d s, %d f)" % (len(s), len(f)))
-    gpu = [e for e in ev if e["ph"] == "X" and e.get("cat") in ("kernel", "memcpy", "memset")]
-    host = [e for e in ev if e.get("cat") in ("cuda_api", "sync", "nvtx", "iteration")]
+    gpu = [e for e in ev if e["ph"] == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    host = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver", "gpuphase_sync", "nvtx", "iteration")]
     gpids = {e["pid"] for e in gpu}
     hpids = {e["pid"] for e in host}
     check(not (gpids & hpids), "host threads and GPU streams on different processes (%s vs %s)" % (hpids, gpids))
@@ -352,8 +352,13 @@ def check_chrome(path, rep_path):
 def check_html(path, rep_path):
     h = open(path).read()
     rep = strict_load(rep_path)
-    check(not re.search(r"<script|<link|src=['\"]?http", h, re.I), "html is self-contained")
+    check(not re.search(r"<script[^>]*\ssrc=|<link|src=['\"]?http|url\(", h, re.I), "html is self-contained")
     check(h.count("<svg") == h.count("</svg>") and h.count("<pre>") == h.count("</pre>"), "html: balanced svg/pre")
+    m = re.search(r"<script type='application/json' id='gp-data'>(.*?)</script>", h, re.S)
+    if check(m is not None, "html: the page's data travel as JSON"):
+        data = json.loads(m.group(1))
+        check([o["name"] for o in data["operators"]] == [o["name"] for o in rep["operators"]],
+              "html: one table row per JSON operator, same order")
     for a in rep["analyses"]:
         check(("<h2>Stages" in h) == bool(a["stages"]["items"]), "html: a Stages section iff stages")
         check("<h2>Host conditions and self-overhead" in h, "html: a host conditions section")

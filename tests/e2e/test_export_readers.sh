@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# test_export_readers.sh — the exports opened by the tools users open them
+# with, installed from the package index into a scratch virtual environment
+# (scripts/deps.sh readers, $GP_READERS_VENV, default $GP_BUILD/readers-venv):
+#   DuckDB        ATTACH the SQLite export with its sqlite reader and run
+#                 nsys's kernel / API / memory-time summaries (the reader is
+#                 a DuckDB extension downloaded on first use: without it,
+#                 that part is skipped and says so)
+#   pandas        read_sql of every table and view
+#   Perfetto      trace_processor on the perfetto export (its shell binary
+#                 is downloaded on first use: without it, skipped and said)
+#   HTA           TraceAnalysis on the chrome-trace export lists the same
+#                 kernels, counts and times as `gpuphase-report --format json`
+# Exit 77 (skipped, never passed) when the index cannot be reached and the
+# environment is not there yet. Environment (make test): GP_BUILD, GP_SRC.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+T=$S/tests/corpus/traces
+V=${GP_READERS_VENV:-$B/readers-venv}
+[ -x "$R" ] || { echo "FAIL: $R is missing (not built?)"; exit 1; }
+bash "$S/scripts/deps.sh" readers "$V"
+rc=$?
+if [ "$rc" != 0 ] && ! "$V/bin/python" -c "import pandas" 2>/dev/null; then
+	echo "SKIP: the package index cannot be reached: no DuckDB, pandas or HTA to read the exports with"
+	exit 77
+fi
+CHECK="$V/bin/python $S/tests/e2e/export_readers_check.py"
+tmp=$(mktemp -d /tmp/gp_readers.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 skips=0 passes=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+reader() { # reader MODE ARGS...: run one reader's checks, 77 = not installed
+	local out rc
+	out=$($CHECK "$@" 2>"$tmp/err"); rc=$?
+	echo "$out" | grep -v '^ok' || true
+	[ "$rc" = 77 ] && ! echo "$out" | grep -q SKIP && echo "SKIP: $1 is not installed"
+	case $rc in
+	0) passes=$((passes + 1)) ;;
+	77) skips=$((skips + 1)) ;; # the checker printed why
+	*) fail "$1 on $(basename "$2")"; tail -5 "$tmp/err" ;;
+	esac
+}
+
+# HTA downcasts correlation ids to the smallest integer type and then fails
+# to store row indices in it when every id is below 128: traces with more
+# calls than that (sync_bound, graphs, analyses) are the ones it can read.
+for name in sync_bound graphs analyses multistream; do
+	t=$T/$name.gpht
+	"$R" --format json "$t" >"$tmp/$name.json" 2>/dev/null &&
+		"$R" --export sqlite "$tmp/$name.db" --export chrome-trace "$tmp/$name.ct.json" \
+			--export perfetto "$tmp/$name.pftrace" "$t" >/dev/null 2>&1 ||
+		{ fail "$name: report/export failed"; continue; }
+	echo "--- $name"
+	reader duckdb "$tmp/$name.db" "$tmp/$name.json"
+	reader pandas "$tmp/$name.db"
+	reader perfetto "$tmp/$name.pftrace" "$tmp/$name.json"
+	[ "$name" != multistream ] && reader hta "$tmp/$name.ct.json" "$tmp/$name.json"
+done
+
+echo "test_export_readers.sh: $passes reader checks passed, $skips skipped, $fails failed"
+[ "$fails" = 0 ] || exit 1
+[ "$passes" -gt 0 ] || exit 77
