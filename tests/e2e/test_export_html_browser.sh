@@ -16,10 +16,15 @@ B=${GP_BUILD:?GP_BUILD not set}
 S=${GP_SRC:?GP_SRC not set}
 R=$B/bin/gpuphase-report
 T=$S/tests/corpus/traces
-V=${GP_READERS_VENV:-$B/readers-venv}
+V=${GP_READERS_VENV:-$S/build/readers-venv} # one venv for the plain and sanitizer builds
 [ -x "$R" ] || { echo "FAIL: $R is missing (not built?)"; exit 1; }
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-	echo "SKIP: chromium / chromedriver not installed (scripts/deps.sh browser installs them)"
+	# Debian's packages, installed by the project's own script (as root;
+	# otherwise it prints the apt-get line and the test skips)
+	bash "$S/scripts/deps.sh" browser >/dev/null 2>&1 || true
+fi
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+	echo "SKIP: chromium / chromedriver not installed and scripts/deps.sh browser could not install them"
 	exit 77
 fi
 bash "$S/scripts/deps.sh" readers "$V" || true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_export_readers.sh — the exports opened by the tools users open them
 # with, installed from the package index into a scratch virtual environment
-# (scripts/deps.sh readers, $GP_READERS_VENV, default $GP_BUILD/readers-venv):
+# (scripts/deps.sh readers, $GP_READERS_VENV, default build/readers-venv in the source tree):
 #   DuckDB        ATTACH the SQLite export with its sqlite reader and run
 #                 nsys's kernel / API / memory-time summaries (the reader is
 #                 a DuckDB extension downloaded on first use: without it,
@@ -18,7 +18,7 @@ B=${GP_BUILD:?GP_BUILD not set}
 S=${GP_SRC:?GP_SRC not set}
 R=$B/bin/gpuphase-report
 T=$S/tests/corpus/traces
-V=${GP_READERS_VENV:-$B/readers-venv}
+V=${GP_READERS_VENV:-$S/build/readers-venv} # one venv for the plain and sanitizer builds
 [ -x "$R" ] || { echo "FAIL: $R is missing (not built?)"; exit 1; }
 bash "$S/scripts/deps.sh" readers "$V"
 rc=$?
