@@ -17,9 +17,11 @@
 #include "fmt.h"
 #include "export.h"
 #include "analyses.h"
+#include "outfile.h"
 
 struct gp_html {
 	char *path;
+	struct gp_outfile out; /* created at open, written and committed at close */
 };
 
 static void *gp_html_open(const char *path, char *err, size_t n)
@@ -31,14 +33,11 @@ static void *gp_html_open(const char *path, char *err, size_t n)
 		return NULL;
 	}
 	/* fail early if the file cannot be created */
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, n, "%s: cannot create: %s", path, strerror(errno));
+	if (gp_outfile_open(&h->out, path, GP_OUTFILE_HTML, err, n)) {
 		free(h->path);
 		free(h);
 		return NULL;
 	}
-	fclose(f);
 	return h;
 }
 
@@ -177,12 +176,11 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 {
 	struct gp_html *h = ctx;
 	int rc = 0;
-	if (rep) {
-		FILE *f = fopen(h->path, "w");
-		if (!f) {
-			snprintf(err, n, "%s: cannot create: %s", h->path, strerror(errno));
-			rc = -errno;
-		} else {
+	if (!rep) {
+		gp_outfile_discard(&h->out); /* the run failed: leave OUT as it was */
+	} else {
+		FILE *f = h->out.f;
+		{
 			fputs("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>gpuphase report</title>\n"
 			      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
 			      "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child"
@@ -229,11 +227,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			}
 			gp_html_analyses(f, rep, o);
 			fputs("<p>Definitions of every number: docs/metrics.md of gpuphase.</p>\n</body></html>\n", f);
-			int bad = ferror(f) != 0;
-			if (fclose(f) || bad) {
-				snprintf(err, n, "%s: write error", h->path);
-				rc = -EIO;
-			}
+			rc = gp_outfile_commit(&h->out, err, n);
 		}
 	}
 	free(h->path);

@@ -19,10 +19,12 @@
 
 #include "export.h"
 #include "gp_reader.h"
+#include "outfile.h"
 
 enum { ST_STR, ST_API, ST_OP, ST_SYNC, ST_MARK, ST_ITER, ST_COUNT };
 
 struct gp_sq {
+	struct gp_outfile out; /* the database is built in out.tmp, renamed at close */
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
 	char *path;
@@ -105,11 +107,10 @@ static void *gp_sq_open(const char *path, char *err, size_t n)
 		snprintf(err, n, "%s: out of memory", path);
 		return NULL;
 	}
-	if (unlink(path) && errno != ENOENT) {
-		snprintf(err, n, "%s: cannot replace: %s", path, strerror(errno));
+	/* an empty temporary file beside OUT: SQLite makes it a new database */
+	if (gp_outfile_open(&q->out, path, GP_OUTFILE_SQLITE, err, n))
 		goto fail;
-	}
-	if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(q->out.tmp, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		snprintf(err, n, "%s: cannot create database: %s", path, q->db ? sqlite3_errmsg(q->db) : "?");
 		goto fail;
 	}
@@ -131,6 +132,7 @@ fail:
 		sqlite3_finalize(q->st[i]);
 	if (q->db)
 		sqlite3_close(q->db);
+	gp_outfile_discard(&q->out);
 	free(q->path);
 	free(q);
 	return NULL;
@@ -308,6 +310,10 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	int rc = q->failed ? -EIO : 0;
 	if (rc)
 		snprintf(err, n, "%s", q->msg);
+	if (rc || !rep)
+		gp_outfile_discard(&q->out); /* leave OUT as it was */
+	else
+		rc = gp_outfile_commit(&q->out, err, n);
 	free(q->path);
 	free(q);
 	return rc;

@@ -22,6 +22,7 @@
 #include "analyses.h"
 #include "analysis.h"
 #include "export.h"
+#include "outfile.h"
 #include "output.h"
 #include "pipeline.h"
 #include "stability.h"
@@ -38,6 +39,7 @@ struct gp_main {
 	int allow_truncated;
 	double fail_above;
 	const char *output;
+	struct gp_outfile outfile;        /* -o FILE, between open and commit */
 	struct gp_pipeline_sink sinks[4]; /* --export: exporter and context  */
 	const char *export_path[4];
 	size_t nexports;
@@ -297,24 +299,56 @@ static int gp_main_pipeline(struct gp_main *m)
 	return m->pipe ? 0 : GP_EXIT_INTERNAL;
 }
 
+static enum gp_outfile_kind gp_main_out_kind(const struct gp_main *m)
+{
+	return m->out.format == GP_FMT_JSON ? GP_OUTFILE_JSON : GP_OUTFILE_TEXT;
+}
+
+/* -o FILE through outfile.c (a temporary file renamed at the end), else
+ * stdout. NULL after one message. */
 static FILE *gp_main_out(struct gp_main *m)
 {
 	if (!m->output)
 		return stdout;
-	FILE *f = fopen(m->output, "w");
-	if (!f)
-		fprintf(stderr, "gpuphase-report: %s: cannot create: %s\n", m->output, strerror(errno));
-	return f;
+	char err[512];
+	if (gp_outfile_open(&m->outfile, m->output, gp_main_out_kind(m), err, sizeof err)) {
+		fprintf(stderr, "gpuphase-report: %s\n", err);
+		return NULL;
+	}
+	return m->outfile.f;
 }
 
-static int gp_main_close_out(struct gp_main *m, FILE *f)
+/* Finish the output: stdout flushed, or FILE committed when everything
+ * before went well (failed: discarded, the old FILE left as it was). */
+static int gp_main_close_out(struct gp_main *m, FILE *f, int failed)
 {
-	int bad = fflush(f) != 0 || ferror(f);
-	if (f != stdout && fclose(f))
-		bad = 1;
-	if (bad) {
-		fprintf(stderr, "gpuphase-report: %s: write error\n", m->output ? m->output : "stdout");
+	if (f != stdout) {
+		char err[512];
+		if (failed) {
+			gp_outfile_discard(&m->outfile);
+			return 0;
+		}
+		if (gp_outfile_commit(&m->outfile, err, sizeof err)) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			return GP_EXIT_INTERNAL;
+		}
+		return 0;
+	}
+	if (fflush(f) != 0 || ferror(f)) {
+		fprintf(stderr, "gpuphase-report: stdout: write error\n");
 		return GP_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+/* Refuse a bad -o FILE before reading any trace. 0, or 2 after a message. */
+static int gp_main_check_out(struct gp_main *m, char **files, int nfiles)
+{
+	gp_outfile_inputs(files, (size_t)nfiles);
+	char err[512];
+	if (m->output && gp_outfile_check(m->output, gp_main_out_kind(m), err, sizeof err)) {
+		fprintf(stderr, "gpuphase-report: %s\n", err);
+		return GP_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -348,7 +382,7 @@ static int gp_main_print(struct gp_main *m, const struct gp_rep *rep)
 	if (!f)
 		return GP_EXIT_USAGE;
 	int rc = gp_main_write(f, m, rep);
-	int crc = gp_main_close_out(m, f);
+	int crc = gp_main_close_out(m, f, rc != 0);
 	return rc ? rc : crc;
 }
 
@@ -367,7 +401,7 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 	}
 	struct gp_rep base, cur;
 	int truncated;
-	if ((rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, 2, m, &truncated)))
+	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, 2, m, &truncated)))
 		return rc;
 	gp_pipeline_report(m->pipe, 0, 1, &base);
 	gp_pipeline_report(m->pipe, 1, 1, &cur);
@@ -378,7 +412,7 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 	} else {
 		if (gp_out_diff(f, &base, &cur, &m->out, m->fail_above, &regressed))
 			rc = GP_EXIT_INTERNAL;
-		int crc = gp_main_close_out(m, f);
+		int crc = gp_main_close_out(m, f, rc != 0);
 		if (!rc)
 			rc = crc;
 	}
@@ -425,6 +459,8 @@ int main(int argc, char **argv)
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
+	if ((rc = gp_main_check_out(&m, files, nfiles)))
+		goto out;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
 		m.sinks[e].ctx = m.sinks[e].ex->open(m.export_path[e], err, sizeof err);
