@@ -32,6 +32,7 @@ static const char gp_help_top[] =
 "  diff      compare two traces (before/after a change)\n"
 "  export    convert a trace to chrome-trace (Perfetto), sqlite or html\n"
 "  trigger   start a capture in a server running with `record --window trigger`\n"
+"  stop      end that server's capture and complete its trace; the server runs on\n"
 "  help      show the help of a command (same as: gpuphase COMMAND --help)\n"
 "\n"
 "Options:\n"
@@ -160,8 +161,36 @@ static const char gp_help_trigger[] =
 "      --timeout S       wait at most S seconds for the reply (default 5)\n"
 "  -h, --help            this help\n"
 "\n"
+"Before talking, trigger checks that DIR belongs to you and nobody else can\n"
+"write to it, that the socket is yours and that PID itself serves it\n"
+"(SO_PEERCRED); the reply is printed with control characters escaped.\n"
+"\n"
 "Exit status: 0 when PID accepted, 1 when it refused or cannot be reached,\n"
 "2 for a bad option.\n";
+
+static const char gp_help_stop[] =
+"usage: gpuphase stop PID [options]\n"
+"\n"
+"End the capture of a running process for good and complete its trace (GPU\n"
+"work flushed, stacks symbolised, footer written) while the process runs on:\n"
+"the counterpart of `trigger` for servers and long jobs.\n"
+"\n"
+"  gpuphase record --window trigger -- ./server &\n"
+"  gpuphase trigger $! --seconds 30\n"
+"  gpuphase stop $!                 # the trace is complete now; report it\n"
+"\n"
+"PID must run under gpuphase with --window trigger (its control socket,\n"
+"DIR/PID.sock, is where the request goes; the same checks as `trigger`). On\n"
+"success stop prints where the trace is. Nothing more is recorded in that\n"
+"process afterwards.\n"
+"\n"
+"Options:\n"
+"      --control-dir DIR where to find the socket\n"
+"      --timeout S       wait at most S seconds for the reply (default 5)\n"
+"  -h, --help            this help\n"
+"\n"
+"Exit status: 0 when the trace was completed, 1 when PID refused or cannot be\n"
+"reached, 2 for a bad option.\n";
 
 static const char gp_help_report[] =
 "usage: gpuphase report [options] [TRACE...]\n"
@@ -225,6 +254,8 @@ const char *gp_help_usage(const char *verb)
 		return "usage: gpuphase record [options] [--] CMD [ARGS...]  (gpuphase record --help)";
 	if (strcmp(verb, "trigger") == 0)
 		return "usage: gpuphase trigger PID (--iters M | --seconds S | --status)  (gpuphase trigger --help)";
+	if (strcmp(verb, "stop") == 0)
+		return "usage: gpuphase stop PID [--control-dir DIR] [--timeout S]  (gpuphase stop --help)";
 	if (strcmp(verb, "report") == 0)
 		return "usage: gpuphase report [options] [TRACE...]";
 	if (strcmp(verb, "diff") == 0)
@@ -268,6 +299,8 @@ int gp_help_print(const char *verb)
 		fputs(gp_help_record, stdout);
 	} else if (strcmp(verb, "trigger") == 0) {
 		fputs(gp_help_trigger, stdout);
+	} else if (strcmp(verb, "stop") == 0) {
+		fputs(gp_help_stop, stdout);
 	} else if (strcmp(verb, "report") == 0) {
 		fputs(gp_help_report, stdout);
 		static const char *const a[] = { "--help", NULL };

@@ -201,6 +201,12 @@ void gp_window_profiler(int start, uint32_t tid);       /* marker = profiler*/
 unsigned gp_window_marker_bits(void);
 /* Close the window at exit (emits WINDOW STOP if capturing). */
 void gp_window_finish(void);
+/* lib.c: end capture for good and complete the trace (window closed, GPU
+ * work flushed, stacks symbolised, footer written): what exit does, callable
+ * from any thread while the program runs on. 1 if it finished the trace, 0
+ * if there was nothing running. */
+int gp_lib_finish(void);
+extern const char *gp_lib_trace_path; /* the trace file, once started */
 void gp_window_forget(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);

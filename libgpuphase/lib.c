@@ -11,8 +11,9 @@
  *    Other threads arriving meanwhile pass through unrecorded; the starting
  *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
  *    STARTING and returns at once.
- *  - gp_lib_atexit (exit(3), before cudart's teardown when cudart registered
- *    later than us): synchronize, close the window, disable CUPTI kinds,
+ *  - gp_lib_finish, from gp_lib_atexit (exit(3), before cudart's teardown
+ *    when cudart registered later than us) or from the trigger thread
+ *    (`gpuphase stop PID`, window.c) while the program runs on: synchronize, close the window, disable CUPTI kinds,
  *    forced flush, symbolise stacks, stop the collector. Contexts destroyed
  *    earlier are flushed from cupti.c's resource callback.
  *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
@@ -47,6 +48,7 @@ int gp_lib_preloaded;
 uint64_t gp_lib_t0;
 GP_TLS struct gp_tls gp_tls;
 
+const char *gp_lib_trace_path = ""; /* this process's trace, once started (static storage) */
 int gp_lib_cuda_used; /* the program is known to use CUDA; relaxed (a hint, set once) */
 static int gp_lib_devices_done; /* device records emitted (exchange: once) */
 static uint32_t gp_lib_op_counter = 1;
@@ -194,6 +196,7 @@ static int gp_lib_start(void)
 		gp_cupti_close();
 		return 0;
 	}
+	gp_lib_trace_path = path;
 	snprintf(depth, sizeof depth, "%u", gp_cfg.stack_depth);
 	static const char *const stacks_names[] = {"off", "sync", "launch", "all"};
 	kv[nkv++] = (struct gp_kv){"host", host};
@@ -303,10 +306,23 @@ int gp_lib_ensure_started(void)
 
 /* ---- exit and fork --------------------------------------------------------------- */
 
+/* Serialises gp_lib_finish: `gpuphase stop` (the trigger thread) and exit
+ * may arrive together; the second waits for the first and then finds the
+ * state INERT, so the process never exits mid-finish. */
+static pthread_mutex_t gp_lib_finish_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void gp_lib_atexit(void)
 {
-	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
-		return;
+	gp_lib_finish();
+}
+
+int gp_lib_finish(void)
+{
+	pthread_mutex_lock(&gp_lib_finish_lock);
+	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) {
+		pthread_mutex_unlock(&gp_lib_finish_lock);
+		return 0;
+	}
 	int saved = errno;
 	gp_tls.internal++;
 	/* Close the window first: nothing after this mark is the program's. */
@@ -330,6 +346,8 @@ static void gp_lib_atexit(void)
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
+	pthread_mutex_unlock(&gp_lib_finish_lock);
+	return 1;
 }
 
 static void gp_lib_atfork_child_work(void);
@@ -350,6 +368,7 @@ static void gp_lib_atfork_child_work(void)
 	gp_tls.stacks = NULL;
 	gp_stacks_forget();
 	gp_lib_forked_child = 1;
+	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
 	gp_cupti_forget();
