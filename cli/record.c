@@ -631,6 +631,13 @@ static int gp_record_find_lib(const char *opt_lib, char *lib)
 	return 0;
 }
 
+/* Does the last component of name end in ".gpht"? */
+static int gp_record_has_ext(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 5 && !strcmp(name + n - 5, ".gpht");
+}
+
 /* A fixed output name (no %-pattern) that exists: keep it as NAME.old (or
  * remove it with --force), as the library never overwrites. 0, or 1 after
  * a message. */
@@ -665,6 +672,14 @@ int gp_record_main(int argc, char **argv)
 	if (!*cmd) {
 		fprintf(stderr, "gpuphase: record: no command to run\n%s\n", gp_help_usage("record"));
 		return 2;
+	}
+	/* Like nsys: -o NAME without the extension writes NAME.gpht, so the bare
+	 * `gpuphase report` finds it (the summary line says where it went). */
+	static char outbuf[PATH_MAX];
+	if (o.output && !gp_record_has_ext(o.output)) {
+		if (snprintf(outbuf, sizeof outbuf, "%s.gpht", o.output) >= (int)sizeof outbuf)
+			return gp_record_bad("--output", o.output, "too long"), 2;
+		o.output = outbuf;
 	}
 	char ctl[PATH_MAX];
 	if ((rc = gp_record_check_opts(&o, ctl)))
