@@ -8,7 +8,10 @@
  *  - gp_lib_ensure_started (first hook, first NVTX call, or
  *    InitializeInjection — whichever comes first, on that thread): CUDA
  *    versions (preload only), CUPTI (cupti.c), the collector, the window.
- *    Other threads arriving meanwhile pass through unrecorded; the starting
+ *    Other threads arriving meanwhile pass through unrecorded and, in the
+ *    whole-run window, counted: each adds its count to its own ring's drops
+ *    on its next call (gp_lib_startup_flush), the rest is added at finish,
+ *    so written = read + dropped holds from the first call; the starting
  *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
  *    STARTING and returns at once.
  *  - gp_lib_finish, from gp_lib_atexit (exit(3), before cudart's teardown
@@ -273,17 +276,28 @@ void gp_lib_cuda_use(void)
 	}
 }
 
-int gp_lib_ensure_started(void)
+/* Calls of the program that arrived while another thread was starting the
+ * library, so were not recorded, and that no thread has yet added to its
+ * ring's drop count (gp_lib_startup_flush); the rest is added at finish.
+ * Atomic, relaxed: a count. */
+static uint64_t gp_lib_startup_lost;
+
+/* *starting is set when 0 is returned because another thread is starting. */
+static int gp_lib_ensure_started_ex(int *starting)
 {
 	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
 	if (s == GP_STATE_RUNNING)
 		return 1;
-	if (s != GP_STATE_IDLE)
+	if (s != GP_STATE_IDLE) {
+		*starting = s == GP_STATE_STARTING;
 		return 0;
+	}
 	int expect = GP_STATE_IDLE;
 	if (!__atomic_compare_exchange_n(&gp_lib_state, &expect, GP_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+					 __ATOMIC_ACQUIRE)) {
+		*starting = expect == GP_STATE_STARTING;
 		return expect == GP_STATE_RUNNING;
+	}
 	int saved = errno, cs = PTHREAD_CANCEL_ENABLE, ignored;
 	/* a thread cancelled mid-start (log, file and CUPTI calls are
 	 * cancellation points) would leave the state STARTING for good */
@@ -302,6 +316,40 @@ int gp_lib_ensure_started(void)
 	pthread_setcancelstate(cs, &ignored);
 	errno = saved;
 	return ok;
+}
+
+int gp_lib_ensure_started(void)
+{
+	int starting = 0;
+	return gp_lib_ensure_started_ex(&starting);
+}
+
+int gp_lib_ensure_started_counted(void)
+{
+	int starting = 0;
+	if (gp_lib_ensure_started_ex(&starting))
+		return 1;
+	/* A call the whole-run window would have recorded: lost, so counted
+	 * (written = read + dropped). Other windows start closed. */
+	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL) {
+		gp_tls.startup_lost++;
+		__atomic_fetch_add(&gp_lib_startup_lost, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+void gp_lib_startup_flush(void)
+{
+	uint64_t n = gp_tls.startup_lost, have = __atomic_load_n(&gp_lib_startup_lost, __ATOMIC_RELAXED);
+	gp_tls.startup_lost = 0;
+	/* claim them from the shared count first: finish may have taken the
+	 * remainder already, and nothing is counted twice */
+	do {
+		if (have < n)
+			return;
+	} while (!__atomic_compare_exchange_n(&gp_lib_startup_lost, &have, have - n, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	gp_collector_count_lost(n);
 }
 
 /* ---- exit and fork --------------------------------------------------------------- */
@@ -343,6 +391,11 @@ int gp_lib_finish(void)
 	gp_stacks_symbolize();
 	gp_lib_go_inert();
 	gp_hostload_stop();
+	/* start-up losses of threads that made no call since: this ring's */
+	gp_tls.startup_lost = 0;
+	uint64_t lost = __atomic_exchange_n(&gp_lib_startup_lost, 0, __ATOMIC_RELAXED);
+	if (lost)
+		gp_collector_count_lost(lost);
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
