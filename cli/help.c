@@ -323,7 +323,7 @@ int gp_help_print(const char *verb)
 		gp_help_report_tool(a);
 	} else if (strcmp(verb, "export") == 0) {
 		fputs(gp_help_export, stdout);
-		static const char *const a[] = { "--help", NULL };
+		static const char *const a[] = { "--help=export", NULL };
 		gp_help_report_tool(a);
 	} else if (strcmp(verb, "help") == 0) {
 		fputs("usage: gpuphase help [COMMAND]\n\nShow the help of COMMAND (record, trigger, report, diff, "

@@ -39,6 +39,7 @@ struct gp_main {
 	int allow_truncated;
 	double fail_above;
 	const char *output;
+	const char *help_mode;            /* --help=export|diff|report        */
 	struct gp_outfile outfile;        /* -o FILE, between open and commit */
 	struct gp_pipeline_sink sinks[4]; /* --export: exporter and context  */
 	const char *export_path[4];
@@ -48,34 +49,46 @@ struct gp_main {
 	struct gp_pipeline *pipe;
 };
 
-static void gp_main_usage(FILE *f)
+/* The help of one subcommand: "report", "diff" or "export" (its options
+ * only, as `gpuphase COMMAND --help` shows them). */
+static void gp_main_usage(FILE *f, const char *mode)
 {
-	fprintf(f,
-		"usage: gpuphase-report [options] TRACE...\n"
-		"       gpuphase-report --export FORMAT OUT [options] TRACE...\n"
-		"       gpuphase-report diff [options] BASE NEW\n"
-		"       gpuphase-report stability [options] RUN1 RUN2 ...\n"
-		"\n"
-		"options:\n"
-		"  --format text|markdown|csv|json   report format (default text)\n"
-		"  --sort total|launch|queue|execute|sync|count|name   operator order (default total)\n"
-		"  --top N                    show the first N operators (default all)\n"
-		"  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
-		"  --filter REGEX             only operators whose name matches (POSIX extended)\n"
-		"  --thresholds sync=30,launch=20,execute=80   verdict thresholds in %% of total\n"
-		"  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
-		"  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
-		"  --export FORMAT OUT        write chrome-trace, sqlite or html to OUT (repeatable);\n"
-		"                             the report itself is then printed only with -o FILE\n"
-		"  -o, --output FILE          write the report to FILE instead of stdout\n"
-		"  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
-		"  --fail-above PCT           diff: exit 1 if the total or a top operator regressed > PCT%%\n"
-		"  -h, --help                 this help\n"
-		"\n"
-		"Exit status: 0 ok; 1 diff regression above --fail-above; 2 bad usage or an\n"
-		"unreadable, empty, foreign or corrupt trace; 3 a trace was truncated (the\n"
-		"report covers its data up to the last whole block); 4 out of memory or a\n"
-		"write error. Definitions of every number: docs/metrics.md.\n");
+	int diff = !strcmp(mode, "diff"), exp = !strcmp(mode, "export");
+	if (diff)
+		fprintf(f, "usage: gpuphase-report diff [options] BASE NEW\n"
+			   "       gpuphase-report diff [options] BASE1 BASE2 ... -- NEW1 NEW2 ...\n"
+			   "\noptions:\n"
+			   "  --fail-above PCT           exit 1 if the total or a gated operator regressed > PCT%%\n"
+			   "  --phase launch|queue|execute|sync|total   the time compared and gated (default total)\n"
+			   "  --min-delta DUR            ignore changes smaller than DUR (e.g. 50us, 2ms)\n"
+			   "  --top N                    gate on the base's top N operators (default 10)\n");
+	else if (exp)
+		fprintf(f, "usage: gpuphase-report --export FORMAT OUT [options] TRACE...\n"
+			   "\nFORMAT: chrome-trace (Perfetto), sqlite or html; repeatable.\n"
+			   "\noptions:\n"
+			   "  --top N                    html: operators in the charts (default 10)\n"
+			   "  -o, --output FILE          also write the text report to FILE\n");
+	else
+		fprintf(f, "usage: gpuphase-report [options] TRACE...\n"
+			   "\noptions:\n"
+			   "  --format text|markdown|csv|json   report format (default text)\n"
+			   "  --sort total|launch|queue|execute|sync|count|name   operator order (default total)\n"
+			   "  --top N                    at most N items in every section (default all)\n"
+			   "  --filter REGEX             only operators whose name matches (POSIX extended)\n"
+			   "  --thresholds sync=30,launch=20,execute=80,min=1   verdict thresholds in %% of the\n"
+			   "                             operator's total; min: operators below min %% of the\n"
+			   "                             run's total get no verdict (\"minor\")\n"
+			   "  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
+			   "  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
+			   "  -o, --output FILE          write the report to FILE instead of stdout\n");
+	fprintf(f, "  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
+		   "  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
+		   "  -h, --help                 this help\n"
+		   "\n"
+		   "Exit status: 0 ok; 1 diff regression above --fail-above; 2 bad usage or an\n"
+		   "unreadable, empty, foreign or corrupt trace; 3 a trace was truncated (the\n"
+		   "report covers its data up to the last whole block); 4 out of memory or a\n"
+		   "write error. Definitions of every number: docs/metrics.md.\n");
 }
 
 static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
@@ -102,6 +115,8 @@ static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
 			th->launch_pct = v;
 		else if (!strcmp(tok, "execute"))
 			th->execute_pct = v;
+		else if (!strcmp(tok, "min"))
+			th->min_share_pct = v;
 		else {
 			rc = -1;
 			break;
@@ -144,7 +159,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "outlier-factor", required_argument, 0, 'O' }, { "straggler-pct", required_argument, 0, 'S' },
 		{ "export", required_argument, 0, 'e' },   { "output", required_argument, 0, 'o' },
 		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
-		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
+		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
 	static const char *const sorts[] = { "total", "launch", "queue", "execute", "sync", "count", "name" };
@@ -152,7 +167,8 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	int c, k;
 	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+	opterr = 0; /* one line of ours instead of getopt's */
+	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if ((k = gp_main_pick("--format", optarg, fmts, 4)) < 0)
@@ -196,7 +212,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		case 'T':
 			if (gp_main_parse_thresholds(optarg, &m->out.th)) {
 				fprintf(stderr, "gpuphase-report: --thresholds: '%s' is not a list of sync=P,launch=P,"
-						"execute=P with 0 <= P <= 100\n", optarg);
+						"execute=P,min=P with 0 <= P <= 100\n", optarg);
 				return -1;
 			}
 			break;
@@ -248,8 +264,15 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			m->allow_truncated = 1;
 			break;
 		case 'h':
+			m->help_mode = optarg;
 			return 1;
+		case ':':
+			fprintf(stderr, "gpuphase-report: option '%s' needs a value (gpuphase-report --help lists the "
+					"options)\n", argv[optind - 1]);
+			return -1;
 		default:
+			fprintf(stderr, "gpuphase-report: unknown option '%s' (gpuphase-report --help lists the options)\n",
+				argv[optind - 1]);
 			return -1;
 		}
 	}
@@ -362,7 +385,7 @@ static int gp_main_write(FILE *f, struct gp_main *m, const struct gp_rep *rep)
 	if (m->out.format != GP_FMT_TEXT && m->out.format != GP_FMT_MARKDOWN)
 		return 0;
 	int md = m->out.format == GP_FMT_MARKDOWN;
-	struct gp_analysis_style style = { .markdown = md, .outlier_factor = m->out.outlier_factor };
+	struct gp_analysis_style style = { .markdown = md, .outlier_factor = m->out.outlier_factor, .top = m->out.top };
 	for (size_t x = 0; x < m->out.ntraces; x++) {
 		const struct gp_rep *r = gp_out_trace_rep(rep, &m->out, x);
 		if (!r)
@@ -392,7 +415,8 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 	int nfiles;
 	int rc = gp_main_options(argc, argv, m, &files, &nfiles);
 	if (rc) {
-		gp_main_usage(rc > 0 ? stdout : stderr);
+		if (rc > 0)
+			gp_main_usage(stdout, "diff");
 		return rc > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 	}
 	if (nfiles != 2 || m->nexports) {
@@ -444,13 +468,14 @@ int main(int argc, char **argv)
 	int nfiles;
 	rc = gp_main_options(argc, argv, &m, &files, &nfiles);
 	if (rc) {
-		gp_main_usage(rc > 0 ? stdout : stderr);
+		if (rc > 0)
+			gp_main_usage(stdout, m.help_mode && !strcmp(m.help_mode, "export") ? "export"
+					      : m.help_mode && !strcmp(m.help_mode, "diff") ? "diff" : "report");
 		rc = rc > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 		goto out;
 	}
 	if (nfiles < 1) {
-		fprintf(stderr, "gpuphase-report: no trace given\n");
-		gp_main_usage(stderr);
+		fprintf(stderr, "gpuphase-report: no trace given (gpuphase-report --help lists the options)\n");
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
