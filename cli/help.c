@@ -236,9 +236,17 @@ static const char gp_help_report[] =
 
 static const char gp_help_diff[] =
 "usage: gpuphase diff [options] BEFORE.gpht AFTER.gpht\n"
+"       gpuphase diff [options] BEFORE1 BEFORE2 ... -- AFTER1 AFTER2 ...\n"
 "\n"
-"Compare two traces operator by operator: how each phase changed, which\n"
-"operators appeared or vanished, and whether the verdict moved.\n"
+"Compare two traces (or the means of several runs per side) operator by\n"
+"operator, largest change first: how each phase changed, which operators\n"
+"appeared or vanished, and whether the verdict moved. As a CI gate:\n"
+"\n"
+"  gpuphase diff --fail-above 5 --min-delta 50us base.gpht new.gpht\n"
+"\n"
+"exits 1 when the total or one of the base's top operators got more than 5%\n"
+"and 50 us slower (and, with several runs, more than the runs' spread);\n"
+"the gate line names each operator that tripped it, with its numbers.\n"
 "\n"
 "This is `gpuphase-report diff`; its options follow.\n";
 

@@ -4,6 +4,7 @@
  *   gpuphase-report [options] TRACE...            report (several = merged)
  *   gpuphase-report --export FORMAT OUT TRACE...  chrome-trace | sqlite | html
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
+ *   gpuphase-report diff [options] B1 B2 -- N1 N2 several runs per side (diff.c)
  *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
  *
  * Every trace goes through the report's one driver (pipeline.h): two passes
@@ -21,6 +22,7 @@
 
 #include "analyses.h"
 #include "analysis.h"
+#include "diff.h"
 #include "export.h"
 #include "outfile.h"
 #include "output.h"
@@ -38,6 +40,8 @@ struct gp_main {
 	enum gp_group_by group_by;
 	int allow_truncated;
 	double fail_above;
+	struct gp_diff_opts diff;         /* diff: --phase, --min-delta       */
+	int diff_opt;                     /* one of them was given            */
 	const char *output;
 	const char *help_mode;            /* --help=export|diff|report        */
 	struct gp_outfile outfile;        /* -o FILE, between open and commit */
@@ -126,6 +130,21 @@ static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
 	return rc;
 }
 
+/* A duration: a number with ns, us, ms or s (a bare number is ns). */
+static int gp_main_parse_dur(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0))
+		return -1;
+	double mul = !*end || !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6
+		   : !strcmp(end, "s") ? 1e9 : -1;
+	if (mul < 0 || v * mul > 1.8e19)
+		return -1;
+	*ns = (uint64_t)(v * mul);
+	return 0;
+}
+
 static int gp_main_pick(const char *opt, const char *v, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -159,6 +178,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "outlier-factor", required_argument, 0, 'O' }, { "straggler-pct", required_argument, 0, 'S' },
 		{ "export", required_argument, 0, 'e' },   { "output", required_argument, 0, 'o' },
 		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
+		{ "phase", required_argument, 0, 'P' },    { "min-delta", required_argument, 0, 'M' },
 		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
@@ -259,6 +279,22 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		}
 		case 'o':
 			m->output = optarg;
+			break;
+		case 'P': {
+			static const char *const phases[] = { "total", "launch", "queue", "execute", "sync" };
+			if ((k = gp_main_pick("--phase", optarg, phases, 5)) < 0)
+				return -1;
+			m->diff.phase = (enum gp_diff_phase)k;
+			m->diff_opt = 1;
+			break;
+		}
+		case 'M':
+			if (gp_main_parse_dur(optarg, &m->diff.min_delta_ns)) {
+				fprintf(stderr, "gpuphase-report: --min-delta: '%s' is not a duration (e.g. 50us, 2ms, 1s)\n",
+					optarg);
+				return -1;
+			}
+			m->diff_opt = 1;
 			break;
 		case 'A':
 			m->allow_truncated = 1;
@@ -409,39 +445,66 @@ static int gp_main_print(struct gp_main *m, const struct gp_rep *rep)
 	return rc ? rc : crc;
 }
 
+/* diff BASE NEW, or diff BASE... -- NEW...: "--" is kept apart from
+ * getopt (which would swallow it) as a separator argument. */
+static char gp_main_sep[] = "\001--";
+
 static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 {
 	char **files;
 	int nfiles;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			argv[i] = gp_main_sep;
+			break;
+		}
 	int rc = gp_main_options(argc, argv, m, &files, &nfiles);
 	if (rc) {
 		if (rc > 0)
 			gp_main_usage(stdout, "diff");
 		return rc > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 	}
-	if (nfiles != 2 || m->nexports) {
-		fprintf(stderr, "gpuphase-report: diff needs exactly two traces, BASE and NEW (no --export)\n");
+	int sep = -1;
+	for (int i = 0; i < nfiles; i++)
+		if (files[i] == gp_main_sep)
+			sep = i;
+	int nb = sep >= 0 ? sep : 1, nn = sep >= 0 ? nfiles - sep - 1 : nfiles - 1;
+	if (m->nexports || (sep < 0 && nfiles != 2) || nb < 1 || nn < 1) {
+		fprintf(stderr, "gpuphase-report: diff needs BASE NEW, or BASE1 BASE2 ... -- NEW1 NEW2 ... (no --export; "
+				"gpuphase-report diff --help)\n");
 		return GP_EXIT_USAGE;
 	}
-	struct gp_rep base, cur;
+	if (sep >= 0) /* close the gap: base runs, then new runs */
+		memmove(files + sep, files + sep + 1, (size_t)nn * sizeof *files);
+	nfiles = nb + nn;
+	struct gp_rep *reps = calloc((size_t)nfiles, sizeof *reps);
+	if (!reps)
+		return gp_main_oom("diff");
 	int truncated;
-	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, 2, m, &truncated)))
+	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_pipeline(m)) ||
+	    (rc = gp_main_add(files, nfiles, m, &truncated))) {
+		free(reps);
 		return rc;
-	gp_pipeline_report(m->pipe, 0, 1, &base);
-	gp_pipeline_report(m->pipe, 1, 1, &cur);
-	FILE *f = gp_main_out(m);
+	}
+	for (int i = 0; i < nfiles && !rc; i++)
+		if (gp_pipeline_report(m->pipe, (size_t)i, 1, &reps[i]))
+			rc = GP_EXIT_INTERNAL;
+	FILE *f = rc ? NULL : gp_main_out(m);
 	int regressed = 0;
-	if (!f) {
+	if (!rc && !f) {
 		rc = GP_EXIT_USAGE;
-	} else {
-		if (gp_out_diff(f, &base, &cur, &m->out, m->fail_above, &regressed))
+	} else if (!rc) {
+		m->diff.fail_above_pct = m->fail_above;
+		m->diff.top = m->out.top;
+		if (gp_diff_write(f, reps, (size_t)nb, reps + nb, (size_t)nn, &m->diff, &m->out, &regressed))
 			rc = GP_EXIT_INTERNAL;
 		int crc = gp_main_close_out(m, f, rc != 0);
 		if (!rc)
 			rc = crc;
 	}
-	gp_rep_free(&base);
-	gp_rep_free(&cur);
+	for (int i = 0; i < nfiles; i++)
+		gp_rep_free(&reps[i]);
+	free(reps);
 	if (!rc && regressed)
 		rc = GP_EXIT_REGRESSED;
 	if (!rc && truncated && !m->allow_truncated)
@@ -479,8 +542,9 @@ int main(int argc, char **argv)
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
-	if (m.fail_above >= 0) {
-		fprintf(stderr, "gpuphase-report: --fail-above only applies to `gpuphase-report diff`\n");
+	if (m.fail_above >= 0 || m.diff_opt) {
+		fprintf(stderr, "gpuphase-report: --fail-above, --phase and --min-delta only apply to "
+				"`gpuphase-report diff`\n");
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
