@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "analyses.h"
 #include "analysis.h"
@@ -317,6 +320,51 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	return 0;
 }
 
+/* Progress on stderr, only on a terminal and only once a run has taken
+ * more than a second: "gpuphase-report: TRACE: 42%" (pass 1 is the first
+ * half, pass 2 the second), redrawn at most 5 times a second, erased at
+ * the end (gp_main_progress_done). */
+struct gp_main_progress {
+	struct timespec t0, last;
+	const char *path;
+	uint64_t size;
+	int shown;
+};
+
+static double gp_main_since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void gp_main_progress(void *ctx, const char *path, int pass, uint64_t bytes)
+{
+	struct gp_main_progress *pr = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (pr->path != path) {
+		struct stat st;
+		pr->path = path;
+		pr->size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	}
+	if (gp_main_since(&pr->t0, &now) < 1.0 || (pr->shown && gp_main_since(&pr->last, &now) < 0.2))
+		return;
+	double frac = pr->size ? (double)bytes / (double)pr->size : 0;
+	if (frac > 1)
+		frac = 1;
+	fprintf(stderr, "\rgpuphase-report: %s: %3.0f%%\033[K", path, 100.0 * (frac + (pass == 2)) / 2.0);
+	pr->last = now;
+	pr->shown = 1;
+}
+
+static struct gp_main_progress gp_main_pr;
+
+static void gp_main_progress_done(void)
+{
+	if (gp_main_pr.shown)
+		fprintf(stderr, "\r\033[K");
+	gp_main_pr.shown = 0;
+}
+
 static int gp_main_oom(const char *path)
 {
 	fprintf(stderr, "gpuphase-report: %s: out of memory while analysing\n", path);
@@ -331,6 +379,7 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 	for (int i = 0; i < nfiles; i++) {
 		char err[512];
 		int rc = gp_pipeline_add(m->pipe, files[i], err, sizeof err);
+		gp_main_progress_done();
 		if (rc == -ENOMEM)
 			return gp_main_oom(files[i]);
 		if (rc) {
@@ -354,6 +403,11 @@ static int gp_main_pipeline(struct gp_main *m)
 	struct gp_pipeline_opts po = { .group_by = m->group_by, .what = GP_PIPE_ALL,
 				       .outlier_factor = m->out.outlier_factor, .sinks = m->sinks,
 				       .nsinks = m->nexports };
+	if (isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &gp_main_pr.t0);
+		po.progress = gp_main_progress;
+		po.progress_ctx = &gp_main_pr;
+	}
 	m->pipe = gp_pipeline_new(&po);
 	return m->pipe ? 0 : GP_EXIT_INTERNAL;
 }

@@ -44,6 +44,10 @@ struct gp_pipeline_opts {
 	double outlier_factor;      /* analyses: iteration outliers (> 0)      */
 	const struct gp_pipeline_sink *sinks; /* exporters fed in pass 2       */
 	size_t nsinks;
+	/* optional: after every block read, the bytes of records read so far
+	 * in this pass (1 or 2) of the trace at path */
+	void (*progress)(void *ctx, const char *path, int pass, uint64_t bytes);
+	void *progress_ctx;
 };
 
 struct gp_pipeline;

@@ -38,7 +38,7 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_report_outfiles.sh \
-	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh
+	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh
