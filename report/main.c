@@ -390,8 +390,9 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 		if (!r->complete) {
 			*truncated = 1;
 			fprintf(stderr, "gpuphase-report: %s: truncated: no footer%s; the report covers the data up to "
-					"the last whole block\n", files[i],
-				r->truncated_bytes ? " and a partial block at the end" : "");
+					"the last whole block; lost: the records of the program's last flush interval "
+					"(GPUPHASE_FLUSH_MS), GPU work CUPTI had not delivered, and the final drop counts\n",
+				files[i], r->truncated_bytes ? " and a partial block at the end" : "");
 		}
 	}
 	return 0;
