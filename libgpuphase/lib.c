@@ -266,7 +266,9 @@ static int gp_lib_start(void)
 void gp_lib_cuda_use(void)
 {
 	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED);
-	if (gp_lib_preloaded && __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING &&
+	/* the state first: gp_lib_preloaded is written by the starting thread
+	 * before its release store of RUNNING, which this acquire pairs with */
+	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING && gp_lib_preloaded &&
 	    !__atomic_exchange_n(&gp_lib_devices_done, 1, __ATOMIC_RELAXED)) {
 		int saved = errno;
 		gp_tls.internal++;

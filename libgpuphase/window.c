@@ -424,7 +424,9 @@ int gp_window_start(void)
 	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_iter = gp_cfg.marker == GP_MARKER_SYNC ? 0 : -1;
 	gp_window_started = 1;
-	gp_window_on = 0;
+	/* atomic: other threads' hooks may already read it (the state is
+	 * RUNNING before the window starts) */
+	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
 	gp_window_apply(gp_lib_tid());
 	gp_lib_unlock(&gp_window_lock, cs);
