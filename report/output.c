@@ -453,14 +453,23 @@ static void gp_out_text_ranks(FILE *f, const struct gp_rep *rep, const struct gp
 		if (md)
 			fprintf(f, "| trace | wall | busy | GPU busy | launch | execute | sync | straggler |\n"
 				   "|---|---:|---:|---:|---:|---:|---:|---|\n");
+		/* one unit per column */
+		uint64_t cm[6] = { 0 };
 		for (size_t i = 0; i < rep->nranks; i++) {
 			const struct gp_rep *r = &rep->ranks[i];
-			gp_fmt_dur(r->wall_ns, b1, 32);
-			gp_fmt_dur(gp_rep_rank_busy(r), b2, 32);
-			gp_fmt_dur(r->gpu_busy_ns, b3, 32);
-			gp_fmt_dur(r->launch_ns, b4, 32);
-			gp_fmt_dur(r->execute_ns, b5, 32);
-			gp_fmt_dur(r->sync_ns + r->sync_unattributed_ns, b11, 32);
+			uint64_t c[6] = { r->wall_ns, gp_rep_rank_busy(r), r->gpu_busy_ns, r->launch_ns, r->execute_ns,
+					  r->sync_ns + r->sync_unattributed_ns };
+			for (int k = 0; k < 6; k++)
+				cm[k] = c[k] > cm[k] ? c[k] : cm[k];
+		}
+		for (size_t i = 0; i < rep->nranks; i++) {
+			const struct gp_rep *r = &rep->ranks[i];
+			gp_out_dur_in(r->wall_ns, gp_out_unit_for(cm[0]), b1, 32);
+			gp_out_dur_in(gp_rep_rank_busy(r), gp_out_unit_for(cm[1]), b2, 32);
+			gp_out_dur_in(r->gpu_busy_ns, gp_out_unit_for(cm[2]), b3, 32);
+			gp_out_dur_in(r->launch_ns, gp_out_unit_for(cm[3]), b4, 32);
+			gp_out_dur_in(r->execute_ns, gp_out_unit_for(cm[4]), b5, 32);
+			gp_out_dur_in(r->sync_ns + r->sync_unattributed_ns, gp_out_unit_for(cm[5]), b11, 32);
 			if (md)
 				fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r->path, b1, b2, b3, b4, b5, b11,
 					fl && fl[i] ? "yes" : "");
