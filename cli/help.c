@@ -32,6 +32,7 @@ static const char gp_help_top[] =
 "  diff      compare two traces (before/after a change)\n"
 "  export    convert a trace to chrome-trace, perfetto, sqlite or html\n"
 "  trigger   start a capture in a server running with `record --window trigger`\n"
+"  stop      end that server's capture and complete its trace; the server runs on\n"
 "  help      show the help of a command (same as: gpuphase COMMAND --help)\n"
 "\n"
 "Options:\n"
@@ -55,8 +56,12 @@ static const char gp_help_record[] =
 "working) and in CUDA_INJECTION64_PATH, for CMD and its children only. The\n"
 "options below become GPUPHASE_* environment variables; a GPUPHASE_* variable\n"
 "already in the environment is passed on unless an option overrides it.\n"
-"CMD's exit status is returned (128+N if signal N killed it, like a shell),\n"
-"and one line at the end tells where the trace is, its size, how many records\n"
+"CMD's exit status is returned (128+N if signal N killed it, like a shell).\n"
+"SIGTERM and SIGHUP sent to record, and SIGINT or SIGQUIT sent to it alone\n"
+"(kill -INT; Ctrl-C already reaches CMD), are forwarded to CMD: a CMD that\n"
+"exits on them lets the library complete the trace; one killed outright\n"
+"leaves it without footer, and the summary says what was lost. One line at\n"
+"the end tells where the trace is, its size, how many records\n"
 "it holds and how many were dropped:\n"
 "\n"
 "  gpuphase: trace gpuphase-node1-4711.gpht, 0.81 MiB, 26533 records, 0 dropped\n"
@@ -73,6 +78,7 @@ static const char gp_help_record[] =
 "                        %p pid, %h host name, %r rank (RANK, OMPI_COMM_WORLD_RANK,\n"
 "                        SLURM_PROCID, else 0), %t start time, %% a percent sign.\n"
 "                        Default: gpuphase-%h-%p.gpht in the current directory.\n"
+"                        A name without .gpht gets it (-o run writes run.gpht).\n"
 "                        A fixed name that exists is moved to FILE.old first.\n"
 "  -f, --force           remove an existing fixed-name FILE instead of keeping FILE.old\n"
 "  -w, --window SPEC     what to capture (GPUPHASE_WINDOW); default: the whole run.\n"
@@ -116,6 +122,9 @@ static const char gp_help_record[] =
 "      --lib PATH        use this libgpuphase.so\n"
 "      --no-preload      do not set LD_PRELOAD: CUPTI injection only\n"
 "      --no-inject       do not set CUDA_INJECTION64_PATH: preload only\n"
+"      --report[=OPTS]   print the report of the trace right after the run (like\n"
+"                        nsys --stats); OPTS are report options, space-separated:\n"
+"                        --report='--top 5 --format markdown'\n"
 "  -q, --quiet           no summary line at the end\n"
 "  -h, --help            this help\n"
 "\n"
@@ -160,8 +169,36 @@ static const char gp_help_trigger[] =
 "      --timeout S       wait at most S seconds for the reply (default 5)\n"
 "  -h, --help            this help\n"
 "\n"
+"Before talking, trigger checks that DIR belongs to you and nobody else can\n"
+"write to it, that the socket is yours and that PID itself serves it\n"
+"(SO_PEERCRED); the reply is printed with control characters escaped.\n"
+"\n"
 "Exit status: 0 when PID accepted, 1 when it refused or cannot be reached,\n"
 "2 for a bad option.\n";
+
+static const char gp_help_stop[] =
+"usage: gpuphase stop PID [options]\n"
+"\n"
+"End the capture of a running process for good and complete its trace (GPU\n"
+"work flushed, stacks symbolised, footer written) while the process runs on:\n"
+"the counterpart of `trigger` for servers and long jobs.\n"
+"\n"
+"  gpuphase record --window trigger -- ./server &\n"
+"  gpuphase trigger $! --seconds 30\n"
+"  gpuphase stop $!                 # the trace is complete now; report it\n"
+"\n"
+"PID must run under gpuphase with --window trigger (its control socket,\n"
+"DIR/PID.sock, is where the request goes; the same checks as `trigger`). On\n"
+"success stop prints where the trace is. Nothing more is recorded in that\n"
+"process afterwards.\n"
+"\n"
+"Options:\n"
+"      --control-dir DIR where to find the socket\n"
+"      --timeout S       wait at most S seconds for the reply (default 5)\n"
+"  -h, --help            this help\n"
+"\n"
+"Exit status: 0 when the trace was completed, 1 when PID refused or cannot be\n"
+"reached, 2 for a bad option.\n";
 
 static const char gp_help_report[] =
 "usage: gpuphase report [options] [TRACE...]\n"
@@ -179,8 +216,10 @@ static const char gp_help_report[] =
 "operators, outlier iterations explained) and CUDA graphs. --format json holds\n"
 "all of it (schema: docs/report-json.md).\n"
 "\n"
-"Without a TRACE argument it reads the newest gpuphase-*.gpht in the current\n"
-"directory (and says which).\n"
+"Without a TRACE argument it reads the newest *.gpht in the current directory\n"
+"(and says which). Whether a TRACE is named is read from the command line\n"
+"alone: `report -o rep.txt` never takes rep.txt for a trace, and a named\n"
+"trace that does not exist is an error, never replaced by a guess.\n"
 "\n"
 "  gpuphase report stability [options] RUN1 RUN2 ...\n"
 "      several traces of the same program: is the profile repeatable? Per\n"
@@ -197,9 +236,17 @@ static const char gp_help_report[] =
 
 static const char gp_help_diff[] =
 "usage: gpuphase diff [options] BEFORE.gpht AFTER.gpht\n"
+"       gpuphase diff [options] BEFORE1 BEFORE2 ... -- AFTER1 AFTER2 ...\n"
 "\n"
-"Compare two traces operator by operator: how each phase changed, which\n"
-"operators appeared or vanished, and whether the verdict moved.\n"
+"Compare two traces (or the means of several runs per side) operator by\n"
+"operator, largest change first: how each phase changed, which operators\n"
+"appeared or vanished, and whether the verdict moved. As a CI gate:\n"
+"\n"
+"  gpuphase diff --fail-above 5 --min-delta 50us base.gpht new.gpht\n"
+"\n"
+"exits 1 when the total or one of the base's top operators got more than 5%\n"
+"and 50 us slower (and, with several runs, more than the runs' spread);\n"
+"the gate line names each operator that tripped it, with its numbers.\n"
 "\n"
 "This is `gpuphase-report diff`; its options follow.\n";
 
@@ -228,6 +275,8 @@ const char *gp_help_usage(const char *verb)
 		return "usage: gpuphase record [options] [--] CMD [ARGS...]  (gpuphase record --help)";
 	if (strcmp(verb, "trigger") == 0)
 		return "usage: gpuphase trigger PID (--iters M | --seconds S | --status)  (gpuphase trigger --help)";
+	if (strcmp(verb, "stop") == 0)
+		return "usage: gpuphase stop PID [--control-dir DIR] [--timeout S]  (gpuphase stop --help)";
 	if (strcmp(verb, "report") == 0)
 		return "usage: gpuphase report [options] [TRACE...]";
 	if (strcmp(verb, "diff") == 0)
@@ -271,6 +320,8 @@ int gp_help_print(const char *verb)
 		fputs(gp_help_record, stdout);
 	} else if (strcmp(verb, "trigger") == 0) {
 		fputs(gp_help_trigger, stdout);
+	} else if (strcmp(verb, "stop") == 0) {
+		fputs(gp_help_stop, stdout);
 	} else if (strcmp(verb, "report") == 0) {
 		fputs(gp_help_report, stdout);
 		static const char *const a[] = { "--help", NULL };
@@ -283,7 +334,7 @@ int gp_help_print(const char *verb)
 		gp_help_report_tool(a);
 	} else if (strcmp(verb, "export") == 0) {
 		fputs(gp_help_export, stdout);
-		static const char *const a[] = { "--help", NULL };
+		static const char *const a[] = { "--help=export", NULL };
 		gp_help_report_tool(a);
 	} else if (strcmp(verb, "help") == 0) {
 		fputs("usage: gpuphase help [COMMAND]\n\nShow the help of COMMAND (record, trigger, report, diff, "

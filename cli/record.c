@@ -56,6 +56,8 @@ struct gp_record_opts {
 	int quiet;
 	int no_preload;
 	int no_inject;
+	int report;              /* --report: print the report after the run    */
+	const char *report_opts; /* --report=OPTS: its options, space-separated */
 };
 
 /* ---- value checks: one clear line naming option, value and what is accepted */
@@ -241,8 +243,10 @@ static void gp_record_print_summary(const char *pattern, const struct gp_record_
 	if (s.unreadable)
 		snprintf(tail, sizeof tail, "; unreadable: %s", s.err);
 	else if (s.incomplete)
-		snprintf(tail, sizeof tail, "; incomplete (no footer: the program was killed or is still writing; "
-					     "readable up to the last whole block)");
+		snprintf(tail, sizeof tail, "; incomplete (no footer: the program was killed or is still writing). "
+					     "Readable up to the last whole block; lost: the records of the last "
+					     "flush interval (GPUPHASE_FLUSH_MS) and GPU work not yet delivered "
+					     "by CUPTI, and the final drop counts");
 	fprintf(stderr, "gpuphase: %s, %.2f MiB, %llu records, %llu dropped%s\n", what,
 		(double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.records,
 		(unsigned long long)s.dropped, tail);
@@ -375,6 +379,17 @@ static void gp_record_forward(int sig)
 		kill(c, sig);
 }
 
+/* SIGINT and SIGQUIT: the terminal sends them to the whole foreground
+ * process group, the program included, so those (si_code SI_KERNEL) are
+ * not sent twice; one sent to record alone (kill -INT, a job scheduler) is
+ * forwarded. */
+static void gp_record_forward_user(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si && si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: from a process */
+		gp_record_forward(sig);
+}
+
 /* Set var to val in this (child) process; returns 0 or -1 with a message. */
 static int gp_record_setenv(const char *var, const char *val)
 {
@@ -462,8 +477,8 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 	}
 	close(pfd[1]);
 	gp_record_child = pid;
-	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = gp_record_forward }, old_int,
-			 old_quit, old_term, old_hup;
+	struct sigaction ign = { .sa_sigaction = gp_record_forward_user, .sa_flags = SA_SIGINFO },
+			 fwd = { .sa_handler = gp_record_forward }, old_int, old_quit, old_term, old_hup;
 	sigemptyset(&ign.sa_mask);
 	sigemptyset(&fwd.sa_mask);
 	sigaction(SIGINT, &ign, &old_int);
@@ -497,7 +512,8 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
-		fprintf(stderr, "gpuphase: %s was killed by signal %d (%s)%s\n", cmd[0], sig, strsignal(sig),
+		fprintf(stderr, "gpuphase: %s was killed by signal %d (%s)%s: the library could not finish the "
+				"trace; what was lost is said below\n", cmd[0], sig, strsignal(sig),
 			WCOREDUMP(status) ? ", core dumped" : "");
 		return 128 + sig;
 	}
@@ -510,7 +526,7 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 {
 	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ, O_DEPTH,
-	       O_NOCUPTI, O_FORK };
+	       O_NOCUPTI, O_FORK, O_REPORT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "window", required_argument, NULL, 'w' },
 		{ "marker", required_argument, NULL, 'm' }, { "stacks", required_argument, NULL, 's' },
@@ -522,7 +538,7 @@ static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 		{ "lib", required_argument, NULL, O_LIB }, { "no-preload", no_argument, NULL, O_NOPRE },
 		{ "no-inject", no_argument, NULL, O_NOINJ }, { "stack-depth", required_argument, NULL, O_DEPTH },
 		{ "no-cupti", no_argument, NULL, O_NOCUPTI }, { "follow-fork", no_argument, NULL, O_FORK },
-		{ "help", no_argument, NULL, 'h' },
+		{ "report", optional_argument, NULL, O_REPORT }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	memset(o, 0, sizeof *o);
@@ -550,6 +566,7 @@ static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 		case O_DEPTH: o->stack_depth = optarg; break;
 		case O_NOCUPTI: o->no_cupti = 1; break;
 		case O_FORK: o->follow_fork = 1; break;
+		case O_REPORT: o->report = 1; o->report_opts = optarg; break;
 		case 'h': gp_help_print("record"); return 0;
 		case ':':
 			fprintf(stderr, "gpuphase: record: option '%s' needs a value\n%s\n", argv[optind - 1],
@@ -631,6 +648,64 @@ static int gp_record_find_lib(const char *opt_lib, char *lib)
 	return 0;
 }
 
+/* --report[=OPTS]: run gpuphase-report OPTS on the traces this run wrote
+ * (like nsys --stats), its output on our stdout. The program's exit status
+ * stays record's; a report that fails says so on stderr. */
+static void gp_record_report(const struct gp_record_opts *o, const struct gp_record_files *before,
+			     const char *globpat)
+{
+	char tool[PATH_MAX];
+	if (gp_locate_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
+		fprintf(stderr, "gpuphase: record --report: gpuphase-report not found next to gpuphase or in PATH\n");
+		return;
+	}
+	struct gp_record_files after;
+	gp_record_files_scan(globpat, &after);
+	char *opts = o->report_opts ? strdup(o->report_opts) : NULL;
+	size_t cap = after.n + 64, k = 0;
+	char **argv = calloc(cap, sizeof *argv);
+	if (!argv || (o->report_opts && !opts)) {
+		fprintf(stderr, "gpuphase: record --report: out of memory\n");
+		goto out;
+	}
+	argv[k++] = tool;
+	char *save = NULL;
+	for (char *t = opts ? strtok_r(opts, " \t", &save) : NULL; t && k < 60; t = strtok_r(NULL, " \t", &save))
+		argv[k++] = t;
+	size_t ntraces = 0;
+	for (size_t i = 0; i < after.n && k + 1 < cap; i++)
+		if (gp_record_file_is_new(&after.v[i], before))
+			argv[k++] = after.v[i].path, ntraces++;
+	if (!ntraces) {
+		fprintf(stderr, "gpuphase: record --report: no trace to report\n");
+		goto out;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(tool, argv);
+		fprintf(stderr, "gpuphase: record --report: cannot run %s: %s\n", tool, strerror(errno));
+		_exit(126);
+	}
+	int st = 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	if (pid < 0 || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3))
+		fprintf(stderr, "gpuphase: record --report: the report failed (see above)\n");
+out:
+	free(argv);
+	free(opts);
+	gp_record_files_free(&after);
+}
+
+/* Does the last component of name end in ".gpht"? */
+static int gp_record_has_ext(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 5 && !strcmp(name + n - 5, ".gpht");
+}
+
 /* A fixed output name (no %-pattern) that exists: keep it as NAME.old (or
  * remove it with --force), as the library never overwrites. 0, or 1 after
  * a message. */
@@ -665,6 +740,14 @@ int gp_record_main(int argc, char **argv)
 	if (!*cmd) {
 		fprintf(stderr, "gpuphase: record: no command to run\n%s\n", gp_help_usage("record"));
 		return 2;
+	}
+	/* Like nsys: -o NAME without the extension writes NAME.gpht, so the bare
+	 * `gpuphase report` finds it (the summary line says where it went). */
+	static char outbuf[PATH_MAX];
+	if (o.output && !gp_record_has_ext(o.output)) {
+		if (snprintf(outbuf, sizeof outbuf, "%s.gpht", o.output) >= (int)sizeof outbuf)
+			return gp_record_bad("--output", o.output, "too long"), 2;
+		o.output = outbuf;
 	}
 	char ctl[PATH_MAX];
 	if ((rc = gp_record_check_opts(&o, ctl)))
@@ -706,6 +789,8 @@ int gp_record_main(int argc, char **argv)
 	int status = gp_record_run(&o, cmd, &exec_failed);
 	if (!o.quiet && !exec_failed)
 		gp_record_print_summary(pattern, &before, globpat, static_cudart);
+	if (o.report && !exec_failed)
+		gp_record_report(&o, &before, globpat);
 	gp_record_files_free(&before);
 	return status;
 }

@@ -2,7 +2,8 @@
  * report.c — `gpuphase report|diff|export ...`: hands over to
  * gpuphase-report, found next to this binary first, then in PATH
  * (gp_locate_component), by exec: on success it never returns. With no trace
- * named, `report` reads the newest gpuphase-*.gpht in the current directory.
+ * named (told by the option grammar, never by what exists on disk),
+ * `report` reads the newest *.gpht in the current directory.
  *
  * Called by main() (gpuphase.c) on the command's only thread. Errors: one
  * "gpuphase: ..." line and the exit status (2 usage, 126/127 cannot run).
@@ -18,21 +19,45 @@
 
 #include "cli.h"
 
-/* True when some argument names an existing regular file. */
-static int gp_report_has_file_arg(int argc, char **argv)
+/* gpuphase-report's options that take a value (the next argument, unless
+ * written --opt=VALUE); --export takes two. Kept in step with report/main.c
+ * and report/stability.c: the trace arguments are told apart from option
+ * values by the grammar alone, never by what exists on disk. */
+static int gp_report_values(const char *a)
 {
-	struct stat st;
-	for (int i = 1; i < argc; i++)
-		if (argv[i][0] != '-' && stat(argv[i], &st) == 0 && S_ISREG(st.st_mode))
+	static const char *const one[] = { "--format", "--sort", "--top", "--group-by", "--filter", "--thresholds",
+					   "--outlier-factor", "--straggler-pct", "-o", "--output", "--fail-above",
+					   "--cv-pct", "--phase", "--min-delta", NULL };
+	if (strchr(a, '='))
+		return 0;
+	if (!strcmp(a, "--export"))
+		return 2;
+	for (int i = 0; one[i]; i++)
+		if (!strcmp(a, one[i]))
 			return 1;
 	return 0;
 }
 
-/* The most recently modified gpuphase-*.gpht in the current directory. */
+/* The number of trace (non-option) arguments in argv[1..argc). */
+static int gp_report_ntraces(int argc, char **argv)
+{
+	int n = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return n + (argc - i - 1);
+		if (argv[i][0] == '-' && argv[i][1])
+			i += gp_report_values(argv[i]);
+		else
+			n++;
+	}
+	return n;
+}
+
+/* The most recently modified *.gpht in the current directory. */
 static int gp_report_newest_trace(char *buf, size_t len)
 {
 	glob_t g;
-	if (glob("gpuphase-*.gpht", 0, NULL, &g) != 0)
+	if (glob("*.gpht", 0, NULL, &g) != 0)
 		return -ENOENT;
 	struct timespec best = { 0, 0 };
 	int found = 0;
@@ -76,11 +101,18 @@ int gp_report_exec(const char *verb, int argc, char **argv)
 		return 2;
 	}
 	/* Like `perf report` reading perf.data: `gpuphase report` with no trace
-	 * argument reads the newest gpuphase-*.gpht in the current directory. */
+	 * argument (by the option grammar) reads the newest *.gpht in the
+	 * current directory. A trace that is named is never replaced by a
+	 * guess, even when it does not exist. */
 	char newest[PATH_MAX] = "";
-	if (strcmp(verb, "report") == 0 && !gp_report_has_file_arg(argc, argv)) {
-		if (gp_report_newest_trace(newest, sizeof newest) == 0)
-			fprintf(stderr, "gpuphase: report: no trace named: reading the newest, %s\n", newest);
+	if (strcmp(verb, "report") == 0 && (argc < 2 || strcmp(argv[1], "stability") != 0) &&
+	    gp_report_ntraces(argc, argv) == 0) {
+		if (gp_report_newest_trace(newest, sizeof newest) != 0) {
+			fprintf(stderr, "gpuphase: report: no trace named and no *.gpht in the current directory\n"
+					"%s\n", gp_help_usage("report"));
+			return 2;
+		}
+		fprintf(stderr, "gpuphase: report: no trace named: reading the newest, %s\n", newest);
 	}
 	char **nargv = calloc((size_t)argc + 4, sizeof *nargv);
 	if (!nargv) {

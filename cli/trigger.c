@@ -1,14 +1,20 @@
 /*
  * trigger.c — `gpuphase trigger PID [--iters M | --seconds S | --status]`:
  * tells a process started with `gpuphase record --window trigger` (capture
- * idle) to capture the next M iterations or S seconds, or asks its status.
+ * idle) to capture the next M iterations or S seconds, or asks its status;
+ * `gpuphase stop PID`: ends its capture for good and completes the trace
+ * (footer, flush) while the program runs on.
  *
  * Protocol (agreed with libgpuphase/): a UNIX stream socket at
  * ${GPUPHASE_CONTROL_DIR:-/tmp/gpuphase-<uid>}/<pid>.sock; we send ONE line
- * ("capture iters=M" | "capture seconds=S" | "status") and read ONE line
+ * ("capture iters=M" | "capture seconds=S" | "status" | "stop") and read ONE line
  * ("ok <text>" | "error <text>"). The control directory is taken from
  * --control-dir, else from the target's own environment (/proc/PID/environ,
  * readable for our own processes), else from ours, else the default.
+ * Before talking: the directory must be ours (root: or the target's owner),
+ * not a symlink, not writable by others, the socket a socket of ours, and
+ * the peer (SO_PEERCRED) the target process itself; its reply is printed
+ * with every non-printable byte escaped (\xHH).
  *
  * Called by main() on the command's only thread. Exit status: 0 ok, 1 the
  * target refused or is not reachable, 2 usage.
@@ -76,33 +82,90 @@ static int gp_trigger_target_has_lib(long pid)
 }
 
 /* Explain why pid has no usable control socket, as precisely as we can. */
-static void gp_trigger_explain(long pid, const char *sock, int err)
+static void gp_trigger_explain(const char *verb, long pid, const char *sock, int err)
 {
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-		fprintf(stderr, "gpuphase: trigger: no process %ld\n", pid);
+		fprintf(stderr, "gpuphase: %s: no process %ld\n", verb, pid);
 		return;
 	}
 	if (gp_trigger_target_has_lib(pid)) {
 		char w[128];
 		int has = gp_trigger_target_env(pid, "GPUPHASE_WINDOW", w, sizeof w);
 		if (has == 1 && strcmp(w, "trigger") != 0) {
-			fprintf(stderr, "gpuphase: trigger: %ld runs under gpuphase with GPUPHASE_WINDOW=%s, not "
-					"trigger: restart it with `gpuphase record --window trigger -- ...`\n", pid, w);
+			fprintf(stderr, "gpuphase: %s: %ld runs under gpuphase with GPUPHASE_WINDOW=%s, not "
+					"trigger: restart it with `gpuphase record --window trigger -- ...`\n", verb, pid, w);
 			return;
 		}
 		if (has == 0) {
-			fprintf(stderr, "gpuphase: trigger: %ld runs under gpuphase but was started without "
-					"GPUPHASE_WINDOW=trigger (it is capturing the whole run)\n", pid);
+			fprintf(stderr, "gpuphase: %s: %ld runs under gpuphase but was started without "
+					"GPUPHASE_WINDOW=trigger (it is capturing the whole run)\n", verb, pid);
 			return;
 		}
 	}
-	fprintf(stderr, "gpuphase: trigger: %ld is not running under gpuphase (or was started without "
-			"GPUPHASE_WINDOW=trigger): %s: %s\n", pid, sock, strerror(err));
+	fprintf(stderr, "gpuphase: %s: %ld is not running under gpuphase (or was started without "
+			"GPUPHASE_WINDOW=trigger): %s: %s\n", verb, pid, sock, strerror(err));
 }
 
-/* Send req on the socket, read one reply line into reply. Returns 0, or
- * -errno (with *stage naming the step that failed). */
-static int gp_trigger_talk(const char *sock, const char *req, int timeout_ms, char *reply, size_t len,
+/* The uid that owns process pid (from /proc/PID), or (uid_t)-1. */
+static uid_t gp_trigger_target_uid(long pid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%ld", pid);
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+/* May we talk to a socket there? The control directory and the socket must
+ * belong to us (root: to us or to the target's owner), the directory must
+ * be a real directory (not a symlink) that nobody else can write to (the
+ * library makes it 0700), and the socket a socket: otherwise someone else
+ * could have put a socket of their own there to answer in the target's
+ * name. 0, or -errno with the reason in why. */
+static int gp_trigger_check_place(const char *dir, const char *sock, long pid, char *why, size_t n)
+{
+	uid_t me = geteuid(), target = gp_trigger_target_uid(pid);
+	struct stat st;
+	if (lstat(dir, &st) != 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, n, "%s is not a directory (a symlink or another file): not talking to a socket in it", dir);
+		return -EPERM;
+	}
+	if (st.st_uid != me && !(me == 0 && st.st_uid == target)) {
+		snprintf(why, n, "%s belongs to uid %u, not to you (uid %u): not talking to a socket in it", dir,
+			 (unsigned)st.st_uid, (unsigned)me);
+		return -EPERM;
+	}
+	if (st.st_mode & 022) {
+		snprintf(why, n, "%s is writable by others (mode %03o): not talking to a socket in it", dir,
+			 (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	if (lstat(sock, &st) != 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode) || (st.st_uid != me && !(me == 0 && st.st_uid == target))) {
+		snprintf(why, n, "%s is not a socket of yours: not talking to it", sock);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Print s on f with every byte that is not printable ASCII as \xHH (a
+ * reply is the peer's text: no terminal escapes reach the terminal). */
+static void gp_trigger_print_escaped(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+			fputc(*p, f);
+		else
+			fprintf(f, "\\x%02x", *p);
+	}
+}
+
+/* Send req on the socket, read one reply line into reply. The peer must be
+ * process pid itself, run by the owner checked above (SO_PEERCRED). Returns
+ * 0, or -errno (with *stage naming the step that failed). */
+static int gp_trigger_talk(const char *sock, long pid, const char *req, int timeout_ms, char *reply, size_t len,
 			   const char **stage)
 {
 	struct sockaddr_un sa;
@@ -122,6 +185,18 @@ static int gp_trigger_talk(const char *sock, const char *req, int timeout_ms, ch
 	*stage = "connect";
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		rc = -errno;
+		goto out;
+	}
+	*stage = "peer";
+	struct ucred cred;
+	socklen_t cl = sizeof cred;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((long)cred.pid != pid || (cred.uid != geteuid() && geteuid() != 0)) {
+		*stage = "peer check";
+		rc = -EPERM;
 		goto out;
 	}
 	*stage = "send";
@@ -191,8 +266,11 @@ static int gp_trigger_is_number(const char *s, int allow_fraction)
 	return allow_fraction || strspn(s, "0123456789") == strlen(s);
 }
 
-int gp_trigger_main(int argc, char **argv)
+/* `trigger` and `stop`: the same socket, the same checks; stop sends
+ * "stop" and takes only --control-dir and --timeout. */
+static int gp_trigger_control(const char *verb, int argc, char **argv)
 {
+	int stop = !strcmp(verb, "stop");
 	enum { O_CTL = 1000, O_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "iters", required_argument, NULL, 'i' }, { "seconds", required_argument, NULL, 's' },
@@ -207,6 +285,11 @@ int gp_trigger_main(int argc, char **argv)
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+		if (stop && (c == 'i' || c == 's' || c == 'S')) {
+			fprintf(stderr, "gpuphase: stop: unknown option '%s' (gpuphase stop --help lists them)\n",
+				argv[optind - 1]);
+			return 2;
+		}
 		switch (c) {
 		case 'i': iters = optarg; break;
 		case 's': seconds = optarg; break;
@@ -214,26 +297,26 @@ int gp_trigger_main(int argc, char **argv)
 		case O_CTL: ctl = optarg; break;
 		case O_TIMEOUT:
 			if (!gp_trigger_is_number(optarg, 1)) {
-				fprintf(stderr, "gpuphase: trigger: --timeout '%s': accepted: seconds > 0\n", optarg);
+				fprintf(stderr, "gpuphase: %s: --timeout '%s': accepted: seconds > 0\n", verb, optarg);
 				return 2;
 			}
 			timeout_s = strtod(optarg, NULL);
 			break;
-		case 'h': gp_help_print("trigger"); return 0;
+		case 'h': gp_help_print(verb); return 0;
 		case ':':
-			fprintf(stderr, "gpuphase: trigger: option '%s' needs a value\n%s\n", argv[optind - 1],
-				gp_help_usage("trigger"));
+			fprintf(stderr, "gpuphase: %s: option '%s' needs a value (gpuphase %s --help lists them)\n", verb,
+				argv[optind - 1], verb);
 			return 2;
 		default:
-			fprintf(stderr, "gpuphase: trigger: unknown option '%s' (gpuphase trigger --help lists them)\n",
-				argv[optind - 1]);
+			fprintf(stderr, "gpuphase: %s: unknown option '%s' (gpuphase %s --help lists them)\n", verb,
+				argv[optind - 1], verb);
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "gpuphase: trigger: %s\n%s\n", optind >= argc ? "which process? give its PID"
-									  : "give exactly one PID",
-			gp_help_usage("trigger"));
+		fprintf(stderr, "gpuphase: %s: %s\n%s\n", verb, optind >= argc ? "which process? give its PID"
+									    : "give exactly one PID",
+			gp_help_usage(verb));
 		return 2;
 	}
 	const char *pidarg = argv[optind];
@@ -241,10 +324,10 @@ int gp_trigger_main(int argc, char **argv)
 	errno = 0;
 	long pid = strtol(pidarg, &end, 10);
 	if (errno || end == pidarg || *end || pid <= 0 || pid > INT_MAX) {
-		fprintf(stderr, "gpuphase: trigger: '%s' is not a process id\n", pidarg);
+		fprintf(stderr, "gpuphase: %s: '%s' is not a process id\n", verb, pidarg);
 		return 2;
 	}
-	if ((iters != NULL) + (seconds != NULL) + status != 1) {
+	if (!stop && (iters != NULL) + (seconds != NULL) + status != 1) {
 		fprintf(stderr, "gpuphase: trigger: say what to do: exactly one of --iters M, --seconds S, --status\n%s\n",
 			gp_help_usage("trigger"));
 		return 2;
@@ -272,34 +355,61 @@ int gp_trigger_main(int argc, char **argv)
 	snprintf(sock, sizeof sock, "%s/%ld.sock", dir, pid);
 
 	char req[128];
-	if (iters)
+	if (stop)
+		snprintf(req, sizeof req, "stop\n");
+	else if (iters)
 		snprintf(req, sizeof req, "capture iters=%s\n", iters);
 	else if (seconds)
 		snprintf(req, sizeof req, "capture seconds=%s\n", seconds);
 	else
 		snprintf(req, sizeof req, "status\n");
 
-	char reply[1024];
+	char reply[1024], why[PATH_MAX + 128];
 	const char *stage = "";
-	int rc = gp_trigger_talk(sock, req, (int)(timeout_s * 1000), reply, sizeof reply, &stage);
+	int rc = gp_trigger_check_place(dir, sock, pid, why, sizeof why);
+	if (rc == -EPERM) {
+		fprintf(stderr, "gpuphase: %s: %s\n", verb, why);
+		return 1;
+	}
+	if (rc == 0)
+		rc = gp_trigger_talk(sock, pid, req, (int)(timeout_s * 1000), reply, sizeof reply, &stage);
+	if (rc == -EPERM && !strcmp(stage, "peer check")) {
+		fprintf(stderr, "gpuphase: %s: %s is not served by process %ld: not talking to it\n", verb, sock, pid);
+		return 1;
+	}
 	if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTSOCK || (rc < 0 && strcmp(stage, "connect") == 0)) {
-		gp_trigger_explain(pid, sock, -rc);
+		gp_trigger_explain(verb, pid, sock, -rc);
 		return 1;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "gpuphase: trigger: %ld: %s %s: %s\n", pid, stage, sock,
+		fprintf(stderr, "gpuphase: %s: %ld: %s %s: %s\n", verb, pid, stage, sock,
 			rc == -ETIMEDOUT ? "no reply in time (is the process stopped?)" : strerror(-rc));
 		return 1;
 	}
 	if (strncmp(reply, "ok", 2) == 0 && (reply[2] == '\0' || reply[2] == ' ')) {
-		printf("gpuphase: %ld: %s\n", pid, reply[2] ? reply + 3 : "ok");
+		printf("gpuphase: %ld: ", pid);
+		gp_trigger_print_escaped(stdout, reply[2] ? reply + 3 : "ok");
+		printf("\n");
 		return 0;
 	}
 	if (strncmp(reply, "error", 5) == 0 && (reply[5] == '\0' || reply[5] == ' ')) {
-		fprintf(stderr, "gpuphase: trigger: %ld refused: %s\n", pid, reply[5] ? reply + 6 : "(no reason given)");
+		fprintf(stderr, "gpuphase: %s: %ld refused: ", verb, pid);
+		gp_trigger_print_escaped(stderr, reply[5] ? reply + 6 : "(no reason given)");
+		fprintf(stderr, "\n");
 		return 1;
 	}
-	fprintf(stderr, "gpuphase: trigger: %ld: unexpected reply '%s' (a gpuphase version mismatch?)\n", pid,
-		reply);
+	fprintf(stderr, "gpuphase: %s: %ld: unexpected reply '", verb, pid);
+	gp_trigger_print_escaped(stderr, reply);
+	fprintf(stderr, "' (a gpuphase version mismatch?)\n");
 	return 1;
+}
+
+int gp_trigger_main(int argc, char **argv)
+{
+	return gp_trigger_control("trigger", argc, argv);
+}
+
+int gp_trigger_stop_main(int argc, char **argv)
+{
+	return gp_trigger_control("stop", argc, argv);
 }

@@ -131,6 +131,19 @@ static __attribute__((noinline, cold)) int gp_collector_emit_slow(const union gp
 	return -ENOBUFS;
 }
 
+int gp_collector_count_lost(uint64_t n)
+{
+	struct gp_tstate *ts = gp_registry_attach();
+	if (!ts)
+		return -EPIPE;
+	struct gp_ring *r = ts->ring;
+	/* only the owner writes `dropped` (gp_ring_count_drop) */
+	atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&gp_g.dropped_total, n, memory_order_relaxed);
+	return 0;
+}
+
 int gp_collector_emit(const union gp_rec *slots, uint32_t nslots)
 {
 	/* acquire: pairs with the release store in gp_collector_start. */

@@ -56,6 +56,12 @@ int gp_collector_start(const struct gp_collector_config *cfg);
  * GP_BLOCK_MAX_SLOTS slots; not counted). */
 int gp_collector_emit(const union gp_rec *slots, uint32_t nslots);
 
+/* Count n records lost before they could be emitted (calls the capture
+ * library saw while it was starting) as drops of the calling thread's ring,
+ * so written = read + dropped holds for that thread. 0, or -EPIPE when the
+ * collector is not running (not counted). */
+int gp_collector_count_lost(uint64_t n);
+
 /* Intern `len` bytes of `s`: returns its string id (> 0), emitting a
  * GP_REC_STRING group into the calling thread's ring the first time this
  * thread sees the text. Already-seen texts cost a hash lookup, no lock.

@@ -65,6 +65,12 @@ extern uint64_t gp_lib_t0;     /* trace clock at library load (delay= origin) */
 /* Start capture if not started; any thread. Returns 1 when running. Never
  * blocks on another thread's start (returns 0 instead). */
 int gp_lib_ensure_started(void);
+/* The same for a hooked call of the program: when it returns 0 because
+ * another thread is starting the library, the call is counted as lost (on
+ * this thread, added to its ring's drops by gp_lib_startup_flush on its next
+ * recorded call). */
+int gp_lib_ensure_started_counted(void);
+void gp_lib_startup_flush(void);
 /* Set by the hooks' slow path (and InitializeInjection): the program itself
  * uses CUDA, so the library may too (device queries, the exit synchronize).
  * gp_lib_cuda_use sets it and emits the device records once if the library
@@ -88,6 +94,7 @@ struct gp_tls {
 	uint32_t op_next, op_end; /* block of op ids owned by this thread       */
 	uint32_t cur_op;     /* op id of the innermost active hook, 0 = none    */
 	void *stacks;        /* stacks.c per-thread table                        */
+	uint32_t startup_lost; /* calls lost while another thread started us     */
 };
 extern GP_TLS struct gp_tls gp_tls;
 uint32_t gp_lib_tid_slow(void);
@@ -201,6 +208,12 @@ void gp_window_profiler(int start, uint32_t tid);       /* marker = profiler*/
 unsigned gp_window_marker_bits(void);
 /* Close the window at exit (emits WINDOW STOP if capturing). */
 void gp_window_finish(void);
+/* lib.c: end capture for good and complete the trace (window closed, GPU
+ * work flushed, stacks symbolised, footer written): what exit does, callable
+ * from any thread while the program runs on. 1 if it finished the trace, 0
+ * if there was nothing running. */
+int gp_lib_finish(void);
+extern const char *gp_lib_trace_path; /* the trace file, once started */
 void gp_window_forget(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);

@@ -110,10 +110,12 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	if (GP_UNLIKELY(!__atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED)))
 		gp_lib_cuda_use();
 	if (GP_UNLIKELY(__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) &&
-	    !gp_lib_ensure_started()) {
+	    !gp_lib_ensure_started_counted()) {
 		*err = e;
 		return 0;
 	}
+	if (GP_UNLIKELY(t->startup_lost))
+		gp_lib_startup_flush();
 	c->err = err;
 	uint32_t tid = gp_lib_tid();
 	if (GP_UNLIKELY(gp_cfg.marker == GP_MARKER_KERNEL || gp_cfg.marker == GP_MARKER_PROFILER)) {

@@ -8,11 +8,15 @@
  *  - gp_lib_ensure_started (first hook, first NVTX call, or
  *    InitializeInjection — whichever comes first, on that thread): CUDA
  *    versions (preload only), CUPTI (cupti.c), the collector, the window.
- *    Other threads arriving meanwhile pass through unrecorded; the starting
+ *    Other threads arriving meanwhile pass through unrecorded and, in the
+ *    whole-run window, counted: each adds its count to its own ring's drops
+ *    on its next call (gp_lib_startup_flush), the rest is added at finish,
+ *    so written = read + dropped holds from the first call; the starting
  *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
  *    STARTING and returns at once.
- *  - gp_lib_atexit (exit(3), before cudart's teardown when cudart registered
- *    later than us): synchronize, close the window, disable CUPTI kinds,
+ *  - gp_lib_finish, from gp_lib_atexit (exit(3), before cudart's teardown
+ *    when cudart registered later than us) or from the trigger thread
+ *    (`gpuphase stop PID`, window.c) while the program runs on: synchronize, close the window, disable CUPTI kinds,
  *    forced flush, symbolise stacks, stop the collector. Contexts destroyed
  *    earlier are flushed from cupti.c's resource callback.
  *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
@@ -47,6 +51,7 @@ int gp_lib_preloaded;
 uint64_t gp_lib_t0;
 GP_TLS struct gp_tls gp_tls;
 
+const char *gp_lib_trace_path = ""; /* this process's trace, once started (static storage) */
 int gp_lib_cuda_used; /* the program is known to use CUDA; relaxed (a hint, set once) */
 static int gp_lib_devices_done; /* device records emitted (exchange: once) */
 static uint32_t gp_lib_op_counter = 1;
@@ -194,6 +199,7 @@ static int gp_lib_start(void)
 		gp_cupti_close();
 		return 0;
 	}
+	gp_lib_trace_path = path;
 	snprintf(depth, sizeof depth, "%u", gp_cfg.stack_depth);
 	static const char *const stacks_names[] = {"off", "sync", "launch", "all"};
 	kv[nkv++] = (struct gp_kv){"host", host};
@@ -260,7 +266,9 @@ static int gp_lib_start(void)
 void gp_lib_cuda_use(void)
 {
 	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED);
-	if (gp_lib_preloaded && __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING &&
+	/* the state first: gp_lib_preloaded is written by the starting thread
+	 * before its release store of RUNNING, which this acquire pairs with */
+	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING && gp_lib_preloaded &&
 	    !__atomic_exchange_n(&gp_lib_devices_done, 1, __ATOMIC_RELAXED)) {
 		int saved = errno;
 		gp_tls.internal++;
@@ -270,17 +278,28 @@ void gp_lib_cuda_use(void)
 	}
 }
 
-int gp_lib_ensure_started(void)
+/* Calls of the program that arrived while another thread was starting the
+ * library, so were not recorded, and that no thread has yet added to its
+ * ring's drop count (gp_lib_startup_flush); the rest is added at finish.
+ * Atomic, relaxed: a count. */
+static uint64_t gp_lib_startup_lost;
+
+/* *starting is set when 0 is returned because another thread is starting. */
+static int gp_lib_ensure_started_ex(int *starting)
 {
 	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
 	if (s == GP_STATE_RUNNING)
 		return 1;
-	if (s != GP_STATE_IDLE)
+	if (s != GP_STATE_IDLE) {
+		*starting = s == GP_STATE_STARTING;
 		return 0;
+	}
 	int expect = GP_STATE_IDLE;
 	if (!__atomic_compare_exchange_n(&gp_lib_state, &expect, GP_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+					 __ATOMIC_ACQUIRE)) {
+		*starting = expect == GP_STATE_STARTING;
 		return expect == GP_STATE_RUNNING;
+	}
 	int saved = errno, cs = PTHREAD_CANCEL_ENABLE, ignored;
 	/* a thread cancelled mid-start (log, file and CUPTI calls are
 	 * cancellation points) would leave the state STARTING for good */
@@ -301,12 +320,59 @@ int gp_lib_ensure_started(void)
 	return ok;
 }
 
+int gp_lib_ensure_started(void)
+{
+	int starting = 0;
+	return gp_lib_ensure_started_ex(&starting);
+}
+
+int gp_lib_ensure_started_counted(void)
+{
+	int starting = 0;
+	if (gp_lib_ensure_started_ex(&starting))
+		return 1;
+	/* A call the whole-run window would have recorded: lost, so counted
+	 * (written = read + dropped). Other windows start closed. */
+	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL) {
+		gp_tls.startup_lost++;
+		__atomic_fetch_add(&gp_lib_startup_lost, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+void gp_lib_startup_flush(void)
+{
+	uint64_t n = gp_tls.startup_lost, have = __atomic_load_n(&gp_lib_startup_lost, __ATOMIC_RELAXED);
+	gp_tls.startup_lost = 0;
+	/* claim them from the shared count first: finish may have taken the
+	 * remainder already, and nothing is counted twice */
+	do {
+		if (have < n)
+			return;
+	} while (!__atomic_compare_exchange_n(&gp_lib_startup_lost, &have, have - n, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	gp_collector_count_lost(n);
+}
+
 /* ---- exit and fork --------------------------------------------------------------- */
+
+/* Serialises gp_lib_finish: `gpuphase stop` (the trigger thread) and exit
+ * may arrive together; the second waits for the first and then finds the
+ * state INERT, so the process never exits mid-finish. */
+static pthread_mutex_t gp_lib_finish_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void gp_lib_atexit(void)
 {
-	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
-		return;
+	gp_lib_finish();
+}
+
+int gp_lib_finish(void)
+{
+	pthread_mutex_lock(&gp_lib_finish_lock);
+	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) {
+		pthread_mutex_unlock(&gp_lib_finish_lock);
+		return 0;
+	}
 	int saved = errno;
 	gp_tls.internal++;
 	/* Close the window first: nothing after this mark is the program's. */
@@ -327,9 +393,16 @@ static void gp_lib_atexit(void)
 	gp_stacks_symbolize();
 	gp_lib_go_inert();
 	gp_hostload_stop();
+	/* start-up losses of threads that made no call since: this ring's */
+	gp_tls.startup_lost = 0;
+	uint64_t lost = __atomic_exchange_n(&gp_lib_startup_lost, 0, __ATOMIC_RELAXED);
+	if (lost)
+		gp_collector_count_lost(lost);
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
+	pthread_mutex_unlock(&gp_lib_finish_lock);
+	return 1;
 }
 
 static void gp_lib_atfork_child_work(void);
@@ -350,6 +423,7 @@ static void gp_lib_atfork_child_work(void)
 	gp_tls.stacks = NULL;
 	gp_stacks_forget();
 	gp_lib_forked_child = 1;
+	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
 	gp_cupti_forget();

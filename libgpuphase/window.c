@@ -7,7 +7,8 @@
  * cudaProfilerStart/Stop), nvtx.c (range starts for nvtx:NAME), lib.c (start,
  * exit, fork), plus two threads of our own that exist only when configured:
  * the timer (GPUPHASE_WINDOW=delay=...,duration=...) and the trigger server
- * (GPUPHASE_WINDOW=trigger; UNIX socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock).
+ * (GPUPHASE_WINDOW=trigger; UNIX socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock),
+ * which also serves `stop`: gp_lib_finish on that thread, the program runs on.
  *
  * Invariants: every transition happens under gp_window_lock and does, in
  * order, CUPTI activity enable/disable (never a filter), gp_window_on,
@@ -43,6 +44,7 @@ static uint64_t gp_window_trig_until; /* trigger seconds: capture until (0 = non
 static int gp_window_started;
 static int gp_window_listen_fd = -1;
 static char gp_window_sock_path[128];
+static int gp_window_stopped; /* trigger thread only: `stop` finished the trace */
 
 /* ---- kernel:GLOB ------------------------------------------------------- */
 
@@ -309,7 +311,17 @@ static void gp_window_serve_one(int fd)
 	if (nl)
 		*nl = 0;
 	char reply[256];
-	gp_window_request(buf, reply, sizeof reply - 1);
+	if (!strcmp(buf, "stop")) {
+		/* `gpuphase stop`: finish outside gp_window_lock (gp_lib_finish
+		 * closes the window under it), then say where the trace is */
+		int done = gp_lib_finish();
+		snprintf(reply, sizeof reply - 1, done ? "ok capture ended, trace complete: %s"
+						       : "error no capture running (already stopped?)%s",
+			 done ? gp_lib_trace_path : "");
+		gp_window_stopped = done;
+	} else {
+		gp_window_request(buf, reply, sizeof reply - 1);
+	}
 	size_t rl = strlen(reply);
 	reply[rl++] = '\n';
 	(void)!write(fd, reply, rl);
@@ -340,6 +352,11 @@ static void *gp_window_server(void *arg)
 			if (c >= 0) {
 				gp_window_serve_one(c);
 				close(c);
+			}
+			if (gp_window_stopped) { /* the trace is complete: nothing more to serve */
+				close(gp_window_listen_fd);
+				gp_window_listen_fd = -1;
+				return NULL;
 			}
 		}
 	}
@@ -415,7 +432,9 @@ int gp_window_start(void)
 	int cs = gp_lib_lock(&gp_window_lock);
 	gp_window_iter = gp_cfg.marker == GP_MARKER_SYNC ? 0 : -1;
 	gp_window_started = 1;
-	gp_window_on = 0;
+	/* atomic: other threads' hooks may already read it (the state is
+	 * RUNNING before the window starts) */
+	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
 	gp_window_apply(gp_lib_tid());
 	gp_lib_unlock(&gp_window_lock, cs);

@@ -45,6 +45,7 @@ struct gp_analysis_env {
 struct gp_analysis_style {
 	int markdown;           /* text: markdown instead of plain text        */
 	double outlier_factor;
+	size_t top;             /* --top N: at most N items per list; 0 = all  */
 };
 
 struct gp_analysis {

@@ -110,6 +110,11 @@ grouped:
 		return;
 	struct gp_group *g = &an->groups[op->group];
 	g->count++;
+	g->kinds |= op->kind == GP_OP_MEMCPY ? GP_GKIND_COPY : op->kind == GP_OP_MEMSET ? GP_GKIND_SET
+		  : op->kind == GP_OP_KERNEL ? GP_GKIND_KERNEL : GP_GKIND_OTHER;
+	if (op->api_class == GP_API_GRAPH_LAUNCH)
+		g->kinds |= GP_GKIND_GRAPH;
+	g->bytes += op->bytes;
 	g->launch += op->launch_ns;
 	g->queue += op->queue_ns;
 	g->exec += op->execute_ns;

@@ -172,6 +172,8 @@ struct gp_group {
 	uint32_t name_str;   /* canonical string index, or GP_NONE32             */
 	char *name;          /* synthetic name when no string                    */
 	uint64_t count, launch, queue, exec, sync, no_api, no_gpu, sync_calls;
+	uint64_t bytes;      /* copies and sets: bytes moved, summed            */
+	unsigned kinds;      /* GP_GKIND_* of its ops, or-ed                     */
 	struct gp_hist hist;
 };
 

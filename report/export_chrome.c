@@ -35,6 +35,7 @@
 #include "fmt.h"
 #include "export.h"
 #include "map.h"
+#include "outfile.h"
 
 struct gp_chrome_trace {       /* what close() needs of each trace          */
 	uint64_t base;
@@ -43,7 +44,8 @@ struct gp_chrome_trace {       /* what close() needs of each trace          */
 };
 
 struct gp_chrome {
-	FILE *f;
+	struct gp_outfile out;
+	FILE *f;                       /* out.f                                   */
 	char *path;
 	size_t index, ntraces;
 	int first;
@@ -78,13 +80,12 @@ static void *gp_chrome_open(const char *path, char *err, size_t n)
 		snprintf(err, n, "%s: out of memory", path);
 		return NULL;
 	}
-	c->f = fopen(path, "w");
-	if (!c->f) {
-		snprintf(err, n, "%s: cannot create: %s", path, strerror(errno));
+	if (gp_outfile_open(&c->out, path, GP_OUTFILE_JSON, err, n)) {
 		free(c->path);
 		free(c);
 		return NULL;
 	}
+	c->f = c->out.f;
 	c->first = 1;
 	fputs("{\"schemaVersion\": 1, \"displayTimeUnit\": \"ns\", \"traceEvents\": [", c->f);
 	return c;
@@ -377,14 +378,14 @@ static int gp_chrome_close(void *ctx, const struct gp_rep *rep, const struct gp_
 	gp_map_free(&c->threads);
 	gp_map_free(&c->call_tid);
 	free(c->tr);
-	int bad = ferror(c->f) != 0;
-	if (fclose(c->f))
-		bad = 1;
-	if (bad)
-		snprintf(err, n, "%s: write error", c->path);
+	int rc = 0;
+	if (rep)
+		rc = gp_outfile_commit(&c->out, err, n);
+	else
+		gp_outfile_discard(&c->out); /* the run failed: leave OUT as it was */
 	free(c->path);
 	free(c);
-	return bad ? -EIO : 0;
+	return rc;
 }
 
 const struct gp_exporter gp_export_chrome = {

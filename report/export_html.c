@@ -32,6 +32,7 @@
 #include "export.h"
 #include "analyses.h"
 #include "map.h"
+#include "outfile.h"
 #include "verdict.h"
 #include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/assets/ */
 
@@ -47,6 +48,7 @@ struct gp_html_ev {           /* one op of the timeline and its launching call *
 
 struct gp_html {
 	char *path;
+	struct gp_outfile out;        /* created at open, written and committed at close */
 	size_t index;
 	struct gp_html_ev *ev;
 	size_t nev, capev;
@@ -69,14 +71,11 @@ static void *gp_html_open(const char *path, char *err, size_t n)
 		return NULL;
 	}
 	/* fail early if the file cannot be created */
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, n, "%s: cannot create: %s", path, strerror(errno));
+	if (gp_outfile_open(&h->out, path, GP_OUTFILE_HTML, err, n)) {
 		free(h->path);
 		free(h);
 		return NULL;
 	}
-	fclose(f);
 	return h;
 }
 
@@ -422,19 +421,11 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 {
 	struct gp_html *h = ctx;
 	int rc = 0;
-	if (rep) {
-		FILE *f = fopen(h->path, "w");
-		if (!f) {
-			snprintf(err, n, "%s: cannot create: %s", h->path, strerror(errno));
-			rc = -errno;
-		} else {
-			gp_html_page(f, h, rep, o);
-			int bad = ferror(f) != 0;
-			if (fclose(f) || bad) {
-				snprintf(err, n, "%s: write error", h->path);
-				rc = -EIO;
-			}
-		}
+	if (!rep) {
+		gp_outfile_discard(&h->out); /* the run failed: leave OUT as it was */
+	} else {
+		gp_html_page(h->out.f, h, rep, o);
+		rc = gp_outfile_commit(&h->out, err, n);
 	}
 	gp_html_free(h);
 	return rc;

@@ -33,6 +33,7 @@
 #include "fmt.h"
 #include "export.h"
 #include "map.h"
+#include "outfile.h"
 
 /* perfetto.protos field numbers (trace_packet.proto, track_event.proto,
  * track_descriptor.proto, interned_data.proto, debug_annotation.proto) */
@@ -72,6 +73,7 @@ struct gp_pb {
 };
 
 struct gp_pf {
+	struct gp_outfile out; /* written beside OUT, renamed at close (outfile.h) */
 	FILE *f;
 	char *path;
 	size_t index;
@@ -376,13 +378,12 @@ static void *gp_pf_open(const char *path, char *err, size_t n)
 		snprintf(err, n, "%s: out of memory", path);
 		return NULL;
 	}
-	x->f = fopen(path, "wb");
-	if (!x->f) {
-		snprintf(err, n, "%s: cannot create: %s", path, strerror(errno));
+	if (gp_outfile_open(&x->out, path, GP_OUTFILE_PERFETTO, err, n)) {
 		free(x->path);
 		free(x);
 		return NULL;
 	}
+	x->f = x->out.f;
 	x->first_packet = 1;
 	return x;
 }
@@ -578,11 +579,16 @@ static int gp_pf_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 		else
 			gp_pf_iters(x, rep, 0);
 	}
-	int bad = x->failed || ferror(x->f) != 0;
-	if (fclose(x->f))
-		bad = 1;
-	if (bad)
-		snprintf(err, n, "%s: %s", x->path, x->failed ? "out of memory" : "write error");
+	int rc = 0;
+	if (x->failed || !rep) { /* the run failed: leave OUT as it was */
+		if (x->failed) {
+			snprintf(err, n, "%s: out of memory", x->path);
+			rc = -ENOMEM;
+		}
+		gp_outfile_discard(&x->out);
+	} else {
+		rc = gp_outfile_commit(&x->out, err, n);
+	}
 	for (size_t i = 0; i < x->nnames; i++)
 		free(x->namev[i]);
 	free(x->namev);
@@ -595,7 +601,7 @@ static int gp_pf_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	free(x->pids);
 	free(x->path);
 	free(x);
-	return bad ? -EIO : 0;
+	return rc;
 }
 
 const struct gp_exporter gp_export_perfetto = {

@@ -21,8 +21,8 @@
  * launch/queue/execute/sync) and GPUPHASE_OPERATOR_SUMMARY; their `rank` is
  * the trace's place on the command line. docs/report-json.md documents it.
  *
- * Rows are inserted while pass 2 streams, in one transaction. An existing
- * FILE is replaced. Called by main.c on the report thread.
+ * Rows are inserted while pass 2 streams, in one transaction, into a
+ * temporary file renamed over FILE at the end (outfile.c). Called by main.c on the report thread.
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -34,11 +34,13 @@
 #include "export.h"
 #include "gp_reader.h"
 #include "map.h"
+#include "outfile.h"
 
 enum { ST_STR, ST_API, ST_OP, ST_SYNC, ST_MARK, ST_ITER, ST_KERN, ST_MEMCPY, ST_MEMSET, ST_CSYNC, ST_THREAD,
        ST_STREAM, ST_COUNT };
 
 struct gp_sq {
+	struct gp_outfile out; /* the database is built in out.tmp, renamed at close */
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
 	char *path;
@@ -180,11 +182,10 @@ static void *gp_sq_open(const char *path, char *err, size_t n)
 		snprintf(err, n, "%s: out of memory", path);
 		return NULL;
 	}
-	if (unlink(path) && errno != ENOENT) {
-		snprintf(err, n, "%s: cannot replace: %s", path, strerror(errno));
+	/* an empty temporary file beside OUT: SQLite makes it a new database */
+	if (gp_outfile_open(&q->out, path, GP_OUTFILE_SQLITE, err, n))
 		goto fail;
-	}
-	if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(q->out.tmp, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		snprintf(err, n, "%s: cannot create database: %s", path, q->db ? sqlite3_errmsg(q->db) : "?");
 		goto fail;
 	}
@@ -206,6 +207,7 @@ fail:
 		sqlite3_finalize(q->st[i]);
 	if (q->db)
 		sqlite3_close(q->db);
+	gp_outfile_discard(&q->out);
 	free(q->path);
 	free(q);
 	return NULL;
@@ -534,6 +536,10 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	gp_map_free(&q->streams);
 	gp_map_free(&q->raw_tids);
 	gp_map_free(&q->retid);
+	if (rc || !rep)
+		gp_outfile_discard(&q->out); /* leave OUT as it was */
+	else
+		rc = gp_outfile_commit(&q->out, err, n);
 	free(q->path);
 	free(q);
 	return rc;

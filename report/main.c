@@ -4,6 +4,7 @@
  *   gpuphase-report [options] TRACE...            report (several = merged)
  *   gpuphase-report --export FORMAT OUT TRACE...  chrome-trace | perfetto | sqlite | html
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
+ *   gpuphase-report diff [options] B1 B2 -- N1 N2 several runs per side (diff.c)
  *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
  *
  * Every trace goes through the report's one driver (pipeline.h): two passes
@@ -18,11 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "analyses.h"
 #include "analysis.h"
 #include "depgraph.h"
+#include "diff.h"
 #include "export.h"
+#include "outfile.h"
 #include "output.h"
 #include "pipeline.h"
 #include "stability.h"
@@ -38,7 +44,11 @@ struct gp_main {
 	enum gp_group_by group_by;
 	int allow_truncated;
 	double fail_above;
+	struct gp_diff_opts diff;         /* diff: --phase, --min-delta       */
+	int diff_opt;                     /* one of them was given            */
 	const char *output;
+	const char *help_mode;            /* --help=export|diff|report        */
+	struct gp_outfile outfile;        /* -o FILE, between open and commit */
 	struct gp_pipeline_sink sinks[4]; /* --export: exporter and context  */
 	const char *export_path[4];
 	size_t nexports;
@@ -48,37 +58,49 @@ struct gp_main {
 	const char *whatif;               /* --whatif SPEC                      */
 };
 
-static void gp_main_usage(FILE *f)
+/* The help of one subcommand: "report", "diff" or "export" (its options
+ * only, as `gpuphase COMMAND --help` shows them). */
+static void gp_main_usage(FILE *f, const char *mode)
 {
-	fprintf(f,
-		"usage: gpuphase-report [options] TRACE...\n"
-		"       gpuphase-report --export FORMAT OUT [options] TRACE...\n"
-		"       gpuphase-report diff [options] BASE NEW\n"
-		"       gpuphase-report stability [options] RUN1 RUN2 ...\n"
-		"\n"
-		"options:\n"
-		"  --format text|markdown|csv|json   report format (default text)\n"
-		"  --sort total|launch|queue|execute|sync|count|name   operator order (default total)\n"
-		"  --top N                    show the first N operators (default all)\n"
-		"  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
-		"  --filter REGEX             only operators whose name matches (POSIX extended)\n"
-		"  --thresholds sync=30,launch=20,execute=80   verdict thresholds in %% of total\n"
-		"  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
-		"  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
-		"  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API,\n"
-		"                             empty-waits, graph=NAME[:node_ns=N],\n"
-		"                             pinned=NAME[:call_ns=N], overlap-copies\n"
-		"  --export FORMAT OUT        write chrome-trace, perfetto, sqlite or html to OUT (repeatable);\n"
-		"                             the report itself is then printed only with -o FILE\n"
-		"  -o, --output FILE          write the report to FILE instead of stdout\n"
-		"  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
-		"  --fail-above PCT           diff: exit 1 if the total or a top operator regressed > PCT%%\n"
-		"  -h, --help                 this help\n"
-		"\n"
-		"Exit status: 0 ok; 1 diff regression above --fail-above; 2 bad usage or an\n"
-		"unreadable, empty, foreign or corrupt trace; 3 a trace was truncated (the\n"
-		"report covers its data up to the last whole block); 4 out of memory or a\n"
-		"write error. Definitions of every number: docs/metrics.md.\n");
+	int diff = !strcmp(mode, "diff"), exp = !strcmp(mode, "export");
+	if (diff)
+		fprintf(f, "usage: gpuphase-report diff [options] BASE NEW\n"
+			   "       gpuphase-report diff [options] BASE1 BASE2 ... -- NEW1 NEW2 ...\n"
+			   "\noptions:\n"
+			   "  --fail-above PCT           exit 1 if the total or a gated operator regressed > PCT%%\n"
+			   "  --phase launch|queue|execute|sync|total   the time compared and gated (default total)\n"
+			   "  --min-delta DUR            ignore changes smaller than DUR (e.g. 50us, 2ms)\n"
+			   "  --top N                    gate on the base's top N operators (default 10)\n");
+	else if (exp)
+		fprintf(f, "usage: gpuphase-report --export FORMAT OUT [options] TRACE...\n"
+			   "\nFORMAT: chrome-trace (Perfetto, HTA), perfetto (protobuf), sqlite or html; repeatable.\n"
+			   "\noptions:\n"
+			   "  --top N                    html: operators in the charts (default 10)\n"
+			   "  -o, --output FILE          also write the text report to FILE\n");
+	else
+		fprintf(f, "usage: gpuphase-report [options] TRACE...\n"
+			   "\noptions:\n"
+			   "  --format text|markdown|csv|json   report format (default text)\n"
+			   "  --sort total|launch|queue|execute|sync|count|name   operator order (default total)\n"
+			   "  --top N                    at most N items in every section (default all)\n"
+			   "  --filter REGEX             only operators whose name matches (POSIX extended)\n"
+			   "  --thresholds sync=30,launch=20,execute=80,min=1   verdict thresholds in %% of the\n"
+			   "                             operator's total; min: operators below min %% of the\n"
+			   "                             run's total get no verdict (\"minor\")\n"
+			   "  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
+			   "  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
+			   "  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API,\n"
+			   "                             empty-waits, graph=NAME[:node_ns=N],\n"
+			   "                             pinned=NAME[:call_ns=N], overlap-copies\n"
+			   "  -o, --output FILE          write the report to FILE instead of stdout\n");
+	fprintf(f, "  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
+		   "  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
+		   "  -h, --help                 this help\n"
+		   "\n"
+		   "Exit status: 0 ok; 1 diff regression above --fail-above; 2 bad usage or an\n"
+		   "unreadable, empty, foreign or corrupt trace; 3 a trace was truncated (the\n"
+		   "report covers its data up to the last whole block); 4 out of memory or a\n"
+		   "write error. Definitions of every number: docs/metrics.md.\n");
 }
 
 static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
@@ -105,6 +127,8 @@ static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
 			th->launch_pct = v;
 		else if (!strcmp(tok, "execute"))
 			th->execute_pct = v;
+		else if (!strcmp(tok, "min"))
+			th->min_share_pct = v;
 		else {
 			rc = -1;
 			break;
@@ -112,6 +136,21 @@ static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
 	}
 	free(copy);
 	return rc;
+}
+
+/* A duration: a number with ns, us, ms or s (a bare number is ns). */
+static int gp_main_parse_dur(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0))
+		return -1;
+	double mul = !*end || !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6
+		   : !strcmp(end, "s") ? 1e9 : -1;
+	if (mul < 0 || v * mul > 1.8e19)
+		return -1;
+	*ns = (uint64_t)(v * mul);
+	return 0;
 }
 
 static int gp_main_pick(const char *opt, const char *v, const char *const *names, int n)
@@ -150,7 +189,8 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "export", required_argument, 0, 'e' },   { "output", required_argument, 0, 'o' },
 		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
 		{ "whatif", required_argument, 0, 'W' },
-		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
+		{ "phase", required_argument, 0, 'P' },    { "min-delta", required_argument, 0, 'M' },
+		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
 	static const char *const sorts[] = { "total", "launch", "queue", "execute", "sync", "count", "name" };
@@ -158,7 +198,8 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	int c, k;
 	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+	opterr = 0; /* one line of ours instead of getopt's */
+	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if ((k = gp_main_pick("--format", optarg, fmts, 4)) < 0)
@@ -202,7 +243,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		case 'T':
 			if (gp_main_parse_thresholds(optarg, &m->out.th)) {
 				fprintf(stderr, "gpuphase-report: --thresholds: '%s' is not a list of sync=P,launch=P,"
-						"execute=P with 0 <= P <= 100\n", optarg);
+						"execute=P,min=P with 0 <= P <= 100\n", optarg);
 				return -1;
 			}
 			break;
@@ -260,18 +301,86 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		case 'o':
 			m->output = optarg;
 			break;
+		case 'P': {
+			static const char *const phases[] = { "total", "launch", "queue", "execute", "sync" };
+			if ((k = gp_main_pick("--phase", optarg, phases, 5)) < 0)
+				return -1;
+			m->diff.phase = (enum gp_diff_phase)k;
+			m->diff_opt = 1;
+			break;
+		}
+		case 'M':
+			if (gp_main_parse_dur(optarg, &m->diff.min_delta_ns)) {
+				fprintf(stderr, "gpuphase-report: --min-delta: '%s' is not a duration (e.g. 50us, 2ms, 1s)\n",
+					optarg);
+				return -1;
+			}
+			m->diff_opt = 1;
+			break;
 		case 'A':
 			m->allow_truncated = 1;
 			break;
 		case 'h':
+			m->help_mode = optarg;
 			return 1;
+		case ':':
+			fprintf(stderr, "gpuphase-report: option '%s' needs a value (gpuphase-report --help lists the "
+					"options)\n", argv[optind - 1]);
+			return -1;
 		default:
+			fprintf(stderr, "gpuphase-report: unknown option '%s' (gpuphase-report --help lists the options)\n",
+				argv[optind - 1]);
 			return -1;
 		}
 	}
 	*files = argv + optind;
 	*nfiles = argc - optind;
 	return 0;
+}
+
+/* Progress on stderr, only on a terminal and only once a run has taken
+ * more than a second: "gpuphase-report: TRACE: 42%" (pass 1 is the first
+ * half, pass 2 the second), redrawn at most 5 times a second, erased at
+ * the end (gp_main_progress_done). */
+struct gp_main_progress {
+	struct timespec t0, last;
+	const char *path;
+	uint64_t size;
+	int shown;
+};
+
+static double gp_main_since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void gp_main_progress(void *ctx, const char *path, int pass, uint64_t bytes)
+{
+	struct gp_main_progress *pr = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (pr->path != path) {
+		struct stat st;
+		pr->path = path;
+		pr->size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	}
+	if (gp_main_since(&pr->t0, &now) < 1.0 || (pr->shown && gp_main_since(&pr->last, &now) < 0.2))
+		return;
+	double frac = pr->size ? (double)bytes / (double)pr->size : 0;
+	if (frac > 1)
+		frac = 1;
+	fprintf(stderr, "\rgpuphase-report: %s: %3.0f%%\033[K", path, 100.0 * (frac + (pass == 2)) / 2.0);
+	pr->last = now;
+	pr->shown = 1;
+}
+
+static struct gp_main_progress gp_main_pr;
+
+static void gp_main_progress_done(void)
+{
+	if (gp_main_pr.shown)
+		fprintf(stderr, "\r\033[K");
+	gp_main_pr.shown = 0;
 }
 
 static int gp_main_oom(const char *path)
@@ -288,6 +397,7 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 	for (int i = 0; i < nfiles; i++) {
 		char err[512];
 		int rc = gp_pipeline_add(m->pipe, files[i], err, sizeof err);
+		gp_main_progress_done();
 		if (rc == -ENOMEM)
 			return gp_main_oom(files[i]);
 		if (rc) {
@@ -298,8 +408,9 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 		if (!r->complete) {
 			*truncated = 1;
 			fprintf(stderr, "gpuphase-report: %s: truncated: no footer%s; the report covers the data up to "
-					"the last whole block\n", files[i],
-				r->truncated_bytes ? " and a partial block at the end" : "");
+					"the last whole block; lost: the records of the program's last flush interval "
+					"(GPUPHASE_FLUSH_MS), GPU work CUPTI had not delivered, and the final drop counts\n",
+				files[i], r->truncated_bytes ? " and a partial block at the end" : "");
 		}
 	}
 	return 0;
@@ -311,28 +422,65 @@ static int gp_main_pipeline(struct gp_main *m)
 	struct gp_pipeline_opts po = { .group_by = m->group_by, .what = GP_PIPE_ALL,
 				       .outlier_factor = m->out.outlier_factor, .sinks = m->sinks,
 				       .nsinks = m->nexports, .whatif = m->whatif };
+	if (isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &gp_main_pr.t0);
+		po.progress = gp_main_progress;
+		po.progress_ctx = &gp_main_pr;
+	}
 	m->pipe = gp_pipeline_new(&po);
 	return m->pipe ? 0 : GP_EXIT_INTERNAL;
 }
 
+static enum gp_outfile_kind gp_main_out_kind(const struct gp_main *m)
+{
+	return m->out.format == GP_FMT_JSON ? GP_OUTFILE_JSON : GP_OUTFILE_TEXT;
+}
+
+/* -o FILE through outfile.c (a temporary file renamed at the end), else
+ * stdout. NULL after one message. */
 static FILE *gp_main_out(struct gp_main *m)
 {
 	if (!m->output)
 		return stdout;
-	FILE *f = fopen(m->output, "w");
-	if (!f)
-		fprintf(stderr, "gpuphase-report: %s: cannot create: %s\n", m->output, strerror(errno));
-	return f;
+	char err[512];
+	if (gp_outfile_open(&m->outfile, m->output, gp_main_out_kind(m), err, sizeof err)) {
+		fprintf(stderr, "gpuphase-report: %s\n", err);
+		return NULL;
+	}
+	return m->outfile.f;
 }
 
-static int gp_main_close_out(struct gp_main *m, FILE *f)
+/* Finish the output: stdout flushed, or FILE committed when everything
+ * before went well (failed: discarded, the old FILE left as it was). */
+static int gp_main_close_out(struct gp_main *m, FILE *f, int failed)
 {
-	int bad = fflush(f) != 0 || ferror(f);
-	if (f != stdout && fclose(f))
-		bad = 1;
-	if (bad) {
-		fprintf(stderr, "gpuphase-report: %s: write error\n", m->output ? m->output : "stdout");
+	if (f != stdout) {
+		char err[512];
+		if (failed) {
+			gp_outfile_discard(&m->outfile);
+			return 0;
+		}
+		if (gp_outfile_commit(&m->outfile, err, sizeof err)) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			return GP_EXIT_INTERNAL;
+		}
+		return 0;
+	}
+	if (fflush(f) != 0 || ferror(f)) {
+		fprintf(stderr, "gpuphase-report: stdout: write error\n");
 		return GP_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+/* Refuse a bad -o FILE before reading any trace. 0, or 2 after a message. */
+static int gp_main_check_out(struct gp_main *m, char **files, int nfiles)
+{
+	gp_outfile_inputs(files, (size_t)nfiles);
+	char err[512];
+	if (m->output && gp_outfile_check(m->output, gp_main_out_kind(m), err, sizeof err)) {
+		fprintf(stderr, "gpuphase-report: %s\n", err);
+		return GP_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -346,7 +494,7 @@ static int gp_main_write(FILE *f, struct gp_main *m, const struct gp_rep *rep)
 	if (m->out.format != GP_FMT_TEXT && m->out.format != GP_FMT_MARKDOWN)
 		return 0;
 	int md = m->out.format == GP_FMT_MARKDOWN;
-	struct gp_analysis_style style = { .markdown = md, .outlier_factor = m->out.outlier_factor };
+	struct gp_analysis_style style = { .markdown = md, .outlier_factor = m->out.outlier_factor, .top = m->out.top };
 	for (size_t x = 0; x < m->out.ntraces; x++) {
 		const struct gp_rep *r = gp_out_trace_rep(rep, &m->out, x);
 		if (!r)
@@ -366,42 +514,70 @@ static int gp_main_print(struct gp_main *m, const struct gp_rep *rep)
 	if (!f)
 		return GP_EXIT_USAGE;
 	int rc = gp_main_write(f, m, rep);
-	int crc = gp_main_close_out(m, f);
+	int crc = gp_main_close_out(m, f, rc != 0);
 	return rc ? rc : crc;
 }
+
+/* diff BASE NEW, or diff BASE... -- NEW...: "--" is kept apart from
+ * getopt (which would swallow it) as a separator argument. */
+static char gp_main_sep[] = "\001--";
 
 static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 {
 	char **files;
 	int nfiles;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			argv[i] = gp_main_sep;
+			break;
+		}
 	int rc = gp_main_options(argc, argv, m, &files, &nfiles);
 	if (rc) {
-		gp_main_usage(rc > 0 ? stdout : stderr);
+		if (rc > 0)
+			gp_main_usage(stdout, "diff");
 		return rc > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 	}
-	if (nfiles != 2 || m->nexports) {
-		fprintf(stderr, "gpuphase-report: diff needs exactly two traces, BASE and NEW (no --export)\n");
+	int sep = -1;
+	for (int i = 0; i < nfiles; i++)
+		if (files[i] == gp_main_sep)
+			sep = i;
+	int nb = sep >= 0 ? sep : 1, nn = sep >= 0 ? nfiles - sep - 1 : nfiles - 1;
+	if (m->nexports || (sep < 0 && nfiles != 2) || nb < 1 || nn < 1) {
+		fprintf(stderr, "gpuphase-report: diff needs BASE NEW, or BASE1 BASE2 ... -- NEW1 NEW2 ... (no --export; "
+				"gpuphase-report diff --help)\n");
 		return GP_EXIT_USAGE;
 	}
-	struct gp_rep base, cur;
+	if (sep >= 0) /* close the gap: base runs, then new runs */
+		memmove(files + sep, files + sep + 1, (size_t)nn * sizeof *files);
+	nfiles = nb + nn;
+	struct gp_rep *reps = calloc((size_t)nfiles, sizeof *reps);
+	if (!reps)
+		return gp_main_oom("diff");
 	int truncated;
-	if ((rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, 2, m, &truncated)))
+	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_pipeline(m)) ||
+	    (rc = gp_main_add(files, nfiles, m, &truncated))) {
+		free(reps);
 		return rc;
-	gp_pipeline_report(m->pipe, 0, 1, &base);
-	gp_pipeline_report(m->pipe, 1, 1, &cur);
-	FILE *f = gp_main_out(m);
-	int regressed = 0;
-	if (!f) {
-		rc = GP_EXIT_USAGE;
-	} else {
-		if (gp_out_diff(f, &base, &cur, &m->out, m->fail_above, &regressed))
+	}
+	for (int i = 0; i < nfiles && !rc; i++)
+		if (gp_pipeline_report(m->pipe, (size_t)i, 1, &reps[i]))
 			rc = GP_EXIT_INTERNAL;
-		int crc = gp_main_close_out(m, f);
+	FILE *f = rc ? NULL : gp_main_out(m);
+	int regressed = 0;
+	if (!rc && !f) {
+		rc = GP_EXIT_USAGE;
+	} else if (!rc) {
+		m->diff.fail_above_pct = m->fail_above;
+		m->diff.top = m->out.top;
+		if (gp_diff_write(f, reps, (size_t)nb, reps + nb, (size_t)nn, &m->diff, &m->out, &regressed))
+			rc = GP_EXIT_INTERNAL;
+		int crc = gp_main_close_out(m, f, rc != 0);
 		if (!rc)
 			rc = crc;
 	}
-	gp_rep_free(&base);
-	gp_rep_free(&cur);
+	for (int i = 0; i < nfiles; i++)
+		gp_rep_free(&reps[i]);
+	free(reps);
 	if (!rc && regressed)
 		rc = GP_EXIT_REGRESSED;
 	if (!rc && truncated && !m->allow_truncated)
@@ -428,21 +604,25 @@ int main(int argc, char **argv)
 	int nfiles;
 	rc = gp_main_options(argc, argv, &m, &files, &nfiles);
 	if (rc) {
-		gp_main_usage(rc > 0 ? stdout : stderr);
+		if (rc > 0)
+			gp_main_usage(stdout, m.help_mode && !strcmp(m.help_mode, "export") ? "export"
+					      : m.help_mode && !strcmp(m.help_mode, "diff") ? "diff" : "report");
 		rc = rc > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 		goto out;
 	}
 	if (nfiles < 1) {
-		fprintf(stderr, "gpuphase-report: no trace given\n");
-		gp_main_usage(stderr);
+		fprintf(stderr, "gpuphase-report: no trace given (gpuphase-report --help lists the options)\n");
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
-	if (m.fail_above >= 0) {
-		fprintf(stderr, "gpuphase-report: --fail-above only applies to `gpuphase-report diff`\n");
+	if (m.fail_above >= 0 || m.diff_opt) {
+		fprintf(stderr, "gpuphase-report: --fail-above, --phase and --min-delta only apply to "
+				"`gpuphase-report diff`\n");
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
+	if ((rc = gp_main_check_out(&m, files, nfiles)))
+		goto out;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
 		m.sinks[e].ctx = m.sinks[e].ex->open(m.export_path[e], err, sizeof err);

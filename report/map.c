@@ -8,6 +8,30 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Non-zero defaults so a map works even before the constructor runs (a
+ * constructor of another object that builds a map). */
+uint64_t gp_map_key[2] = { 0x9e3779b97f4a7c15ULL, 0xff51afd7ed558ccdULL };
+
+/* Draw the hash key once, before main. getrandom(2) with GRND_NONBLOCK
+ * never waits; should it fail (early boot, old kernel), the clock, the pid
+ * and a stack address still make the key unknown to a trace's author,
+ * which is all this needs. */
+__attribute__((constructor)) static void gp_map_key_init(void)
+{
+	uint64_t k[2];
+	if (getrandom(k, sizeof k, GRND_NONBLOCK) != (ssize_t)sizeof k) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		k[0] = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL;
+		k[1] = k[0] * 0xff51afd7ed558ccdULL + (uint64_t)(uintptr_t)&ts;
+	}
+	gp_map_key[0] = k[0];
+	gp_map_key[1] = k[1] | 1u;
+}
 
 static int gp_map_grow(struct gp_map *m)
 {

@@ -25,12 +25,21 @@ struct gp_map {
  * the reserved key. */
 int gp_map_put(struct gp_map *m, uint64_t key, uint64_t val);
 
+/*
+ * The hash is keyed: gp_map_key (two 64-bit words, the second odd) is drawn
+ * from getrandom(2) when the program starts (map.c), so keys taken from a
+ * trace cannot be chosen to collide. (An unkeyed, invertible mix let a
+ * crafted 2.5 MB trace put every key in one probe run: quadratic time.) A
+ * 64x64->128-bit multiply of the key-xored key by the second word, high
+ * half xored into the low half. Iteration order (gp_map_next) therefore
+ * differs between runs: whatever prints from a map must not depend on it.
+ */
+extern uint64_t gp_map_key[2];
+
 static inline size_t gp_map_hash(uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
+	unsigned __int128 m = (unsigned __int128)(k ^ gp_map_key[0]) * gp_map_key[1];
+	return (size_t)((uint64_t)m ^ (uint64_t)(m >> 64));
 }
 
 /* Pointer to the value of key, or NULL. Valid until the next put/del.

@@ -1,6 +1,6 @@
 /*
- * output.c — renders a gp_rep as text, markdown, csv or json, and the diff
- * of two reports (see output.h); json also carries each trace's analyses
+ * output.c — renders a gp_rep as text, markdown, csv or json (see
+ * output.h; the diff of reports is diff.c); json also carries each trace's analyses
  * ("analyses": each analysis writes its own member, analyses.h).
  * Called by main.c on the report thread.
  * Every number printed is a field of gp_rep or a ratio of two of them;
@@ -158,6 +158,75 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 	gp_out_missing(f, rep, md ? "- note: " : "  note: ");
 }
 
+/* --- one unit per column ------------------------------------------------------------------------------ */
+
+/* A table column's durations all in one unit, chosen for its largest value
+ * the way gp_fmt_dur chooses for one value (never "1051.0us" above
+ * "60.00ms"); the cells keep gp_fmt_dur's widths (at most 8 characters). */
+enum gp_out_unit { GP_UNIT_NS, GP_UNIT_US, GP_UNIT_MS, GP_UNIT_S, GP_UNIT_S1 };
+
+static enum gp_out_unit gp_out_unit_for(uint64_t max)
+{
+	return max < 1000 ? GP_UNIT_NS : max < 10000000ULL ? GP_UNIT_US : max < 999995000ULL ? GP_UNIT_MS
+	       : max < 999999500000ULL ? GP_UNIT_S : GP_UNIT_S1;
+}
+
+static const char *gp_out_dur_in(uint64_t ns, enum gp_out_unit u, char *buf, size_t n)
+{
+	switch (u) {
+	case GP_UNIT_NS: snprintf(buf, n, "%" PRIu64 "ns", ns); break;
+	case GP_UNIT_US: snprintf(buf, n, "%.1fus", (double)ns / 1e3); break;
+	case GP_UNIT_MS: snprintf(buf, n, "%.2fms", (double)ns / 1e6); break;
+	case GP_UNIT_S: snprintf(buf, n, "%.3fs", (double)ns / 1e9); break;
+	default: snprintf(buf, n, "%.1fs", (double)ns / 1e9); break;
+	}
+	return buf;
+}
+
+static int gp_out_cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x > y ? -1 : x < y;
+}
+
+/* --- verdicts and advice that fit the operator ---------------------------------------------------- */
+
+/* Does the program replay CUDA graphs (then it is never told to use them)? */
+static int gp_out_run_graphs(const struct gp_rep *rep)
+{
+	if (rep->launches_captured)
+		return 1;
+	for (size_t i = 0; i < rep->ngroups; i++)
+		if (rep->groups[i].kinds & GP_GKIND_GRAPH)
+			return 1;
+	return 0;
+}
+
+/* An operator's verdict: "minor" below the minimum share of the run. */
+static enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_group *g,
+				      const struct gp_thresholds *th)
+{
+	return gp_verdict_of_op(g->launch_ns, g->execute_ns, g->sync_ns, rep->launch_ns + rep->execute_ns + rep->sync_ns,
+				th);
+}
+
+/* The advice for g's verdict v (g NULL: the whole run's). */
+static const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v)
+{
+	struct gp_verdict_op op = { .run_graphs = gp_out_run_graphs(rep) };
+	uint64_t bytes = 0, n = 0;
+	for (size_t i = 0; i < rep->ngroups; i++) {
+		const struct gp_rep_group *x = g ? g : &rep->groups[i];
+		op.kinds |= x->kinds;
+		bytes += x->bytes;
+		n += x->count;
+		if (g)
+			break;
+	}
+	op.mean_bytes = n ? bytes / n : 0;
+	return gp_verdict_advice_for(v, &op);
+}
+
 /* The window summary and the whole run's verdict. */
 static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
 {
@@ -188,8 +257,8 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th, why, sizeof why);
 	fprintf(f, "%sverdict (whole run): %s%s%s (%s)\n", li, md ? "**" : "", gp_verdict_name(rv), md ? "**" : "",
 		why);
-	if (*gp_verdict_advice(rv))
-		fprintf(f, "%sadvice: %s\n", li, gp_verdict_advice(rv));
+	if (*gp_out_advice(rep, NULL, rv))
+		fprintf(f, "%sadvice: %s\n", li, gp_out_advice(rep, NULL, rv));
 }
 
 /* The operator table and the verdicts of the operators shown. */
@@ -212,21 +281,35 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 			"total", "launch", "%", "execute", "%", "sync", "%", "queue", "ex mean", "ex p50", "ex p95",
 			"ex p99", "ex max", "verdict");
 	}
+	/* the ten duration columns, each in the unit of its largest cell */
+	enum { C_TOTAL, C_LAUNCH, C_EXEC, C_SYNC, C_QUEUE, C_MEAN, C_P50, C_P95, C_P99, C_MAX, C_N };
+	uint64_t colmax[C_N] = { 0 };
+	enum gp_out_unit unit[C_N];
+	for (size_t i = 0; sel && i < n; i++) {
+		const struct gp_rep_group *g = &rep->groups[sel[i]];
+		uint64_t c[C_N] = { gp_rep_group_total(g), g->launch_ns, g->execute_ns, g->sync_ns, g->queue_ns,
+				    g->exec.n ? g->exec.sum / g->exec.n : 0, gp_hist_quantile(&g->exec, 0.50),
+				    gp_hist_quantile(&g->exec, 0.95), gp_hist_quantile(&g->exec, 0.99), g->exec.max };
+		for (int k = 0; k < C_N; k++)
+			colmax[k] = c[k] > colmax[k] ? c[k] : colmax[k];
+	}
+	for (int k = 0; k < C_N; k++)
+		unit[k] = gp_out_unit_for(colmax[k]);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
 		uint64_t t = gp_rep_group_total(g);
-		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		enum gp_verdict v = gp_out_verdict(rep, g, &o->th);
 		uint64_t mean = g->exec.n ? g->exec.sum / g->exec.n : 0;
-		gp_fmt_dur(t, b1, 32);
-		gp_fmt_dur(g->launch_ns, b2, 32);
-		gp_fmt_dur(g->execute_ns, b3, 32);
-		gp_fmt_dur(g->sync_ns, b4, 32);
-		gp_fmt_dur(g->queue_ns, b5, 32);
-		gp_fmt_dur(mean, b6, 32);
-		gp_fmt_dur(gp_hist_quantile(&g->exec, 0.50), b7, 32);
-		gp_fmt_dur(gp_hist_quantile(&g->exec, 0.95), b8, 32);
-		gp_fmt_dur(gp_hist_quantile(&g->exec, 0.99), b9, 32);
-		gp_fmt_dur(g->exec.max, b10, 32);
+		gp_out_dur_in(t, unit[C_TOTAL], b1, 32);
+		gp_out_dur_in(g->launch_ns, unit[C_LAUNCH], b2, 32);
+		gp_out_dur_in(g->execute_ns, unit[C_EXEC], b3, 32);
+		gp_out_dur_in(g->sync_ns, unit[C_SYNC], b4, 32);
+		gp_out_dur_in(g->queue_ns, unit[C_QUEUE], b5, 32);
+		gp_out_dur_in(mean, unit[C_MEAN], b6, 32);
+		gp_out_dur_in(gp_hist_quantile(&g->exec, 0.50), unit[C_P50], b7, 32);
+		gp_out_dur_in(gp_hist_quantile(&g->exec, 0.95), unit[C_P95], b8, 32);
+		gp_out_dur_in(gp_hist_quantile(&g->exec, 0.99), unit[C_P99], b9, 32);
+		gp_out_dur_in(g->exec.max, unit[C_MAX], b10, 32);
 		if (md) {
 			fprintf(f, "| ");
 			gp_fmt_md_str(f, g->name);
@@ -247,8 +330,8 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 	int first = 1;
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
-		if (v == GP_VERDICT_NONE || v == GP_VERDICT_BALANCED)
+		enum gp_verdict v = gp_out_verdict(rep, g, &o->th);
+		if (v == GP_VERDICT_NONE || v == GP_VERDICT_BALANCED || v == GP_VERDICT_MINOR)
 			continue;
 		if (first)
 			fprintf(f, "\n%sVerdicts\n%s", h, md ? "\n" : "");
@@ -256,7 +339,7 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 		gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
 		fputs(li, f);
 		gp_fmt_text_str(f, g->name);
-		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_verdict_advice(v));
+		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_out_advice(rep, g, v));
 		if (g->no_api || g->no_gpu)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " calls lack an API record, %" PRIu64 " lack GPU times)\n",
 				li, g->no_api, g->count, g->no_gpu);
@@ -307,20 +390,49 @@ static void gp_out_text_iters(FILE *f, const struct gp_rep *rep, const struct gp
 		else
 			fprintf(f, "%8s %10s %7s %10s %10s %10s %10s\n", "iter", "duration", "ops", "launch", "execute",
 				"sync", "queue");
+		/* which rows: a terminal gets the first 10, the last and every
+		 * outlier; --top N the N longest iterations */
+		uint8_t *show = calloc(rep->niters, 1);
+		uint64_t cutoff = 0;
+		if (o->top && o->top < rep->niters) {
+			uint64_t *d = malloc(rep->niters * sizeof *d);
+			for (size_t i = 0; d && i < rep->niters; i++)
+				d[i] = rep->iters[i].end - rep->iters[i].start;
+			if (d) {
+				qsort(d, rep->niters, sizeof *d, gp_out_cmp_u64_desc);
+				cutoff = d[o->top - 1];
+			}
+			free(d);
+		}
+		size_t nshow = 0;
+		for (size_t i = 0; show && i < rep->niters; i++) {
+			if (o->top)
+				show[i] = rep->iters[i].end - rep->iters[i].start >= cutoff && nshow < o->top;
+			else
+				show[i] = !(i >= 10 && i + 1 < rep->niters && !(out && out[i]) && rep->niters > 20);
+			nshow += show[i];
+		}
+		/* one unit per column, over the rows shown */
+		uint64_t cm[5] = { 0 };
+		for (size_t i = 0; show && i < rep->niters; i++) {
+			const struct gp_rep_iter *it = &rep->iters[i];
+			uint64_t c[5] = { it->end - it->start, it->launch_ns, it->execute_ns, it->sync_ns, it->queue_ns };
+			for (int k = 0; show[i] && k < 5; k++)
+				cm[k] = c[k] > cm[k] ? c[k] : cm[k];
+		}
 		size_t shown = 0, hidden = 0;
 		for (size_t i = 0; i < rep->niters; i++) {
 			const struct gp_rep_iter *it = &rep->iters[i];
-			/* a terminal gets the first 10, the last and every outlier */
-			if (i >= 10 && i + 1 < rep->niters && !(out && out[i]) && rep->niters > 20) {
+			if (show ? !show[i] : (i >= 10 && i + 1 < rep->niters && !(out && out[i]) && rep->niters > 20)) {
 				hidden++;
 				continue;
 			}
 			shown++;
-			gp_fmt_dur(it->end - it->start, b1, 32);
-			gp_fmt_dur(it->launch_ns, b2, 32);
-			gp_fmt_dur(it->execute_ns, b3, 32);
-			gp_fmt_dur(it->sync_ns, b4, 32);
-			gp_fmt_dur(it->queue_ns, b5, 32);
+			gp_out_dur_in(it->end - it->start, gp_out_unit_for(cm[0]), b1, 32);
+			gp_out_dur_in(it->launch_ns, gp_out_unit_for(cm[1]), b2, 32);
+			gp_out_dur_in(it->execute_ns, gp_out_unit_for(cm[2]), b3, 32);
+			gp_out_dur_in(it->sync_ns, gp_out_unit_for(cm[3]), b4, 32);
+			gp_out_dur_in(it->queue_ns, gp_out_unit_for(cm[4]), b5, 32);
 			int ol = out && out[i];
 			if (md)
 				fprintf(f, "| %" PRId64 " | %s | %" PRIu64 " | %s | %s | %s | %s | %s |\n", it->iter, b1, it->ops,
@@ -329,9 +441,11 @@ static void gp_out_text_iters(FILE *f, const struct gp_rep *rep, const struct gp
 				fprintf(f, "%8" PRId64 " %10s %7" PRIu64 " %10s %10s %10s %10s%s\n", it->iter, b1, it->ops, b2,
 					b3, b4, b5, ol ? "  <- outlier" : it->open ? "  (open: ends with the window)" : "");
 		}
-		if (hidden)
+		if (hidden && o->top)
+			fprintf(f, "%s(the %zu longest shown; %zu more; --format json lists all)\n", li, shown, hidden);
+		else if (hidden)
 			fprintf(f, "%s(%zu more iterations without outliers; --format json lists all)\n", li, hidden);
-		(void)shown;
+		free(show);
 		free(out);
 	}
 }
@@ -350,14 +464,23 @@ static void gp_out_text_ranks(FILE *f, const struct gp_rep *rep, const struct gp
 		if (md)
 			fprintf(f, "| trace | wall | busy | GPU busy | launch | execute | sync | straggler |\n"
 				   "|---|---:|---:|---:|---:|---:|---:|---|\n");
+		/* one unit per column */
+		uint64_t cm[6] = { 0 };
 		for (size_t i = 0; i < rep->nranks; i++) {
 			const struct gp_rep *r = &rep->ranks[i];
-			gp_fmt_dur(r->wall_ns, b1, 32);
-			gp_fmt_dur(gp_rep_rank_busy(r), b2, 32);
-			gp_fmt_dur(r->gpu_busy_ns, b3, 32);
-			gp_fmt_dur(r->launch_ns, b4, 32);
-			gp_fmt_dur(r->execute_ns, b5, 32);
-			gp_fmt_dur(r->sync_ns + r->sync_unattributed_ns, b11, 32);
+			uint64_t c[6] = { r->wall_ns, gp_rep_rank_busy(r), r->gpu_busy_ns, r->launch_ns, r->execute_ns,
+					  r->sync_ns + r->sync_unattributed_ns };
+			for (int k = 0; k < 6; k++)
+				cm[k] = c[k] > cm[k] ? c[k] : cm[k];
+		}
+		for (size_t i = 0; i < rep->nranks; i++) {
+			const struct gp_rep *r = &rep->ranks[i];
+			gp_out_dur_in(r->wall_ns, gp_out_unit_for(cm[0]), b1, 32);
+			gp_out_dur_in(gp_rep_rank_busy(r), gp_out_unit_for(cm[1]), b2, 32);
+			gp_out_dur_in(r->gpu_busy_ns, gp_out_unit_for(cm[2]), b3, 32);
+			gp_out_dur_in(r->launch_ns, gp_out_unit_for(cm[3]), b4, 32);
+			gp_out_dur_in(r->execute_ns, gp_out_unit_for(cm[4]), b5, 32);
+			gp_out_dur_in(r->sync_ns + r->sync_unattributed_ns, gp_out_unit_for(cm[5]), b11, 32);
 			if (md)
 				fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r->path, b1, b2, b3, b4, b5, b11,
 					fl && fl[i] ? "yes" : "");
@@ -400,22 +523,26 @@ static void gp_out_csv(FILE *f, const struct gp_rep *rep, const struct gp_out_op
 			t ? (double)g->sync_ns / (double)t : 0, g->exec.n ? g->exec.sum / g->exec.n : 0,
 			gp_hist_quantile(&g->exec, 0.5), gp_hist_quantile(&g->exec, 0.95),
 			gp_hist_quantile(&g->exec, 0.99), g->exec.max, g->no_api, g->no_gpu,
-			gp_verdict_name(gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th)));
+			gp_verdict_name(gp_out_verdict(rep, g, &o->th)));
 	}
 	free(sel);
 }
 
 /* --- json --------------------------------------------------------------------------------------- */
 
-static void gp_out_json_verdict(FILE *f, uint64_t l, uint64_t e, uint64_t s, const struct gp_thresholds *th)
+/* g NULL: the whole run's verdict. */
+static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct gp_rep_group *g,
+				const struct gp_thresholds *th)
 {
-	enum gp_verdict v = gp_verdict_of(l, e, s, th);
+	uint64_t l = g ? g->launch_ns : rep->launch_ns, e = g ? g->execute_ns : rep->execute_ns;
+	uint64_t s = g ? g->sync_ns : rep->sync_ns;
+	enum gp_verdict v = g ? gp_out_verdict(rep, g, th) : gp_verdict_of(l, e, s, th);
 	char why[160];
 	gp_verdict_reason(v, l, e, s, th, why, sizeof why);
 	fprintf(f, "\"verdict\": \"%s\", \"verdict_reason\": ", gp_verdict_name(v));
 	gp_fmt_json_str(f, why);
 	fprintf(f, ", \"advice\": ");
-	gp_fmt_json_str(f, gp_verdict_advice(v));
+	gp_fmt_json_str(f, gp_out_advice(rep, g, v));
 }
 
 static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
@@ -452,7 +579,7 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		first = 0;
 	}
 	fprintf(f, "], ");
-	gp_out_json_verdict(f, rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th);
+	gp_out_json_verdict(f, rep, NULL, &o->th);
 	fprintf(f, "}");
 }
 
@@ -498,7 +625,7 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			t ? (double)g->sync_ns / (double)t : 0, g->exec.n ? g->exec.sum / g->exec.n : 0,
 			gp_hist_quantile(&g->exec, 0.5), gp_hist_quantile(&g->exec, 0.95), gp_hist_quantile(&g->exec, 0.99),
 			g->exec.max, g->sync_calls, g->no_api, g->no_gpu);
-		gp_out_json_verdict(f, g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		gp_out_json_verdict(f, rep, g, &o->th);
 		fprintf(f, "}");
 	}
 	free(sel);
@@ -575,126 +702,3 @@ int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o
 	return ferror(f) ? -EIO : 0;
 }
 
-/* --- diff --------------------------------------------------------------------------------------------- */
-
-static const struct gp_rep_group *gp_out_find(const struct gp_rep *r, const char *name)
-{
-	for (size_t i = 0; i < r->ngroups; i++)
-		if (!strcmp(r->groups[i].name, name))
-			return &r->groups[i];
-	return NULL;
-}
-
-static double gp_out_delta_pct(uint64_t a, uint64_t b)
-{
-	return a ? 100.0 * ((double)b - (double)a) / (double)a : (b ? INFINITY : 0.0);
-}
-
-int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, const struct gp_out_opts *o,
-		double fail_above, int *regressed)
-{
-	*regressed = 0;
-	uint64_t bt = base->launch_ns + base->execute_ns + base->sync_ns;
-	uint64_t ct = cur->launch_ns + cur->execute_ns + cur->sync_ns;
-	double tp = gp_out_delta_pct(bt, ct);
-	int json = o->format == GP_FMT_JSON, csv = o->format == GP_FMT_CSV;
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
-	/* names: base groups then new-only groups */
-	size_t nn = base->ngroups + cur->ngroups;
-	const char **names = malloc((nn ? nn : 1) * sizeof *names);
-	if (!names)
-		return -ENOMEM;
-	size_t k = 0;
-	for (size_t i = 0; i < base->ngroups; i++)
-		names[k++] = base->groups[i].name;
-	for (size_t i = 0; i < cur->ngroups; i++)
-		if (!gp_out_find(base, cur->groups[i].name))
-			names[k++] = cur->groups[i].name;
-	/* top operators of the base (by total) are the gate */
-	struct gp_out_opts top = *o;
-	top.filter = NULL;
-	top.sort = GP_SORT_TOTAL;
-	top.top = o->top ? o->top : 10;
-	size_t *sel, ntop = gp_out_select(base, &top, &sel);
-	if (fail_above >= 0 && tp > fail_above)
-		*regressed = 1;
-	if (json)
-		fprintf(f, "{\n\"schema\": \"gpuphase-diff\",\n\"schema_version\": %d,\n\"base\": ", GP_DIFF_JSON_VERSION);
-	if (json) {
-		gp_fmt_json_str(f, base->path);
-		fprintf(f, ",\n\"new\": ");
-		gp_fmt_json_str(f, cur->path);
-		fprintf(f, ",\n\"total\": {\"base_ns\": %" PRIu64 ", \"new_ns\": %" PRIu64 ", \"delta_pct\": %.4f},\n"
-			   "\"operators\": [", bt, ct, isinf(tp) ? 1e308 : tp);
-	} else if (csv) {
-		fprintf(f, "operator,status,base_total_ns,new_total_ns,delta_total_ns,delta_total_pct,delta_launch_ns,"
-			   "delta_queue_ns,delta_execute_ns,delta_sync_ns,base_verdict,new_verdict,gate\n");
-	} else {
-		fprintf(f, "gpuphase diff: %s -> %s\n\ntotal (launch + execute + sync): %s -> %s (%+.1f%%)\n"
-			   "wall: %s -> %s\n\n", base->path, cur->path, gp_fmt_dur(bt, b1, 32), gp_fmt_dur(ct, b2, 32), tp,
-			gp_fmt_dur(base->wall_ns, b3, 32), gp_fmt_dur(cur->wall_ns, b4, 32));
-		fprintf(f, "%-32s %8s %10s %10s %9s %11s %11s %11s %11s  %s\n", "operator", "status", "base", "new", "delta%",
-			"d launch", "d queue", "d execute", "d sync", "verdict");
-	}
-	for (size_t i = 0; i < k; i++) {
-		const struct gp_rep_group *a = gp_out_find(base, names[i]), *b = gp_out_find(cur, names[i]);
-		struct gp_rep_group z;
-		memset(&z, 0, sizeof z);
-		const char *status = !a ? "new" : !b ? "gone" : "both";
-		if (!a)
-			a = &z;
-		if (!b)
-			b = &z;
-		uint64_t at = gp_rep_group_total(a), btot = gp_rep_group_total(b);
-		double p = gp_out_delta_pct(at, btot);
-		int gate = 0;
-		for (size_t j = 0; sel && j < ntop; j++)
-			if (!strcmp(base->groups[sel[j]].name, names[i]))
-				gate = 1;
-		if (gate && fail_above >= 0 && p > fail_above)
-			*regressed = 1;
-		const char *va = gp_verdict_name(gp_verdict_of(a->launch_ns, a->execute_ns, a->sync_ns, &o->th));
-		const char *vb = gp_verdict_name(gp_verdict_of(b->launch_ns, b->execute_ns, b->sync_ns, &o->th));
-		int64_t dl = (int64_t)b->launch_ns - (int64_t)a->launch_ns, dq = (int64_t)b->queue_ns - (int64_t)a->queue_ns;
-		int64_t de = (int64_t)b->execute_ns - (int64_t)a->execute_ns, ds = (int64_t)b->sync_ns - (int64_t)a->sync_ns;
-		if (json) {
-			fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-			gp_fmt_json_str(f, names[i]);
-			fprintf(f, ", \"status\": \"%s\", \"base_total_ns\": %" PRIu64 ", \"new_total_ns\": %" PRIu64
-				   ", \"delta_total_pct\": %.4f, \"delta_launch_ns\": %" PRId64 ", \"delta_queue_ns\": %" PRId64
-				   ", \"delta_execute_ns\": %" PRId64 ", \"delta_sync_ns\": %" PRId64
-				   ", \"base_verdict\": \"%s\", \"new_verdict\": \"%s\", \"gate\": %s}",
-				status, at, btot, isinf(p) ? 1e308 : p, dl, dq, de, ds, va, vb, gate ? "true" : "false");
-		} else if (csv) {
-			gp_fmt_csv_str(f, names[i]);
-			fprintf(f, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%.4f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-				   ",%s,%s,%d\n", status, at, btot, (int64_t)btot - (int64_t)at, isinf(p) ? 1e308 : p, dl, dq, de,
-				ds, va, vb, gate);
-		} else {
-			char nm[33];
-			snprintf(nm, sizeof nm, "%s", names[i]);
-			snprintf(b3, 32, "%+.3fms", (double)dl / 1e6);
-			snprintf(b4, 32, "%+.3fms", (double)dq / 1e6);
-			snprintf(b5, 32, "%+.3fms", (double)de / 1e6);
-			char b6[32];
-			snprintf(b6, 32, "%+.3fms", (double)ds / 1e6);
-			char pct[16];
-			if (isinf(p))
-				snprintf(pct, sizeof pct, "new");
-			else
-				snprintf(pct, sizeof pct, "%+.1f%%", p);
-			gp_fmt_text_pad(f, nm, 32);
-			fprintf(f, " %8s %10s %10s %9s %11s %11s %11s %11s  %s%s%s\n", status, gp_fmt_dur(at, b1, 32),
-				gp_fmt_dur(btot, b2, 32), pct, b3, b4, b5, b6, va, strcmp(va, vb) ? " -> " : "",
-				strcmp(va, vb) ? vb : "");
-		}
-	}
-	if (json)
-		fprintf(f, "\n],\n\"fail_above_pct\": %g,\n\"regressed\": %s\n}\n", fail_above, *regressed ? "true" : "false");
-	else if (!csv && fail_above >= 0)
-		fprintf(f, "\ngate: %s (fail above %+.1f%% on the total or on any of the base's top %zu operators)\n",
-			*regressed ? "REGRESSED" : "ok", fail_above, ntop);
-	free(sel);
-	free(names);
-	return ferror(f) ? -EIO : 0;
-}

@@ -1,6 +1,6 @@
 /*
  * output.h — rendering a gp_rep: the default report in text, markdown, csv
- * or json (schema in docs/report-json.md), and the diff of two reports.
+ * or json (schema in docs/report-json.md); the diff is diff.c's.
  * Called by main.c on the report thread; writes only to the FILE given.
  */
 #ifndef GP_REPORT_OUTPUT_H
@@ -42,12 +42,6 @@ size_t gp_out_select(const struct gp_rep *rep, const struct gp_out_opts *o, size
 /* Write the report (json: with an "analyses" item per o->analyses entry).
  * Returns 0 or -EIO/-ENOMEM. */
 int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o);
-
-/* Write the diff of two reports; *regressed is set to 1 when the total or
- * an operator among the base's top (o->top, default 10) regressed by more
- * than fail_above_pct (when fail_above_pct >= 0). */
-int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, const struct gp_out_opts *o,
-		double fail_above_pct, int *regressed);
 
 /* The report of trace x of o->analyses: rep itself for one trace, else
  * rep->ranks[x] (NULL when x is out of range). */

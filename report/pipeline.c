@@ -138,8 +138,12 @@ static int gp_pipeline_pass(struct gp_pipeline *p, struct gp_an *an, int pass, c
 		return -EIO;
 	const union gp_rec *recs;
 	size_t nrec;
+	uint64_t bytes = 0;
 	int rc;
 	while ((rc = gp_reader_next_block(rd, &recs, &nrec, err, n)) > 0) {
+		bytes += (uint64_t)nrec * GP_REC_SIZE;
+		if (p->o.progress)
+			p->o.progress(p->o.progress_ctx, src->path, pass, bytes);
 		int brc = gp_pipeline_block(p, an, pass, recs, nrec, src->path, err, n);
 		if (brc) {
 			gp_reader_close(rd);

@@ -45,6 +45,10 @@ struct gp_pipeline_opts {
 	const struct gp_pipeline_sink *sinks; /* exporters fed in pass 2       */
 	size_t nsinks;
 	const char *whatif;         /* analyses: the user's what-if, or NULL   */
+	/* optional: after every block read, the bytes of records read so far
+	 * in this pass (1 or 2) of the trace at path */
+	void (*progress)(void *ctx, const char *path, int pass, uint64_t bytes);
+	void *progress_ctx;
 };
 
 struct gp_pipeline;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "gp_format.h"
 #include "stats.h"
+#include "verdict.h"
 
 struct gp_rep_group {
 	char *name;            /* display key                                    */
@@ -19,8 +20,18 @@ struct gp_rep_group {
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 	uint64_t no_api, no_gpu; /* ops whose launch / GPU times are missing     */
 	uint64_t sync_calls;   /* blocking intervals charged to this group        */
+	uint64_t bytes;        /* copies and sets: bytes moved                   */
+	unsigned kinds;        /* GP_GKIND_* of its ops, or-ed (what advice fits) */
 	struct gp_hist exec;   /* execute distribution                           */
 };
+
+/* What an operator's ops are (gp_rep_group.kinds): kernels, copies, sets,
+ * ops launched by a CUDA graph replay, hook-only calls. */
+#define GP_GKIND_KERNEL GP_VERDICT_KIND_KERNEL
+#define GP_GKIND_COPY   GP_VERDICT_KIND_COPY
+#define GP_GKIND_SET    GP_VERDICT_KIND_SET
+#define GP_GKIND_GRAPH  GP_VERDICT_KIND_GRAPH
+#define GP_GKIND_OTHER  GP_VERDICT_KIND_OTHER
 
 struct gp_rep_iter {
 	int64_t iter;

@@ -146,7 +146,8 @@ static int gp_stab_options(int argc, char **argv, struct gp_stab *st)
 	int c;
 	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	opterr = 0; /* one line of ours instead of getopt's and the usage */
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': {
 			long v = strtol(optarg, &end, 10);
@@ -192,8 +193,13 @@ static int gp_stab_options(int argc, char **argv, struct gp_stab *st)
 		case 'h':
 			gp_stab_usage(stdout);
 			return 0;
+		case ':':
+			fprintf(stderr, "gpuphase-report: stability: option '%s' needs a value (gpuphase-report stability "
+					"--help lists the options)\n", argv[optind - 1]);
+			return 2;
 		default:
-			gp_stab_usage(stderr);
+			fprintf(stderr, "gpuphase-report: stability: unknown option '%s' (gpuphase-report stability --help "
+					"lists the options)\n", argv[optind - 1]);
 			return 2;
 		}
 	}

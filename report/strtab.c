@@ -1,6 +1,6 @@
 /*
- * strtab.c — the report's string table (strtab.h): texts interned by FNV-1a
- * hash with probing on collision, trace string ids mapped to canonical
+ * strtab.c — the report's string table (strtab.h): texts interned by keyed
+ * FNV-1a hash with probing on collision, trace string ids mapped to canonical
  * indexes, kernel names' full and short forms (collector/kernel_name.h, the
  * one rule the capture side and simcuda use too) cached beside each text.
  */
@@ -11,9 +11,12 @@
 #include "kernel_name.h"
 #include "strtab.h"
 
+/* FNV-1a from a secret offset basis (the maps' key, map.h): two texts of a
+ * trace that collide for one basis do not for another, so no trace can make
+ * the probe chain below long. */
 static uint64_t gp_strtab_hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 1469598103934665603ULL ^ gp_map_key[0];
 	for (size_t i = 0; i < n; i++) {
 		h ^= (unsigned char)s[i];
 		h *= 1099511628211ULL;

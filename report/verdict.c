@@ -25,6 +25,44 @@ enum gp_verdict gp_verdict_of(uint64_t launch, uint64_t execute, uint64_t sync, 
 	return GP_VERDICT_BALANCED;
 }
 
+enum gp_verdict gp_verdict_of_op(uint64_t launch, uint64_t execute, uint64_t sync, uint64_t run_total,
+				 const struct gp_thresholds *t)
+{
+	uint64_t total = launch + execute + sync;
+	if (total && run_total && gp_verdict_pct(total, run_total) < t->min_share_pct)
+		return GP_VERDICT_MINOR;
+	return gp_verdict_of(launch, execute, sync, t);
+}
+
+const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op *op)
+{
+	unsigned k = op ? op->kinds : GP_VERDICT_KIND_KERNEL;
+	int copies = k && !(k & (GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_OTHER)); /* copies and sets only */
+	int small = op && op->mean_bytes < GP_VERDICT_SMALL_COPY;
+	int graphs = op && (op->run_graphs || (k & GP_VERDICT_KIND_GRAPH));
+	switch (v) {
+	case GP_VERDICT_SYNC:
+		return copies ? "the host waits for this copy: make it asynchronous (cudaMemcpyAsync from pinned "
+				"memory) and overlap it with compute"
+			      : "remove sync points, use async copies/streams";
+	case GP_VERDICT_LAUNCH:
+		if (copies)
+			return small ? "many small copies: batch them into fewer, larger ones, use pinned memory, "
+				       "overlap them with compute"
+				     : "copy overhead: use pinned memory, overlap the copies with compute";
+		return graphs ? "fuse kernels; fewer, larger graph launches (the program already replays CUDA graphs)"
+			      : "fuse kernels, use CUDA graphs";
+	case GP_VERDICT_COMPUTE:
+		if (copies)
+			return small ? "many small copies: batch them into fewer, larger ones, use pinned memory, "
+				       "overlap them with compute"
+				     : "bandwidth-bound copy: move fewer bytes, use pinned memory, overlap it with compute";
+		return "optimise the kernel or the algorithm";
+	default:
+		return "";
+	}
+}
+
 const char *gp_verdict_name(enum gp_verdict v)
 {
 	switch (v) {
@@ -32,18 +70,14 @@ const char *gp_verdict_name(enum gp_verdict v)
 	case GP_VERDICT_LAUNCH: return "launch-bound";
 	case GP_VERDICT_COMPUTE: return "compute-bound";
 	case GP_VERDICT_BALANCED: return "balanced";
+	case GP_VERDICT_MINOR: return "minor";
 	default: return "none";
 	}
 }
 
 const char *gp_verdict_advice(enum gp_verdict v)
 {
-	switch (v) {
-	case GP_VERDICT_SYNC: return "remove sync points, use async copies/streams";
-	case GP_VERDICT_LAUNCH: return "fuse kernels, use CUDA graphs";
-	case GP_VERDICT_COMPUTE: return "optimise the kernel or the algorithm";
-	default: return "";
-	}
+	return gp_verdict_advice_for(v, NULL);
 }
 
 void gp_verdict_reason(enum gp_verdict v, uint64_t launch, uint64_t execute, uint64_t sync,
@@ -57,6 +91,9 @@ void gp_verdict_reason(enum gp_verdict v, uint64_t launch, uint64_t execute, uin
 	case GP_VERDICT_COMPUTE: snprintf(buf, n, "execute %.1f%% > %g%%", e, t->execute_pct); break;
 	case GP_VERDICT_BALANCED:
 		snprintf(buf, n, "launch %.1f%%, execute %.1f%%, sync %.1f%%: no threshold crossed", l, e, s);
+		break;
+	case GP_VERDICT_MINOR:
+		snprintf(buf, n, "below %g%% of the run's launch + execute + sync: no verdict", t->min_share_pct);
 		break;
 	default: snprintf(buf, n, "no time recorded"); break;
 	}

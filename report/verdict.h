@@ -11,17 +11,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum gp_verdict { GP_VERDICT_NONE = 0, GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_COMPUTE, GP_VERDICT_BALANCED };
+enum gp_verdict { GP_VERDICT_NONE = 0, GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_COMPUTE, GP_VERDICT_BALANCED,
+		  GP_VERDICT_MINOR };
 
 struct gp_thresholds {
 	double sync_pct, launch_pct, execute_pct; /* defaults 30, 20, 80 */
+	double min_share_pct; /* an operator below this share of the run's
+	                         launch + execute + sync gets no verdict (1) */
 };
 
-#define GP_THRESHOLDS_DEFAULT ((struct gp_thresholds){ 30.0, 20.0, 80.0 })
+#define GP_THRESHOLDS_DEFAULT ((struct gp_thresholds){ 30.0, 20.0, 80.0, 1.0 })
+
+/* The kinds of an operator's ops (rep.h's GP_GKIND_* are these values). */
+#define GP_VERDICT_KIND_KERNEL 0x01u
+#define GP_VERDICT_KIND_COPY   0x02u
+#define GP_VERDICT_KIND_SET    0x04u
+#define GP_VERDICT_KIND_GRAPH  0x08u
+#define GP_VERDICT_KIND_OTHER  0x10u
+
+/* What an operator is, for the advice that fits it:
+ * kinds or-ed, mean bytes per op (copies, sets), and whether the program
+ * already replays CUDA graphs. */
+struct gp_verdict_op {
+	unsigned kinds;
+	uint64_t mean_bytes;
+	int run_graphs;
+};
+
+/* An operator's verdict: GP_VERDICT_MINOR when its total is below
+ * th->min_share_pct of run_total (a single 10 us copy is not "launch-bound"),
+ * else gp_verdict_of. */
+enum gp_verdict gp_verdict_of_op(uint64_t launch, uint64_t execute, uint64_t sync, uint64_t run_total,
+				 const struct gp_thresholds *t);
+/* The advice for a verdict that fits the operator: copies are never told to
+ * fuse kernels or use graphs (small ones: batch them, pinned memory, overlap;
+ * large ones: bandwidth), and a program that replays graphs is never told to
+ * use graphs. "" for none, balanced, minor. */
+const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op *op);
+/* Copies moving less than this per op on average are "small". */
+#define GP_VERDICT_SMALL_COPY (64u * 1024u)
 
 /* Verdict of the given sums; GP_VERDICT_NONE when total is 0. */
 enum gp_verdict gp_verdict_of(uint64_t launch, uint64_t execute, uint64_t sync, const struct gp_thresholds *t);
-/* "sync-bound", "launch-bound", "compute-bound", "balanced", "none". */
+/* "sync-bound", "launch-bound", "compute-bound", "balanced", "minor", "none". */
 const char *gp_verdict_name(enum gp_verdict v);
 /* The advice line for a verdict ("" for none/balanced). */
 const char *gp_verdict_advice(enum gp_verdict v);

@@ -30,7 +30,8 @@ ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS)
 # The command end to end (record, report/diff/export hand-over, trigger,
 # help, install, static cudart, one GPUPHASE_* grammar with the library).
 TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_cli_grammar.sh \
-	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh
+	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh \
+	 tests/e2e/test_cli_stop.sh tests/e2e/test_cli_choose.sh tests/e2e/test_cli_record_finish.sh
 # The report against simcuda's ground truth, its command line, the analyses
 # (graphs, trends, stages, host, stability), NVTX-named stages (metrics.md
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
@@ -39,7 +40,8 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
-	 tests/e2e/test_whatif_e2e.sh
+	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \
+	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh

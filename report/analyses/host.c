@@ -206,6 +206,10 @@ static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const
 			const struct gp_host_op *x = &h->grp[g];
 			if (!gp_host_flagged(h, g))
 				continue;
+			if (style->top && nflag >= style->top) { /* --top N: the first N */
+				nflag++;
+				continue;
+			}
 			fprintf(f, "%swarning: %s: launch numbers taken while the host was > %.0f%% busy (%llu of %llu "
 				   "launch calls, %.0f%% of its launch time): launch times are inflated\n",
 				ind, rep->groups[g].name, GP_HOST_BUSY_PCT, (unsigned long long)x->calls_busy,

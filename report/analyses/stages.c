@@ -381,12 +381,15 @@ static void gp_stage_dom_find(const struct gp_stages *sg, const struct gp_rep *r
 	size_t pos = 0;
 	*g = *c = UINT32_MAX;
 	*gbest = *cbest = 0;
+	/* ties go to the lower index: the maps' order changes from run to run */
 	while (gp_map_next(&sg->stage_grp, &pos, &key, &v))
-		if (key >> 32 == st && v > *gbest && (uint32_t)key < rep->ngroups)
+		if (key >> 32 == st && (v > *gbest || (v == *gbest && v && (uint32_t)key < *g)) &&
+		    (uint32_t)key < rep->ngroups)
 			*gbest = v, *g = (uint32_t)key;
 	pos = 0;
 	while (gp_map_next(&sg->stage_call, &pos, &key, &v))
-		if (key >> 32 == st && v > *cbest && (uint32_t)key < sg->nnames)
+		if (key >> 32 == st && (v > *cbest || (v == *cbest && v && (uint32_t)key < *c)) &&
+		    (uint32_t)key < sg->nnames)
 			*cbest = v, *c = (uint32_t)key;
 }
 

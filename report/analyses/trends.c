@@ -173,10 +173,10 @@ static int gp_trend_drifts(const struct gp_trends *tr, size_t g, struct gp_fit *
 }
 
 /* Drift lines; returns how many operators drift. */
-static size_t gp_trend_drift(FILE *f, const struct gp_trends *tr, const struct gp_rep *rep, int md)
+static size_t gp_trend_drift(FILE *f, const struct gp_trends *tr, const struct gp_rep *rep, int md, size_t top)
 {
 	size_t flagged = 0;
-	for (size_t g = 0; g < rep->ngroups && g < tr->ngrp; g++) {
+	for (size_t g = 0; g < rep->ngroups && g < tr->ngrp && (!top || flagged < top); g++) {
 		uint64_t m = tr->grp[g].n;
 		struct gp_fit fit;
 		double drift;
@@ -203,10 +203,10 @@ static int gp_trend_tail(const struct gp_rep_group *g, uint64_t *p50, uint64_t *
 	return *p99 != 0 && (double)*p99 >= GP_TAIL_RATIO * (double)*p50;
 }
 
-static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md)
+static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md, size_t top)
 {
 	size_t flagged = 0;
-	for (size_t i = 0; i < rep->ngroups; i++) {
+	for (size_t i = 0; i < rep->ngroups && (!top || flagged < top); i++) {
 		const struct gp_rep_group *g = &rep->groups[i];
 		uint64_t p50, p99;
 		if (!gp_trend_tail(g, &p50, &p99))
@@ -283,19 +283,71 @@ static uint8_t *gp_trend_outlier_flags(const struct gp_rep *rep, const struct gp
 	return out;
 }
 
+/* The phases of iteration i against their usual values (means over the
+ * closed iterations that are not outliers): the one that grew most. */
+struct gp_phase_excess {
+	const char *name;
+	double cur, usual, excess;
+};
+
+static struct gp_phase_excess gp_trend_phase(const struct gp_rep *rep, const uint8_t *out, size_t i)
+{
+	double usual[3] = { 0, 0, 0 };
+	size_t n = 0;
+	for (size_t j = 0; j < rep->niters; j++) {
+		const struct gp_rep_iter *it = &rep->iters[j];
+		if (out[j] || it->open)
+			continue;
+		usual[0] += (double)it->launch_ns;
+		usual[1] += (double)it->execute_ns;
+		usual[2] += (double)it->sync_ns;
+		n++;
+	}
+	const struct gp_rep_iter *it = &rep->iters[i];
+	double cur[3] = { (double)it->launch_ns, (double)it->execute_ns, (double)it->sync_ns };
+	static const char *const names[3] = { "launch", "execute", "sync" };
+	struct gp_phase_excess best = { NULL, 0, 0, 0 };
+	for (int k = 0; k < 3; k++) {
+		double u = n ? usual[k] / (double)n : 0;
+		if (cur[k] - u > best.excess)
+			best = (struct gp_phase_excess){ names[k], cur[k], u, cur[k] - u };
+	}
+	return best;
+}
+
+static int gp_trend_cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x > y ? -1 : x < y;
+}
+
 static size_t gp_trend_outliers(FILE *f, const struct gp_trends *tr, const struct gp_rep *rep,
 				const struct gp_analysis_style *o, int md)
 {
 	uint64_t p50 = 0;
 	struct gp_excess *ex;
 	uint8_t *out = gp_trend_outlier_flags(rep, o, &p50, &ex);
-	size_t flagged = 0;
+	size_t flagged = 0, nout = 0;
+	/* --top N: the N longest outliers, still in iteration order */
+	uint64_t cutoff = 0;
+	uint64_t *durs = out ? calloc(rep->niters, sizeof *durs) : NULL;
+	for (size_t i = 0; durs && i < rep->niters; i++)
+		if (out[i] && rep->iters[i].ops)
+			durs[nout++] = rep->iters[i].end - rep->iters[i].start;
+	if (durs && o->top && nout > o->top) {
+		qsort(durs, nout, sizeof *durs, gp_trend_cmp_u64_desc);
+		cutoff = durs[o->top - 1];
+	}
+	free(durs);
 	for (size_t i = 0; out && i < rep->niters; i++) {
 		if (!out[i] || !rep->iters[i].ops) /* outside the window: nothing to explain with */
 			continue;
-		size_t nx = gp_trend_excess(tr, rep, i, p50, ex);
-		char b1[32], b2[32], b3[32], b4[32];
 		uint64_t d = rep->iters[i].end - rep->iters[i].start;
+		if (d < cutoff || (o->top && flagged >= o->top))
+			continue;
+		size_t nx = gp_trend_excess(tr, rep, i, p50, ex);
+		struct gp_phase_excess ph = gp_trend_phase(rep, out, i);
+		char b1[32], b2[32], b3[32], b4[32];
 		if (!flagged++)
 			fprintf(f, md ? "\n**Outlier iterations** (duration > %.2g x p50 %s)\n\n"
 				      : "  outlier iterations (duration > %.2g x p50 %s):\n",
@@ -303,20 +355,30 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_trends *tr, const struc
 		fprintf(f, "%siteration %lld: %s (+%s over p50)", md ? "- " : "    ", (long long)rep->iters[i].iter,
 			gp_fmt_ns((double)d, b1, sizeof b1),
 			gp_fmt_ns((double)d - (double)p50, b2, sizeof b2));
-		if (!nx)
-			fprintf(f, ": no operator took longer than usual: the time went to host code or waits outside CUDA");
 		double explained = 0, over = (double)d - (double)p50;
+		/* the largest phase first: sync that grew is sync, not "host code" */
+		if (ph.name && ph.excess >= GP_OUTLIER_MIN_SHARE * (double)p50)
+			fprintf(f, "; largest phase: %s +%s (%s vs usual %s)", ph.name,
+				gp_fmt_ns(ph.excess, b2, sizeof b2), gp_fmt_ns(ph.cur, b3, sizeof b3),
+				gp_fmt_ns(ph.usual, b4, sizeof b4));
+		else
+			ph.excess = 0;
 		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
 			fprintf(f, "%s %s +%s (%s vs usual %s)", k ? "," : "; slow:", rep->groups[ex[k].group].name,
 				gp_fmt_ns(ex[k].excess, b2, sizeof b2), gp_fmt_ns((double)ex[k].cur, b3, sizeof b3),
 				gp_fmt_ns((double)ex[k].usual, b4, sizeof b4));
 			explained += ex[k].excess;
 		}
-		if (nx && explained < 0.5 * over)
-			fprintf(f, "; the other %s went to host code or waits outside CUDA",
+		if (ph.excess > explained)
+			explained = ph.excess;
+		if (explained < 0.5 * over)
+			fprintf(f, "; %s%s went to host code or waits outside CUDA", explained > 0 ? "the other " : "",
 				gp_fmt_ns(over - explained, b2, sizeof b2));
 		fprintf(f, "\n");
 	}
+	if (o->top && nout > flagged && flagged)
+		fprintf(f, "%s(%zu more outlier iterations; without --top all are listed)\n", md ? "- " : "    ",
+			nout - flagged);
 	free(out);
 	free(ex);
 	return flagged;
@@ -327,8 +389,8 @@ static void gp_trend_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 	const struct gp_trends *tr = p;
 	int md = o->markdown;
 	fprintf(f, md ? "\n## Trends\n" : "\nTrends\n");
-	size_t n = gp_trend_drift(f, tr, rep, md);
-	n += gp_trend_tails(f, rep, md);
+	size_t n = gp_trend_drift(f, tr, rep, md, o->top);
+	n += gp_trend_tails(f, rep, md, o->top);
 	n += gp_trend_outliers(f, tr, rep, o, md);
 	if (!n)
 		fprintf(f, "%sno drifting execute times, no long tails, no outlier iterations\n", md ? "\n" : "  ");

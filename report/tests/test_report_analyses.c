@@ -299,3 +299,74 @@ Test(analyses, all_ones_fields_in_a_trace_file, .timeout = 60)
 	unlink(errp);
 	rmdir(dir);
 }
+
+/* Ten iterations of launch + stream synchronize; in iteration 5 the kernel
+ * waits 9 ms in the queue, so the host's synchronize blocks 9 ms: the
+ * outlier is explained by its largest phase, sync, and not as "host code or
+ * waits outside CUDA". With --top 1 only the longest outlier is listed. */
+static void sync_iters(struct recs *t)
+{
+	str(t, 1, "step_k");
+	uint64_t at = T0;
+	uint32_t corr = 1;
+	for (int i = 0; i < 10; i++) {
+		union gp_rec *m = add(t);
+		m->mark.type = GP_REC_ITER;
+		m->mark.tid = 7;
+		m->mark.ts = at;
+		m->mark.iter = (uint64_t)i;
+		uint64_t queue = i == 5 ? 9000 * US : 5 * US;
+		union gp_rec *a = add(t);
+		a->api.type = GP_REC_RUNTIME_API;
+		a->api.class_flags = GP_API_LAUNCH;
+		a->api.tid = 7;
+		a->api.start = at;
+		a->api.dur = 5 * US;
+		a->api.corr = corr;
+		union gp_rec *k = add(t);
+		k->kernel.type = GP_REC_KERNEL;
+		k->kernel.stream = 13;
+		k->kernel.start = at + 5 * US + queue;
+		k->kernel.end = k->kernel.start + 100 * US;
+		k->kernel.corr = corr++;
+		k->kernel.name = 1;
+		union gp_rec *s = add(t);
+		s->api.type = GP_REC_RUNTIME_API;
+		s->api.class_flags = GP_API_SYNC_STREAM;
+		s->api.api_id = 131;
+		s->api.tid = 7;
+		s->api.start = at + 6 * US;
+		s->api.dur = (uint32_t)(k->kernel.end + 1 * US - s->api.start);
+		s->api.corr = corr;
+		union gp_rec *y = add(t);
+		y->sync.type = GP_REC_SYNC;
+		y->sync.sync_type = 3;
+		y->sync.stream = 13;
+		y->sync.start = s->api.start;
+		y->sync.end = k->kernel.end + 1 * US;
+		y->sync.corr = corr++;
+		y->sync.event = UINT32_MAX;
+		at = y->sync.end + 20 * US;
+	}
+	union gp_rec *m = add(t);
+	m->mark.type = GP_REC_ITER;
+	m->mark.tid = 7;
+	m->mark.ts = at;
+	m->mark.iter = 10;
+}
+
+Test(analyses, outlier_explained_by_sync)
+{
+	static struct recs t;
+	t.n = 0;
+	sync_iters(&t);
+	char *out = report(&t);
+	const char *line = strstr(out, "iteration 5:");
+	cr_assert(line, "no outlier iteration 5 in:\n%s", out);
+	const char *eol = strchr(line, '\n');
+	char buf[512];
+	snprintf(buf, sizeof buf, "%.*s", (int)(eol ? eol - line : 300), line);
+	cr_expect(strstr(buf, "largest phase: sync +"), "not explained by sync: %s", buf);
+	cr_expect(!strstr(buf, "host code"), "sync explained as host code: %s", buf);
+	free(out);
+}

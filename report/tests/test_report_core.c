@@ -496,9 +496,9 @@ Test(report_core, rule_of_thumb_verdicts)
 
 Test(report_core, verdict_thresholds_are_configurable)
 {
-	struct gp_thresholds th = { 60.0, 20.0, 80.0 };
+	struct gp_thresholds th = { 60.0, 20.0, 80.0, 1.0 };
 	cr_expect_eq(gp_verdict_of(820, 450, 1230, &th), GP_VERDICT_LAUNCH);
-	th = (struct gp_thresholds){ 30.0, 20.0, 95.0 };
+	th = (struct gp_thresholds){ 30.0, 20.0, 95.0, 1.0 };
 	cr_expect_eq(gp_verdict_of(150, 3200, 80, &th), GP_VERDICT_BALANCED);
 	cr_expect_eq(gp_verdict_of(0, 0, 0, &th), GP_VERDICT_NONE);
 	char buf[64];
@@ -895,4 +895,35 @@ Test(report_fmt, hostile_kernel_name_in_every_format)
 		free(out);
 	}
 	gp_rep_free(&rep);
+}
+
+/* Advice fits the operator: a copy is never told to fuse kernels or use
+ * graphs, a program replaying graphs is never told to use graphs, and an
+ * operator below the minimum share of the run gets no verdict. */
+Test(report_core, advice_fits_the_operator)
+{
+	struct gp_thresholds th = GP_THRESHOLDS_DEFAULT;
+	struct gp_verdict_op small_copy = { GP_VERDICT_KIND_COPY, 4096, 0 };
+	struct gp_verdict_op big_copy = { GP_VERDICT_KIND_COPY, 64u << 20, 0 };
+	struct gp_verdict_op set = { GP_VERDICT_KIND_SET, 256, 0 };
+	struct gp_verdict_op kernel = { GP_VERDICT_KIND_KERNEL, 0, 0 };
+	struct gp_verdict_op kernel_g = { GP_VERDICT_KIND_KERNEL, 0, 1 };
+	struct gp_verdict_op replay = { GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_GRAPH, 0, 0 };
+	enum gp_verdict all[] = { GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_COMPUTE };
+	for (size_t i = 0; i < 3; i++) {
+		const struct gp_verdict_op *ops[] = { &small_copy, &big_copy, &set, &kernel_g, &replay };
+		for (size_t k = 0; k < 5; k++) {
+			const char *a = gp_verdict_advice_for(all[i], ops[k]);
+			cr_expect(!strstr(a, "use CUDA graphs"), "%s / op %zu: %s", gp_verdict_name(all[i]), k, a);
+			if (k < 3)
+				cr_expect(!strstr(a, "fuse"), "a copy told to fuse: %s", a);
+		}
+	}
+	cr_expect(strstr(gp_verdict_advice_for(GP_VERDICT_LAUNCH, &small_copy), "batch"));
+	cr_expect(strstr(gp_verdict_advice_for(GP_VERDICT_COMPUTE, &big_copy), "bandwidth"));
+	cr_expect(strstr(gp_verdict_advice_for(GP_VERDICT_LAUNCH, &kernel), "use CUDA graphs"));
+	/* 10 us of a 100 ms run: minor, no advice */
+	cr_expect_eq(gp_verdict_of_op(9000, 1000, 0, 100000000, &th), GP_VERDICT_MINOR);
+	cr_expect_str_eq(gp_verdict_advice_for(GP_VERDICT_MINOR, &small_copy), "");
+	cr_expect_eq(gp_verdict_of_op(9000, 1000, 0, 20000, &th), GP_VERDICT_LAUNCH);
 }

@@ -37,7 +37,8 @@ $(REL_PROG): tests/reliability/rel_prog.c | $(DEPS_STAMP)
 REL_SH_TESTS := tests/reliability/test_rel_host.sh tests/reliability/test_rel_env.sh \
                 tests/reliability/test_rel_path.sh tests/reliability/test_rel_crash.sh \
                 tests/reliability/test_rel_procs.sh tests/reliability/test_rel_badinput.sh \
-                tests/reliability/test_rel_load.sh tests/reliability/test_rel_descriptors.sh
+                tests/reliability/test_rel_load.sh tests/reliability/test_rel_descriptors.sh \
+                tests/reliability/test_rel_startup.sh
 
 # dlclose case: a plugin using cudart and a host with no CUDA dependency.
 $(B)/tests/rel/librel_dl.so: tests/reliability/rel_dl.c | $(DEPS_STAMP)
@@ -53,7 +54,7 @@ TESTS       += $(B)/tests/test_rel_faults $(wildcard $(REL_SH_TESTS))
 # Under TSan also the shell tests where the library's threads race the
 # program's (docs/reliability.md, Sanitizers): any TSan report fails them.
 TSAN_TESTS  += $(B)/tests/test_rel_faults tests/reliability/test_rel_host.sh tests/reliability/test_rel_crash.sh \
-               tests/reliability/test_rel_procs.sh tests/reliability/test_rel_load.sh
+               tests/reliability/test_rel_procs.sh tests/reliability/test_rel_load.sh tests/reliability/test_rel_startup.sh
 .SECONDARY: $(REL_DIR)/test_rel_faults.o
 
 # make check-faults: only this suite (after the parts it runs are built).

@@ -24,6 +24,8 @@
  *   exitrace T          T threads looping on calls; main calls exit(0) while
  *                       they run (the library's exit path races them)
  *   load T K            T threads at once, K memsets each; prints "tid TID K"
+ *   coldload T K        the same with no hooked call before: the threads'
+ *                       first calls start the library
  *                       per thread and "hwm_kb N" (peak RSS) at the end
  * Before starting workers, main makes one call and sleeps 100 ms so the
  * library starts (and emits its own records) on the main thread.
@@ -132,6 +134,14 @@ static void *rp_load_worker(void *arg)
 	for (long i = 0; i < l->k; i++)
 		rp_check(cudaMemsetAsync(rp_dev, 0, 64, 0), "cudaMemsetAsync");
 	return NULL;
+}
+
+static pthread_barrier_t rp_cold_barrier;
+
+static void *rp_coldload_worker(void *arg)
+{
+	pthread_barrier_wait(&rp_cold_barrier);
+	return rp_load_worker(arg);
 }
 
 static void *rp_cancel_worker(void *arg)
@@ -328,6 +338,28 @@ int main(int argc, char **argv)
 		rp_sleep_ms(50);
 		printf("rel_prog: exiting with %ld threads in CUDA calls\n", n);
 		exit(0); /* atexit handlers run while the workers keep calling */
+	}
+	if (!strcmp(mode, "coldload") && argc >= 4) {
+		/* like load, but no call the library hooks before the threads:
+		 * they all arrive at once, one starts the library, the others'
+		 * calls meanwhile are lost and must be counted */
+		long k = strtol(argv[3], NULL, 10);
+		static struct rp_load l[256];
+		static pthread_t th[256];
+		if (n < 1 || n > 256)
+			return rp_usage();
+		rp_check(cudaMalloc(&rp_dev, 4096), "cudaMalloc"); /* not hooked: the library stays idle */
+		pthread_barrier_init(&rp_cold_barrier, NULL, (unsigned)n);
+		for (long i = 0; i < n; i++) {
+			l[i].k = k;
+			if (pthread_create(&th[i], NULL, rp_coldload_worker, &l[i]))
+				return 8;
+		}
+		for (long i = 0; i < n; i++)
+			pthread_join(th[i], NULL);
+		for (long i = 0; i < n; i++)
+			printf("tid %ld %ld\n", (long)l[i].tid, l[i].k);
+		return 0;
 	}
 	if (!strcmp(mode, "load") && argc >= 4) {
 		long k = strtol(argv[3], NULL, 10);
