@@ -168,6 +168,7 @@ static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
 		v->end_missing = (k->flags & GP_OPF_END_MISSING) != 0;
 		v->device = k->device;
 		v->copy_kind = 0;
+		v->pageable = 0;
 		v->key = k->corr;
 		v->stream = k->stream;
 		v->name = k->name;
@@ -181,6 +182,7 @@ static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
 	v->end_missing = (c->flags & GP_COPYF_END_MISSING) != 0;
 	v->device = c->device;
 	v->copy_kind = c->copy_kind;
+	v->pageable = r->type == GP_REC_MEMCPY && (c->flags & GP_COPYF_PAGEABLE) != 0;
 	v->key = r->type == GP_REC_MEMCPY && c->rt_corr ? c->rt_corr : c->corr;
 	v->stream = c->stream;
 	v->name = 0;
@@ -439,7 +441,7 @@ static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
 	unsigned c = GP_API_CLASS(a->class_flags);
 	if (a->class_flags & GP_APIF_NESTED)
 		return;
-	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c))
+	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c))
 		gp_sync_hook(an, a);
 	if (!gp_an_is_op_class(c))
 		return;
@@ -474,7 +476,7 @@ static void gp_an_scan2_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e
 static void gp_an_scan2_api(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
-	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c))
+	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) || c == GP_API_MEMCPY_ASYNC)
 		gp_sync_api(an, a);
 	gp_join_api(an, a);
 }

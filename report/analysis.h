@@ -53,6 +53,9 @@ struct gp_an_op {
 	uint8_t has_hook;
 	uint8_t api_class;     /* enum gp_api_class of the launching call        */
 	uint8_t copy_kind;
+	uint8_t blocking;      /* the call returned only after this op ended (a
+	                          blocking copy/set, an async copy on pageable
+	                          memory): its execute leaves its launch (§2)    */
 	uint32_t stream;       /* CUPTI stream id (hook stream handle if hook-only) */
 	uint32_t corr;         /* join key (runtime corr; driver corr if none)   */
 	uint32_t tid;          /* launching thread (0 = unknown)                 */
@@ -83,6 +86,7 @@ struct gp_an_gpu {
 	uint8_t graph;         /* replayed by a graph launch                      */
 	uint8_t end_missing;   /* the record says its end is unknown              */
 	uint8_t device, copy_kind;
+	uint8_t pageable;      /* memcpy with a pageable host side (GP_COPYF_PAGEABLE) */
 	uint32_t key;          /* join key: corr, or a memcpy's runtime corr      */
 	uint32_t stream;
 	uint32_t name;         /* kernel name string id (0 for copies and sets)   */

@@ -113,6 +113,8 @@ grouped:
 	g->launch += op->launch_ns;
 	g->queue += op->queue_ns;
 	g->exec += op->execute_ns;
+	if (op->blocking && op->api_class == GP_API_MEMCPY_ASYNC)
+		g->pageable++;
 	if (!op->has_api)
 		g->no_api++;
 	if (!op->has_gpu)
@@ -145,7 +147,7 @@ grouped:
 		an->busy_used[op->device] = 1;
 		gp_an_fail(an, gp_sweep_add(&an->busy[op->device], op->gpu_start, op->gpu_end));
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->gpu_start, op->gpu_end));
-		if (gp_sync_folded(an, op, slot))
+		if (gp_sync_folded(an, op, slot, hook_stack))
 			return gp_an_fail(an, -ENOMEM);
 	}
 	if (an->cfg.on_op)

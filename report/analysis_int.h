@@ -40,6 +40,10 @@
 struct gp_wait {
 	uint8_t kind;        /* enum gp_api_class                                 */
 	uint8_t has_api, active, has_own, has_best;
+	uint8_t copy;        /* the call's own op ended inside it (blocking copy/set,
+	                        async copy on pageable memory): only the part before
+	                        the earlier work ended is a wait                   */
+	uint8_t tentative;   /* an async copy's call, until its op says pageable  */
 	uint32_t tid, corr, stream, stack;
 	uint64_t w0, w1;     /* w1: call end (explicit) or upper bound (copies)   */
 	uint64_t seq;        /* op sequence number when it became active          */
@@ -51,6 +55,10 @@ struct gp_wait {
 	int64_t best_iter;
 	uint32_t next_free;
 };
+
+/* How far GPU timestamps may be off the host clock when an API interval is
+ * compared with a GPU one (CUPTI's conversion error, metrics.md §2). */
+#define GP_CLOCK_TOLERANCE_NS 10000u
 
 /* Recently folded GPU ops, sorted by gpu_end (delay line of GP_RECENT). */
 #define GP_RECENT 65536u
@@ -111,7 +119,7 @@ struct gp_hookq {
 struct gp_pending {
 	uint8_t has_api, has_gpu, has_ext, api_charged;
 	uint8_t api_class, api_domain, gpu_type, device;
-	uint8_t copy_kind, end_missing, graph, hk;
+	uint8_t copy_kind, end_missing, graph, hk, pageable;
 	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
 	                                        kept for its later kernels */
 	uint16_t api_id;
@@ -128,7 +136,7 @@ struct gp_pending {
  * earlier op of the same launch was waiting too (gp_pending.stash_*). */
 #define GP_STASH_MAX 65536u
 struct gp_stash {
-	uint8_t gpu_type, device, copy_kind, end_missing;
+	uint8_t gpu_type, device, copy_kind, end_missing, pageable;
 	uint32_t stream, name, next;
 	uint64_t gpu_start, gpu_end, bytes;
 };
@@ -172,6 +180,7 @@ struct gp_group {
 	uint32_t name_str;   /* canonical string index, or GP_NONE32             */
 	char *name;          /* synthetic name when no string                    */
 	uint64_t count, launch, queue, exec, sync, no_api, no_gpu, sync_calls;
+	uint64_t pageable;   /* async copies that blocked on pageable memory     */
 	struct gp_hist hist;
 };
 
@@ -250,6 +259,13 @@ static inline int gp_an_is_sync_class(unsigned c)
 	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
 }
 
+/* A call whose wait is only the part until earlier work ended (its own
+ * transfer, or its own work after the wait, is not a wait). */
+static inline int gp_an_is_implicit_sync(unsigned c)
+{
+	return c == GP_API_SYNC_IMPLICIT;
+}
+
 static inline int gp_an_is_copy_sync(unsigned c)
 {
 	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
@@ -296,7 +312,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a);
 void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
-int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
+int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_sync_free(struct gp_sync *s);
 

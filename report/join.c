@@ -172,7 +172,8 @@ static int gp_join_stash_push(struct gp_an *an, struct gp_pending *p)
 	}
 	an->join.nstash++;
 	an->join.stash[k] = (struct gp_stash){ .gpu_type = p->gpu_type, .device = p->device, .copy_kind = p->copy_kind,
-					  .end_missing = p->end_missing, .stream = p->stream, .name = p->name,
+					  .end_missing = p->end_missing, .pageable = p->pageable,
+					  .stream = p->stream, .name = p->name,
 					  .next = GP_NONE32, .gpu_start = p->gpu_start, .gpu_end = p->gpu_end,
 					  .bytes = p->bytes };
 	if (p->stash_tail == GP_NONE32)
@@ -225,9 +226,15 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 		op.tid = p->api_tid;
 		op.api_start = p->api_start;
 		op.api_end = p->api_start + p->api_dur;
+		/* an async copy on pageable memory blocked when the call returned
+		 * after its own transfer ended (metrics.md §2; the tolerance
+		 * absorbs a GPU clock a few µs off the host's) */
+		op.blocking = gp_an_is_copy_sync(p->api_class) ||
+			      (p->api_class == GP_API_MEMCPY_ASYNC && p->pageable && !p->end_missing &&
+			       p->api_start + p->api_dur + GP_CLOCK_TOLERANCE_NS >= p->gpu_end);
 		if (!p->api_charged) {
 			op.launch_ns = p->api_dur;
-			if (gp_an_is_copy_sync(p->api_class) && op.has_gpu) {
+			if (op.blocking && op.has_gpu) {
 				uint64_t ex = p->gpu_end - p->gpu_start;
 				op.launch_ns = op.launch_ns > ex ? op.launch_ns - ex : 0;
 			}
@@ -289,6 +296,7 @@ static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final
 		q.device = st->device;
 		q.copy_kind = st->copy_kind;
 		q.end_missing = st->end_missing;
+		q.pageable = st->pageable;
 		q.stream = st->stream;
 		q.name = st->name;
 		q.gpu_start = st->gpu_start;
@@ -513,6 +521,7 @@ void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v)
 	p->gpu_end = v->end;
 	p->name = v->name;
 	p->copy_kind = v->copy_kind;
+	p->pageable = v->pageable;
 	p->bytes = v->bytes;
 	/* a kernel that ends before it starts has no usable end either */
 	p->end_missing = v->end_missing || (type == GP_REC_KERNEL && v->end < v->start);

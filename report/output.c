@@ -18,10 +18,11 @@
 
 static const char *const gp_out_class_names[GP_API_CLASS_COUNT] = {
 	[GP_API_OTHER] = "other", [GP_API_LAUNCH] = "launch", [GP_API_MEMCPY_SYNC] = "memcpy (blocking)",
-	[GP_API_MEMCPY_ASYNC] = "memcpy async", [GP_API_MEMSET_SYNC] = "memset (blocking)",
+	[GP_API_MEMCPY_ASYNC] = "memcpy async pageable", [GP_API_MEMSET_SYNC] = "memset (blocking)",
 	[GP_API_MEMSET_ASYNC] = "memset async", [GP_API_SYNC_DEVICE] = "device synchronize",
 	[GP_API_SYNC_STREAM] = "stream synchronize", [GP_API_SYNC_EVENT] = "event synchronize",
 	[GP_API_GRAPH_LAUNCH] = "graph launch", [GP_API_HOST_FUNC] = "host func", [GP_API_PROFILER] = "profiler",
+	[GP_API_SYNC_IMPLICIT] = "implicit (free/alloc)",
 };
 
 static const char *const gp_out_group_names[] = { "kernel", "nvtx", "callsite", "stream" };
@@ -100,10 +101,14 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 		fprintf(f, "%s%" PRIu64 " hooked launches never joined a CUPTI record\n", lead, rep->hooks_unjoined);
 	if (rep->api_unjoined)
 		fprintf(f, "%s%" PRIu64 " launch calls never produced a GPU op record\n", lead, rep->api_unjoined);
-	if (!rep->complete)
-		fprintf(f, "%sthe trace has no footer (cut off%s%" PRIu64 " bytes after the last whole block): "
-			   "data after that point is lost\n", lead, rep->truncated_bytes ? ", " : "",
-			rep->truncated_bytes);
+	if (!rep->complete) {
+		if (rep->truncated_bytes)
+			fprintf(f, "%sthe trace has no footer (cut off, %" PRIu64 " bytes after the last whole block): "
+				   "data after that point is lost\n", lead, rep->truncated_bytes);
+		else
+			fprintf(f, "%sthe trace has no footer (cut off after its last whole block): "
+				   "data after that point is lost\n", lead);
+	}
 	if (rep->clock_calibrated)
 		fprintf(f, "%sCUPTI refused the trace clock: GPU times were shifted by a calibrated offset\n", lead);
 	if (rep->size_cap)
@@ -249,6 +254,11 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 		first = 0;
 		gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
 		fprintf(f, "%s%s: %s (%s): %s\n", li, g->name, gp_verdict_name(v), why, gp_verdict_advice(v));
+		if (g->pageable)
+			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " copies used pageable host memory, so each call waited "
+				   "for earlier work and for its own transfer: pin the buffer with cudaMallocHost or "
+				   "cudaHostRegister to make them asynchronous)\n",
+				li, g->pageable, g->count);
 		if (g->no_api || g->no_gpu)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " calls lack an API record, %" PRIu64 " lack GPU times)\n",
 				li, g->no_api, g->count, g->no_gpu);
@@ -487,6 +497,8 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			t ? (double)g->sync_ns / (double)t : 0, g->exec.n ? g->exec.sum / g->exec.n : 0,
 			gp_hist_quantile(&g->exec, 0.5), gp_hist_quantile(&g->exec, 0.95), gp_hist_quantile(&g->exec, 0.99),
 			g->exec.max, g->sync_calls, g->no_api, g->no_gpu);
+		if (g->pageable)
+			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
 		gp_out_json_verdict(f, g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
 		fprintf(f, "}");
 	}

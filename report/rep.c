@@ -140,6 +140,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			g->no_api += sg->no_api;
 			g->no_gpu += sg->no_gpu;
 			g->sync_calls += sg->sync_calls;
+			g->pageable += sg->pageable;
 			if (gp_hist_merge(&g->exec, &sg->exec))
 				rc = -ENOMEM;
 		}

@@ -19,6 +19,7 @@ struct gp_rep_group {
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 	uint64_t no_api, no_gpu; /* ops whose launch / GPU times are missing     */
 	uint64_t sync_calls;   /* blocking intervals charged to this group        */
+	uint64_t pageable;     /* async copies made blocking by pageable memory   */
 	struct gp_hist exec;   /* execute distribution                           */
 };
 

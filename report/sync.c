@@ -70,7 +70,7 @@ static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 /* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
 static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 {
-	if (gp_an_is_copy_sync(w->kind) && r->corr == w->corr) {
+	if (w->copy && r->corr == w->corr) {
 		w->has_own = 1;
 		w->own_gpu_start = r->gpu_start;
 		w->own_launch = r->launch;
@@ -88,12 +88,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		if (w->stream != GP_NONE32 && w->stream != r->stream)
 			return;
 		break;
-	case GP_API_MEMCPY_SYNC:
-	case GP_API_MEMSET_SYNC:
-		if (w->has_own && r->e > w->own_gpu_start)
-			return; /* not earlier work */
-		break;
 	default:
+		if (w->copy && w->has_own && r->e > w->own_gpu_start)
+			return; /* not earlier work */
 		break;
 	}
 	if (!w->has_best || r->e > w->best_e) {
@@ -133,7 +130,7 @@ static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 			hi = mid;
 	}
 	/* own op first (a copy's own op bounds its candidates), then the rest */
-	for (int round = gp_an_is_copy_sync(w->kind) ? 0 : 1; round < 2; round++)
+	for (int round = w->copy ? 0 : 1; round < 2; round++)
 		for (size_t i = lo; i > 0; i--) {
 			const struct gp_recent *r = gp_sync_recent_at(an, i - 1);
 			if (r->e <= w->w0)
@@ -246,14 +243,15 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
 				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1 };
 	uint64_t s;
-	if (gp_an_is_copy_sync(w->kind)) {
+	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
+		/* the wait ends when the earlier work it waited for ended */
 		s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
 		if (w->has_own && s > w->own_launch)
 			s = w->own_launch;
 		if (!w->has_best || !s)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
-		if (w->has_own && w->own_group < an->ngroups) {
+		if (w->copy && w->has_own && w->own_group < an->ngroups) {
 			/* the blocked part leaves the copy's launch */
 			struct gp_group *og = &an->groups[w->own_group];
 			og->launch -= s < og->launch ? s : og->launch;
@@ -356,7 +354,9 @@ static uint64_t *gp_sync_shook_get(const struct gp_an *an, uint64_t op)
 void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
-	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) || (a->class_flags & GP_APIF_ERROR))
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) ||
+	      c == GP_API_MEMCPY_ASYNC) ||
+	    (a->class_flags & GP_APIF_ERROR))
 		return;
 	/* runtime records when present (a driver sync inside a runtime sync
 	 * would count twice), else driver */
@@ -370,8 +370,15 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 	w->tid = a->tid;
 	w->w0 = a->start;
 	w->w1 = a->start + gp_api_dur_ns(a);
-	if (c == GP_API_SYNC_DEVICE)
+	if (c == GP_API_SYNC_DEVICE || gp_an_is_implicit_sync(c))
 		w->stream = GP_NONE32;
+	w->copy = gp_an_is_copy_sync(c);
+	if (c == GP_API_MEMCPY_ASYNC) {
+		/* blocking only if its op says pageable memory (gp_sync_folded);
+		 * the join folds the op after this record, never before */
+		w->tentative = 1;
+		return;
+	}
 	gp_sync_activate(an, w);
 }
 
@@ -383,7 +390,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 void gp_sync_hook(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
-	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)))
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c)))
 		return;
 	if (!an->hook_only) {
 		gp_sync_shook_add(an, a->corr, gp_an_is_copy_sync(c));
@@ -438,13 +445,13 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
 /* An op with GPU times was folded (iteration slot `slot`): keep it in the
  * recent buffer, offer it to the waits, and charge the waits past the
  * horizon. Returns 0 or -ENOMEM (the recent buffer). */
-int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack)
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
 			       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
 			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api,
-			       .copy_sync = (uint8_t)(op->has_api && gp_an_is_copy_sync(op->api_class)) };
+			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
 	if (!s->recent && !(s->recent = malloc(GP_RECENT * sizeof *s->recent)))
 		return -ENOMEM;
@@ -461,7 +468,22 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
 	s->nrecent++;
 	gp_sync_offer(an, &r);
 	/* the op of a blocking copy/set bounds its wait's candidates */
-	struct gp_wait *w = r.copy_sync ? gp_sync_get(an, op->corr, 0) : NULL;
+	struct gp_wait *w = r.copy_sync || (op->has_api && op->api_class == GP_API_MEMCPY_ASYNC)
+				    ? gp_sync_get(an, op->corr, 0)
+				    : NULL;
+	if (w && w->tentative) {
+		w->tentative = 0;
+		if (!r.copy_sync) {
+			gp_sync_release(an, w); /* pinned: the call did not wait */
+			w = NULL;
+		} else {
+			/* pageable: a blocking copy; its hook's stack is the op's */
+			w->copy = 1;
+			if (!w->stack)
+				w->stack = stack;
+			gp_sync_activate(an, w);
+		}
+	}
 	if (w && w->active) {
 		gp_sync_consider(w, &r);
 		if (w->has_best && w->best_e > w->own_gpu_start)

@@ -20,6 +20,7 @@ $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 # The report's scenarios and the analyses' program: CUDA C programs built
 # like the examples, run under the profiler by the shell tests below.
 E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream \
+                   $(B)/tests/e2e/report_realcuda \
                    $(B)/tests/e2e/analyses_run
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

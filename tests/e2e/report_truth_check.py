@@ -5,7 +5,13 @@ with simcuda's ground truth (SIMCUDA_TRUTH JSON Lines, docs/simcuda.md).
 The expected value of every phase is computed here from the truth with the
 definitions of docs/metrics.md (launch, queue, execute, sync per op, summed
 per operator name), independently of the report's code; a cudaGraphLaunch
-call's time is the launch of the first of its kernels only. Each operator's
+call's time is the launch of the first of its kernels only. A copy whose
+call returned after its own transfer ended (a blocking copy or set, or an
+async copy on pageable memory) has launch = call − own transfer − its wait
+for earlier work; a launch's wait on a full queue is not launch either.
+Every truth `sync` line with a `waited_corr` (explicit syncs, blocking and
+pageable copies, implicit syncs of cudaFree & co., queue-full waits) is the
+waited op's sync. Each operator's
 phase sums, and the sums over all operators, must agree within the larger
 of REL (default 1 %) and ABS_NS (default 2 us). GPU busy must equal the
 union of the truth's op intervals (same tolerance). Verdicts are checked when
@@ -25,6 +31,7 @@ import sys
 REL, ABS_NS = 0.01, 2000
 NOMINAL_REL = float(os.environ.get("NOMINAL_REL", REL))
 NOMINAL_ABS_NS = float(os.environ.get("NOMINAL_ABS_NS", ABS_NS))
+IMPLICIT = {"free", "free_host", "host_alloc"}
 BLOCKING = {"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer",
             "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMemset2D", "cudaMemset3D"}
 
@@ -75,8 +82,14 @@ def main():
     names = demangle(sorted({o["name"] for o in ops if o["type"] == "kernel"}))
     own_block = {}
     waited = {}
+    ends = {t["corr"]: t["end"] for t in truth if t["type"] in ("kernel", "memcpy", "memset")}
     for s in syncs:
-        if s["kind"] in ("memcpy", "memset"):
+        if s["kind"] in IMPLICIT and s["waited_corr"] in ends:
+            # metrics.md §3: an implicit sync's wait ends when the op it
+            # waited for ended (the truth line ends when the host thread
+            # woke, later on a loaded host; the rest is the call's own time)
+            s = dict(s, end=max(s["start"], min(s["end"], ends[s["waited_corr"]])))
+        if s["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full"):
             own_block[s["api_corr"]] = own_block.get(s["api_corr"], 0) + s["end"] - s["start"]
         if s["waited_corr"]:
             waited[s["waited_corr"]] = waited.get(s["waited_corr"], 0) + s["end"] - s["start"]
@@ -107,8 +120,11 @@ def main():
         g["execute_ns"] += ex
         if api:
             launch = api["end"] - api["start"]
-            if api["name"] in BLOCKING:
-                launch -= ex + own_block.get(api["corr"], 0)
+            blocking = api["name"] in BLOCKING or (
+                o["type"] == "memcpy" and "Async" in api["name"] and api["end"] >= o["end"])
+            if blocking:
+                launch -= ex
+            launch -= own_block.get(api["corr"], 0)
             if api["corr"] in first_of and first_of[api["corr"]] is not o:
                 launch = 0
             g["launch_ns"] += max(0, launch)

@@ -19,7 +19,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/sync_bound" \
 	"$B/examples/launch_bound" "$B/examples/compute_bound" "$B/tests/e2e/report_rule_of_thumb" \
-	"$B/tests/e2e/report_multistream"; do
+	"$B/tests/e2e/report_multistream" "$B/tests/e2e/report_realcuda"; do
 	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
 done
 tmp=$(mktemp -d /tmp/gp_report_e2e.XXXXXX)
@@ -73,6 +73,33 @@ print("busy", s["gpu_busy_ns"], "plain sum", s["gpu_busy_sum_ns"])
 sys.exit(0 if s["gpu_busy_ns"] < s["gpu_busy_sum_ns"] else 1)
 PY
 fi
+
+# Real-CUDA behaviours (docs/simcuda.md), all on and each switched off:
+# async copies on pageable memory block (the wait for the earlier kernel is
+# its sync, the copy's own transfer its execute), cudaFree / cudaMallocHost /
+# cudaFreeHost wait for the device (charged to the op waited for, listed
+# under sync calls with their call sites).
+for variant in all:"" no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SIMCUDA_IMPLICIT_SYNC=0; do
+	name=realcuda_${variant%%:*}
+	envs=${variant#*:}
+	run "$name" "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" GPUPHASE_STACKS=sync $envs || continue
+	check "$name"
+	python3 - "$tmp/$name.json" "$name" <<'PY' || fail "$name: sync calls or advice"
+import json, sys
+r = json.load(open(sys.argv[1])); name = sys.argv[2]
+kinds = {k["kind"]: k["count"] for k in r["summary"]["sync_calls"]}
+print(name, "sync calls", kinds)
+want = {"memcpy async pageable": 0 if name.endswith("no_pageable") else 20,
+        "implicit (free/alloc)": 0 if name.endswith("no_implicit") else 30}
+bad = [f"{k}: {kinds.get(k, 0)} calls, expected {n}" for k, n in want.items() if kinds.get(k, 0) != n]
+sites = r.get("sync_callsites") or r.get("callsites") or []
+if any("no stack" in (c.get("name") or "") for c in sites):
+    bad.append("a blocking call lost its call site")
+for b in bad:
+    print("MISMATCH", b)
+sys.exit(1 if bad else 0)
+PY
+done
 
 # Rule-of-thumb table (stacks off: the scenario times its own sync calls).
 ok=0
