@@ -138,6 +138,7 @@ static int gp_an_finish_groups(struct gp_an *an, struct gp_rep *rep)
 		o->no_gpu = g->no_gpu;
 		o->sync_calls = g->sync_calls;
 		o->pageable = g->pageable;
+		o->sync_queue_ns = g->sync_queue;
 		o->exec = g->hist; /* ownership moves */
 		memset(&g->hist, 0, sizeof g->hist);
 	}

@@ -140,6 +140,8 @@ grouped:
 		it->queue += op->queue_ns;
 		it->exec += op->execute_ns;
 	}
+	/* a launch that waited on a full queue: that wait is not launching */
+	op->launch_ns -= gp_sync_queue_wait(an, op, slot);
 	if (op->has_api && op->launch_ns)
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
 	if (op->has_gpu) {

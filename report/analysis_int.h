@@ -60,6 +60,13 @@ struct gp_wait {
  * compared with a GPU one (CUPTI's conversion error, metrics.md §2). */
 #define GP_CLOCK_TOLERANCE_NS 10000u
 
+/* A launch that began with its device's queue as full as it ever was (at
+ * least GP_QUEUE_DEEP ops pending), and during which one of them ended,
+ * waited on the full launch queue (metrics.md §3). CUDA's queue holds about
+ * 1024; counting stops at GP_QUEUE_SCAN ops. */
+#define GP_QUEUE_DEEP 64u
+#define GP_QUEUE_SCAN 4096u
+
 /* Recently folded GPU ops, sorted by gpu_end (delay line of GP_RECENT). */
 #define GP_RECENT 65536u
 #define GP_WAIT_HORIZON 65536u /* ops folded after a wait became active */
@@ -67,7 +74,7 @@ struct gp_recent {
 	uint64_t e, api_end, gpu_start, launch;
 	uint32_t stream, group, corr;
 	int32_t iter;
-	uint8_t has_api, copy_sync;
+	uint8_t has_api, copy_sync, device;
 };
 
 /* Active waits of one thread, in w0 order (CUPTI delivers a thread's
@@ -76,6 +83,20 @@ struct gp_tidq {
 	uint32_t tid;
 	uint32_t *idx;
 	size_t head, n, cap, cache;
+};
+
+/* Launch-queue state of one device (sync.c, back-pressure): the most ops
+ * seen pending at a launch, how many launches found that many, and the
+ * waits of the first of them, charged once the level proves to be a cap. */
+#define GP_QUEUE_HITS 3u
+struct gp_queue_wait {
+	uint32_t op_group, best_group;
+	int32_t op_iter, best_iter;
+	uint64_t w;
+};
+struct gp_queue_dev {
+	uint32_t max, hits, ncand;
+	struct gp_queue_wait cand[GP_QUEUE_HITS - 1];
 };
 
 struct gp_sync {
@@ -89,6 +110,8 @@ struct gp_sync {
 	struct gp_recent *recent;    /* ring, sorted by e from recent_head      */
 	size_t recent_head, nrecent;
 	uint64_t op_seq;
+	uint64_t queue_calls, queue_ns; /* launches that waited on a full queue */
+	struct gp_queue_dev *queue;     /* per device (256), allocated on use   */
 	struct gp_map shook;         /* sync hook op id -> stack id (bounded)    */
 	uint32_t *shook_fifo;
 	size_t shook_head, nshook;
@@ -180,6 +203,7 @@ struct gp_group {
 	uint32_t name_str;   /* canonical string index, or GP_NONE32             */
 	char *name;          /* synthetic name when no string                    */
 	uint64_t count, launch, queue, exec, sync, no_api, no_gpu, sync_calls;
+	uint64_t sync_queue; /* part of sync: launches waiting on a full queue  */
 	uint64_t pageable;   /* async copies that blocked on pageable memory     */
 	struct gp_hist hist;
 };
@@ -312,6 +336,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a);
 void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
+uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_sync_free(struct gp_sync *s);

@@ -183,9 +183,13 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		if (rep->sync_calls[k])
 			fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s\n", li, gp_out_class_names[k],
 				rep->sync_calls[k], gp_fmt_dur(rep->sync_kind_ns[k], b1, 32));
-	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th);
+	if (rep->queue_full_calls)
+		fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s (the GPU was busy: not in the verdict)\n", li,
+			"launch queue full", rep->queue_full_calls, gp_fmt_dur(rep->queue_full_ns, b1, 32));
+	uint64_t vsync = gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
+	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, vsync, &o->th);
 	char why[160];
-	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th, why, sizeof why);
+	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, vsync, &o->th, why, sizeof why);
 	fprintf(f, "%sverdict (whole run): %s%s%s (%s)\n", li, md ? "**" : "", gp_verdict_name(rv), md ? "**" : "",
 		why);
 	if (*gp_verdict_advice(rv))
@@ -215,7 +219,8 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
 		uint64_t t = gp_rep_group_total(g);
-		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		uint64_t vsync = gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns);
+		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, vsync, &o->th);
 		uint64_t mean = g->exec.n ? g->exec.sum / g->exec.n : 0;
 		gp_fmt_dur(t, b1, 32);
 		gp_fmt_dur(g->launch_ns, b2, 32);
@@ -246,13 +251,14 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 	int first = 1;
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		uint64_t vsync = gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns);
+		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, vsync, &o->th);
 		if (v == GP_VERDICT_NONE || v == GP_VERDICT_BALANCED)
 			continue;
 		if (first)
 			fprintf(f, "\n%sVerdicts\n%s", h, md ? "\n" : "");
 		first = 0;
-		gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
+		gp_verdict_reason(v, g->launch_ns, g->execute_ns, vsync, &o->th, why, sizeof why);
 		fprintf(f, "%s%s: %s (%s): %s\n", li, g->name, gp_verdict_name(v), why, gp_verdict_advice(v));
 		if (g->pageable)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " copies used pageable host memory, so each call waited "
@@ -399,7 +405,8 @@ static void gp_out_csv(FILE *f, const struct gp_rep *rep, const struct gp_out_op
 			t ? (double)g->sync_ns / (double)t : 0, g->exec.n ? g->exec.sum / g->exec.n : 0,
 			gp_hist_quantile(&g->exec, 0.5), gp_hist_quantile(&g->exec, 0.95),
 			gp_hist_quantile(&g->exec, 0.99), g->exec.max, g->no_api, g->no_gpu,
-			gp_verdict_name(gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th)));
+			gp_verdict_name(gp_verdict_of(g->launch_ns, g->execute_ns,
+						      gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns), &o->th)));
 	}
 	free(sel);
 }
@@ -450,8 +457,12 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			gp_out_class_names[k], rep->sync_calls[k], rep->sync_kind_ns[k]);
 		first = 0;
 	}
+	if (rep->queue_full_calls)
+		fprintf(f, "%s{\"kind\": \"launch queue full\", \"count\": %" PRIu64 ", \"blocked_ns\": %" PRIu64 "}",
+			first ? "" : ", ", rep->queue_full_calls, rep->queue_full_ns);
 	fprintf(f, "], ");
-	gp_out_json_verdict(f, rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th);
+	gp_out_json_verdict(f, rep->launch_ns, rep->execute_ns, gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns),
+			    &o->th);
 	fprintf(f, "}");
 }
 
@@ -499,7 +510,8 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			g->exec.max, g->sync_calls, g->no_api, g->no_gpu);
 		if (g->pageable)
 			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
-		gp_out_json_verdict(f, g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		gp_out_json_verdict(f, g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
+				    &o->th);
 		fprintf(f, "}");
 	}
 	free(sel);
@@ -654,8 +666,10 @@ int gp_out_diff(FILE *f, const struct gp_rep *base, const struct gp_rep *cur, co
 				gate = 1;
 		if (gate && fail_above >= 0 && p > fail_above)
 			*regressed = 1;
-		const char *va = gp_verdict_name(gp_verdict_of(a->launch_ns, a->execute_ns, a->sync_ns, &o->th));
-		const char *vb = gp_verdict_name(gp_verdict_of(b->launch_ns, b->execute_ns, b->sync_ns, &o->th));
+		const char *va = gp_verdict_name(gp_verdict_of(a->launch_ns, a->execute_ns,
+								gp_rep_verdict_sync(a->sync_ns, a->sync_queue_ns), &o->th));
+		const char *vb = gp_verdict_name(gp_verdict_of(b->launch_ns, b->execute_ns,
+								gp_rep_verdict_sync(b->sync_ns, b->sync_queue_ns), &o->th));
 		int64_t dl = (int64_t)b->launch_ns - (int64_t)a->launch_ns, dq = (int64_t)b->queue_ns - (int64_t)a->queue_ns;
 		int64_t de = (int64_t)b->execute_ns - (int64_t)a->execute_ns, ds = (int64_t)b->sync_ns - (int64_t)a->sync_ns;
 		if (json) {

@@ -122,6 +122,8 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->sync_ns += s->sync_ns;
 		d->sync_unattributed_ns += s->sync_unattributed_ns;
 		d->sync_unattributed_calls += s->sync_unattributed_calls;
+		d->queue_full_calls += s->queue_full_calls;
+		d->queue_full_ns += s->queue_full_ns;
 		for (int k = 0; k < GP_API_CLASS_COUNT; k++) {
 			d->sync_calls[k] += s->sync_calls[k];
 			d->sync_kind_ns[k] += s->sync_kind_ns[k];
@@ -141,6 +143,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			g->no_gpu += sg->no_gpu;
 			g->sync_calls += sg->sync_calls;
 			g->pageable += sg->pageable;
+			g->sync_queue_ns += sg->sync_queue_ns;
 			if (gp_hist_merge(&g->exec, &sg->exec))
 				rc = -ENOMEM;
 		}

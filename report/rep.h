@@ -20,8 +20,16 @@ struct gp_rep_group {
 	uint64_t no_api, no_gpu; /* ops whose launch / GPU times are missing     */
 	uint64_t sync_calls;   /* blocking intervals charged to this group        */
 	uint64_t pageable;     /* async copies made blocking by pageable memory   */
+	uint64_t sync_queue_ns; /* part of sync_ns: launches waiting on a full queue */
 	struct gp_hist exec;   /* execute distribution                           */
 };
+
+/* The sync a verdict weighs: waits on a full launch queue are the GPU
+ * being busy, not sync points (metrics.md §5). */
+static inline uint64_t gp_rep_verdict_sync(uint64_t sync_ns, uint64_t queue_ns)
+{
+	return sync_ns > queue_ns ? sync_ns - queue_ns : 0;
+}
 
 struct gp_rep_iter {
 	int64_t iter;
@@ -71,6 +79,8 @@ struct gp_rep {
 	uint64_t host_api_ns, covered_ns, unattributed_ns;
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 	uint64_t sync_unattributed_ns, sync_unattributed_calls;
+	uint64_t queue_full_calls, queue_full_ns; /* launches that waited on a full
+	                                             launch queue (part of sync_ns) */
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
 	/* tables */
 	struct gp_rep_group *groups;

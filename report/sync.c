@@ -450,7 +450,7 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
 			       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
-			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api,
+			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
 			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
 	if (!s->recent && !(s->recent = malloc(GP_RECENT * sizeof *s->recent)))
@@ -496,6 +496,99 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 	return 0;
 }
 
+/* Charge a launch's wait on a full queue: out of its launch (group,
+ * iteration, totals), into the sync of the op whose end freed the slot. */
+static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q)
+{
+	struct gp_sync *s = &an->sync;
+	struct gp_group *og = &an->groups[q->op_group], *g = &an->groups[q->best_group];
+	uint64_t w = q->w < og->launch ? q->w : og->launch;
+	og->launch -= w;
+	an->launch -= w < an->launch ? w : an->launch;
+	if (q->op_iter >= 0) {
+		struct gp_iterx *it = &an->iters[q->op_iter];
+		it->launch -= w < it->launch ? w : it->launch;
+	}
+	g->sync += w;
+	g->sync_queue += w;
+	g->sync_calls++;
+	s->sync_total += w;
+	s->queue_calls++;
+	s->queue_ns += w;
+	if (q->best_iter >= 0)
+		an->iters[q->best_iter].sync += w;
+}
+
+/* Back-pressure (metrics.md §3): a launch, async copy/set or graph launch
+ * that began with as many ops of its device pending (enqueued before it
+ * began, ended after) as were ever seen pending there — at least
+ * GP_QUEUE_DEEP, and a level found by GP_QUEUE_HITS launches, so a queue
+ * that is merely growing is not taken for a full one — and during which one
+ * of them ended, waited on the full launch queue from its start to the
+ * first such end (that op's end freed the slot). The wait is charged as
+ * sync to that op and taken out of the call's launch (the first launches at
+ * a new level are charged once the level is confirmed). Called by the fold
+ * after the op's own sums (slot: its iteration); the ops it looks at are
+ * folded already (they end before it). Returns the wait charged for op. */
+uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+{
+	struct gp_sync *s = &an->sync;
+	if (!op->has_api || op->blocking || !op->launch_ns || !s->nrecent || op->group >= an->ngroups)
+		return 0;
+	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
+	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
+		return 0;
+	uint64_t a0 = op->api_start, a1 = op->api_end;
+	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (gp_sync_recent_at(an, mid)->e <= a0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (s->nrecent - lo < GP_QUEUE_DEEP)
+		return 0;
+	const struct gp_recent *best = NULL;
+	unsigned pending = 0;
+	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
+		const struct gp_recent *r = gp_sync_recent_at(an, i);
+		if (r->device != op->device || !r->has_api || r->api_end > a0)
+			continue; /* another device, or enqueued after the call began */
+		pending++;
+		if (r->e <= a1 && !best)
+			best = r; /* sorted by e: the first to end freed the slot */
+	}
+	if (!s->queue && !(s->queue = calloc(256, sizeof *s->queue))) {
+		gp_an_fail(an, -ENOMEM);
+		return 0;
+	}
+	struct gp_queue_dev *d = &s->queue[op->device];
+	if (pending > d->max) {
+		d->max = pending;
+		d->hits = d->ncand = 0;
+	}
+	if (pending < GP_QUEUE_DEEP || pending < d->max)
+		return 0;
+	d->hits++;
+	if (!best || best->group >= an->ngroups)
+		return 0;
+	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
+				   .best_iter = best->iter, .w = best->e - a0 };
+	if (q.w > op->launch_ns)
+		q.w = op->launch_ns;
+	if (d->hits < GP_QUEUE_HITS) {
+		if (d->ncand < GP_QUEUE_HITS - 1)
+			d->cand[d->ncand++] = q;
+		return 0;
+	}
+	for (uint32_t k = 0; k < d->ncand; k++)
+		gp_sync_queue_charge(an, &d->cand[k]);
+	d->ncand = 0;
+	gp_sync_queue_charge(an, &q);
+	return q.w;
+}
+
 static int gp_sync_cmp_cs(const void *a, const void *b)
 {
 	const struct gp_rep_callsite *x = a, *y = b;
@@ -517,6 +610,8 @@ void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
 	memcpy(rep->sync_kind_ns, s->sync_kind_ns, sizeof rep->sync_kind_ns);
 	rep->sync_unattributed_ns = s->sync_unattr_ns;
 	rep->sync_unattributed_calls = s->sync_unattr_calls;
+	rep->queue_full_calls = s->queue_calls;
+	rep->queue_full_ns = s->queue_ns;
 	rep->sync_ns = s->sync_total;
 }
 
@@ -529,6 +624,7 @@ void gp_sync_free(struct gp_sync *s)
 	free(s->tq);
 	gp_map_free(&s->tq_by_tid);
 	free(s->recent);
+	free(s->queue);
 	gp_map_free(&s->shook);
 	free(s->shook_fifo);
 	free(s->shook_seen);

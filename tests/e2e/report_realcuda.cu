@@ -4,7 +4,9 @@
 // cudaMemcpyAsync (which on a GPU blocks: it waits for the kernel, then
 // copies), a short kernel, a copy back to pinned memory (stays async) and a
 // stream synchronize; then kernels followed by cudaFree, cudaMallocHost and
-// cudaFreeHost (implicit synchronization: each waits for the device).
+// cudaFreeHost (implicit synchronization: each waits for the device); then
+// 400 kernels of 200 us back to back, which fill the launch queue (queue_depth
+// 128 in the cost model): each launch then waits for a kernel to end.
 // Cost model: report_realcuda.simcuda.
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 __global__ void rc_long(int *x) { x[0] += 1; }
 __global__ void rc_short(int *x) { x[1] += 1; }
+__global__ void rc_gpu(int *x) { x[2] += 1; }
 
 #define CK(call)                                                                          \
 	do {                                                                              \
@@ -55,6 +58,9 @@ int main(void)
 		rc_short<<<1, 1, 0, s>>>(d);
 		CK(cudaFreeHost(h)); /* waits for rc_short */
 	}
+	CK(cudaStreamSynchronize(s));
+	for (int i = 0; i < 400; i++) /* GPU-bound: the launch queue fills up */
+		rc_gpu<<<1, 1, 0, s>>>(d);
 	CK(cudaStreamSynchronize(s));
 	CK(cudaStreamDestroy(s));
 	CK(cudaFreeHost(pinned));

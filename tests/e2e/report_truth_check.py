@@ -84,10 +84,11 @@ def main():
     waited = {}
     ends = {t["corr"]: t["end"] for t in truth if t["type"] in ("kernel", "memcpy", "memset")}
     for s in syncs:
-        if s["kind"] in IMPLICIT and s["waited_corr"] in ends:
-            # metrics.md §3: an implicit sync's wait ends when the op it
-            # waited for ended (the truth line ends when the host thread
-            # woke, later on a loaded host; the rest is the call's own time)
+        if (s["kind"] in IMPLICIT or s["kind"] == "queue_full") and s["waited_corr"] in ends:
+            # metrics.md §3: an implicit sync's or a full queue's wait ends
+            # when the op it waited for ended (the truth line ends when the
+            # host thread woke, later on a loaded host; the rest is the
+            # call's own time)
             s = dict(s, end=max(s["start"], min(s["end"], ends[s["waited_corr"]])))
         if s["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full"):
             own_block[s["api_corr"]] = own_block.get(s["api_corr"], 0) + s["end"] - s["start"]
