@@ -185,6 +185,9 @@ int gp_an_prepare(struct gp_an *an);
 int gp_an_scan2(struct gp_an *an, const union gp_rec *rec, uint32_t nslots);
 /* Fill rep (zeroed by the caller) with the aggregates; returns 0 or -ENOMEM.
  * The analyser may be freed afterwards; rep owns its memory. */
+/* The capture was windowed (header `window` other than `all`): wall and
+ * iterations are taken over the capture windows only (metrics.md §6). */
+void gp_an_set_windowed(struct gp_an *an, int windowed);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);
 

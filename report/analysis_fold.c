@@ -133,6 +133,21 @@ grouped:
 		an->ops_joined++;
 	int64_t slot;
 	op->iter = gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
+	if (an->nwins) { /* the capture window the op's call began in */
+		uint64_t t = op->has_api ? op->api_start : op->gpu_start;
+		size_t lo = 0, hi = an->nwins;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (an->wins[mid].start <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct gp_rep_window *w = &an->wins[lo ? lo - 1 : 0];
+		w->ops++;
+		w->launch_ns += op->launch_ns;
+		w->execute_ns += op->execute_ns;
+	}
 	if (slot >= 0) {
 		struct gp_iterx *it = &an->iters[slot];
 		it->ops++;

@@ -211,6 +211,7 @@ struct gp_group {
 struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
+	int captured;        /* starts inside a capture window (or no windows)  */
 };
 
 /* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
@@ -242,6 +243,9 @@ struct gp_an {
 	uint64_t rec_count[GP_REC_TYPE_COUNT];
 	uint64_t records;
 	uint64_t t_first, t_last, win_start, win_stop;
+	struct gp_rep_window *wins; /* capture windows (WINDOW marks), by start */
+	size_t nwins, capwins;
+	int windowed;              /* gp_an_set_windowed: use the windows     */
 	int status[8];
 	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
 	double host_busy_w, host_proc_w, host_w, host_max;

@@ -170,6 +170,16 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		gp_fmt_dur(rep->wall_ns, b1, 32), gp_fmt_dur(rep->gpu_busy_ns, b2, 32),
 		gp_fmt_pct(rep->gpu_busy_ns, rep->wall_ns), gp_fmt_dur(rep->gpu_busy_sum_ns, b3, 32),
 		gp_fmt_dur(rep->gpu_idle_ns, b4, 32));
+	if (rep->nwindows) {
+		/* wall is the captured window(s) only (metrics.md §6) */
+		fprintf(f, "%scaptured in %zu window%s:", li, rep->nwindows, rep->nwindows == 1 ? "" : "s");
+		for (size_t i = 0; i < rep->nwindows && i < 10; i++) {
+			const struct gp_rep_window *w = &rep->windows[i];
+			fprintf(f, "%s %s at +%s (%" PRIu64 " ops%s)", i ? "," : "", gp_fmt_dur(w->stop - w->start, b1, 32),
+				gp_fmt_dur(w->start - rep->windows[0].start, b2, 32), w->ops, w->open ? ", open" : "");
+		}
+		fprintf(f, "%s\n", rep->nwindows > 10 ? ", ..." : "");
+	}
 	fprintf(f, "%shost time inside CUDA calls %s\n", li, gp_fmt_dur(rep->host_api_ns, b1, 32));
 	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue %s\n", li,
 		gp_fmt_dur(rep->launch_ns, b1, 32), gp_fmt_pct(rep->launch_ns, tot),
@@ -448,6 +458,17 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, ", \"host_cpu_busy_pct\": %.2f, \"host_cpu_busy_max_pct\": %.2f, \"process_cpu_pct\": %.2f",
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
+	if (rep->nwindows) {
+		fprintf(f, ", \"windows\": [");
+		for (size_t i = 0; i < rep->nwindows; i++) {
+			const struct gp_rep_window *w = &rep->windows[i];
+			fprintf(f, "%s{\"start_ns\": %" PRIu64 ", \"stop_ns\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+				   ", \"open\": %s, \"ops\": %" PRIu64 ", \"launch_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64 "}",
+				i ? ", " : "", w->start, w->stop, w->stop - w->start, w->open ? "true" : "false", w->ops,
+				w->launch_ns, w->execute_ns);
+		}
+		fprintf(f, "]");
+	}
 	fprintf(f, ", \"sync_calls\": [");
 	int first = 1;
 	for (int k = 0; k < GP_API_CLASS_COUNT; k++) {

@@ -39,6 +39,7 @@ void gp_rep_free(struct gp_rep *rep)
 		gp_rep_free_group(&rep->groups[i]);
 	free(rep->groups);
 	free(rep->iters);
+	free(rep->windows);
 	for (size_t i = 0; i < rep->ncallsites; i++)
 		free(rep->callsites[i].name);
 	free(rep->callsites);

@@ -39,6 +39,13 @@ struct gp_rep_iter {
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 };
 
+/* A capture window (GP_REC_WINDOW START .. STOP / END_EARLY). */
+struct gp_rep_window {
+	uint64_t start, stop;
+	int open;              /* no STOP mark: ends at the last record            */
+	uint64_t ops, launch_ns, execute_ns; /* ops whose call began inside it */
+};
+
 struct gp_rep_callsite {
 	char *name;
 	uint64_t calls, sync_ns;
@@ -85,6 +92,8 @@ struct gp_rep {
 	/* tables */
 	struct gp_rep_group *groups;
 	size_t ngroups;
+	struct gp_rep_window *windows; /* capture windows; wall is their sum */
+	size_t nwindows;
 	struct gp_rep_iter *iters;
 	size_t niters;
 	struct gp_rep_callsite *callsites; /* sync call sites, by sync_ns desc */

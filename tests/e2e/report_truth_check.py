@@ -72,11 +72,17 @@ def main():
         return 2
     truth = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
     report = json.load(open(sys.argv[2]))
-    apis = {t["corr"]: t for t in truth if t["type"] == "api"}
-    ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset")]
+    wins = [(w["start_ns"], w["stop_ns"]) for w in report["summary"].get("windows", [])]
+
+    def captured(t):
+        """In a windowed capture only calls made inside a window are traced."""
+        return not wins or any(a <= t < b for a, b in wins)
+
+    apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t["start"])}
+    ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and (not wins or t.get("api_corr") in apis)]
     syncs = {}
     for t in truth:
-        if t["type"] == "sync":
+        if t["type"] == "sync" and (not wins or t["api_corr"] in apis):
             syncs[(t["api_corr"], t["start"], t["end"])] = t  # the truth may repeat a line
     syncs = list(syncs.values())
     names = demangle(sorted({o["name"] for o in ops if o["type"] == "kernel"}))
@@ -174,6 +180,17 @@ def main():
     print(f"gpu_busy_ns {gb} (truth union {busy}, plain sum {sum(o['end'] - o['start'] for o in ops)})")
     if not close(gb, busy):
         bad.append(f"gpu_busy_ns {gb} != truth union {busy}")
+    if wins:
+        wall = sum(b - a for a, b in wins)
+        s = report["summary"]
+        print(f"windows {len(wins)}: wall_ns {s['wall_ns']} (sum of windows {wall}), idle {s['gpu_idle_ns']}")
+        if s["wall_ns"] != wall:
+            bad.append(f"wall_ns {s['wall_ns']} != sum of the capture windows {wall}")
+        if s["gpu_idle_ns"] > wall:
+            bad.append(f"gpu_idle_ns {s['gpu_idle_ns']} > wall {wall}")
+        empty = [i["iter"] for i in report.get("iterations", {}).get("items", []) if not i.get("ops")]
+        if empty:
+            bad.append(f"iterations without ops listed in a windowed capture: {empty[:5]}")
     for spec in sys.argv[3:]:
         if "@" in spec:
             name, nums = spec.split("@", 1)

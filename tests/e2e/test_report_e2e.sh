@@ -74,6 +74,14 @@ sys.exit(0 if s["gpu_busy_ns"] < s["gpu_busy_sum_ns"] else 1)
 PY
 fi
 
+# Capture windows (metrics.md §6): wall, idle and iterations over the
+# captured windows only; the truth is limited to the calls made inside them.
+for w in iters:skip=50,iters=10 repeat:skip=20,iters=5,repeat=3; do
+	name=window_${w%%:*}
+	run "$name" "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda" GPUPHASE_WINDOW="${w#*:}" || continue
+	check "$name"
+done
+
 # Real-CUDA behaviours (docs/simcuda.md), all on and each switched off:
 # async copies on pageable memory block (the wait for the earlier kernel is
 # its sync, the copy's own transfer its execute), cudaFree / cudaMallocHost /
