@@ -393,7 +393,10 @@ int gp_an_prepare(struct gp_an *an)
 	int have_cupti = an->rec_count[GP_REC_RUNTIME_API] || an->rec_count[GP_REC_DRIVER_API] ||
 			 an->rec_count[GP_REC_KERNEL] || an->rec_count[GP_REC_MEMCPY] ||
 			 an->rec_count[GP_REC_MEMSET];
-	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] || (!have_cupti && an->have_hooks);
+	/* no CUPTI record in a trace whose status says CUPTI was working is a
+	 * trace cut before CUPTI delivered anything, not a hook-only capture */
+	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
+			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
 
 	/* iterations: marks sorted by time, one per iteration number */
 	if (an->nmarks)

@@ -73,6 +73,9 @@ static void gp_an_finish_window(struct gp_an *an, struct gp_rep *rep)
 	rep->hooks_unjoined = an->hooks_unjoined;
 	rep->launches_captured = an->launches_captured;
 	rep->api_unjoined = an->api_unjoined;
+	for (int c = 0; c < GP_API_CLASS_COUNT; c++) /* a call may have both */
+		rep->lost_by_class[c] = an->hooks_unjoined_cls[c] > an->api_unjoined_cls[c] ? an->hooks_unjoined_cls[c]
+											: an->api_unjoined_cls[c];
 	rep->evicted = an->evicted;
 	rep->join_coverage = an->ops ? (double)an->ops_joined / (double)an->ops : 1.0;
 }

@@ -372,8 +372,10 @@ void gp_join_evict(struct gp_an *an)
 		} else {
 			if (!gp_join_pend_captured(an, p))
 				an->evicted++;
-			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p))
+			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p)) {
 				an->api_unjoined++;
+				an->api_unjoined_cls[p->api_class & 0x0f]++;
+			}
 			if (p->has_ext)
 				gp_dmap_del(&an->join.ext_rev, p->ext);
 			gp_join_pend_drop(an, p);
@@ -389,6 +391,7 @@ void gp_join_evict(struct gp_an *an)
 		} else {
 			an->evicted++;
 			an->hooks_unjoined++;
+			an->hooks_unjoined_cls[h->api_class & 0x0f]++;
 		}
 		gp_dmap_del(&an->join.ext_rev, h->op);
 		gp_join_hook_drop(an, h);
@@ -540,8 +543,10 @@ void gp_join_flush(struct gp_an *an)
 		if (p->has_gpu) {
 			gp_join_try_finish(an, p, 1);
 		} else {
-			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p))
+			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p)) {
 				an->api_unjoined++;
+				an->api_unjoined_cls[p->api_class & 0x0f]++;
+			}
 			gp_join_pend_drop(an, p);
 		}
 	}
@@ -550,10 +555,12 @@ void gp_join_flush(struct gp_an *an)
 		uint64_t *v = gp_dmap_get(&an->join.hook_by_op, h->op);
 		if (!v || &an->join.hooks[*v] != h)
 			continue;
-		if (gp_join_is_captured(an, h->op))
+		if (gp_join_is_captured(an, h->op)) {
 			an->launches_captured++;
-		else
+		} else {
 			an->hooks_unjoined++;
+			an->hooks_unjoined_cls[h->api_class & 0x0f]++;
+		}
 	}
 }
 

@@ -97,6 +97,24 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 	if (rep->ops_end_missing)
 		fprintf(f, "%s%" PRIu64 " ops have no end time (forced flush): their execute is unknown\n", lead,
 			rep->ops_end_missing);
+	if (!rep->complete && rep->cupti_ok) {
+		/* a cut trace: what lost its GPU records with the tail */
+		static const char *const what[GP_API_CLASS_COUNT] = {
+			[GP_API_LAUNCH] = "kernel launches", [GP_API_MEMCPY_SYNC] = "blocking copies",
+			[GP_API_MEMCPY_ASYNC] = "async copies", [GP_API_MEMSET_SYNC] = "blocking sets",
+			[GP_API_MEMSET_ASYNC] = "async sets", [GP_API_GRAPH_LAUNCH] = "graph launches",
+		};
+		int any = 0;
+		for (int c = 0; c < GP_API_CLASS_COUNT; c++)
+			if (rep->lost_by_class[c] && what[c]) {
+				fprintf(f, "%s%s %" PRIu64 " %s", any ? "" : lead,
+					any ? "," : "the trace was cut while CUPTI was working: lost the GPU records of",
+					rep->lost_by_class[c], what[c]);
+				any = 1;
+			}
+		if (any)
+			fprintf(f, " (not in the operators or verdicts, which cover the ops whose records were whole)\n");
+	}
 	if (rep->hooks_unjoined)
 		fprintf(f, "%s%" PRIu64 " hooked launches never joined a CUPTI record\n", lead, rep->hooks_unjoined);
 	if (rep->api_unjoined)
@@ -458,6 +476,19 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, ", \"host_cpu_busy_pct\": %.2f, \"host_cpu_busy_max_pct\": %.2f, \"process_cpu_pct\": %.2f",
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
+	if (!rep->complete && rep->cupti_ok) {
+		/* a cut trace: calls whose GPU record was lost with the tail */
+		static const char *const key[GP_API_CLASS_COUNT] = {
+			[GP_API_LAUNCH] = "launch", [GP_API_MEMCPY_SYNC] = "memcpy_blocking",
+			[GP_API_MEMCPY_ASYNC] = "memcpy_async", [GP_API_MEMSET_SYNC] = "memset_blocking",
+			[GP_API_MEMSET_ASYNC] = "memset_async", [GP_API_GRAPH_LAUNCH] = "graph_launch",
+		};
+		fprintf(f, ", \"lost_gpu_records\": {");
+		for (int c = 0, n = 0; c < GP_API_CLASS_COUNT; c++)
+			if (key[c] && rep->lost_by_class[c])
+				fprintf(f, "%s\"%s\": %" PRIu64, n++ ? ", " : "", key[c], rep->lost_by_class[c]);
+		fprintf(f, "}");
+	}
 	if (rep->nwindows) {
 		fprintf(f, ", \"windows\": [");
 		for (size_t i = 0; i < rep->nwindows; i++) {
