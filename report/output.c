@@ -105,10 +105,15 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 			[GP_API_MEMSET_ASYNC] = "async sets", [GP_API_GRAPH_LAUNCH] = "graph launches",
 		};
 		int any = 0;
+		if (rep->live)
+			fprintf(f, "%sthe trace is live: process %" PRIu64 " is still writing it, so it is incomplete\n", lead,
+				(uint64_t)rep->pid);
 		for (int c = 0; c < GP_API_CLASS_COUNT; c++)
 			if (rep->lost_by_class[c] && what[c]) {
 				fprintf(f, "%s%s %" PRIu64 " %s", any ? "" : lead,
-					any ? "," : "the trace was cut while CUPTI was working: lost the GPU records of",
+					any ? ","
+					: rep->live ? "no GPU records have arrived yet for"
+						    : "the trace was cut while CUPTI was working: lost the GPU records of",
 					rep->lost_by_class[c], what[c]);
 				any = 1;
 			}
@@ -119,7 +124,7 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 		fprintf(f, "%s%" PRIu64 " hooked launches never joined a CUPTI record\n", lead, rep->hooks_unjoined);
 	if (rep->api_unjoined)
 		fprintf(f, "%s%" PRIu64 " launch calls never produced a GPU op record\n", lead, rep->api_unjoined);
-	if (!rep->complete) {
+	if (!rep->complete && !rep->live) {
 		if (rep->truncated_bytes)
 			fprintf(f, "%sthe trace has no footer (cut off, %" PRIu64 " bytes after the last whole block): "
 				   "data after that point is lost\n", lead, rep->truncated_bytes);
@@ -483,6 +488,8 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			[GP_API_MEMCPY_ASYNC] = "memcpy_async", [GP_API_MEMSET_SYNC] = "memset_blocking",
 			[GP_API_MEMSET_ASYNC] = "memset_async", [GP_API_GRAPH_LAUNCH] = "graph_launch",
 		};
+		if (rep->live)
+			fprintf(f, ", \"live\": true");
 		fprintf(f, ", \"lost_gpu_records\": {");
 		for (int c = 0, n = 0; c < GP_API_CLASS_COUNT; c++)
 			if (key[c] && rep->lost_by_class[c])

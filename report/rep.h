@@ -65,6 +65,7 @@ struct gp_rep {
 	char **devices;        /* "0: NVIDIA H200 (cc 9.0, 132 SMs)"              */
 	size_t ndevices;
 	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;
+	int live;              /* no footer and its writer still runs on this host */
 	int complete;          /* footer present (every input)                    */
 	uint64_t truncated_bytes;
 	int32_t end_reason;    /* footer: 0, or the -errno that stopped writing   */

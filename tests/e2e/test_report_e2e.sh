@@ -82,6 +82,30 @@ for w in iters:skip=50,iters=10 repeat:skip=20,iters=5,repeat=3; do
 	check "$name"
 done
 
+# A live trace (metrics.md §8): reported while its writer still runs, it
+# says so and puts no op without its GPU record in the operators.
+sed 's/^kernel rc_gpu .*/kernel rc_gpu exec_ns=5000000/' "$S/tests/e2e/report_realcuda.simcuda" >"$tmp/slow.simcuda"
+(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+	SIMCUDA_CONFIG="$tmp/slow.simcuda" GPUPHASE_OUTPUT="$tmp/live.gpht" "$B/tests/e2e/report_realcuda" \
+	>"$tmp/live.out" 2>&1) &
+live_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/live.gpht" ] && break; sleep 0.1; done
+sleep 0.5
+"$R" --format json "$tmp/live.gpht" >"$tmp/live.json" 2>/dev/null
+"$R" "$tmp/live.gpht" >"$tmp/live.text" 2>/dev/null
+if kill -0 "$live_pid" 2>/dev/null; then
+	python3 - "$tmp/live.json" <<'PY' || fail "live: not reported as live"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+print("live", s.get("live"), "complete", s["complete"], "not arrived", s.get("lost_gpu_records"))
+sys.exit(0 if s.get("live") and not s["complete"] else 1)
+PY
+	grep -q "cut off" "$tmp/live.text" && fail "live: called cut off"
+else
+	echo "live: the program ended before the report ran (loaded host); not checked"
+fi
+wait "$live_pid" || fail "live: program failed"
+
 # Real-CUDA behaviours (docs/simcuda.md), all on and each switched off:
 # async copies on pageable memory block (the wait for the earlier kernel is
 # its sync, the copy's own transfer its execute), cudaFree / cudaMallocHost /
