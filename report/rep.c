@@ -67,6 +67,36 @@ static struct gp_rep_group *gp_rep_find_group(struct gp_rep *d, const char *name
 	return g;
 }
 
+static const char *gp_rep_kv(const struct gp_rep *r, const char *key)
+{
+	for (size_t i = 0; i < r->nkv; i++)
+		if (r->kv[i].key && !strcmp(r->kv[i].key, key))
+			return r->kv[i].value ? r->kv[i].value : "";
+	return NULL;
+}
+
+int gp_rep_one_job(const struct gp_rep *const *reps, size_t n)
+{
+	if (n < 2)
+		return 1;
+	int same_job = 1, ranks = 1;
+	const char *job0 = gp_rep_kv(reps[0], "job_id"), *world0 = gp_rep_kv(reps[0], "world_size");
+	for (size_t i = 0; i < n; i++) {
+		const char *job = gp_rep_kv(reps[i], "job_id"), *world = gp_rep_kv(reps[i], "world_size");
+		const char *rank = gp_rep_kv(reps[i], "rank");
+		if (!job || !job0 || strcmp(job, job0))
+			same_job = 0;
+		if (!rank || (world0 ? !world || strcmp(world, world0) : world != NULL))
+			ranks = 0;
+		for (size_t k = 0; ranks && k < i; k++) {
+			const char *other = gp_rep_kv(reps[k], "rank");
+			if (other && !strcmp(other, rank))
+				ranks = 0; /* the same rank twice: two runs, not one job */
+		}
+	}
+	return same_job || ranks;
+}
+
 int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 {
 	int rc = 0;

@@ -111,6 +111,9 @@ void gp_rep_free(struct gp_rep *rep);
 /* Merge several per-trace reports into dst (groups by name, sums, hist
  * merge); dst->ranks takes ownership of the inputs. */
 int gp_rep_merge(struct gp_rep *dst, struct gp_rep *src, size_t n);
+/* Are these traces one job (metrics.md §9): every header carries the same
+ * job_id, or every one a rank, distinct, with the same world_size? */
+int gp_rep_one_job(const struct gp_rep *const *reps, size_t n);
 
 /* launch + execute + sync of an operator. */
 uint64_t gp_rep_group_total(const struct gp_rep_group *g);
