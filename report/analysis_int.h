@@ -85,6 +85,15 @@ struct gp_tidq {
 	size_t head, n, cap, cache;
 };
 
+/* A wait already charged, kept to recognise ops that arrive after it
+ * (sync.c, waits_late). */
+#define GP_SETTLED 4096u
+struct gp_settled {
+	uint64_t w0, w1, best_e;
+	uint32_t tid, stream;
+	uint8_t kind, copy;
+};
+
 /* Launch-queue state of one device (sync.c, back-pressure): the most ops
  * seen pending at a launch, how many launches found that many, and the
  * waits of the first of them, charged once the level proves to be a cap. */
@@ -122,6 +131,11 @@ struct gp_sync {
 	struct gp_rep_callsite *cs;
 	size_t ncs, capcs;
 	uint64_t sync_total, sync_unattr_ns, sync_unattr_calls, waits_late;
+	struct gp_map early_ext;     /* ext id -> wait corr: a blocking call's CUPTI
+	                                records came before its hook (bounded) */
+	struct gp_settled *settled;  /* ring of the last GP_SETTLED charged waits */
+	size_t settled_head, nsettled;
+	uint64_t settled_max_w1;
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
 };
 
@@ -341,6 +355,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a);
 void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
+void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);

@@ -457,6 +457,8 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 		/* no op will join this call: drop an announced ext corr */
 		struct gp_pending *p = gp_join_pend_get(an, a->corr, 0);
 		if (p && !p->has_gpu && !p->has_api) {
+			if (p->has_ext && (gp_an_is_sync_class(c) || gp_an_is_implicit_sync(c)))
+				gp_sync_early_ext(an, p->ext, a->corr); /* its hook comes later */
 			if (p->has_ext)
 				gp_dmap_del(&an->join.ext_rev, p->ext);
 			gp_join_pend_drop(an, p);

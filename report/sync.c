@@ -78,8 +78,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->own_iter = r->iter;
 		return;
 	}
-	if (r->e <= w->w0 || r->e > w->w1)
-		return; /* finished before the wait began, or after it ended */
+	if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
+		return; /* finished before the wait began, or after it ended (the
+			   tolerance: GPU times a few us off the host clock) */
 	if (r->has_api && r->api_end > w->w0)
 		return; /* enqueued after the wait began: not waited for */
 	switch (w->kind) {
@@ -116,7 +117,7 @@ static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 	 * bound the search to the cache lines near the end */
 	for (size_t step = 1; hi > 0; step *= 2) {
 		size_t i = hi > step ? hi - step : 0;
-		if (gp_sync_recent_at(an, i)->e <= w->w1) {
+		if (gp_sync_recent_at(an, i)->e <= w->w1 + GP_CLOCK_TOLERANCE_NS) {
 			lo = i + 1;
 			break;
 		}
@@ -124,7 +125,7 @@ static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= w->w1)
+		if (gp_sync_recent_at(an, mid)->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -194,7 +195,7 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 			continue;
 		size_t k = q->cache >= q->head && q->cache < q->head + q->n ? q->cache : q->head;
 		struct gp_wait *w = &an->sync.waits[q->idx[k]];
-		if (!(w->w0 < r->e && r->e <= w->w1)) {
+		if (!(w->w0 < r->e && r->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)) {
 			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
 			if (an->sync.waits[q->idx[b - 1]].w0 < r->e)
 				a = b; /* the newest wait began before e: it is that one */
@@ -209,7 +210,7 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 				continue;
 			k = a - 1;
 			w = &an->sync.waits[q->idx[k]];
-			if (r->e > w->w1)
+			if (r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
 				continue;
 			q->cache = k;
 		}
@@ -237,17 +238,61 @@ static void gp_sync_callsite_add(struct gp_an *an, const char *site, uint64_t s)
 	an->sync.cs[*v].sync_ns += s;
 }
 
+/* Keep a charged wait in the settled ring (waits_late). */
+static void gp_sync_settle(struct gp_an *an, const struct gp_wait *w)
+{
+	struct gp_sync *s = &an->sync;
+	if (!s->settled && !(s->settled = malloc(GP_SETTLED * sizeof *s->settled)))
+		return gp_an_fail(an, -ENOMEM);
+	if (s->nsettled == GP_SETTLED) {
+		s->settled_head = (s->settled_head + 1) % GP_SETTLED;
+		s->nsettled--;
+	}
+	s->settled[(s->settled_head + s->nsettled) % GP_SETTLED] =
+		(struct gp_settled){ .w0 = w->w0, .w1 = w->w1, .best_e = w->has_best ? w->best_e : 0, .tid = w->tid,
+				     .stream = w->stream, .kind = w->kind, .copy = w->copy };
+	s->nsettled++;
+	if (w->w1 > s->settled_max_w1)
+		s->settled_max_w1 = w->w1;
+}
+
+/* An op folded after the wait it ended in was charged (metrics.md §3,
+ * streaming bounds): the wait went to an earlier op or to nothing
+ * outstanding. Counted in waits_late; only ops ending before the latest
+ * charged wait's end are looked at. */
+static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
+{
+	struct gp_sync *s = &an->sync;
+	if (!s->nsettled || r->e >= s->settled_max_w1 + GP_CLOCK_TOLERANCE_NS)
+		return;
+	for (size_t i = 0; i < s->nsettled; i++) {
+		const struct gp_settled *w = &s->settled[(s->settled_head + i) % GP_SETTLED];
+		if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS || (r->has_api && r->api_end > w->w0))
+			continue;
+		if ((w->kind == GP_API_SYNC_STREAM || w->kind == GP_API_SYNC_EVENT) && w->stream != GP_NONE32 &&
+		    w->stream != r->stream)
+			continue;
+		if (w->copy || r->e <= w->best_e)
+			continue; /* a copy's own op, or not the one it waited for */
+		s->waits_late++;
+		return;
+	}
+}
+
 /* Charge an active wait and release its slot. */
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
 				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1 };
 	uint64_t s;
+	gp_sync_settle(an, w);
 	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
 		/* the wait ends when the earlier work it waited for ended */
 		s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
 		if (w->has_own && s > w->own_launch)
 			s = w->own_launch;
+		if (s > w->w1 - w->w0)
+			s = w->w1 - w->w0; /* a GPU clock ahead of the host's */
 		if (!w->has_best || !s)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
@@ -415,12 +460,30 @@ void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r)
 		gp_sync_search(an, w); /* the scope narrowed after activation */
 }
 
-/* The stack of a sync hook (pass 2). */
+/* A blocking call's external correlation that came before its hook (CUPTI's
+ * buffer was written first): remember which wait the hook's stack is for.
+ * Bounded: the map is emptied when it reaches GP_RECENT entries. */
+void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
+{
+	if (an->sync.early_ext.count >= GP_RECENT)
+		gp_map_free(&an->sync.early_ext);
+	gp_an_fail(an, gp_map_put(&an->sync.early_ext, ext, corr));
+}
+
+/* The stack of a sync hook (pass 2): to its wait through the external
+ * correlation, whichever came first. */
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack)
 {
 	uint64_t *sh = gp_sync_shook_get(an, op);
 	if (sh)
 		*sh = (*sh & GP_SHOOK_COPY) | stack;
+	uint64_t *c = an->sync.early_ext.count ? gp_map_get(&an->sync.early_ext, op) : NULL;
+	if (c) {
+		struct gp_wait *w = gp_sync_get(an, (uint32_t)*c, 0);
+		if (w && !w->stack)
+			w->stack = stack;
+		gp_map_del(&an->sync.early_ext, op);
+	}
 }
 
 /* An external correlation (CUSTOM2) of a blocking call's hook: its stack
@@ -466,6 +529,7 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 	}
 	s->recent[(s->recent_head + i) & (GP_RECENT - 1)] = r;
 	s->nrecent++;
+	gp_sync_late(an, &r);
 	gp_sync_offer(an, &r);
 	/* the op of a blocking copy/set bounds its wait's candidates */
 	struct gp_wait *w = r.copy_sync || (op->has_api && op->api_class == GP_API_MEMCPY_ASYNC)
@@ -485,6 +549,8 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 		}
 	}
 	if (w && w->active) {
+		if (!w->stack)
+			w->stack = stack; /* the copy's hook came after CUPTI's records */
 		gp_sync_consider(w, &r);
 		if (w->has_best && w->best_e > w->own_gpu_start)
 			gp_sync_search(an, w);
@@ -611,6 +677,7 @@ void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
 	rep->sync_unattributed_ns = s->sync_unattr_ns;
 	rep->sync_unattributed_calls = s->sync_unattr_calls;
 	rep->queue_full_calls = s->queue_calls;
+	rep->waits_late = s->waits_late;
 	rep->queue_full_ns = s->queue_ns;
 	rep->sync_ns = s->sync_total;
 }
@@ -625,6 +692,8 @@ void gp_sync_free(struct gp_sync *s)
 	gp_map_free(&s->tq_by_tid);
 	free(s->recent);
 	free(s->queue);
+	free(s->settled);
+	gp_map_free(&s->early_ext);
 	gp_map_free(&s->shook);
 	free(s->shook_fifo);
 	free(s->shook_seen);
