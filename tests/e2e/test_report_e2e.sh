@@ -118,22 +118,33 @@ for variant in all:"" no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SI
 	no_queue:SIMCUDA_QUEUE_DEPTH=0; do
 	name=realcuda_${variant%%:*}
 	envs=${variant#*:}
-	run "$name" "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" GPUPHASE_STACKS=sync $envs || continue
-	check "$name"
-	python3 - "$tmp/$name.json" "$name" <<'PY' || fail "$name: sync calls or advice"
+	# up to 3 runs: with a behaviour switched off, a call preempted on a
+	# loaded host can still overlap the end of a kernel and read as a wait
+	ok=0
+	for attempt in 1 2 3; do
+		run "$name" "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" GPUPHASE_STACKS=sync \
+			$envs || break
+		echo "--- $name (attempt $attempt)"
+		$CHECK "$tmp/$name.truth" "$tmp/$name.json" || continue
+		python3 - "$tmp/$name.json" "$name" <<'PY' && ok=1 && break
 import json, sys
 r = json.load(open(sys.argv[1])); name = sys.argv[2]
 kinds = {k["kind"]: k["count"] for k in r["summary"]["sync_calls"]}
+blocked = {k["kind"]: k["blocked_ns"] for k in r["summary"]["sync_calls"]}
 print(name, "sync calls", kinds)
 want = {"memcpy async pageable": 0 if name.endswith("no_pageable") else 20,
         "implicit (free/alloc)": 0 if name.endswith("no_implicit") else 30}
-bad = [f"{k}: {kinds.get(k, 0)} calls, expected {n}" for k, n in want.items() if kinds.get(k, 0) != n]
+# switched off, a call that merely overlapped a kernel's end by chance may
+# read as a wait: tolerated within the truth check's 2 us
+bad = [f"{k}: {kinds.get(k, 0)} calls, expected {n}" for k, n in want.items()
+       if kinds.get(k, 0) != n and not (n == 0 and blocked.get(k, 0) <= 2000)]
 full = kinds.get("launch queue full", 0)
 if (full == 0) != name.endswith("no_queue"):
     bad.append(f"launch queue full: {full} calls")
 ops = {o["name"]: o for o in r["operators"]}
 v = ops.get("rc_gpu", {}).get("verdict")
-if v != "compute-bound":
+if v != "compute-bound" and not name.endswith("no_queue"):
+    # (without a queue limit the loop's final synchronize is its sync)
     # a loaded host inflates the launches (simcuda's busy-waits lose the
     # CPU): only a verdict taken on a quiet host is held to the rule
     loaded = r["summary"].get("host_cpu_busy_pct", 0) > 80
@@ -147,6 +158,8 @@ for b in bad:
     print("MISMATCH", b)
 sys.exit(1 if bad else 0)
 PY
+	done
+	[ "$ok" = 1 ] || fail "$name: report disagrees with the truth, or sync calls / verdict off, in 3 runs"
 done
 
 # Rule-of-thumb table (stacks off: the scenario times its own sync calls).
