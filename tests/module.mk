@@ -37,6 +37,7 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
+	 tests/e2e/test_report_cupti_awkward.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh

@@ -114,8 +114,9 @@ wait "$live_pid" || fail "live: program failed"
 # A full launch queue (queue_depth 128 in the cost model): each launch of the
 # GPU-bound rc_gpu loop waits for a kernel to end; that wait is its sync, not
 # launch, and the verdict calls the loop compute-bound.
-for variant in all:"" no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SIMCUDA_IMPLICIT_SYNC=0 \
-	no_queue:SIMCUDA_QUEUE_DEPTH=0; do
+# "jitter" adds execution jitter to all of them at once.
+for variant in all:"" jitter:"SIMCUDA_EXEC_JITTER_PCT=10 SIMCUDA_SEED=7" \
+	no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SIMCUDA_IMPLICIT_SYNC=0 no_queue:SIMCUDA_QUEUE_DEPTH=0; do
 	name=realcuda_${variant%%:*}
 	envs=${variant#*:}
 	# up to 3 runs: with a behaviour switched off, a call preempted on a
