@@ -102,6 +102,8 @@ struct gp_queue_wait {
 	uint32_t op_group, best_group;
 	int32_t op_iter, best_iter;
 	uint64_t w;
+	uint32_t tid, corr, best_corr, stream; /* for the exports' wait sink */
+	uint64_t a0, a1;
 };
 struct gp_queue_dev {
 	uint32_t max, hits, ncand;

@@ -583,6 +583,12 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 	s->queue_ns += w;
 	if (q->best_iter >= 0)
 		an->iters[q->best_iter].sync += w;
+	if (an->cfg.on_wait) {
+		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
+					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->a0, .w1 = q->a0 + w,
+					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group };
+		an->cfg.on_wait(&out, an->cfg.ctx);
+	}
 }
 
 /* Back-pressure (metrics.md §3): a launch, async copy/set or graph launch
@@ -640,7 +646,8 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 	if (!best || best->group >= an->ngroups)
 		return 0;
 	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = best->e - a0 };
+				   .best_iter = best->iter, .w = best->e - a0, .tid = op->tid, .corr = op->corr,
+				   .best_corr = best->corr, .stream = op->stream, .a0 = a0, .a1 = a1 };
 	if (q.w > op->launch_ns)
 		q.w = op->launch_ns;
 	if (d->hits < GP_QUEUE_HITS) {
