@@ -71,6 +71,8 @@ enum gp_api_class {
 	GP_API_GRAPH_LAUNCH = 9,
 	GP_API_HOST_FUNC = 10,   /* cudaLaunchHostFunc                          */
 	GP_API_PROFILER = 11,    /* cudaProfilerStart / Stop                    */
+	GP_API_SYNC_IMPLICIT = 12, /* cudaFree, cudaFreeHost, cudaMallocHost,
+	                              cudaHostAlloc: wait for the device first  */
 	GP_API_CLASS_COUNT
 };
 
@@ -115,6 +117,8 @@ struct gp_rec_kernel {
 #define GP_COPYF_DUR_US    0x04u /* dur is in microseconds                           */
 #define GP_COPYF_END_MISSING 0x08u
 #define GP_COPYF_GRAPH     0x10u /* a GP_REC_GRAPH_NODE follows                     */
+#define GP_COPYF_PAGEABLE  0x20u /* memcpy: its host side is pageable memory (CUPTI
+                                    srcKind or dstKind PAGEABLE): the call blocked */
 struct gp_rec_copy {
 	uint8_t type;
 	uint8_t device;

@@ -127,6 +127,9 @@ enum gp_api_class gp_cupti_classify(int driver, unsigned cbid)
 			return GP_API_SYNC_EVENT;
 		if (gp_cupti_prefix(n, "cudaProfilerSt"))
 			return GP_API_PROFILER;
+		if (!strcmp(n, "cudaFree") || !strcmp(n, "cudaFreeHost") || !strcmp(n, "cudaMallocHost") ||
+		    !strcmp(n, "cudaHostAlloc"))
+			return GP_API_SYNC_IMPLICIT;
 		return GP_API_OTHER;
 	}
 	if (gp_cupti_prefix(n, "cuLaunchHostFunc"))
@@ -147,6 +150,9 @@ enum gp_api_class gp_cupti_classify(int driver, unsigned cbid)
 		return GP_API_SYNC_EVENT;
 	if (gp_cupti_prefix(n, "cuProfilerSt"))
 		return GP_API_PROFILER;
+	if (!strcmp(n, "cuMemFree") || !strcmp(n, "cuMemFree_v2") || !strcmp(n, "cuMemFreeHost") ||
+	    gp_cupti_prefix(n, "cuMemAllocHost") || !strcmp(n, "cuMemHostAlloc"))
+		return GP_API_SYNC_IMPLICIT;
 	return GP_API_OTHER;
 }
 
@@ -211,7 +217,7 @@ static void gp_cupti_graph(uint32_t graph_id, uint64_t node_id, uint32_t corr)
 	gp_collector_emit(&r, 1);
 }
 
-static void gp_cupti_copy(uint8_t type, uint8_t device, uint8_t kind, int async, uint32_t stream, uint64_t start,
+static void gp_cupti_copy(uint8_t type, uint8_t device, uint8_t kind, unsigned flags, uint32_t stream, uint64_t start,
 			  uint64_t end, uint32_t corr, uint32_t rt_corr, uint64_t bytes, uint32_t graph_id,
 			  uint64_t node_id)
 {
@@ -220,7 +226,7 @@ static void gp_cupti_copy(uint8_t type, uint8_t device, uint8_t kind, int async,
 	r.copy.type = type;
 	r.copy.device = device;
 	r.copy.copy_kind = kind;
-	r.copy.flags = async ? GP_COPYF_ASYNC : 0;
+	r.copy.flags = (uint8_t)flags; /* GP_COPYF_ASYNC, GP_COPYF_PAGEABLE */
 	r.copy.stream = stream;
 	r.copy.start = gp_cupti_ts(start);
 	uint64_t dur = 0;
@@ -273,14 +279,17 @@ static void gp_cupti_convert(const CUpti_Activity *a)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const void *)a;
-		gp_cupti_copy(GP_REC_MEMCPY, (uint8_t)m->deviceId, m->copyKind,
-			      (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, m->streamId, m->start, m->end,
+		unsigned f = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? GP_COPYF_ASYNC : 0;
+		if (m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)
+			f |= GP_COPYF_PAGEABLE;
+		gp_cupti_copy(GP_REC_MEMCPY, (uint8_t)m->deviceId, m->copyKind, f, m->streamId, m->start, m->end,
 			      m->correlationId, m->runtimeCorrelationId, m->bytes, m->graphId, m->graphNodeId);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)a;
-		gp_cupti_copy(GP_REC_MEMSET, (uint8_t)m->deviceId, 0, (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0,
+		gp_cupti_copy(GP_REC_MEMSET, (uint8_t)m->deviceId, 0,
+			      (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? GP_COPYF_ASYNC : 0u,
 			      m->streamId, m->start, m->end, m->correlationId, m->correlationId, m->bytes, m->graphId,
 			      m->graphNodeId);
 		break;

@@ -157,10 +157,22 @@ static void gp_lib_devices(void)
 	}
 }
 
+/* The first of the environment variables `names` (NULL-terminated) that is
+ * set and not empty, or NULL: what launchers say about the job. */
+static const char *gp_lib_env_first(const char *const *names)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
 static int gp_lib_start(void)
 {
 	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX], depth[16];
-	struct gp_kv kv[12];
+	struct gp_kv kv[16];
 	size_t nkv = 0;
 
 	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
@@ -217,6 +229,20 @@ static int gp_lib_start(void)
 		kv[nkv++] = (struct gp_kv){"cuda_driver", drv};
 	if (gp_cfg.stacks != GP_STACKS_OFF)
 		kv[nkv++] = (struct gp_kv){"stack_depth", depth};
+	/* which job this process belongs to: the report merges only the traces
+	 * of one job (docs/metrics.md §9) */
+	static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
+	static const char *const world_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
+						 NULL};
+	static const char *const job_vars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL};
+	const char *rank = gp_lib_env_first(rank_vars), *world = gp_lib_env_first(world_vars);
+	const char *job = gp_lib_env_first(job_vars);
+	if (rank)
+		kv[nkv++] = (struct gp_kv){"rank", rank};
+	if (world)
+		kv[nkv++] = (struct gp_kv){"world_size", world};
+	if (job)
+		kv[nkv++] = (struct gp_kv){"job_id", job};
 
 	struct gp_collector_config cc;
 	memset(&cc, 0, sizeof cc);

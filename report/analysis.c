@@ -123,6 +123,19 @@ static void gp_an_scan1_iter(struct gp_an *an, const struct gp_rec_mark *m)
 
 static void gp_an_scan1_window(struct gp_an *an, const struct gp_rec_mark *m)
 {
+	if (m->kind == GP_WIN_START) {
+		if (GROW(an->wins, an->nwins, an->capwins))
+			return gp_an_fail(an, -ENOMEM);
+		an->wins[an->nwins++] = (struct gp_rep_window){ .start = m->ts, .open = 1 };
+	} else if (m->kind == GP_WIN_STOP || m->kind == GP_WIN_END_EARLY) {
+		/* the latest open window that began before it */
+		for (size_t i = an->nwins; i > 0; i--)
+			if (an->wins[i - 1].open && an->wins[i - 1].start <= m->ts) {
+				an->wins[i - 1].stop = m->ts;
+				an->wins[i - 1].open = 0;
+				break;
+			}
+	}
 	if (m->kind == GP_WIN_START && (!an->win_start || m->ts < an->win_start))
 		an->win_start = m->ts;
 	if ((m->kind == GP_WIN_STOP || m->kind == GP_WIN_END_EARLY) && m->ts > an->win_stop)
@@ -168,6 +181,7 @@ static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
 		v->end_missing = (k->flags & GP_OPF_END_MISSING) != 0;
 		v->device = k->device;
 		v->copy_kind = 0;
+		v->pageable = 0;
 		v->key = k->corr;
 		v->stream = k->stream;
 		v->name = k->name;
@@ -181,6 +195,7 @@ static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
 	v->end_missing = (c->flags & GP_COPYF_END_MISSING) != 0;
 	v->device = c->device;
 	v->copy_kind = c->copy_kind;
+	v->pageable = r->type == GP_REC_MEMCPY && (c->flags & GP_COPYF_PAGEABLE) != 0;
 	v->key = r->type == GP_REC_MEMCPY && c->rt_corr ? c->rt_corr : c->corr;
 	v->stream = c->stream;
 	v->name = 0;
@@ -362,6 +377,13 @@ static int gp_an_cmp_mark(const void *a, const void *b)
 	return x->iter < y->iter ? -1 : x->iter > y->iter;
 }
 
+static void gp_an_windows(struct gp_an *an);
+
+void gp_an_set_windowed(struct gp_an *an, int windowed)
+{
+	an->windowed = windowed;
+}
+
 int gp_an_prepare(struct gp_an *an)
 {
 	if (an->err)
@@ -371,7 +393,10 @@ int gp_an_prepare(struct gp_an *an)
 	int have_cupti = an->rec_count[GP_REC_RUNTIME_API] || an->rec_count[GP_REC_DRIVER_API] ||
 			 an->rec_count[GP_REC_KERNEL] || an->rec_count[GP_REC_MEMCPY] ||
 			 an->rec_count[GP_REC_MEMSET];
-	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] || (!have_cupti && an->have_hooks);
+	/* no CUPTI record in a trace whose status says CUPTI was working is a
+	 * trace cut before CUPTI delivered anything, not a hook-only capture */
+	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
+			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
 
 	/* iterations: marks sorted by time, one per iteration number */
 	if (an->nmarks)
@@ -392,7 +417,50 @@ int gp_an_prepare(struct gp_an *an)
 			an->iters[i].end = i + 1 < an->niters ? an->iters[i + 1].start
 							     : (wend > an->iters[i].start ? wend : an->iters[i].start);
 	}
+	gp_an_windows(an);
 	return an->err;
+}
+
+/* After pass 1: capture windows in start order, open ones closed at the
+ * next window's start or the last record (metrics.md §6); an iteration is
+ * captured when it lies whole inside one (or has ops, analysis_finish.c),
+ * and ends at that window's stop at the latest (the gap to the next capture
+ * is no iteration's time). */
+static void gp_an_windows(struct gp_an *an)
+{
+	if (!an->windowed)
+		an->nwins = 0; /* window "all": the whole trace */
+	if (!an->nwins) {
+		for (size_t i = 0; i < an->niters; i++)
+			an->iters[i].captured = 1;
+		return;
+	}
+	for (size_t i = 1; i < an->nwins; i++) /* insertion sort: marks come in order */
+		for (size_t k = i; k > 0 && an->wins[k - 1].start > an->wins[k].start; k--) {
+			struct gp_rep_window t = an->wins[k];
+			an->wins[k] = an->wins[k - 1];
+			an->wins[k - 1] = t;
+		}
+	for (size_t i = 0; i < an->nwins; i++) {
+		struct gp_rep_window *w = &an->wins[i];
+		if (w->open)
+			w->stop = i + 1 < an->nwins ? an->wins[i + 1].start : an->t_last;
+		if (w->stop < w->start)
+			w->stop = w->start;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < an->niters; i++) {
+		struct gp_iterx *it = &an->iters[i];
+		while (k < an->nwins && an->wins[k].stop <= it->start)
+			k++;
+		if (k < an->nwins && an->wins[k].start <= it->start) {
+			/* whole inside the window (the STOP mark follows the mark
+			 * of the first iteration after it: that one is not) */
+			it->captured = it->end <= an->wins[k].stop;
+			if (it->end > an->wins[k].stop)
+				it->end = an->wins[k].stop;
+		}
+	}
 }
 
 /* --- pass 2: one function per record kind ----------------------------------------- */
@@ -439,7 +507,7 @@ static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
 	unsigned c = GP_API_CLASS(a->class_flags);
 	if (a->class_flags & GP_APIF_NESTED)
 		return;
-	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c))
+	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c))
 		gp_sync_hook(an, a);
 	if (!gp_an_is_op_class(c))
 		return;
@@ -474,7 +542,7 @@ static void gp_an_scan2_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e
 static void gp_an_scan2_api(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
-	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c))
+	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) || c == GP_API_MEMCPY_ASYNC)
 		gp_sync_api(an, a);
 	gp_join_api(an, a);
 }
@@ -624,6 +692,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->symbols);
 	gp_map_free(&an->drops);
 	free(an->marks);
+	free(an->wins);
 	gp_sync_free(&an->sync);
 	gp_join_free(&an->join);
 	free(an->iters);

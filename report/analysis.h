@@ -53,6 +53,9 @@ struct gp_an_op {
 	uint8_t has_hook;
 	uint8_t api_class;     /* enum gp_api_class of the launching call        */
 	uint8_t copy_kind;
+	uint8_t blocking;      /* the call returned only after this op ended (a
+	                          blocking copy/set, an async copy on pageable
+	                          memory): its execute leaves its launch (§2)    */
 	uint32_t stream;       /* CUPTI stream id (hook stream handle if hook-only) */
 	uint32_t corr;         /* join key (runtime corr; driver corr if none)   */
 	uint32_t tid;          /* launching thread (0 = unknown)                 */
@@ -83,6 +86,7 @@ struct gp_an_gpu {
 	uint8_t graph;         /* replayed by a graph launch                      */
 	uint8_t end_missing;   /* the record says its end is unknown              */
 	uint8_t device, copy_kind;
+	uint8_t pageable;      /* memcpy with a pageable host side (GP_COPYF_PAGEABLE) */
 	uint32_t key;          /* join key: corr, or a memcpy's runtime corr      */
 	uint32_t stream;
 	uint32_t name;         /* kernel name string id (0 for copies and sets)   */
@@ -181,6 +185,9 @@ int gp_an_prepare(struct gp_an *an);
 int gp_an_scan2(struct gp_an *an, const union gp_rec *rec, uint32_t nslots);
 /* Fill rep (zeroed by the caller) with the aggregates; returns 0 or -ENOMEM.
  * The analyser may be freed afterwards; rep owns its memory. */
+/* The capture was windowed (header `window` other than `all`): wall and
+ * iterations are taken over the capture windows only (metrics.md §6). */
+void gp_an_set_windowed(struct gp_an *an, int windowed);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);
 

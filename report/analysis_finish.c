@@ -33,6 +33,20 @@ static void gp_an_finish_window(struct gp_an *an, struct gp_rep *rep)
 	if (an->t_last > rep->t_last)
 		rep->t_last = an->t_last;
 	rep->wall_ns = rep->t_last > rep->t_first ? rep->t_last - rep->t_first : 0;
+	if (an->nwins) {
+		/* a windowed capture: the window(s) only, not the records written
+		 * outside them (iteration marks, NVTX, host samples) nor the gaps */
+		rep->t_first = an->wins[0].start;
+		rep->t_last = an->wins[an->nwins - 1].stop;
+		rep->wall_ns = 0;
+		for (size_t i = 0; i < an->nwins; i++)
+			rep->wall_ns += an->wins[i].stop - an->wins[i].start;
+		rep->windows = malloc(an->nwins * sizeof *rep->windows);
+		if (!rep->windows)
+			return gp_an_fail(an, -ENOMEM);
+		memcpy(rep->windows, an->wins, an->nwins * sizeof *rep->windows);
+		rep->nwindows = an->nwins;
+	}
 	unsigned ndev = 0;
 	for (unsigned d = 0; d < 256; d++) {
 		if (!an->busy_used[d])
@@ -59,6 +73,9 @@ static void gp_an_finish_window(struct gp_an *an, struct gp_rep *rep)
 	rep->hooks_unjoined = an->hooks_unjoined;
 	rep->launches_captured = an->launches_captured;
 	rep->api_unjoined = an->api_unjoined;
+	for (int c = 0; c < GP_API_CLASS_COUNT; c++) /* a call may have both */
+		rep->lost_by_class[c] = an->hooks_unjoined_cls[c] > an->api_unjoined_cls[c] ? an->hooks_unjoined_cls[c]
+											: an->api_unjoined_cls[c];
 	rep->evicted = an->evicted;
 	rep->join_coverage = an->ops ? (double)an->ops_joined / (double)an->ops : 1.0;
 }
@@ -139,6 +156,8 @@ static int gp_an_finish_groups(struct gp_an *an, struct gp_rep *rep)
 		o->sync_calls = g->sync_calls;
 		o->kinds = g->kinds;
 		o->bytes = g->bytes;
+		o->pageable = g->pageable;
+		o->sync_queue_ns = g->sync_queue;
 		o->exec = g->hist; /* ownership moves */
 		memset(&g->hist, 0, sizeof g->hist);
 	}
@@ -154,14 +173,17 @@ static int gp_an_finish_iters(struct gp_an *an, struct gp_rep *rep)
 	rep->iters = calloc(an->niters, sizeof *rep->iters);
 	if (!rep->iters)
 		return gp_an_fail(an, -ENOMEM), an->err;
+	size_t n = 0;
 	for (size_t i = 0; i < an->niters; i++) {
 		struct gp_iterx *it = &an->iters[i];
-		rep->iters[i] = (struct gp_rep_iter){ .iter = it->iter, .start = it->start, .end = it->end,
-						      .ops = it->ops, .launch_ns = it->launch,
-						      .queue_ns = it->queue, .execute_ns = it->exec,
-						      .sync_ns = it->sync, .open = i + 1 == an->niters };
+		if (!it->captured && !it->ops)
+			continue; /* outside every capture window (metrics.md §7) */
+		rep->iters[n++] = (struct gp_rep_iter){ .iter = it->iter, .start = it->start, .end = it->end,
+							.ops = it->ops, .launch_ns = it->launch,
+							.queue_ns = it->queue, .execute_ns = it->exec,
+							.sync_ns = it->sync, .open = i + 1 == an->niters };
 	}
-	rep->niters = an->niters;
+	rep->niters = n;
 	return 0;
 }
 

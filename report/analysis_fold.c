@@ -118,6 +118,8 @@ grouped:
 	g->launch += op->launch_ns;
 	g->queue += op->queue_ns;
 	g->exec += op->execute_ns;
+	if (op->blocking && op->api_class == GP_API_MEMCPY_ASYNC)
+		g->pageable++;
 	if (!op->has_api)
 		g->no_api++;
 	if (!op->has_gpu)
@@ -136,6 +138,21 @@ grouped:
 		an->ops_joined++;
 	int64_t slot;
 	op->iter = gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
+	if (an->nwins) { /* the capture window the op's call began in */
+		uint64_t t = op->has_api ? op->api_start : op->gpu_start;
+		size_t lo = 0, hi = an->nwins;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (an->wins[mid].start <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct gp_rep_window *w = &an->wins[lo ? lo - 1 : 0];
+		w->ops++;
+		w->launch_ns += op->launch_ns;
+		w->execute_ns += op->execute_ns;
+	}
 	if (slot >= 0) {
 		struct gp_iterx *it = &an->iters[slot];
 		it->ops++;
@@ -143,6 +160,8 @@ grouped:
 		it->queue += op->queue_ns;
 		it->exec += op->execute_ns;
 	}
+	/* a launch that waited on a full queue: that wait is not launching */
+	op->launch_ns -= gp_sync_queue_wait(an, op, slot);
 	if (op->has_api && op->launch_ns)
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
 	if (op->has_gpu) {
@@ -150,7 +169,7 @@ grouped:
 		an->busy_used[op->device] = 1;
 		gp_an_fail(an, gp_sweep_add(&an->busy[op->device], op->gpu_start, op->gpu_end));
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->gpu_start, op->gpu_end));
-		if (gp_sync_folded(an, op, slot))
+		if (gp_sync_folded(an, op, slot, hook_stack))
 			return gp_an_fail(an, -ENOMEM);
 	}
 	if (an->cfg.on_op)

@@ -40,6 +40,10 @@
 struct gp_wait {
 	uint8_t kind;        /* enum gp_api_class                                 */
 	uint8_t has_api, active, has_own, has_best;
+	uint8_t copy;        /* the call's own op ended inside it (blocking copy/set,
+	                        async copy on pageable memory): only the part before
+	                        the earlier work ended is a wait                   */
+	uint8_t tentative;   /* an async copy's call, until its op says pageable  */
 	uint32_t tid, corr, stream, stack;
 	uint64_t w0, w1;     /* w1: call end (explicit) or upper bound (copies)   */
 	uint64_t seq;        /* op sequence number when it became active          */
@@ -52,6 +56,17 @@ struct gp_wait {
 	uint32_t next_free;
 };
 
+/* How far GPU timestamps may be off the host clock when an API interval is
+ * compared with a GPU one (CUPTI's conversion error, metrics.md §2). */
+#define GP_CLOCK_TOLERANCE_NS 10000u
+
+/* A launch that began with its device's queue as full as it ever was (at
+ * least GP_QUEUE_DEEP ops pending), and during which one of them ended,
+ * waited on the full launch queue (metrics.md §3). CUDA's queue holds about
+ * 1024; counting stops at GP_QUEUE_SCAN ops. */
+#define GP_QUEUE_DEEP 64u
+#define GP_QUEUE_SCAN 4096u
+
 /* Recently folded GPU ops, sorted by gpu_end (delay line of GP_RECENT). */
 #define GP_RECENT 65536u
 #define GP_WAIT_HORIZON 65536u /* ops folded after a wait became active */
@@ -59,7 +74,7 @@ struct gp_recent {
 	uint64_t e, api_end, gpu_start, launch;
 	uint32_t stream, group, corr;
 	int32_t iter;
-	uint8_t has_api, copy_sync;
+	uint8_t has_api, copy_sync, device;
 };
 
 /* Active waits of one thread, in w0 order (CUPTI delivers a thread's
@@ -68,6 +83,31 @@ struct gp_tidq {
 	uint32_t tid;
 	uint32_t *idx;
 	size_t head, n, cap, cache;
+};
+
+/* A wait already charged, kept to recognise ops that arrive after it
+ * (sync.c, waits_late). */
+#define GP_SETTLED 4096u
+struct gp_settled {
+	uint64_t w0, w1, best_e;
+	uint32_t tid, stream;
+	uint8_t kind, copy;
+};
+
+/* Launch-queue state of one device (sync.c, back-pressure): the most ops
+ * seen pending at a launch, how many launches found that many, and the
+ * waits of the first of them, charged once the level proves to be a cap. */
+#define GP_QUEUE_HITS 3u
+struct gp_queue_wait {
+	uint32_t op_group, best_group;
+	int32_t op_iter, best_iter;
+	uint64_t w;
+	uint32_t tid, corr, best_corr, stream; /* for the exports' wait sink */
+	uint64_t a0, a1;
+};
+struct gp_queue_dev {
+	uint32_t max, hits, ncand;
+	struct gp_queue_wait cand[GP_QUEUE_HITS - 1];
 };
 
 struct gp_sync {
@@ -81,6 +121,8 @@ struct gp_sync {
 	struct gp_recent *recent;    /* ring, sorted by e from recent_head      */
 	size_t recent_head, nrecent;
 	uint64_t op_seq;
+	uint64_t queue_calls, queue_ns; /* launches that waited on a full queue */
+	struct gp_queue_dev *queue;     /* per device (256), allocated on use   */
 	struct gp_map shook;         /* sync hook op id -> stack id (bounded)    */
 	uint32_t *shook_fifo;
 	size_t shook_head, nshook;
@@ -91,6 +133,11 @@ struct gp_sync {
 	struct gp_rep_callsite *cs;
 	size_t ncs, capcs;
 	uint64_t sync_total, sync_unattr_ns, sync_unattr_calls, waits_late;
+	struct gp_map early_ext;     /* ext id -> wait corr: a blocking call's CUPTI
+	                                records came before its hook (bounded) */
+	struct gp_settled *settled;  /* ring of the last GP_SETTLED charged waits */
+	size_t settled_head, nsettled;
+	uint64_t settled_max_w1;
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
 };
 
@@ -111,7 +158,7 @@ struct gp_hookq {
 struct gp_pending {
 	uint8_t has_api, has_gpu, has_ext, api_charged;
 	uint8_t api_class, api_domain, gpu_type, device;
-	uint8_t copy_kind, end_missing, graph, hk;
+	uint8_t copy_kind, end_missing, graph, hk, pageable;
 	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
 	                                        kept for its later kernels */
 	uint16_t api_id;
@@ -128,7 +175,7 @@ struct gp_pending {
  * earlier op of the same launch was waiting too (gp_pending.stash_*). */
 #define GP_STASH_MAX 65536u
 struct gp_stash {
-	uint8_t gpu_type, device, copy_kind, end_missing;
+	uint8_t gpu_type, device, copy_kind, end_missing, pageable;
 	uint32_t stream, name, next;
 	uint64_t gpu_start, gpu_end, bytes;
 };
@@ -174,12 +221,15 @@ struct gp_group {
 	uint64_t count, launch, queue, exec, sync, no_api, no_gpu, sync_calls;
 	uint64_t bytes;      /* copies and sets: bytes moved, summed            */
 	unsigned kinds;      /* GP_GKIND_* of its ops, or-ed                     */
+	uint64_t sync_queue; /* part of sync: launches waiting on a full queue  */
+	uint64_t pageable;   /* async copies that blocked on pageable memory     */
 	struct gp_hist hist;
 };
 
 struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
+	int captured;        /* starts inside a capture window (or no windows)  */
 };
 
 /* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
@@ -211,6 +261,9 @@ struct gp_an {
 	uint64_t rec_count[GP_REC_TYPE_COUNT];
 	uint64_t records;
 	uint64_t t_first, t_last, win_start, win_stop;
+	struct gp_rep_window *wins; /* capture windows (WINDOW marks), by start */
+	size_t nwins, capwins;
+	int windowed;              /* gp_an_set_windowed: use the windows     */
 	int status[8];
 	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
 	double host_busy_w, host_proc_w, host_w, host_max;
@@ -242,6 +295,7 @@ struct gp_an {
 	/* totals */
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
 	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
+	uint64_t hooks_unjoined_cls[GP_API_CLASS_COUNT], api_unjoined_cls[GP_API_CLASS_COUNT];
 	uint64_t launch, queue, exec, busy_sum;
 };
 
@@ -250,6 +304,13 @@ struct gp_an {
 static inline int gp_an_is_sync_class(unsigned c)
 {
 	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
+}
+
+/* A call whose wait is only the part until earlier work ended (its own
+ * transfer, or its own work after the wait, is not a wait). */
+static inline int gp_an_is_implicit_sync(unsigned c)
+{
+	return c == GP_API_SYNC_IMPLICIT;
 }
 
 static inline int gp_an_is_copy_sync(unsigned c)
@@ -298,7 +359,9 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a);
 void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
-int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
+void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
+uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
+int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_sync_free(struct gp_sync *s);
 

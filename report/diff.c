@@ -202,8 +202,7 @@ static const char *gp_diff_verdict(const struct gp_rep *r, const struct gp_rep_g
 {
 	if (!g)
 		return "none";
-	return gp_verdict_name(gp_verdict_of_op(g->launch_ns, g->execute_ns, g->sync_ns,
-						r->launch_ns + r->execute_ns + r->sync_ns, th));
+	return gp_verdict_name(gp_out_verdict(r, g, th)); /* as the report gives it */
 }
 
 /* The operator's first run that has it (for its verdict). */

@@ -325,7 +325,8 @@ static void gp_chrome_wait(const struct gp_an_wait *w, void *ctx)
 {
 	static const char *const kinds[GP_API_CLASS_COUNT] = {
 		[GP_API_MEMCPY_SYNC] = "memcpy", [GP_API_MEMSET_SYNC] = "memset", [GP_API_SYNC_DEVICE] = "device",
-		[GP_API_SYNC_STREAM] = "stream", [GP_API_SYNC_EVENT] = "event",
+		[GP_API_SYNC_STREAM] = "stream", [GP_API_SYNC_EVENT] = "event", [GP_API_MEMCPY_ASYNC] = "pageable copy",
+		[GP_API_SYNC_IMPLICIT] = "implicit", [GP_API_LAUNCH] = "launch queue full",
 	};
 	struct gp_chrome *c = ctx;
 	const char *k = w->kind < GP_API_CLASS_COUNT && kinds[w->kind] ? kinds[w->kind] : "other";

@@ -214,10 +214,11 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	fprintf(f, "{\"top\": %zu, \"operators\": [", o->top ? o->top : 10);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
-		enum gp_verdict v = gp_verdict_of(g->launch_ns, g->execute_ns, g->sync_ns, &o->th);
+		enum gp_verdict v = gp_out_verdict(rep, g, &o->th); /* as the text report gives it */
 		char why[128] = "";
 		if (v != GP_VERDICT_NONE)
-			gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
+			gp_verdict_reason(v, g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
+					  &o->th, why, sizeof why);
 		fprintf(f, "%s\n{\"name\": ", i ? "," : "");
 		gp_html_json_str(f, g->name);
 		fputs(", \"long_name\": ", f);
@@ -229,7 +230,7 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 			gp_hist_quantile(&g->exec, 0.50), gp_hist_quantile(&g->exec, 0.95), g->exec.max, gp_verdict_name(v));
 		gp_html_json_str(f, why);
 		fputs(", \"advice\": ", f);
-		gp_html_json_str(f, gp_verdict_advice(v));
+		gp_html_json_str(f, gp_out_advice(rep, g, v));
 		fputc('}', f);
 	}
 	free(sel);

@@ -172,7 +172,8 @@ static int gp_join_stash_push(struct gp_an *an, struct gp_pending *p)
 	}
 	an->join.nstash++;
 	an->join.stash[k] = (struct gp_stash){ .gpu_type = p->gpu_type, .device = p->device, .copy_kind = p->copy_kind,
-					  .end_missing = p->end_missing, .stream = p->stream, .name = p->name,
+					  .end_missing = p->end_missing, .pageable = p->pageable,
+					  .stream = p->stream, .name = p->name,
 					  .next = GP_NONE32, .gpu_start = p->gpu_start, .gpu_end = p->gpu_end,
 					  .bytes = p->bytes };
 	if (p->stash_tail == GP_NONE32)
@@ -225,9 +226,15 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 		op.tid = p->api_tid;
 		op.api_start = p->api_start;
 		op.api_end = p->api_start + p->api_dur;
+		/* an async copy on pageable memory blocked when the call returned
+		 * after its own transfer ended (metrics.md §2; the tolerance
+		 * absorbs a GPU clock a few µs off the host's) */
+		op.blocking = gp_an_is_copy_sync(p->api_class) ||
+			      (p->api_class == GP_API_MEMCPY_ASYNC && p->pageable && !p->end_missing &&
+			       p->api_start + p->api_dur + GP_CLOCK_TOLERANCE_NS >= p->gpu_end);
 		if (!p->api_charged) {
 			op.launch_ns = p->api_dur;
-			if (gp_an_is_copy_sync(p->api_class) && op.has_gpu) {
+			if (op.blocking && op.has_gpu) {
 				uint64_t ex = p->gpu_end - p->gpu_start;
 				op.launch_ns = op.launch_ns > ex ? op.launch_ns - ex : 0;
 			}
@@ -289,6 +296,7 @@ static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final
 		q.device = st->device;
 		q.copy_kind = st->copy_kind;
 		q.end_missing = st->end_missing;
+		q.pageable = st->pageable;
 		q.stream = st->stream;
 		q.name = st->name;
 		q.gpu_start = st->gpu_start;
@@ -364,8 +372,10 @@ void gp_join_evict(struct gp_an *an)
 		} else {
 			if (!gp_join_pend_captured(an, p))
 				an->evicted++;
-			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p))
+			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p)) {
 				an->api_unjoined++;
+				an->api_unjoined_cls[p->api_class & 0x0f]++;
+			}
 			if (p->has_ext)
 				gp_dmap_del(&an->join.ext_rev, p->ext);
 			gp_join_pend_drop(an, p);
@@ -381,6 +391,7 @@ void gp_join_evict(struct gp_an *an)
 		} else {
 			an->evicted++;
 			an->hooks_unjoined++;
+			an->hooks_unjoined_cls[h->api_class & 0x0f]++;
 		}
 		gp_dmap_del(&an->join.ext_rev, h->op);
 		gp_join_hook_drop(an, h);
@@ -446,6 +457,8 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 		/* no op will join this call: drop an announced ext corr */
 		struct gp_pending *p = gp_join_pend_get(an, a->corr, 0);
 		if (p && !p->has_gpu && !p->has_api) {
+			if (p->has_ext && (gp_an_is_sync_class(c) || gp_an_is_implicit_sync(c)))
+				gp_sync_early_ext(an, p->ext, a->corr); /* its hook comes later */
 			if (p->has_ext)
 				gp_dmap_del(&an->join.ext_rev, p->ext);
 			gp_join_pend_drop(an, p);
@@ -513,6 +526,7 @@ void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v)
 	p->gpu_end = v->end;
 	p->name = v->name;
 	p->copy_kind = v->copy_kind;
+	p->pageable = v->pageable;
 	p->bytes = v->bytes;
 	/* a kernel that ends before it starts has no usable end either */
 	p->end_missing = v->end_missing || (type == GP_REC_KERNEL && v->end < v->start);
@@ -531,8 +545,10 @@ void gp_join_flush(struct gp_an *an)
 		if (p->has_gpu) {
 			gp_join_try_finish(an, p, 1);
 		} else {
-			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p))
+			if (p->has_api && !p->api_charged && !gp_join_pend_captured(an, p)) {
 				an->api_unjoined++;
+				an->api_unjoined_cls[p->api_class & 0x0f]++;
+			}
 			gp_join_pend_drop(an, p);
 		}
 	}
@@ -541,10 +557,12 @@ void gp_join_flush(struct gp_an *an)
 		uint64_t *v = gp_dmap_get(&an->join.hook_by_op, h->op);
 		if (!v || &an->join.hooks[*v] != h)
 			continue;
-		if (gp_join_is_captured(an, h->op))
+		if (gp_join_is_captured(an, h->op)) {
 			an->launches_captured++;
-		else
+		} else {
 			an->hooks_unjoined++;
+			an->hooks_unjoined_cls[h->api_class & 0x0f]++;
+		}
 	}
 }
 

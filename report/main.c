@@ -43,6 +43,7 @@ struct gp_main {
 	struct gp_out_opts out;
 	enum gp_group_by group_by;
 	int allow_truncated;
+	int merge;             /* --merge: merge several traces even if not one job */
 	double fail_above;
 	struct gp_diff_opts diff;         /* diff: --phase, --min-delta       */
 	int diff_opt;                     /* one of them was given            */
@@ -92,6 +93,7 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API,\n"
 			   "                             empty-waits, graph=NAME[:node_ns=N],\n"
 			   "                             pinned=NAME[:call_ns=N], overlap-copies\n"
+			   "  --merge                    merge several traces even when they are not one job\n"
 			   "  -o, --output FILE          write the report to FILE instead of stdout\n");
 	fprintf(f, "  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
 		   "  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
@@ -188,7 +190,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "outlier-factor", required_argument, 0, 'O' }, { "straggler-pct", required_argument, 0, 'S' },
 		{ "export", required_argument, 0, 'e' },   { "output", required_argument, 0, 'o' },
 		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
-		{ "whatif", required_argument, 0, 'W' },
+		{ "whatif", required_argument, 0, 'W' },  { "merge", no_argument, 0, 'G' },
 		{ "phase", required_argument, 0, 'P' },    { "min-delta", required_argument, 0, 'M' },
 		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
@@ -319,6 +321,9 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			break;
 		case 'A':
 			m->allow_truncated = 1;
+			break;
+		case 'G':
+			m->merge = 1;
 			break;
 		case 'h':
 			m->help_mode = optarg;
@@ -522,6 +527,44 @@ static int gp_main_print(struct gp_main *m, const struct gp_rep *rep)
  * getopt (which would swallow it) as a separator argument. */
 static char gp_main_sep[] = "\001--";
 
+/* Several traces of one job (rank variables, a job id) are merged. */
+static int gp_main_one_job(struct gp_main *m, size_t n)
+{
+	const struct gp_rep **r = calloc(n, sizeof *r);
+	if (!r)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		r[i] = gp_pipeline_rep(m->pipe, i);
+	int one = gp_rep_one_job(r, n);
+	free(r);
+	return one;
+}
+
+/* Traces that are not one job: each its own report, in argument order. */
+static int gp_main_print_each(struct gp_main *m, size_t n)
+{
+	FILE *f = gp_main_out(m);
+	if (!f)
+		return GP_EXIT_USAGE;
+	struct gp_analyses *const *sets = gp_pipeline_analyses(m->pipe);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct gp_rep rep;
+		if (gp_pipeline_report(m->pipe, i, 1, &rep)) {
+			rc = GP_EXIT_INTERNAL;
+			break;
+		}
+		m->out.analyses = sets ? sets + i : NULL;
+		m->out.ntraces = 1;
+		if (i && (m->out.format == GP_FMT_TEXT || m->out.format == GP_FMT_MARKDOWN))
+			fputs("\n", f);
+		rc = gp_main_write(f, m, &rep);
+		gp_rep_free(&rep);
+	}
+	int crc = gp_main_close_out(m, f, rc != 0);
+	return rc ? rc : crc;
+}
+
 static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 {
 	char **files;
@@ -640,6 +683,22 @@ int main(int argc, char **argv)
 	rc = gp_main_pipeline(&m);
 	if (!rc)
 		rc = gp_main_add(files, nfiles, &m, &truncated);
+	if (!rc && nfiles > 1 && !m.merge && !gp_main_one_job(&m, (size_t)nfiles)) {
+		/* not one job: one report after the other (metrics.md §9) */
+		if (m.nexports) {
+			fprintf(stderr, "gpuphase-report: these traces are not one job (no shared job id, nor distinct "
+					"ranks of one world size): export them one at a time, or give --merge\n");
+			char err[512];
+			for (size_t e = 0; e < m.nexports; e++)
+				m.sinks[e].ex->close(m.sinks[e].ctx, NULL, &m.out, err, sizeof err);
+			rc = GP_EXIT_USAGE;
+			goto out;
+		}
+		rc = gp_main_print_each(&m, (size_t)nfiles);
+		if (!rc && truncated && !m.allow_truncated)
+			rc = GP_EXIT_TRUNCATED;
+		goto out;
+	}
 	if (!rc && gp_pipeline_report(m.pipe, 0, (size_t)nfiles, &rep))
 		rc = GP_EXIT_INTERNAL;
 	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */

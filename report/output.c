@@ -18,10 +18,11 @@
 
 static const char *const gp_out_class_names[GP_API_CLASS_COUNT] = {
 	[GP_API_OTHER] = "other", [GP_API_LAUNCH] = "launch", [GP_API_MEMCPY_SYNC] = "memcpy (blocking)",
-	[GP_API_MEMCPY_ASYNC] = "memcpy async", [GP_API_MEMSET_SYNC] = "memset (blocking)",
+	[GP_API_MEMCPY_ASYNC] = "memcpy async pageable", [GP_API_MEMSET_SYNC] = "memset (blocking)",
 	[GP_API_MEMSET_ASYNC] = "memset async", [GP_API_SYNC_DEVICE] = "device synchronize",
 	[GP_API_SYNC_STREAM] = "stream synchronize", [GP_API_SYNC_EVENT] = "event synchronize",
 	[GP_API_GRAPH_LAUNCH] = "graph launch", [GP_API_HOST_FUNC] = "host func", [GP_API_PROFILER] = "profiler",
+	[GP_API_SYNC_IMPLICIT] = "implicit (free/alloc)",
 };
 
 static const char *const gp_out_group_names[] = { "kernel", "nvtx", "callsite", "stream" };
@@ -96,14 +97,44 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 	if (rep->ops_end_missing)
 		fprintf(f, "%s%" PRIu64 " ops have no end time (forced flush): their execute is unknown\n", lead,
 			rep->ops_end_missing);
+	if (!rep->complete && rep->cupti_ok) {
+		/* a cut trace: what lost its GPU records with the tail */
+		static const char *const what[GP_API_CLASS_COUNT] = {
+			[GP_API_LAUNCH] = "kernel launches", [GP_API_MEMCPY_SYNC] = "blocking copies",
+			[GP_API_MEMCPY_ASYNC] = "async copies", [GP_API_MEMSET_SYNC] = "blocking sets",
+			[GP_API_MEMSET_ASYNC] = "async sets", [GP_API_GRAPH_LAUNCH] = "graph launches",
+		};
+		int any = 0;
+		if (rep->live)
+			fprintf(f, "%sthe trace is live: process %" PRIu64 " is still writing it, so it is incomplete\n", lead,
+				(uint64_t)rep->pid);
+		for (int c = 0; c < GP_API_CLASS_COUNT; c++)
+			if (rep->lost_by_class[c] && what[c]) {
+				fprintf(f, "%s%s %" PRIu64 " %s", any ? "" : lead,
+					any ? ","
+					: rep->live ? "no GPU records have arrived yet for"
+						    : "the trace was cut while CUPTI was working: lost the GPU records of",
+					rep->lost_by_class[c], what[c]);
+				any = 1;
+			}
+		if (any)
+			fprintf(f, " (not in the operators or verdicts, which cover the ops whose records were whole)\n");
+	}
+	if (rep->waits_late)
+		fprintf(f, "%s%" PRIu64 " ops arrived after the wait they ended in had been charged: that sync time went to "
+			   "an earlier op or to 'nothing outstanding'\n", lead, rep->waits_late);
 	if (rep->hooks_unjoined)
 		fprintf(f, "%s%" PRIu64 " hooked launches never joined a CUPTI record\n", lead, rep->hooks_unjoined);
 	if (rep->api_unjoined)
 		fprintf(f, "%s%" PRIu64 " launch calls never produced a GPU op record\n", lead, rep->api_unjoined);
-	if (!rep->complete)
-		fprintf(f, "%sthe trace has no footer (cut off%s%" PRIu64 " bytes after the last whole block): "
-			   "data after that point is lost\n", lead, rep->truncated_bytes ? ", " : "",
-			rep->truncated_bytes);
+	if (!rep->complete && !rep->live) {
+		if (rep->truncated_bytes)
+			fprintf(f, "%sthe trace has no footer (cut off, %" PRIu64 " bytes after the last whole block): "
+				   "data after that point is lost\n", lead, rep->truncated_bytes);
+		else
+			fprintf(f, "%sthe trace has no footer (cut off after its last whole block): "
+				   "data after that point is lost\n", lead);
+	}
 	if (rep->clock_calibrated)
 		fprintf(f, "%sCUPTI refused the trace clock: GPU times were shifted by a calibrated offset\n", lead);
 	if (rep->size_cap)
@@ -203,15 +234,16 @@ static int gp_out_run_graphs(const struct gp_rep *rep)
 }
 
 /* An operator's verdict: "minor" below the minimum share of the run. */
-static enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_group *g,
-				      const struct gp_thresholds *th)
+enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_group *g,
+			       const struct gp_thresholds *th)
 {
-	return gp_verdict_of_op(g->launch_ns, g->execute_ns, g->sync_ns, rep->launch_ns + rep->execute_ns + rep->sync_ns,
-				th);
+	/* waits on a full launch queue are the GPU being busy, not sync points */
+	return gp_verdict_of_op(g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
+				rep->launch_ns + rep->execute_ns + rep->sync_ns, th);
 }
 
 /* The advice for g's verdict v (g NULL: the whole run's). */
-static const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v)
+const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v)
 {
 	struct gp_verdict_op op = { .run_graphs = gp_out_run_graphs(rep) };
 	uint64_t bytes = 0, n = 0;
@@ -239,6 +271,16 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		gp_fmt_dur(rep->wall_ns, b1, 32), gp_fmt_dur(rep->gpu_busy_ns, b2, 32),
 		gp_fmt_pct(rep->gpu_busy_ns, rep->wall_ns), gp_fmt_dur(rep->gpu_busy_sum_ns, b3, 32),
 		gp_fmt_dur(rep->gpu_idle_ns, b4, 32));
+	if (rep->nwindows) {
+		/* wall is the captured window(s) only (metrics.md §6) */
+		fprintf(f, "%scaptured in %zu window%s:", li, rep->nwindows, rep->nwindows == 1 ? "" : "s");
+		for (size_t i = 0; i < rep->nwindows && i < 10; i++) {
+			const struct gp_rep_window *w = &rep->windows[i];
+			fprintf(f, "%s %s at +%s (%" PRIu64 " ops%s)", i ? "," : "", gp_fmt_dur(w->stop - w->start, b1, 32),
+				gp_fmt_dur(w->start - rep->windows[0].start, b2, 32), w->ops, w->open ? ", open" : "");
+		}
+		fprintf(f, "%s\n", rep->nwindows > 10 ? ", ..." : "");
+	}
 	fprintf(f, "%shost time inside CUDA calls %s\n", li, gp_fmt_dur(rep->host_api_ns, b1, 32));
 	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue %s\n", li,
 		gp_fmt_dur(rep->launch_ns, b1, 32), gp_fmt_pct(rep->launch_ns, tot),
@@ -252,9 +294,13 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		if (rep->sync_calls[k])
 			fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s\n", li, gp_out_class_names[k],
 				rep->sync_calls[k], gp_fmt_dur(rep->sync_kind_ns[k], b1, 32));
-	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th);
+	if (rep->queue_full_calls)
+		fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s (the GPU was busy: not in the verdict)\n", li,
+			"launch queue full", rep->queue_full_calls, gp_fmt_dur(rep->queue_full_ns, b1, 32));
+	uint64_t vsync = gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
+	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, vsync, &o->th);
 	char why[160];
-	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, rep->sync_ns, &o->th, why, sizeof why);
+	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, vsync, &o->th, why, sizeof why);
 	fprintf(f, "%sverdict (whole run): %s%s%s (%s)\n", li, md ? "**" : "", gp_verdict_name(rv), md ? "**" : "",
 		why);
 	if (*gp_out_advice(rep, NULL, rv))
@@ -336,10 +382,16 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 		if (first)
 			fprintf(f, "\n%sVerdicts\n%s", h, md ? "\n" : "");
 		first = 0;
-		gp_verdict_reason(v, g->launch_ns, g->execute_ns, g->sync_ns, &o->th, why, sizeof why);
+		uint64_t vsync = gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns);
+		gp_verdict_reason(v, g->launch_ns, g->execute_ns, vsync, &o->th, why, sizeof why);
 		fputs(li, f);
 		gp_fmt_text_str(f, g->name);
 		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_out_advice(rep, g, v));
+		if (g->pageable)
+			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " copies used pageable host memory, so each call waited "
+				   "for earlier work and for its own transfer: pin the buffer with cudaMallocHost or "
+				   "cudaHostRegister to make them asynchronous)\n",
+				li, g->pageable, g->count);
 		if (g->no_api || g->no_gpu)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " calls lack an API record, %" PRIu64 " lack GPU times)\n",
 				li, g->no_api, g->count, g->no_gpu);
@@ -535,7 +587,7 @@ static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct 
 				const struct gp_thresholds *th)
 {
 	uint64_t l = g ? g->launch_ns : rep->launch_ns, e = g ? g->execute_ns : rep->execute_ns;
-	uint64_t s = g ? g->sync_ns : rep->sync_ns;
+	uint64_t s = g ? gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns) : gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
 	enum gp_verdict v = g ? gp_out_verdict(rep, g, th) : gp_verdict_of(l, e, s, th);
 	char why[160];
 	gp_verdict_reason(v, l, e, s, th, why, sizeof why);
@@ -569,6 +621,34 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, ", \"host_cpu_busy_pct\": %.2f, \"host_cpu_busy_max_pct\": %.2f, \"process_cpu_pct\": %.2f",
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
+	if (rep->waits_late)
+		fprintf(f, ", \"waits_late\": %" PRIu64, rep->waits_late);
+	if (!rep->complete && rep->cupti_ok) {
+		/* a cut trace: calls whose GPU record was lost with the tail */
+		static const char *const key[GP_API_CLASS_COUNT] = {
+			[GP_API_LAUNCH] = "launch", [GP_API_MEMCPY_SYNC] = "memcpy_blocking",
+			[GP_API_MEMCPY_ASYNC] = "memcpy_async", [GP_API_MEMSET_SYNC] = "memset_blocking",
+			[GP_API_MEMSET_ASYNC] = "memset_async", [GP_API_GRAPH_LAUNCH] = "graph_launch",
+		};
+		if (rep->live)
+			fprintf(f, ", \"live\": true");
+		fprintf(f, ", \"lost_gpu_records\": {");
+		for (int c = 0, n = 0; c < GP_API_CLASS_COUNT; c++)
+			if (key[c] && rep->lost_by_class[c])
+				fprintf(f, "%s\"%s\": %" PRIu64, n++ ? ", " : "", key[c], rep->lost_by_class[c]);
+		fprintf(f, "}");
+	}
+	if (rep->nwindows) {
+		fprintf(f, ", \"windows\": [");
+		for (size_t i = 0; i < rep->nwindows; i++) {
+			const struct gp_rep_window *w = &rep->windows[i];
+			fprintf(f, "%s{\"start_ns\": %" PRIu64 ", \"stop_ns\": %" PRIu64 ", \"wall_ns\": %" PRIu64
+				   ", \"open\": %s, \"ops\": %" PRIu64 ", \"launch_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64 "}",
+				i ? ", " : "", w->start, w->stop, w->stop - w->start, w->open ? "true" : "false", w->ops,
+				w->launch_ns, w->execute_ns);
+		}
+		fprintf(f, "]");
+	}
 	fprintf(f, ", \"sync_calls\": [");
 	int first = 1;
 	for (int k = 0; k < GP_API_CLASS_COUNT; k++) {
@@ -578,6 +658,9 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			gp_out_class_names[k], rep->sync_calls[k], rep->sync_kind_ns[k]);
 		first = 0;
 	}
+	if (rep->queue_full_calls)
+		fprintf(f, "%s{\"kind\": \"launch queue full\", \"count\": %" PRIu64 ", \"blocked_ns\": %" PRIu64 "}",
+			first ? "" : ", ", rep->queue_full_calls, rep->queue_full_ns);
 	fprintf(f, "], ");
 	gp_out_json_verdict(f, rep, NULL, &o->th);
 	fprintf(f, "}");
@@ -625,6 +708,8 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			t ? (double)g->sync_ns / (double)t : 0, g->exec.n ? g->exec.sum / g->exec.n : 0,
 			gp_hist_quantile(&g->exec, 0.5), gp_hist_quantile(&g->exec, 0.95), gp_hist_quantile(&g->exec, 0.99),
 			g->exec.max, g->sync_calls, g->no_api, g->no_gpu);
+		if (g->pageable)
+			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
 		gp_out_json_verdict(f, rep, g, &o->th);
 		fprintf(f, "}");
 	}

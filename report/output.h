@@ -47,4 +47,12 @@ int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o
  * rep->ranks[x] (NULL when x is out of range). */
 const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x);
 
+/* Operator g's verdict, as every output gives it: its phases against the
+ * thresholds (waits on a full launch queue left out of sync), "minor" below
+ * the minimum share of the run; and the advice that fits its ops (g NULL:
+ * the whole run's). */
+enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_group *g,
+			       const struct gp_thresholds *th);
+const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v);
+
 #endif

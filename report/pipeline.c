@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gp_reader.h"
 #include "analyses.h"
@@ -159,6 +161,22 @@ static int gp_pipeline_pass(struct gp_pipeline *p, struct gp_an *an, int pass, c
 	return rc;
 }
 
+/* Is the process that writes this footer-less trace still running here
+ * (same host name, its pid alive)? Then the trace is live, not cut. */
+static int gp_pipeline_live(const struct gp_rep *facts)
+{
+	if (facts->complete || !facts->pid)
+		return 0;
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1))
+		return 0;
+	for (size_t i = 0; i < facts->nkv; i++)
+		if (facts->kv[i].key && !strcmp(facts->kv[i].key, "host"))
+			return facts->kv[i].value && !strcmp(facts->kv[i].value, host) &&
+			       (kill((pid_t)facts->pid, 0) == 0 || errno == EPERM);
+	return 0;
+}
+
 /* The core's aggregates (fresh) completed with the facts of pass 1. */
 static void gp_pipeline_complete(struct gp_rep *rep, const struct gp_rep *facts)
 {
@@ -170,6 +188,7 @@ static void gp_pipeline_complete(struct gp_rep *rep, const struct gp_rep *facts)
 	rep->pid = facts->pid;
 	rep->complete = facts->complete;
 	rep->truncated_bytes = facts->truncated_bytes;
+	rep->live = gp_pipeline_live(facts);
 	rep->end_reason = facts->end_reason;
 	rep->write_errors = facts->write_errors;
 	rep->lost_after_stop = facts->lost_after_stop;
@@ -191,6 +210,9 @@ static int gp_pipeline_run(struct gp_pipeline *p, struct gp_an *an, const struct
 	memset(&facts, 0, sizeof facts);
 	memset(rep, 0, sizeof *rep);
 	int rc = gp_pipeline_pass(p, an, 1, src, &facts, err, n);
+	for (size_t i = 0; i < facts.nkv; i++) /* a windowed capture (metrics.md §6) */
+		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "window"))
+			gp_an_set_windowed(an, facts.kv[i].value && strcmp(facts.kv[i].value, "all") != 0);
 	if (!rc && (gp_an_prepare(an) || (p->cur && gp_analyses_prepare(p->cur))))
 		rc = -ENOMEM;
 	if (!rc) {

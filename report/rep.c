@@ -39,6 +39,7 @@ void gp_rep_free(struct gp_rep *rep)
 		gp_rep_free_group(&rep->groups[i]);
 	free(rep->groups);
 	free(rep->iters);
+	free(rep->windows);
 	for (size_t i = 0; i < rep->ncallsites; i++)
 		free(rep->callsites[i].name);
 	free(rep->callsites);
@@ -64,6 +65,36 @@ static struct gp_rep_group *gp_rep_find_group(struct gp_rep *d, const char *name
 		return NULL;
 	d->ngroups++;
 	return g;
+}
+
+static const char *gp_rep_kv(const struct gp_rep *r, const char *key)
+{
+	for (size_t i = 0; i < r->nkv; i++)
+		if (r->kv[i].key && !strcmp(r->kv[i].key, key))
+			return r->kv[i].value ? r->kv[i].value : "";
+	return NULL;
+}
+
+int gp_rep_one_job(const struct gp_rep *const *reps, size_t n)
+{
+	if (n < 2)
+		return 1;
+	int same_job = 1, ranks = 1;
+	const char *job0 = gp_rep_kv(reps[0], "job_id"), *world0 = gp_rep_kv(reps[0], "world_size");
+	for (size_t i = 0; i < n; i++) {
+		const char *job = gp_rep_kv(reps[i], "job_id"), *world = gp_rep_kv(reps[i], "world_size");
+		const char *rank = gp_rep_kv(reps[i], "rank");
+		if (!job || !job0 || strcmp(job, job0))
+			same_job = 0;
+		if (!rank || (world0 ? !world || strcmp(world, world0) : world != NULL))
+			ranks = 0;
+		for (size_t k = 0; ranks && k < i; k++) {
+			const char *other = gp_rep_kv(reps[k], "rank");
+			if (other && !strcmp(other, rank))
+				ranks = 0; /* the same rank twice: two runs, not one job */
+		}
+	}
+	return same_job || ranks;
 }
 
 int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
@@ -122,6 +153,11 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->sync_ns += s->sync_ns;
 		d->sync_unattributed_ns += s->sync_unattributed_ns;
 		d->sync_unattributed_calls += s->sync_unattributed_calls;
+		d->queue_full_calls += s->queue_full_calls;
+		d->waits_late += s->waits_late;
+		for (int k = 0; k < GP_API_CLASS_COUNT; k++)
+			d->lost_by_class[k] += s->lost_by_class[k];
+		d->queue_full_ns += s->queue_full_ns;
 		for (int k = 0; k < GP_API_CLASS_COUNT; k++) {
 			d->sync_calls[k] += s->sync_calls[k];
 			d->sync_kind_ns[k] += s->sync_kind_ns[k];
@@ -142,6 +178,8 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			g->sync_calls += sg->sync_calls;
 			g->kinds |= sg->kinds;
 			g->bytes += sg->bytes;
+			g->pageable += sg->pageable;
+			g->sync_queue_ns += sg->sync_queue_ns;
 			if (gp_hist_merge(&g->exec, &sg->exec))
 				rc = -ENOMEM;
 		}

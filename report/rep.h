@@ -22,6 +22,8 @@ struct gp_rep_group {
 	uint64_t sync_calls;   /* blocking intervals charged to this group        */
 	uint64_t bytes;        /* copies and sets: bytes moved                   */
 	unsigned kinds;        /* GP_GKIND_* of its ops, or-ed (what advice fits) */
+	uint64_t pageable;     /* async copies made blocking by pageable memory   */
+	uint64_t sync_queue_ns; /* part of sync_ns: launches waiting on a full queue */
 	struct gp_hist exec;   /* execute distribution                           */
 };
 
@@ -33,12 +35,26 @@ struct gp_rep_group {
 #define GP_GKIND_GRAPH  GP_VERDICT_KIND_GRAPH
 #define GP_GKIND_OTHER  GP_VERDICT_KIND_OTHER
 
+/* The sync a verdict weighs: waits on a full launch queue are the GPU
+ * being busy, not sync points (metrics.md §5). */
+static inline uint64_t gp_rep_verdict_sync(uint64_t sync_ns, uint64_t queue_ns)
+{
+	return sync_ns > queue_ns ? sync_ns - queue_ns : 0;
+}
+
 struct gp_rep_iter {
 	int64_t iter;
 	uint64_t start, end;   /* boundary marks (end = next mark or window end) */
 	int open;              /* last iteration: ends at the window end, not at a mark */
 	uint64_t ops;
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
+};
+
+/* A capture window (GP_REC_WINDOW START .. STOP / END_EARLY). */
+struct gp_rep_window {
+	uint64_t start, stop;
+	int open;              /* no STOP mark: ends at the last record            */
+	uint64_t ops, launch_ns, execute_ns; /* ops whose call began inside it */
 };
 
 struct gp_rep_callsite {
@@ -60,6 +76,7 @@ struct gp_rep {
 	char **devices;        /* "0: NVIDIA H200 (cc 9.0, 132 SMs)"              */
 	size_t ndevices;
 	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;
+	int live;              /* no footer and its writer still runs on this host */
 	int complete;          /* footer present (every input)                    */
 	uint64_t truncated_bytes;
 	int32_t end_reason;    /* footer: 0, or the -errno that stopped writing   */
@@ -81,10 +98,17 @@ struct gp_rep {
 	uint64_t host_api_ns, covered_ns, unattributed_ns;
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 	uint64_t sync_unattributed_ns, sync_unattributed_calls;
+	uint64_t lost_by_class[GP_API_CLASS_COUNT]; /* calls whose GPU record never
+	                                               came (hooked or CUPTI API) */
+	uint64_t waits_late;   /* ops that arrived after their wait was charged  */
+	uint64_t queue_full_calls, queue_full_ns; /* launches that waited on a full
+	                                             launch queue (part of sync_ns) */
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
 	/* tables */
 	struct gp_rep_group *groups;
 	size_t ngroups;
+	struct gp_rep_window *windows; /* capture windows; wall is their sum */
+	size_t nwindows;
 	struct gp_rep_iter *iters;
 	size_t niters;
 	struct gp_rep_callsite *callsites; /* sync call sites, by sync_ns desc */
@@ -99,6 +123,9 @@ void gp_rep_free(struct gp_rep *rep);
 /* Merge several per-trace reports into dst (groups by name, sums, hist
  * merge); dst->ranks takes ownership of the inputs. */
 int gp_rep_merge(struct gp_rep *dst, struct gp_rep *src, size_t n);
+/* Are these traces one job (metrics.md §9): every header carries the same
+ * job_id, or every one a rank, distinct, with the same world_size? */
+int gp_rep_one_job(const struct gp_rep *const *reps, size_t n);
 
 /* launch + execute + sync of an operator. */
 uint64_t gp_rep_group_total(const struct gp_rep_group *g);

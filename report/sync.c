@@ -70,7 +70,7 @@ static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 /* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
 static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 {
-	if (gp_an_is_copy_sync(w->kind) && r->corr == w->corr) {
+	if (w->copy && r->corr == w->corr) {
 		w->has_own = 1;
 		w->own_gpu_start = r->gpu_start;
 		w->own_launch = r->launch;
@@ -78,8 +78,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->own_iter = r->iter;
 		return;
 	}
-	if (r->e <= w->w0 || r->e > w->w1)
-		return; /* finished before the wait began, or after it ended */
+	if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
+		return; /* finished before the wait began, or after it ended (the
+			   tolerance: GPU times a few us off the host clock) */
 	if (r->has_api && r->api_end > w->w0)
 		return; /* enqueued after the wait began: not waited for */
 	switch (w->kind) {
@@ -88,12 +89,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		if (w->stream != GP_NONE32 && w->stream != r->stream)
 			return;
 		break;
-	case GP_API_MEMCPY_SYNC:
-	case GP_API_MEMSET_SYNC:
-		if (w->has_own && r->e > w->own_gpu_start)
-			return; /* not earlier work */
-		break;
 	default:
+		if (w->copy && w->has_own && r->e > w->own_gpu_start)
+			return; /* not earlier work */
 		break;
 	}
 	if (!w->has_best || r->e > w->best_e) {
@@ -119,7 +117,7 @@ static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 	 * bound the search to the cache lines near the end */
 	for (size_t step = 1; hi > 0; step *= 2) {
 		size_t i = hi > step ? hi - step : 0;
-		if (gp_sync_recent_at(an, i)->e <= w->w1) {
+		if (gp_sync_recent_at(an, i)->e <= w->w1 + GP_CLOCK_TOLERANCE_NS) {
 			lo = i + 1;
 			break;
 		}
@@ -127,13 +125,13 @@ static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= w->w1)
+		if (gp_sync_recent_at(an, mid)->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* own op first (a copy's own op bounds its candidates), then the rest */
-	for (int round = gp_an_is_copy_sync(w->kind) ? 0 : 1; round < 2; round++)
+	for (int round = w->copy ? 0 : 1; round < 2; round++)
 		for (size_t i = lo; i > 0; i--) {
 			const struct gp_recent *r = gp_sync_recent_at(an, i - 1);
 			if (r->e <= w->w0)
@@ -197,7 +195,7 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 			continue;
 		size_t k = q->cache >= q->head && q->cache < q->head + q->n ? q->cache : q->head;
 		struct gp_wait *w = &an->sync.waits[q->idx[k]];
-		if (!(w->w0 < r->e && r->e <= w->w1)) {
+		if (!(w->w0 < r->e && r->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)) {
 			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
 			if (an->sync.waits[q->idx[b - 1]].w0 < r->e)
 				a = b; /* the newest wait began before e: it is that one */
@@ -212,7 +210,7 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 				continue;
 			k = a - 1;
 			w = &an->sync.waits[q->idx[k]];
-			if (r->e > w->w1)
+			if (r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
 				continue;
 			q->cache = k;
 		}
@@ -240,20 +238,65 @@ static void gp_sync_callsite_add(struct gp_an *an, const char *site, uint64_t s)
 	an->sync.cs[*v].sync_ns += s;
 }
 
+/* Keep a charged wait in the settled ring (waits_late). */
+static void gp_sync_settle(struct gp_an *an, const struct gp_wait *w)
+{
+	struct gp_sync *s = &an->sync;
+	if (!s->settled && !(s->settled = malloc(GP_SETTLED * sizeof *s->settled)))
+		return gp_an_fail(an, -ENOMEM);
+	if (s->nsettled == GP_SETTLED) {
+		s->settled_head = (s->settled_head + 1) % GP_SETTLED;
+		s->nsettled--;
+	}
+	s->settled[(s->settled_head + s->nsettled) % GP_SETTLED] =
+		(struct gp_settled){ .w0 = w->w0, .w1 = w->w1, .best_e = w->has_best ? w->best_e : 0, .tid = w->tid,
+				     .stream = w->stream, .kind = w->kind, .copy = w->copy };
+	s->nsettled++;
+	if (w->w1 > s->settled_max_w1)
+		s->settled_max_w1 = w->w1;
+}
+
+/* An op folded after the wait it ended in was charged (metrics.md §3,
+ * streaming bounds): the wait went to an earlier op or to nothing
+ * outstanding. Counted in waits_late; only ops ending before the latest
+ * charged wait's end are looked at. */
+static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
+{
+	struct gp_sync *s = &an->sync;
+	if (!s->nsettled || r->e >= s->settled_max_w1 + GP_CLOCK_TOLERANCE_NS)
+		return;
+	for (size_t i = 0; i < s->nsettled; i++) {
+		const struct gp_settled *w = &s->settled[(s->settled_head + i) % GP_SETTLED];
+		if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS || (r->has_api && r->api_end > w->w0))
+			continue;
+		if ((w->kind == GP_API_SYNC_STREAM || w->kind == GP_API_SYNC_EVENT) && w->stream != GP_NONE32 &&
+		    w->stream != r->stream)
+			continue;
+		if (w->copy || r->e <= w->best_e)
+			continue; /* a copy's own op, or not the one it waited for */
+		s->waits_late++;
+		return;
+	}
+}
+
 /* Charge an active wait and release its slot. */
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
 				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1 };
 	uint64_t s;
-	if (gp_an_is_copy_sync(w->kind)) {
+	gp_sync_settle(an, w);
+	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
+		/* the wait ends when the earlier work it waited for ended */
 		s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
 		if (w->has_own && s > w->own_launch)
 			s = w->own_launch;
+		if (s > w->w1 - w->w0)
+			s = w->w1 - w->w0; /* a GPU clock ahead of the host's */
 		if (!w->has_best || !s)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
-		if (w->has_own && w->own_group < an->ngroups) {
+		if (w->copy && w->has_own && w->own_group < an->ngroups) {
 			/* the blocked part leaves the copy's launch */
 			struct gp_group *og = &an->groups[w->own_group];
 			og->launch -= s < og->launch ? s : og->launch;
@@ -356,7 +399,9 @@ static uint64_t *gp_sync_shook_get(const struct gp_an *an, uint64_t op)
 void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
-	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)) || (a->class_flags & GP_APIF_ERROR))
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) ||
+	      c == GP_API_MEMCPY_ASYNC) ||
+	    (a->class_flags & GP_APIF_ERROR))
 		return;
 	/* runtime records when present (a driver sync inside a runtime sync
 	 * would count twice), else driver */
@@ -370,8 +415,15 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 	w->tid = a->tid;
 	w->w0 = a->start;
 	w->w1 = a->start + gp_api_dur_ns(a);
-	if (c == GP_API_SYNC_DEVICE)
+	if (c == GP_API_SYNC_DEVICE || gp_an_is_implicit_sync(c))
 		w->stream = GP_NONE32;
+	w->copy = gp_an_is_copy_sync(c);
+	if (c == GP_API_MEMCPY_ASYNC) {
+		/* blocking only if its op says pageable memory (gp_sync_folded);
+		 * the join folds the op after this record, never before */
+		w->tentative = 1;
+		return;
+	}
 	gp_sync_activate(an, w);
 }
 
@@ -383,7 +435,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 void gp_sync_hook(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
-	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c)))
+	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c)))
 		return;
 	if (!an->hook_only) {
 		gp_sync_shook_add(an, a->corr, gp_an_is_copy_sync(c));
@@ -408,12 +460,30 @@ void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r)
 		gp_sync_search(an, w); /* the scope narrowed after activation */
 }
 
-/* The stack of a sync hook (pass 2). */
+/* A blocking call's external correlation that came before its hook (CUPTI's
+ * buffer was written first): remember which wait the hook's stack is for.
+ * Bounded: the map is emptied when it reaches GP_RECENT entries. */
+void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
+{
+	if (an->sync.early_ext.count >= GP_RECENT)
+		gp_map_free(&an->sync.early_ext);
+	gp_an_fail(an, gp_map_put(&an->sync.early_ext, ext, corr));
+}
+
+/* The stack of a sync hook (pass 2): to its wait through the external
+ * correlation, whichever came first. */
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack)
 {
 	uint64_t *sh = gp_sync_shook_get(an, op);
 	if (sh)
 		*sh = (*sh & GP_SHOOK_COPY) | stack;
+	uint64_t *c = an->sync.early_ext.count ? gp_map_get(&an->sync.early_ext, op) : NULL;
+	if (c) {
+		struct gp_wait *w = gp_sync_get(an, (uint32_t)*c, 0);
+		if (w && !w->stack)
+			w->stack = stack;
+		gp_map_del(&an->sync.early_ext, op);
+	}
 }
 
 /* An external correlation (CUSTOM2) of a blocking call's hook: its stack
@@ -438,13 +508,13 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
 /* An op with GPU times was folded (iteration slot `slot`): keep it in the
  * recent buffer, offer it to the waits, and charge the waits past the
  * horizon. Returns 0 or -ENOMEM (the recent buffer). */
-int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack)
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
 			       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
-			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api,
-			       .copy_sync = (uint8_t)(op->has_api && gp_an_is_copy_sync(op->api_class)) };
+			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
+			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
 	if (!s->recent && !(s->recent = malloc(GP_RECENT * sizeof *s->recent)))
 		return -ENOMEM;
@@ -459,10 +529,28 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
 	}
 	s->recent[(s->recent_head + i) & (GP_RECENT - 1)] = r;
 	s->nrecent++;
+	gp_sync_late(an, &r);
 	gp_sync_offer(an, &r);
 	/* the op of a blocking copy/set bounds its wait's candidates */
-	struct gp_wait *w = r.copy_sync ? gp_sync_get(an, op->corr, 0) : NULL;
+	struct gp_wait *w = r.copy_sync || (op->has_api && op->api_class == GP_API_MEMCPY_ASYNC)
+				    ? gp_sync_get(an, op->corr, 0)
+				    : NULL;
+	if (w && w->tentative) {
+		w->tentative = 0;
+		if (!r.copy_sync) {
+			gp_sync_release(an, w); /* pinned: the call did not wait */
+			w = NULL;
+		} else {
+			/* pageable: a blocking copy; its hook's stack is the op's */
+			w->copy = 1;
+			if (!w->stack)
+				w->stack = stack;
+			gp_sync_activate(an, w);
+		}
+	}
 	if (w && w->active) {
+		if (!w->stack)
+			w->stack = stack; /* the copy's hook came after CUPTI's records */
 		gp_sync_consider(w, &r);
 		if (w->has_best && w->best_e > w->own_gpu_start)
 			gp_sync_search(an, w);
@@ -472,6 +560,106 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
 	if ((++s->op_seq & 1023u) == 0)
 		gp_sync_expire(an, 0);
 	return 0;
+}
+
+/* Charge a launch's wait on a full queue: out of its launch (group,
+ * iteration, totals), into the sync of the op whose end freed the slot. */
+static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q)
+{
+	struct gp_sync *s = &an->sync;
+	struct gp_group *og = &an->groups[q->op_group], *g = &an->groups[q->best_group];
+	uint64_t w = q->w < og->launch ? q->w : og->launch;
+	og->launch -= w;
+	an->launch -= w < an->launch ? w : an->launch;
+	if (q->op_iter >= 0) {
+		struct gp_iterx *it = &an->iters[q->op_iter];
+		it->launch -= w < it->launch ? w : it->launch;
+	}
+	g->sync += w;
+	g->sync_queue += w;
+	g->sync_calls++;
+	s->sync_total += w;
+	s->queue_calls++;
+	s->queue_ns += w;
+	if (q->best_iter >= 0)
+		an->iters[q->best_iter].sync += w;
+	if (an->cfg.on_wait) {
+		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
+					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->a0, .w1 = q->a0 + w,
+					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group };
+		an->cfg.on_wait(&out, an->cfg.ctx);
+	}
+}
+
+/* Back-pressure (metrics.md §3): a launch, async copy/set or graph launch
+ * that began with as many ops of its device pending (enqueued before it
+ * began, ended after) as were ever seen pending there — at least
+ * GP_QUEUE_DEEP, and a level found by GP_QUEUE_HITS launches, so a queue
+ * that is merely growing is not taken for a full one — and during which one
+ * of them ended, waited on the full launch queue from its start to the
+ * first such end (that op's end freed the slot). The wait is charged as
+ * sync to that op and taken out of the call's launch (the first launches at
+ * a new level are charged once the level is confirmed). Called by the fold
+ * after the op's own sums (slot: its iteration); the ops it looks at are
+ * folded already (they end before it). Returns the wait charged for op. */
+uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+{
+	struct gp_sync *s = &an->sync;
+	if (!op->has_api || op->blocking || !op->launch_ns || !s->nrecent || op->group >= an->ngroups)
+		return 0;
+	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
+	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
+		return 0;
+	uint64_t a0 = op->api_start, a1 = op->api_end;
+	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (gp_sync_recent_at(an, mid)->e <= a0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (s->nrecent - lo < GP_QUEUE_DEEP)
+		return 0;
+	const struct gp_recent *best = NULL;
+	unsigned pending = 0;
+	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
+		const struct gp_recent *r = gp_sync_recent_at(an, i);
+		if (r->device != op->device || !r->has_api || r->api_end > a0)
+			continue; /* another device, or enqueued after the call began */
+		pending++;
+		if (r->e <= a1 && !best)
+			best = r; /* sorted by e: the first to end freed the slot */
+	}
+	if (!s->queue && !(s->queue = calloc(256, sizeof *s->queue))) {
+		gp_an_fail(an, -ENOMEM);
+		return 0;
+	}
+	struct gp_queue_dev *d = &s->queue[op->device];
+	if (pending > d->max) {
+		d->max = pending;
+		d->hits = d->ncand = 0;
+	}
+	if (pending < GP_QUEUE_DEEP || pending < d->max)
+		return 0;
+	d->hits++;
+	if (!best || best->group >= an->ngroups)
+		return 0;
+	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
+				   .best_iter = best->iter, .w = best->e - a0, .tid = op->tid, .corr = op->corr,
+				   .best_corr = best->corr, .stream = op->stream, .a0 = a0, .a1 = a1 };
+	if (q.w > op->launch_ns)
+		q.w = op->launch_ns;
+	if (d->hits < GP_QUEUE_HITS) {
+		if (d->ncand < GP_QUEUE_HITS - 1)
+			d->cand[d->ncand++] = q;
+		return 0;
+	}
+	for (uint32_t k = 0; k < d->ncand; k++)
+		gp_sync_queue_charge(an, &d->cand[k]);
+	d->ncand = 0;
+	gp_sync_queue_charge(an, &q);
+	return q.w;
 }
 
 static int gp_sync_cmp_cs(const void *a, const void *b)
@@ -495,6 +683,9 @@ void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
 	memcpy(rep->sync_kind_ns, s->sync_kind_ns, sizeof rep->sync_kind_ns);
 	rep->sync_unattributed_ns = s->sync_unattr_ns;
 	rep->sync_unattributed_calls = s->sync_unattr_calls;
+	rep->queue_full_calls = s->queue_calls;
+	rep->waits_late = s->waits_late;
+	rep->queue_full_ns = s->queue_ns;
 	rep->sync_ns = s->sync_total;
 }
 
@@ -507,6 +698,9 @@ void gp_sync_free(struct gp_sync *s)
 	free(s->tq);
 	gp_map_free(&s->tq_by_tid);
 	free(s->recent);
+	free(s->queue);
+	free(s->settled);
+	gp_map_free(&s->early_ext);
 	gp_map_free(&s->shook);
 	free(s->shook_fifo);
 	free(s->shook_seen);

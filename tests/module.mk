@@ -20,6 +20,7 @@ $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 # The report's scenarios and the analyses' program: CUDA C programs built
 # like the examples, run under the profiler by the shell tests below.
 E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream \
+                   $(B)/tests/e2e/report_realcuda \
                    $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -38,6 +39,7 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
 # and the what-if predictions against programs with the change made for real.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
+	 tests/e2e/test_report_cupti_awkward.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \

@@ -76,7 +76,7 @@ static const char *const lt_hooked[] = {
 	"cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaLaunchHostFunc",
 	"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemset", "cudaMemsetAsync",
 	"cudaMemset2D", "cudaMemset2DAsync", "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-	"cudaProfilerStart", "cudaProfilerStop", NULL};
+	"cudaProfilerStart", "cudaProfilerStop", "cudaFree", "cudaFreeHost", "cudaMallocHost", "cudaHostAlloc", NULL};
 
 static int lt_is_hooked(const char *name)
 {
@@ -794,7 +794,8 @@ Test(lib_e2e, output_pattern_and_header, .timeout = 60)
 	for (size_t i = 0; i < t.n_hook; i++) {
 		unsigned c = GP_API_CLASS(t.hook[i].class_flags);
 		nsync += c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT ||
-			 c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
+			 c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC || c == GP_API_SYNC_IMPLICIT ||
+			 c == GP_API_MEMCPY_ASYNC;
 	}
 	cr_assert(nsync > 0 && t.n_sref == nsync, "%zu stack refs for %zu sync ops", t.n_sref, nsync);
 	cr_assert(t.nstack > 0 && t.nstack < nsync, "stacks not interned (%zu for %zu refs)", t.nstack, nsync);

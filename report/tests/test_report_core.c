@@ -927,3 +927,90 @@ Test(report_core, advice_fits_the_operator)
 	cr_expect_str_eq(gp_verdict_advice_for(GP_VERDICT_MINOR, &small_copy), "");
 	cr_expect_eq(gp_verdict_of_op(9000, 1000, 0, 20000, &th), GP_VERDICT_LAUNCH);
 }
+
+/* --- real-CUDA behaviours -------------------------------------------------------- */
+
+Test(report_core, pageable_async_copy_waits_then_copies)
+{
+	/* cudaMemcpyAsync from pageable memory: the call waits for the kernel
+	 * (that kernel's sync), then copies (the copy's execute); the rest of
+	 * the call is its launch. A pinned copy of the same shape does not. */
+	for (int pageable = 0; pageable <= 1; pageable++) {
+		struct recs t = { .n = 0 };
+		str(&t, 1, "k");
+		api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		kernel(&t, 1, 20, 500, 1, 1);
+		api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 30, pageable ? 530 : 10, 2);
+		copy(&t, GP_REC_MEMCPY, 1, 1, pageable ? 510 : 520, 40, 12, 2, 1);
+		if (pageable)
+			t.r[t.n - 1].copy.flags |= GP_COPYF_PAGEABLE;
+		struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+		const struct gp_rep_group *k = group(&rep, "k"), *c = group(&rep, "memcpy HtoD");
+		cr_expect_eq(k->sync_ns, pageable ? 500 - 30 : 0);
+		cr_expect_eq(c->execute_ns, 40);
+		cr_expect_eq(c->launch_ns, pageable ? 530 - 40 - 470 : 10);
+		cr_expect_eq(c->pageable, (uint64_t)pageable);
+		cr_expect_eq(rep.sync_calls[GP_API_MEMCPY_ASYNC], (uint64_t)pageable);
+		gp_rep_free(&rep);
+	}
+}
+
+Test(report_core, implicit_sync_charged_to_the_op_waited_for)
+{
+	/* cudaFree waits for the kernel, then frees: the wait (to the kernel's
+	 * end) is the kernel's sync; a cudaFree with nothing outstanding is no
+	 * sync call. */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	api(&t, RT, GP_API_SYNC_IMPLICIT, 1, 30, 490, 2);
+	api(&t, RT, GP_API_SYNC_IMPLICIT, 1, 600, 10, 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "k")->sync_ns, 500 - 30);
+	cr_expect_eq(rep.sync_calls[GP_API_SYNC_IMPLICIT], 1);
+	cr_expect_eq(rep.sync_unattributed_calls, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, sync_call_site_when_cupti_records_come_before_the_hook)
+{
+	/* CUPTI's buffer (ext corr, API record) reached the trace before the
+	 * hook's ring: the hook's stack still names the wait's call site. */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	union gp_rec *st = add(&t);
+	st->stack.type = GP_REC_STACK;
+	st->stack.id = 5;
+	st->stack.depth = 1;
+	st->stack.pc[0] = 0x1234;
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	extcorr(&t, 3, 77);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
+	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
+	union gp_rec *sr = add(&t);
+	sr->stack_ref.type = GP_REC_STACK_REF;
+	sr->stack_ref.op = 77;
+	sr->stack_ref.stack = 5;
+	sr->stack_ref.tid = 4;
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ncallsites, 1);
+	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
+	cr_expect_eq(group(&rep, "k")->sync_ns, 480);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, gpu_clock_a_little_ahead_of_the_host_still_charges_the_wait)
+{
+	/* the kernel's end reads 3 us after the synchronize returned */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 3500, 1, 1);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 470, 2);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
+	cr_expect_eq(rep.sync_unattributed_calls, 0);
+	gp_rep_free(&rep);
+}

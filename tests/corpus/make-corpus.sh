@@ -104,8 +104,8 @@ runs() {
 	echo "multistream.stream|--group-by stream|multistream.gpht"
 	echo "analyses.filter|--filter _k\$ --sort execute|analyses.gpht"
 	echo "analyses.thresholds|--thresholds sync=10,launch=5,execute=60 --outlier-factor 1.2|analyses.gpht"
-	echo "merged2|--straggler-pct 5|analyses.gpht graphs.gpht"
-	echo "merged3|--top 4|sync_bound.gpht sync_bound_b.gpht sync_bound_c.gpht"
+	echo "merged2|--merge --straggler-pct 5|analyses.gpht graphs.gpht"
+	echo "merged3|--merge --top 4|sync_bound.gpht sync_bound_b.gpht sync_bound_c.gpht"
 }
 
 # outputs_of NAME OPTIONS TRACES OUTDIR: every output of one report run, run

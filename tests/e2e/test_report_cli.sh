@@ -23,11 +23,13 @@ if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 	preload="$GP_SAN_RUNTIME:$preload"
 	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
 fi
-# trace NAME COSTMODEL: run sync_bound into $tmp/NAME.gpht
+# trace NAME COSTMODEL [ENV...]: run sync_bound into $tmp/NAME.gpht
 trace() {
-	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" \
-		LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" SIMCUDA_CONFIG="$2" \
-		GPUPHASE_OUTPUT="$tmp/$1.gpht" "$B/examples/sync_bound" >/dev/null 2>&1) || fail "$1: sync_bound failed"
+	local name=$1 model=$2
+	shift 2
+	(cd "$tmp" && env "$@" ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" \
+		LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" SIMCUDA_CONFIG="$model" \
+		GPUPHASE_OUTPUT="$tmp/$name.gpht" "$B/examples/sync_bound" >/dev/null 2>&1) || fail "$name: sync_bound failed"
 }
 # expect RC DESCRIPTION CMD...: run, check the exit status, keep stdout/stderr
 expect() {
@@ -180,7 +182,25 @@ expect 2 "export to an unwritable path" "$R" --export html /nonexistent/dir/x.ht
 grep -q "/nonexistent/dir/x.html" "$tmp/err" || fail "unwritable export: message does not name the file"
 
 # --- several traces ---------------------------------------------------------------
-expect 0 "merge" "$R" --format json "$T" "$tmp/slow.gpht"
+# two runs that are not one job (no rank variables, no job id): one report
+# after the other, never merged
+expect 0 "not one job" "$R" "$T" "$tmp/slow.gpht"
+[ "$(grep -c '^gpuphase report: ' "$tmp/out")" = 2 ] || fail "not one job: not two reports"
+grep -q "inputs .*merged" "$tmp/out" && fail "not one job: merged"
+expect 2 "not one job: export refused" "$R" --export html "$tmp/two.html" "$T" "$tmp/slow.gpht"
+# ranks of one job (RANK / WORLD_SIZE in the environment) merge by themselves
+trace rank0 "$S/examples/sync_bound.simcuda" RANK=0 WORLD_SIZE=2
+trace rank1 "$tmp/slow.simcuda" RANK=1 WORLD_SIZE=2
+expect 0 "one job" "$R" --format json "$tmp/rank0.gpht" "$tmp/rank1.gpht"
+py "$tmp/out" <<'PY' || fail "one job: not merged as ranks, or idle > devices x wall"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["summary"]
+print("ranks", len(d["ranks"]), "wall", s["wall_ns"], "idle", s["gpu_idle_ns"])
+assert len(d["ranks"]) == 2
+assert s["gpu_idle_ns"] <= 2 * s["wall_ns"]
+PY
+expect 0 "merge" "$R" --format json --merge "$T" "$tmp/slow.gpht"
 py "$tmp/out" "$tmp/base.json" <<'PY' || fail "merged report and stragglers"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -190,7 +210,7 @@ assert d["summary"]["ops"] == 2 * b["summary"]["ops"]
 st = [r["straggler"] for r in d["ranks"]]
 assert st == [False, True], st
 PY
-expect 0 "merge text" "$R" "$T" "$tmp/slow.gpht"
+expect 0 "merge text" "$R" --merge "$T" "$tmp/slow.gpht"
 grep -q "slow.gpht.*<- straggler" "$tmp/out" || fail "merge text: straggler not named"
 
 [ "$fails" = 0 ] && echo "test_report_cli.sh: all checks passed"

@@ -19,7 +19,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/sync_bound" \
 	"$B/examples/launch_bound" "$B/examples/compute_bound" "$B/tests/e2e/report_rule_of_thumb" \
-	"$B/tests/e2e/report_multistream"; do
+	"$B/tests/e2e/report_multistream" "$B/tests/e2e/report_realcuda"; do
 	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
 done
 tmp=$(mktemp -d /tmp/gp_report_e2e.XXXXXX)
@@ -83,6 +83,99 @@ print("busy", s["gpu_busy_ns"], "plain sum", s["gpu_busy_sum_ns"])
 sys.exit(0 if s["gpu_busy_ns"] < s["gpu_busy_sum_ns"] else 1)
 PY
 fi
+
+# Capture windows (metrics.md §6): wall, idle and iterations over the
+# captured windows only; the truth is limited to the calls made inside them.
+for w in iters:skip=50,iters=10 repeat:skip=20,iters=5,repeat=3; do
+	name=window_${w%%:*}
+	run "$name" "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda" GPUPHASE_WINDOW="${w#*:}" || continue
+	check "$name"
+done
+
+# A live trace (metrics.md §8): reported while its writer still runs, it
+# says so and puts no op without its GPU record in the operators.
+sed 's/^kernel rc_gpu .*/kernel rc_gpu exec_ns=5000000/' "$S/tests/e2e/report_realcuda.simcuda" >"$tmp/slow.simcuda"
+(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+	SIMCUDA_CONFIG="$tmp/slow.simcuda" GPUPHASE_OUTPUT="$tmp/live.gpht" "$B/tests/e2e/report_realcuda" \
+	>"$tmp/live.out" 2>&1) &
+live_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/live.gpht" ] && break; sleep 0.1; done
+sleep 0.5
+"$R" --format json "$tmp/live.gpht" >"$tmp/live.json" 2>/dev/null
+"$R" "$tmp/live.gpht" >"$tmp/live.text" 2>/dev/null
+if kill -0 "$live_pid" 2>/dev/null; then
+	python3 - "$tmp/live.json" <<'PY' || fail "live: not reported as live"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+print("live", s.get("live"), "complete", s["complete"], "not arrived", s.get("lost_gpu_records"))
+sys.exit(0 if s.get("live") and not s["complete"] else 1)
+PY
+	grep -q "cut off" "$tmp/live.text" && fail "live: called cut off"
+else
+	echo "live: the program ended before the report ran (loaded host); not checked"
+fi
+wait "$live_pid" || fail "live: program failed"
+
+# Real-CUDA behaviours (docs/simcuda.md), all on and each switched off:
+# async copies on pageable memory block (the wait for the earlier kernel is
+# its sync, the copy's own transfer its execute), cudaFree / cudaMallocHost /
+# cudaFreeHost wait for the device (charged to the op waited for, listed
+# under sync calls with their call sites).
+# A full launch queue (queue_depth 128 in the cost model): each launch of the
+# GPU-bound rc_gpu loop waits for a kernel to end; that wait is its sync, not
+# launch, and the verdict calls the loop compute-bound.
+# "jitter" adds execution jitter to all of them at once.
+for variant in all:"" jitter:"SIMCUDA_EXEC_JITTER_PCT=10 SIMCUDA_SEED=7" \
+	no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SIMCUDA_IMPLICIT_SYNC=0 no_queue:SIMCUDA_QUEUE_DEPTH=0; do
+	name=realcuda_${variant%%:*}
+	envs=${variant#*:}
+	# up to 3 runs: with a behaviour switched off, a call preempted on a
+	# loaded host can still overlap the end of a kernel and read as a wait
+	ok=0
+	for attempt in 1 2 3; do
+		run "$name" "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" GPUPHASE_STACKS=sync \
+			$envs || break
+		echo "--- $name (attempt $attempt)"
+		$CHECK "$tmp/$name.truth" "$tmp/$name.json" || continue
+		python3 - "$tmp/$name.json" "$name" "$tmp/$name.truth" <<'PY' && ok=1 && break
+import json, sys
+r = json.load(open(sys.argv[1])); name = sys.argv[2]
+truth = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+def waits(*kinds):
+    """the truth's waits of these kinds (written only when work was outstanding)"""
+    return len({(t["api_corr"], t["start"]) for t in truth if t["type"] == "sync" and t["kind"] in kinds})
+kinds = {k["kind"]: k["count"] for k in r["summary"]["sync_calls"]}
+blocked = {k["kind"]: k["blocked_ns"] for k in r["summary"]["sync_calls"]}
+print(name, "sync calls", kinds)
+want = {"memcpy async pageable": waits("pageable_copy"),
+        "implicit (free/alloc)": waits("free", "free_host", "host_alloc")}
+# switched off, a call that merely overlapped a kernel's end by chance may
+# read as a wait: tolerated within the truth check's 2 us
+bad = [f"{k}: {kinds.get(k, 0)} calls, expected {n}" for k, n in want.items()
+       if kinds.get(k, 0) != n and not (n == 0 and blocked.get(k, 0) <= 2000)]
+full = kinds.get("launch queue full", 0)
+if (full == 0) != name.endswith("no_queue"):
+    bad.append(f"launch queue full: {full} calls")
+ops = {o["name"]: o for o in r["operators"]}
+v = ops.get("rc_gpu", {}).get("verdict")
+if v != "compute-bound" and not name.endswith("no_queue"):
+    # (without a queue limit the loop's final synchronize is its sync)
+    # a loaded host inflates the launches (simcuda's busy-waits lose the
+    # CPU): only a verdict taken on a quiet host is held to the rule
+    loaded = r["summary"].get("host_cpu_busy_pct", 0) > 80
+    print(f"rc_gpu verdict {v}{' (host loaded: not checked)' if loaded else ''}")
+    if not loaded:
+        bad.append(f"rc_gpu: verdict {v}, expected compute-bound")
+sites = r.get("sync_callsites") or r.get("callsites") or []
+if any("no stack" in (c.get("name") or "") for c in sites):
+    bad.append("a blocking call lost its call site")
+for b in bad:
+    print("MISMATCH", b)
+sys.exit(1 if bad else 0)
+PY
+	done
+	[ "$ok" = 1 ] || fail "$name: report disagrees with the truth, or sync calls / verdict off, in 3 runs"
+done
 
 # Rule-of-thumb table (stacks off: the scenario times its own sync calls).
 ok=0

@@ -141,11 +141,11 @@ fi
 # two traces merged: one analyses item per trace
 if [ -e "$tmp/run.gpht" ] && [ -e "$tmp/graphs.gpht" ]; then
 	checks=$((checks + 1))
-	"$R" --format json "$tmp/run.gpht" "$tmp/graphs.gpht" >"$tmp/merged.json" 2>"$tmp/merged.err" &&
+	"$R" --format json --merge "$tmp/run.gpht" "$tmp/graphs.gpht" >"$tmp/merged.json" 2>"$tmp/merged.err" &&
 		$CHECK json "$tmp/merged.json" 2 &&
-		"$R" --export html "$tmp/merged.html" "$tmp/run.gpht" "$tmp/graphs.gpht" 2>>"$tmp/merged.err" &&
+		"$R" --merge --export html "$tmp/merged.html" "$tmp/run.gpht" "$tmp/graphs.gpht" 2>>"$tmp/merged.err" &&
 		grep -q "<h2>CUDA graphs &mdash; $tmp/graphs.gpht" "$tmp/merged.html" &&
-		"$R" "$tmp/run.gpht" "$tmp/graphs.gpht" >"$tmp/merged.txt" 2>>"$tmp/merged.err" &&
+		"$R" --merge "$tmp/run.gpht" "$tmp/graphs.gpht" >"$tmp/merged.txt" 2>>"$tmp/merged.err" &&
 		grep -q "^Analyses of trace 2: $tmp/graphs.gpht" "$tmp/merged.txt" &&
 		echo "ok   two traces merged" || fail "merged: $(head -3 "$tmp/merged.err")"
 fi

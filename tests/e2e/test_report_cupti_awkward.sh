@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# test_report_cupti_awkward.sh — the report against simcuda's truth when
+# CUPTI is as awkward as the real one (docs/simcuda.md, "A CUPTI as awkward
+# as the real one"): records delivered late and interleaved across kinds
+# and threads (cupti_delivery_delay_ns), GPU timestamps off the host clock
+# with drift (cupti_clock_offset_ns, cupti_clock_drift_ppm), each alone and
+# together with the real-CUDA behaviours. Every phase must still match the
+# truth (report_truth_check.py; queue may move by the clock offset per op),
+# and every blocking call keep its call site. A simcuda that does not know
+# these cost-model keys yet refuses them ("unknown key"): the test then
+# says so and passes without checking.
+# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+CHECK="python3 $S/tests/e2e/report_truth_check.py"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d /tmp/gp_cupti_awkward.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
+fi
+
+# case NAME PROGRAM MODEL KEY-LINES...: the model plus the keys; runs,
+# reports, checks. Returns 2 when simcuda refuses a key.
+case_() {
+	local name=$1 prog=$2 model=$3
+	shift 3
+	{ cat "$model"; printf '%s\n' "$@"; } >"$tmp/$name.simcuda"
+	rm -f "$tmp/$name".gpht "$tmp/$name".truth
+	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$tmp/$name.simcuda" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
+		GPUPHASE_STACKS=sync "$prog" >"$tmp/$name.out" 2>&1)
+	local rc=$?
+	if [ "$rc" = 2 ] && grep -q "unknown key" "$tmp/$name.out"; then
+		echo "SKIP $name: simcuda does not know these keys yet: $(grep -m1 'unknown key' "$tmp/$name.out" | cut -c1-120)"
+		return 2
+	fi
+	[ "$rc" = 0 ] || { fail "$name: program failed: $(tail -2 "$tmp/$name.out")"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+		{ fail "$name: report failed: $(head -2 "$tmp/$name.err")"; return 1; }
+	echo "--- $name"
+	QUEUE_SLACK_NS=${SLACK:-0} $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
+		{ grep MISMATCH "$tmp/$name.check"; fail "$name: report disagrees with the truth"; return 1; }
+	python3 - "$tmp/$name.json" <<'PY' || fail "$name: call sites or late waits"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sites = r.get("sync_callsites", [])
+print("call sites", [(c["name"][:30], c["calls"]) for c in sites][:6], "waits_late", r["summary"].get("waits_late", 0))
+sys.exit(1 if any(c["name"] == "(no stack)" for c in sites) else 0)
+PY
+	return 0
+}
+
+RC=$B/tests/e2e/report_realcuda
+RCM=$S/tests/e2e/report_realcuda.simcuda
+SB=$B/examples/sync_bound
+SBM=$S/examples/sync_bound.simcuda
+skipped=0
+case_ late_sync "$SB" "$SBM" "cupti_delivery_delay_ns 300000000"
+[ $? = 2 ] && skipped=1
+if [ "$skipped" = 0 ]; then
+	case_ late_realcuda "$RC" "$RCM" "cupti_delivery_delay_ns 300000000"
+	SLACK=4000 case_ skew_sync "$SB" "$SBM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2"
+	SLACK=4000 case_ skew_realcuda "$RC" "$RCM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2"
+	SLACK=4000 case_ all_together "$RC" "$RCM" "cupti_delivery_delay_ns 300000000" "cupti_clock_offset_ns 3000" \
+		"cupti_clock_drift_ppm 2" "exec_jitter_pct 10" "seed 7"
+fi
+[ "$fails" = 0 ] && echo "test_report_cupti_awkward.sh: all checks passed$([ "$skipped" = 1 ] && echo " (skipped: simcuda lacks the CUPTI keys)")"
+[ "$fails" = 0 ]
