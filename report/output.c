@@ -525,21 +525,36 @@ static void gp_out_text_ranks(FILE *f, const struct gp_rep *rep, const struct gp
 			for (int k = 0; k < 6; k++)
 				cm[k] = c[k] > cm[k] ? c[k] : cm[k];
 		}
+		/* --top N: the first N ranks, and every straggler after them */
+		size_t shown = 0, omitted = 0;
 		for (size_t i = 0; i < rep->nranks; i++) {
 			const struct gp_rep *r = &rep->ranks[i];
+			if (o->top && shown >= o->top && !(fl && fl[i])) {
+				omitted++;
+				continue;
+			}
+			shown++;
 			gp_out_dur_in(r->wall_ns, gp_out_unit_for(cm[0]), b1, 32);
 			gp_out_dur_in(gp_rep_rank_busy(r), gp_out_unit_for(cm[1]), b2, 32);
 			gp_out_dur_in(r->gpu_busy_ns, gp_out_unit_for(cm[2]), b3, 32);
 			gp_out_dur_in(r->launch_ns, gp_out_unit_for(cm[3]), b4, 32);
 			gp_out_dur_in(r->execute_ns, gp_out_unit_for(cm[4]), b5, 32);
 			gp_out_dur_in(r->sync_ns + r->sync_unattributed_ns, gp_out_unit_for(cm[5]), b11, 32);
-			if (md)
-				fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r->path, b1, b2, b3, b4, b5, b11,
+			if (md) {
+				fputs("| ", f);
+				gp_fmt_md_str(f, r->path);
+				fprintf(f, " | %s | %s | %s | %s | %s | %s | %s |\n", b1, b2, b3, b4, b5, b11,
 					fl && fl[i] ? "yes" : "");
-			else
-				fprintf(f, "  %-40s wall %10s busy %10s GPU %10s launch %10s exec %10s sync %10s%s\n", r->path, b1,
-					b2, b3, b4, b5, b11, fl && fl[i] ? "  <- straggler" : "");
+			} else {
+				fputs("  ", f);
+				gp_fmt_text_pad(f, r->path, 40);
+				fprintf(f, " wall %10s busy %10s GPU %10s launch %10s exec %10s sync %10s%s\n", b1, b2, b3, b4,
+					b5, b11, fl && fl[i] ? "  <- straggler" : "");
+			}
 		}
+		if (omitted)
+			fprintf(f, "%s(%zu more ranks, none a straggler; --format json lists all)\n", md ? "\n" : "  ",
+				omitted);
 		free(fl);
 	}
 }

@@ -29,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 for name in sync_bound multistream graphs hookonly analyses kit_nvtx.nvtx "merged:sync_bound_b+sync_bound_c"; do
 	case $name in
-	merged:*) n=merged; set -- "$T/sync_bound_b.gpht" "$T/sync_bound_c.gpht" ;;
+	merged:*) n=merged; set -- --merge "$T/sync_bound_b.gpht" "$T/sync_bound_c.gpht" ;; # two runs, not one job: --merge insists
 	*) n=$name; set -- "$T/$name.gpht" ;;
 	esac
 	"$R" --format json "$@" >"$tmp/$n.json" 2>"$tmp/$n.err" &&

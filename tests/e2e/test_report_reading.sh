@@ -4,7 +4,7 @@
 #    a program that replays graphs is never told to use graphs, an operator
 #    below 1 % of the run gets "minor" and no advice line;
 #  * one unit per duration column of the operator and iteration tables;
-#  * --top N limits every section (operators, iterations, outliers);
+#  * --top N limits every section (operators, iterations, outliers, ranks);
 #  * per-subcommand --help lists only that subcommand's options; a bad
 #    option is one line with the hint to --help.
 # Traces come from the committed corpus.
@@ -43,6 +43,12 @@ n_out=$(grep -c '^    iteration [0-9]*:' "$tmp/top")
 [ "$n_out" -le 1 ] || fail "--top 1: $n_out outlier iterations listed"
 n_ops=$(awk '/^operator /{on=1;next} on && NF==0{exit} on{n++} END{print n+0}' "$tmp/top")
 [ "$n_ops" = 1 ] || fail "--top 1: $n_ops operator rows"
+# ... and the ranks of a merged report: the first N and every straggler
+"$R" --merge --top 1 --straggler-pct 1000 "$T/sync_bound.gpht" "$T/sync_bound_b.gpht" "$T/sync_bound_c.gpht" \
+	>"$tmp/ranks" 2>/dev/null
+n_ranks=$(grep -c '^  .* wall .* busy .* GPU ' "$tmp/ranks")
+[ "$n_ranks" = 1 ] || fail "--top 1: $n_ranks rank rows (want 1, no straggler)"
+grep -q '^  (2 more ranks, none a straggler' "$tmp/ranks" || fail "--top 1: the omitted ranks are not counted"
 
 # per-subcommand help, bad options
 "$G" export --help >"$tmp/h" 2>&1
