@@ -17,7 +17,7 @@
  * from the OS tid (a CUPTI thread id is translated once the join paired it),
  * the same in every table; globalPid = pid << 24. gpuphase's own tables sit
  * beside them: TRACES, GPUPHASE_OPS, GPUPHASE_SYNCS, GPUPHASE_MARKERS,
- * GPUPHASE_ITERATIONS and the views GPUPHASE_OP_PHASES (per-op
+ * GPUPHASE_ITERATIONS and the tables GPUPHASE_OP_PHASES (per-op
  * launch/queue/execute/sync) and GPUPHASE_OPERATOR_SUMMARY; their `rank` is
  * the trace's place on the command line. docs/report-json.md documents it.
  *
@@ -121,22 +121,32 @@ static const char gp_sq_schema[] =
 	"CREATE TABLE GPUPHASE_ITERATIONS(rank INTEGER, iteration INTEGER, start INTEGER, end INTEGER,"
 	" duration_ns INTEGER, ops INTEGER, launch_ns INTEGER, queue_ns INTEGER, execute_ns INTEGER, sync_ns INTEGER);";
 
-/* Views: the blocked part of a blocking copy is the copy's own row in
- * GPUPHASE_SYNCS (same correlationId, kind 2/4) and leaves its launch. */
+/* The per-op phases and the per-name summary, made at close: the blocked
+ * part of a blocking copy or set — its own rows in GPUPHASE_SYNCS (same
+ * correlationId, API class 2 memcpy, 3 async memcpy on pageable memory,
+ * 4 memset) — leaves its launch. */
 static const char gp_sq_views[] =
 	"CREATE INDEX ops_corr ON GPUPHASE_OPS(rank, correlationId);"
 	"CREATE INDEX syncs_op ON GPUPHASE_SYNCS(rank, op_correlationId);"
-	"CREATE VIEW GPUPHASE_OP_PHASES AS SELECT o.rank, o.kind, o.name, o.deviceId, o.streamId, o.correlationId,"
+	/* Tables with declared column types, filled once at close, not views:
+	 * SQLite gives a view's computed columns no type, and DuckDB's sqlite
+	 * reader then reads them as text. */
+	"CREATE TABLE GPUPHASE_OP_PHASES(rank INTEGER, kind TEXT, name TEXT, deviceId INTEGER, streamId INTEGER,"
+	" correlationId INTEGER, globalTid INTEGER, iteration INTEGER, nvtx TEXT, callsite TEXT, launch_ns INTEGER,"
+	" queue_ns INTEGER, execute_ns INTEGER, sync_ns INTEGER);"
+	"INSERT INTO GPUPHASE_OP_PHASES SELECT o.rank, o.kind, o.name, o.deviceId, o.streamId, o.correlationId,"
 	" o.globalTid, o.iteration, o.nvtx, o.callsite,"
 	" MAX(o.launch_ns - COALESCE((SELECT SUM(s.blocked_ns) FROM GPUPHASE_SYNCS s WHERE s.rank = o.rank AND"
-	"  s.correlationId = o.correlationId AND s.kind IN (2, 4)), 0), 0) AS launch_ns,"
+	"  s.correlationId = o.correlationId AND s.kind IN (2, 3, 4)), 0), 0),"
 	" o.queue_ns, o.execute_ns,"
 	" COALESCE((SELECT SUM(s.blocked_ns) FROM GPUPHASE_SYNCS s WHERE s.rank = o.rank AND s.attributed = 1 AND"
-	"  s.op_correlationId = o.correlationId), 0) AS sync_ns"
+	"  s.op_correlationId = o.correlationId), 0)"
 	" FROM GPUPHASE_OPS o;"
-	"CREATE VIEW GPUPHASE_OPERATOR_SUMMARY AS SELECT name, COUNT(*) AS count, SUM(launch_ns) AS launch_ns,"
-	" SUM(queue_ns) AS queue_ns, SUM(execute_ns) AS execute_ns, SUM(sync_ns) AS sync_ns,"
-	" SUM(launch_ns + execute_ns + sync_ns) AS total_ns FROM GPUPHASE_OP_PHASES GROUP BY name ORDER BY total_ns DESC;";
+	"CREATE TABLE GPUPHASE_OPERATOR_SUMMARY(name TEXT, count INTEGER, launch_ns INTEGER, queue_ns INTEGER,"
+	" execute_ns INTEGER, sync_ns INTEGER, total_ns INTEGER);"
+	"INSERT INTO GPUPHASE_OPERATOR_SUMMARY SELECT name, COUNT(*), SUM(launch_ns), SUM(queue_ns), SUM(execute_ns),"
+	" SUM(sync_ns), SUM(launch_ns + execute_ns + sync_ns) FROM GPUPHASE_OP_PHASES GROUP BY name"
+	" ORDER BY SUM(launch_ns + execute_ns + sync_ns) DESC;";
 
 static const char *const gp_sq_ins[ST_COUNT] = {
 	[ST_STR] = "INSERT INTO StringIds VALUES(?,?)",

@@ -21,10 +21,12 @@ group=${1:-core}
 core_pkgs="libcriterion-dev uthash-dev libunwind-dev libsqlite3-dev liblz4-dev pkg-config python3"
 browser_pkgs="chromium chromium-driver python3-venv protobuf-compiler"
 fuzz_pkgs="clang libclang-rt-dev"
-readers_py="duckdb pandas HolisticTraceAnalysis perfetto selenium"
+# duckdb pinned with its sqlite reader extension packaged on the index
+# (DuckDB's own INSTALL downloads it from a host outside the index)
+readers_py="duckdb==1.5.5 duckdb-extension-sqlite-scanner==1.5.5 pandas HolisticTraceAnalysis perfetto selenium"
 if [ "$group" = readers ]; then
   venv=${2:-build/readers-venv}
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import duckdb, pandas, hta, perfetto, selenium" 2>/dev/null; then
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import duckdb, duckdb_extension_sqlite_scanner, pandas, hta, perfetto, selenium" 2>/dev/null; then
     exit 0
   fi
   python3 -m venv "$venv" 2>/dev/null || { echo "deps.sh: python3 -m venv failed (python3-venv missing?)" >&2; exit 77; }

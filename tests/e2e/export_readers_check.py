@@ -20,23 +20,25 @@ import json
 import sys
 
 # nsys stats' own queries, in the shape cuda_gpu_kern_sum / cuda_api_sum /
-# cuda_gpu_mem_time_sum run them against an nsys export.
+# cuda_gpu_mem_time_sum run them against an nsys export (grouped by the id
+# and its text, "end" and "start" quoted, so that a strict SQL engine such
+# as DuckDB takes them too).
 KERN_SUM = """
-SELECT s.value AS name, COUNT(*) AS instances, SUM(k.end - k.start) AS total
+SELECT s.value AS name, COUNT(*) AS instances, SUM(k."end" - k."start") AS total
 FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON k.shortName = s.id
-GROUP BY k.shortName ORDER BY total DESC"""
+GROUP BY k.shortName, s.value ORDER BY total DESC"""
 KERN_DEMANGLED = """
 SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
 LEFT JOIN StringIds AS s ON k.demangledName = s.id WHERE s.value IS NULL"""
 API_SUM = """
-SELECT s.value AS name, COUNT(*) AS calls, SUM(r.end - r.start) AS total
+SELECT s.value AS name, COUNT(*) AS calls, SUM(r."end" - r."start") AS total
 FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON r.nameId = s.id
-GROUP BY r.nameId ORDER BY total DESC"""
+GROUP BY r.nameId, s.value ORDER BY total DESC"""
 MEM_TIME_SUM = """
-SELECT e.label AS operation, COUNT(*) AS count, SUM(m.end - m.start) AS total
+SELECT e.label AS operation, COUNT(*) AS count, SUM(m."end" - m."start") AS total
 FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m JOIN ENUM_CUDA_MEMCPY_OPER AS e ON e.id = m.copyKind GROUP BY e.label
 UNION ALL
-SELECT '[CUDA memset]', COUNT(*), SUM(end - start) FROM CUPTI_ACTIVITY_KIND_MEMSET HAVING COUNT(*) > 0"""
+SELECT '[CUDA memset]', COUNT(*), SUM("end" - "start") FROM CUPTI_ACTIVITY_KIND_MEMSET HAVING COUNT(*) > 0"""
 TID_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "GPUPHASE_OPS", "GPUPHASE_SYNCS", "GPUPHASE_MARKERS", "ThreadNames")
 PID_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
               "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
@@ -120,10 +122,19 @@ def mode_duckdb(db, rep):
         sys.exit(77)
     con = duckdb.connect()
     try:
-        con.execute("INSTALL sqlite; LOAD sqlite;")
-    except Exception as e:  # the extension is downloaded on first use
-        print(f"SKIP duckdb: its sqlite reader extension cannot be downloaded here ({str(e).splitlines()[0][:120]})")
-        sys.exit(77)
+        # DuckDB's sqlite reader, from the package index (duckdb-extension-
+        # sqlite-scanner, pinned with duckdb by scripts/deps.sh readers)
+        import pathlib
+        import duckdb_extension_sqlite_scanner as ext
+        path = pathlib.Path(ext.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "sqlite_scanner.duckdb_extension"
+        con.execute(f"LOAD '{path}'")
+    except Exception as e:
+        try:  # else DuckDB's own download, where its host can be reached
+            con.execute("INSTALL sqlite; LOAD sqlite;")
+        except Exception as e2:
+            print(f"SKIP duckdb: no sqlite reader extension: packaged one: {str(e).splitlines()[0][:100]}; "
+                  f"download: {str(e2).splitlines()[0][:100]}")
+            sys.exit(77)
     con.execute(f"ATTACH '{db}' AS g (TYPE sqlite); USE g;")
     check_sql(lambda q: con.execute(q).fetchall(), rep, "duckdb")
 
