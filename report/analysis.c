@@ -322,6 +322,12 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_SYMBOL:
 		gp_an_fail(an, gp_map_put(&an->symbols, r->symbol.pc, r->symbol.name));
 		break;
+	case GP_REC_MODULE:
+		if (GROW(an->modules, an->nmodules, an->capmodules))
+			gp_an_fail(an, -ENOMEM);
+		else
+			an->modules[an->nmodules++] = r->module;
+		break;
 	case GP_REC_HOOK_API:
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
@@ -372,6 +378,7 @@ int gp_an_prepare(struct gp_an *an)
 			 an->rec_count[GP_REC_KERNEL] || an->rec_count[GP_REC_MEMCPY] ||
 			 an->rec_count[GP_REC_MEMSET];
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] || (!have_cupti && an->have_hooks);
+	gp_sym_resolve(an);
 
 	/* iterations: marks sorted by time, one per iteration number */
 	if (an->nmarks)
@@ -622,6 +629,8 @@ void gp_an_free(struct gp_an *an)
 	free(an->pcs);
 	gp_map_free(&an->stacks);
 	gp_map_free(&an->symbols);
+	gp_map_free(&an->symnames);
+	free(an->modules);
 	gp_map_free(&an->drops);
 	free(an->marks);
 	gp_sync_free(&an->sync);

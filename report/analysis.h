@@ -40,7 +40,7 @@
 #include "stats.h"
 #include "strtab.h"
 
-enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM };
+enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM, GP_GROUP_PHASE };
 
 enum gp_op_kind { GP_OP_KERNEL = 1, GP_OP_MEMCPY, GP_OP_MEMSET, GP_OP_HOOK_ONLY };
 
@@ -191,9 +191,15 @@ const char *gp_an_string(const struct gp_an *an, uint32_t id);
 uint32_t gp_an_canonical(const struct gp_an *an, uint32_t id);
 /* The string table (cfg.strings or the analyser's own). */
 struct gp_strtab *gp_an_strings(const struct gp_an *an);
-/* Innermost symbolised frame of stack id (its text), else its pc as "0x..."
- * written into buf; NULL when the stack is unknown or empty. */
+/* The call site of stack id: its innermost actionable frame (the first
+ * Python frame, else the first frame outside the CUDA libraries), named
+ * from the module files when the report could read them, else by the
+ * capture; "0x..." written into buf when unnamed; NULL when the stack is
+ * unknown or empty. */
 const char *gp_an_callsite(const struct gp_an *an, uint32_t stack, char *buf, size_t n);
+/* The whole stack, one frame a line, innermost first (cut at n); 0 when
+ * the stack is unknown. */
+int gp_an_stack_text(const struct gp_an *an, uint32_t stack, char *out, size_t n);
 /* The run's edges, known after pass 1 (trace-clock ns). */
 struct gp_an_edges {
 	uint64_t first_api;     /* first CUDA call (CUPTI runtime records when

@@ -205,6 +205,9 @@ struct gp_an {
 	size_t npcs, cappcs;
 	struct gp_map stacks;      /* stack id -> offset<<16 | depth          */
 	struct gp_map symbols;     /* pc -> string id                         */
+	struct gp_map symnames;    /* pc -> canonical string (symbolize.c)    */
+	struct gp_rec_module *modules; /* GP_REC_MODULE records, as read      */
+	size_t nmodules, capmodules;
 	/* pass-1 facts */
 	uint64_t rec_count[GP_REC_TYPE_COUNT];
 	uint64_t records;
@@ -312,5 +315,11 @@ void gp_join_evict(struct gp_an *an);
 void gp_join_flush(struct gp_an *an);
 uint32_t gp_join_os_tid(const struct gp_an *an, uint32_t cupti_tid);
 void gp_join_free(struct gp_join *j);
+
+/* symbolize.c: names for native pcs from the module files (libdw, loaded
+ * at run time); after pass 1. */
+void gp_sym_resolve(struct gp_an *an);
+/* analysis_names.c: one frame's text (into buf when synthesised). */
+const char *gp_an_frame_name(const struct gp_an *an, uint64_t pc, char *buf, size_t n);
 
 #endif

@@ -58,7 +58,7 @@ static void gp_main_usage(FILE *f)
 		"  --format text|markdown|csv|json   report format (default text)\n"
 		"  --sort total|launch|queue|execute|sync|count|name   operator order (default total)\n"
 		"  --top N                    show the first N operators (default all)\n"
-		"  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
+		"  --group-by kernel|nvtx|callsite|stream|phase   what an operator is (default kernel)\n"
 		"  --filter REGEX             only operators whose name matches (POSIX extended)\n"
 		"  --thresholds sync=30,launch=20,execute=80   verdict thresholds in %% of total\n"
 		"  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
@@ -146,7 +146,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
 	static const char *const sorts[] = { "total", "launch", "queue", "execute", "sync", "count", "name" };
-	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream" };
+	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
 	int c, k;
 	char *end;
 	optind = 1;
@@ -163,7 +163,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			m->out.sort = (enum gp_sort)k;
 			break;
 		case 'g':
-			if ((k = gp_main_pick("--group-by", optarg, groups, 4)) < 0)
+			if ((k = gp_main_pick("--group-by", optarg, groups, 5)) < 0)
 				return -1;
 			m->group_by = (enum gp_group_by)k;
 			break;

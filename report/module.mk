@@ -5,13 +5,13 @@
 # report/analyses/) and the outputs.
 REPORT_CORE_SRCS := report/pipeline.c \
                     report/analysis.c report/analysis_names.c report/analysis_fold.c report/analysis_finish.c \
-                    report/join.c report/sync.c report/strtab.c report/map.c report/stats.c \
+                    report/join.c report/sync.c report/symbolize.c report/strtab.c report/map.c report/stats.c \
                     report/analyses.c $(wildcard report/analyses/*.c) \
                     report/rep.c report/verdict.c report/fmt.c report/output.c report/stability.c \
                     report/export_chrome.c report/export_sqlite.c report/export_html.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
-REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm
+REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm -ldl
 
 $(REPORT_LIB): $(REPORT_CORE_OBJS)
 	@mkdir -p $(dir $@)

@@ -9,7 +9,7 @@
 # Usage: scripts/deps.sh [core|fuzz]
 set -u
 group=${1:-core}
-core_pkgs="libcriterion-dev uthash-dev libunwind-dev libsqlite3-dev liblz4-dev pkg-config python3"
+core_pkgs="libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3"
 fuzz_pkgs="clang libclang-rt-dev"
 case "$group" in
   core) pkgs=$core_pkgs ;;
