@@ -69,6 +69,7 @@ static pthread_once_t gp_stacks_key_once = PTHREAD_ONCE_INIT;
 static int gp_stacks_key_ok;
 static uint32_t gp_stacks_next_id = 1;
 static uintptr_t gp_stacks_self_lo, gp_stacks_self_hi;
+static uint64_t gp_stacks_py_ns, gp_stacks_py_n; /* GPUPHASE_LOG=debug only */
 
 unsigned gp_stacks_mask(enum gp_stacks mode)
 {
@@ -216,7 +217,17 @@ uint32_t gp_stacks_capture(unsigned skip)
 	if (!t)
 		return 0;
 	uint64_t pcs[GP_ST_MAXDEPTH];
-	uint32_t npy = gp_pyframes_capture(&t->py, pcs, GP_ST_MAXDEPTH / 4);
+	uint32_t npy;
+	if (GP_UNLIKELY(gp_cfg.log_level >= GP_LOG_DEBUG)) { /* its cost, said at exit (make bench reads it) */
+		uint64_t t0 = gp_now();
+		npy = gp_pyframes_capture(&t->py, pcs, GP_ST_MAXDEPTH / 4);
+		if (npy) {
+			__atomic_fetch_add(&gp_stacks_py_ns, gp_now() - t0, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&gp_stacks_py_n, 1, __ATOMIC_RELAXED);
+		}
+	} else {
+		npy = gp_pyframes_capture(&t->py, pcs, GP_ST_MAXDEPTH / 4);
+	}
 	void *raw[GP_ST_MAXDEPTH + 8];
 	int n = gp_stacks_unwind(raw, (int)(gp_cfg.stack_depth + 8));
 	int first = 0;
@@ -347,6 +358,10 @@ static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
 
 void gp_stacks_symbolize(void)
 {
+	uint64_t pyn = __atomic_load_n(&gp_stacks_py_n, __ATOMIC_RELAXED);
+	if (pyn)
+		gp_log(GP_LOG_DEBUG, "Python frames read at %llu stack captures, %.0f ns each on average",
+		       (unsigned long long)pyn, (double)__atomic_load_n(&gp_stacks_py_ns, __ATOMIC_RELAXED) / (double)pyn);
 	size_t total = 0, n = 0;
 	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
 		total += __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
