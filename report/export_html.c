@@ -2,7 +2,8 @@
  * export_html.c — `--export html FILE`: one self-contained page (no script,
  * no network) with the summary, the operator table (the markdown report's
  * numbers), a stacked bar chart of launch / execute / sync for the top
- * operators and a per-iteration chart, both inline SVG, then a section per
+ * operators, the sync call sites (the whole stack as each row's tooltip)
+ * and a per-iteration chart, both inline SVG, then a section per
  * analysis of each trace (stages with a bar of their shares, host conditions
  * and self-overhead, trends, CUDA graphs: the text report's words). Needs
  * only the aggregates, so it is written at close. Called by main.c on the report
@@ -173,6 +174,24 @@ static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_
 	}
 }
 
+/* Sync call sites, each with its whole stack as the row's tooltip. */
+static void gp_html_callsites(FILE *f, const struct gp_rep *rep)
+{
+	if (!rep->ncallsites || (rep->ncallsites == 1 && !strcmp(rep->callsites[0].name, "(no stack)")))
+		return; /* as the text report */
+	fputs("<h2>Sync call sites</h2>\n<table><tr><th>call site (hover: stack)</th><th>calls</th><th>blocked us</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < rep->ncallsites && i < 20; i++) {
+		const struct gp_rep_callsite *c = &rep->callsites[i];
+		fputs("<tr title=\"", f);
+		gp_fmt_html_str(f, c->stack ? c->stack : c->name);
+		fputs("\"><td>", f);
+		gp_fmt_html_str(f, c->name);
+		fprintf(f, "</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n", c->calls, (double)c->sync_ns / 1e3);
+	}
+	fputs("</table>\n", f);
+}
+
 static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_out_opts *o, char *err, size_t n)
 {
 	struct gp_html *h = ctx;
@@ -210,6 +229,7 @@ static int gp_html_close(void *ctx, const struct gp_rep *rep, const struct gp_ou
 			if (sel)
 				gp_html_ops_chart(f, rep, sel, k);
 			free(sel);
+			gp_html_callsites(f, rep);
 			if (rep->niters) {
 				uint64_t p50, p99;
 				uint8_t *ol = calloc(rep->niters, 1);

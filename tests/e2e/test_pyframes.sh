@@ -47,6 +47,9 @@ for py in $pys; do
       echo "$sites" | grep -q 'app.py:17 (step_wait)' || { echo "$sites"; fail "python $ver: line 17 not named"; }
       grep -q '"stack": \[.*app.py:21 (<module>).*cs_wait' "$d/report.json" ||
         { grep -m3 stack "$d/report.json"; fail "python $ver: full stack not in the JSON"; }
+      "$B/bin/gpuphase-report" --export html "$d/r.html" "$d/t.gpht" >/dev/null 2>&1 || fail "python $ver: html failed"
+      grep -A1 '<tr title="[^"]*app.py:17 (step_wait)$' "$d/r.html" | grep -q 'app.py:22 (&lt;module&gt;)$' ||
+        fail "python $ver: no stack tooltip in the HTML"
       known=$((known + 1)); known_py=$py
       echo "ok: python $ver ($py): app.py:12 (forward_wait) and app.py:17 (step_wait) named"
       ;;
