@@ -57,7 +57,8 @@ struct gp_py_layout {
 	unsigned str_length, str_state, str_ascii_data; /* PyASCIIObject   */
 };
 
-/* x86_64 / aarch64 (LP64) builds without Py_DEBUG or free threading. */
+/* x86_64 / aarch64 (LP64) builds without Py_DEBUG (Py_TRACE_REFS) or free
+ * threading (refused below by the interpreter's file name). */
 static const struct gp_py_layout gp_py_layouts[] = {
 	{ 0x030b, 0, 56, 8, 32, 48, 56, 69, 112, 128, 72, 136, 184, 16, 32, 16, 32, 48 },
 	{ 0x030c, 0, 56, 0, 0, 8, 56, 70, 112, 128, 68, 136, 192, 16, 32, 16, 32, 40 },
@@ -87,6 +88,24 @@ static void gp_pyframes_detect(void)
 		gp_log(GP_LOG_ERROR, "Python without Py_Version (older than 3.11): Python frames not read, native "
 				    "frames only");
 		return;
+	}
+	/* A free-threaded build (python3.13t: libpython3.13t.so) has another
+	 * object header, so none of the offsets below hold there. */
+	Dl_info di;
+	if (dladdr(get, &di) && di.dli_fname) {
+		const char *b = strrchr(di.dli_fname, '/');
+		b = b ? b + 1 : di.dli_fname;
+		const char *v = strstr(b, "python3.");
+		if (v) {
+			v += 8;
+			while (*v >= '0' && *v <= '9')
+				v++;
+			if (*v == 't') {
+				gp_log(GP_LOG_ERROR, "free-threaded Python (%s): Python frames not read, native frames only",
+				       b);
+				return;
+			}
+		}
 	}
 	for (size_t i = 0; i < sizeof gp_py_layouts / sizeof gp_py_layouts[0]; i++)
 		if (gp_py_layouts[i].version == *ver >> 16)
