@@ -118,7 +118,9 @@ void gp_sym_resolve(struct gp_an *an)
 		const unsigned char *bits = NULL;
 		GElf_Addr vaddr;
 		int nb = gp_dw.build_id(m, &bits, &vaddr);
-		unsigned want = an->modules[i].build_id_len;
+		unsigned want = an->modules[i].build_id_len; /* a corrupt length: at most the 16 kept */
+		if (want > GP_MODULE_BUILD_ID)
+			want = GP_MODULE_BUILD_ID;
 		if (want && (nb < (int)want || memcmp(bits, an->modules[i].build_id, want)))
 			continue; /* another file now: its names would be wrong */
 		mods[i] = m;

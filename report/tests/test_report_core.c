@@ -7,6 +7,10 @@
  * timeline's own constants. Runs on the test thread only.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -790,4 +794,123 @@ Test(report_stats, dmap_matches_reference_with_colliding_ids)
 	cr_expect_gt(d.over.count, 0, "the test reached the overflow map");
 	cr_expect_eq(gp_dmap_put(&d, GP_MAP_EMPTY, 1), -EINVAL);
 	gp_dmap_free(&d);
+}
+
+/* --- call sites ------------------------------------------------------------------- */
+
+static void stack2(struct recs *t, uint32_t id, uint64_t a, uint64_t b)
+{
+	union gp_rec *r = add(t);
+	r->stack.type = GP_REC_STACK;
+	r->stack.id = id;
+	r->stack.depth = 2;
+	r->stack.pc[0] = a;
+	r->stack.pc[1] = b;
+}
+
+static void symbol(struct recs *t, uint64_t pc, uint32_t name)
+{
+	union gp_rec *r = add(t);
+	r->symbol.type = GP_REC_SYMBOL;
+	r->symbol.pc = pc;
+	r->symbol.name = name;
+}
+
+static struct gp_an *scan1(const struct recs *t)
+{
+	struct gp_an_config cfg = { .group_by = GP_GROUP_KERNEL };
+	struct gp_an *an = gp_an_new(&cfg);
+	cr_assert(an);
+	for (size_t i = 0; i < t->n;) {
+		uint32_t ns = gp_rec_slots(&t->r[i]);
+		cr_assert_eq(gp_an_scan1(an, &t->r[i], ns), 0);
+		i += ns;
+	}
+	cr_assert_eq(gp_an_prepare(an), 0);
+	return an;
+}
+
+Test(report_core, callsite_is_the_innermost_actionable_frame)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "app.py:3 (f)");
+	str(&t, 2, "cs_wait+0x9 (/x/libcs.so)");
+	str(&t, 3, "cudaDeviceSynchronize+0x10 (/x/libcudart.so.13)");
+	str(&t, 4, "main+0x5 (/x/prog)");
+	stack2(&t, 1, GP_PC_PYFRAME | 1, 0x1000); /* Python frame first */
+	stack2(&t, 2, 0x2000, 0x3000);            /* inside the runtime, then the program */
+	symbol(&t, GP_PC_PYFRAME | 1, 1);
+	symbol(&t, 0x1000, 2);
+	symbol(&t, 0x2000, 3);
+	symbol(&t, 0x3000, 4);
+	struct gp_an *an = scan1(&t);
+	char b[32], text[256];
+	cr_expect_str_eq(gp_an_callsite(an, 1, b, sizeof b), "app.py:3 (f)");
+	cr_expect_str_eq(gp_an_callsite(an, 2, b, sizeof b), "main+0x5 (/x/prog)");
+	cr_assert(gp_an_stack_text(an, 1, text, sizeof text));
+	cr_expect_str_eq(text, "app.py:3 (f)\ncs_wait+0x9 (/x/libcs.so)");
+	gp_an_free(an);
+}
+
+/* The module record of this test program (path, bias, build id). */
+static int self_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct gp_rec_module *m = arg;
+	m->bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+			const char *desc = p + sizeof *nh + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID) {
+				m->build_id_len = (uint8_t)(nh->n_descsz < 16 ? nh->n_descsz : 16);
+				memcpy(m->build_id, desc, m->build_id_len);
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1; /* the program is the first object */
+}
+
+static __attribute__((noinline)) int static_frame(int x)
+{
+	return x * 3 + 1;
+}
+
+Test(report_core, native_names_from_the_file_only_with_its_build_id)
+{
+	if (!dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL))
+		cr_skip_test("libdw.so.1 not installed");
+	char exe[4096];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	cr_assert(k > 0);
+	exe[k] = 0;
+	struct gp_rec_module self = { .type = GP_REC_MODULE, .path = 2 };
+	dl_iterate_phdr(self_module, &self);
+	cr_assert(self.build_id_len, "the test program has no build id");
+	cr_assert_eq(static_frame(1), 4);
+	uint64_t pc = (uint64_t)(uintptr_t)static_frame + 4; /* a "return address" inside it */
+	for (int good = 0; good <= 1; good++) {
+		struct recs t = { .n = 0 };
+		str(&t, 1, "0x1234 (dladdr text)");
+		str(&t, 2, exe);
+		stack2(&t, 1, pc, pc);
+		symbol(&t, pc, 1);
+		union gp_rec *r = add(&t);
+		r->module = self;
+		if (!good)
+			r->module.build_id[0] ^= 0xff; /* another build of the file */
+		struct gp_an *an = scan1(&t);
+		char b[32];
+		const char *site = gp_an_callsite(an, 1, b, sizeof b);
+		if (good)
+			cr_expect(!strncmp(site, "static_frame", 12), "named %s", site);
+		else
+			cr_expect_str_eq(site, "0x1234 (dladdr text)");
+		gp_an_free(an);
+	}
 }
