@@ -436,6 +436,7 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
 	op.launch_ns = gp_api_dur_ns(a);
 	const char *n = gp_an_api_name(an, GP_REC_HOOK_API, a->api_id);
 	op.name = n ? n : "(hooked call)";
+	op.nvtx_phase = gp_an_nvtx_phase(an, a->tid);
 	gp_an_fold(an, &op, 0, gp_an_nvtx_top(an, a->tid), GP_NONE32);
 }
 

@@ -53,6 +53,7 @@ struct gp_an_op {
 	uint8_t has_hook;
 	uint8_t api_class;     /* enum gp_api_class of the launching call        */
 	uint8_t copy_kind;
+	uint8_t nvtx_phase;    /* --group-by phase only: an open NVTX range said backward (1) / optimizer (2) */
 	uint32_t stream;       /* CUPTI stream id (hook stream handle if hook-only) */
 	uint32_t corr;         /* join key (runtime corr; driver corr if none)   */
 	uint32_t tid;          /* launching thread (0 = unknown)                 */

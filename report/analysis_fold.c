@@ -59,8 +59,9 @@ static uint32_t gp_an_group(struct gp_an *an, uint64_t key, uint32_t name_str, c
 
 /* A framework phase of an op, from what the trace says about its launch:
  * the launching thread's name (PyTorch runs CUDA backward work on its own
- * autograd threads, "pt_autograd_N"), the innermost NVTX range
- * (emit_nvtx / record_function names: "...Backward...", "Optimizer.step"),
+ * autograd threads, "pt_autograd_N"), the NVTX ranges open on the
+ * launching thread, any depth (emit_nvtx / record_function names:
+ * "...Backward...", "Optimizer.step#Adam.step"),
  * the launch's Python frames (a torch/autograd backward() call, a
  * torch/optim/ step). "forward" when the op had Python frames or an NVTX
  * range and none of those; "(no phase)" when the trace says nothing. */
@@ -72,6 +73,10 @@ static const char *gp_an_phase(struct gp_an *an, const struct gp_an_op *op, uint
 	const char *thread = tn ? gp_an_string(an, (uint32_t)*tn) : NULL;
 	if (thread && strstr(thread, "autograd"))
 		return "backward";
+	if (op->nvtx_phase == GP_PHASE_BACKWARD)
+		return "backward";
+	if (op->nvtx_phase == GP_PHASE_OPTIMIZER)
+		return "optimizer";
 	int known = 0;
 	if (op->nvtx) {
 		known = 1;

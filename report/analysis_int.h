@@ -112,6 +112,7 @@ struct gp_pending {
 	uint8_t has_api, has_gpu, has_ext, api_charged;
 	uint8_t api_class, api_domain, gpu_type, device;
 	uint8_t copy_kind, end_missing, graph, hk;
+	uint8_t api_phase, hk_phase; /* gp_an_nvtx_phase at the API record / graph hook */
 	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
 	                                        kept for its later kernels */
 	uint16_t api_id;
@@ -135,6 +136,7 @@ struct gp_stash {
 
 struct gp_hook {
 	uint8_t api_class;
+	uint8_t nvtx_phase; /* gp_an_nvtx_phase when the hook ran */
 	uint16_t api_id;
 	uint32_t tid, stream, nvtx, stack, op;
 	uint64_t start, dur;
@@ -288,6 +290,12 @@ uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
 uint32_t gp_an_str(const struct gp_an *an, uint32_t id);
 const char *gp_an_short(struct gp_an *an, uint32_t c);
 uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
+/* What the thread's open NVTX ranges (any depth) say of the framework phase:
+ * GP_PHASE_BACKWARD, GP_PHASE_OPTIMIZER, else 0; always 0 unless grouping
+ * by phase (the scan is then skipped). */
+#define GP_PHASE_BACKWARD 1
+#define GP_PHASE_OPTIMIZER 2
+uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
 /* analysis_fold.c: fold one complete op into every aggregate (and the
  * sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);

@@ -132,3 +132,23 @@ uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid)
 	return s->n ? s->names[s->n - 1] : GP_NONE32;
 }
 
+
+uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid)
+{
+	if (an->cfg.group_by != GP_GROUP_PHASE)
+		return 0;
+	uint64_t *v = gp_map_get(&an->nvtx, tid);
+	if (!v)
+		return 0;
+	const struct gp_nvtx_stack *s = &an->nvtx_stacks[*v];
+	for (size_t i = s->n; i-- > 0;) {
+		const char *t = gp_strtab_text(an->strings, s->names[i]);
+		if (!t)
+			continue;
+		if (strstr(t, "Backward") || strstr(t, "backward"))
+			return GP_PHASE_BACKWARD;
+		if (strstr(t, "Optimizer") || strstr(t, "optimizer"))
+			return GP_PHASE_OPTIMIZER;
+	}
+	return 0;
+}

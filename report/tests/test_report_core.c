@@ -914,3 +914,42 @@ Test(report_core, native_names_from_the_file_only_with_its_build_id)
 		gp_an_free(an);
 	}
 }
+
+Test(report_core, phase_from_any_open_nvtx_range)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	str(&t, 2, "Optimizer.step#Adam.step");
+	str(&t, 3, "aten::_foreach_add_");
+	str(&t, 4, "MmBackward0");
+	str(&t, 5, "aten::mm");
+	str(&t, 6, "aten::addmm");
+	/* optimizer: the outer range names it, the innermost is an aten op */
+	marker(&t, GP_MARK_PUSH, 1, 0, 2);
+	marker(&t, GP_MARK_PUSH, 1, 1, 3);
+	api(&t, RT, GP_API_LAUNCH, 1, 2, 5, 1);
+	marker(&t, GP_MARK_POP, 1, 8, 0);
+	marker(&t, GP_MARK_POP, 1, 9, 0);
+	kernel(&t, 1, 10, 20, 1, 1);
+	/* backward */
+	marker(&t, GP_MARK_PUSH, 1, 30, 4);
+	marker(&t, GP_MARK_PUSH, 1, 31, 5);
+	api(&t, RT, GP_API_LAUNCH, 1, 32, 5, 2);
+	marker(&t, GP_MARK_POP, 1, 38, 0);
+	marker(&t, GP_MARK_POP, 1, 39, 0);
+	kernel(&t, 1, 40, 50, 2, 1);
+	/* forward: a range that says neither */
+	marker(&t, GP_MARK_PUSH, 1, 60, 6);
+	api(&t, RT, GP_API_LAUNCH, 1, 61, 5, 3);
+	marker(&t, GP_MARK_POP, 1, 68, 0);
+	kernel(&t, 1, 70, 80, 3, 1);
+	/* nothing known */
+	api(&t, RT, GP_API_LAUNCH, 1, 90, 5, 4);
+	kernel(&t, 1, 100, 110, 4, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_PHASE);
+	cr_expect_eq(group(&rep, "optimizer")->count, 1);
+	cr_expect_eq(group(&rep, "backward")->count, 1);
+	cr_expect_eq(group(&rep, "forward")->count, 1);
+	cr_expect_eq(group(&rep, "(no phase)")->count, 1);
+	gp_rep_free(&rep);
+}
