@@ -10,6 +10,11 @@ B=${GP_BUILD:?GP_BUILD unset}; S=${GP_SRC:?GP_SRC unset}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d /tmp/gp_natn.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 ldconfig -p | grep -q 'libdw\.so\.1 ' || { echo "not run: libdw.so.1 not installed"; exit 0; }
+preload=$B/lib/libgpuphase.so
+if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then # an instrumented library in a plain program
+  preload="$GP_SAN_RUNTIME:$preload"
+  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" # the program's leaks are not ours
+fi
 inc=${CUDA_HOME:-/usr/local/cuda}/include
 line=$(grep -n 'the wait \*/' "$S/tests/e2e/pyframes/native_app.c" | cut -d: -f1)
 for g in g nog; do
@@ -18,7 +23,7 @@ for g in g nog; do
   cc $flags -I"$inc" "$S/tests/e2e/pyframes/native_app.c" -o "$tmp/app_$g" -L"$B/simcuda" -lcudart ||
     fail "cannot build the native program"
   nm -D "$tmp/app_$g" | grep -q na_static_wait && fail "na_static_wait is exported"
-  (cd "$tmp" && LD_LIBRARY_PATH=$B/simcuda LD_PRELOAD=$B/lib/libgpuphase.so GPUPHASE_OUTPUT=$g.gpht \
+  (cd "$tmp" && LD_LIBRARY_PATH=$B/simcuda LD_PRELOAD=$preload GPUPHASE_OUTPUT=$g.gpht \
      "./app_$g" 2>"$g.err") || { cat "$tmp/$g.err"; fail "profiled run ($g) failed"; }
   "$B/bin/gpuphase-report" --group-by callsite --format json "$tmp/$g.gpht" >"$tmp/$g.txt" 2>&1 ||
     fail "report ($g) failed"

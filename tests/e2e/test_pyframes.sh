@@ -8,7 +8,11 @@
 set -u
 B=${GP_BUILD:?GP_BUILD unset}; S=${GP_SRC:?GP_SRC unset}
 fail() { echo "FAIL: $*"; exit 1; }
-[ -n "${GP_SAN:-}" ] && { echo "sanitizer build: not run (python is not instrumented)"; exit 0; }
+preload=$B/lib/libgpuphase.so
+if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then # an instrumented library in a plain python
+  preload="$GP_SAN_RUNTIME:$preload"
+  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" # the interpreter's leaks are not ours
+fi
 tmp=$(mktemp -d /tmp/gp_pyf.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 cc -shared -fPIC -O1 -I"${CUDA_HOME:-/usr/local/cuda}/include" "$S/tests/e2e/pyframes/cslib.c" \
   -o "$tmp/libcslib.so" -L"$B/simcuda" -lcudart || fail "cannot build the ctypes library"
@@ -27,7 +31,7 @@ known=0
 for py in $pys; do
   ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   d=$tmp/$ver; mkdir -p "$d"
-  (cd "$d" && LD_LIBRARY_PATH=$B/simcuda LD_PRELOAD=$B/lib/libgpuphase.so GPUPHASE_LOG=info \
+  (cd "$d" && LD_LIBRARY_PATH=$B/simcuda LD_PRELOAD=$preload GPUPHASE_LOG=info \
      GPUPHASE_OUTPUT=t.gpht "$py" "$S/tests/e2e/pyframes/app.py" "$tmp/libcslib.so" >out 2>err) ||
     { cat "$d/err"; fail "python $ver: profiled run failed"; }
   "$B/bin/gpuphase-report" "$d/t.gpht" >"$d/report.txt" 2>&1 || fail "python $ver: report failed"
@@ -60,7 +64,7 @@ done
 # Framework phases from the Python frames: forward() / backward() /
 # Optimizer.step(), 200 blocking copies each (phases.py).
 d=$tmp/phases; mkdir -p "$d"
-(cd "$d" && LD_LIBRARY_PATH=$B/simcuda LD_PRELOAD=$B/lib/libgpuphase.so GPUPHASE_OUTPUT=t.gpht \
+(cd "$d" && LD_LIBRARY_PATH=$B/simcuda LD_PRELOAD=$preload GPUPHASE_OUTPUT=t.gpht \
    "$known_py" "$S/tests/e2e/pyframes/phases.py" "$tmp/libcslib.so" >out 2>err) || { cat "$d/err"; fail "phases run failed"; }
 "$B/bin/gpuphase-report" --group-by phase --format json "$d/t.gpht" >"$d/r.json" || fail "phases report failed"
 # An op whose stack did not reach it (the report joins a hook's stack only
