@@ -172,6 +172,8 @@ struct gp_an_config {
 	uint32_t rec_types[2];
 	uint32_t api_classes;  /* API views only of calls of these classes
 	                          (GP_AN_CLASS bits; 0 = every class)       */
+	int no_symbolize;      /* 1: never open the object files a trace names
+	                          (symbolize.c); the capture's names only    */
 };
 
 struct gp_an;

@@ -44,6 +44,7 @@ struct gp_pipeline_opts {
 	double outlier_factor;      /* analyses: iteration outliers (> 0)      */
 	const struct gp_pipeline_sink *sinks; /* exporters fed in pass 2       */
 	size_t nsinks;
+	int no_symbolize;           /* gp_an_config.no_symbolize               */
 };
 
 struct gp_pipeline;

@@ -8,7 +8,8 @@
  * (libdw.so.1), never linked: a machine without it runs the report as
  * before, with the names dladdr gave at capture (GP_REC_SYMBOL). A module
  * whose file is gone or whose build id no longer matches the trace's is not
- * used (its pcs keep the capture-time names).
+ * used (its pcs keep the capture-time names). gp_an_config.no_symbolize
+ * turns it off (the fuzz harness: hermetic, and thousands of reports).
  *
  * Report thread only; called once by gp_an_prepare, after pass 1 (all
  * stacks, symbols and modules read). Results go to an->symnames
@@ -93,7 +94,7 @@ static int gp_sym_name(Dwfl_Module *m, const char *path, uint64_t pc, char *buf,
 
 void gp_sym_resolve(struct gp_an *an)
 {
-	if (!an->nmodules || !an->npcs || !gp_sym_load())
+	if (an->cfg.no_symbolize || !an->nmodules || !an->npcs || !gp_sym_load())
 		return;
 	char *dbg = NULL;
 	Dwfl_Callbacks cb = { .find_debuginfo = gp_dw.find_debuginfo,
