@@ -18,7 +18,7 @@ static const char *const type_names[GP_REC_TYPE_COUNT] = {
 	[GP_REC_STACK_REF] = "stack_ref", [GP_REC_SYMBOL] = "symbol", [GP_REC_ITER] = "iter",
 	[GP_REC_WINDOW] = "window", [GP_REC_THREAD] = "thread", [GP_REC_API_NAME] = "api_name",
 	[GP_REC_DROPS] = "drops", [GP_REC_STATUS] = "status", [GP_REC_HOST_SAMPLE] = "host_sample",
-	[GP_REC_DEVICE] = "device",
+	[GP_REC_DEVICE] = "device", [GP_REC_MODULE] = "module",
 };
 
 static void dump_string(const union gp_rec *r, uint32_t n)
@@ -140,6 +140,12 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 	case GP_REC_DEVICE:
 		printf("device dev=%u name=%u cc=%u.%u sms=%u\n", r->device.device, r->device.name,
 		       r->device.cc_major, r->device.cc_minor, r->device.sm_count);
+		return;
+	case GP_REC_MODULE:
+		printf("module path=%u bias=0x%" PRIx64 " build_id=", r->module.path, r->module.bias);
+		for (uint32_t i = 0; i < r->module.build_id_len && i < GP_MODULE_BUILD_ID; i++)
+			printf("%02x", r->module.build_id[i]);
+		printf("\n");
 		return;
 	default:
 		printf("unknown type=%u slots=%u\n", r->type, n);

@@ -51,6 +51,7 @@ enum gp_rec_type {
 	GP_REC_STATUS = 20,     /* struct gp_rec_status: mode / degradation  */
 	GP_REC_HOST_SAMPLE = 21,/* struct gp_rec_host: host CPU load sample  */
 	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
+	GP_REC_MODULE = 23,     /* struct gp_rec_module: a loaded ELF object */
 	GP_REC_TYPE_COUNT
 };
 
@@ -215,7 +216,12 @@ struct gp_rec_string {
 };
 
 /* GP_REC_STACK: a distinct call stack (innermost first). 2 pcs inline, the
- * rest 4 per continuation slot. */
+ * rest 4 per continuation slot. A pc with bit 63 set is no address but a
+ * Python frame (GP_PC_PYFRAME): its low 32 bits are the string id of
+ * "file.py:LINE (function)". Python frames come first (innermost first),
+ * the native frames after them. */
+#define GP_PC_PYFRAME (1ull << 63)
+#define GP_PC_IS_PYFRAME(pc) (((pc) & GP_PC_PYFRAME) != 0)
 #define GP_STACK_INLINE 2u
 struct gp_rec_stack {
 	uint8_t type;
@@ -243,6 +249,23 @@ struct gp_rec_symbol {
 	uint32_t name;   /* string id */
 	uint64_t pc;
 	uint8_t pad2[16];
+};
+
+/* GP_REC_MODULE: an ELF object loaded in the process (the program, each
+ * shared library) that holds at least one captured pc, written at exit next
+ * to the GP_REC_SYMBOLs so that the report can symbolise offline from the
+ * file itself (.symtab, DWARF lines). bias is the load bias (dlpi_addr: a
+ * pc's address in the file is pc - bias); build_id holds the first
+ * build_id_len (<= 16) bytes of the NT_GNU_BUILD_ID note, 0 if it has none:
+ * the report uses the file only when its build id matches. */
+#define GP_MODULE_BUILD_ID 16u
+struct gp_rec_module {
+	uint8_t type;
+	uint8_t build_id_len;
+	uint8_t pad[2];
+	uint32_t path;   /* string id of the object's path */
+	uint64_t bias;
+	uint8_t build_id[GP_MODULE_BUILD_ID];
 };
 
 /* GP_REC_ITER / GP_REC_WINDOW */
@@ -366,6 +389,7 @@ union gp_rec {
 	struct gp_rec_status status;
 	struct gp_rec_host host;
 	struct gp_rec_device device;
+	struct gp_rec_module module;
 	uint8_t raw[GP_REC_SIZE];
 };
 
@@ -387,6 +411,7 @@ _Static_assert(sizeof(struct gp_rec_drops) == GP_REC_SIZE, "drops record size");
 _Static_assert(sizeof(struct gp_rec_status) == GP_REC_SIZE, "status record size");
 _Static_assert(sizeof(struct gp_rec_host) == GP_REC_SIZE, "host record size");
 _Static_assert(sizeof(struct gp_rec_device) == GP_REC_SIZE, "device record size");
+_Static_assert(sizeof(struct gp_rec_module) == GP_REC_SIZE, "module record size");
 _Static_assert(sizeof(union gp_rec) == GP_REC_SIZE, "record size");
 
 /* Continuation slots that follow a head record of this length (string bytes

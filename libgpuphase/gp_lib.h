@@ -233,6 +233,25 @@ void gp_stacks_symbolize(void);
  * the parent's trace only). */
 void gp_stacks_forget(void);
 
+/* ---- pyframes.c -------------------------------------------------------- */
+
+/* Frame names by (code object, instruction offset): one per stack table
+ * (stacks.c), so per capturing thread and not in static TLS (the library
+ * is also dlopen'ed as a CUDA injection, where static TLS is scarce). */
+#define GP_PY_CACHE 256u /* power of two */
+struct gp_pyframes_cache {
+	struct {
+		uintptr_t code;
+		intptr_t offset;
+		int firstline;
+		uint32_t id;
+	} e[GP_PY_CACHE];
+};
+/* The calling thread's Python frames (innermost first, at most max) as
+ * GP_PC_PYFRAME pseudo pcs, names cached in c; 0 when the process runs no
+ * Python this build knows (said once in the log). */
+uint32_t gp_pyframes_capture(struct gp_pyframes_cache *c, uint64_t *pcs, uint32_t max);
+
 /* ---- graphs.c ---------------------------------------------------------- */
 
 /* Resolve cuptiGetGraphId / cuptiGetGraphNodeId from the CUPTI library

@@ -7,7 +7,7 @@
 
 GP_LIB_SRCS := libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
-               libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c
+               libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c libgpuphase/pyframes.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 # config.c is pure (gp_config.h): the gpuphase command links it too.
 GP_LIB_CONFIG_OBJ := $(B)/obj/libgpuphase/config.o
@@ -72,6 +72,6 @@ $(B)/bench/bench_hooks: libgpuphase/bench/bench_hooks.cu $(B)/obj/libgpuphase/be
 # nvcc links without the sanitizer runtime, and a sanitized bench measures
 # nothing useful: the bench exists in the plain build only.
 ifeq ($(SAN),)
-BENCHES     += $(B)/bench/bench_hooks
+BENCHES     += $(B)/bench/bench_hooks libgpuphase/bench/bench_pyframes.sh
 ALL_TARGETS += $(B)/bench/bench_hooks
 endif

@@ -13,8 +13,12 @@
  * a stack seen before costs one unw_backtrace plus a hash probe; a new one is
  * written once as GP_REC_STACK (+ continuation slots), ids taken from one
  * process-wide atomic counter. The hook then emits a GP_REC_STACK_REF.
+ * In a Python process the thread's Python frames (pyframes.c) come first in
+ * the stack, as GP_PC_PYFRAME pseudo pcs, the native frames after them.
  * Symbols (dladdr: "function+0xoff (library)") are resolved at exit, off the
- * hot path, into GP_REC_SYMBOL records.
+ * hot path, into GP_REC_SYMBOL records, and every loaded object holding a
+ * captured pc into a GP_REC_MODULE (path, load bias, build id) so that the
+ * report can symbolise from the file (.symtab, DWARF lines) offline.
  *
  * libunwind is loaded with dlopen on the first capture, not linked: a
  * machine without libunwind.so.8 (the H200 PyTorch machine had none) must
@@ -34,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gp_collector.h"
 #include "gp_lib.h"
@@ -52,6 +57,7 @@ struct gp_stack_table {
 		uint32_t depth;
 	} slot[GP_ST_SLOTS];
 	uint64_t pcs[GP_ST_PCS];
+	struct gp_pyframes_cache py; /* Python frame names (pyframes.c) */
 };
 
 static struct gp_stack_table *gp_stacks_all; /* pair: release push / acquire walk */
@@ -63,6 +69,7 @@ static pthread_once_t gp_stacks_key_once = PTHREAD_ONCE_INIT;
 static int gp_stacks_key_ok;
 static uint32_t gp_stacks_next_id = 1;
 static uintptr_t gp_stacks_self_lo, gp_stacks_self_hi;
+static uint64_t gp_stacks_py_ns, gp_stacks_py_n; /* GPUPHASE_LOG=debug only */
 
 unsigned gp_stacks_mask(enum gp_stacks mode)
 {
@@ -182,6 +189,8 @@ void gp_stacks_forget(void)
 	__atomic_store_n(&gp_stacks_free, NULL, __ATOMIC_RELAXED);
 	if (gp_stacks_key_ok)
 		pthread_setspecific(gp_stacks_key, NULL);
+	if (gp_tls.stacks) /* its Python frame names are the parent's string ids */
+		memset(&((struct gp_stack_table *)gp_tls.stacks)->py, 0, sizeof(struct gp_pyframes_cache));
 }
 
 static void gp_stacks_emit(uint32_t id, const uint64_t *pcs, uint32_t depth)
@@ -208,6 +217,18 @@ uint32_t gp_stacks_capture(unsigned skip)
 	struct gp_stack_table *t = gp_stacks_table();
 	if (!t)
 		return 0;
+	uint64_t pcs[GP_ST_MAXDEPTH];
+	uint32_t npy;
+	if (GP_UNLIKELY(gp_cfg.log_level >= GP_LOG_DEBUG)) { /* its cost, said at exit (make bench reads it) */
+		uint64_t t0 = gp_now();
+		npy = gp_pyframes_capture(&t->py, pcs, GP_ST_MAXDEPTH / 4);
+		if (npy) {
+			__atomic_fetch_add(&gp_stacks_py_ns, gp_now() - t0, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&gp_stacks_py_n, 1, __ATOMIC_RELAXED);
+		}
+	} else {
+		npy = gp_pyframes_capture(&t->py, pcs, GP_ST_MAXDEPTH / 4);
+	}
 	void *raw[GP_ST_MAXDEPTH + 8];
 	int n = gp_stacks_unwind(raw, (int)(gp_cfg.stack_depth + 8));
 	int first = 0;
@@ -216,14 +237,16 @@ uint32_t gp_stacks_capture(unsigned skip)
 	uint32_t depth = (uint32_t)(n - first);
 	if (depth > gp_cfg.stack_depth)
 		depth = gp_cfg.stack_depth;
+	if (depth > GP_ST_MAXDEPTH - npy)
+		depth = GP_ST_MAXDEPTH - npy;
+	for (uint32_t i = 0; i < depth; i++)
+		pcs[npy + i] = (uint64_t)(uintptr_t)raw[first + (int)i];
+	depth += npy;
 	if (depth == 0)
 		return 0;
-	uint64_t pcs[GP_ST_MAXDEPTH];
 	uint64_t h = 1469598103934665603ull;
-	for (uint32_t i = 0; i < depth; i++) {
-		pcs[i] = (uint64_t)(uintptr_t)raw[first + (int)i];
+	for (uint32_t i = 0; i < depth; i++)
 		h = (h ^ pcs[i]) * 1099511628211ull;
-	}
 	for (uint32_t k = 0; k < GP_ST_SLOTS; k++) {
 		uint32_t s = (uint32_t)(h + k) & (GP_ST_SLOTS - 1);
 		if (!t->slot[s].id) {
@@ -254,8 +277,92 @@ static int gp_stacks_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void gp_stacks_symbol(uint64_t pc, uint32_t name)
+{
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	r.symbol.type = GP_REC_SYMBOL;
+	r.symbol.name = name;
+	r.symbol.pc = pc;
+	gp_collector_emit(&r, 1);
+}
+
+struct gp_stacks_pcs {
+	const uint64_t *pc; /* sorted */
+	size_t n;
+};
+
+/* Whether a sorted pc lies in [lo, hi). */
+static int gp_stacks_any_in(const struct gp_stacks_pcs *s, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = s->n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (s->pc[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < s->n && s->pc[a] < hi;
+}
+
+/* dl_iterate_phdr callback: a GP_REC_MODULE for each object holding a
+ * captured pc (the program's own name from /proc/self/exe). */
+static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	const struct gp_stacks_pcs *set = arg;
+	union gp_rec r;
+	memset(&r, 0, sizeof r);
+	int hit = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && gp_stacks_any_in(set, lo + 1, lo + ph->p_memsz + 1))
+			hit = 1; /* pcs are return addresses: (lo, hi] */
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(uintptr_t)lo, *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+			const char *name = p + sizeof *nh, *desc = name + ((nh->n_namesz + 3) & ~3u);
+			if (desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+				r.module.build_id_len = (uint8_t)(nh->n_descsz < GP_MODULE_BUILD_ID ? nh->n_descsz
+												: GP_MODULE_BUILD_ID);
+				memcpy(r.module.build_id, desc, r.module.build_id_len);
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	if (!hit)
+		return 0;
+	char path[4096];
+	const char *name = info->dlpi_name;
+	if (!name || !*name) {
+		ssize_t k = readlink("/proc/self/exe", path, sizeof path - 1);
+		if (k <= 0)
+			return 0;
+		path[k] = 0;
+		name = path;
+	}
+	if (name[0] != '/' && !strchr(name, '/'))
+		return 0; /* the vDSO and the like: no file to read */
+	r.module.type = GP_REC_MODULE;
+	r.module.path = gp_collector_intern(name, strlen(name));
+	r.module.bias = info->dlpi_addr;
+	if (r.module.path)
+		gp_collector_emit(&r, 1);
+	return 0;
+}
+
 void gp_stacks_symbolize(void)
 {
+	uint64_t pyn = __atomic_load_n(&gp_stacks_py_n, __ATOMIC_RELAXED);
+	if (pyn)
+		gp_log(GP_LOG_DEBUG, "Python frames read at %llu stack captures, %.0f ns each on average",
+		       (unsigned long long)pyn, (double)__atomic_load_n(&gp_stacks_py_ns, __ATOMIC_RELAXED) / (double)pyn);
 	size_t total = 0, n = 0;
 	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
 		total += __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
@@ -273,6 +380,10 @@ void gp_stacks_symbolize(void)
 	for (size_t i = 0; i < n; i++) {
 		if (i && all[i] == all[i - 1])
 			continue;
+		if (GP_PC_IS_PYFRAME(all[i])) { /* sorted last: bit 63 */
+			gp_stacks_symbol(all[i], (uint32_t)all[i]);
+			continue;
+		}
 		Dl_info di;
 		char buf[512];
 		/* pc is a return address: look up pc - 1 so a call at a function's
@@ -286,12 +397,9 @@ void gp_stacks_symbolize(void)
 		else
 			snprintf(buf, sizeof buf, "0x%llx (%s+0x%llx)", (unsigned long long)all[i], di.dli_fname,
 				 (unsigned long long)(all[i] - (uintptr_t)di.dli_fbase));
-		union gp_rec r;
-		memset(&r, 0, sizeof r);
-		r.symbol.type = GP_REC_SYMBOL;
-		r.symbol.name = gp_collector_intern(buf, strlen(buf));
-		r.symbol.pc = all[i];
-		gp_collector_emit(&r, 1);
+		gp_stacks_symbol(all[i], gp_collector_intern(buf, strlen(buf)));
 	}
+	struct gp_stacks_pcs set = { all, n };
+	dl_iterate_phdr(gp_stacks_module, &set);
 	free(all);
 }

@@ -337,6 +337,12 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_SYMBOL:
 		gp_an_fail(an, gp_map_put(&an->symbols, r->symbol.pc, r->symbol.name));
 		break;
+	case GP_REC_MODULE:
+		if (GROW(an->modules, an->nmodules, an->capmodules))
+			gp_an_fail(an, -ENOMEM);
+		else
+			an->modules[an->nmodules++] = r->module;
+		break;
 	case GP_REC_HOOK_API:
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
@@ -397,6 +403,7 @@ int gp_an_prepare(struct gp_an *an)
 	 * trace cut before CUPTI delivered anything, not a hook-only capture */
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
 			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
+	gp_sym_resolve(an);
 
 	/* iterations: marks sorted by time, one per iteration number */
 	if (an->nmarks)
@@ -497,6 +504,7 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
 	op.launch_ns = gp_api_dur_ns(a);
 	const char *n = gp_an_api_name(an, GP_REC_HOOK_API, a->api_id);
 	op.name = n ? n : "(hooked call)";
+	op.nvtx_phase = gp_an_nvtx_phase(an, a->tid);
 	gp_an_fold(an, &op, 0, gp_an_nvtx_top(an, a->tid), GP_NONE32);
 }
 
@@ -690,6 +698,8 @@ void gp_an_free(struct gp_an *an)
 	free(an->pcs);
 	gp_map_free(&an->stacks);
 	gp_map_free(&an->symbols);
+	gp_map_free(&an->symnames);
+	free(an->modules);
 	gp_map_free(&an->drops);
 	free(an->marks);
 	free(an->wins);

@@ -40,7 +40,7 @@
 #include "stats.h"
 #include "strtab.h"
 
-enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM };
+enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM, GP_GROUP_PHASE };
 
 enum gp_op_kind { GP_OP_KERNEL = 1, GP_OP_MEMCPY, GP_OP_MEMSET, GP_OP_HOOK_ONLY };
 
@@ -56,6 +56,7 @@ struct gp_an_op {
 	uint8_t blocking;      /* the call returned only after this op ended (a
 	                          blocking copy/set, an async copy on pageable
 	                          memory): its execute leaves its launch (§2)    */
+	uint8_t nvtx_phase;    /* --group-by phase only: an open NVTX range said backward (1) / optimizer (2) */
 	uint32_t stream;       /* CUPTI stream id (hook stream handle if hook-only) */
 	uint32_t corr;         /* join key (runtime corr; driver corr if none)   */
 	uint32_t tid;          /* launching thread (0 = unknown)                 */
@@ -175,6 +176,8 @@ struct gp_an_config {
 	uint32_t rec_types[2];
 	uint32_t api_classes;  /* API views only of calls of these classes
 	                          (GP_AN_CLASS bits; 0 = every class)       */
+	int no_symbolize;      /* 1: never open the object files a trace names
+	                          (symbolize.c); the capture's names only    */
 };
 
 struct gp_an;
@@ -198,9 +201,15 @@ const char *gp_an_string(const struct gp_an *an, uint32_t id);
 uint32_t gp_an_canonical(const struct gp_an *an, uint32_t id);
 /* The string table (cfg.strings or the analyser's own). */
 struct gp_strtab *gp_an_strings(const struct gp_an *an);
-/* Innermost symbolised frame of stack id (its text), else its pc as "0x..."
- * written into buf; NULL when the stack is unknown or empty. */
+/* The call site of stack id: its innermost actionable frame (the first
+ * Python frame, else the first frame outside the CUDA libraries), named
+ * from the module files when the report could read them, else by the
+ * capture; "0x..." written into buf when unnamed; NULL when the stack is
+ * unknown or empty. */
 const char *gp_an_callsite(const struct gp_an *an, uint32_t stack, char *buf, size_t n);
+/* The whole stack, one frame a line, innermost first (cut at n); 0 when
+ * the stack is unknown. */
+int gp_an_stack_text(const struct gp_an *an, uint32_t stack, char *out, size_t n);
 /* The run's edges, known after pass 1 (trace-clock ns). */
 struct gp_an_edges {
 	uint64_t first_api;     /* first CUDA call (CUPTI runtime records when

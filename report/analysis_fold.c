@@ -57,6 +57,50 @@ static uint32_t gp_an_group(struct gp_an *an, uint64_t key, uint32_t name_str, c
 	return (uint32_t)an->ngroups++;
 }
 
+/* A framework phase of an op, from what the trace says about its launch:
+ * the launching thread's name (PyTorch runs CUDA backward work on its own
+ * autograd threads, "pt_autograd_N"), the NVTX ranges open on the
+ * launching thread, any depth (emit_nvtx / record_function names:
+ * "...Backward...", "Optimizer.step#Adam.step"),
+ * the launch's Python frames (a torch/autograd backward() call, a
+ * torch/optim/ step). "forward" when the op had Python frames or an NVTX
+ * range and none of those; "(no phase)" when the trace says nothing. */
+static const char *gp_an_phase(struct gp_an *an, const struct gp_an_op *op, uint32_t hook_stack)
+{
+	uint64_t *tn = op->tid ? gp_map_get(&an->threads, op->tid) : NULL;
+	if (!tn && op->tid)
+		tn = gp_map_get(&an->threads, gp_an_os_tid(an, op->tid));
+	const char *thread = tn ? gp_an_string(an, (uint32_t)*tn) : NULL;
+	if (thread && strstr(thread, "autograd"))
+		return "backward";
+	if (op->nvtx_phase == GP_PHASE_BACKWARD)
+		return "backward";
+	if (op->nvtx_phase == GP_PHASE_OPTIMIZER)
+		return "optimizer";
+	int known = 0;
+	if (op->nvtx) {
+		known = 1;
+		if (strstr(op->nvtx, "Backward") || strstr(op->nvtx, "backward"))
+			return "backward";
+		if (strstr(op->nvtx, "Optimizer") || strstr(op->nvtx, "optimizer"))
+			return "optimizer";
+	}
+	uint64_t *v = hook_stack ? gp_map_get(&an->stacks, hook_stack) : NULL;
+	for (uint32_t i = 0; v && i < (uint32_t)(*v & 0xffff); i++) {
+		uint64_t pc = an->pcs[(*v >> 16) + i];
+		if (!GP_PC_IS_PYFRAME(pc))
+			break; /* Python frames come first */
+		char b[32];
+		const char *f = gp_an_frame_name(an, pc, b, sizeof b);
+		known = 1;
+		if (strstr(f, "/autograd/") || strstr(f, "backward)"))
+			return "backward";
+		if (strstr(f, "/optim/") || strstr(f, "Optimizer"))
+			return "optimizer";
+	}
+	return known ? "forward" : "(no phase)";
+}
+
 /* Fold one complete op into every aggregate (called by the join). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
 		       uint32_t name_str)
@@ -84,6 +128,15 @@ void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint
 			synth = "(no stack)";
 		}
 		break;
+	case GP_GROUP_PHASE: {
+		static const char *const phases[] = { "forward", "backward", "optimizer", "(no phase)" };
+		const char *ph = gp_an_phase(an, op, hook_stack);
+		uint64_t k = 0;
+		while (k < 3 && strcmp(phases[k], ph))
+			k++;
+		op->group = gp_an_group(an, (5ULL << 40) | k, GP_NONE32, ph);
+		goto grouped;
+	}
 	case GP_GROUP_STREAM: {
 		char sb[48];
 		snprintf(sb, sizeof sb, "device %u stream %u", op->device, op->stream);

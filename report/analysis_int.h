@@ -159,6 +159,7 @@ struct gp_pending {
 	uint8_t has_api, has_gpu, has_ext, api_charged;
 	uint8_t api_class, api_domain, gpu_type, device;
 	uint8_t copy_kind, end_missing, graph, hk, pageable;
+	uint8_t api_phase, hk_phase; /* gp_an_nvtx_phase at the API record / graph hook */
 	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
 	                                        kept for its later kernels */
 	uint16_t api_id;
@@ -182,6 +183,7 @@ struct gp_stash {
 
 struct gp_hook {
 	uint8_t api_class;
+	uint8_t nvtx_phase; /* gp_an_nvtx_phase when the hook ran */
 	uint16_t api_id;
 	uint32_t tid, stream, nvtx, stack, op;
 	uint64_t start, dur;
@@ -257,6 +259,9 @@ struct gp_an {
 	size_t npcs, cappcs;
 	struct gp_map stacks;      /* stack id -> offset<<16 | depth          */
 	struct gp_map symbols;     /* pc -> string id                         */
+	struct gp_map symnames;    /* pc -> canonical string (symbolize.c)    */
+	struct gp_rec_module *modules; /* GP_REC_MODULE records, as read      */
+	size_t nmodules, capmodules;
 	/* pass-1 facts */
 	uint64_t rec_count[GP_REC_TYPE_COUNT];
 	uint64_t records;
@@ -348,6 +353,12 @@ uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
 uint32_t gp_an_str(const struct gp_an *an, uint32_t id);
 const char *gp_an_short(struct gp_an *an, uint32_t c);
 uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
+/* What the thread's open NVTX ranges (any depth) say of the framework phase:
+ * GP_PHASE_BACKWARD, GP_PHASE_OPTIMIZER, else 0; always 0 unless grouping
+ * by phase (the scan is then skipped). */
+#define GP_PHASE_BACKWARD 1
+#define GP_PHASE_OPTIMIZER 2
+uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
 /* analysis_fold.c: fold one complete op into every aggregate (and the
  * sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
@@ -377,5 +388,11 @@ void gp_join_evict(struct gp_an *an);
 void gp_join_flush(struct gp_an *an);
 uint32_t gp_join_os_tid(const struct gp_an *an, uint32_t cupti_tid);
 void gp_join_free(struct gp_join *j);
+
+/* symbolize.c: names for native pcs from the module files (libdw, loaded
+ * at run time); after pass 1. */
+void gp_sym_resolve(struct gp_an *an);
+/* analysis_names.c: one frame's text (into buf when synthesised). */
+const char *gp_an_frame_name(const struct gp_an *an, uint64_t pc, char *buf, size_t n);
 
 #endif

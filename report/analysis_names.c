@@ -2,11 +2,12 @@
  * analysis_names.c — the analysis core's lookups (analysis.h,
  * analysis_int.h): strings by trace id and by canonical index (strtab.h),
  * API names, the printed short name of a kernel (collector/kernel_name.h), the call site
- * of a stack, a thread's innermost NVTX range. The bottom of the core: it
+ * of a stack (its innermost actionable frame) and its full text, a thread's innermost NVTX range. The bottom of the core: it
  * calls nothing of the report above the string table, so that the join,
  * the folding and sync attribution can all use it. Report thread only.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis_int.h"
 
@@ -55,19 +56,71 @@ const char *gp_an_short(struct gp_an *an, uint32_t c)
 	return s;
 }
 
-/* Innermost symbolised frame of a stack, written into buf; NULL if none. */
+/* One frame's text: the file's own name (symbolize.c), else the capture's
+ * (GP_REC_SYMBOL: dladdr, or a Python frame's "file.py:LINE (function)"),
+ * else "0x..." written into buf. */
+const char *gp_an_frame_name(const struct gp_an *an, uint64_t pc, char *buf, size_t n)
+{
+	uint64_t *v = gp_map_get(&an->symnames, pc);
+	const char *s = v ? gp_strtab_text(an->strings, (uint32_t)*v) : NULL;
+	if (s)
+		return s;
+	v = gp_map_get(&an->symbols, pc);
+	s = v ? gp_an_string(an, (uint32_t)*v) : NULL;
+	if (s)
+		return s;
+	snprintf(buf, n, "0x%llx", (unsigned long long)pc);
+	return buf;
+}
+
+/* A frame inside the CUDA libraries themselves: never what a user changes. */
+static int gp_an_frame_in_cuda(const char *name)
+{
+	return strstr(name, "/libcudart.so") || strstr(name, "(libcudart.so") || strstr(name, "/libcuda.so") ||
+	       strstr(name, "/libcupti.so");
+}
+
+/* The stack's innermost actionable frame: its first Python frame (they come
+ * first), else its first frame outside the CUDA libraries (else its first). */
 const char *gp_an_callsite(const struct gp_an *an, uint32_t stack, char *buf, size_t n)
 {
 	uint64_t *v = stack ? gp_map_get(&an->stacks, stack) : NULL;
 	if (!v || !(*v & 0xffff))
 		return NULL;
-	uint64_t pc = an->pcs[*v >> 16];
-	uint64_t *sym = gp_map_get(&an->symbols, pc);
-	const char *s = sym ? gp_an_string(an, (uint32_t)*sym) : NULL;
-	if (s)
-		return s;
-	snprintf(buf, n, "0x%llx", (unsigned long long)pc);
-	return buf;
+	const uint64_t *pcs = &an->pcs[*v >> 16];
+	uint32_t depth = (uint32_t)(*v & 0xffff);
+	const char *first = gp_an_frame_name(an, pcs[0], buf, n);
+	if (GP_PC_IS_PYFRAME(pcs[0]) || !gp_an_frame_in_cuda(first))
+		return first;
+	for (uint32_t i = 1; i < depth; i++) {
+		if (GP_PC_IS_PYFRAME(pcs[i]))
+			continue;
+		const char *s = gp_an_frame_name(an, pcs[i], buf, n);
+		if (!gp_an_frame_in_cuda(s))
+			return s;
+	}
+	return gp_an_frame_name(an, pcs[0], buf, n);
+}
+
+/* The whole stack as text, one frame a line (innermost first, Python frames
+ * before native ones); into out (NUL-terminated, cut at n); 0 if unknown. */
+int gp_an_stack_text(const struct gp_an *an, uint32_t stack, char *out, size_t n)
+{
+	uint64_t *v = stack ? gp_map_get(&an->stacks, stack) : NULL;
+	if (!v || !(*v & 0xffff) || !n)
+		return 0;
+	const uint64_t *pcs = &an->pcs[*v >> 16];
+	uint32_t depth = (uint32_t)(*v & 0xffff);
+	size_t at = 0;
+	out[0] = 0;
+	for (uint32_t i = 0; i < depth && at + 1 < n; i++) {
+		char b[32];
+		int k = snprintf(out + at, n - at, "%s%s", i ? "\n" : "", gp_an_frame_name(an, pcs[i], b, sizeof b));
+		if (k < 0)
+			break;
+		at += (size_t)k < n - at ? (size_t)k : n - at - 1;
+	}
+	return 1;
 }
 
 uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid)
@@ -79,3 +132,23 @@ uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid)
 	return s->n ? s->names[s->n - 1] : GP_NONE32;
 }
 
+
+uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid)
+{
+	if (an->cfg.group_by != GP_GROUP_PHASE)
+		return 0;
+	uint64_t *v = gp_map_get(&an->nvtx, tid);
+	if (!v)
+		return 0;
+	const struct gp_nvtx_stack *s = &an->nvtx_stacks[*v];
+	for (size_t i = s->n; i-- > 0;) {
+		const char *t = gp_strtab_text(an->strings, s->names[i]);
+		if (!t)
+			continue;
+		if (strstr(t, "Backward") || strstr(t, "backward"))
+			return GP_PHASE_BACKWARD;
+		if (strstr(t, "Optimizer") || strstr(t, "optimizer"))
+			return GP_PHASE_OPTIMIZER;
+	}
+	return 0;
+}

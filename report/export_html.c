@@ -14,6 +14,7 @@
  *     zoomed in; at most GP_HTML_MAX_OPS ops are kept (the first ones; the
  *     page says how many of how many), and ops closer than a pixel are drawn
  *     once, so a 100k-op trace stays fast;
+ *   - the sync call sites, each row's tooltip its whole stack;
  *   - a section per analysis of each trace (stages, host conditions, trends,
  *     CUDA graphs: the text report's words, and their figures) and the text
  *     report itself.
@@ -341,6 +342,24 @@ static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_
 	}
 }
 
+/* Sync call sites, each with its whole stack as the row's tooltip. */
+static void gp_html_callsites(FILE *f, const struct gp_rep *rep)
+{
+	if (!rep->ncallsites || (rep->ncallsites == 1 && !strcmp(rep->callsites[0].name, "(no stack)")))
+		return; /* as the text report */
+	fputs("<h2>Sync call sites</h2>\n<table><tr><th>call site (hover: stack)</th><th>calls</th><th>blocked us</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < rep->ncallsites && i < 20; i++) {
+		const struct gp_rep_callsite *c = &rep->callsites[i];
+		fputs("<tr title=\"", f);
+		gp_fmt_html_str(f, c->stack ? c->stack : c->name);
+		fputs("\"><td>", f);
+		gp_fmt_html_str(f, c->name);
+		fprintf(f, "</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n", c->calls, (double)c->sync_ns / 1e3);
+	}
+	fputs("</table>\n", f);
+}
+
 static void gp_html_free(struct gp_html *h)
 {
 	for (size_t i = 0; i < h->nlanes; i++)
@@ -377,6 +396,7 @@ static void gp_html_page(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	fputs("<h2>Phases of the top operators</h2>\n<div class='legend'><span style='background:#e4a33a'></span>launch"
 	      "<span style='background:#3a7be4'></span>execute<span style='background:#d9534f'></span>sync</div>\n"
 	      "<svg id='phases' xmlns='http://www.w3.org/2000/svg' font-family='sans-serif'></svg>\n", f);
+	gp_html_callsites(f, rep);
 	if (rep->niters) {
 		fputs("<h2>Iterations</h2>\n", f);
 		if (nclosed)

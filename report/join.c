@@ -211,12 +211,15 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 	op.gpu_start = p->gpu_start;
 	op.gpu_end = p->gpu_end;
 	uint32_t nvtx = p->api_nvtx, stack = 0;
+	op.nvtx_phase = p->api_phase;
 	if (h) {
 		nvtx = h->nvtx;
 		stack = h->stack;
+		op.nvtx_phase = h->nvtx_phase;
 	} else if (p->hk) {
 		nvtx = p->hk_nvtx;
 		stack = p->hk_stack;
+		op.nvtx_phase = p->hk_phase;
 		op.has_hook = 1;
 	}
 	if (p->has_api) {
@@ -326,6 +329,7 @@ static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final
 			p->hk_tid = h->tid;
 			p->hk_nvtx = h->nvtx;
 			p->hk_stack = h->stack;
+			p->hk_phase = h->nvtx_phase;
 		}
 		p->api_charged = 1;
 		p->has_gpu = 0;
@@ -408,6 +412,7 @@ void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned c)
 	struct gp_hook *h = &an->join.hooks[idx];
 	*h = (struct gp_hook){ .api_class = (uint8_t)c, .api_id = a->api_id, .tid = a->tid,
 			       .stream = a->stream, .nvtx = gp_an_nvtx_top(an, a->tid),
+			       .nvtx_phase = gp_an_nvtx_phase(an, a->tid),
 			       .op = a->corr, .start = a->start, .dur = gp_api_dur_ns(a) };
 	gp_an_fail(an, gp_dmap_put(&an->join.hook_by_op, a->corr, idx));
 	gp_join_hookq_push(an, h, idx);
@@ -496,6 +501,7 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 	p->api_start = a->start;
 	p->api_dur = gp_api_dur_ns(a);
 	p->api_nvtx = gp_an_nvtx_top(an, a->tid);
+	p->api_phase = gp_an_nvtx_phase(an, a->tid);
 	p->ts = end;
 	gp_join_try_finish(an, p, 0);
 }

@@ -95,7 +95,7 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "                             pinned=NAME[:call_ns=N], overlap-copies\n"
 			   "  --merge                    merge several traces even when they are not one job\n"
 			   "  -o, --output FILE          write the report to FILE instead of stdout\n");
-	fprintf(f, "  --group-by kernel|nvtx|callsite|stream   what an operator is (default kernel)\n"
+	fprintf(f, "  --group-by kernel|nvtx|callsite|stream|phase   what an operator is (default kernel)\n"
 		   "  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
 		   "  -h, --help                 this help\n"
 		   "\n"
@@ -196,7 +196,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
 	static const char *const sorts[] = { "total", "launch", "queue", "execute", "sync", "count", "name" };
-	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream" };
+	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
 	int c, k;
 	char *end;
 	optind = 1;
@@ -214,7 +214,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			m->out.sort = (enum gp_sort)k;
 			break;
 		case 'g':
-			if ((k = gp_main_pick("--group-by", optarg, groups, 4)) < 0)
+			if ((k = gp_main_pick("--group-by", optarg, groups, 5)) < 0)
 				return -1;
 			m->group_by = (enum gp_group_by)k;
 			break;

@@ -5,7 +5,7 @@
 # report/analyses/) and the outputs.
 REPORT_CORE_SRCS := report/pipeline.c \
                     report/analysis.c report/analysis_names.c report/analysis_fold.c report/analysis_finish.c \
-                    report/join.c report/sync.c report/strtab.c report/map.c report/stats.c \
+                    report/join.c report/sync.c report/symbolize.c report/strtab.c report/map.c report/stats.c \
                     report/analyses.c report/depgraph.c $(wildcard report/analyses/*.c) \
                     report/rep.c report/verdict.c report/fmt.c report/output.c report/diff.c report/outfile.c \
                     report/stability.c report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
@@ -22,7 +22,7 @@ $(REPORT_GEN)/html_assets.h: report/assets/report.js report/assets/report.css
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/report/export_html.o: $(REPORT_GEN)/html_assets.h
 $(B)/obj/report/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
-REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm
+REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm -ldl
 
 $(REPORT_LIB): $(REPORT_CORE_OBJS)
 	@mkdir -p $(dir $@)

@@ -25,7 +25,7 @@ static const char *const gp_out_class_names[GP_API_CLASS_COUNT] = {
 	[GP_API_SYNC_IMPLICIT] = "implicit (free/alloc)",
 };
 
-static const char *const gp_out_group_names[] = { "kernel", "nvtx", "callsite", "stream" };
+static const char *const gp_out_group_names[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
 
 static const struct gp_rep *gp_sort_rep;
 static enum gp_sort gp_sort_key;
@@ -400,6 +400,26 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 }
 
 /* Sync call sites by blocked time. */
+/* ", "stack": [frames]" of a call site (frames one a line); nothing if none. */
+static void gp_out_json_stack(FILE *f, const char *stack)
+{
+	if (!stack)
+		return;
+	fputs(", \"stack\": [", f);
+	for (const char *p = stack, *nl;; p = nl + 1) {
+		nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *frame = strndup(p, len);
+		if (p != stack)
+			fputs(", ", f);
+		gp_fmt_json_str(f, frame ? frame : "?");
+		free(frame);
+		if (!nl)
+			break;
+	}
+	fputc(']', f);
+}
+
 static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
 {
 	char b1[32];
@@ -751,8 +771,10 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	for (size_t i = 0; i < rep->ncallsites; i++) {
 		fprintf(f, "%s{\"site\": ", i ? ", " : "");
 		gp_fmt_json_str(f, rep->callsites[i].name);
-		fprintf(f, ", \"calls\": %" PRIu64 ", \"blocked_ns\": %" PRIu64 "}", rep->callsites[i].calls,
+		fprintf(f, ", \"calls\": %" PRIu64 ", \"blocked_ns\": %" PRIu64, rep->callsites[i].calls,
 			rep->callsites[i].sync_ns);
+		gp_out_json_stack(f, rep->callsites[i].stack);
+		fputc('}', f);
 	}
 	fprintf(f, "],\n\"ranks\": [");
 	uint8_t *fl = rep->nranks ? calloc(rep->nranks, 1) : NULL;

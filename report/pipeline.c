@@ -258,6 +258,7 @@ static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_s
 		cfg = (struct gp_an_config){ .group_by = p->o.group_by,
 					     .on_op = p->cur ? gp_analyses_op : NULL,
 					     .on_wait = p->cur ? gp_analyses_wait : NULL, .ctx = p->cur };
+	cfg.no_symbolize = p->o.no_symbolize;
 	if (p->cur) { /* the analyses read the core's views; their names live in
 		       * the string table the core fills */
 		cfg.on_rec = gp_analyses_record;

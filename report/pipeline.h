@@ -49,6 +49,7 @@ struct gp_pipeline_opts {
 	 * in this pass (1 or 2) of the trace at path */
 	void (*progress)(void *ctx, const char *path, int pass, uint64_t bytes);
 	void *progress_ctx;
+	int no_symbolize;           /* gp_an_config.no_symbolize               */
 };
 
 struct gp_pipeline;

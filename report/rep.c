@@ -40,8 +40,10 @@ void gp_rep_free(struct gp_rep *rep)
 	free(rep->groups);
 	free(rep->iters);
 	free(rep->windows);
-	for (size_t i = 0; i < rep->ncallsites; i++)
+	for (size_t i = 0; i < rep->ncallsites; i++) {
 		free(rep->callsites[i].name);
+		free(rep->callsites[i].stack);
+	}
 	free(rep->callsites);
 	for (size_t i = 0; i < rep->nranks; i++)
 		gp_rep_free(&rep->ranks[i]);
@@ -222,8 +224,9 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 				d->callsites = nc;
 				c = &d->callsites[d->ncallsites++];
 				c->name = strdup(s->callsites[i].name);
+				c->stack = s->callsites[i].stack ? strdup(s->callsites[i].stack) : NULL;
 				c->calls = c->sync_ns = 0;
-				if (!c->name)
+				if (!c->name || (s->callsites[i].stack && !c->stack))
 					return -ENOMEM;
 			}
 			c->calls += s->callsites[i].calls;

@@ -59,6 +59,7 @@ struct gp_rep_window {
 
 struct gp_rep_callsite {
 	char *name;
+	char *stack; /* the first stack seen there, one frame a line; may be NULL */
 	uint64_t calls, sync_ns;
 };
 

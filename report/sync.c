@@ -218,7 +218,7 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 	}
 }
 
-static void gp_sync_callsite_add(struct gp_an *an, const char *site, uint64_t s)
+static void gp_sync_callsite_add(struct gp_an *an, const char *site, uint32_t stack, uint64_t s)
 {
 	uint32_t c = gp_an_canon(an, site, strlen(site));
 	uint64_t *v = gp_map_get(&an->sync.cs_map, c);
@@ -228,6 +228,10 @@ static void gp_sync_callsite_add(struct gp_an *an, const char *site, uint64_t s)
 		an->sync.cs[an->sync.ncs] = (struct gp_rep_callsite){ .name = strdup(site) };
 		if (!an->sync.cs[an->sync.ncs].name)
 			return gp_an_fail(an, -ENOMEM);
+		char text[4096];
+		if (gp_an_stack_text(an, stack, text, sizeof text) &&
+		    !(an->sync.cs[an->sync.ncs].stack = strdup(text)))
+			return free(an->sync.cs[an->sync.ncs].name), gp_an_fail(an, -ENOMEM);
 		gp_an_fail(an, gp_map_put(&an->sync.cs_map, c, an->sync.ncs));
 		v = gp_map_get(&an->sync.cs_map, c);
 		an->sync.ncs++;
@@ -328,7 +332,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	}
 	char buf[32];
 	const char *site = gp_an_callsite(an, w->stack, buf, sizeof buf);
-	gp_sync_callsite_add(an, site ? site : "(no stack)", s);
+	gp_sync_callsite_add(an, site ? site : "(no stack)", w->stack, s);
 	if (an->cfg.on_wait)
 		an->cfg.on_wait(&out, an->cfg.ctx);
 done:
@@ -705,7 +709,9 @@ void gp_sync_free(struct gp_sync *s)
 	free(s->shook_fifo);
 	free(s->shook_seen);
 	gp_map_free(&s->cs_map);
-	for (size_t i = 0; i < s->ncs; i++)
+	for (size_t i = 0; i < s->ncs; i++) {
 		free(s->cs[i].name);
+		free(s->cs[i].stack);
+	}
 	free(s->cs);
 }

@@ -18,7 +18,7 @@
 # exits 77 when the index cannot be reached, so the tests can SKIP.
 set -u
 group=${1:-core}
-core_pkgs="libcriterion-dev uthash-dev libunwind-dev libsqlite3-dev liblz4-dev pkg-config python3"
+core_pkgs="libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3"
 browser_pkgs="chromium chromium-driver python3-venv protobuf-compiler"
 fuzz_pkgs="clang libclang-rt-dev"
 # duckdb pinned with its sqlite reader extension packaged on the index

@@ -7,6 +7,10 @@
  * timeline's own constants. Runs on the test thread only.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1012,5 +1016,163 @@ Test(report_core, gpu_clock_a_little_ahead_of_the_host_still_charges_the_wait)
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
 	cr_expect_eq(rep.sync_unattributed_calls, 0);
+	gp_rep_free(&rep);
+}
+
+/* --- call sites ------------------------------------------------------------------- */
+
+static void stack2(struct recs *t, uint32_t id, uint64_t a, uint64_t b)
+{
+	union gp_rec *r = add(t);
+	r->stack.type = GP_REC_STACK;
+	r->stack.id = id;
+	r->stack.depth = 2;
+	r->stack.pc[0] = a;
+	r->stack.pc[1] = b;
+}
+
+static void symbol(struct recs *t, uint64_t pc, uint32_t name)
+{
+	union gp_rec *r = add(t);
+	r->symbol.type = GP_REC_SYMBOL;
+	r->symbol.pc = pc;
+	r->symbol.name = name;
+}
+
+static struct gp_an *scan1(const struct recs *t)
+{
+	struct gp_an_config cfg = { .group_by = GP_GROUP_KERNEL };
+	struct gp_an *an = gp_an_new(&cfg);
+	cr_assert(an);
+	for (size_t i = 0; i < t->n;) {
+		uint32_t ns = gp_rec_slots(&t->r[i]);
+		cr_assert_eq(gp_an_scan1(an, &t->r[i], ns), 0);
+		i += ns;
+	}
+	cr_assert_eq(gp_an_prepare(an), 0);
+	return an;
+}
+
+Test(report_core, callsite_is_the_innermost_actionable_frame)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "app.py:3 (f)");
+	str(&t, 2, "cs_wait+0x9 (/x/libcs.so)");
+	str(&t, 3, "cudaDeviceSynchronize+0x10 (/x/libcudart.so.13)");
+	str(&t, 4, "main+0x5 (/x/prog)");
+	stack2(&t, 1, GP_PC_PYFRAME | 1, 0x1000); /* Python frame first */
+	stack2(&t, 2, 0x2000, 0x3000);            /* inside the runtime, then the program */
+	symbol(&t, GP_PC_PYFRAME | 1, 1);
+	symbol(&t, 0x1000, 2);
+	symbol(&t, 0x2000, 3);
+	symbol(&t, 0x3000, 4);
+	struct gp_an *an = scan1(&t);
+	char b[32], text[256];
+	cr_expect_str_eq(gp_an_callsite(an, 1, b, sizeof b), "app.py:3 (f)");
+	cr_expect_str_eq(gp_an_callsite(an, 2, b, sizeof b), "main+0x5 (/x/prog)");
+	cr_assert(gp_an_stack_text(an, 1, text, sizeof text));
+	cr_expect_str_eq(text, "app.py:3 (f)\ncs_wait+0x9 (/x/libcs.so)");
+	gp_an_free(an);
+}
+
+/* The module record of this test program (path, bias, build id). */
+static int self_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct gp_rec_module *m = arg;
+	m->bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+			const char *desc = p + sizeof *nh + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID) {
+				m->build_id_len = (uint8_t)(nh->n_descsz < 16 ? nh->n_descsz : 16);
+				memcpy(m->build_id, desc, m->build_id_len);
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1; /* the program is the first object */
+}
+
+static __attribute__((noinline)) int static_frame(int x)
+{
+	return x * 3 + 1;
+}
+
+Test(report_core, native_names_from_the_file_only_with_its_build_id)
+{
+	if (!dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL))
+		cr_skip_test("libdw.so.1 not installed");
+	char exe[4096];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	cr_assert(k > 0);
+	exe[k] = 0;
+	struct gp_rec_module self = { .type = GP_REC_MODULE, .path = 2 };
+	dl_iterate_phdr(self_module, &self);
+	cr_assert(self.build_id_len, "the test program has no build id");
+	cr_assert_eq(static_frame(1), 4);
+	uint64_t pc = (uint64_t)(uintptr_t)static_frame + 4; /* a "return address" inside it */
+	for (int good = 0; good <= 1; good++) {
+		struct recs t = { .n = 0 };
+		str(&t, 1, "0x1234 (dladdr text)");
+		str(&t, 2, exe);
+		stack2(&t, 1, pc, pc);
+		symbol(&t, pc, 1);
+		union gp_rec *r = add(&t);
+		r->module = self;
+		if (!good)
+			r->module.build_id[0] ^= 0xff; /* another build of the file */
+		struct gp_an *an = scan1(&t);
+		char b[32];
+		const char *site = gp_an_callsite(an, 1, b, sizeof b);
+		if (good)
+			cr_expect(!strncmp(site, "static_frame", 12), "named %s", site);
+		else
+			cr_expect_str_eq(site, "0x1234 (dladdr text)");
+		gp_an_free(an);
+	}
+}
+
+Test(report_core, phase_from_any_open_nvtx_range)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	str(&t, 2, "Optimizer.step#Adam.step");
+	str(&t, 3, "aten::_foreach_add_");
+	str(&t, 4, "MmBackward0");
+	str(&t, 5, "aten::mm");
+	str(&t, 6, "aten::addmm");
+	/* optimizer: the outer range names it, the innermost is an aten op */
+	marker(&t, GP_MARK_PUSH, 1, 0, 2);
+	marker(&t, GP_MARK_PUSH, 1, 1, 3);
+	api(&t, RT, GP_API_LAUNCH, 1, 2, 5, 1);
+	marker(&t, GP_MARK_POP, 1, 8, 0);
+	marker(&t, GP_MARK_POP, 1, 9, 0);
+	kernel(&t, 1, 10, 20, 1, 1);
+	/* backward */
+	marker(&t, GP_MARK_PUSH, 1, 30, 4);
+	marker(&t, GP_MARK_PUSH, 1, 31, 5);
+	api(&t, RT, GP_API_LAUNCH, 1, 32, 5, 2);
+	marker(&t, GP_MARK_POP, 1, 38, 0);
+	marker(&t, GP_MARK_POP, 1, 39, 0);
+	kernel(&t, 1, 40, 50, 2, 1);
+	/* forward: a range that says neither */
+	marker(&t, GP_MARK_PUSH, 1, 60, 6);
+	api(&t, RT, GP_API_LAUNCH, 1, 61, 5, 3);
+	marker(&t, GP_MARK_POP, 1, 68, 0);
+	kernel(&t, 1, 70, 80, 3, 1);
+	/* nothing known */
+	api(&t, RT, GP_API_LAUNCH, 1, 90, 5, 4);
+	kernel(&t, 1, 100, 110, 4, 1);
+	struct gp_rep rep = run(&t, GP_GROUP_PHASE);
+	cr_expect_eq(group(&rep, "optimizer")->count, 1);
+	cr_expect_eq(group(&rep, "backward")->count, 1);
+	cr_expect_eq(group(&rep, "forward")->count, 1);
+	cr_expect_eq(group(&rep, "(no phase)")->count, 1);
 	gp_rep_free(&rep);
 }
