@@ -71,6 +71,12 @@ int gp_lib_ensure_started(void);
  * recorded call). */
 int gp_lib_ensure_started_counted(void);
 void gp_lib_startup_flush(void);
+/* 1 once the window has been applied after start (gp_window_start): until
+ * then a running library records nothing (the window is not open yet), so a
+ * call of the whole-run window made in between is counted as lost
+ * (gp_lib_count_startup_lost). Release store, acquire load. */
+extern int gp_lib_window_ready;
+void gp_lib_count_startup_lost(void);
 /* Set by the hooks' slow path (and InitializeInjection): the program itself
  * uses CUDA, so the library may too (device queries, the exit synchronize).
  * gp_lib_cuda_use sets it and emits the device records once if the library

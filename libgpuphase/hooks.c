@@ -131,6 +131,11 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	c->tid = tid;
 	c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
 	c->pushed = 0;
+	/* running, but the starting thread has not opened the whole-run window
+	 * yet: not recorded, so counted (written = read + dropped) */
+	if (GP_UNLIKELY(!c->active) && gp_cfg.win_mode == GP_WINMODE_ALL &&
+	    !__atomic_load_n(&gp_lib_window_ready, __ATOMIC_ACQUIRE))
+		gp_lib_count_startup_lost();
 	if (c->active) {
 		c->nested = t->depth > 0;
 		t->depth++;

@@ -309,6 +309,7 @@ void gp_lib_cuda_use(void)
  * ring's drop count (gp_lib_startup_flush); the rest is added at finish.
  * Atomic, relaxed: a count. */
 static uint64_t gp_lib_startup_lost;
+int gp_lib_window_ready;
 
 /* *starting is set when 0 is returned because another thread is starting. */
 static int gp_lib_ensure_started_ex(int *starting)
@@ -336,6 +337,7 @@ static int gp_lib_ensure_started_ex(int *starting)
 	if (ok) {
 		__atomic_store_n(&gp_lib_state, GP_STATE_RUNNING, __ATOMIC_RELEASE);
 		gp_window_start();
+		__atomic_store_n(&gp_lib_window_ready, 1, __ATOMIC_RELEASE);
 		gp_hostload_start(); /* hostload.c: host samples off the hot path */
 	} else {
 		gp_lib_go_inert();
@@ -359,11 +361,15 @@ int gp_lib_ensure_started_counted(void)
 		return 1;
 	/* A call the whole-run window would have recorded: lost, so counted
 	 * (written = read + dropped). Other windows start closed. */
-	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL) {
-		gp_tls.startup_lost++;
-		__atomic_fetch_add(&gp_lib_startup_lost, 1, __ATOMIC_RELAXED);
-	}
+	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL)
+		gp_lib_count_startup_lost();
 	return 0;
+}
+
+void gp_lib_count_startup_lost(void)
+{
+	gp_tls.startup_lost++;
+	__atomic_fetch_add(&gp_lib_startup_lost, 1, __ATOMIC_RELAXED);
 }
 
 void gp_lib_startup_flush(void)
@@ -449,6 +455,7 @@ static void gp_lib_atfork_child_work(void)
 	gp_tls.stacks = NULL;
 	gp_stacks_forget();
 	gp_lib_forked_child = 1;
+	gp_lib_window_ready = 0; /* a followed child starts its own window */
 	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();

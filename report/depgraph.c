@@ -541,6 +541,212 @@ static int gp_dg_cmp_path(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* One replay's timestamps: per call (0..nc-1) and per op (0..no-1) its
+ * start, end and the node that bound it (calls 0..nc-1, ops nc..; -1 none),
+ * and the per-thread and per-stream cursors of the sweep. */
+struct gp_dg_run {
+	uint64_t *cs, *ce, *os, *oe;
+	int32_t *cp, *op;
+	uint8_t *cst, *od, *cchg; /* cst: 1 start known, 2 done; od: op done; cchg: call changed */
+	size_t *tcur, *tend, *scur, *send;
+	size_t nt, ns, cdone, odone;
+};
+
+static void gp_dg_run_free(struct gp_dg_run *r)
+{
+	free(r->cs), free(r->ce), free(r->os), free(r->oe), free(r->cp), free(r->op);
+	free(r->cst), free(r->od), free(r->cchg);
+	free(r->tcur), free(r->tend), free(r->scur), free(r->send);
+}
+
+/* Arrays and cursors: calls are sorted by thread, ops by stream. */
+static int gp_dg_run_init(struct gp_dg_run *r, const struct gp_dg *g)
+{
+	size_t nc = g->nc, no = g->no;
+	memset(r, 0, sizeof *r);
+	for (size_t k = 0; k < nc; k++)
+		r->nt += g->c[k].first;
+	for (size_t k = 0; k < no; k++)
+		r->ns += !k || g->o[k].stream != g->o[k - 1].stream;
+	r->cs = malloc((nc + 1) * sizeof *r->cs), r->ce = malloc((nc + 1) * sizeof *r->ce);
+	r->os = malloc((no + 1) * sizeof *r->os), r->oe = malloc((no + 1) * sizeof *r->oe);
+	r->cp = malloc((nc + 1) * sizeof *r->cp), r->op = malloc((no + 1) * sizeof *r->op);
+	r->cst = calloc(nc + 1, 1), r->od = calloc(no + 1, 1), r->cchg = calloc(nc + 1, 1);
+	r->tcur = malloc((r->nt + 1) * sizeof *r->tcur), r->tend = malloc((r->nt + 1) * sizeof *r->tend);
+	r->scur = malloc((r->ns + 1) * sizeof *r->scur), r->send = malloc((r->ns + 1) * sizeof *r->send);
+	if (!r->cs || !r->ce || !r->os || !r->oe || !r->cp || !r->op || !r->cst || !r->od || !r->cchg || !r->tcur ||
+	    !r->tend || !r->scur || !r->send)
+		return -ENOMEM;
+	for (size_t k = 0, t = 0; k < nc; k++) {
+		if (g->c[k].first)
+			r->tcur[t++] = k;
+		r->tend[t - 1] = k + 1;
+	}
+	for (size_t k = 0, t = 0; k < no; k++) {
+		if (!k || g->o[k].stream != g->o[k - 1].stream)
+			r->scur[t++] = k;
+		r->send[t - 1] = k + 1;
+	}
+	return 0;
+}
+
+/* Advance every thread's calls as far as their inputs are known: a call
+ * starts after the one before it (plus the host gap) and, if it waited for
+ * an op that has not been placed, stops the thread there. Returns whether
+ * anything moved. */
+static int gp_dg_run_calls(struct gp_dg_run *r, const struct gp_dg *g, const struct gp_dg_change *ch)
+{
+	size_t nc = g->nc;
+	int progress = 0;
+	for (size_t t = 0; t < r->nt; t++) {
+		size_t k = r->tcur[t];
+		for (; k < r->tend[t]; k++) {
+			const struct gp_dg_c *c = &g->c[k];
+			if (!r->cst[k]) {
+				r->cs[k] = c->first ? c->start : r->ce[k - 1] + c->gap;
+				r->cp[k] = c->first ? -1 : (int32_t)k - 1;
+				r->cst[k] = 1;
+				progress = 1;
+			}
+			uint64_t dur = c->end - c->start;
+			int chg = gp_dg_call_changed(g, c, ch, &dur);
+			r->cchg[k] = (uint8_t)chg;
+			if (!chg && c->wait >= 0) {
+				if (!r->od[c->wait])
+					break;
+				uint64_t rel = r->oe[c->wait] > r->cs[k] ? r->oe[c->wait] : r->cs[k];
+				if (r->oe[c->wait] > r->cs[k])
+					r->cp[k] = (int32_t)(nc + (size_t)c->wait);
+				r->ce[k] = rel + c->post;
+			} else {
+				r->ce[k] = r->cs[k] + dur;
+			}
+			r->cst[k] = 2;
+			r->cdone++;
+			progress = 1;
+		}
+		r->tcur[t] = k;
+	}
+	return progress;
+}
+
+/* Advance every stream's ops as far as their inputs are known: an op starts
+ * after its launching call (its start for a call that issues it
+ * synchronously, else its end, plus the launch latency), the op before it
+ * on its stream and its cross-stream dependency. Returns whether anything
+ * moved. */
+static int gp_dg_run_ops(struct gp_dg_run *r, const struct gp_dg *g, const struct gp_dg_change *ch)
+{
+	size_t nc = g->nc;
+	int progress = 0;
+	for (size_t t = 0; t < r->ns; t++) {
+		size_t k = r->scur[t];
+		for (; k < r->send[t]; k++) {
+			const struct gp_dg_o *o = &g->o[k];
+			int sync_issue = o->sync_issue;
+			if (o->call >= 0 && r->cchg[o->call] && ch && ch->kind == GP_DG_PINNED)
+				sync_issue = 0;
+			if (o->call >= 0 && r->cst[o->call] < (sync_issue ? 1 : 2))
+				break;
+			int32_t prev = o->prev;
+			uint64_t pgap = o->prev_gap;
+			if (ch && ch->kind == GP_DG_OVERLAP_COPIES)
+				prev = o->prev_same, pgap = prev == o->prev ? o->prev_gap : 0;
+			if (prev >= 0 && !r->od[prev])
+				break;
+			if (o->dep >= 0 && !r->od[o->dep])
+				break;
+			uint64_t s = o->anchor ? o->start : 0;
+			int32_t by = -1;
+			if (o->call >= 0) {
+				uint64_t lat = sync_issue != o->sync_issue ? g->lat_async : o->lat;
+				s = (sync_issue ? r->cs[o->call] : r->ce[o->call]) + lat;
+				by = o->call;
+			}
+			if (prev >= 0 && r->oe[prev] + pgap > s)
+				s = r->oe[prev] + pgap, by = (int32_t)(nc + (size_t)prev);
+			if (o->dep >= 0 && r->oe[o->dep] + o->dep_gap > s)
+				s = r->oe[o->dep] + o->dep_gap, by = (int32_t)(nc + (size_t)o->dep);
+			uint64_t d = o->end - o->start;
+			if (ch && ch->kind == GP_DG_SCALE && gp_dg_named(o->name, ch->target))
+				d = (uint64_t)((double)d * ch->factor + 0.5);
+			r->os[k] = s;
+			r->oe[k] = s + d;
+			r->op[k] = by;
+			r->od[k] = 1;
+			r->odone++;
+			progress = 1;
+		}
+		r->scur[t] = k;
+	}
+	return progress;
+}
+
+/* The critical path: walk the binding nodes back from the node `last` that
+ * ends the replay at t1, summing each stretch under the name of what took
+ * it (an op, a call, host time, launch latency, a GPU dependency). */
+static int gp_dg_run_path(const struct gp_dg_run *r, const struct gp_dg *g, long last, uint64_t t1,
+			  struct gp_dg_path *path, size_t maxpath, size_t *npath)
+{
+	size_t nc = g->nc, no = g->no;
+	struct gp_dg_acc acc = { calloc(GP_DG_PATH_NAMES, sizeof *acc.p), 0, GP_DG_PATH_NAMES };
+	if (!acc.p)
+		return -ENOMEM;
+	size_t guard = 0;
+	uint64_t from_end = t1; /* the part of the current node on the path ends here */
+	while (last >= 0 && guard++ <= nc + no) {
+		if ((size_t)last < nc) {
+			size_t k = (size_t)last;
+			const struct gp_dg_c *c = &g->c[k];
+			int32_t by = r->cp[k];
+			uint64_t seg_start = r->cs[k];
+			if (by >= (int32_t)nc) /* released by an op */
+				seg_start = r->oe[by - (int32_t)nc];
+			if (from_end > seg_start)
+				gp_dg_acc_add(&acc, c->name, from_end - seg_start);
+			if (by >= 0 && by < (int32_t)nc) {
+				gp_dg_acc_add(&acc, "host", r->cs[k] - r->ce[by]);
+				from_end = r->ce[by];
+			} else if (by >= 0) {
+				from_end = seg_start;
+			} else {
+				gp_dg_acc_add(&acc, "host", r->cs[k] - g->t0);
+			}
+			last = by;
+		} else {
+			size_t k = (size_t)last - nc;
+			const struct gp_dg_o *o = &g->o[k];
+			int32_t by = r->op[k];
+			if (from_end > r->os[k])
+				gp_dg_acc_add(&acc, o->name, from_end - r->os[k]);
+			if (by >= 0 && by < (int32_t)nc) {
+				uint64_t issue = r->os[k] >= r->ce[by] ? r->ce[by] : r->cs[by];
+				gp_dg_acc_add(&acc, "launch latency", r->os[k] - issue);
+				if (issue == r->cs[by] && issue != r->ce[by]) { /* issued at the call's start */
+					gp_dg_acc_add(&acc, "host",
+						      g->c[by].first ? r->cs[by] - g->t0 : r->cs[by] - r->ce[by - 1]);
+					by = g->c[by].first ? -1 : by - 1;
+					from_end = by >= 0 ? r->ce[by] : 0;
+				} else {
+					from_end = r->ce[by];
+				}
+			} else if (by >= 0) {
+				uint64_t pe = r->oe[by - (int32_t)nc];
+				gp_dg_acc_add(&acc, "GPU dependency", r->os[k] - pe);
+				from_end = pe;
+			} else {
+				gp_dg_acc_add(&acc, "host", r->os[k] - g->t0);
+			}
+			last = by;
+		}
+	}
+	qsort(acc.p, acc.n, sizeof *acc.p, gp_dg_cmp_path);
+	*npath = acc.n < maxpath ? acc.n : maxpath;
+	memcpy(path, acc.p, *npath * sizeof *path);
+	free(acc.p);
+	return 0;
+}
+
 int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t *wall, struct gp_dg_path *path,
 		 size_t maxpath, size_t *npath)
 {
@@ -550,201 +756,30 @@ int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t 
 		*npath = 0;
 	if (!nc && !no)
 		return 0;
-	/* per node: start, end, and the node that bound it (calls 0..nc-1, ops
-	 * nc..; -1 none) */
-	uint64_t *cs = malloc((nc + 1) * sizeof *cs), *ce = malloc((nc + 1) * sizeof *ce);
-	uint64_t *os = malloc((no + 1) * sizeof *os), *oe = malloc((no + 1) * sizeof *oe);
-	int32_t *cp = malloc((nc + 1) * sizeof *cp), *op = malloc((no + 1) * sizeof *op);
-	uint8_t *cst = calloc(nc + 1, 1), *od = calloc(no + 1, 1); /* cst: 1 start known, 2 done */
-	uint8_t *cchg = calloc(nc + 1, 1);
-	int rc = 0;
-	if (!cs || !ce || !os || !oe || !cp || !op || !cst || !od || !cchg) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* cursors: per thread (calls are sorted by thread) and per stream */
-	size_t nt = 0, ns = 0, cdone = 0, odone = 0;
-	for (size_t k = 0; k < nc; k++)
-		nt += g->c[k].first;
-	for (size_t k = 0; k < no; k++)
-		ns += !k || g->o[k].stream != g->o[k - 1].stream;
-	size_t *tcur = malloc((nt + 1) * sizeof *tcur), *tend = malloc((nt + 1) * sizeof *tend);
-	size_t *scur = malloc((ns + 1) * sizeof *scur), *send = malloc((ns + 1) * sizeof *send);
-	if (!tcur || !tend || !scur || !send) {
-		free(tcur), free(tend), free(scur), free(send);
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (size_t k = 0, t = 0; k < nc; k++) {
-		if (g->c[k].first)
-			tcur[t++] = k;
-		tend[t - 1] = k + 1;
-	}
-	for (size_t k = 0, t = 0; k < no; k++) {
-		if (!k || g->o[k].stream != g->o[k - 1].stream)
-			scur[t++] = k;
-		send[t - 1] = k + 1;
-	}
-	for (;;) {
-		int progress = 0;
-		for (size_t t = 0; t < nt; t++) {
-			size_t k = tcur[t];
-			for (; k < tend[t]; k++) {
-				const struct gp_dg_c *c = &g->c[k];
-				if (!cst[k]) {
-					cs[k] = c->first ? c->start : ce[k - 1] + c->gap;
-					cp[k] = c->first ? -1 : (int32_t)k - 1;
-					cst[k] = 1;
-					progress = 1;
-				}
-				uint64_t dur = c->end - c->start;
-				int chg = gp_dg_call_changed(g, c, ch, &dur);
-				cchg[k] = (uint8_t)chg;
-				if (!chg && c->wait >= 0) {
-					if (!od[c->wait])
-						break;
-					uint64_t rel = oe[c->wait] > cs[k] ? oe[c->wait] : cs[k];
-					if (oe[c->wait] > cs[k])
-						cp[k] = (int32_t)(nc + (size_t)c->wait);
-					ce[k] = rel + c->post;
-				} else {
-					ce[k] = cs[k] + dur;
-				}
-				cst[k] = 2;
-				cdone++;
-				progress = 1;
-			}
-			tcur[t] = k;
-		}
-		for (size_t t = 0; t < ns; t++) {
-			size_t k = scur[t];
-			for (; k < send[t]; k++) {
-				const struct gp_dg_o *o = &g->o[k];
-				int sync_issue = o->sync_issue;
-				if (o->call >= 0 && cchg[o->call] && ch && ch->kind == GP_DG_PINNED)
-					sync_issue = 0;
-				if (o->call >= 0 && cst[o->call] < (sync_issue ? 1 : 2))
-					break;
-				int32_t prev = o->prev;
-				uint64_t pgap = o->prev_gap;
-				if (ch && ch->kind == GP_DG_OVERLAP_COPIES)
-					prev = o->prev_same, pgap = prev == o->prev ? o->prev_gap : 0;
-				if (prev >= 0 && !od[prev])
-					break;
-				if (o->dep >= 0 && !od[o->dep])
-					break;
-				uint64_t s = o->anchor ? o->start : 0;
-				int32_t by = -1;
-				if (o->call >= 0) {
-					uint64_t lat = sync_issue != o->sync_issue ? g->lat_async : o->lat;
-					s = (sync_issue ? cs[o->call] : ce[o->call]) + lat;
-					by = o->call;
-				}
-				if (prev >= 0 && oe[prev] + pgap > s)
-					s = oe[prev] + pgap, by = (int32_t)(nc + (size_t)prev);
-				if (o->dep >= 0 && oe[o->dep] + o->dep_gap > s)
-					s = oe[o->dep] + o->dep_gap, by = (int32_t)(nc + (size_t)o->dep);
-				uint64_t d = o->end - o->start;
-				if (ch && ch->kind == GP_DG_SCALE && gp_dg_named(o->name, ch->target))
-					d = (uint64_t)((double)d * ch->factor + 0.5);
-				os[k] = s;
-				oe[k] = s + d;
-				op[k] = by;
-				od[k] = 1;
-				odone++;
-				progress = 1;
-			}
-			scur[t] = k;
-		}
-		if (cdone == nc && odone == no)
-			break;
-		if (!progress) {
+	struct gp_dg_run r;
+	int rc = gp_dg_run_init(&r, g);
+	/* sweep threads and streams in turn until every node is placed */
+	while (!rc && (r.cdone < nc || r.odone < no)) {
+		int moved = gp_dg_run_calls(&r, g, ch);
+		moved |= gp_dg_run_ops(&r, g, ch);
+		if (!moved)
 			rc = -EDEADLK;
-			break;
-		}
 	}
-	free(tcur), free(tend), free(scur), free(send);
-	if (rc)
-		goto out;
-	/* the wall, and the node that ends it */
-	uint64_t t1 = 0;
-	long last = -1;
-	for (size_t k = 0; k < nc; k++)
-		if (ce[k] >= t1)
-			t1 = ce[k], last = (long)k;
-	for (size_t k = 0; k < no; k++)
-		if (oe[k] > t1)
-			t1 = oe[k], last = (long)(nc + k);
-	*wall = t1 - g->t0;
-	if (!path || !npath)
-		goto out;
-	/* the critical path: walk the binding nodes back from the last one */
-	struct gp_dg_acc acc = { calloc(GP_DG_PATH_NAMES, sizeof *acc.p), 0, GP_DG_PATH_NAMES };
-	if (!acc.p) {
-		rc = -ENOMEM;
-		goto out;
+	if (!rc) {
+		/* the wall, and the node that ends it */
+		uint64_t t1 = 0;
+		long last = -1;
+		for (size_t k = 0; k < nc; k++)
+			if (r.ce[k] >= t1)
+				t1 = r.ce[k], last = (long)k;
+		for (size_t k = 0; k < no; k++)
+			if (r.oe[k] > t1)
+				t1 = r.oe[k], last = (long)(nc + k);
+		*wall = t1 - g->t0;
+		if (path && npath)
+			rc = gp_dg_run_path(&r, g, last, t1, path, maxpath, npath);
 	}
-	size_t guard = 0;
-	uint64_t from_end = t1; /* the part of the current node on the path ends here */
-	while (last >= 0 && guard++ <= nc + no) {
-		if ((size_t)last < nc) {
-			size_t k = (size_t)last;
-			const struct gp_dg_c *c = &g->c[k];
-			int32_t by = cp[k];
-			uint64_t seg_start = cs[k];
-			if (by >= (int32_t)nc) /* released by an op */
-				seg_start = oe[by - (int32_t)nc];
-			if (from_end > seg_start)
-				gp_dg_acc_add(&acc, c->name, from_end - seg_start);
-			if (by >= 0 && by < (int32_t)nc) {
-				gp_dg_acc_add(&acc, "host", cs[k] - ce[by]);
-				from_end = ce[by];
-			} else if (by >= 0) {
-				from_end = seg_start;
-			} else {
-				gp_dg_acc_add(&acc, "host", cs[k] - g->t0);
-			}
-			last = by;
-		} else {
-			size_t k = (size_t)last - nc;
-			const struct gp_dg_o *o = &g->o[k];
-			int32_t by = op[k];
-			if (from_end > os[k])
-				gp_dg_acc_add(&acc, o->name, from_end - os[k]);
-			if (by >= 0 && by < (int32_t)nc) {
-				uint64_t issue = os[k] >= ce[by] ? ce[by] : cs[by];
-				gp_dg_acc_add(&acc, "launch latency", os[k] - issue);
-				if (issue == cs[by] && issue != ce[by]) { /* issued at the call's start */
-					gp_dg_acc_add(&acc, "host", g->c[by].first ? cs[by] - g->t0 : cs[by] - ce[by - 1]);
-					by = g->c[by].first ? -1 : by - 1;
-					from_end = by >= 0 ? ce[by] : 0;
-				} else {
-					from_end = ce[by];
-				}
-			} else if (by >= 0) {
-				uint64_t pe = oe[by - (int32_t)nc];
-				gp_dg_acc_add(&acc, "GPU dependency", os[k] - pe);
-				from_end = pe;
-			} else {
-				gp_dg_acc_add(&acc, "host", os[k] - g->t0);
-			}
-			last = by;
-		}
-	}
-	qsort(acc.p, acc.n, sizeof *acc.p, gp_dg_cmp_path);
-	*npath = acc.n < maxpath ? acc.n : maxpath;
-	memcpy(path, acc.p, *npath * sizeof *path);
-	free(acc.p);
-out:
-	free(cs);
-	free(ce);
-	free(os);
-	free(oe);
-	free(cp);
-	free(op);
-	free(cst);
-	free(od);
-	free(cchg);
+	gp_dg_run_free(&r);
 	return rc;
 }
 
