@@ -80,6 +80,9 @@ struct gp_an_wait {
 	uint64_t w0, w1;       /* the blocking part                               */
 	uint64_t call_start, call_end;
 	int32_t group;         /* group charged, -1 if none                      */
+	uint32_t site;         /* the blocking call's call site as the report names
+	                          it: a canonical string of gp_an_strings, or
+	                          UINT32_MAX when it has none                    */
 };
 
 /* A GPU op record, decoded (GP_REC_KERNEL, GP_REC_MEMCPY, GP_REC_MEMSET). */

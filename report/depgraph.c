@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fnmatch.h>
 #include <string.h>
 
 #include "gp_format.h"
@@ -33,6 +34,7 @@ struct gp_dg_c {
 	uint64_t gap;          /* host time since the previous call of its thread */
 	uint64_t post;         /* blocking: time from the release to its return  */
 	const char *name;
+	const char *site;      /* sync: its call site (the core's), or NULL      */
 	uint32_t tid;
 	int32_t wait;          /* op that released it, -1 none                   */
 	int32_t op;            /* an op it launched (the last one), -1 none      */
@@ -52,6 +54,7 @@ struct gp_dg_o {
 
 struct gp_dg_w {
 	uint64_t start, end;
+	const char *site;
 	uint32_t corr;
 	uint8_t attributed;
 };
@@ -120,7 +123,8 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
 /* qsort_r is not portable: the index sorts read the graph through this. */
 static const struct gp_dg *gp_dg_sorting;
 
-int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr)
+int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr,
+		   const char *site)
 {
 	if (g->nc + g->no + g->nw >= GP_DG_MAX_NODES) {
 		g->truncated = 1;
@@ -128,7 +132,7 @@ int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed
 	}
 	if (GP_AN_GROW(g->w, g->nw, g->capw))
 		return -ENOMEM;
-	g->w[g->nw++] = (struct gp_dg_w){ start, end, op_corr, (uint8_t)!!attributed };
+	g->w[g->nw++] = (struct gp_dg_w){ start, end, site, op_corr, (uint8_t)!!attributed };
 	return 0;
 }
 
@@ -149,7 +153,7 @@ static int gp_dg_cmp_ocorr(const void *a, const void *b)
 /* The core's attribution of the synchronize [start, end]: 1 with *op set
  * (-1: nothing outstanding), or 0 when the core said nothing of it. */
 static int gp_dg_core_wait(const struct gp_dg *g, const uint32_t *ocorr, uint64_t start, uint64_t end,
-			   int32_t *op)
+			   int32_t *op, const char **site)
 {
 	size_t lo = 0, hi = g->nw;
 	while (lo < hi) {
@@ -161,6 +165,7 @@ static int gp_dg_core_wait(const struct gp_dg *g, const uint32_t *ocorr, uint64_
 	}
 	if (lo == g->nw || g->w[lo].start != start || g->w[lo].end != end)
 		return 0;
+	*site = g->w[lo].site;
 	*op = -1;
 	if (!g->w[lo].attributed)
 		return 1;
@@ -356,7 +361,8 @@ int gp_dg_build(struct gp_dg *g)
 		if (gp_dg_is_sync(c->cls)) {
 			long j = gp_dg_last_le(oidx, g->no, c->end, 0, g);
 			int32_t w = -1;
-			if (!gp_dg_core_wait(g, ocorr, c->start, c->end, &w) && j >= 0 && g->o[oidx[j]].end > c->start)
+			if (!gp_dg_core_wait(g, ocorr, c->start, c->end, &w, &c->site) && j >= 0 &&
+			    g->o[oidx[j]].end > c->start)
 				w = (int32_t)oidx[j];
 			c->wait = w;
 			if (w < 0)
@@ -487,6 +493,11 @@ static int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, co
 	switch (ch->kind) {
 	case GP_DG_DROP_SYNC:
 		if (gp_dg_is_sync(c->cls) && gp_dg_named(c->name, ch->target))
+			return *dur = 0, 1;
+		break;
+	case GP_DG_DROP_SITE:
+		/* the name itself, or a glob of the user's */
+		if (gp_dg_is_sync(c->cls) && c->site && (!strcmp(ch->target, c->site) || !fnmatch(ch->target, c->site, 0)))
 			return *dur = 0, 1;
 		break;
 	case GP_DG_DROP_EMPTY:
@@ -821,6 +832,7 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 		enum gp_dg_change_kind kind;
 	} kinds[] = { { "kernel=", "scale=", GP_DG_SCALE },
 		      { "sync=", NULL, GP_DG_DROP_SYNC },
+		      { "site=", NULL, GP_DG_DROP_SITE },
 		      { "graph=", "node_ns=", GP_DG_GRAPH_LAUNCH },
 		      { "pinned=", "call_ns=", GP_DG_PINNED } };
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -855,6 +867,6 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 		return 0;
 	}
 	return gp_dg_refuse(why, wn,
-			    "expected kernel=NAME:scale=F, sync=API, empty-waits, graph=NAME[:node_ns=N], "
+			    "expected kernel=NAME:scale=F, sync=API, site=GLOB, empty-waits, graph=NAME[:node_ns=N], "
 			    "pinned=NAME[:call_ns=N] or overlap-copies");
 }

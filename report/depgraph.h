@@ -46,6 +46,8 @@ struct gp_dg_op {
 enum gp_dg_change_kind {
 	GP_DG_NONE = 0,
 	GP_DG_DROP_SYNC,       /* calls named `target` of a sync class vanish   */
+	GP_DG_DROP_SITE,       /* sync calls whose call site matches the glob
+	                          `target` vanish                               */
 	GP_DG_DROP_EMPTY,      /* blocking calls that waited for nothing vanish */
 	GP_DG_GRAPH_LAUNCH,    /* launches of op `target` cost `cost_ns` each   */
 	GP_DG_PINNED,          /* blocking copies of op `target` become async,
@@ -69,6 +71,8 @@ struct gp_dg_change {
 /* Parse a user's what-if (gpuphase-report --whatif):
  *   kernel=NAME:scale=F     op NAME's execute x F (F > 0)
  *   sync=API                the synchronizing function API removed
+ *   site=GLOB               the synchronizing calls made at the call sites
+ *                           the glob matches (as the report names them) removed
  *   empty-waits             waits with nothing outstanding removed
  *   graph=NAME[:node_ns=N]  NAME launched as a graph node
  *   pinned=NAME[:call_ns=N] blocking copy op NAME made pinned and async
@@ -94,8 +98,10 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o);
 /* The core's attribution of a synchronize [start, end] (docs/metrics.md
  * section 3): the op of correlation id op_corr released it, or (attributed
  * 0) nothing was outstanding. A synchronize without one is released by the
- * latest op end inside it. Same returns as the adds. */
-int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr);
+ * latest op end inside it; site is its call site as the report names it
+ * (NULL: none; the string must outlive the graph). Same returns as the adds. */
+int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr,
+		   const char *site);
 /* Sort, cut to a consistent prefix when bounded, and link every edge. */
 int gp_dg_build(struct gp_dg *g);
 

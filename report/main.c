@@ -90,7 +90,7 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "                             run's total get no verdict (\"minor\")\n"
 			   "  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
 			   "  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
-			   "  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API,\n"
+			   "  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API, site=GLOB,\n"
 			   "                             empty-waits, graph=NAME[:node_ns=N],\n"
 			   "                             pinned=NAME[:call_ns=N], overlap-copies\n"
 			   "  --merge                    merge several traces even when they are not one job\n"

@@ -18,9 +18,11 @@
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis_int.h"
+#include "kernel_name.h"
 
 /* The libdwfl entry points used, resolved from libdw.so.1. */
 static struct {
@@ -78,6 +80,17 @@ static int gp_sym_name(Dwfl_Module *m, const char *path, uint64_t pc, char *buf,
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *fn = gp_dw.addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
+	/* a C++ function by the short name the report gives kernels
+	 * (kernel_name.h): "_ZL6wait_aP11CUstream_st" -> "wait_a" */
+	char *full = NULL, shrt[256];
+	if (fn && fn[0] == '_' && fn[1] == 'Z' && gp_kernel_name_demangle(fn, &full) == 0) {
+		size_t len, at = gp_kernel_name_short(full, &len);
+		if (len && len < sizeof shrt) {
+			memcpy(shrt, full + at, len);
+			shrt[len] = 0;
+			fn = shrt;
+		}
+	}
 	Dwfl_Line *l = gp_dw.getsrc(m, a);
 	int line = 0;
 	const char *src = l ? gp_dw.lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
@@ -87,9 +100,8 @@ static int gp_sym_name(Dwfl_Module *m, const char *path, uint64_t pc, char *buf,
 		snprintf(buf, n, "%s+0x%llx (%s)", fn, (unsigned long long)off + 1, path);
 	else if (src && line > 0)
 		snprintf(buf, n, "0x%llx (%s:%d)", (unsigned long long)pc, gp_sym_base(src), line);
-	else
-		return 0;
-	return 1;
+	free(full);
+	return fn || (src && line > 0);
 }
 
 void gp_sym_resolve(struct gp_an *an)

@@ -287,7 +287,8 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
-				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1 };
+				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1,
+				  .site = UINT32_MAX };
 	uint64_t s;
 	gp_sync_settle(an, w);
 	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
@@ -333,8 +334,11 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	char buf[32];
 	const char *site = gp_an_callsite(an, w->stack, buf, sizeof buf);
 	gp_sync_callsite_add(an, site ? site : "(no stack)", w->stack, s);
-	if (an->cfg.on_wait)
+	if (an->cfg.on_wait) {
+		if (site)
+			out.site = gp_an_canon(an, site, strlen(site));
 		an->cfg.on_wait(&out, an->cfg.ctx);
+	}
 done:
 	gp_sync_release(an, w);
 }
@@ -590,7 +594,8 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 	if (an->cfg.on_wait) {
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
 					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->a0, .w1 = q->a0 + w,
-					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group };
+					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
+					  .site = UINT32_MAX };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
 }

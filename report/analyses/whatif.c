@@ -30,6 +30,7 @@
 #define GP_WI_SHOW 5                /* what-ifs in the text section           */
 #define GP_WI_PATH 8                /* critical path entries kept             */
 #define GP_WI_SYNCS 16              /* synchronizing functions tried          */
+#define GP_WI_SITES 32              /* sync call sites seen (the top GP_WI_TOP tried) */
 
 /* Per operator (core group): what picks the candidates. */
 struct gp_wi_op {
@@ -59,6 +60,12 @@ struct gp_whatif {
 		uint64_t ns;
 	} syncs[GP_WI_SYNCS];
 	size_t nsyncs;
+	struct {
+		const char *name;       /* the call site as the report names it (strings) */
+		uint64_t ns;            /* blocked there                           */
+	} sites[GP_WI_SITES];
+	size_t nsites;
+	const struct gp_strtab *strings; /* the trace's string table (site names) */
 	int have_user;
 	struct gp_dg_change user;
 	char user_target[128];
@@ -101,6 +108,7 @@ static int gp_wi_prepare(void *p, const struct gp_an *an)
 {
 	struct gp_whatif *w = p;
 	w->use_hooks = gp_an_record_count(an, GP_REC_RUNTIME_API) == 0;
+	w->strings = gp_an_strings(an);
 	return 0;
 }
 
@@ -163,7 +171,17 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 	unsigned k = wt->kind;
 	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
 		return;
-	int rc = gp_dg_add_wait(w->g, wt->call_start, wt->call_end, wt->attributed, wt->op_corr);
+	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
+	int rc = gp_dg_add_wait(w->g, wt->call_start, wt->call_end, wt->attributed, wt->op_corr, site);
+	if (site) { /* blocked time per call site: the candidates of remove_sync_site */
+		size_t i = 0;
+		while (i < w->nsites && w->sites[i].name != site)
+			i++;
+		if (i == w->nsites && i < GP_WI_SITES)
+			w->sites[w->nsites++].name = site;
+		if (i < w->nsites)
+			w->sites[i].ns += wt->w1 > wt->w0 ? wt->w1 - wt->w0 : 0;
+	}
 	if (rc < 0)
 		w->err = rc;
 }
@@ -190,6 +208,12 @@ static void gp_wi_describe(struct gp_whatif *w, struct gp_wi_item *it)
 		snprintf(it->assumptions, sizeof it->assumptions,
 			 "every %s call vanishes with its wait; the host work after it overlaps the GPU and "
 			 "needs none of its results", ch->target);
+		break;
+	case GP_DG_DROP_SITE:
+		it->change = "remove_sync_site", it->phase = "sync";
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "the synchronizing calls made at this call site vanish with their waits; those made "
+			 "elsewhere stay; the host work after them overlaps the GPU and needs none of its results");
 		break;
 	case GP_DG_DROP_EMPTY:
 		it->change = "remove_empty_waits", it->phase = "sync";
@@ -283,6 +307,22 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	/* the candidates */
 	for (size_t i = 0; i < w->nsyncs; i++)
 		gp_wi_add(w, GP_DG_DROP_SYNC, w->syncs[i].name);
+	/* one call site at a time, where the program syncs at more than one: the
+	 * GP_WI_TOP sites of most blocked time */
+	for (size_t k = 0; w->nsites > 1 && k < GP_WI_TOP && k < w->nsites; k++) {
+		size_t best = k;
+		for (size_t i = k + 1; i < w->nsites; i++)
+			if (w->sites[i].ns > w->sites[best].ns)
+				best = i;
+		if (best != k) {
+			const char *n = w->sites[k].name;
+			uint64_t ns = w->sites[k].ns;
+			w->sites[k] = w->sites[best];
+			w->sites[best].name = n, w->sites[best].ns = ns;
+		}
+		if (w->sites[k].ns && strcmp(w->sites[k].name, "(no stack)"))
+			gp_wi_add(w, GP_DG_DROP_SITE, w->sites[k].name);
+	}
 	if (gp_dg_empty_waits(w->g))
 		gp_wi_add(w, GP_DG_DROP_EMPTY, NULL);
 	const struct gp_wi_op **ord = malloc((w->nops + 1) * sizeof *ord);

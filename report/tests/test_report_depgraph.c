@@ -88,6 +88,61 @@ Test(depgraph, drop_sync_overlaps_host_work)
 	gp_dg_free(g);
 }
 
+/* Each step: k then a synchronize at call site "loop.c:10 (step)" released
+ * by it, host work, k2 then a synchronize at "loop.c:20 (step)". */
+static uint64_t two_site_loop(struct gp_dg *g)
+{
+	uint64_t t = 1000000;
+	const uint64_t t0 = t;
+	uint32_t corr = 1;
+	for (int i = 0; i < STEPS; i++) {
+		for (int site = 0; site < 2; site++) {
+			call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+			uint64_t os = t + LAUNCH + LAT;
+			struct gp_dg_op o = { .start = os, .end = os + EXEC, .api_start = t, .api_end = t + LAUNCH,
+					      .stream = 7, .corr = corr, .kind = GP_OP_KERNEL, .name = site ? "k2" : "k" };
+			cr_assert_eq(gp_dg_add_op(g, &o), 0);
+			uint64_t s = t + LAUNCH, e = os + EXEC + SYNC;
+			call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+			cr_assert_eq(gp_dg_add_wait(g, s, e, 1, corr++, site ? "loop.c:20 (step)" : "loop.c:10 (step)"), 0);
+			t = e + HOST;
+		}
+	}
+	call(g, t, t + 1000, GP_API_OTHER, "cudaFree");
+	return t + 1000 - t0;
+}
+
+/* remove_sync_site: only the calls made at the matching call site vanish;
+ * every site together is the function removed; no match changes nothing. */
+Test(depgraph, drop_one_sync_site)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = two_site_loop(g), none, one, both, fn, glob;
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change a = { .kind = GP_DG_DROP_SITE, .target = "loop.c:10 (step)" };
+	struct gp_dg_change all = { .kind = GP_DG_DROP_SITE, .target = "loop.c:*" };
+	struct gp_dg_change nomatch = { .kind = GP_DG_DROP_SITE, .target = "other.c:*" };
+	struct gp_dg_change f = { .kind = GP_DG_DROP_SYNC, .target = "cudaStreamSynchronize" };
+	cr_assert_eq(gp_dg_replay(g, &nomatch, &none, NULL, 0, NULL), 0);
+	cr_assert_eq(gp_dg_replay(g, &a, &one, NULL, 0, NULL), 0);
+	cr_assert_eq(gp_dg_replay(g, &all, &both, NULL, 0, NULL), 0);
+	cr_assert_eq(gp_dg_replay(g, &f, &fn, NULL, 0, NULL), 0);
+	cr_assert_eq(none, wall);
+	cr_assert_eq(both, fn, "every site = the function: %lu vs %lu", (unsigned long)both, (unsigned long)fn);
+	cr_assert(one < wall && one > both, "one site: %lu, none %lu, both %lu", (unsigned long)one,
+		  (unsigned long)wall, (unsigned long)both);
+	/* the saving of one site: its SYNC tail and the host work it kept
+	 * from overlapping k, per step (k2's synchronize still waits) */
+	struct gp_dg_change parsed;
+	char buf[64];
+	cr_assert_eq(gp_dg_parse("site=loop.c:10 (step)", &parsed, buf, sizeof buf, NULL, 0), 0);
+	cr_assert_eq(parsed.kind, GP_DG_DROP_SITE);
+	cr_assert_str_eq(parsed.target, "loop.c:10 (step)");
+	cr_assert_eq(gp_dg_replay(g, &parsed, &glob, NULL, 0, NULL), 0);
+	cr_assert_eq(glob, one);
+	gp_dg_free(g);
+}
+
 Test(depgraph, scale_kernel)
 {
 	struct gp_dg *g = gp_dg_new();
@@ -225,7 +280,7 @@ Test(depgraph, core_attribution_wins)
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 	uint64_t s = 1000 + LAUNCH, e = s + 2 * EXEC;
 	call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-	cr_assert_eq(gp_dg_add_wait(g, s, e, 0, 0), 0);
+	cr_assert_eq(gp_dg_add_wait(g, s, e, 0, 0, NULL), 0);
 	cr_assert_eq(gp_dg_build(g), 0);
 	cr_assert_eq(gp_dg_empty_waits(g), 1);
 	uint64_t r;
@@ -239,7 +294,7 @@ Test(depgraph, core_attribution_wins)
 	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 	call(g, s, o.end + SYNC, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-	cr_assert_eq(gp_dg_add_wait(g, s, o.end + SYNC, 1, 42), 0);
+	cr_assert_eq(gp_dg_add_wait(g, s, o.end + SYNC, 1, 42, NULL), 0);
 	cr_assert_eq(gp_dg_build(g), 0);
 	cr_assert_eq(gp_dg_empty_waits(g), 0);
 	struct gp_dg_change sc = { .kind = GP_DG_SCALE, .target = "k", .factor = 0.5 };

@@ -84,6 +84,7 @@ pair() {
 	fail "$name: the prediction missed the real saving by more than 15 % in 5 runs"
 }
 pair sync 'sync=cudaStreamSynchronize' "$M" sync "$M" nosync
+pair site 'site=*wait_a*' "$M" twosites "$M" onesite
 pair pinned 'pinned=memcpy HtoD' "$M" pageable "$M" pinned
 pair graph 'graph=wk_tiny' "$M" launch "$M" graph
 pair empty 'empty-waits' "$M" empty "$M" noempty

@@ -15,6 +15,9 @@
 //                       in the second)
 //   serial / overlap    each step: a 512 KiB copy then a kernel on one
 //                       stream / the copy on a stream of its own
+//   twosites / onesite  each step: a kernel, a synchronize in wait_a, host
+//                       work, a second kernel, a synchronize in wait_b; the
+//                       second drops the call site in wait_a only
 // The kernel-scaling pair is `nosync` under two cost models
 // (whatif_pairs.simcuda, whatif_pairs_fast.simcuda: wk_step twice as fast).
 // Kernels change nothing (no host twin): the test reads timing only. The
@@ -57,6 +60,11 @@ static void host_work(long us)
 	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
 }
 
+// Two call sites of one synchronizing function, named by the report after
+// the functions that hold them (remove_sync_site targets one).
+static __attribute__((noinline)) void wait_a(cudaStream_t s) { CK(cudaStreamSynchronize(s)); }
+static __attribute__((noinline)) void wait_b(cudaStream_t s) { CK(cudaStreamSynchronize(s)); }
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -74,6 +82,17 @@ int main(int argc, char **argv)
 			if (sync)
 				CK(cudaStreamSynchronize(s));
 			host_work(50);
+		}
+	} else if (!strcmp(m, "twosites") || !strcmp(m, "onesite")) {
+		int both = !strcmp(m, "twosites");
+		for (int i = 0; i < STEPS; i++) {
+			wk_step<<<1, 1, 0, s>>>(d);
+			if (both)
+				wait_a(s);
+			host_work(50);
+			wk_small<<<1, 1, 0, s>>>(d);
+			wait_b(s);
+			host_work(20);
 		}
 	} else if (!strcmp(m, "pageable") || !strcmp(m, "pinned")) {
 		int pinned = !strcmp(m, "pinned");
