@@ -20,6 +20,7 @@
 /* Verbs: argv[0] is the verb name; return the process exit status. */
 int gp_record_main(int argc, char **argv);
 int gp_trigger_main(int argc, char **argv);
+int gp_attach_main(int argc, char **argv);
 /* report, diff, export: hand over to gpuphase-report (report.c; never
  * returns on success). */
 int gp_report_exec(const char *verb, int argc, char **argv);
