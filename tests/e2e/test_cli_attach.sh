@@ -44,6 +44,31 @@ for l in sys.stdin:
     k, v = l.split(":"); print(k, hex(int(v, 16) & ~(3 << 31)))'
 }
 
+# The server's GOT entries of the runtime functions: all into libgpuphase.so
+# (want=patched) or none (want=restored).
+got() { # $1 pid, $2 want
+	readelf -rW "$B/examples/server" | awk '$3 ~ /JUMP_SLOT|GLOB_DAT/ && $5 ~ /^_*cuda/ { print $1 }' |
+		python3 -c '
+import sys
+pid, want = sys.argv[1], sys.argv[2]
+maps = [l.split() for l in open("/proc/%s/maps" % pid)]
+exe = next(m for m in maps if len(m) > 5 and m[5].endswith("/examples/server"))
+base = int(exe[0].split("-")[0], 16) - int(exe[2], 16)
+lib = [tuple(int(x, 16) for x in m[0].split("-")) for m in maps if len(m) > 5 and m[5].endswith("libgpuphase.so")]
+mem = open("/proc/%s/mem" % pid, "rb")
+ours = 0
+offs = [int(l, 16) for l in sys.stdin if l.strip()]
+for off in offs:
+    mem.seek(base + off)
+    v = int.from_bytes(mem.read(8), "little")
+    ours += any(lo <= v < hi for lo, hi in lib)
+if want == "restored" and ours:
+    sys.exit("%d GOT entries still point into libgpuphase.so" % ours)
+if want == "patched" and ours == 0:
+    sys.exit("no GOT entry points into libgpuphase.so of %d" % len(offs))
+' "$1" "$2"
+}
+
 sock=$tmp/srv.sock
 pid=$(start_server "$sock" "$tmp/srv.err")
 [ -n "$pid" ] || { fail "server did not start: $(cat "$tmp/srv.err")"; finish; exit 1; }
@@ -66,6 +91,7 @@ for k in 1 2 3 4; do
 	grep -q "detached; trace $tmp/a$k.gpht" "$tmp/a$k.err" || fail "attach $k: no detach line: $(cat "$tmp/a$k.err")"
 	grep -q "runtime entries patched" "$tmp/a$k.err" || fail "attach $k: nothing patched: $(cat "$tmp/a$k.err")"
 	state "$pid" >"$tmp/state$k"
+	got "$pid" restored || fail "attach $k: GOT not restored"
 	cmp -s "$tmp/state0" "$tmp/state$k" ||
 		fail "attach $k: the server was not left as it was: $(diff "$tmp/state0" "$tmp/state$k" | tr '\n' ' ')"
 	"$B/bin/gpuphase-dump" "$tmp/a$k.gpht" >"$tmp/d$k" 2>&1 || { fail "attach $k: dump failed"; continue; }
@@ -98,6 +124,14 @@ state "$pid" fds >"$tmp/state9fd"
 cmp -s "$tmp/state0fd" "$tmp/state9fd" ||
 	fail "after the detaches: $(diff "$tmp/state0fd" "$tmp/state9fd" | tr '\n' ' ')"
 
+# A time window: 0.3 s while a client sends.
+"$B/examples/server_client" "$sock" -n 3000 >"$tmp/cd" 2>&1 &
+cl=$!
+"$G" attach "$pid" --duration 300ms -o "$tmp/dur.gpht" >/dev/null 2>"$tmp/dur.err" || fail "attach --duration: $(cat "$tmp/dur.err")"
+wait "$cl" || fail "client during --duration: $(cat "$tmp/cd")"
+"$B/bin/gpuphase-dump" "$tmp/dur.gpht" 2>/dev/null | grep -q '^kernel ' || fail "attach --duration: no kernels in the trace"
+got "$pid" restored || fail "after --duration: GOT not restored"
+
 # ---- refusals --------------------------------------------------------------
 refuse() { # $1 what, $2 expected text, then the command
 	local what=$1 want=$2
@@ -113,6 +147,7 @@ refuse() { # $1 what, $2 expected text, then the command
 "$G" attach "$pid" --iters 100000 -o "$tmp/long.gpht" >/dev/null 2>"$tmp/long.err" &
 first=$!
 for _ in $(seq 1 200); do grep -q capturing "$tmp/long.err" && break; sleep 0.05; done
+got "$pid" patched || fail "while attached: GOT not patched"
 refuse "second attach" "already attached by another gpuphase attach" "$G" attach "$pid" --iters 5 -o "$tmp/x.gpht"
 kill -INT "$first"
 wait "$first"; rc=$?
