@@ -427,6 +427,10 @@ static void gp_attach_session(void)
 			gp_cupti_close();
 		goto out;
 	}
+	/* the window turns on at the first iteration boundary after the patch
+	 * and off after the last: counted from here (a short window may open
+	 * and close before this thread's next look, even before its next line) */
+	unsigned turns0 = __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED);
 	size_t patched = gp_attach_patch();
 	if (patched)
 		gp_attach_say("info %zu runtime entries patched in %u objects; capturing", patched, gp_attach_nobjs);
@@ -434,9 +438,6 @@ static void gp_attach_session(void)
 		gp_attach_say("info no loaded object imports a hooked runtime function: CUPTI API records only");
 
 	uint64_t t_end = duration_ns ? gp_now() + duration_ns : 0;
-	/* the window turns on at the first iteration boundary and off after the
-	 * last (a short window may open and close between two polls) */
-	unsigned turns0 = __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED);
 	int early = 0;
 	for (;;) {
 		if (!duration_ns && __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED) - turns0 >= 2)

@@ -83,7 +83,7 @@ done) >"$tmp/clients.out" 2>&1 &
 clients=$!
 
 for k in 1 2 3 4; do
-	"$G" attach "$pid" --iters 20 -o "$tmp/a$k.gpht" >"$tmp/a$k.out" 2>"$tmp/a$k.err"; rc=$?
+	timeout 120 "$G" attach "$pid" --iters 20 -o "$tmp/a$k.gpht" >"$tmp/a$k.out" 2>"$tmp/a$k.err"; rc=$?
 	[ "$rc" = 0 ] || { fail "attach $k exit $rc: $(cat "$tmp/a$k.err")"; continue; }
 	ms=$(sed -n 's/.* stopped for \([0-9.]*\) ms.*/\1/p' "$tmp/a$k.err")
 	echo "attach $k: target thread stopped for $ms ms"
@@ -127,7 +127,7 @@ cmp -s "$tmp/state0fd" "$tmp/state9fd" ||
 # A time window: 0.3 s while a client sends.
 "$B/examples/server_client" "$sock" -n 3000 >"$tmp/cd" 2>&1 &
 cl=$!
-"$G" attach "$pid" --duration 300ms -o "$tmp/dur.gpht" >/dev/null 2>"$tmp/dur.err" || fail "attach --duration: $(cat "$tmp/dur.err")"
+timeout 120 "$G" attach "$pid" --duration 300ms -o "$tmp/dur.gpht" >/dev/null 2>"$tmp/dur.err" || fail "attach --duration: $(cat "$tmp/dur.err")"
 wait "$cl" || fail "client during --duration: $(cat "$tmp/cd")"
 "$B/bin/gpuphase-dump" "$tmp/dur.gpht" 2>/dev/null | grep -q '^kernel ' || fail "attach --duration: no kernels in the trace"
 got "$pid" restored || fail "after --duration: GOT not restored"
