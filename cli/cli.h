@@ -21,6 +21,7 @@
 int gp_record_main(int argc, char **argv);
 int gp_trigger_main(int argc, char **argv);
 int gp_trigger_stop_main(int argc, char **argv); /* `gpuphase stop PID` */
+int gp_attach_main(int argc, char **argv);
 /* report, diff, export: hand over to gpuphase-report (report.c; never
  * returns on success). */
 int gp_report_exec(const char *verb, int argc, char **argv);

@@ -1,6 +1,6 @@
 /*
  * gpuphase.c — main() of the `gpuphase` command: dispatches the verbs
- * (record: record.c, trigger: trigger.c, report/diff/export: report.c, help:
+ * (record: record.c, trigger: trigger.c, attach: attach.c, report/diff/export: report.c, help:
  * help.c) and prints --help and --version. Dispatch only: the verbs call the
  * shared helpers (locate.c, help.c) directly, never back into this file.
  *
@@ -48,11 +48,13 @@ int main(int argc, char **argv)
 		return gp_trigger_main(argc - 1, argv + 1);
 	if (strcmp(verb, "stop") == 0)
 		return gp_trigger_stop_main(argc - 1, argv + 1);
+	if (strcmp(verb, "attach") == 0)
+		return gp_attach_main(argc - 1, argv + 1);
 	if (strcmp(verb, "report") == 0 || strcmp(verb, "diff") == 0 || strcmp(verb, "export") == 0)
 		return gp_report_exec(verb, argc - 1, argv + 1);
 	if (verb[0] == '-')
 		fprintf(stderr, "gpuphase: unknown option '%s' (options go after the command: gpuphase record --help)\n", verb);
 	else
-		fprintf(stderr, "gpuphase: '%s' is not a gpuphase command; commands: record, trigger, stop, report, diff, export, help\n", verb);
+		fprintf(stderr, "gpuphase: '%s' is not a gpuphase command; commands: record, trigger, stop, attach, report, diff, export, help\n", verb);
 	return 2;
 }

@@ -33,6 +33,7 @@ static const char gp_help_top[] =
 "  export    convert a trace to chrome-trace, perfetto, sqlite or html\n"
 "  trigger   start a capture in a server running with `record --window trigger`\n"
 "  stop      end that server's capture and complete its trace; the server runs on\n"
+"  attach    profile a running CUDA process that was started without gpuphase\n"
 "  help      show the help of a command (same as: gpuphase COMMAND --help)\n"
 "\n"
 "Options:\n"
@@ -199,6 +200,37 @@ static const char gp_help_stop[] =
 "\n"
 "Exit status: 0 when the trace was completed, 1 when PID refused or cannot be\n"
 "reached, 2 for a bad option.\n";
+static const char gp_help_attach[] =
+"usage: gpuphase attach PID [--iters N | --duration T] [-o FILE]\n"
+"\n"
+"Profile a CUDA process that is already running and was started without\n"
+"gpuphase, then leave it as it was:\n"
+"\n"
+"  gpuphase attach 4242 --iters 20 -o server.gpht   # the next 20 iterations\n"
+"  gpuphase report server.gpht\n"
+"\n"
+"attach stops one thread of PID for a few milliseconds (ptrace), makes it\n"
+"dlopen libgpuphase.so, and lets it go. The library then subscribes to CUPTI,\n"
+"patches the GOT entries through which the program calls the CUDA runtime,\n"
+"captures the window, writes the trace, restores every entry, unsubscribes and\n"
+"stops its threads. Ctrl-C ends the capture early (the trace is still\n"
+"written). Work the process started before the attach is not seen.\n"
+"\n"
+"Needs permission to ptrace PID: the same user and kernel.yama.ptrace_scope 0,\n"
+"or CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE). See docs/attach.md.\n"
+"\n"
+"Options:\n"
+"  -n, --iters N         capture the next N complete iterations (default 100)\n"
+"  -d, --duration T      capture for T (e.g. 2s, 500ms) instead\n"
+"  -o FILE               the trace (default gpuphase-attach-PID.gpht); written\n"
+"                        by the process itself, so it must be able to create it\n"
+"      --stacks MODE     call stacks: off (default: libunwind would leave a pipe\n"
+"                        open in the process), sync, launch or all\n"
+"      --lib PATH        the libgpuphase.so to load (default: ../lib next to gpuphase)\n"
+"  -h, --help            this help\n"
+"\n"
+"Exit status: 0 when the trace was written and the process detached, 1 when\n"
+"attach refused or the process exited meanwhile, 2 for a bad option.\n";
 
 static const char gp_help_report[] =
 "usage: gpuphase report [options] [TRACE...]\n"
@@ -277,6 +309,8 @@ const char *gp_help_usage(const char *verb)
 		return "usage: gpuphase trigger PID (--iters M | --seconds S | --status)  (gpuphase trigger --help)";
 	if (strcmp(verb, "stop") == 0)
 		return "usage: gpuphase stop PID [--control-dir DIR] [--timeout S]  (gpuphase stop --help)";
+	if (strcmp(verb, "attach") == 0)
+		return "usage: gpuphase attach PID [--iters N | --duration T] [-o FILE]  (gpuphase attach --help)";
 	if (strcmp(verb, "report") == 0)
 		return "usage: gpuphase report [options] [TRACE...]";
 	if (strcmp(verb, "diff") == 0)
@@ -322,6 +356,8 @@ int gp_help_print(const char *verb)
 		fputs(gp_help_trigger, stdout);
 	} else if (strcmp(verb, "stop") == 0) {
 		fputs(gp_help_stop, stdout);
+	} else if (strcmp(verb, "attach") == 0) {
+		fputs(gp_help_attach, stdout);
 	} else if (strcmp(verb, "report") == 0) {
 		fputs(gp_help_report, stdout);
 		static const char *const a[] = { "--help", NULL };
@@ -337,8 +373,8 @@ int gp_help_print(const char *verb)
 		static const char *const a[] = { "--help=export", NULL };
 		gp_help_report_tool(a);
 	} else if (strcmp(verb, "help") == 0) {
-		fputs("usage: gpuphase help [COMMAND]\n\nShow the help of COMMAND (record, trigger, report, diff, "
-		      "export), or the list of commands.\n", stdout);
+		fputs("usage: gpuphase help [COMMAND]\n\nShow the help of COMMAND (record, trigger, attach, report, "
+		      "diff, export), or the list of commands.\n", stdout);
 	} else {
 		return -1;
 	}

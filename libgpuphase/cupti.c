@@ -37,6 +37,7 @@ struct gp_cbid_name {
 int gp_cupti_active;         /* kinds enabled: hooks push/pop (relaxed)  */
 static int gp_cupti_usable;  /* subscribed, functions resolved           */
 static int gp_cupti_calibrated;
+int gp_cupti_keep_clock; /* attach.c: measure the offset, register no timestamp callback */
 static int64_t gp_cupti_offset;
 static int gp_cupti_registered;
 static int gp_cupti_marker_kind;
@@ -469,8 +470,11 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 					    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
 	}
 
-	/* One clock: ours, before any kind is enabled. */
-	if (!gp_cupti_fn.register_ts || gp_cupti_fn.register_ts(gp_cupti_clock) != CUPTI_SUCCESS) {
+	/* One clock: ours, before any kind is enabled — except in a process
+	 * already running CUDA work (attach): its CUPTI clock is not switched
+	 * under work in flight; the offset is measured instead. */
+	if (gp_cupti_keep_clock || !gp_cupti_fn.register_ts ||
+	    gp_cupti_fn.register_ts(gp_cupti_clock) != CUPTI_SUCCESS) {
 		uint64_t best = UINT64_MAX;
 		for (int i = 0; i < 7; i++) {
 			uint64_t c = 0, a = gp_now();

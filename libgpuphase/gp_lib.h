@@ -14,6 +14,7 @@
  *   stacks.c   libunwind call stacks, per-thread interning, symbolisation
  *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
  *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
+ *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
  *
  * Errors inside the library are 0 / -errno; nothing here exits or aborts.
  */
@@ -150,6 +151,20 @@ void gp_lib_emit1(const union gp_rec *r);
 /* Emit a GP_REC_STATUS. */
 void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail);
 
+/* Attach (attach.c): start capture in a running process whose GOT entries
+ * attach.c will patch (patched: some exist) with CUPTI already opened by it
+ * (cupti_rc, why, cres as gp_cupti_open gave them). Returns 1 when running.
+ * Stop: close the window, flush, write the trace (its path into path), go
+ * inert; the library may be started again by a later attach. */
+struct gp_lib_attach_info {
+	int patched;
+	int cupti_rc;
+	const char *why;
+	int cres;
+};
+int gp_lib_attach_start(const struct gp_lib_attach_info *a);
+void gp_lib_attach_stop(char *path, size_t len);
+
 /* ---- hooks.c ----------------------------------------------------------- */
 
 /* Bit per enum gp_api_class: a hook of class c takes the slow path only when
@@ -177,6 +192,7 @@ void gp_resolve_forget(void);
 /* ---- cupti.c ----------------------------------------------------------- */
 
 extern int gp_cupti_active; /* subscribed and activity usable (relaxed reads) */
+extern int gp_cupti_keep_clock; /* set before open: no timestamp callback (attach) */
 /* dlopen CUPTI, subscribe, register the clock. Returns 0 or -errno; on
  * failure *why names the reason and *cres the CUptiResult (or 0). */
 int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres);
@@ -202,6 +218,7 @@ const char *gp_cupti_cbid_name(int driver, unsigned cbid);
 /* ---- window.c ---------------------------------------------------------- */
 
 extern int gp_window_on; /* capturing now (relaxed reads in hooks)           */
+extern unsigned gp_window_turns; /* on/off transitions so far (relaxed)       */
 /* Compute the initial state, emit the first WINDOW mark, start timer/trigger
  * threads. Called once from the start path. */
 int gp_window_start(void);

@@ -58,6 +58,7 @@ static uint32_t gp_lib_op_counter = 1;
 static int gp_lib_injected;
 static int gp_lib_forked_child;
 static char gp_lib_warnings[1024];
+static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach.c), or NULL */
 
 /* ---- small services for the other modules ---------------------------------- */
 
@@ -178,7 +179,7 @@ static int gp_lib_start(void)
 	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
 	if (!launch)
 		(void)dlerror(); /* no error string of ours left for the program */
-	gp_lib_preloaded = gp_lib_self(launch);
+	gp_lib_preloaded = gp_lib_self(launch) || (gp_lib_attach && gp_lib_attach->patched);
 	if (gethostname(host, sizeof host - 1))
 		strcpy(host, "unknown");
 	gp_lib_cmdline(cmd, sizeof cmd);
@@ -199,7 +200,11 @@ static int gp_lib_start(void)
 
 	const char *why = NULL;
 	int cres = 0, cupti_rc = -EPERM;
-	if (gp_cfg.cupti)
+	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
+		cupti_rc = gp_lib_attach->cupti_rc;
+		why = gp_lib_attach->why;
+		cres = gp_lib_attach->cres;
+	} else if (gp_cfg.cupti)
 		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
 	else
 		why = "disabled by GPUPHASE_CUPTI=0";
@@ -208,10 +213,10 @@ static int gp_lib_start(void)
 				  sizeof path);
 	if (rc) {
 		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot expand (%s)", gp_cfg.output, strerror(-rc));
-		gp_cupti_close();
+		if (!gp_lib_attach)
+			gp_cupti_close();
 		return 0;
 	}
-	gp_lib_trace_path = path;
 	snprintf(depth, sizeof depth, "%u", gp_cfg.stack_depth);
 	static const char *const stacks_names[] = {"off", "sync", "launch", "all"};
 	kv[nkv++] = (struct gp_kv){"host", host};
@@ -221,8 +226,9 @@ static int gp_lib_start(void)
 	kv[nkv++] = (struct gp_kv){"marker", gp_cfg.marker_text};
 	kv[nkv++] = (struct gp_kv){"stacks", stacks_names[gp_cfg.stacks]};
 	kv[nkv++] = (struct gp_kv){"clock", "CLOCK_MONOTONIC_RAW"};
-	kv[nkv++] = (struct gp_kv){"capture", gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
-							 : "injection"};
+	kv[nkv++] = (struct gp_kv){"capture", gp_lib_attach ? (gp_lib_preloaded ? "attach" : "attach (CUPTI API records only)")
+					      : gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
+								 : "injection"};
 	if (rtv[0])
 		kv[nkv++] = (struct gp_kv){"cuda_runtime", rtv};
 	if (drv[0])
@@ -258,9 +264,11 @@ static int gp_lib_start(void)
 	if (rc) {
 		gp_log(GP_LOG_ERROR, "cannot write trace %s: %s; profiling disabled, the program runs unprofiled", path,
 		       strerror(-rc));
-		gp_cupti_close();
+		if (!gp_lib_attach) /* an attach session closes what it opened */
+			gp_cupti_close();
 		return 0;
 	}
+	gp_lib_trace_path = path; /* the trace exists now */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
 	if (cupti_rc == 0) {
@@ -272,7 +280,10 @@ static int gp_lib_start(void)
 		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
 	}
 	if (!gp_lib_preloaded)
-		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0, "injection only: runtime API hooks not interposed");
+		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
+			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
+					      "patch): CUPTI API records only"
+					    : "injection only: runtime API hooks not interposed");
 	if (gp_lib_forked_child)
 		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
 	gp_hooks_emit_names();
@@ -285,7 +296,9 @@ static int gp_lib_start(void)
 	/* Again, now that cudart is initialised: atexit handlers run in reverse
 	 * order, so this one runs before a teardown cudart registered meanwhile
 	 * (a second run finds the library inert and returns). */
-	atexit(gp_lib_atexit);
+	static int again; /* once: an attach session may start many times */
+	if (!again++)
+		atexit(gp_lib_atexit);
 	return 1;
 }
 
@@ -520,6 +533,30 @@ __attribute__((constructor)) static void gp_lib_ctor(void)
 	int saved = errno;
 	gp_lib_ctor_work();
 	errno = saved;
+}
+
+/* ---- attach (attach.c) ----------------------------------------------------------- */
+
+int gp_lib_attach_start(const struct gp_lib_attach_info *a)
+{
+	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING || gp_lib_forked_child)
+		return 0;
+	gp_lib_attach = a;
+	gp_lib_t0 = gp_now();
+	gp_lib_trace_path = "";
+	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED); /* cudart is mapped and the context exists */
+	__atomic_store_n(&gp_lib_devices_done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&gp_lib_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
+	int ok = gp_lib_ensure_started();
+	gp_lib_attach = NULL; /* read by gp_lib_start only */
+	return ok;
+}
+
+void gp_lib_attach_stop(char *path, size_t len)
+{
+	gp_lib_atexit();
+	snprintf(path, len, "%s", gp_lib_trace_path);
 }
 
 /* CUDA_INJECTION64_PATH entry: called by the driver's cuInit before any

@@ -34,6 +34,7 @@
 #include "kernel_name.h"
 
 int gp_window_on; /* pair: stored under gp_window_lock, loaded relaxed by hooks */
+unsigned gp_window_turns; /* window on/off transitions so far (attach.c polls it, relaxed) */
 
 static pthread_mutex_t gp_window_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t gp_window_iter;      /* current iteration; -1 before the first start */
@@ -170,6 +171,7 @@ static void gp_window_apply(uint32_t tid)
 	else
 		gp_cupti_capture(0);
 	__atomic_store_n(&gp_window_on, want, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&gp_window_turns, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&gp_watch, want ? GP_WATCH_ALL : gp_window_marker_bits(), __ATOMIC_RELEASE);
 	gp_window_mark(GP_REC_WINDOW, want ? GP_WIN_START : GP_WIN_STOP, tid, 0);
 	gp_log(GP_LOG_INFO, "capture %s at iteration %lld", want ? "on" : "off", (long long)gp_window_iter);

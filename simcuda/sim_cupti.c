@@ -97,6 +97,7 @@ static struct {
 	struct sim_staged *head, **tail;
 	size_t nstaged;
 	int worker_running;
+	int worker_stop; /* cuptiFinalize asks the delivery thread to end */
 	pthread_t worker;
 	uint64_t flush_req, flush_done; /* sequence numbers, under mx */
 	int flush_forced;               /* a forced flush is requested */
@@ -432,6 +433,8 @@ static void *sim_worker_main(void *arg)
 	pthread_mutex_lock(&g.mx);
 	uint64_t last_period = simcupti_now();
 	for (;;) {
+		if (g.worker_stop && g.flush_req == g.flush_done) /* flushed by the caller before */
+			break;
 		if (g.flush_req == g.flush_done) {
 			if (g.nstaged == 0 && !g.flush_period_ms) {
 				pthread_cond_wait(&g.cv, &g.mx); /* idle: nothing to do until signalled */
@@ -468,6 +471,11 @@ static void *sim_worker_main(void *arg)
 			pthread_cond_broadcast(&g.done_cv);
 		}
 	}
+	/* cuptiFinalize: a detaching tool leaves no thread of CUPTI behind */
+	g.worker_running = 0;
+	g.worker_stop = 0;
+	pthread_cond_broadcast(&g.done_cv);
+	pthread_mutex_unlock(&g.mx);
 	return NULL;
 }
 
@@ -1190,6 +1198,18 @@ CUptiResult cuptiGetLastError(void)
 CUptiResult cuptiFinalize(void)
 {
 	pthread_mutex_lock(&g.mx);
+	/* Real CUPTI's detach destroys its resources, threads included: end the
+	 * delivery thread (after what it holds is delivered) and forget the
+	 * buffer callbacks, so a later cuptiActivityRegisterCallbacks starts a
+	 * fresh one. Not from the delivery thread itself (a buffer callback). */
+	if (g.worker_running && !pthread_equal(pthread_self(), g.worker)) {
+		g.worker_stop = 1;
+		pthread_cond_signal(&g.cv);
+		while (g.worker_running)
+			pthread_cond_wait(&g.done_cv, &g.mx);
+		g.req_cb = NULL;
+		g.done_cb = NULL;
+	}
 	for (int k = 0; k < SIM_MAX_KIND; k++)
 		atomic_store_explicit(&g_kind_on[k], 0, memory_order_relaxed);
 	g.subscribed = 0;

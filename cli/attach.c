@@ -1,0 +1,802 @@
+/*
+ * attach.c — `gpuphase attach PID [--iters N | --duration T] [-o FILE]`:
+ * profile a process that is already running, unmodified, then leave it as
+ * it was.
+ *
+ * Technique: the one debuggers use to call a function in a live process
+ * (gdb's `call`, and injectors built the same way): ptrace-seize ONE thread
+ * of the target (the others keep running), interrupt it, save its registers
+ * and FP/vector state, make it call the dynamic loader's dlopen() on
+ * libgpuphase.so with a return address of 0 (the call ends in a SIGSEGV stop
+ * we catch and swallow), then call the library's gpuphase_attach_begin() the
+ * same way, restore the registers and detach. The thread resumes where it
+ * was; a system call it was blocked in is restarted by the kernel (the saved
+ * registers carry its restart state). Everything else — CUPTI, the GOT
+ * patching, the window, the trace, the clean detach — happens on the
+ * library's own session thread (libgpuphase/attach.c), which reports back
+ * over a UNIX socket this command listens on.
+ *
+ * Single-threaded. Refusals (no process, no permission, no CUDA, static
+ * cudart, already profiled or attached) are one "gpuphase: attach: ..."
+ * line and exit 1 before the target is touched. A target that exits during
+ * the attach or the capture: reported, exit 1.
+ *
+ * Architecture: the register set (struct user_regs_struct via
+ * PTRACE_GETREGSET NT_PRSTATUS) and the call frame are the only
+ * arch-specific parts (gp_attach_set_call, gp_attach_ret, gp_attach_pc);
+ * x86-64 is written, aarch64 follows the same three functions.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#if !defined(__x86_64__)
+/* The register handling of other architectures is not written yet (see
+ * docs/attach.md, "Limits"): the verb exists and says so. */
+int gp_attach_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "gpuphase: attach: not available on this architecture yet (x86-64 only)\n");
+	return 1;
+}
+#else
+
+#define GP_ATTACH_XSTATE_MAX 8192
+
+static pid_t gp_attach_pid;
+
+static uint64_t gp_attach_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int gp_attach_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int gp_attach_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("gpuphase: attach: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 1;
+}
+
+/* ---- reading the target from /proc ------------------------------------- */
+
+struct gp_attach_maps {
+	char cudart[PATH_MAX], cupti[PATH_MAX], libc[PATH_MAX], libdl[PATH_MAX], self_lib[PATH_MAX];
+	uintptr_t libc_base, libdl_base, self_base;
+};
+
+static int gp_attach_base_name(const char *path, const char *prefix)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return strncmp(b, prefix, strlen(prefix)) == 0;
+}
+
+/* Fill *m from /proc/PID/maps: the lowest mapping (load base) of each
+ * object of interest. Returns 0 or -errno. */
+static int gp_attach_read_maps(pid_t pid, struct gp_attach_maps *m)
+{
+	char p[64], line[PATH_MAX + 128];
+	snprintf(p, sizeof p, "/proc/%ld/maps", (long)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	memset(m, 0, sizeof *m);
+	int any = 0;
+	while (fgets(line, sizeof line, f)) {
+		any = 1;
+		unsigned long lo, off;
+		int pos = 0;
+		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || !pos)
+			continue;
+		char *path = line + pos;
+		path[strcspn(path, "\n")] = 0;
+		if (path[0] != '/')
+			continue;
+		struct {
+			const char *prefix;
+			char *dst;
+			uintptr_t *base;
+		} want[] = {{"libcudart.so", m->cudart, NULL},	  {"libcupti.so", m->cupti, NULL},
+			    {"libc.so.6", m->libc, &m->libc_base},	  {"libdl.so.2", m->libdl, &m->libdl_base},
+			    {"libgpuphase.so", m->self_lib, &m->self_base}};
+		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+			if (!gp_attach_base_name(path, want[i].prefix) || want[i].dst[0])
+				continue;
+			snprintf(want[i].dst, PATH_MAX, "%s", path);
+			if (want[i].base)
+				*want[i].base = lo - off; /* first mapping: offset 0, or the image start */
+		}
+	}
+	fclose(f);
+	/* a process we may not trace reads as an empty file (kernel check on read) */
+	return any ? 0 : -EACCES;
+}
+
+/* Does the NUL-separated file /proc/PID/<name> hold an entry containing s? */
+static int gp_attach_proc_has(pid_t pid, const char *name, const char *s)
+{
+	char p[64];
+	static char buf[1 << 16];
+	snprintf(p, sizeof p, "/proc/%ld/%s", (long)pid, name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
+		if (strstr(e, s))
+			return 1;
+	return 0;
+}
+
+/* Is an attach session running in pid (its abstract socket is bound)? */
+static int gp_attach_session_running(pid_t pid)
+{
+	char want[64], line[512];
+	snprintf(want, sizeof want, "@gpuphase-attach.%ld\n", (long)pid);
+	FILE *f = fopen("/proc/net/unix", "re");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		size_t n = strlen(line), w = strlen(want);
+		found = n >= w && !strcmp(line + n - w, want);
+	}
+	fclose(f);
+	return found;
+}
+
+static int gp_attach_threads(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%ld/task", (long)pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The thread to stop: one blocked in a call where programs wait for work
+ * (it holds no lock of the C library or the loader), the main thread first;
+ * else the main thread wherever it is. */
+static pid_t gp_attach_pick_thread(pid_t pid)
+{
+	static const long waits[] = {
+#ifdef __x86_64__
+		7,   /* poll */ 23, /* select */ 35, /* nanosleep */ 43, /* accept */ 61, /* wait4 */
+		0,   /* read */ 45, /* recvfrom */ 47, /* recvmsg */ 232, /* epoll_wait */ 230, /* clock_nanosleep */
+		270, /* pselect6 */ 271, /* ppoll */ 281, /* epoll_pwait */ 288, /* accept4 */ 34, /* pause */
+#endif
+	};
+	char p[96], d[64];
+	snprintf(d, sizeof d, "/proc/%ld/task", (long)pid);
+	DIR *dir = opendir(d);
+	if (!dir)
+		return pid;
+	pid_t best = 0;
+	for (struct dirent *e; (e = readdir(dir));) {
+		if (e->d_name[0] == '.')
+			continue;
+		pid_t tid = (pid_t)atol(e->d_name);
+		snprintf(p, sizeof p, "/proc/%ld/task/%ld/syscall", (long)pid, (long)tid);
+		FILE *f = fopen(p, "re");
+		long nr = -1;
+		if (f) {
+			if (fscanf(f, "%ld", &nr) != 1)
+				nr = -1;
+			fclose(f);
+		}
+		for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
+			if (nr == waits[i] && (!best || tid == pid))
+				best = tid;
+	}
+	closedir(dir);
+	return best ? best : pid;
+}
+
+/* ---- ELF: a dynamic symbol's value in a file ------------------------------ */
+
+static int gp_attach_elf_sym(pid_t pid, const char *path, const char *name, uintptr_t *value)
+{
+	char root[PATH_MAX + 64];
+	snprintf(root, sizeof root, "/proc/%ld/root%s", (long)pid, path); /* the target's mount namespace */
+	int fd = open(root, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return -EINVAL;
+	}
+	size_t sz = (size_t)st.st_size;
+	const uint8_t *p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	int rc = -ENOENT;
+	const Elf64_Ehdr *eh = (const void *)p;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > sz) {
+		rc = -EINVAL;
+		goto out;
+	}
+	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum && rc; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		const Elf64_Shdr *ss = &sh[sh[i].sh_link];
+		if (sh[i].sh_offset + sh[i].sh_size > sz || ss->sh_offset + ss->sh_size > sz)
+			continue;
+		const Elf64_Sym *sym = (const void *)(p + sh[i].sh_offset);
+		const char *str = (const char *)(p + ss->sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
+			if (sym[k].st_name >= ss->sh_size || sym[k].st_shndx == SHN_UNDEF || !sym[k].st_value)
+				continue;
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
+			    strncmp(str + sym[k].st_name, name, ss->sh_size - sym[k].st_name) != 0)
+				continue;
+			*value = (uintptr_t)sym[k].st_value;
+			rc = 0;
+			break;
+		}
+	}
+out:
+	munmap((void *)p, sz);
+	return rc;
+}
+
+/* ---- ptrace: one call in the stopped thread ------------------------------- */
+
+struct gp_attach_thread {
+	pid_t tid;
+	struct user_regs_struct regs;         /* saved at the stop */
+	uint8_t fp[GP_ATTACH_XSTATE_MAX];      /* saved FP/vector state */
+	size_t fplen;
+	int fpset;                            /* NT_X86_XSTATE (else NT_PRFPREG) */
+	int pending_sig;                      /* a signal that arrived meanwhile */
+	int gone;                             /* the thread (process) exited     */
+};
+
+static int gp_attach_getregs(pid_t tid, struct user_regs_struct *r)
+{
+	struct iovec io = {r, sizeof *r};
+	return ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
+}
+
+static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
+{
+	struct iovec io = {r, sizeof *r};
+	return ptrace(PTRACE_SETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
+}
+
+static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
+{
+	r->rip = fn;
+	r->rdi = a0;
+	r->rsi = a1;
+	r->rax = 0;
+	r->rsp = sp;     /* holds the return address 0 (the caller wrote it) */
+	r->orig_rax = -1; /* not in a system call: no restart logic on resume */
+}
+
+static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
+{
+	return r->rax;
+}
+
+static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
+{
+	return r->rip;
+}
+
+static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
+{
+	return r->rsp;
+}
+
+static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
+{
+	struct iovec l = {(void *)buf, len}, rm = {(void *)addr, len};
+	if (process_vm_writev(tid, &l, 1, &rm, 1, 0) == (ssize_t)len)
+		return 0;
+	/* /proc/PID/mem writes through read-only mappings and works where
+	 * process_vm_writev is blocked (the stack is writable anyway) */
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%ld/mem", (long)tid);
+	int fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/* Wait for the thread's next stop. Returns the stop signal, 0 for a
+ * ptrace event stop, or -1 when the thread exited (t->gone). */
+static int gp_attach_wait(struct gp_attach_thread *t)
+{
+	int st;
+	for (;;) {
+		pid_t r = waitpid(t->tid, &st, __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->gone = 1;
+			return -1;
+		}
+		if (WIFSTOPPED(st))
+			return (st >> 16) ? 0 : WSTOPSIG(st);
+	}
+}
+
+/* Run fn(a0, a1) in the stopped thread; *ret gets its return value. The
+ * stack below the red zone holds data (already written by the caller at
+ * [sp, ...)) and the return address 0. */
+static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp,
+			  uintptr_t *ret)
+{
+	uint64_t zero = 0;
+	sp = (sp & ~(uintptr_t)15) - 8; /* at function entry: sp + 8 is 16-aligned */
+	int rc = gp_attach_poke(t->tid, sp, &zero, sizeof zero);
+	if (rc)
+		return rc;
+	struct user_regs_struct r = t->regs;
+	gp_attach_set_call(&r, fn, a0, a1, sp);
+	if ((rc = gp_attach_setregs(t->tid, &r)))
+		return rc;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+			return -errno;
+		int sig = gp_attach_wait(t);
+		if (sig < 0)
+			return -ESRCH;
+		if (sig == 0)
+			continue; /* a late interrupt stop */
+		if ((sig == SIGSEGV || sig == SIGBUS) && gp_attach_getregs(t->tid, &r) == 0 && gp_attach_pc(&r) == 0) {
+			*ret = gp_attach_ret(&r);
+			return 0;
+		}
+		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT)
+			return -EFAULT; /* the call itself crashed: leave it to the restore */
+		t->pending_sig = sig; /* someone else's signal: delivered at detach */
+	}
+}
+
+static int gp_attach_save_fp(struct gp_attach_thread *t)
+{
+	struct iovec io = {t->fp, sizeof t->fp};
+	t->fpset = 1;
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_X86_XSTATE, &io)) {
+		t->fpset = 0;
+		io.iov_len = sizeof t->fp;
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRFPREG, &io))
+			return -errno;
+	}
+	t->fplen = io.iov_len;
+	return 0;
+}
+
+static void gp_attach_restore(struct gp_attach_thread *t)
+{
+	struct iovec io = {t->fp, t->fplen};
+	ptrace(PTRACE_SETREGSET, t->tid, (void *)(uintptr_t)(t->fpset ? NT_X86_XSTATE : NT_PRFPREG), &io);
+	gp_attach_setregs(t->tid, &t->regs);
+}
+
+/* ---- the verb ---------------------------------------------------------- */
+
+static int gp_attach_usage(const char *msg)
+{
+	fprintf(stderr, "gpuphase: attach: %s\n%s\n", msg, gp_help_usage("attach"));
+	return 2;
+}
+
+/* "2s", "500ms", "1.5" (seconds) -> ns; 0 on error. */
+static uint64_t gp_attach_duration(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v <= 0)
+		return 0;
+	if (!strcmp(end, "ms"))
+		v /= 1e3;
+	else if (strcmp(end, "s") && *end)
+		return 0;
+	return v > 1e6 ? 0 : (uint64_t)(v * 1e9);
+}
+
+static volatile sig_atomic_t gp_attach_interrupted;
+static void gp_attach_on_signal(int sig)
+{
+	(void)sig;
+	gp_attach_interrupted = 1;
+}
+
+static int gp_attach_alive(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+int gp_attach_main(int argc, char **argv)
+{
+	const char *out = NULL, *lib_opt = NULL, *stacks = "off";
+	unsigned long long iters = 0;
+	uint64_t duration = 0;
+	long pid = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			gp_help_print("attach");
+			return 0;
+		} else if ((!strcmp(a, "--iters") || !strcmp(a, "-n")) && i + 1 < argc) {
+			char *e;
+			iters = strtoull(argv[++i], &e, 10);
+			if (*e || !iters || iters > (1ull << 40))
+				return gp_attach_usage("--iters takes an integer >= 1");
+		} else if ((!strcmp(a, "--duration") || !strcmp(a, "-d")) && i + 1 < argc) {
+			if (!(duration = gp_attach_duration(argv[++i])))
+				return gp_attach_usage("--duration takes a time such as 2s or 500ms");
+		} else if (!strcmp(a, "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(a, "--stacks") && i + 1 < argc) {
+			stacks = argv[++i];
+			if (strcmp(stacks, "off") && strcmp(stacks, "sync") && strcmp(stacks, "launch") && strcmp(stacks, "all"))
+				return gp_attach_usage("--stacks takes off, sync, launch or all");
+		} else if (!strcmp(a, "--lib") && i + 1 < argc) {
+			lib_opt = argv[++i];
+		} else if (a[0] != '-' && !pid) {
+			char *e;
+			pid = strtol(a, &e, 10);
+			if (*e || pid <= 0)
+				return gp_attach_usage("PID must be a process id");
+		} else {
+			char m[160];
+			snprintf(m, sizeof m, "unknown or incomplete option '%s'", a);
+			return gp_attach_usage(m);
+		}
+	}
+	if (!pid)
+		return gp_attach_usage("which process? (a PID)");
+	if (iters && duration)
+		return gp_attach_usage("--iters and --duration exclude each other");
+	if (!iters && !duration)
+		iters = 100;
+	gp_attach_pid = (pid_t)pid;
+
+	/* the library, and the output path as an absolute path (the target's
+	 * working directory is not ours) */
+	char lib[PATH_MAX], found[PATH_MAX], outabs[PATH_MAX], cwd[PATH_MAX];
+	if (lib_opt ? !realpath(lib_opt, lib)
+		    : (gp_locate_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
+		       !realpath(found, lib)))
+		return gp_attach_fail("libgpuphase.so not found (next to this command in ../lib, or --lib PATH)");
+	if (!out) {
+		snprintf(found, sizeof found, "gpuphase-attach-%ld.gpht", pid);
+		out = found;
+	}
+	if (out[0] == '/')
+		snprintf(outabs, sizeof outabs, "%s", out);
+	else if (getcwd(cwd, sizeof cwd) && (size_t)snprintf(outabs, sizeof outabs, "%s/%s", cwd, out) < sizeof outabs)
+		;
+	else
+		return gp_attach_fail("output path too long");
+	if (strchr(outabs, '%'))
+		return gp_attach_fail("-o: '%%' patterns are not expanded by attach; give a plain path");
+
+	/* ---- refusals, before the target is touched ---- */
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return gp_attach_fail("no process %ld", pid);
+	struct gp_attach_maps m;
+	int rc = gp_attach_read_maps((pid_t)pid, &m);
+	if (rc == -ENOENT || !gp_attach_alive((pid_t)pid))
+		return gp_attach_fail("no process %ld", pid);
+	char scope[8] = "", yama[48] = "";
+	FILE *sf = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (sf) {
+		if (!fgets(scope, sizeof scope, sf))
+			scope[0] = 0;
+		scope[strcspn(scope, "\n")] = 0;
+		fclose(sf);
+	}
+	if (scope[0] && strcmp(scope, "0"))
+		snprintf(yama, sizeof yama, ", kernel.yama.ptrace_scope=%s", scope);
+	char perm[320];
+	snprintf(perm, sizeof perm,
+		 "no permission to trace process %ld (another user's process or no CAP_SYS_PTRACE%s: see "
+		 "docs/attach.md)",
+		 pid, yama);
+	if (rc)
+		return gp_attach_fail("%s", perm);
+	if (m.self_lib[0] && gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
+		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
+				      "gpuphase trigger",
+				      pid);
+	if (gp_attach_session_running((pid_t)pid))
+		return gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
+	if (!m.cudart[0]) {
+		char exe[64], err[128];
+		struct gp_elf_info ei;
+		snprintf(exe, sizeof exe, "/proc/%ld/exe", pid);
+		if (gp_elfscan_inspect(exe, &ei, err, sizeof err) == 0 && ei.cudart == GP_ELF_CUDART_STATIC)
+			return gp_attach_fail("process %ld has the CUDA runtime linked statically: attach cannot hook it "
+					      "(start it under gpuphase record instead)",
+					      pid);
+		return gp_attach_fail("process %ld does not use CUDA (no libcudart.so loaded)", pid);
+	}
+	/* nsys, ncu and other CUPTI tools load themselves with this variable;
+	 * a subscriber that got in another way is found by the library
+	 * (cuptiSubscribe refuses) before it patches or writes anything */
+	if (gp_attach_proc_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
+	    !gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
+		return gp_attach_fail("another tool holds CUPTI in process %ld (it was started with "
+				      "CUDA_INJECTION64_PATH set)",
+				      pid);
+	if (!m.libc[0])
+		return gp_attach_fail("process %ld has no libc.so.6 mapped: cannot find its dlopen", pid);
+	uintptr_t dlopen_off = 0, dlopen_at;
+	if (gp_attach_elf_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
+		dlopen_at = m.libc_base + dlopen_off;
+	else if (m.libdl[0] && gp_attach_elf_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
+		dlopen_at = m.libdl_base + dlopen_off;
+	else
+		return gp_attach_fail("cannot find dlopen in process %ld's C library", pid);
+	uintptr_t begin_off;
+	if (gp_attach_elf_sym((pid_t)pid, lib, "gpuphase_attach_begin", &begin_off))
+		return gp_attach_fail("%s has no gpuphase_attach_begin (an older build?)", lib);
+
+	/* ---- the socket the session connects back to ---- */
+	char dir[] = "/tmp/gpuphase-attach.XXXXXX", sock[sizeof dir + 2];
+	if (!mkdtemp(dir))
+		return gp_attach_fail("cannot create a temporary directory: %s", strerror(errno));
+	chmod(dir, 0711); /* the target may run as another user (we check its pid on accept) */
+	snprintf(sock, sizeof sock, "%s/s", dir);
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) || chmod(sock, 0666) || listen(ls, 2)) {
+		int e = errno;
+		rmdir(dir);
+		return gp_attach_fail("cannot listen on %s: %s", sock, strerror(e));
+	}
+	char req[2048];
+	int rl;
+	if (duration)
+		rl = snprintf(req, sizeof req,
+			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
+			      "GPUPHASE_STACKS=%s\n",
+			      sock, (unsigned long long)duration, outabs, stacks);
+	else
+		rl = snprintf(req, sizeof req,
+			      "sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=skip=1,iters=%llu\nGPUPHASE_LOG=off\n"
+			      "GPUPHASE_STACKS=%s\n",
+			      sock, outabs, iters, stacks);
+	int status = 1;
+	if (rl < 0 || (size_t)rl >= sizeof req) {
+		gp_attach_fail("request too long (output path?)");
+		goto cleanup;
+	}
+
+	/* ---- the stop: seize one thread, two calls, restore, detach ---- */
+	int threads_before = gp_attach_threads((pid_t)pid);
+	struct gp_attach_thread *t = calloc(1, sizeof *t);
+	if (!t) {
+		gp_attach_fail("out of memory");
+		goto cleanup;
+	}
+	t->tid = gp_attach_pick_thread((pid_t)pid);
+	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
+		if (errno == ESRCH)
+			gp_attach_fail("process %ld exited before the attach", pid);
+		else
+			gp_attach_fail("%s", perm);
+		free(t);
+		goto cleanup;
+	}
+	uint64_t t0 = gp_attach_now();
+	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+	int sig = gp_attach_wait(t);
+	const char *why = NULL;
+	uintptr_t ret = 0;
+	if (sig < 0) {
+		why = "exited";
+	} else {
+		if (sig > 0 && sig != SIGTRAP)
+			t->pending_sig = sig; /* a signal-delivery stop came first: deliver it at detach */
+		if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_fp(t)) {
+			why = "registers unreadable";
+		} else {
+			/* data on the thread's stack, below the red zone */
+			uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
+			size_t ll = strlen(lib) + 1;
+			uintptr_t a_lib = sp, a_req = sp + ((ll + 15) & ~(size_t)15);
+			if (gp_attach_poke(t->tid, a_lib, lib, ll) || gp_attach_poke(t->tid, a_req, req, (size_t)rl + 1))
+				why = "cannot write to its memory";
+			else if ((rc = gp_attach_call(t, dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, &ret)))
+				why = rc == -ESRCH ? "exited" : "dlopen crashed";
+			else if (!ret)
+				why = "dlopen of libgpuphase.so failed in the process (another C library, or a "
+				      "path it cannot see?)";
+			else {
+				struct gp_attach_maps m2;
+				if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
+					why = "libgpuphase.so not mapped after dlopen";
+				else if ((rc = gp_attach_call(t, m2.self_base + begin_off, a_req, 0, sp, &ret)))
+					why = rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
+			}
+		}
+		if (!t->gone) {
+			gp_attach_restore(t);
+			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
+		}
+	}
+	uint64_t stop_ns = gp_attach_now() - t0;
+	int gone = t->gone;
+	pid_t tid = t->tid;
+	free(t);
+	if (gone || (why && !strcmp(why, "exited"))) {
+		gp_attach_fail("process %ld exited during the attach", pid);
+		goto cleanup;
+	}
+	if (why) {
+		gp_attach_fail("cannot load the library into process %ld: %s", pid, why);
+		goto cleanup;
+	}
+	if ((int)ret == -EBUSY) {
+		gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
+		goto cleanup;
+	}
+	if ((int)ret) {
+		gp_attach_fail("the library could not start its session in process %ld: %s", pid, strerror(-(int)ret));
+		goto cleanup;
+	}
+	int stop_said = 0; /* said with the first info: a refusal stays one line */
+
+	/* ---- follow the session ---- */
+	struct sigaction act;
+	memset(&act, 0, sizeof act);
+	act.sa_handler = gp_attach_on_signal;
+	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGTERM, &act, NULL);
+	int c = -1, stop_sent = 0, done = 0;
+	long session_tid = 0;
+	char buf[1024];
+	size_t bl = 0;
+	uint64_t deadline = gp_attach_now() + 10000000000ull; /* the session connects within 10 s */
+	while (!done) {
+		struct pollfd p = {c >= 0 ? c : ls, POLLIN, 0};
+		int r = poll(&p, 1, 100);
+		if (gp_attach_interrupted && c >= 0 && !stop_sent) {
+			(void)!send(c, "stop\n", 5, MSG_NOSIGNAL);
+			stop_sent = 1;
+		}
+		if (!gp_attach_alive((pid_t)pid)) {
+			gp_attach_fail("process %ld exited during the capture%s", pid,
+				       c >= 0 ? " (the trace may be partial)" : "");
+			break;
+		}
+		if (c < 0 && gp_attach_now() > deadline) {
+			gp_attach_fail("the library in process %ld did not connect back", pid);
+			break;
+		}
+		if (r <= 0)
+			continue;
+		if (c < 0) {
+			int n = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+			struct ucred cr;
+			socklen_t cl = sizeof cr;
+			if (n >= 0 && getsockopt(n, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && cr.pid == (pid_t)pid)
+				c = n;
+			else if (n >= 0)
+				close(n);
+			continue;
+		}
+		ssize_t k = read(c, buf + bl, sizeof buf - 1 - bl);
+		if (k <= 0) {
+			if (gp_attach_alive((pid_t)pid))
+				gp_attach_fail("the session in process %ld ended without a result", pid);
+			else
+				gp_attach_fail("process %ld exited during the capture (the trace may be partial)", pid);
+			break;
+		}
+		bl += (size_t)k;
+		buf[bl] = 0;
+		char *nl;
+		while ((nl = strchr(buf, '\n'))) {
+			*nl = 0;
+			if (!strncmp(buf, "ok tid=", 7)) {
+				session_tid = atol(buf + 7);
+			} else if (!strncmp(buf, "info ", 5)) {
+				if (!stop_said++)
+					fprintf(stderr, "gpuphase: attach: %ld: thread %ld stopped for %.2f ms "
+						"(dlopen + session start)\n", pid, (long)tid, stop_ns / 1e6);
+				fprintf(stderr, "gpuphase: attach: %ld: %s\n", pid, buf + 5);
+			} else if (!strncmp(buf, "error ", 6)) {
+				gp_attach_fail("process %ld: %s", pid, buf + 6);
+				done = 2;
+			} else if (!strncmp(buf, "done ", 5)) {
+				fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, buf + 5);
+				done = 1;
+			}
+			size_t used = (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, bl - used + 1);
+			bl -= used;
+		}
+	}
+	if (done) {
+		/* the session thread exits right after its last line: wait for it,
+		 * so the process has the threads it had when this returns */
+		char tp[96];
+		snprintf(tp, sizeof tp, "/proc/%ld/task/%ld", pid, session_tid);
+		for (int i = 0; i < 200 && session_tid && access(tp, F_OK) == 0; i++)
+			usleep(5000);
+		/* and for CUPTI's own threads, which cuptiFinalize ended */
+		int threads_after = gp_attach_threads((pid_t)pid);
+		for (int i = 0; i < 200 && done == 1 && threads_after > threads_before; i++) {
+			usleep(5000);
+			threads_after = gp_attach_threads((pid_t)pid);
+		}
+		if (done == 1 && threads_after > threads_before)
+			fprintf(stderr, "gpuphase: attach: %ld: note: %d threads before, %d after\n", pid, threads_before,
+				threads_after);
+		status = done == 1 ? 0 : 1;
+	}
+	if (c >= 0)
+		close(c);
+cleanup:
+	close(ls);
+	unlink(sock);
+	rmdir(dir);
+	return status;
+}
+#endif /* __x86_64__ */

@@ -1,0 +1,508 @@
+/*
+ * attach.c — what libgpuphase.so does when `gpuphase attach PID` loads it
+ * into a process that is already running: one capture session, started by
+ * gpuphase_attach_begin and ended by the library itself, after which the
+ * process is left as it was (the library's code stays mapped, inert).
+ *
+ * Threads: gpuphase_attach_begin runs on the target thread the attach
+ * command stopped with ptrace (it only copies the request and starts the
+ * session thread: the stop must stay short, and that thread may hold no lock
+ * we can know of). Everything else runs on the session thread, which has
+ * every signal blocked: connect back to the command's socket, wait for the
+ * CUDA context, subscribe to CUPTI, start capture (lib.c), patch the GOT
+ * entries of every loaded object that imports a hooked runtime function,
+ * wait for the window, restore the entries, stop capture, unsubscribe and
+ * finalize CUPTI, report, exit. The program's threads only ever run the
+ * hooks (hooks.c) through the patched entries.
+ *
+ * The session talks to the command over one UNIX stream connection, one
+ * line per message: "ok tid=N", "info TEXT", "error TEXT", "done PATH"; the
+ * command may send "stop" (end the capture now); EOF from the command also
+ * ends it. While a session runs it holds the abstract socket
+ * "@gpuphase-attach.<pid>", which the command reads in /proc/net/unix to
+ * refuse a second attach before touching the process.
+ *
+ * Invariants: every GOT entry written is restored (compare-and-swap: an
+ * entry the loader or the program rewrote meanwhile is left alone) before
+ * capture stops; an entry in a RELRO page gets its page back to read-only;
+ * one session at a time (gp_attach_busy); nothing here writes to the
+ * program's stdout/stderr (GPUPHASE_LOG=off unless the command says else).
+ * x86-64 and aarch64 differ only in the relocation types (GP_ATTACH_R_*).
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gp_collector.h"
+#include "gp_lib.h"
+
+#if defined(__x86_64__)
+#define GP_ATTACH_R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define GP_ATTACH_R_GLOB_DAT R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+#define GP_ATTACH_R_JUMP_SLOT R_AARCH64_JUMP_SLOT
+#define GP_ATTACH_R_GLOB_DAT R_AARCH64_GLOB_DAT
+#else
+#define GP_ATTACH_NO_RELOCS 1 /* not written for this architecture: nothing is patched */
+#endif
+
+#define GP_ATTACH_REQ_MAX 4096
+#define GP_ATTACH_ENV_MAX 24
+
+struct gp_attach_slot {
+	void **addr;  /* the GOT entry                         */
+	void *old;    /* its value before the patch            */
+	void *hook;   /* our hook written there                */
+	int relro;    /* the page is read-only outside a write */
+};
+
+static int gp_attach_busy; /* a session exists (exchange in begin, cleared by the session) */
+static char gp_attach_req[GP_ATTACH_REQ_MAX];
+static struct gp_attach_slot *gp_attach_slots;
+static size_t gp_attach_nslots, gp_attach_cap;
+static unsigned gp_attach_nobjs;
+static int gp_attach_fd = -1;
+
+/* ---- messages to the command ------------------------------------------- */
+
+static void gp_attach_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void gp_attach_say(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || gp_attach_fd < 0)
+		return;
+	if ((size_t)n > sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	(void)!send(gp_attach_fd, line, (size_t)n, MSG_NOSIGNAL);
+}
+
+/* 1 when the command asked to stop (a "stop" line) or went away (EOF). */
+static int gp_attach_stop_asked(int timeout_ms)
+{
+	struct pollfd p = {gp_attach_fd, POLLIN, 0};
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return 0;
+	char buf[64];
+	ssize_t r = recv(gp_attach_fd, buf, sizeof buf, MSG_DONTWAIT);
+	return r == 0 || (r > 0 && memmem(buf, (size_t)r, "stop", 4) != NULL) || (r < 0 && errno != EAGAIN);
+}
+
+/* ---- GOT entries --------------------------------------------------------- */
+
+/* The hook of a hooked runtime name, or NULL. */
+static void *gp_attach_hook_of(void *self, const char *name)
+{
+	if (strncmp(name, "cuda", 4) != 0 && strncmp(name, "__cuda", 6) != 0)
+		return NULL;
+	for (unsigned i = 0, n = gp_hooks_count(); i < n; i++)
+		if (!strcmp(gp_hooks_name(i), name)) {
+			void *h = dlsym(self, name);
+			if (!h)
+				(void)dlerror();
+			return h;
+		}
+	return NULL;
+}
+
+/* Objects whose imports are never patched: the runtime and CUPTI
+ * themselves, the driver, the C library and the loader, the vDSO. */
+static int gp_attach_skip_object(const char *path)
+{
+	static const char *const skip[] = {"libcudart.so", "libcupti.so", "libcuda.so", "libc.so", "ld-linux",
+					   "ld-musl", "linux-vdso", "linux-gate", "libpthread.so", "libdl.so"};
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+		if (!strncmp(base, skip[i], strlen(skip[i])))
+			return 1;
+	return 0;
+}
+
+static int gp_attach_add(void **addr, void *hook, int relro)
+{
+	if (gp_attach_nslots == gp_attach_cap) {
+		size_t cap = gp_attach_cap ? gp_attach_cap * 2 : 64;
+		void *p = realloc(gp_attach_slots, cap * sizeof *gp_attach_slots);
+		if (!p)
+			return -ENOMEM;
+		gp_attach_slots = p;
+		gp_attach_cap = cap;
+	}
+	gp_attach_slots[gp_attach_nslots++] = (struct gp_attach_slot){addr, NULL, hook, relro};
+	return 0;
+}
+
+struct gp_attach_scan {
+	void *self;
+	uintptr_t self_base;
+};
+
+/* glibc relocates the d_ptr entries of the dynamic section in place; other
+ * loaders may not: an address below the load base is still relative. */
+static uintptr_t gp_attach_ptr(uintptr_t base, uintptr_t v)
+{
+	return v < base ? v + base : v;
+}
+
+static int gp_attach_phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct gp_attach_scan *s = arg;
+	const char *path = info->dlpi_name ? info->dlpi_name : "";
+	if (info->dlpi_addr == s->self_base || (path[0] && gp_attach_skip_object(path)))
+		return 0;
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t relro_lo = 0, relro_hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+		else if (ph->p_type == PT_GNU_RELRO) {
+			relro_lo = info->dlpi_addr + ph->p_vaddr;
+			relro_hi = relro_lo + ph->p_memsz;
+		}
+	}
+	if (!dyn)
+		return 0;
+	uintptr_t base = info->dlpi_addr, symtab = 0, strtab = 0, jmprel = 0, rela = 0;
+	size_t pltrelsz = 0, relasz = 0;
+	int pltrel_is_rela = 1;
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: symtab = gp_attach_ptr(base, d->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = gp_attach_ptr(base, d->d_un.d_ptr); break;
+		case DT_JMPREL: jmprel = gp_attach_ptr(base, d->d_un.d_ptr); break;
+		case DT_PLTRELSZ: pltrelsz = d->d_un.d_val; break;
+		case DT_RELA: rela = gp_attach_ptr(base, d->d_un.d_ptr); break;
+		case DT_RELASZ: relasz = d->d_un.d_val; break;
+		case DT_PLTREL: pltrel_is_rela = d->d_un.d_val == DT_RELA; break;
+		}
+	}
+	if (!symtab || !strtab)
+		return 0;
+	const ElfW(Sym) *sym = (const ElfW(Sym) *)symtab;
+	const char *str = (const char *)strtab;
+	size_t before = gp_attach_nslots;
+	for (int t = 0; t < 2; t++) {
+		const ElfW(Rela) *r = (const ElfW(Rela) *)(t ? rela : jmprel);
+		size_t n = (t ? relasz : pltrelsz) / sizeof(ElfW(Rela));
+		if (!r || (!t && !pltrel_is_rela)) /* REL tables: not on x86-64 or aarch64 */
+			continue;
+		for (size_t i = 0; i < n; i++) {
+#ifdef GP_ATTACH_NO_RELOCS
+			break;
+#else
+			unsigned type = (unsigned)ELF64_R_TYPE(r[i].r_info);
+			if (type != GP_ATTACH_R_JUMP_SLOT && type != GP_ATTACH_R_GLOB_DAT)
+				continue;
+#endif
+			const ElfW(Sym) *sy = &sym[ELF64_R_SYM(r[i].r_info)];
+			if (sy->st_shndx != SHN_UNDEF || !sy->st_name)
+				continue;
+			void *hook = gp_attach_hook_of(s->self, str + sy->st_name);
+			if (!hook)
+				continue;
+			uintptr_t a = base + r[i].r_offset;
+			if (gp_attach_add((void **)a, hook, a >= relro_lo && a < relro_hi))
+				return 1;
+		}
+	}
+	gp_attach_nobjs += gp_attach_nslots > before;
+	return 0;
+}
+
+/* Collect the entries to patch (nothing written yet). */
+static int gp_attach_scan_objects(void)
+{
+	Dl_info di;
+	if (!dladdr((void *)gp_attach_scan_objects, &di) || !di.dli_fname)
+		return -ENOENT;
+	struct gp_attach_scan s = {dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD), (uintptr_t)di.dli_fbase};
+	if (!s.self) {
+		(void)dlerror();
+		return -ENOENT;
+	}
+	/* dli_fbase is the lowest mapping; dlpi_addr the load bias: equal for
+	 * a shared object linked at 0, which ours is. */
+	gp_attach_nslots = 0;
+	gp_attach_nobjs = 0;
+	dl_iterate_phdr(gp_attach_phdr, &s);
+	dlclose(s.self); /* the NOLOAD reference only; the object is nodelete */
+	return 0;
+}
+
+static int gp_attach_write(struct gp_attach_slot *sl, void *expect, void *val)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *page = (void *)((uintptr_t)sl->addr & ~(uintptr_t)(pg - 1));
+	if (sl->relro && mprotect(page, (size_t)pg, PROT_READ | PROT_WRITE))
+		return -errno;
+	int ok = __atomic_compare_exchange_n(sl->addr, &expect, val, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (sl->relro)
+		mprotect(page, (size_t)pg, PROT_READ);
+	return ok ? 0 : -EAGAIN;
+}
+
+static size_t gp_attach_patch(void)
+{
+	size_t done = 0;
+	for (size_t i = 0; i < gp_attach_nslots; i++) {
+		struct gp_attach_slot *sl = &gp_attach_slots[i];
+		sl->old = __atomic_load_n(sl->addr, __ATOMIC_SEQ_CST);
+		if (gp_attach_write(sl, sl->old, sl->hook) == 0)
+			done++;
+		else
+			sl->hook = NULL; /* not ours: never restored */
+	}
+	return done;
+}
+
+static void gp_attach_unpatch(void)
+{
+	for (size_t i = 0; i < gp_attach_nslots; i++)
+		if (gp_attach_slots[i].hook)
+			(void)gp_attach_write(&gp_attach_slots[i], gp_attach_slots[i].hook, gp_attach_slots[i].old);
+	gp_attach_nslots = 0;
+}
+
+/* ---- the CUDA context ------------------------------------------------------ */
+
+/* 1 when a primary context is active on some device (libcuda loaded), or
+ * when the driver cannot be asked (simcuda has no libcuda: cudart mapped is
+ * all we know); 0 while none exists yet. */
+static int gp_attach_context_exists(void)
+{
+	void *cu = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!cu) {
+		(void)dlerror();
+		return 1;
+	}
+	int (*count)(int *) = (int (*)(int *))dlsym(cu, "cuDeviceGetCount");
+	int (*state)(int, unsigned *, int *) = (int (*)(int, unsigned *, int *))dlsym(cu, "cuDevicePrimaryCtxGetState");
+	int n = 0, active = 0;
+	if (!count || !state || count(&n) != 0)
+		active = 1; /* not initialised or not askable: let CUPTI decide */
+	for (int d = 0; d < n && !active; d++) {
+		unsigned flags;
+		int a = 0;
+		if (state(d, &flags, &a) == 0 && a)
+			active = 1;
+	}
+	(void)dlerror();
+	dlclose(cu);
+	return active;
+}
+
+/* ---- the session --------------------------------------------------------- */
+
+static void gp_attach_cupti_finalize(void)
+{
+	void *lib = dlopen(gp_cfg.cupti_lib, RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib) {
+		(void)dlerror();
+		return;
+	}
+	int (*fin)(void) = (int (*)(void))dlsym(lib, "cuptiFinalize");
+	if (fin)
+		fin();
+	else
+		(void)dlerror();
+	dlclose(lib);
+}
+
+static int gp_attach_connect(const char *path)
+{
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sa.sun_path)
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* The abstract socket that says "a session runs here" (see the top). */
+static int gp_attach_flag(void)
+{
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	int n = snprintf(sa.sun_path + 1, sizeof sa.sun_path - 1, "gpuphase-attach.%ld", (long)getpid());
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void gp_attach_session(void)
+{
+	/* the request: "sock=PATH" then GPUPHASE_* lines; "duration_ns=N" for a time window */
+	char *env[GP_ATTACH_ENV_MAX + 1], *save = NULL, *sock = NULL;
+	size_t nenv = 0;
+	uint64_t duration_ns = 0;
+	for (char *l = strtok_r(gp_attach_req, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "sock=", 5))
+			sock = l + 5;
+		else if (!strncmp(l, "duration_ns=", 12))
+			duration_ns = strtoull(l + 12, NULL, 10);
+		else if (!strncmp(l, "GPUPHASE_", 9) && nenv < GP_ATTACH_ENV_MAX)
+			env[nenv++] = l;
+	}
+	env[nenv] = NULL;
+	if (!sock || (gp_attach_fd = gp_attach_connect(sock)) < 0)
+		return;
+	int flag = gp_attach_flag();
+	gp_attach_say("ok tid=%ld", (long)syscall(SYS_gettid));
+
+	int st = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	char msg[512];
+	if (st == GP_STATE_RUNNING || st == GP_STATE_STARTING) {
+		gp_attach_say("error this process is already profiled by gpuphase (started under gpuphase record)");
+		goto out;
+	}
+	if (gp_config_parse(env, &gp_cfg, msg, sizeof msg, NULL)) {
+		gp_attach_say("error %s", msg);
+		goto out;
+	}
+	gp_log_init(&gp_cfg);
+	if (duration_ns)
+		snprintf(gp_cfg.window_text, sizeof gp_cfg.window_text, "attach duration=%.3fs", duration_ns / 1e9);
+
+	/* CUPTI only once the context exists (activity enabled before it would
+	 * be, with real CUPTI, a different and heavier attach path). */
+	int waited = 0;
+	while (!gp_attach_context_exists()) {
+		if (!waited++)
+			gp_attach_say("info waiting for the process to create its CUDA context");
+		if (gp_attach_stop_asked(50))
+			goto out;
+	}
+	const char *why = NULL;
+	int cres = 0, crc = -EPERM;
+	gp_cupti_keep_clock = 1;
+	if (gp_cfg.cupti)
+		crc = gp_cupti_open(&gp_cfg, &why, &cres);
+	if (crc == -EBUSY) {
+		gp_attach_say("error another tool holds CUPTI in this process (cuptiSubscribe: CUptiResult %d)", cres);
+		goto out;
+	}
+	if (crc)
+		gp_attach_say("info CUPTI unavailable (%s): hook records only", why ? why : "disabled");
+
+	if (gp_attach_scan_objects())
+		gp_attach_nslots = 0;
+	struct gp_lib_attach_info info = {gp_attach_nslots > 0, crc, why, cres};
+	if (!gp_lib_attach_start(&info)) {
+		gp_attach_say("error cannot start capture in the process (trace file %s?)", gp_cfg.output);
+		if (crc == 0)
+			gp_cupti_close();
+		goto out;
+	}
+	/* the window turns on at the first iteration boundary after the patch
+	 * and off after the last: counted from here (a short window may open
+	 * and close before this thread's next look, even before its next line) */
+	unsigned turns0 = __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED);
+	size_t patched = gp_attach_patch();
+	if (patched)
+		gp_attach_say("info %zu runtime entries patched in %u objects; capturing", patched, gp_attach_nobjs);
+	else
+		gp_attach_say("info no loaded object imports a hooked runtime function: CUPTI API records only");
+
+	uint64_t t_end = duration_ns ? gp_now() + duration_ns : 0;
+	int early = 0;
+	for (;;) {
+		if (!duration_ns && __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED) - turns0 >= 2)
+			break;
+		if (t_end && gp_now() >= t_end)
+			break;
+		if (gp_attach_stop_asked(20)) {
+			early = 1;
+			break;
+		}
+	}
+	gp_attach_unpatch();
+	/* a program thread inside a hook when its entry was restored finishes
+	 * that call on our code: let it, before CUPTI and the collector stop */
+	struct timespec grace = {0, 20 * 1000000L};
+	nanosleep(&grace, NULL);
+	char path[GP_PATH_MAX];
+	gp_lib_attach_stop(path, sizeof path);
+	if (crc == 0) {
+		gp_cupti_close();
+		gp_attach_cupti_finalize();
+	}
+	gp_attach_say("done %s%s", path, early ? " (stopped early)" : "");
+out:
+	if (flag >= 0)
+		close(flag);
+	close(gp_attach_fd);
+	gp_attach_fd = -1;
+}
+
+static void *gp_attach_main(void *arg)
+{
+	(void)arg;
+	gp_tls.internal++; /* this thread's CUDA calls are the library's */
+	gp_attach_session();
+	gp_tls.internal--;
+	__atomic_store_n(&gp_attach_busy, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Called by `gpuphase attach` on a ptrace-stopped thread of the process,
+ * right after dlopen. Returns 0 (session thread started), -EBUSY (a session
+ * runs), -E2BIG (request too long) or -errno of pthread_create. */
+GP_EXPORT int gpuphase_attach_begin(const char *request);
+GP_EXPORT int gpuphase_attach_begin(const char *request)
+{
+	int saved = errno;
+	size_t n = strnlen(request, GP_ATTACH_REQ_MAX);
+	if (n >= GP_ATTACH_REQ_MAX)
+		return -E2BIG;
+	if (__atomic_exchange_n(&gp_attach_busy, 1, __ATOMIC_ACQ_REL))
+		return -EBUSY;
+	memcpy(gp_attach_req, request, n + 1);
+	pthread_t th;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&th, &at, gp_attach_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	if (r)
+		__atomic_store_n(&gp_attach_busy, 0, __ATOMIC_RELEASE);
+	errno = saved;
+	return -r;
+}
