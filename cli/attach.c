@@ -466,12 +466,19 @@ static int gp_attach_alive(pid_t pid)
 	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
-int gp_attach_main(int argc, char **argv)
+/* What the command line asked for. */
+struct gp_attach_opts {
+	const char *out, *lib, *stacks;
+	unsigned long long iters;
+	uint64_t duration;
+	long pid;
+};
+
+/* Parse argv into o: -1 to go on, else the exit status (help, bad usage). */
+static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 {
-	const char *out = NULL, *lib_opt = NULL, *stacks = "off";
-	unsigned long long iters = 0;
-	uint64_t duration = 0;
-	long pid = 0;
+	memset(o, 0, sizeof *o);
+	o->stacks = "off";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -479,24 +486,25 @@ int gp_attach_main(int argc, char **argv)
 			return 0;
 		} else if ((!strcmp(a, "--iters") || !strcmp(a, "-n")) && i + 1 < argc) {
 			char *e;
-			iters = strtoull(argv[++i], &e, 10);
-			if (*e || !iters || iters > (1ull << 40))
+			o->iters = strtoull(argv[++i], &e, 10);
+			if (*e || !o->iters || o->iters > (1ull << 40))
 				return gp_attach_usage("--iters takes an integer >= 1");
 		} else if ((!strcmp(a, "--duration") || !strcmp(a, "-d")) && i + 1 < argc) {
-			if (!(duration = gp_attach_duration(argv[++i])))
+			if (!(o->duration = gp_attach_duration(argv[++i])))
 				return gp_attach_usage("--duration takes a time such as 2s or 500ms");
 		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
+			o->out = argv[++i];
 		} else if (!strcmp(a, "--stacks") && i + 1 < argc) {
-			stacks = argv[++i];
-			if (strcmp(stacks, "off") && strcmp(stacks, "sync") && strcmp(stacks, "launch") && strcmp(stacks, "all"))
+			o->stacks = argv[++i];
+			if (strcmp(o->stacks, "off") && strcmp(o->stacks, "sync") && strcmp(o->stacks, "launch") &&
+			    strcmp(o->stacks, "all"))
 				return gp_attach_usage("--stacks takes off, sync, launch or all");
 		} else if (!strcmp(a, "--lib") && i + 1 < argc) {
-			lib_opt = argv[++i];
-		} else if (a[0] != '-' && !pid) {
+			o->lib = argv[++i];
+		} else if (a[0] != '-' && !o->pid) {
 			char *e;
-			pid = strtol(a, &e, 10);
-			if (*e || pid <= 0)
+			o->pid = strtol(a, &e, 10);
+			if (*e || o->pid <= 0)
 				return gp_attach_usage("PID must be a process id");
 		} else {
 			char m[160];
@@ -504,35 +512,48 @@ int gp_attach_main(int argc, char **argv)
 			return gp_attach_usage(m);
 		}
 	}
-	if (!pid)
+	if (!o->pid)
 		return gp_attach_usage("which process? (a PID)");
-	if (iters && duration)
+	if (o->iters && o->duration)
 		return gp_attach_usage("--iters and --duration exclude each other");
-	if (!iters && !duration)
-		iters = 100;
-	gp_attach_pid = (pid_t)pid;
+	if (!o->iters && !o->duration)
+		o->iters = 100;
+	return -1;
+}
 
-	/* the library, and the output path as an absolute path (the target's
-	 * working directory is not ours) */
-	char lib[PATH_MAX], found[PATH_MAX], outabs[PATH_MAX], cwd[PATH_MAX];
-	if (lib_opt ? !realpath(lib_opt, lib)
-		    : (gp_locate_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
-		       !realpath(found, lib)))
+/* The library and the output as absolute paths (the target's working
+ * directory is not ours). 0, or the exit status of a refusal. */
+static int gp_attach_paths(const struct gp_attach_opts *o, char *lib, char *outabs)
+{
+	char found[PATH_MAX], cwd[PATH_MAX];
+	const char *out = o->out;
+	if (o->lib ? !realpath(o->lib, lib)
+		   : (gp_locate_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
+		      !realpath(found, lib)))
 		return gp_attach_fail("libgpuphase.so not found (next to this command in ../lib, or --lib PATH)");
 	if (!out) {
-		snprintf(found, sizeof found, "gpuphase-attach-%ld.gpht", pid);
+		snprintf(found, sizeof found, "gpuphase-attach-%ld.gpht", o->pid);
 		out = found;
 	}
 	if (out[0] == '/')
-		snprintf(outabs, sizeof outabs, "%s", out);
-	else if (getcwd(cwd, sizeof cwd) && (size_t)snprintf(outabs, sizeof outabs, "%s/%s", cwd, out) < sizeof outabs)
-		;
-	else
+		snprintf(outabs, PATH_MAX, "%s", out);
+	else if (!getcwd(cwd, sizeof cwd) || (size_t)snprintf(outabs, PATH_MAX, "%s/%s", cwd, out) >= PATH_MAX)
 		return gp_attach_fail("output path too long");
 	if (strchr(outabs, '%'))
 		return gp_attach_fail("-o: '%%' patterns are not expanded by attach; give a plain path");
+	return 0;
+}
 
-	/* ---- refusals, before the target is touched ---- */
+/* What the injection needs, found before the target is touched. */
+struct gp_attach_plan {
+	uintptr_t dlopen_at, begin_off;
+	char perm[320]; /* the no-permission line */
+};
+
+/* Every refusal, before the target is touched: one line, exit status 1;
+ * 0 when the process can be attached (plan filled). */
+static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan *pl)
+{
 	if (kill((pid_t)pid, 0) && errno == ESRCH)
 		return gp_attach_fail("no process %ld", pid);
 	struct gp_attach_maps m;
@@ -549,13 +570,12 @@ int gp_attach_main(int argc, char **argv)
 	}
 	if (scope[0] && strcmp(scope, "0"))
 		snprintf(yama, sizeof yama, ", kernel.yama.ptrace_scope=%s", scope);
-	char perm[320];
-	snprintf(perm, sizeof perm,
+	snprintf(pl->perm, sizeof pl->perm,
 		 "no permission to trace process %ld (another user's process or no CAP_SYS_PTRACE%s: see "
 		 "docs/attach.md)",
 		 pid, yama);
 	if (rc)
-		return gp_attach_fail("%s", perm);
+		return gp_attach_fail("%s", pl->perm);
 	if (m.self_lib[0] && gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
 		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
 				      "gpuphase trigger",
@@ -582,23 +602,28 @@ int gp_attach_main(int argc, char **argv)
 				      pid);
 	if (!m.libc[0])
 		return gp_attach_fail("process %ld has no libc.so.6 mapped: cannot find its dlopen", pid);
-	uintptr_t dlopen_off = 0, dlopen_at;
+	uintptr_t dlopen_off = 0;
 	if (gp_attach_elf_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
-		dlopen_at = m.libc_base + dlopen_off;
+		pl->dlopen_at = m.libc_base + dlopen_off;
 	else if (m.libdl[0] && gp_attach_elf_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
-		dlopen_at = m.libdl_base + dlopen_off;
+		pl->dlopen_at = m.libdl_base + dlopen_off;
 	else
 		return gp_attach_fail("cannot find dlopen in process %ld's C library", pid);
-	uintptr_t begin_off;
-	if (gp_attach_elf_sym((pid_t)pid, lib, "gpuphase_attach_begin", &begin_off))
+	if (gp_attach_elf_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
 		return gp_attach_fail("%s has no gpuphase_attach_begin (an older build?)", lib);
+	return 0;
+}
 
-	/* ---- the socket the session connects back to ---- */
-	char dir[] = "/tmp/gpuphase-attach.XXXXXX", sock[sizeof dir + 2];
-	if (!mkdtemp(dir))
-		return gp_attach_fail("cannot create a temporary directory: %s", strerror(errno));
+/* The socket the session connects back to, in a fresh directory dir (a
+ * mkdtemp template): its descriptor, or -1 after one line. */
+static int gp_attach_listen(char *dir, char *sock, size_t socklen)
+{
+	if (!mkdtemp(dir)) {
+		gp_attach_fail("cannot create a temporary directory: %s", strerror(errno));
+		return -1;
+	}
 	chmod(dir, 0711); /* the target may run as another user (we check its pid on accept) */
-	snprintf(sock, sizeof sock, "%s/s", dir);
+	snprintf(sock, socklen, "%s/s", dir);
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
@@ -606,42 +631,58 @@ int gp_attach_main(int argc, char **argv)
 	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) || chmod(sock, 0666) || listen(ls, 2)) {
 		int e = errno;
+		if (ls >= 0)
+			close(ls);
 		rmdir(dir);
-		return gp_attach_fail("cannot listen on %s: %s", sock, strerror(e));
+		gp_attach_fail("cannot listen on %s: %s", sock, strerror(e));
+		return -1;
 	}
-	char req[2048];
-	int rl;
-	if (duration)
-		rl = snprintf(req, sizeof req,
-			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
-			      "GPUPHASE_STACKS=%s\n",
-			      sock, (unsigned long long)duration, outabs, stacks);
-	else
-		rl = snprintf(req, sizeof req,
-			      "sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=skip=1,iters=%llu\nGPUPHASE_LOG=off\n"
-			      "GPUPHASE_STACKS=%s\n",
-			      sock, outabs, iters, stacks);
-	int status = 1;
-	if (rl < 0 || (size_t)rl >= sizeof req) {
-		gp_attach_fail("request too long (output path?)");
-		goto cleanup;
-	}
+	return ls;
+}
 
-	/* ---- the stop: seize one thread, two calls, restore, detach ---- */
-	int threads_before = gp_attach_threads((pid_t)pid);
+/* Inside the stop: make the stopped thread t call dlopen(lib) and then the
+ * library's gpuphase_attach_begin(req); NULL, or why it failed ("exited"
+ * when the process is gone). *ret: gpuphase_attach_begin's result. */
+static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const char *lib, const char *req, size_t rl,
+				   const struct gp_attach_plan *pl, uintptr_t *ret)
+{
+	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_fp(t))
+		return "registers unreadable";
+	/* data on the thread's stack, below the red zone */
+	uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
+	size_t ll = strlen(lib) + 1;
+	uintptr_t a_lib = sp, a_req = sp + ((ll + 15) & ~(size_t)15);
+	int rc;
+	if (gp_attach_poke(t->tid, a_lib, lib, ll) || gp_attach_poke(t->tid, a_req, req, rl + 1))
+		return "cannot write to its memory";
+	if ((rc = gp_attach_call(t, pl->dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, ret)))
+		return rc == -ESRCH ? "exited" : "dlopen crashed";
+	if (!*ret)
+		return "dlopen of libgpuphase.so failed in the process (another C library, or a path it cannot "
+		       "see?)";
+	struct gp_attach_maps m2;
+	if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
+		return "libgpuphase.so not mapped after dlopen";
+	if ((rc = gp_attach_call(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
+		return rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
+	return NULL;
+}
+
+/* The stop: seize one thread, two calls, restore, detach. 0 when the
+ * session started (*stop_ns: how long the thread was stopped, *tid: which),
+ * else 1 after one line. */
+static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
+			    uint64_t *stop_ns, pid_t *tid)
+{
 	struct gp_attach_thread *t = calloc(1, sizeof *t);
-	if (!t) {
-		gp_attach_fail("out of memory");
-		goto cleanup;
-	}
+	if (!t)
+		return gp_attach_fail("out of memory");
 	t->tid = gp_attach_pick_thread((pid_t)pid);
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
-		if (errno == ESRCH)
-			gp_attach_fail("process %ld exited before the attach", pid);
-		else
-			gp_attach_fail("%s", perm);
+		int e = errno;
 		free(t);
-		goto cleanup;
+		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
+				  : gp_attach_fail("%s", pl->perm);
 	}
 	uint64_t t0 = gp_attach_now();
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
@@ -653,63 +694,60 @@ int gp_attach_main(int argc, char **argv)
 	} else {
 		if (sig > 0 && sig != SIGTRAP)
 			t->pending_sig = sig; /* a signal-delivery stop came first: deliver it at detach */
-		if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_fp(t)) {
-			why = "registers unreadable";
-		} else {
-			/* data on the thread's stack, below the red zone */
-			uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
-			size_t ll = strlen(lib) + 1;
-			uintptr_t a_lib = sp, a_req = sp + ((ll + 15) & ~(size_t)15);
-			if (gp_attach_poke(t->tid, a_lib, lib, ll) || gp_attach_poke(t->tid, a_req, req, (size_t)rl + 1))
-				why = "cannot write to its memory";
-			else if ((rc = gp_attach_call(t, dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, &ret)))
-				why = rc == -ESRCH ? "exited" : "dlopen crashed";
-			else if (!ret)
-				why = "dlopen of libgpuphase.so failed in the process (another C library, or a "
-				      "path it cannot see?)";
-			else {
-				struct gp_attach_maps m2;
-				if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
-					why = "libgpuphase.so not mapped after dlopen";
-				else if ((rc = gp_attach_call(t, m2.self_base + begin_off, a_req, 0, sp, &ret)))
-					why = rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
-			}
-		}
+		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
 		if (!t->gone) {
 			gp_attach_restore(t);
 			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
 		}
 	}
-	uint64_t stop_ns = gp_attach_now() - t0;
+	*stop_ns = gp_attach_now() - t0;
 	int gone = t->gone;
-	pid_t tid = t->tid;
+	*tid = t->tid;
 	free(t);
-	if (gone || (why && !strcmp(why, "exited"))) {
-		gp_attach_fail("process %ld exited during the attach", pid);
-		goto cleanup;
-	}
-	if (why) {
-		gp_attach_fail("cannot load the library into process %ld: %s", pid, why);
-		goto cleanup;
-	}
-	if ((int)ret == -EBUSY) {
-		gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
-		goto cleanup;
-	}
-	if ((int)ret) {
-		gp_attach_fail("the library could not start its session in process %ld: %s", pid, strerror(-(int)ret));
-		goto cleanup;
-	}
-	int stop_said = 0; /* said with the first info: a refusal stays one line */
+	if (gone || (why && !strcmp(why, "exited")))
+		return gp_attach_fail("process %ld exited during the attach", pid);
+	if (why)
+		return gp_attach_fail("cannot load the library into process %ld: %s", pid, why);
+	if ((int)ret == -EBUSY)
+		return gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
+	if ((int)ret)
+		return gp_attach_fail("the library could not start its session in process %ld: %s", pid,
+				      strerror(-(int)ret));
+	return 0;
+}
 
-	/* ---- follow the session ---- */
+/* One line from the session: its thread, progress, an error or the end.
+ * Returns 0 to go on, 1 done (detached), 2 failed. */
+static int gp_attach_line(const char *line, long pid, pid_t tid, uint64_t stop_ns, long *session_tid, int *said)
+{
+	if (!strncmp(line, "ok tid=", 7)) {
+		*session_tid = atol(line + 7);
+	} else if (!strncmp(line, "info ", 5)) {
+		if (!(*said)++) /* said with the first info: a refusal stays one line */
+			fprintf(stderr, "gpuphase: attach: %ld: thread %ld stopped for %.2f ms (dlopen + session start)\n",
+				pid, (long)tid, stop_ns / 1e6);
+		fprintf(stderr, "gpuphase: attach: %ld: %s\n", pid, line + 5);
+	} else if (!strncmp(line, "error ", 6)) {
+		gp_attach_fail("process %ld: %s", pid, line + 6);
+		return 2;
+	} else if (!strncmp(line, "done ", 5)) {
+		fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, line + 5);
+		return 1;
+	}
+	return 0;
+}
+
+/* Follow the session over ls until it says done or error, the process
+ * exits, or it never connects; Ctrl-C / SIGTERM asks it to stop early.
+ * Returns 1 done, 2 failed, 0 no result; *session_tid: its thread. */
+static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long *session_tid)
+{
 	struct sigaction act;
 	memset(&act, 0, sizeof act);
 	act.sa_handler = gp_attach_on_signal;
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
-	int c = -1, stop_sent = 0, done = 0;
-	long session_tid = 0;
+	int c = -1, stop_sent = 0, done = 0, said = 0;
 	char buf[1024];
 	size_t bl = 0;
 	uint64_t deadline = gp_attach_now() + 10000000000ull; /* the session connects within 10 s */
@@ -754,46 +792,81 @@ int gp_attach_main(int argc, char **argv)
 		char *nl;
 		while ((nl = strchr(buf, '\n'))) {
 			*nl = 0;
-			if (!strncmp(buf, "ok tid=", 7)) {
-				session_tid = atol(buf + 7);
-			} else if (!strncmp(buf, "info ", 5)) {
-				if (!stop_said++)
-					fprintf(stderr, "gpuphase: attach: %ld: thread %ld stopped for %.2f ms "
-						"(dlopen + session start)\n", pid, (long)tid, stop_ns / 1e6);
-				fprintf(stderr, "gpuphase: attach: %ld: %s\n", pid, buf + 5);
-			} else if (!strncmp(buf, "error ", 6)) {
-				gp_attach_fail("process %ld: %s", pid, buf + 6);
-				done = 2;
-			} else if (!strncmp(buf, "done ", 5)) {
-				fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, buf + 5);
-				done = 1;
-			}
+			int d = gp_attach_line(buf, pid, tid, stop_ns, session_tid, &said);
+			if (d)
+				done = d;
 			size_t used = (size_t)(nl + 1 - buf);
 			memmove(buf, nl + 1, bl - used + 1);
 			bl -= used;
 		}
 	}
-	if (done) {
-		/* the session thread exits right after its last line: wait for it,
-		 * so the process has the threads it had when this returns */
-		char tp[96];
-		snprintf(tp, sizeof tp, "/proc/%ld/task/%ld", pid, session_tid);
-		for (int i = 0; i < 200 && session_tid && access(tp, F_OK) == 0; i++)
-			usleep(5000);
-		/* and for CUPTI's own threads, which cuptiFinalize ended */
-		int threads_after = gp_attach_threads((pid_t)pid);
-		for (int i = 0; i < 200 && done == 1 && threads_after > threads_before; i++) {
-			usleep(5000);
-			threads_after = gp_attach_threads((pid_t)pid);
-		}
-		if (done == 1 && threads_after > threads_before)
-			fprintf(stderr, "gpuphase: attach: %ld: note: %d threads before, %d after\n", pid, threads_before,
-				threads_after);
-		status = done == 1 ? 0 : 1;
-	}
 	if (c >= 0)
 		close(c);
-cleanup:
+	return done;
+}
+
+/* After "done": the session thread exits right after its last line, and
+ * CUPTI's own threads end with cuptiFinalize: wait for both, so the process
+ * has the threads it had when this returns. */
+static void gp_attach_settle(long pid, long session_tid, int threads_before, int detached)
+{
+	char tp[96];
+	snprintf(tp, sizeof tp, "/proc/%ld/task/%ld", pid, session_tid);
+	for (int i = 0; i < 200 && session_tid && access(tp, F_OK) == 0; i++)
+		usleep(5000);
+	if (!detached)
+		return;
+	int threads_after = gp_attach_threads((pid_t)pid);
+	for (int i = 0; i < 200 && threads_after > threads_before; i++) {
+		usleep(5000);
+		threads_after = gp_attach_threads((pid_t)pid);
+	}
+	if (threads_after > threads_before)
+		fprintf(stderr, "gpuphase: attach: %ld: note: %d threads before, %d after\n", pid, threads_before,
+			threads_after);
+}
+
+int gp_attach_main(int argc, char **argv)
+{
+	struct gp_attach_opts o;
+	int rc = gp_attach_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	long pid = o.pid;
+	gp_attach_pid = (pid_t)pid;
+	char lib[PATH_MAX], outabs[PATH_MAX];
+	struct gp_attach_plan pl;
+	if ((rc = gp_attach_paths(&o, lib, outabs)) || (rc = gp_attach_preflight(pid, lib, &pl)))
+		return rc;
+	char dir[] = "/tmp/gpuphase-attach.XXXXXX", sock[sizeof dir + 2];
+	int ls = gp_attach_listen(dir, sock, sizeof sock);
+	if (ls < 0)
+		return 1;
+	char req[2048];
+	int rl;
+	if (o.duration)
+		rl = snprintf(req, sizeof req,
+			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
+			      "GPUPHASE_STACKS=%s\n",
+			      sock, (unsigned long long)o.duration, outabs, o.stacks);
+	else
+		rl = snprintf(req, sizeof req,
+			      "sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=skip=1,iters=%llu\nGPUPHASE_LOG=off\n"
+			      "GPUPHASE_STACKS=%s\n",
+			      sock, outabs, o.iters, o.stacks);
+	int status = 1;
+	int threads_before = gp_attach_threads((pid_t)pid);
+	uint64_t stop_ns = 0;
+	pid_t tid = 0;
+	long session_tid = 0;
+	if (rl < 0 || (size_t)rl >= sizeof req) {
+		gp_attach_fail("request too long (output path?)");
+	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &stop_ns, &tid) == 0) {
+		int done = gp_attach_follow(ls, pid, tid, stop_ns, &session_tid);
+		if (done)
+			gp_attach_settle(pid, session_tid, threads_before, done == 1);
+		status = done == 1 ? 0 : 1;
+	}
 	close(ls);
 	unlink(sock);
 	rmdir(dir);

@@ -229,6 +229,9 @@ Test(simcuda_realcuda, pageable_every_async_copy_form)
 static void free_workload(void)
 {
 	char *d, *d2, *h;
+	/* 50 ms kernels: each call after a launch must find it still running,
+	 * even on a loaded host that is slow between the launch and the call */
+	setenv("SIMCUDA_EXEC_NS", "50000000", 1);
 	tu_cupti_start(0);
 	cr_assert_eq(cudaMalloc((void **)&d, 256), cudaSuccess);
 	cr_assert_eq(cudaMalloc((void **)&d2, 256), cudaSuccess);
