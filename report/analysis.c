@@ -311,7 +311,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		gp_an_scan1_device(an, &r->device);
 		break;
 	case GP_REC_STATUS:
-		if (r->status.kind < 8)
+		if (r->status.kind < 16)
 			an->status[r->status.kind] = 1;
 		v.status.kind = r->status.kind;
 		v.status.value = r->status.value;
@@ -606,6 +606,9 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		break;
 	case GP_REC_SYNC:
 		gp_sync_record(an, &r->sync);
+		break;
+	case GP_REC_OVERHEAD:
+		gp_sync_overhead(an, &r->overhead);
 		break;
 	case GP_REC_EXTCORR:
 		gp_an_scan2_extcorr(an, &r->extcorr);
