@@ -83,6 +83,10 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 			   tolerance: GPU times a few us off the host clock) */
 	if (r->has_api && r->api_end > w->w0)
 		return; /* enqueued after the wait began: not waited for */
+	if (gp_an_is_implicit_sync(w->kind) && r->e > w->w1)
+		return; /* it waits before its own work: what it waited for ended
+			   before it returned (an op ending just after a short
+			   cudaFree is not a wait, whatever the clock tolerance) */
 	switch (w->kind) {
 	case GP_API_SYNC_STREAM:
 	case GP_API_SYNC_EVENT:
@@ -268,6 +272,8 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 	for (size_t i = 0; i < s->nsettled; i++) {
 		const struct gp_settled *w = &s->settled[(s->settled_head + i) % GP_SETTLED];
 		if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS || (r->has_api && r->api_end > w->w0))
+			continue;
+		if (gp_an_is_implicit_sync(w->kind) && r->e > w->w1)
 			continue;
 		if ((w->kind == GP_API_SYNC_STREAM || w->kind == GP_API_SYNC_EVENT) && w->stream != GP_NONE32 &&
 		    w->stream != r->stream)
