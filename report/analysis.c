@@ -36,7 +36,8 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 			     GP_AN_TYPE(GP_REC_DRIVER_API);
 	const uint32_t gpu = GP_AN_TYPE(GP_REC_KERNEL) | GP_AN_TYPE(GP_REC_MEMCPY) | GP_AN_TYPE(GP_REC_MEMSET);
 	an->cfg.rec_types[0] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_MARKER) | GP_AN_TYPE(GP_REC_STATUS) |
-						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW)
+						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW) |
+						 GP_AN_TYPE(GP_REC_OVERHEAD)
 					       : 0;
 	an->cfg.rec_types[1] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_GRAPH_NODE) |
 						 GP_AN_TYPE(GP_REC_STACK_REF)
@@ -357,6 +358,13 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		break;
 	case GP_REC_MARKER:
 		gp_an_scan1_marker(an, &r->marker, &v);
+		break;
+	case GP_REC_OVERHEAD:
+		v.overhead.kind = r->overhead.kind;
+		v.overhead.tid = r->overhead.tid;
+		v.overhead.corr = r->overhead.corr;
+		v.overhead.start = r->overhead.start;
+		v.overhead.end = r->overhead.end;
 		break;
 	default:
 		break;
