@@ -19,6 +19,7 @@ static const char *const type_names[GP_REC_TYPE_COUNT] = {
 	[GP_REC_WINDOW] = "window", [GP_REC_THREAD] = "thread", [GP_REC_API_NAME] = "api_name",
 	[GP_REC_DROPS] = "drops", [GP_REC_STATUS] = "status", [GP_REC_HOST_SAMPLE] = "host_sample",
 	[GP_REC_DEVICE] = "device", [GP_REC_MODULE] = "module",
+	[GP_REC_OVERHEAD] = "overhead",
 };
 
 static void dump_string(const union gp_rec *r, uint32_t n)
@@ -65,6 +66,11 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 	case GP_REC_SYNC:
 		printf("sync type=%u stream=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u event=%u\n",
 		       r->sync.sync_type, r->sync.stream, r->sync.start, r->sync.end, r->sync.corr, r->sync.event);
+		return;
+	case GP_REC_OVERHEAD:
+		printf("overhead kind=%u cupti_kind=0x%x tid=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u\n",
+		       r->overhead.kind, r->overhead.cupti_kind, r->overhead.tid, r->overhead.start, r->overhead.end,
+		       r->overhead.corr);
 		return;
 	case GP_REC_EXTCORR:
 		printf("extcorr kind=%u corr=%u ext_id=%" PRIu64 "\n", r->extcorr.kind, r->extcorr.corr,

@@ -52,6 +52,7 @@ enum gp_rec_type {
 	GP_REC_HOST_SAMPLE = 21,/* struct gp_rec_host: host CPU load sample  */
 	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
 	GP_REC_MODULE = 23,     /* struct gp_rec_module: a loaded ELF object */
+	GP_REC_OVERHEAD = 24,   /* struct gp_rec_overhead: CUPTI's own time  */
 	GP_REC_TYPE_COUNT
 };
 
@@ -331,8 +332,11 @@ enum gp_status_kind {
 	                                    hooked call's own work (hostload.c) */
 	GP_STATUS_PROCESS_START = 8,     /* value = process start time on the
 	                                    trace clock (ns)                     */
-	GP_STATUS_INVARIANT_BROKEN = 9   /* a GP_NEVER() check fired: capture was
+	GP_STATUS_INVARIANT_BROKEN = 9,  /* a GP_NEVER() check fired: capture was
 	                                    turned off; value = how many fired */
+	GP_STATUS_CUPTI_OVERHEAD = 10    /* CUPTI's OVERHEAD records are on: a
+	                                    launch blocked on a full queue has a
+	                                    GP_OVH_COMMAND_BUFFER_FULL record    */
 };
 struct gp_rec_status {
 	uint8_t type;
@@ -368,6 +372,26 @@ struct gp_rec_device {
 	uint8_t pad2[12];
 };
 
+/* GP_REC_OVERHEAD: from CUpti_ActivityOverhead3 (CUPTI_ACTIVITY_KIND_OVERHEAD),
+ * host-clock interval of time CUPTI itself spent on a host thread. Added
+ * without a version change (older readers skip the type). */
+enum gp_overhead_kind {
+	GP_OVH_OTHER = 0,               /* any other overheadKind (cupti_kind) */
+	GP_OVH_INSTRUMENTATION = 1,     /* CUPTI_INSTRUMENTATION: inside a call */
+	GP_OVH_COMMAND_BUFFER_FULL = 2  /* COMMAND_BUFFER_FULL: the call waited
+	                                   on a full launch queue               */
+};
+struct gp_rec_overhead {
+	uint8_t type;
+	uint8_t kind;        /* enum gp_overhead_kind                          */
+	uint16_t pad;
+	uint32_t tid;        /* objectId.pt.threadId (thread objects), else 0  */
+	uint64_t start;
+	uint64_t end;
+	uint32_t corr;       /* correlationId of the API call it lay in, 0 none */
+	uint32_t cupti_kind; /* CUpti_ActivityOverheadKind as CUPTI gave it    */
+};
+
 /* Any record, as stored. */
 union gp_rec {
 	uint8_t type;
@@ -390,6 +414,7 @@ union gp_rec {
 	struct gp_rec_host host;
 	struct gp_rec_device device;
 	struct gp_rec_module module;
+	struct gp_rec_overhead overhead;
 	uint8_t raw[GP_REC_SIZE];
 };
 
@@ -397,6 +422,7 @@ _Static_assert(sizeof(struct gp_rec_api) == GP_REC_SIZE, "api record size");
 _Static_assert(sizeof(struct gp_rec_kernel) == GP_REC_SIZE, "kernel record size");
 _Static_assert(sizeof(struct gp_rec_copy) == GP_REC_SIZE, "copy record size");
 _Static_assert(sizeof(struct gp_rec_sync) == GP_REC_SIZE, "sync record size");
+_Static_assert(sizeof(struct gp_rec_overhead) == GP_REC_SIZE, "overhead record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
 _Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");
 _Static_assert(sizeof(struct gp_rec_graph) == GP_REC_SIZE, "graph record size");

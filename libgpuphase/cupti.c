@@ -41,6 +41,7 @@ int gp_cupti_keep_clock; /* attach.c: measure the offset, register no timestamp 
 static int64_t gp_cupti_offset;
 static int gp_cupti_registered;
 static int gp_cupti_marker_kind;
+static int gp_cupti_overhead_said; /* GP_STATUS_CUPTI_OVERHEAD written */
 static CUpti_SubscriberHandle gp_cupti_sub;
 static uint64_t gp_cupti_dropped; /* cumulative; completion callbacks only */
 
@@ -69,7 +70,7 @@ static const CUpti_ActivityKind gp_cupti_kinds[] = {
 	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 	CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
 	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,  CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API,
-	CUPTI_ACTIVITY_KIND_MARKER,
+	CUPTI_ACTIVITY_KIND_MARKER,           CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 
 static uint64_t CUPTIAPI gp_cupti_clock(void)
@@ -329,6 +330,25 @@ static void gp_cupti_convert(const CUpti_Activity *a)
 		gp_collector_emit(&r, 1);
 		break;
 	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		/* CUPTI's own time on a thread: inside a call (instrumentation),
+		 * or a call's wait on a full launch queue (COMMAND_BUFFER_FULL,
+		 * whose overheadData the client frees, as CUPTI documents) */
+		const CUpti_ActivityOverhead3 *o = (const void *)a;
+		r.overhead.type = GP_REC_OVERHEAD;
+		r.overhead.cupti_kind = (uint32_t)o->overheadKind;
+		r.overhead.kind = o->overheadKind == CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION ? GP_OVH_INSTRUMENTATION
+				  : o->overheadKind == CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL ? GP_OVH_COMMAND_BUFFER_FULL
+												   : GP_OVH_OTHER;
+		r.overhead.tid = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o->objectId.pt.threadId : 0;
+		r.overhead.start = gp_cupti_ts(o->start);
+		r.overhead.end = gp_cupti_ts(o->end);
+		r.overhead.corr = o->correlationId;
+		if (o->overheadKind == CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL)
+			free(o->overheadData);
+		gp_collector_emit(&r, 1);
+		break;
+	}
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
 		const CUpti_ActivityExternalCorrelation *x = (const void *)a;
 		r.extcorr.type = GP_REC_EXTCORR;
@@ -520,6 +540,10 @@ void gp_cupti_capture(int on)
 		if (k == CUPTI_ACTIVITY_KIND_MARKER && !gp_cupti_marker_kind)
 			continue;
 		CUptiResult res = on ? gp_cupti_fn.enable(k) : gp_cupti_fn.disable(k);
+		if (on && k == CUPTI_ACTIVITY_KIND_OVERHEAD && res == CUPTI_SUCCESS && !gp_cupti_overhead_said) {
+			gp_cupti_overhead_said = 1; /* the report trusts COMMAND_BUFFER_FULL records */
+			gp_lib_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
+		}
 		if (res != CUPTI_SUCCESS)
 			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",
 			       (int)k, (int)res);

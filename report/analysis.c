@@ -36,7 +36,8 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 			     GP_AN_TYPE(GP_REC_DRIVER_API);
 	const uint32_t gpu = GP_AN_TYPE(GP_REC_KERNEL) | GP_AN_TYPE(GP_REC_MEMCPY) | GP_AN_TYPE(GP_REC_MEMSET);
 	an->cfg.rec_types[0] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_MARKER) | GP_AN_TYPE(GP_REC_STATUS) |
-						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW)
+						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW) |
+						 GP_AN_TYPE(GP_REC_OVERHEAD)
 					       : 0;
 	an->cfg.rec_types[1] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_GRAPH_NODE) |
 						 GP_AN_TYPE(GP_REC_STACK_REF)
@@ -311,7 +312,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		gp_an_scan1_device(an, &r->device);
 		break;
 	case GP_REC_STATUS:
-		if (r->status.kind < 8)
+		if (r->status.kind < 16)
 			an->status[r->status.kind] = 1;
 		v.status.kind = r->status.kind;
 		v.status.value = r->status.value;
@@ -363,6 +364,13 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		break;
 	case GP_REC_MARKER:
 		gp_an_scan1_marker(an, &r->marker, &v);
+		break;
+	case GP_REC_OVERHEAD:
+		v.overhead.kind = r->overhead.kind;
+		v.overhead.tid = r->overhead.tid;
+		v.overhead.corr = r->overhead.corr;
+		v.overhead.start = r->overhead.start;
+		v.overhead.end = r->overhead.end;
 		break;
 	default:
 		break;
@@ -614,6 +622,9 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		break;
 	case GP_REC_SYNC:
 		gp_sync_record(an, &r->sync);
+		break;
+	case GP_REC_OVERHEAD:
+		gp_sync_overhead(an, &r->overhead);
 		break;
 	case GP_REC_EXTCORR:
 		gp_an_scan2_extcorr(an, &r->extcorr);

@@ -149,6 +149,11 @@ struct gp_an_rec {
 			uint32_t from_graph; /* CLONED: the graph cloned from             */
 			uint64_t from_node;  /* CLONED: the node cloned from              */
 		} graph;
+		struct {           /* GP_REC_OVERHEAD: CUPTI's own time on a thread   */
+			uint8_t kind;  /* enum gp_overhead_kind                           */
+			uint32_t tid, corr;
+			uint64_t start, end;
+		} overhead;
 		struct {           /* GP_REC_STACK_REF                                */
 			uint32_t op, stack;
 		} stack_ref;

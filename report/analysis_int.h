@@ -103,7 +103,8 @@ struct gp_queue_wait {
 	int32_t op_iter, best_iter;
 	uint64_t w;
 	uint32_t tid, corr, best_corr, stream; /* for the exports' wait sink */
-	uint64_t a0, a1;
+	uint64_t a0, a1; /* the call                                      */
+	uint64_t w0;     /* the wait's start: a0, or CUPTI's record's start */
 };
 struct gp_queue_dev {
 	uint32_t max, hits, ncand;
@@ -135,6 +136,9 @@ struct gp_sync {
 	uint64_t sync_total, sync_unattr_ns, sync_unattr_calls, waits_late;
 	struct gp_map early_ext;     /* ext id -> wait corr: a blocking call's CUPTI
 	                                records came before its hook (bounded) */
+	struct gp_map cbf_start, cbf_end; /* call corr -> its COMMAND_BUFFER_FULL
+	                                     interval (CUPTI overhead records,
+	                                     until its op folds; bounded)      */
 	struct gp_settled *settled;  /* ring of the last GP_SETTLED charged waits */
 	size_t settled_head, nsettled;
 	uint64_t settled_max_w1;
@@ -269,7 +273,7 @@ struct gp_an {
 	struct gp_rep_window *wins; /* capture windows (WINDOW marks), by start */
 	size_t nwins, capwins;
 	int windowed;              /* gp_an_set_windowed: use the windows     */
-	int status[8];
+	int status[16];
 	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
 	double host_busy_w, host_proc_w, host_w, host_max;
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
@@ -371,6 +375,7 @@ void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
+void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);

@@ -83,6 +83,10 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 			   tolerance: GPU times a few us off the host clock) */
 	if (r->has_api && r->api_end > w->w0)
 		return; /* enqueued after the wait began: not waited for */
+	if (gp_an_is_implicit_sync(w->kind) && r->e > w->w1)
+		return; /* it waits before its own work: what it waited for ended
+			   before it returned (an op ending just after a short
+			   cudaFree is not a wait, whatever the clock tolerance) */
 	switch (w->kind) {
 	case GP_API_SYNC_STREAM:
 	case GP_API_SYNC_EVENT:
@@ -272,6 +276,8 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 	for (size_t i = 0; i < s->nsettled; i++) {
 		const struct gp_settled *w = &s->settled[(s->settled_head + i) % GP_SETTLED];
 		if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS || (r->has_api && r->api_end > w->w0))
+			continue;
+		if (gp_an_is_implicit_sync(w->kind) && r->e > w->w1)
 			continue;
 		if ((w->kind == GP_API_SYNC_STREAM || w->kind == GP_API_SYNC_EVENT) && w->stream != GP_NONE32 &&
 		    w->stream != r->stream)
@@ -478,6 +484,33 @@ void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
 	gp_an_fail(an, gp_map_put(&an->sync.early_ext, ext, corr));
 }
 
+/* A CUPTI OVERHEAD record: a COMMAND_BUFFER_FULL one is the interval its
+ * call (correlation id) waited on a full launch queue, kept until the
+ * call's op folds (gp_sync_queue_wait). CUPTI writes it in the calling
+ * thread's buffer, before the call's own API record, so it arrives before
+ * the fold. Several for one call merge (first start, last end). Bounded: the
+ * maps are emptied when they reach GP_RECENT entries. */
+void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
+{
+	struct gp_sync *s = &an->sync;
+	if (o->kind != GP_OVH_COMMAND_BUFFER_FULL || !o->corr || o->end <= o->start)
+		return;
+	if (s->cbf_start.count >= GP_RECENT) {
+		gp_map_free(&s->cbf_start);
+		gp_map_free(&s->cbf_end);
+	}
+	uint64_t *a = gp_map_get(&s->cbf_start, o->corr), *b = gp_map_get(&s->cbf_end, o->corr);
+	if (a && b) {
+		if (o->start < *a)
+			*a = o->start;
+		if (o->end > *b)
+			*b = o->end;
+		return;
+	}
+	gp_an_fail(an, gp_map_put(&s->cbf_start, o->corr, o->start));
+	gp_an_fail(an, gp_map_put(&s->cbf_end, o->corr, o->end));
+}
+
 /* The stack of a sync hook (pass 2): to its wait through the external
  * correlation, whichever came first. */
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack)
@@ -593,11 +626,73 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 		an->iters[q->best_iter].sync += w;
 	if (an->cfg.on_wait) {
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
-					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->a0, .w1 = q->a0 + w,
+					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->w0, .w1 = q->w0 + w,
 					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
 					  .site = UINT32_MAX };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
+}
+
+/* Back-pressure as CUPTI reports it (metrics.md §3): the call's
+ * COMMAND_BUFFER_FULL interval [c0, c1] is its wait, ended by the first op of
+ * its device enqueued before the call and ending after c0 (at most c1 + the
+ * clock tolerance): W = [c0, min(that end, c1)], charged as sync to that op;
+ * with no such op among the recent ones, [c0, c1] is charged to nothing.
+ * A call without the record did not wait, whatever its length. */
+static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+{
+	struct gp_sync *s = &an->sync;
+	uint64_t *pa = gp_map_get(&s->cbf_start, op->corr), *pb = gp_map_get(&s->cbf_end, op->corr);
+	if (!pa || !pb)
+		return 0;
+	uint64_t c0 = *pa, c1 = *pb;
+	gp_map_del(&s->cbf_start, op->corr);
+	gp_map_del(&s->cbf_end, op->corr);
+	size_t lo = 0, hi = s->nrecent; /* first entry with e > c0 */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (gp_sync_recent_at(an, mid)->e <= c0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct gp_recent *best = NULL;
+	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
+		const struct gp_recent *r = gp_sync_recent_at(an, i);
+		if (r->e > c1 + GP_CLOCK_TOLERANCE_NS)
+			break;
+		if (r->device == op->device && r->has_api && r->api_end <= op->api_start && r->corr != op->corr) {
+			best = r; /* sorted by e: the first to end freed the slot */
+			break;
+		}
+	}
+	uint64_t w = (best && best->e < c1 ? best->e : c1) - c0;
+	if (w > op->launch_ns)
+		w = op->launch_ns;
+	if (!w)
+		return 0;
+	if (!best || best->group >= an->ngroups) {
+		/* the op that freed the slot is out of sight: the wait leaves
+		 * the launch all the same, as sync with nothing to charge */
+		struct gp_group *og = &an->groups[op->group];
+		og->launch -= w < og->launch ? w : og->launch;
+		an->launch -= w < an->launch ? w : an->launch;
+		if (slot >= 0) {
+			struct gp_iterx *it = &an->iters[slot];
+			it->launch -= w < it->launch ? w : it->launch;
+		}
+		s->queue_calls++;
+		s->queue_ns += w;
+		s->sync_unattr_ns += w;
+		s->sync_unattr_calls++;
+		return w;
+	}
+	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
+				   .best_iter = best->iter, .w = w, .tid = op->tid, .corr = op->corr,
+				   .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
+				   .a1 = op->api_end, .w0 = c0 };
+	gp_sync_queue_charge(an, &q);
+	return w;
 }
 
 /* Back-pressure (metrics.md §3): a launch, async copy/set or graph launch
@@ -619,6 +714,8 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
 	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
 		return 0;
+	if (an->status[GP_STATUS_CUPTI_OVERHEAD])
+		return gp_sync_queue_cupti(an, op, slot);
 	uint64_t a0 = op->api_start, a1 = op->api_end;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
 	while (lo < hi) {
@@ -656,7 +753,7 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 		return 0;
 	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
 				   .best_iter = best->iter, .w = best->e - a0, .tid = op->tid, .corr = op->corr,
-				   .best_corr = best->corr, .stream = op->stream, .a0 = a0, .a1 = a1 };
+				   .best_corr = best->corr, .stream = op->stream, .a0 = a0, .a1 = a1, .w0 = a0 };
 	if (q.w > op->launch_ns)
 		q.w = op->launch_ns;
 	if (d->hits < GP_QUEUE_HITS) {
@@ -710,6 +807,8 @@ void gp_sync_free(struct gp_sync *s)
 	free(s->queue);
 	free(s->settled);
 	gp_map_free(&s->early_ext);
+	gp_map_free(&s->cbf_start);
+	gp_map_free(&s->cbf_end);
 	gp_map_free(&s->shook);
 	free(s->shook_fifo);
 	free(s->shook_seen);

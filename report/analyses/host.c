@@ -41,6 +41,9 @@ struct gp_host {
 	size_t nhosts, caphosts;
 	int64_t hook_cost_ns;         /* -1 = not measured by the library       */
 	uint64_t hook_calls;          /* hook records in the trace (the core's count) */
+	uint64_t cupti_instr_ns;      /* CUPTI's time inside traced calls (its
+					 INSTRUMENTATION overhead records)       */
+	int have_ovh;                 /* the trace has CUPTI overhead records    */
 	struct gp_host_op *grp;
 	size_t ngrp;
 };
@@ -69,6 +72,12 @@ static int gp_host_record(void *p, const struct gp_an *an, const struct gp_an_re
 	if (v->type == GP_REC_STATUS) {
 		if (v->status.kind == GP_STATUS_HOOK_COST)
 			h->hook_cost_ns = v->status.value;
+		else if (v->status.kind == GP_STATUS_CUPTI_OVERHEAD)
+			h->have_ovh = 1;
+	} else if (v->type == GP_REC_OVERHEAD) {
+		h->have_ovh = 1;
+		if (v->overhead.kind == GP_OVH_INSTRUMENTATION && v->overhead.end > v->overhead.start)
+			h->cupti_instr_ns += v->overhead.end - v->overhead.start;
 	} else if (GP_AN_GROW(h->hosts, h->nhosts, h->caphosts)) { /* a host sample */
 		gp_analysis_fail(&h->err, -ENOMEM);
 	} else {
@@ -173,7 +182,7 @@ static struct gp_host_sum gp_host_summarise(const struct gp_host *h, const struc
 	if (h->hook_cost_ns >= 0) {
 		double wall = (double)rep->wall_ns;
 		r.hooks_ns = (double)h->hook_calls * (double)h->hook_cost_ns;
-		r.est_ns = r.hooks_ns + (double)r.cupti_ns;
+		r.est_ns = r.hooks_ns + (double)r.cupti_ns + (double)h->cupti_instr_ns;
 		r.pct = wall > 0 ? 100.0 * r.est_ns / wall : 0;
 	}
 	return r;
@@ -226,11 +235,15 @@ static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const
 			   "dropped\n", ind, (unsigned long long)h->hook_calls, (unsigned long long)rep->dropped_records);
 		return;
 	}
-	fprintf(f, "%sself-overhead (estimate): %s = %llu hooked calls x %lldns + CUPTI buffer time %s; %.2f%% of "
+	char b4[32], instr[64] = "";
+	if (h->have_ovh) /* only where CUPTI reported it: older traces read as before */
+		snprintf(instr, sizeof instr, " + CUPTI in calls %s",
+			 gp_fmt_ns((double)h->cupti_instr_ns, b4, sizeof b4));
+	fprintf(f, "%sself-overhead (estimate): %s = %llu hooked calls x %lldns + CUPTI buffer time %s%s; %.2f%% of "
 		   "the window %s; %llu records dropped\n",
 		ind, gp_fmt_ns(sum.est_ns, b1, sizeof b1), (unsigned long long)h->hook_calls, (long long)h->hook_cost_ns,
-		gp_fmt_ns((double)sum.cupti_ns, b2, sizeof b2), sum.pct, gp_fmt_ns((double)rep->wall_ns, b3, sizeof b3),
-		(unsigned long long)rep->dropped_records);
+		gp_fmt_ns((double)sum.cupti_ns, b2, sizeof b2), instr, sum.pct,
+		gp_fmt_ns((double)rep->wall_ns, b3, sizeof b3), (unsigned long long)rep->dropped_records);
 	if (sum.pct > GP_OVERHEAD_WARN_PCT)
 		fprintf(f, "%swarning: the profiler's own estimated cost (%.1f%% of the window) exceeds %.0f%%: "
 			   "differences of that size are not trustworthy\n", ind, sum.pct, GP_OVERHEAD_WARN_PCT);
@@ -283,6 +296,8 @@ static void gp_host_json(FILE *f, const void *p, const struct gp_rep *rep, const
 		gp_fmt_json_num(f, sum.pct / 100.0);
 		fprintf(f, ", \"warning\": %s", sum.pct > GP_OVERHEAD_WARN_PCT ? "true" : "false");
 	}
+	if (h->have_ovh)
+		fprintf(f, ", \"cupti_instrumentation_ns\": %llu", (unsigned long long)h->cupti_instr_ns);
 	fprintf(f, ", \"warn_above_pct\": %g, \"dropped_records\": %llu}}", GP_OVERHEAD_WARN_PCT,
 		(unsigned long long)rep->dropped_records);
 }
@@ -290,7 +305,7 @@ static void gp_host_json(FILE *f, const void *p, const struct gp_rep *rep, const
 const struct gp_analysis gp_analysis_host = {
 	.name = "host_conditions",
 	.title = "Host conditions and self-overhead",
-	.types = { GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_STATUS), 0 },
+	.types = { GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_STATUS) | GP_AN_TYPE(GP_REC_OVERHEAD), 0 },
 	.create = gp_host_create,
 	.record = gp_host_record,
 	.prepare = gp_host_prepare,

@@ -168,6 +168,38 @@ Test(analyses, self_overhead_arithmetic)
 	free(out);
 }
 
+Test(analyses, self_overhead_counts_cupti_in_calls)
+{
+	static struct recs t;
+	t.n = 0;
+	str(&t, 1, "_Z4stepv");
+	status(&t, GP_STATUS_HOOK_COST, 1000);
+	status(&t, GP_STATUS_CUPTI_OVERHEAD, 1);
+	launch(&t, T0, 10 * US, 50 * US, 1, 1);
+	launch(&t, T0 + 999 * US, 10 * US, 50 * US, 2, 1);
+	for (uint32_t i = 0; i < 2; i++) { /* 3 us of CUPTI inside each launch */
+		union gp_rec *o = add(&t);
+		o->overhead.type = GP_REC_OVERHEAD;
+		o->overhead.kind = GP_OVH_INSTRUMENTATION;
+		o->overhead.start = T0 + i * 999 * US + 100;
+		o->overhead.end = o->overhead.start + 3 * US;
+		o->overhead.corr = i + 1;
+	}
+	union gp_rec *q = add(&t); /* a queue wait is not CUPTI's cost */
+	q->overhead.type = GP_REC_OVERHEAD;
+	q->overhead.kind = GP_OVH_COMMAND_BUFFER_FULL;
+	q->overhead.start = T0 + 999 * US + 4 * US;
+	q->overhead.end = q->overhead.start + 2 * US;
+	q->overhead.corr = 2;
+	host(&t, T0 + 1000 * US, 1000, 100, 5000);
+	char *out = report(&t);
+	/* no hooks; 5 us of buffer time + 6 us in calls */
+	cr_assert(strstr(out, "self-overhead (estimate): 11.0us = 0 hooked calls x 1000ns + CUPTI buffer time 5.0us + "
+			      "CUPTI in calls 6.0us"),
+		  "%s", out);
+	free(out);
+}
+
 Test(analyses, decreasing_drift_and_no_tail)
 {
 	static struct recs t;
