@@ -11,6 +11,7 @@
  * analyses.h; report thread only. Definitions and thresholds:
  * docs/metrics.md §13; the thresholds are the GP_TREND_* constants below.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +397,14 @@ static void gp_trend_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 		fprintf(f, "%sno drifting execute times, no long tails, no outlier iterations\n", md ? "\n" : "  ");
 }
 
+/* a - b as a long long, clamped (a lying trace can hold any values) */
+static long long gp_trend_signed_diff(uint64_t a, uint64_t b)
+{
+	if (a >= b)
+		return a - b > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)(a - b);
+	return b - a > (uint64_t)LLONG_MAX ? LLONG_MIN : -(long long)(b - a);
+}
+
 static void gp_trend_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *o)
 {
 	const struct gp_trends *tr = p;
@@ -450,7 +459,7 @@ static void gp_trend_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 		uint64_t d = rep->iters[i].end - rep->iters[i].start;
 		double explained = 0;
 		fprintf(f, "%s\n    {\"iter\": %lld, \"duration_ns\": %llu, \"over_p50_ns\": %lld, \"slow_operators\": [",
-			n++ ? "," : "", (long long)rep->iters[i].iter, (unsigned long long)d, (long long)d - (long long)p50);
+			n++ ? "," : "", (long long)rep->iters[i].iter, (unsigned long long)d, gp_trend_signed_diff(d, p50));
 		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
 			fprintf(f, "%s{\"name\": ", k ? ", " : "");
 			gp_fmt_json_str(f, rep->groups[ex[k].group].name);
@@ -459,7 +468,9 @@ static void gp_trend_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 			explained += ex[k].excess;
 		}
 		double rest = (double)d - (double)p50 - explained;
-		fprintf(f, "], \"unexplained_ns\": %lld}", rest > 0 ? (long long)rest : 0LL);
+		/* a lying trace can make it exceed what a long long holds */
+		long long un = rest <= 0 ? 0LL : rest >= 9.2e18 ? LLONG_MAX : (long long)rest;
+		fprintf(f, "], \"unexplained_ns\": %lld}", un);
 	}
 	free(out);
 	free(ex);

@@ -27,10 +27,10 @@ ALL_TARGETS += $(B)/tests/fuzz_replay
 TESTS       += tests/fuzz/test_fuzz_regress.sh
 .SECONDARY: $(B)/obj/tests/fuzz/fuzz_replay.o $(B)/obj/tests/fuzz/fuzz_trace.o
 
-$(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h collector/*.h)
+$(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h collector/*.h) $(REPORT_GEN)/html_assets.h
 	@bash scripts/deps.sh fuzz
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -I. -Icollector -I$(CUDA_HOME)/include \
+	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -I. -Icollector -I$(REPORT_GEN) -I$(CUDA_HOME)/include \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -o $@ $(FUZZ_SRCS) -llz4 -lsqlite3 $(GP_DEMANGLE_LIBS) -ldl -lm
 
