@@ -8,8 +8,7 @@
 #
 # Usage: scripts/deps.sh [core|fuzz|browser|readers [VENV]]
 #
-# `browser` adds headless Chromium and its WebDriver (the HTML page test) and
-# protoc (decoding the Perfetto export).
+# `browser` adds headless Chromium and its WebDriver (the HTML page test).
 #
 # `readers` is the external readers the export tests open the exports with
 # (DuckDB, pandas, HTA, Perfetto's trace_processor, selenium): Python
@@ -18,8 +17,11 @@
 # exits 77 when the index cannot be reached, so the tests can SKIP.
 set -u
 group=${1:-core}
-core_pkgs="libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3"
-browser_pkgs="chromium chromium-driver python3-venv protobuf-compiler"
+# sqlite3 (the CLI): the report corpus compares SQLite exports as their .dump;
+# protobuf-compiler: protoc --decode_raw reads the Perfetto export in make test;
+# python3-venv: the scratch environment of the exports' external readers
+core_pkgs="libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3 python3-venv sqlite3 protobuf-compiler"
+browser_pkgs="chromium chromium-driver"
 fuzz_pkgs="clang libclang-rt-dev"
 # duckdb pinned with its sqlite reader extension packaged on the index
 # (DuckDB's own INSTALL downloads it from a host outside the index)
