@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,6 @@ struct gp_chrome_trace {       /* what close() needs of each trace          */
 struct gp_chrome {
 	struct gp_outfile out;
 	FILE *f;                       /* out.f                                   */
-	char *path;
 	size_t index, ntraces;
 	int first;
 	int base_set;
@@ -74,17 +74,10 @@ static void gp_chrome_sep(struct gp_chrome *c)
 
 static void *gp_chrome_open(const char *path, char *err, size_t n)
 {
-	struct gp_chrome *c = calloc(1, sizeof *c);
-	if (!c || !(c->path = strdup(path))) {
-		free(c);
-		snprintf(err, n, "%s: out of memory", path);
+	struct gp_chrome *c = gp_outfile_context(sizeof *c, offsetof(struct gp_chrome, out), path, GP_OUTFILE_JSON,
+						 err, n);
+	if (!c)
 		return NULL;
-	}
-	if (gp_outfile_open(&c->out, path, GP_OUTFILE_JSON, err, n)) {
-		free(c->path);
-		free(c);
-		return NULL;
-	}
 	c->f = c->out.f;
 	c->first = 1;
 	fputs("{\"schemaVersion\": 1, \"displayTimeUnit\": \"ns\", \"traceEvents\": [", c->f);
@@ -384,7 +377,6 @@ static int gp_chrome_close(void *ctx, const struct gp_rep *rep, const struct gp_
 		rc = gp_outfile_commit(&c->out, err, n);
 	else
 		gp_outfile_discard(&c->out); /* the run failed: leave OUT as it was */
-	free(c->path);
 	free(c);
 	return rc;
 }

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,6 @@ struct gp_html_ev {           /* one op of the timeline and its launching call *
 };
 
 struct gp_html {
-	char *path;
 	struct gp_outfile out;        /* created at open, written and committed at close */
 	size_t index;
 	struct gp_html_ev *ev;
@@ -65,19 +65,8 @@ struct gp_html {
 
 static void *gp_html_open(const char *path, char *err, size_t n)
 {
-	struct gp_html *h = calloc(1, sizeof *h);
-	if (!h || !(h->path = strdup(path))) {
-		free(h);
-		snprintf(err, n, "%s: out of memory", path);
-		return NULL;
-	}
-	/* fail early if the file cannot be created */
-	if (gp_outfile_open(&h->out, path, GP_OUTFILE_HTML, err, n)) {
-		free(h->path);
-		free(h);
-		return NULL;
-	}
-	return h;
+	/* the file is created now (fail early), written at close */
+	return gp_outfile_context(sizeof(struct gp_html), offsetof(struct gp_html, out), path, GP_OUTFILE_HTML, err, n);
 }
 
 static void gp_html_begin(void *ctx, size_t index, const char *trace_path, uint32_t pid)
@@ -371,7 +360,6 @@ static void gp_html_free(struct gp_html *h)
 	gp_map_free(&h->lanes);
 	gp_map_free(&h->names);
 	free(h->ev);
-	free(h->path);
 	free(h);
 }
 

@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,6 @@ struct gp_pb {
 struct gp_pf {
 	struct gp_outfile out; /* written beside OUT, renamed at close (outfile.h) */
 	FILE *f;
-	char *path;
 	size_t index;
 	uint32_t pid;
 	int first_packet;
@@ -372,17 +372,9 @@ static void gp_pf_slice(struct gp_pf *x, uint64_t track, uint64_t t0, uint64_t t
 
 static void *gp_pf_open(const char *path, char *err, size_t n)
 {
-	struct gp_pf *x = calloc(1, sizeof *x);
-	if (!x || !(x->path = strdup(path))) {
-		free(x);
-		snprintf(err, n, "%s: out of memory", path);
+	struct gp_pf *x = gp_outfile_context(sizeof *x, offsetof(struct gp_pf, out), path, GP_OUTFILE_PERFETTO, err, n);
+	if (!x)
 		return NULL;
-	}
-	if (gp_outfile_open(&x->out, path, GP_OUTFILE_PERFETTO, err, n)) {
-		free(x->path);
-		free(x);
-		return NULL;
-	}
 	x->f = x->out.f;
 	x->first_packet = 1;
 	return x;
@@ -582,7 +574,7 @@ static int gp_pf_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	int rc = 0;
 	if (x->failed || !rep) { /* the run failed: leave OUT as it was */
 		if (x->failed) {
-			snprintf(err, n, "%s: out of memory", x->path);
+			snprintf(err, n, "%s: out of memory", x->out.path);
 			rc = -ENOMEM;
 		}
 		gp_outfile_discard(&x->out);
@@ -599,7 +591,6 @@ static int gp_pf_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	free(x->sub.p);
 	free(x->tmp.p);
 	free(x->pids);
-	free(x->path);
 	free(x);
 	return rc;
 }

@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,6 @@ struct gp_sq {
 	struct gp_outfile out; /* the database is built in out.tmp, renamed at close */
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
-	char *path;
 	int64_t rank;
 	int64_t gpid;              /* this trace's globalPid: pid << 24        */
 	int failed;
@@ -169,7 +169,7 @@ static const char *const gp_sq_ins[ST_COUNT] = {
 static void gp_sq_fail(struct gp_sq *q, const char *what)
 {
 	if (!q->failed)
-		snprintf(q->msg, sizeof q->msg, "%s: sqlite: %s: %s", q->path, what, sqlite3_errmsg(q->db));
+		snprintf(q->msg, sizeof q->msg, "%s: sqlite: %s: %s", q->out.path, what, sqlite3_errmsg(q->db));
 	q->failed = 1;
 }
 
@@ -186,15 +186,10 @@ static void gp_sq_step(struct gp_sq *q, int which)
 
 static void *gp_sq_open(const char *path, char *err, size_t n)
 {
-	struct gp_sq *q = calloc(1, sizeof *q);
-	if (!q || !(q->path = strdup(path))) {
-		free(q);
-		snprintf(err, n, "%s: out of memory", path);
-		return NULL;
-	}
 	/* an empty temporary file beside OUT: SQLite makes it a new database */
-	if (gp_outfile_open(&q->out, path, GP_OUTFILE_SQLITE, err, n))
-		goto fail;
+	struct gp_sq *q = gp_outfile_context(sizeof *q, offsetof(struct gp_sq, out), path, GP_OUTFILE_SQLITE, err, n);
+	if (!q)
+		return NULL;
 	if (sqlite3_open_v2(q->out.tmp, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		snprintf(err, n, "%s: cannot create database: %s", path, q->db ? sqlite3_errmsg(q->db) : "?");
 		goto fail;
@@ -218,7 +213,6 @@ fail:
 	if (q->db)
 		sqlite3_close(q->db);
 	gp_outfile_discard(&q->out);
-	free(q->path);
 	free(q);
 	return NULL;
 }
@@ -528,12 +522,12 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	char *em = NULL;
 	if (!q->failed && (sqlite3_exec(q->db, gp_sq_views, NULL, NULL, &em) ||
 			   sqlite3_exec(q->db, "COMMIT;", NULL, NULL, &em))) {
-		snprintf(q->msg, sizeof q->msg, "%s: sqlite: %s", q->path, em ? em : "?");
+		snprintf(q->msg, sizeof q->msg, "%s: sqlite: %s", q->out.path, em ? em : "?");
 		q->failed = 1;
 	}
 	sqlite3_free(em);
 	if (sqlite3_close(q->db) != SQLITE_OK && !q->failed) {
-		snprintf(q->msg, sizeof q->msg, "%s: sqlite: cannot close", q->path);
+		snprintf(q->msg, sizeof q->msg, "%s: sqlite: cannot close", q->out.path);
 		q->failed = 1;
 	}
 	int rc = q->failed ? -EIO : 0;
@@ -550,7 +544,6 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 		gp_outfile_discard(&q->out); /* leave OUT as it was */
 	else
 		rc = gp_outfile_commit(&q->out, err, n);
-	free(q->path);
 	free(q);
 	return rc;
 }

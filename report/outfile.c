@@ -190,6 +190,21 @@ static void gp_outfile_release(struct gp_outfile *o)
 	memset(o, 0, sizeof *o);
 }
 
+void *gp_outfile_context(size_t size, size_t out_off, const char *path, enum gp_outfile_kind kind, char *err,
+			 size_t n)
+{
+	char *ctx = calloc(1, size);
+	if (!ctx) {
+		snprintf(err, n, "%s: out of memory", path);
+		return NULL;
+	}
+	if (gp_outfile_open((struct gp_outfile *)(void *)(ctx + out_off), path, kind, err, n)) {
+		free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
 int gp_outfile_open(struct gp_outfile *o, const char *path, enum gp_outfile_kind kind, char *err, size_t n)
 {
 	memset(o, 0, sizeof *o);

@@ -56,6 +56,11 @@ int gp_outfile_open(struct gp_outfile *o, const char *path, enum gp_outfile_kind
  * as it was. o is released either way. */
 int gp_outfile_commit(struct gp_outfile *o, char *err, size_t n);
 
+/* An exporter's context: size zeroed bytes whose struct gp_outfile, at
+ * offset out_off, is open on path as gp_outfile_open opens it; NULL after
+ * one line in err. The caller frees it after commit or discard. */
+void *gp_outfile_context(size_t size, size_t out_off, const char *path, enum gp_outfile_kind kind, char *err,
+			 size_t n);
 /* Remove the temporary file; path is left as it was. o is released. */
 void gp_outfile_discard(struct gp_outfile *o);
 
