@@ -35,14 +35,14 @@ static void gp_prep_hist_save(struct gp_pw *w, const struct gp_hist *h)
 	gp_pw_u64(w, h->max);
 	if (h->buckets) {
 		uint64_t k = 0;
-		for (unsigned b = 0; b < GP_HIST_NBUCKETS; b++)
-			k += h->buckets[b] != 0;
+		for (unsigned i = 0; i < h->blen; i++)
+			k += h->buckets[i] != 0;
 		gp_pw_u8(w, 2);
 		gp_pw_u64(w, k);
-		for (unsigned b = 0; b < GP_HIST_NBUCKETS; b++)
-			if (h->buckets[b]) {
-				gp_pw_u32(w, b);
-				gp_pw_u64(w, h->buckets[b]);
+		for (unsigned i = 0; i < h->blen; i++)
+			if (h->buckets[i]) {
+				gp_pw_u32(w, h->blo + i);
+				gp_pw_u64(w, h->buckets[i]);
 			}
 	} else if (h->exact && h->n) {
 		gp_pw_u8(w, 1);
@@ -183,18 +183,14 @@ static void gp_prep_hist_load(struct gp_pr *r, struct gp_hist *h)
 			h->exact[i] = gp_pr_u64(r);
 	} else if (mode == 2) {
 		size_t k = gp_pr_count(r, 12, GP_HIST_NBUCKETS);
-		if (r->err)
-			return;
-		if (!(h->buckets = calloc(GP_HIST_NBUCKETS, sizeof *h->buckets)))
-			return gp_pr_oom(r);
 		int64_t last = -1;
 		for (size_t i = 0; i < k && !r->err; i++) {
 			uint32_t b = gp_pr_u32(r);
 			uint64_t c = gp_pr_u64(r);
 			if (!r->err && (b >= GP_HIST_NBUCKETS || (int64_t)b <= last || !c))
 				gp_pr_fail(r, "an execute distribution's buckets are out of order, out of range or empty");
-			else if (!r->err)
-				h->buckets[b] = c;
+			else if (!r->err && gp_hist_bucket_add(h, b, c))
+				gp_pr_oom(r);
 			last = b;
 		}
 	} else if (mode != 0) {
@@ -359,7 +355,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
 #define GP_PREP_SIZE_REP 1016u
-#define GP_PREP_SIZE_GROUP 160u
+#define GP_PREP_SIZE_GROUP 168u
 #define GP_PREP_SIZE_ITER 72u
 #define GP_PREP_SIZE_WINDOW 48u
 #define GP_PREP_SIZE_CALLSITE 32u
