@@ -451,15 +451,13 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 /* Partial results among the inputs were made with a --group-by, an
  * --outlier-factor and a --whatif, which shape the aggregates: this run
  * takes theirs (they must all agree, and so must those options when given
- * here). *any says whether there is one. Returns 0 or an exit status after
- * one message. */
-static int gp_main_partials(struct gp_main *m, char **files, int nfiles, int *any)
+ * here). Returns 0 or an exit status after one message. */
+static int gp_main_partials(struct gp_main *m, char **files, int nfiles)
 {
 	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
 	struct gp_partial_opts o, first;
 	const char *first_path = NULL;
 	char err[512];
-	*any = 0;
 	for (int i = 0; i < nfiles; i++) {
 		if (!gp_partial_is(files[i]))
 			continue;
@@ -480,7 +478,6 @@ static int gp_main_partials(struct gp_main *m, char **files, int nfiles, int *an
 	}
 	if (!first_path)
 		return 0;
-	*any = 1;
 	const char *why = NULL;
 	if (m->nexports)
 		why = "--export needs the records: give the traces themselves, not partial results";
@@ -704,9 +701,9 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 		if (files[i] == gp_main_sep)
 			sep = i;
 	int nb = sep >= 0 ? sep : 1, nn = sep >= 0 ? nfiles - sep - 1 : nfiles - 1;
-	if (m->nexports || (sep < 0 && nfiles != 2) || nb < 1 || nn < 1) {
-		fprintf(stderr, "gpuphase-report: diff needs BASE NEW, or BASE1 BASE2 ... -- NEW1 NEW2 ... (no --export; "
-				"gpuphase-report diff --help)\n");
+	if (m->nexports || m->partial || (sep < 0 && nfiles != 2) || nb < 1 || nn < 1) {
+		fprintf(stderr, "gpuphase-report: diff needs BASE NEW, or BASE1 BASE2 ... -- NEW1 NEW2 ... (no --export "
+				"or --partial; gpuphase-report diff --help)\n");
 		return GP_EXIT_USAGE;
 	}
 	if (sep >= 0) /* close the gap: base runs, then new runs */
@@ -715,8 +712,8 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 	struct gp_rep *reps = calloc((size_t)nfiles, sizeof *reps);
 	if (!reps)
 		return gp_main_oom("diff");
-	int truncated, partials;
-	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_partials(m, files, nfiles, &partials)) ||
+	int truncated;
+	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_partials(m, files, nfiles)) ||
 	    (rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, nfiles, m, &truncated))) {
 		free(reps);
 		return rc;
@@ -796,8 +793,7 @@ int main(int argc, char **argv)
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
-	int partials;
-	if ((rc = gp_main_check_out(&m, files, nfiles)) || (rc = gp_main_partials(&m, files, nfiles, &partials)))
+	if ((rc = gp_main_check_out(&m, files, nfiles)) || (rc = gp_main_partials(&m, files, nfiles)))
 		goto out;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];

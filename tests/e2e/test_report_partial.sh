@@ -190,10 +190,13 @@ expect 2 "-o over text" "$R" --partial -o "$tmp/text.txt" "$tmp/r0.gpht"
 ln -s "$tmp/good.gpp" "$tmp/link.gpp"
 expect 2 "-o over a symlink" "$R" --partial -o "$tmp/link.gpp" "$tmp/r0.gpht"
 expect 0 "-o over partial results" "$R" --partial -o "$tmp/cs.gpp" "$tmp/r0.gpht"
+"$R" --partial -o "$tmp/tree2.gpp" "$tmp/r0.gpp" "$tmp/r1.gpp" 2>/dev/null || fail "a partial of two partials"
 # diff takes one-trace partials
 expect 0 "diff of partials" "$R" diff "$tmp/r0.gpp" "$tmp/r2.gpp"
 "$R" diff "$tmp/r0.gpht" "$tmp/r2.gpht" >"$tmp/diff.one" 2>&1
 cmp -s "$tmp/out" "$tmp/diff.one" || fail "diff of partials differs from diff of traces"
+expect 2 "diff --partial" "$R" diff --partial -o "$tmp/d.gpp" "$tmp/r0.gpht" "$tmp/r2.gpht"
+expect 2 "diff of a partial of two traces" "$R" diff "$tmp/cs.gpp" "$tmp/tree2.gpp"
 
 # --- an analysis missing from a partial is named, not silently dropped -----------
 python3 - "$tmp/good.gpp" "$tmp/nowhatif.gpp" <<'PY' || fail "could not drop an analysis from a partial"
