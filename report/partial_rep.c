@@ -19,6 +19,8 @@
 
 #define GP_PR_MAX_ITEMS (1ull << 32) /* groups, iterations, ... of one trace */
 #define GP_PR_MAX_COUNTS 4096u       /* record types, API classes           */
+#define GP_REP_GROUP_BY_MIN 0        /* enum gp_group_by (analysis.h): kernel */
+#define GP_REP_GROUP_BY_MAX 4        /* ... phase                             */
 
 /* ---- save ---------------------------------------------------------------------- */
 
@@ -344,6 +346,8 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		c->sync_ns = gp_pr_u64(r);
 	}
 	rep->group_by = gp_prep_int_load(r);
+	if (!r->err && (rep->group_by < GP_REP_GROUP_BY_MIN || rep->group_by > GP_REP_GROUP_BY_MAX))
+		gp_pr_fail(r, "the report's grouping is none the report knows"); /* the outputs index names by it */
 	if (r->err) {
 		gp_rep_free(rep); /* what was read; the rest of each table is zeroed */
 		return r->err;
