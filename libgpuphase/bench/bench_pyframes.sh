@@ -26,7 +26,7 @@ bench_one() { # python name-suffix
   ver=$(pyver "$py")
   # alternate, best of 3 each: the machine is shared and the sync itself costs µs
   for _ in 1 2 3; do
-    a=$(run "$py" off) && b=$(run "$py" sync) || { echo "bench: pyframes ($py) failed"; return 1; }
+    if ! a=$(run "$py" off) || ! b=$(run "$py" sync); then echo "bench: pyframes ($py) failed"; return 1; fi
     off=$(awk -v x="$off" -v y="$a" 'BEGIN { print (y < x ? y : x) }')
     on=$(awk -v x="$on" -v y="$b" 'BEGIN { print (y < x ? y : x) }')
   done
@@ -42,13 +42,16 @@ bench_one() { # python name-suffix
 }
 
 rc=0
-py=$(command -v python3) && v=$(pyver "$py") && [ "${v#3.}" -ge 9 ] 2>/dev/null &&
-  { bench_one "$py" "" || rc=1; } || echo "bench: pyframes skipped (no python3 3.9+ with ctypes)"
+if py=$(command -v python3) && v=$(pyver "$py") && [ "${v#3.}" -ge 9 ] 2>/dev/null; then
+  bench_one "$py" "" || rc=1
+else
+  echo "bench: pyframes skipped (no python3 3.9+ with ctypes)"
+fi
 for want in 3.9 3.10; do
   found=""
   # shellcheck disable=SC2086
-  for p in ${GP_PYTHONS:-} "python$want" /root/.pyenv/versions/$want.*/bin/python3 \
-           "$HOME"/.pyenv/versions/$want.*/bin/python3; do
+  for p in ${GP_PYTHONS:-} "python$want" /root/.pyenv/versions/"$want".*/bin/python3 \
+           "$HOME"/.pyenv/versions/"$want".*/bin/python3; do
     p=$(command -v "$p" 2>/dev/null) || continue
     [ "$(pyver "$p")" = "$want" ] && { found=$p; break; }
   done
