@@ -5,13 +5,16 @@
 # CPython whose frame layout gpuphase knows (3.9 - 3.13). A Python whose
 # layout it does not know (3.8 and older, 3.14+, where found) must run
 # unaffected, say once that it falls back, and still give native call sites.
+# For each known one, lines.py's 13 call sites must also be named at the
+# line CPython itself gives each frame (f_lineno).
 #
 # Interpreters: the paths in GP_PYTHONS (space-separated: builds of your
 # own), then python3 and python3.X on PATH and pyenv's versions.
 # Without an argument: every one found except 3.9 and 3.10, and the phases
-# (forward / backward / optimizer) with a 3.11+ one; fails if no 3.11+ one
-# was tried. With 3.X (test_pyframes_3.9.sh, _3.10.sh): only that version;
-# exit 77 (skipped, never passed) where none is found.
+# (forward / backward / optimizer) with a 3.11+ one; fails if a Python was
+# found but no 3.11+ one was read. With 3.X (test_pyframes_py39.sh,
+# _py310.sh): only that version; exit 77 (skipped, never passed) where none
+# is found.
 set -u
 B=${GP_BUILD:?GP_BUILD unset}; S=${GP_SRC:?GP_SRC unset}
 fail() { echo "FAIL: $*"; exit 1; }
@@ -40,7 +43,7 @@ for p in ${GP_PYTHONS:-} /usr/bin/python3 /usr/bin/python3.11 python3 python3.9 
 done
 if [ -z "$pys" ]; then
   [ -n "$only" ] && { echo "skipped: no CPython $only with ctypes found (GP_PYTHONS, PATH, pyenv)"; exit 77; }
-  echo "not run: no python3 with ctypes"; exit 0
+  echo "not run: no python3 with ctypes here, other than any 3.9 / 3.10 (test_pyframes_py39.sh, _py310.sh)"; exit 0
 fi
 
 known=0; i=0
