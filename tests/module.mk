@@ -47,9 +47,12 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
-# Call sites: Python frames through ctypes for every CPython found, native
-# frames named offline from .symtab / DWARF lines (libdw).
-TESTS      += tests/e2e/test_pyframes.sh tests/e2e/test_native_names.sh
+# Call sites: Python frames through ctypes for every CPython found (3.9 and
+# 3.10 each in a test of its own, skipped where absent), the version
+# detection and its fallback on a fake interpreter, native frames named
+# offline from .symtab / DWARF lines (libdw).
+TESTS      += tests/e2e/test_pyframes.sh tests/e2e/test_pyframes_py39.sh tests/e2e/test_pyframes_py310.sh \
+              tests/e2e/test_pyframes_fallback.sh tests/e2e/test_native_names.sh
 TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh
 
 # The report corpus: committed traces and the outputs the report must give
