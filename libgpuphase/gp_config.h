@@ -28,6 +28,31 @@ enum gp_log_level { GP_LOG_OFF = 0, GP_LOG_ERROR, GP_LOG_INFO, GP_LOG_DEBUG };
 #define GP_CUPTI_LIB_DEFAULT "libcupti.so.13"
 #define GP_PATTERN_MAX 512
 
+/* GPUPHASE_CUPTI: what CUPTI records, from cheapest to richest (cupti.c
+ * applies it; docs/configuration.md "CUPTI modes"). Kernel, memcpy and memset
+ * activity is always on when CUPTI is. */
+enum gp_cupti_api {
+	GP_CUPTI_API_OFF = 0,  /* no API records of this layer                 */
+	GP_CUPTI_API_NEEDED,   /* only the cbids the report uses (per cbid)     */
+	GP_CUPTI_API_ALL       /* the activity kind: every call                 */
+};
+enum gp_cupti_ext {
+	GP_CUPTI_EXT_OFF = 0,  /* no external correlation: joined by thread + time */
+	GP_CUPTI_EXT_SYNC,     /* pushed around synchronizing calls that take a stack */
+	GP_CUPTI_EXT_ALL       /* pushed around every hooked call              */
+};
+struct gp_cupti_mode {
+	uint8_t runtime, driver; /* enum gp_cupti_api                          */
+	uint8_t extcorr;         /* enum gp_cupti_ext                          */
+	uint8_t sync, overhead;  /* SYNCHRONIZATION / OVERHEAD kinds, 0 or 1   */
+	int8_t per_thread;       /* PER_THREAD_ACTIVITY_BUFFER: -1 CUPTI's default */
+	uint32_t buffer_bytes;   /* each activity buffer handed to CUPTI       */
+	uint32_t flush_ms;       /* cuptiActivityFlushPeriod, 0 = not set      */
+};
+/* The named modes, cheapest first; GPUPHASE_CUPTI=1 means "lean". */
+#define GP_CUPTI_MODE_DEFAULT "lean"
+#define GP_CUPTI_BUF_DEFAULT (1u << 20)
+
 struct gp_config {
 	int disable;
 	char output[GP_PATH_MAX];       /* pattern, validated                  */
@@ -46,6 +71,7 @@ struct gp_config {
 	uint32_t flush_ms;
 	uint64_t max_bytes;
 	int cupti;                      /* 0: hook-only by request             */
+	struct gp_cupti_mode cupti_mode; /* what CUPTI records when cupti = 1   */
 	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
 	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
 	int follow_fork;
@@ -76,6 +102,11 @@ int gp_config_expand(const char *pattern, long pid, const char *host, const char
 
 /* The rank for %r: RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, else "0". */
 const char *gp_config_rank(char *const *envp);
+
+/* The canonical text of a CUPTI mode: the closest named mode and the items
+ * that differ from it ("lean", "full,extcorr=off", "minimal,buffer=8M").
+ * Returns the length written (snprintf rules). */
+int gp_config_cupti_text(const struct gp_cupti_mode *m, char *buf, size_t len);
 
 /* Parse a DURATION: a decimal number (digits first, an optional fraction:
  * "2", "1.5", "0.5"; no sign, exponent or hex) and a unit ns, us, ms, s, m

@@ -192,6 +192,14 @@ void gp_resolve_forget(void);
 /* ---- cupti.c ----------------------------------------------------------- */
 
 extern int gp_cupti_active; /* subscribed and activity usable (relaxed reads) */
+/* GP_CLASS_BIT of the hooked classes that push their op id as external
+ * correlation (GPUPHASE_CUPTI extcorr=): 0 while activity is off. Written by
+ * gp_cupti_capture, read relaxed by the hooks (a stale value only costs or
+ * saves one push around a window transition). */
+extern unsigned gp_cupti_push_bits;
+/* The CUPTI mode in use, fallbacks applied ("lean"), once gp_cupti_open
+ * succeeded: the trace header's "cupti" value. */
+const char *gp_cupti_mode_text(void);
 extern int gp_cupti_keep_clock; /* set before open: no timestamp callback (attach) */
 /* dlopen CUPTI, subscribe, register the clock. Returns 0 or -errno; on
  * failure *why names the reason and *cres the CUptiResult (or 0). */

@@ -10,8 +10,10 @@
  * pointer load, one load of gp_watch and one predictable branch, then a tail
  * call of the real function. Inside the window: errno saved/restored around
  * our work, op id pushed as CUPTI external correlation id (CUSTOM2) around the
- * real call, two clock reads, one GP_REC_HOOK_API store into this thread's
- * ring (plus a GP_REC_STACK_REF when stacks are on). The real function's
+ * real call (see below), two clock reads, one GP_REC_HOOK_API store into this thread's
+ * ring (plus a GP_REC_STACK_REF when stacks are on). The push happens only for
+ * the classes GPUPHASE_CUPTI's extcorr= names (gp_cupti_push_bits); the other
+ * calls are joined to CUPTI by thread and time (report/join.c). The real function's
  * result is returned unchanged and the CUDA error state is never read or
  * reset (no cudaGetLastError here).
  *
@@ -144,7 +146,7 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 		t->cur_op = c->op;
 		c->stream = gp_hooks_stream(stream, twin);
 		c->stack = (gp_stacks_classes & GP_CLASS_BIT(cls)) ? gp_stacks_capture(2) : 0;
-		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&gp_cupti_push_bits, __ATOMIC_RELAXED) & GP_CLASS_BIT(cls)) {
 			gp_cupti_push(c->op);
 			c->pushed = 1;
 		}

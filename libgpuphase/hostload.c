@@ -124,7 +124,9 @@ static uint64_t gp_hostload_calibrate(void)
 		for (int i = 0; i < GP_HOSTLOAD_CALIB_ITERS; i++) {
 			uint64_t a = gp_now();
 			uint32_t op = gp_lib_next_op();
-			int cupti = __atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED);
+			/* as a launch's hook: its push when the CUPTI mode has one */
+			int cupti = (__atomic_load_n(&gp_cupti_push_bits, __ATOMIC_RELAXED) &
+				     GP_CLASS_BIT(GP_API_LAUNCH)) != 0;
 			if (cupti)
 				gp_cupti_push(op);
 			union gp_rec r;

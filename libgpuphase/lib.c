@@ -229,6 +229,7 @@ static int gp_lib_start(void)
 	kv[nkv++] = (struct gp_kv){"capture", gp_lib_attach ? (gp_lib_preloaded ? "attach" : "attach (CUPTI API records only)")
 					      : gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
 								 : "injection"};
+	kv[nkv++] = (struct gp_kv){"cupti", cupti_rc == 0 ? gp_cupti_mode_text() : "off"};
 	if (rtv[0])
 		kv[nkv++] = (struct gp_kv){"cuda_runtime", rtv};
 	if (drv[0])

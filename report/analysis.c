@@ -234,6 +234,7 @@ static void gp_an_scan1_api(struct gp_an *an, const struct gp_rec_api *a, struct
 	if (a->type == GP_REC_HOOK_API) {
 		if (!v->nested)
 			an->host_hook_ns += dur;
+		gp_join_count_hook(an, a);
 	} else if (a->type == GP_REC_RUNTIME_API) {
 		an->host_runtime_ns += dur;
 	} else {
@@ -398,6 +399,19 @@ void gp_an_set_windowed(struct gp_an *an, int windowed)
 	an->windowed = windowed;
 }
 
+void gp_an_set_cupti(struct gp_an *an, const char *mode)
+{
+	/* canonical text (gp_config_cupti_text): the closest named mode, then
+	 * the items that differ; only "full" pushes around every call */
+	const char *x = mode ? strstr(mode, "extcorr=") : NULL;
+	if (!mode || !strcmp(mode, "off"))
+		an->join.nested = 0;
+	else if (x)
+		an->join.nested = strncmp(x + 8, "all", 3) != 0;
+	else
+		an->join.nested = strncmp(mode, "full", 4) != 0;
+}
+
 int gp_an_prepare(struct gp_an *an)
 {
 	if (an->err)
@@ -525,12 +539,14 @@ static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
 		return;
 	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c))
 		gp_sync_hook(an, a);
-	if (!gp_an_is_op_class(c))
+	if (an->hook_only) {
+		if (gp_an_is_op_class(c))
+			gp_an_hook_only_op(an, a);
 		return;
-	if (an->hook_only)
-		gp_an_hook_only_op(an, a);
-	else
+	}
+	if (gp_an_is_op_class(c))
 		gp_join_hook(an, a, c);
+	gp_join_hook_seen(an, a); /* API records waiting for this thread's hooks */
 }
 
 static void gp_an_scan2_graph(struct gp_an *an, const struct gp_rec_graph *g)

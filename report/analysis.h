@@ -199,6 +199,12 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *rec, uint32_t nslots);
 /* The capture was windowed (header `window` other than `all`): wall and
  * iterations are taken over the capture windows only (metrics.md §6). */
 void gp_an_set_windowed(struct gp_an *an, int windowed);
+/* The trace header's `cupti` mode (libgpuphase's GPUPHASE_CUPTI, e.g.
+ * "lean", "full,extcorr=off"; NULL for traces that predate it): when its
+ * hooks pushed no external correlation around every call, a hook joins its
+ * CUPTI API record by thread and time nesting, and an API record waits for
+ * a hook of its thread that may still come (report/join.c). Before pass 2. */
+void gp_an_set_cupti(struct gp_an *an, const char *mode);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);
 

@@ -157,6 +157,12 @@ struct gp_hookq {
 	uint32_t tid;
 	struct gp_hookq_ent *e;
 	size_t head, n, cap;
+	/* joined by thread and time (gp_join.nested): whether this thread's
+	 * hook for an API record may still come */
+	uint64_t top_start;  /* start of its latest top-level hook seen       */
+	uint64_t seen;       /* op hooks seen so far (pass 2)                 */
+	uint32_t *wait;      /* corrs of entries waiting for one of its hooks  */
+	size_t nwait, capwait;
 };
 
 struct gp_pending {
@@ -164,6 +170,7 @@ struct gp_pending {
 	uint8_t api_class, api_domain, gpu_type, device;
 	uint8_t copy_kind, end_missing, graph, hk, pageable;
 	uint8_t api_phase, hk_phase; /* gp_an_nvtx_phase at the API record / graph hook */
+	uint8_t hook_wait;   /* in its thread's wait list (gp_hookq.wait)         */
 	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
 	                                        kept for its later kernels */
 	uint16_t api_id;
@@ -214,6 +221,10 @@ struct gp_join {
 	size_t nhq, caphq;
 	struct gp_map hq_by_tid;
 	struct gp_map tid_os;        /* CUPTI thread id -> OS tid (learned)    */
+	struct gp_map hook_total;    /* OS tid -> op hooks in the trace (pass 1) */
+	int nested;                  /* hooks push no external correlation per
+	                                call: joined by thread and time nesting
+	                                (trace header "cupti", gp_an_set_cupti) */
 	uint32_t tid_os_last_cupti, tid_os_last_os; /* last tid_os put        */
 	uint64_t max_ts;             /* newest pass-2 time seen (eviction clock) */
 };
@@ -384,6 +395,8 @@ void gp_sync_free(struct gp_sync *s);
 /* join.c */
 void gp_join_init(struct gp_join *j);
 void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned cls);
+void gp_join_count_hook(struct gp_an *an, const struct gp_rec_api *a);
+void gp_join_hook_seen(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_join_api(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v);

@@ -160,7 +160,7 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 	gp_fmt_text_str(f, rep->path ? rep->path : "?");
 	fputs("\n\n", f);
 	const char *keys[] = { "cmdline", "host", "gpu0", "driver", "cuda_runtime", "cuda_driver", "window",
-			       "marker", NULL };
+			       "marker", "cupti", NULL };
 	fprintf(f, "%sCapture\n%s", h, md ? "\n" : "");
 	for (int i = 0; keys[i]; i++) {
 		const char *v = gp_out_kv(rep, keys[i]);

@@ -210,9 +210,12 @@ static int gp_pipeline_run(struct gp_pipeline *p, struct gp_an *an, const struct
 	memset(&facts, 0, sizeof facts);
 	memset(rep, 0, sizeof *rep);
 	int rc = gp_pipeline_pass(p, an, 1, src, &facts, err, n);
-	for (size_t i = 0; i < facts.nkv; i++) /* a windowed capture (metrics.md §6) */
-		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "window"))
+	for (size_t i = 0; i < facts.nkv; i++) {
+		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "window")) /* windowed (metrics.md §6) */
 			gp_an_set_windowed(an, facts.kv[i].value && strcmp(facts.kv[i].value, "all") != 0);
+		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "cupti")) /* how hooks join (join.c) */
+			gp_an_set_cupti(an, facts.kv[i].value);
+	}
 	if (!rc && (gp_an_prepare(an) || (p->cur && gp_analyses_prepare(p->cur))))
 		rc = -ENOMEM;
 	if (!rc) {

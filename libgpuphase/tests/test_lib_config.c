@@ -83,6 +83,55 @@ Test(lib_config, check_one_variable)
 	cr_assert_eq(gp_config_check("GPUPHASE_NOPE", "1", &c, &acc), -ENOENT);
 }
 
+Test(lib_config, cupti_modes)
+{
+	struct gp_config c;
+	const char *acc = NULL;
+	char text[192];
+	cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", "1", &c, &acc), 0);
+	cr_assert(c.cupti == 1);
+	gp_config_cupti_text(&c.cupti_mode, text, sizeof text);
+	cr_expect_str_eq(text, GP_CUPTI_MODE_DEFAULT, "1 is the default mode");
+	cr_expect(c.cupti_mode.runtime == GP_CUPTI_API_NEEDED && c.cupti_mode.driver == GP_CUPTI_API_NEEDED &&
+		  c.cupti_mode.extcorr == GP_CUPTI_EXT_SYNC && c.cupti_mode.sync && c.cupti_mode.overhead);
+	cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", "off", &c, &acc), 0);
+	cr_expect(c.cupti == 0);
+	cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", "full", &c, &acc), 0);
+	cr_expect(c.cupti == 1 && c.cupti_mode.runtime == GP_CUPTI_API_ALL && c.cupti_mode.extcorr == GP_CUPTI_EXT_ALL);
+	static const struct {
+		const char *in, *canonical;
+	} ok[] = {
+		{"activity", "activity"},
+		{"minimal", "minimal"},
+		{"lean", "lean"},
+		{"full", "full"},
+		{"full,extcorr=off", "full,extcorr=off"},
+		{"sync=0", "lean,sync=0"},
+		{"minimal,sync=1,overhead=1,extcorr=sync", "lean"},
+		{"lean,buffer=8M,flush=100ms,per_thread=0", "lean,per_thread=0,buffer=8M,flush=100ms"},
+		{"activity,runtime=all", "activity,runtime=all"},
+		{"lean,buffer=65536", "lean,buffer=64k"},
+		{"lean,flush=0", "lean"},
+		{"runtime=all,driver=all,extcorr=all", "full"},
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", ok[i].in, &c, &acc), 0, "'%s' refused", ok[i].in);
+		gp_config_cupti_text(&c.cupti_mode, text, sizeof text);
+		cr_expect_str_eq(text, ok[i].canonical, "'%s'", ok[i].in);
+		/* the canonical text reads back as the same mode */
+		struct gp_config c2;
+		cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", text, &c2, &acc), 0, "'%s' refused", text);
+		cr_expect(!memcmp(&c.cupti_mode, &c2.cupti_mode, sizeof c.cupti_mode), "'%s' round trip", text);
+	}
+	static const char *const bad[] = {"", "2", "lean,", ",lean", "lean,full", "medium", "runtime=some",
+					  "extcorr=needed", "sync=2", "buffer=1k", "buffer=1G", "buffer=100001",
+					  "flush=1500us", "flush=2m", "lean,sync=0,sync=1", "runtime", "lean,,sync=0"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_expect_eq(gp_config_check("GPUPHASE_CUPTI", bad[i], &c, &acc), -EINVAL, "'%s' accepted", bad[i]);
+		cr_expect(acc && strstr(acc, "lean"), "accepted text names the modes");
+	}
+}
+
 Test(lib_config, markers_stacks_log)
 {
 	struct gp_config c;
