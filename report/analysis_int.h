@@ -236,6 +236,7 @@ struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
 	int captured;        /* starts inside a capture window (or no windows)  */
+	uint32_t tid;        /* the thread that wrote its mark                  */
 };
 
 /* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
@@ -279,7 +280,7 @@ struct gp_an {
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
 	struct gp_an_edges edges;
 	int runtime_seen;          /* edges: CUPTI runtime records seen       */
-	struct { int64_t iter; uint64_t ts; } *marks;
+	struct { int64_t iter; uint64_t ts; uint32_t tid; } *marks;
 	size_t nmarks, capmarks;
 	/* prepared */
 	int hook_only, have_runtime, have_hooks;

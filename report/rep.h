@@ -55,6 +55,9 @@ struct gp_rep_window {
 	uint64_t start, stop;
 	int open;              /* no STOP mark: ends at the last record            */
 	uint64_t ops, launch_ns, execute_ns; /* ops whose call began inside it */
+	int64_t iter;          /* the START mark's iteration and thread: a window */
+	uint32_t tid;          /* opened at that iteration's start when its mark
+	                          was written by the same thread              */
 };
 
 struct gp_rep_callsite {

@@ -294,7 +294,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
 				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1,
-				  .site = UINT32_MAX };
+				  .site = UINT32_MAX, .launch_group = -1, .launch_iter = -1 };
 	uint64_t s;
 	gp_sync_settle(an, w);
 	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
@@ -308,7 +308,10 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
 		if (w->copy && w->has_own && w->own_group < an->ngroups) {
-			/* the blocked part leaves the copy's launch */
+			/* the blocked part leaves the copy's launch (the op sink had
+			 * it in the copy's launch_ns) */
+			out.launch_group = (int32_t)w->own_group;
+			out.launch_iter = w->own_iter >= 0 ? an->iters[w->own_iter].iter : -1;
 			struct gp_group *og = &an->groups[w->own_group];
 			og->launch -= s < og->launch ? s : og->launch;
 			an->launch -= s < an->launch ? s : an->launch;
@@ -628,7 +631,7 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
 					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->w0, .w1 = q->w0 + w,
 					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
-					  .site = UINT32_MAX };
+					  .site = UINT32_MAX, .launch_group = -1, .launch_iter = -1 };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
 }

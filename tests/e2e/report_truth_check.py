@@ -87,11 +87,12 @@ def main():
     report = json.load(open(sys.argv[2]))
     wins = [(w["start_ns"], w["stop_ns"]) for w in report["summary"].get("windows", [])]
 
-    def captured(t):
-        """In a windowed capture only calls made inside a window are traced."""
-        return not wins or any(a <= t < b for a, b in wins)
+    def captured(t0, t1):
+        """In a windowed capture only calls made inside a window are traced
+        (a call that a window's edge cuts has no CUPTI record)."""
+        return not wins or any(a <= t0 and t1 <= b for a, b in wins)
 
-    apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t["start"])}
+    apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t["start"], t["end"])}
     ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and (not wins or t.get("api_corr") in apis)]
     syncs = {}
     for t in truth:
