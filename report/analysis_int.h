@@ -54,6 +54,14 @@ struct gp_wait {
 	uint32_t best_group, best_corr;
 	int64_t best_iter;
 	uint32_t next_free;
+	/* several devices (sync.c gp_sync_pick): the devices of the own op and
+	 * of the best candidate, and the best candidate that ended before the
+	 * call returned (e <= w1), taken over one of another device that ended
+	 * after it */
+	uint8_t own_device, best_device, has_in, in_device;
+	uint64_t in_e;
+	uint32_t in_group, in_corr;
+	int64_t in_iter;
 };
 
 /* How far GPU timestamps may be off the host clock when an API interval is

@@ -76,6 +76,7 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->own_launch = r->launch;
 		w->own_group = r->group;
 		w->own_iter = r->iter;
+		w->own_device = r->device;
 		return;
 	}
 	if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
@@ -94,8 +95,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 			return;
 		break;
 	default:
-		if (w->copy && w->has_own && r->e > w->own_gpu_start)
-			return; /* not earlier work */
+		if (w->copy && w->has_own && (r->e > w->own_gpu_start || r->device != w->own_device))
+			return; /* not earlier work of its device (a blocking copy
+				   waits for its own device's legacy stream) */
 		break;
 	}
 	if (!w->has_best || r->e > w->best_e) {
@@ -104,7 +106,33 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->best_group = r->group;
 		w->best_corr = r->corr;
 		w->best_iter = r->iter;
+		w->best_device = r->device;
 	}
+	if (r->e <= w->w1 && (!w->has_in || r->e > w->in_e)) {
+		w->has_in = 1;
+		w->in_e = r->e;
+		w->in_group = r->group;
+		w->in_corr = r->corr;
+		w->in_iter = r->iter;
+		w->in_device = r->device;
+	}
+}
+
+/* Several devices (metrics.md §3): a candidate that ended after the call
+ * returned (admitted by the clock tolerance) is not taken over one of
+ * another device that ended inside the call. A synchronize returns just
+ * after its device's last op ended; another device's op ending a few us
+ * later is not what it waited for (the trace does not say which device a
+ * device-wide wait was on). */
+static void gp_sync_pick(struct gp_wait *w)
+{
+	if (!w->has_best || !w->has_in || w->best_e <= w->w1 || w->in_device == w->best_device)
+		return;
+	w->best_e = w->in_e;
+	w->best_group = w->in_group;
+	w->best_corr = w->in_corr;
+	w->best_iter = w->in_iter;
+	w->best_device = w->in_device;
 }
 
 static const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
@@ -115,7 +143,7 @@ static const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t 
 /* Best candidate among the folded ops still in the recent buffer. */
 static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 {
-	w->has_best = 0;
+	w->has_best = w->has_in = 0;
 	size_t lo = 0, hi = an->sync.nrecent; /* first entry with e > w1 */
 	/* the wait is usually recent: gallop back from the newest entry to
 	 * bound the search to the cache lines near the end */
@@ -189,18 +217,20 @@ static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 	q->n++;
 }
 
-/* Offer a folded op to the active waits containing its gpu_end (at most one
- * per thread: a thread's waits do not overlap). */
+/* Offer a folded op to the active waits containing its gpu_end: per thread
+ * the last wait that began before it, and the ones before that whose clock
+ * tolerance still reaches it (a thread's calls do not overlap, but a wait's
+ * tolerance past its end may cover the start of the next one). */
 static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 {
 	for (size_t t = 0; t < an->sync.ntq; t++) {
 		struct gp_tidq *q = &an->sync.tq[t];
 		if (!q->n)
 			continue;
-		size_t k = q->cache >= q->head && q->cache < q->head + q->n ? q->cache : q->head;
-		struct gp_wait *w = &an->sync.waits[q->idx[k]];
-		if (!(w->w0 < r->e && r->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)) {
-			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
+		size_t end = q->head + q->n, k = q->cache;
+		if (!(k >= q->head && k < end && an->sync.waits[q->idx[k]].w0 < r->e &&
+		      (k + 1 == end || an->sync.waits[q->idx[k + 1]].w0 >= r->e))) {
+			size_t a = q->head, b = end; /* last wait with w0 < e */
 			if (an->sync.waits[q->idx[b - 1]].w0 < r->e)
 				a = b; /* the newest wait began before e: it is that one */
 			while (a < b) {
@@ -213,12 +243,14 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 			if (a == q->head)
 				continue;
 			k = a - 1;
-			w = &an->sync.waits[q->idx[k]];
-			if (r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
-				continue;
 			q->cache = k;
 		}
-		gp_sync_consider(w, r);
+		for (size_t i = k + 1; i-- > q->head;) {
+			struct gp_wait *w = &an->sync.waits[q->idx[i]];
+			if (r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
+				break;
+			gp_sync_consider(w, r);
+		}
 	}
 }
 
@@ -296,6 +328,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1,
 				  .site = UINT32_MAX, .launch_group = -1, .launch_iter = -1 };
 	uint64_t s;
+	gp_sync_pick(w);
 	gp_sync_settle(an, w);
 	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
 		/* the wait ends when the earlier work it waited for ended */
@@ -596,7 +629,7 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 		if (!w->stack)
 			w->stack = stack; /* the copy's hook came after CUPTI's records */
 		gp_sync_consider(w, &r);
-		if (w->has_best && w->best_e > w->own_gpu_start)
+		if (w->has_best && (w->best_e > w->own_gpu_start || w->best_device != w->own_device))
 			gp_sync_search(an, w);
 	} else if (w) {
 		gp_sync_consider(w, &r);
