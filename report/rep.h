@@ -104,7 +104,9 @@ struct gp_rep {
 	uint64_t sync_unattributed_ns, sync_unattributed_calls;
 	uint64_t lost_by_class[GP_API_CLASS_COUNT]; /* calls whose GPU record never
 	                                               came (hooked or CUPTI API) */
-	uint64_t waits_late;   /* ops that arrived after their wait was charged  */
+	uint64_t waits_late;   /* ops that arrived after their wait was charged,
+	                          and queue-full records too late to apply */
+	uint64_t queue_waits_late; /* ... of which COMMAND_BUFFER_FULL records  */
 	uint64_t queue_full_calls, queue_full_ns; /* launches that waited on a full
 	                                             launch queue (part of sync_ns) */
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];
