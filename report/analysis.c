@@ -136,6 +136,8 @@ static void gp_an_scan1_window(struct gp_an *an, const struct gp_rec_mark *m)
 			if (an->wins[i - 1].open && an->wins[i - 1].start <= m->ts) {
 				an->wins[i - 1].stop = m->ts;
 				an->wins[i - 1].open = 0;
+				an->wins[i - 1].stop_iter = (int64_t)m->iter;
+				an->wins[i - 1].stop_tid = m->tid;
 				break;
 			}
 	}
@@ -482,10 +484,13 @@ static void gp_an_windows(struct gp_an *an)
 		 * mark, starts CUPTI, then the window's START mark, on the same
 		 * thread (a time window opens on its timer's thread, mid-
 		 * iteration); the STOP mark follows the mark of the first
-		 * iteration after the window, which is not captured. In any
-		 * case its time is the part inside the window. */
+		 * iteration after the window, on the same thread: that one is
+		 * not captured. In any case its time is the part inside the
+		 * window. */
 		int opened = an->wins[k].iter == it->iter && an->wins[k].tid == it->tid;
-		it->captured = (it->start >= an->wins[k].start || opened) && it->end <= an->wins[k].stop;
+		int closed = !an->wins[k].open && an->wins[k].stop_iter == it->iter && an->wins[k].stop_tid == it->tid &&
+			     an->wins[k].iter != it->iter; /* (a profiler range starts and stops one iteration) */
+		it->captured = (it->start >= an->wins[k].start || opened) && it->end <= an->wins[k].stop && !closed;
 		it->start = a;
 		it->end = b;
 	}

@@ -58,6 +58,8 @@ struct gp_rep_window {
 	int64_t iter;          /* the START mark's iteration and thread: a window */
 	uint32_t tid;          /* opened at that iteration's start when its mark
 	                          was written by the same thread              */
+	int64_t stop_iter;     /* ... the STOP mark's: closed at that one's     */
+	uint32_t stop_tid;
 };
 
 struct gp_rep_callsite {

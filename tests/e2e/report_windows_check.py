@@ -90,10 +90,16 @@ def main():
     apis = {t["corr"]: t for t in truth if t["type"] == "api" and inside(t["start"], t["start"] + 1)}
     ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and t.get("api_corr") in apis]
     own_block = {}
+    ends = {t["corr"]: t["end"] for t in truth if t["type"] in ("kernel", "memcpy", "memset")}
     for t in truth:
         if t["type"] == "sync" and t["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full") \
                 and t["api_corr"] in apis:
-            own_block[t["api_corr"]] = own_block.get(t["api_corr"], 0) + t["end"] - t["start"]
+            end = t["end"]
+            if t["kind"] == "queue_full" and t["waited_corr"] in ends:
+                # a full queue's wait ends when the op that freed the slot
+                # ended (report_truth_check.py, metrics.md §3)
+                end = max(t["start"], min(end, ends[t["waited_corr"]]))
+            own_block[t["api_corr"]] = own_block.get(t["api_corr"], 0) + end - t["start"]
     kn = short(sorted({o["name"] for o in ops if o["type"] == "kernel"}))
     per = {}
     for o in ops:

@@ -16,6 +16,8 @@
 #   time      sync_bound, delay=5ms,duration=8ms
 #   profiler  report_profiler, GPUPHASE_ITER_MARKER=profiler: three
 #             Start..Stop ranges with uncaptured work before and between
+#   all       report_realcuda with every real-CUDA behaviour, jitter and an
+#             awkward CUPTI, windowed (skip=15,iters=7)
 #   trigger   the example server, GPUPHASE_WINDOW=trigger, triggered twice
 #             (`gpuphase trigger PID --iters N`) while clients send requests
 # Timing-sensitive runs (a loaded host can stall an iteration and move the
@@ -58,7 +60,8 @@ check() {
 		"$R" "$tmp/$name.gpht" >"$tmp/$name.txt" 2>>"$tmp/$name.err" ||
 		{ echo "$name: report failed: $(head -2 "$tmp/$name.err")"; return 1; }
 	echo "--- $name"
-	python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
+	QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "$tmp/$name.json" \
+		>"$tmp/$name.check" ||
 		{ grep MISMATCH "$tmp/$name.check"; return 1; }
 	grep '^windows' "$tmp/$name.check"
 	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@"
@@ -98,6 +101,14 @@ retry repeat run repeat "$AR" "$ARM" GPUPHASE_WINDOW=skip=2,iters=3,repeat=3 -- 
 retry time run time "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda" GPUPHASE_WINDOW=delay=5ms,duration=8ms --
 retry profiler run profiler "$B/tests/e2e/report_profiler" "$S/tests/e2e/report_profiler.simcuda" \
 	GPUPHASE_ITER_MARKER=profiler --
+# everything at once: the real-CUDA behaviours of report_realcuda (pageable
+# copies, implicit syncs, a full launch queue), jitter, CUPTI as awkward as
+# the real one (records late and interleaved, its clock off the host's by
+# 3 us and 2 ppm: SLACK), in a window over the end of its first loop, its
+# second and its GPU-bound third
+SLACK=5000 retry all run all "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" \
+	SIMCUDA_CUPTI_DELIVERY_DELAY_NS=300000000 SIMCUDA_CUPTI_CLOCK_OFFSET_NS=3000 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=2 \
+	SIMCUDA_EXEC_JITTER_PCT=10 SIMCUDA_SEED=7 GPUPHASE_STACKS=sync GPUPHASE_WINDOW=skip=15,iters=7 --
 
 # trigger: the server, triggered twice while clients send requests
 trigger() {
