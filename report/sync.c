@@ -611,6 +611,8 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
 	struct gp_wait *w = gp_sync_get(an, e->corr, 1);
 	if (w)
 		w->stack = stack;
+	if (!stack) /* the hook came, its stack reference not yet */
+		gp_sync_early_ext(an, e->ext_id, e->corr);
 	/* a blocking copy/set also has an op to join, whether or not its API
 	 * record has arrived yet (deciding that from the wait left the first
 	 * cudaMemcpy's hook unjoined when CUPTI wrote the ext corr before the
@@ -906,13 +908,15 @@ static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op,
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
 {
 	struct gp_sync *s = &an->sync;
-	if (!op->has_api || op->blocking || !op->launch_ns || !s->nrecent || op->group >= an->ngroups)
+	if (!op->has_api || op->blocking || !op->launch_ns || op->group >= an->ngroups)
 		return 0;
 	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
 	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
 		return 0;
 	if (an->status[GP_STATUS_CUPTI_OVERHEAD])
-		return gp_sync_queue_cupti(an, op, slot);
+		return gp_sync_queue_cupti(an, op, slot); /* (its freeing op may come later) */
+	if (!s->nrecent)
+		return 0;
 	uint64_t a0 = op->api_start, a1 = op->api_end;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
 	while (lo < hi) {
