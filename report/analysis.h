@@ -83,6 +83,13 @@ struct gp_an_wait {
 	uint32_t site;         /* the blocking call's call site as the report names
 	                          it: a canonical string of gp_an_strings, or
 	                          UINT32_MAX when it has none                    */
+	int32_t launch_group;  /* >= 0: the blocked part leaves the launch of the
+	                          call's own op, of this group (a blocking copy
+	                          or set, a launch on a full queue), which the op
+	                          sink saw before, with it still in its
+	                          launch_ns: a consumer keeping launch per op
+	                          subtracts w1 - w0 there; -1 otherwise       */
+	int64_t launch_iter;   /* ... that op's iteration (gp_an_op.iter)       */
 };
 
 /* A GPU op record, decoded (GP_REC_KERNEL, GP_REC_MEMCPY, GP_REC_MEMSET). */
@@ -234,6 +241,11 @@ struct gp_an_edges {
 	                           marker                                      */
 };
 const struct gp_an_edges *gp_an_edges(const struct gp_an *an);
+/* After gp_an_prepare: the capture windows of a windowed capture (metrics.md
+ * §6), in start order, each closed (an open one ends at the next start or
+ * the last record); *n = 0 and NULL when the whole run was captured. Valid
+ * until gp_an_free (the window's ops/launch/execute sums fill in pass 2). */
+const struct gp_rep_window *gp_an_capture_windows(const struct gp_an *an, size_t *n);
 /* Record groups of a type seen in pass 1. */
 uint64_t gp_an_record_count(const struct gp_an *an, unsigned type);
 /* After gp_an_prepare: the start of each iteration (the first mark of each

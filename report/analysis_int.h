@@ -54,6 +54,20 @@ struct gp_wait {
 	uint32_t best_group, best_corr;
 	int64_t best_iter;
 	uint32_t next_free;
+	/* several devices (sync.c gp_sync_pick): the devices of the own op and
+	 * of the best candidate, and the best candidate that ended before the
+	 * call returned (e <= w1), taken over one of another device that ended
+	 * after it */
+	uint8_t own_device, best_device, has_in, in_device;
+	uint64_t in_e;
+	uint32_t in_group, in_corr;
+	int64_t in_iter;
+	/* a launch's wait on a full queue, from CUPTI's COMMAND_BUFFER_FULL
+	 * record, left open after the fold of its call's op (own_*: that op):
+	 * it takes the first op of own_device enqueued before the call (api_end
+	 * <= call0) to end in [w0, w1] (sync.c gp_sync_queue_open) */
+	uint8_t queue;
+	uint64_t call0, call1;
 };
 
 /* How far GPU timestamps may be off the host clock when an API interval is
@@ -111,6 +125,18 @@ struct gp_queue_dev {
 	struct gp_queue_wait cand[GP_QUEUE_HITS - 1];
 };
 
+/* A launch folded in a trace with CUPTI's overhead records (sync.c): kept
+ * for a COMMAND_BUFFER_FULL record that reaches the report after it (ring of
+ * GP_LAUNCHES, by corr). */
+#define GP_LAUNCHES GP_RECENT
+struct gp_launch {
+	uint64_t a0, a1, launch; /* the call; its launch after the fold        */
+	uint32_t corr, tid, stream, group;
+	uint32_t wait;           /* its open queue wait's slot, or GP_NONE32    */
+	int32_t slot;            /* iteration slot, -1 = none                   */
+	uint8_t device, cbf;     /* cbf: a record of it was applied             */
+};
+
 struct gp_sync {
 	struct gp_wait *waits;
 	size_t nwaits, capwaits;
@@ -139,6 +165,12 @@ struct gp_sync {
 	struct gp_map cbf_start, cbf_end; /* call corr -> its COMMAND_BUFFER_FULL
 	                                     interval (CUPTI overhead records,
 	                                     until its op folds; bounded)      */
+	struct gp_launch *launches;  /* ring of the last GP_LAUNCHES folded launches */
+	size_t launch_head, nlaunches;
+	struct gp_map launch_by_corr; /* corr -> index in launches             */
+	uint32_t launch_gone_max;    /* largest corr that left the ring          */
+	uint64_t queue_late;         /* COMMAND_BUFFER_FULL records that came too
+	                                late to apply (part of waits_late)     */
 	struct gp_settled *settled;  /* ring of the last GP_SETTLED charged waits */
 	size_t settled_head, nsettled;
 	uint64_t settled_max_w1;
@@ -247,6 +279,7 @@ struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
 	int captured;        /* starts inside a capture window (or no windows)  */
+	uint32_t tid;        /* the thread that wrote its mark                  */
 };
 
 /* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
@@ -290,7 +323,7 @@ struct gp_an {
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
 	struct gp_an_edges edges;
 	int runtime_seen;          /* edges: CUPTI runtime records seen       */
-	struct { int64_t iter; uint64_t ts; } *marks;
+	struct { int64_t iter; uint64_t ts; uint32_t tid; } *marks;
 	size_t nmarks, capmarks;
 	/* prepared */
 	int hook_only, have_runtime, have_hooks;
@@ -377,6 +410,9 @@ uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
 /* analysis_fold.c: fold one complete op into every aggregate (and the
  * sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
+/* ... and take w out of a folded op's launch (group, iteration slot, the
+ * window its call began in at t, totals). */
+void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t t, uint64_t w);
 
 /* sync.c */
 void gp_sync_init(struct gp_sync *s);

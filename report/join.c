@@ -619,6 +619,10 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 	p->api_nvtx = gp_an_nvtx_top(an, a->tid);
 	p->api_phase = gp_an_nvtx_phase(an, a->tid);
 	p->ts = end;
+	if (p->has_ext && (gp_an_is_copy_sync(c) || c == GP_API_MEMCPY_ASYNC) &&
+	    (a->type == GP_REC_RUNTIME_API || !an->have_runtime) && !gp_join_hook_get(an, p->ext))
+		gp_sync_early_ext(an, p->ext, a->corr); /* a blocking copy whose hook,
+							   and its stack, come later */
 	gp_join_try_finish(an, p, 0);
 }
 

@@ -120,9 +120,12 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 		if (any)
 			fprintf(f, " (not in the operators or verdicts, which cover the ops whose records were whole)\n");
 	}
-	if (rep->waits_late)
+	if (rep->waits_late > rep->queue_waits_late)
 		fprintf(f, "%s%" PRIu64 " ops arrived after the wait they ended in had been charged: that sync time went to "
-			   "an earlier op or to 'nothing outstanding'\n", lead, rep->waits_late);
+			   "an earlier op or to 'nothing outstanding'\n", lead, rep->waits_late - rep->queue_waits_late);
+	if (rep->queue_waits_late)
+		fprintf(f, "%s%" PRIu64 " launch-queue-full records (CUPTI COMMAND_BUFFER_FULL) arrived too late to apply: "
+			   "those waits stayed in their calls' launch\n", lead, rep->queue_waits_late);
 	if (rep->hooks_unjoined)
 		fprintf(f, "%s%" PRIu64 " hooked launches never joined a CUPTI record\n", lead, rep->hooks_unjoined);
 	if (rep->api_unjoined)
@@ -658,6 +661,8 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
 	if (rep->waits_late)
 		fprintf(f, ", \"waits_late\": %" PRIu64, rep->waits_late);
+	if (rep->queue_waits_late)
+		fprintf(f, ", \"queue_waits_late\": %" PRIu64, rep->queue_waits_late);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: calls whose GPU record was lost with the tail */
 		static const char *const key[GP_API_CLASS_COUNT] = {

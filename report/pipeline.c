@@ -210,12 +210,18 @@ static int gp_pipeline_run(struct gp_pipeline *p, struct gp_an *an, const struct
 	memset(&facts, 0, sizeof facts);
 	memset(rep, 0, sizeof *rep);
 	int rc = gp_pipeline_pass(p, an, 1, src, &facts, err, n);
-	for (size_t i = 0; i < facts.nkv; i++) {
-		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "window")) /* windowed (metrics.md §6) */
-			gp_an_set_windowed(an, facts.kv[i].value && strcmp(facts.kv[i].value, "all") != 0);
+	/* a windowed capture (metrics.md §6): a window other than "all", or
+	 * the profiler marker (only Start..Stop is captured) */
+	int windowed = 0;
+	for (size_t i = 0; i < facts.nkv; i++)
+		if (facts.kv[i].key && facts.kv[i].value &&
+		    ((!strcmp(facts.kv[i].key, "window") && strcmp(facts.kv[i].value, "all") != 0) ||
+		     (!strcmp(facts.kv[i].key, "marker") && !strcmp(facts.kv[i].value, "profiler"))))
+			windowed = 1;
+	gp_an_set_windowed(an, windowed);
+	for (size_t i = 0; i < facts.nkv; i++)
 		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "cupti")) /* how hooks join (join.c) */
 			gp_an_set_cupti(an, facts.kv[i].value);
-	}
 	if (!rc && (gp_an_prepare(an) || (p->cur && gp_analyses_prepare(p->cur))))
 		rc = -ENOMEM;
 	if (!rc) {

@@ -55,6 +55,11 @@ struct gp_rep_window {
 	uint64_t start, stop;
 	int open;              /* no STOP mark: ends at the last record            */
 	uint64_t ops, launch_ns, execute_ns; /* ops whose call began inside it */
+	int64_t iter;          /* the START mark's iteration and thread: a window */
+	uint32_t tid;          /* opened at that iteration's start when its mark
+	                          was written by the same thread              */
+	int64_t stop_iter;     /* ... the STOP mark's: closed at that one's     */
+	uint32_t stop_tid;
 };
 
 struct gp_rep_callsite {
@@ -101,7 +106,9 @@ struct gp_rep {
 	uint64_t sync_unattributed_ns, sync_unattributed_calls;
 	uint64_t lost_by_class[GP_API_CLASS_COUNT]; /* calls whose GPU record never
 	                                               came (hooked or CUPTI API) */
-	uint64_t waits_late;   /* ops that arrived after their wait was charged  */
+	uint64_t waits_late;   /* ops that arrived after their wait was charged,
+	                          and queue-full records too late to apply */
+	uint64_t queue_waits_late; /* ... of which COMMAND_BUFFER_FULL records  */
 	uint64_t queue_full_calls, queue_full_ns; /* launches that waited on a full
 	                                             launch queue (part of sync_ns) */
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];

@@ -21,12 +21,19 @@ $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 # like the examples, run under the profiler by the shell tests below.
 E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream \
                    $(B)/tests/e2e/report_realcuda \
-                   $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs
+                   $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
+                   $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
 
-ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS)
+# A trace rewritten with CUPTI's queue-full records delivered late (the
+# report's late-record test).
+$(B)/tests/e2e/trace_reorder: $(B)/obj/tests/e2e/trace_reorder.o $(GP_COLLECTOR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
+
+ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/trace_reorder
 
 # The command end to end (record, report/diff/export hand-over, trigger, attach,
 # help, install, static cudart, one GPUPHASE_* grammar with the library).
@@ -38,13 +45,16 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # (graphs, trends, stages, host, stability), NVTX-named stages (metrics.md
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
-# and the what-if predictions against programs with the change made for real.
+# the what-if predictions against programs with the change made for real,
+# capture windows (iterations, time, trigger, profiler), two devices, and
+# queue-full records delivered late.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
 	 tests/e2e/test_report_cupti_awkward.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \
-	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh
+	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
+	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found (3.9 and

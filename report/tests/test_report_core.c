@@ -1284,3 +1284,140 @@ Test(report_core, phase_from_any_open_nvtx_range)
 	cr_expect_eq(group(&rep, "(no phase)")->count, 1);
 	gp_rep_free(&rep);
 }
+
+/* --- records in any order ---------------------------------------------------------- */
+
+static void stack1(struct recs *t, uint32_t id, uint64_t pc)
+{
+	union gp_rec *r = add(t);
+	r->stack.type = GP_REC_STACK;
+	r->stack.id = id;
+	r->stack.depth = 1;
+	r->stack.pc[0] = pc;
+}
+
+static void stackref(struct recs *t, uint32_t op, uint32_t stack, uint32_t tid)
+{
+	union gp_rec *r = add(t);
+	r->stack_ref.type = GP_REC_STACK_REF;
+	r->stack_ref.op = op;
+	r->stack_ref.stack = stack;
+	r->stack_ref.tid = tid;
+}
+
+Test(report_core, sync_call_site_when_the_ext_corr_comes_between_the_hook_and_its_stack)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	stack1(&t, 5, 0x1234);
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
+	extcorr(&t, 3, 77);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
+	stackref(&t, 77, 5, 4);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ncallsites, 1);
+	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
+	gp_rep_free(&rep);
+}
+
+Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
+{
+	/* CUPTI's ext corr and API record of a cudaMemcpy, then its hook and
+	 * the hook's stack: the op folds at the hook, before the stack */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	stack1(&t, 5, 0x1234);
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
+	extcorr(&t, 3, 77);
+	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
+	api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
+	stackref(&t, 77, 5, 4);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ncallsites, 1);
+	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
+	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, two_devices_a_synchronize_is_not_charged_to_the_other_device_after_it_returned)
+{
+	/* device 0's kernel ends at 1000, its synchronize returns at 1003;
+	 * device 1's kernel ends at 1008, inside the clock tolerance */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k0");
+	str(&t, 2, "k1");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 1000, 1, 1);
+	api(&t, RT, GP_API_LAUNCH, 1, 12, 10, 2);
+	union gp_rec *k = add(&t);
+	*k = (union gp_rec){ .kernel = { .type = GP_REC_KERNEL, .device = 1, .stream = 2, .start = 28, .end = 1008,
+					 .corr = 2, .name = 2 } };
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 973, 3);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 1005, 5, 4);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "k0")->sync_ns, 973);
+	cr_expect_eq(group(&rep, "k1")->sync_ns, 5); /* the next call: the tolerance reached into it */
+	cr_expect_eq(rep.sync_unattributed_calls, 0);
+	gp_rep_free(&rep);
+}
+
+static void overhead_full(struct recs *t, uint32_t corr, uint64_t start, uint64_t end)
+{
+	union gp_rec *r = add(t);
+	r->overhead.type = GP_REC_OVERHEAD;
+	r->overhead.kind = GP_OVH_COMMAND_BUFFER_FULL;
+	r->overhead.tid = 1;
+	r->overhead.corr = corr;
+	r->overhead.start = start;
+	r->overhead.end = end;
+}
+
+static void status(struct recs *t, uint8_t kind)
+{
+	union gp_rec *r = add(t);
+	r->status.type = GP_REC_STATUS;
+	r->status.kind = kind;
+	r->status.value = 1;
+}
+
+/* Launch a (ends at 1000) fills the queue; launch b's call [100, 1100]
+ * waits on it [105, 1000] per CUPTI's record [105, 1090]. */
+static void full_queue(struct recs *t, int order)
+{
+	str(t, 1, "a");
+	str(t, 2, "b");
+	status(t, GP_STATUS_CUPTI_OVERHEAD);
+	if (order == 0) { /* the record after b's op folded */
+		api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		kernel(t, 1, 20, 1000, 1, 1);
+		api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
+		kernel(t, 1, 1100, 1200, 2, 2);
+		overhead_full(t, 2, 105, 1090);
+	} else { /* the record first, the op that freed the slot last */
+		overhead_full(t, 2, 105, 1090);
+		api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
+		kernel(t, 1, 1100, 1200, 2, 2);
+		api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		kernel(t, 1, 20, 1000, 1, 1);
+	}
+}
+
+Test(report_core, queue_full_record_after_its_op_still_leaves_the_launch)
+{
+	for (int order = 0; order < 2; order++) {
+		struct recs t = { .n = 0 };
+		full_queue(&t, order);
+		struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+		cr_expect_eq(group(&rep, "a")->sync_ns, 895, "order %d", order);
+		cr_expect_eq(group(&rep, "a")->sync_queue_ns, 895, "order %d", order);
+		cr_expect_eq(group(&rep, "b")->launch_ns, 105, "order %d", order);
+		cr_expect_eq(rep.launch_ns, 115, "order %d", order);
+		cr_expect_eq(rep.queue_full_calls, 1, "order %d", order);
+		cr_expect_eq(rep.waits_late, 0, "order %d", order);
+		gp_rep_free(&rep);
+	}
+}
