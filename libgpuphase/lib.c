@@ -229,6 +229,8 @@ static int gp_lib_start(void)
 	kv[nkv++] = (struct gp_kv){"capture", gp_lib_attach ? (gp_lib_preloaded ? "attach" : "attach (CUPTI API records only)")
 					      : gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
 								 : "injection"};
+	if (gp_lib_attach && gp_lib_attach->hooks)
+		kv[nkv++] = (struct gp_kv){"attach_hooks", gp_lib_attach->hooks};
 	if (rtv[0])
 		kv[nkv++] = (struct gp_kv){"cuda_runtime", rtv};
 	if (drv[0])
