@@ -1,7 +1,9 @@
 /*
- * attach.c — `gpuphase attach PID [--iters N | --duration T] [-o FILE]`:
- * profile a process that is already running, unmodified, then leave it as
- * it was.
+ * attach.c — `gpuphase attach PID [--iters N | --duration T] [-o FILE]
+ * [report options]`: profile a process that is already running,
+ * unmodified, leave it as it was, then print the report of the trace (the
+ * report options of `gpuphase report`, or record's --report=OPTS; run by
+ * report.c's gp_report_run once the process is left alone).
  *
  * Technique: the one debuggers use to call a function in a live process
  * (gdb's `call`, and injectors built the same way): ptrace-seize ONE thread
@@ -472,13 +474,54 @@ struct gp_attach_opts {
 	unsigned long long iters;
 	uint64_t duration;
 	long pid;
+	int no_report;
+	char **report;   /* gpuphase-report's options, in order (argv's strings) */
+	size_t nreport;
 };
+
+/* One report option (and its values) for the report printed after the
+ * capture; a word of --report=OPTS is split in place (argv is ours). -1 to
+ * go on, else the exit status of a usage error. *i: the last word used. */
+static int gp_attach_report_opt(int argc, char **argv, int *i, struct gp_attach_opts *o)
+{
+	char *a = argv[*i];
+	if (!strncmp(a, "--report", 8) && (a[8] == 0 || a[8] == '=')) { /* record's spelling */
+		char *save = NULL;
+		for (char *t = a[8] ? strtok_r(a + 9, " \t", &save) : NULL; t; t = strtok_r(NULL, " \t", &save))
+			o->report[o->nreport++] = t;
+		return -1;
+	}
+	int n = gp_report_option_arity(a);
+	if (n < 0) {
+		char m[160];
+		snprintf(m, sizeof m, "unknown option '%s' (neither attach's nor gpuphase report's)", a);
+		return gp_attach_usage(m);
+	}
+	if (*i + n >= argc) {
+		char m[160];
+		snprintf(m, sizeof m, "option '%s' needs %s", a, n == 2 ? "two values" : "a value");
+		return gp_attach_usage(m);
+	}
+	for (int k = 0; k <= n; k++)
+		o->report[o->nreport++] = argv[*i + k];
+	*i += n;
+	return -1;
+}
 
 /* Parse argv into o: -1 to go on, else the exit status (help, bad usage). */
 static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->stacks = "off";
+	/* every word of argv, plus the words of --report=OPTS strings */
+	size_t cap = (size_t)argc;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--report=", 9))
+			cap += strlen(argv[i]) / 2 + 1;
+	if (!(o->report = calloc(cap + 1, sizeof *o->report))) {
+		fprintf(stderr, "gpuphase: attach: out of memory\n");
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -492,8 +535,10 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 		} else if ((!strcmp(a, "--duration") || !strcmp(a, "-d")) && i + 1 < argc) {
 			if (!(o->duration = gp_attach_duration(argv[++i])))
 				return gp_attach_usage("--duration takes a time such as 2s or 500ms");
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			o->out = argv[++i];
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+			o->out = argv[++i]; /* the trace, as for record (the report's own -o: --report='-o F') */
+		} else if (!strcmp(a, "--no-report")) {
+			o->no_report = 1;
 		} else if (!strcmp(a, "--stacks") && i + 1 < argc) {
 			o->stacks = argv[++i];
 			if (strcmp(o->stacks, "off") && strcmp(o->stacks, "sync") && strcmp(o->stacks, "launch") &&
@@ -506,6 +551,10 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 			o->pid = strtol(a, &e, 10);
 			if (*e || o->pid <= 0)
 				return gp_attach_usage("PID must be a process id");
+		} else if (a[0] == '-' && a[1] && strcmp(a, "-o") && strcmp(a, "--output")) {
+			int rc = gp_attach_report_opt(argc, argv, &i, o);
+			if (rc >= 0)
+				return rc;
 		} else {
 			char m[160];
 			snprintf(m, sizeof m, "unknown or incomplete option '%s'", a);
@@ -516,6 +565,8 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 		return gp_attach_usage("which process? (a PID)");
 	if (o->iters && o->duration)
 		return gp_attach_usage("--iters and --duration exclude each other");
+	if (o->no_report && o->nreport)
+		return gp_attach_usage("--no-report and report options exclude each other");
 	if (!o->iters && !o->duration)
 		o->iters = 100;
 	return -1;
@@ -716,12 +767,18 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 	return 0;
 }
 
+/* What the session said, for the command. */
+struct gp_attach_result {
+	long session_tid;       /* its thread                          */
+	char trace[PATH_MAX];   /* "done PATH": the trace it wrote      */
+};
+
 /* One line from the session: its thread, progress, an error or the end.
  * Returns 0 to go on, 1 done (detached), 2 failed. */
-static int gp_attach_line(const char *line, long pid, pid_t tid, uint64_t stop_ns, long *session_tid, int *said)
+static int gp_attach_line(char *line, long pid, pid_t tid, uint64_t stop_ns, struct gp_attach_result *res, int *said)
 {
 	if (!strncmp(line, "ok tid=", 7)) {
-		*session_tid = atol(line + 7);
+		res->session_tid = atol(line + 7);
 	} else if (!strncmp(line, "info ", 5)) {
 		if (!(*said)++) /* said with the first info: a refusal stays one line */
 			fprintf(stderr, "gpuphase: attach: %ld: thread %ld stopped for %.2f ms (dlopen + session start)\n",
@@ -732,6 +789,11 @@ static int gp_attach_line(const char *line, long pid, pid_t tid, uint64_t stop_n
 		return 2;
 	} else if (!strncmp(line, "done ", 5)) {
 		fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, line + 5);
+		static const char early[] = " (stopped early)";
+		size_t n = strlen(line + 5), e = sizeof early - 1;
+		if (n >= e && !strcmp(line + 5 + n - e, early))
+			n -= e;
+		snprintf(res->trace, sizeof res->trace, "%.*s", (int)n, line + 5);
 		return 1;
 	}
 	return 0;
@@ -739,8 +801,8 @@ static int gp_attach_line(const char *line, long pid, pid_t tid, uint64_t stop_n
 
 /* Follow the session over ls until it says done or error, the process
  * exits, or it never connects; Ctrl-C / SIGTERM asks it to stop early.
- * Returns 1 done, 2 failed, 0 no result; *session_tid: its thread. */
-static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long *session_tid)
+ * Returns 1 done, 2 failed, 0 no result; *res: what the session said. */
+static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, struct gp_attach_result *res)
 {
 	struct sigaction act;
 	memset(&act, 0, sizeof act);
@@ -792,7 +854,7 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long 
 		char *nl;
 		while ((nl = strchr(buf, '\n'))) {
 			*nl = 0;
-			int d = gp_attach_line(buf, pid, tid, stop_ns, session_tid, &said);
+			int d = gp_attach_line(buf, pid, tid, stop_ns, res, &said);
 			if (d)
 				done = d;
 			size_t used = (size_t)(nl + 1 - buf);
@@ -803,6 +865,16 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long 
 	if (c >= 0)
 		close(c);
 	return done;
+}
+
+/* The report of the trace just written, on stdout, with the report options
+ * given (like record --report). The exit status stays attach's: the trace
+ * was written and the process left as it was; a failed report says so. */
+static void gp_attach_report(const struct gp_attach_opts *o, char *trace)
+{
+	int st = gp_report_run("attach", o->report, o->nreport, &trace, 1);
+	if (st != 0 && st != 3) /* 3: a truncated trace, reported all the same */
+		fprintf(stderr, "gpuphase: attach: the report failed (see above); the trace is kept: %s\n", trace);
 }
 
 /* After "done": the session thread exits right after its last line, and
@@ -826,17 +898,17 @@ static void gp_attach_settle(long pid, long session_tid, int threads_before, int
 			threads_after);
 }
 
-int gp_attach_main(int argc, char **argv)
+/* Everything between the options and the report: checks, the stop, the
+ * capture, the detach. Returns the exit status; *res: what the session
+ * said. */
+static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_result *res)
 {
-	struct gp_attach_opts o;
-	int rc = gp_attach_options(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
-	long pid = o.pid;
+	long pid = o->pid;
 	gp_attach_pid = (pid_t)pid;
 	char lib[PATH_MAX], outabs[PATH_MAX];
 	struct gp_attach_plan pl;
-	if ((rc = gp_attach_paths(&o, lib, outabs)) || (rc = gp_attach_preflight(pid, lib, &pl)))
+	int rc;
+	if ((rc = gp_attach_paths(o, lib, outabs)) || (rc = gp_attach_preflight(pid, lib, &pl)))
 		return rc;
 	char dir[] = "/tmp/gpuphase-attach.XXXXXX", sock[sizeof dir + 2];
 	int ls = gp_attach_listen(dir, sock, sizeof sock);
@@ -844,32 +916,45 @@ int gp_attach_main(int argc, char **argv)
 		return 1;
 	char req[2048];
 	int rl;
-	if (o.duration)
+	if (o->duration)
 		rl = snprintf(req, sizeof req,
 			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
 			      "GPUPHASE_STACKS=%s\n",
-			      sock, (unsigned long long)o.duration, outabs, o.stacks);
+			      sock, (unsigned long long)o->duration, outabs, o->stacks);
 	else
 		rl = snprintf(req, sizeof req,
 			      "sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=skip=1,iters=%llu\nGPUPHASE_LOG=off\n"
 			      "GPUPHASE_STACKS=%s\n",
-			      sock, outabs, o.iters, o.stacks);
+			      sock, outabs, o->iters, o->stacks);
 	int status = 1;
 	int threads_before = gp_attach_threads((pid_t)pid);
 	uint64_t stop_ns = 0;
 	pid_t tid = 0;
-	long session_tid = 0;
 	if (rl < 0 || (size_t)rl >= sizeof req) {
 		gp_attach_fail("request too long (output path?)");
 	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &stop_ns, &tid) == 0) {
-		int done = gp_attach_follow(ls, pid, tid, stop_ns, &session_tid);
+		int done = gp_attach_follow(ls, pid, tid, stop_ns, res);
 		if (done)
-			gp_attach_settle(pid, session_tid, threads_before, done == 1);
+			gp_attach_settle(pid, res->session_tid, threads_before, done == 1);
 		status = done == 1 ? 0 : 1;
 	}
 	close(ls);
 	unlink(sock);
 	rmdir(dir);
 	return status;
+}
+
+int gp_attach_main(int argc, char **argv)
+{
+	struct gp_attach_opts o;
+	static struct gp_attach_result res;
+	int rc = gp_attach_options(argc, argv, &o);
+	if (rc < 0) {
+		rc = gp_attach_capture(&o, &res);
+		if (rc == 0 && !o.no_report && res.trace[0])
+			gp_attach_report(&o, res.trace);
+	}
+	free(o.report);
+	return rc;
 }
 #endif /* __x86_64__ */
