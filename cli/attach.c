@@ -23,10 +23,10 @@
  * line and exit 1 before the target is touched. A target that exits during
  * the attach or the capture: reported, exit 1.
  *
- * Architecture: the register set (struct user_regs_struct via
- * PTRACE_GETREGSET NT_PRSTATUS) and the call frame are the only
- * arch-specific parts (gp_attach_set_call, gp_attach_ret, gp_attach_pc);
- * x86-64 is written, aarch64 follows the same three functions.
+ * Architecture: x86-64 and aarch64. What differs (the registers of a
+ * call, its frame, the system call restart, the FP/vector state) is in one
+ * section, "the architecture", below; everything else is shared. Other
+ * architectures build a verb that says it is not available.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -44,6 +44,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/user.h>
@@ -53,19 +54,23 @@
 
 #include "cli.h"
 
-#if !defined(__x86_64__)
-/* The register handling of other architectures is not written yet (see
+#if defined(__aarch64__)
+#include <asm/ptrace.h> /* struct user_sve_header, SVE_PT_* */
+#endif
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+/* The register handling of other architectures is not written (see
  * docs/attach.md, "Limits"): the verb exists and says so. */
 int gp_attach_main(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	fprintf(stderr, "gpuphase: attach: not available on this architecture yet (x86-64 only)\n");
+	fprintf(stderr, "gpuphase: attach: not available on this architecture (x86-64 and aarch64 only)\n");
 	return 1;
 }
 #else
 
-#define GP_ATTACH_XSTATE_MAX 8192
+#define GP_ATTACH_FP_MAX 16384 /* x86 XSTATE with AMX tiles is ~11 KiB */
 
 static pid_t gp_attach_pid;
 
@@ -199,11 +204,22 @@ static int gp_attach_threads(pid_t pid)
  * else the main thread wherever it is. */
 static pid_t gp_attach_pick_thread(pid_t pid)
 {
+	/* the numbers of this architecture (aarch64 has no poll, select,
+	 * pause or epoll_wait: its C library uses the p- variants) */
 	static const long waits[] = {
-#ifdef __x86_64__
-		7,   /* poll */ 23, /* select */ 35, /* nanosleep */ 43, /* accept */ 61, /* wait4 */
-		0,   /* read */ 45, /* recvfrom */ 47, /* recvmsg */ 232, /* epoll_wait */ 230, /* clock_nanosleep */
-		270, /* pselect6 */ 271, /* ppoll */ 281, /* epoll_pwait */ 288, /* accept4 */ 34, /* pause */
+		SYS_read,     SYS_recvfrom,  SYS_recvmsg,	  SYS_accept,	  SYS_accept4, SYS_wait4,
+		SYS_nanosleep, SYS_clock_nanosleep, SYS_pselect6, SYS_ppoll, SYS_epoll_pwait,
+#ifdef SYS_poll
+		SYS_poll,
+#endif
+#ifdef SYS_select
+		SYS_select,
+#endif
+#ifdef SYS_epoll_wait
+		SYS_epoll_wait,
+#endif
+#ifdef SYS_pause
+		SYS_pause,
 #endif
 	};
 	char p[96], d[64];
@@ -285,17 +301,74 @@ out:
 	return rc;
 }
 
-/* ---- ptrace: one call in the stopped thread ------------------------------- */
+/* ---- the architecture: registers, the call frame, extra state -------------
+ *
+ * A call in the stopped thread (gp_attach_call) sets the program counter to
+ * the function, its two arguments, a stack pointer below the thread's own
+ * data, and a return address of 0: the function returns to address 0, an
+ * instruction fetch fault that stops the thread with SIGSEGV at pc 0. That
+ * fault plays the part int3 / BRK play for debuggers, and needs no code
+ * written into the process. Per architecture:
+ *
+ *               x86-64                      aarch64
+ *   registers   user_regs_struct            user_regs_struct (= user_pt_regs)
+ *               (NT_PRSTATUS)               (NT_PRSTATUS)
+ *   pc, sp      rip, rsp                    pc, sp
+ *   arguments   rdi, rsi (up to 6)          x0, x1 (up to 8: x0-x7)
+ *   result      rax                         x0
+ *   return to 0 0 pushed at [rsp]           x30 (the link register) = 0
+ *   no restart  orig_rax = -1 in the call   syscallno = -1 (NT_ARM_SYSTEM_CALL)
+ *               regs                        during the calls
+ *   restart of  the saved rax/orig_rax:     prepared by the kernel before the
+ *   the call    the kernel restarts it at   stop (pc back on the svc, x0 =
+ *   it was in   the detach                  orig_x0): the saved registers
+ *                                           re-issue it; a restart block (a
+ *                                           relative nanosleep, poll with a
+ *                                           timeout) starts over in full
+ *   FP/vector   NT_X86_XSTATE, else         NT_PRFPREG, and NT_ARM_SVE when
+ *               NT_PRFPREG                  the thread has live SVE state
+ *   also        -                           PSTATE.BTYPE cleared for the call
+ *
+ * x86-64 is run by the tests; aarch64 is compiled (make cross-aarch64),
+ * not run: docs/attach.md says what is verified where.
+ */
 
 struct gp_attach_thread {
 	pid_t tid;
-	struct user_regs_struct regs;         /* saved at the stop */
-	uint8_t fp[GP_ATTACH_XSTATE_MAX];      /* saved FP/vector state */
+	struct user_regs_struct regs;    /* saved at the stop */
+	uint8_t fp[GP_ATTACH_FP_MAX];    /* saved FP/vector state */
 	size_t fplen;
-	int fpset;                            /* NT_X86_XSTATE (else NT_PRFPREG) */
-	int pending_sig;                      /* a signal that arrived meanwhile */
-	int gone;                             /* the thread (process) exited     */
+	int fpset;                       /* x86: NT_X86_XSTATE (else NT_PRFPREG) */
+#if defined(__aarch64__)
+	uint8_t sve[GP_ATTACH_FP_MAX];   /* NT_ARM_SVE, when sve_live */
+	size_t svelen;
+	int sve_live;
+	int syscallno, have_syscallno;   /* NT_ARM_SYSTEM_CALL at the stop */
+#endif
+	int pending_sig;                 /* a signal that arrived meanwhile */
+	int gone;                        /* the thread (process) exited     */
 };
+
+/* Read (set 0) or write one register set of *len bytes; a read sets *len
+ * to what the kernel gave. */
+static int gp_attach_regset(pid_t tid, int set, unsigned type, void *buf, size_t *len)
+{
+	struct iovec io = {buf, *len};
+	if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid, (void *)(uintptr_t)type, &io))
+		return -errno;
+	*len = io.iov_len;
+	return 0;
+}
+
+/* Read a register set whose size varies by machine into buf (cap bytes):
+ * one that fills buf to the brim may have been cut short and would be
+ * restored half, so it is refused (-E2BIG). */
+static int gp_attach_regset_var(pid_t tid, unsigned type, void *buf, size_t cap, size_t *len)
+{
+	*len = cap;
+	int rc = gp_attach_regset(tid, 0, type, buf, len);
+	return rc ? rc : *len >= cap ? -E2BIG : 0;
+}
 
 static int gp_attach_getregs(pid_t tid, struct user_regs_struct *r)
 {
@@ -309,13 +382,15 @@ static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
 	return ptrace(PTRACE_SETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
 }
 
+#if defined(__x86_64__)
+
 static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
 {
 	r->rip = fn;
 	r->rdi = a0;
 	r->rsi = a1;
 	r->rax = 0;
-	r->rsp = sp;     /* holds the return address 0 (the caller wrote it) */
+	r->rsp = sp;      /* holds the return address 0 (gp_attach_frame) */
 	r->orig_rax = -1; /* not in a system call: no restart logic on resume */
 }
 
@@ -333,6 +408,122 @@ static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
 {
 	return r->rsp;
 }
+
+static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len);
+
+/* The frame at function entry: the return address 0 at *sp, sp + 8
+ * 16-aligned (the psABI's rule at a call). */
+static int gp_attach_frame(pid_t tid, uintptr_t *sp)
+{
+	uint64_t zero = 0;
+	*sp = (*sp & ~(uintptr_t)15) - 8;
+	return gp_attach_poke(tid, *sp, &zero, sizeof zero);
+}
+
+/* Nothing beyond orig_rax, which gp_attach_set_call sets. */
+static int gp_attach_no_restart(struct gp_attach_thread *t)
+{
+	(void)t;
+	return 0;
+}
+
+static int gp_attach_save_extra(struct gp_attach_thread *t)
+{
+	t->fpset = 1;
+	int rc = gp_attach_regset_var(t->tid, NT_X86_XSTATE, t->fp, sizeof t->fp, &t->fplen);
+	if (rc == -E2BIG)
+		return rc;
+	if (rc) {
+		t->fpset = 0;
+		return gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
+	}
+	return 0;
+}
+
+static void gp_attach_restore_extra(struct gp_attach_thread *t)
+{
+	(void)gp_attach_regset(t->tid, 1, t->fpset ? NT_X86_XSTATE : NT_PRFPREG, t->fp, &t->fplen);
+}
+
+#elif defined(__aarch64__)
+
+static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
+{
+	r->pc = fn;
+	r->regs[0] = a0;
+	r->regs[1] = a1;
+	r->regs[30] = 0;             /* the link register: return to address 0 */
+	r->sp = sp;
+	r->pstate &= ~0xc00ull;      /* PSTATE.BTYPE: no branch-target check pending at fn */
+}
+
+static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
+{
+	return r->regs[0];
+}
+
+static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
+{
+	return r->pc;
+}
+
+static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
+{
+	return r->sp;
+}
+
+/* The return address is in x30: the stack only needs its 16-byte
+ * alignment (AAPCS64; no red zone on Linux). */
+static int gp_attach_frame(pid_t tid, uintptr_t *sp)
+{
+	(void)tid;
+	*sp &= ~(uintptr_t)15;
+	return 0;
+}
+
+/* syscallno = -1: resuming at the call is not a return from a system call
+ * (the kernel forgot it at the stop already; kept for older kernels). A
+ * kernel without NT_ARM_SYSTEM_CALL (before 3.19) has nothing to forget. */
+static int gp_attach_no_restart(struct gp_attach_thread *t)
+{
+	int none = -1;
+	size_t len = sizeof none;
+	if (t->have_syscallno)
+		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &none, &len);
+	return 0;
+}
+
+static int gp_attach_save_extra(struct gp_attach_thread *t)
+{
+	int rc = gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
+	if (rc)
+		return rc;
+	/* no SVE (EINVAL, ENODEV): the FPSIMD set is all there is */
+	rc = gp_attach_regset_var(t->tid, NT_ARM_SVE, t->sve, sizeof t->sve, &t->svelen);
+	if (rc == -E2BIG)
+		return rc; /* a vector length we cannot hold: do not touch the thread */
+	const struct user_sve_header *h = (const void *)t->sve;
+	t->sve_live = rc == 0 && t->svelen >= sizeof *h && (h->flags & SVE_PT_REGS_MASK) == SVE_PT_REGS_SVE;
+	size_t len = sizeof t->syscallno;
+	t->have_syscallno = gp_attach_regset(t->tid, 0, NT_ARM_SYSTEM_CALL, &t->syscallno, &len) == 0 &&
+			    len == sizeof t->syscallno;
+	return 0;
+}
+
+static void gp_attach_restore_extra(struct gp_attach_thread *t)
+{
+	(void)gp_attach_regset(t->tid, 1, NT_PRFPREG, t->fp, &t->fplen);
+	if (t->sve_live) /* after the FPSIMD view: the SVE registers extend it */
+		(void)gp_attach_regset(t->tid, 1, NT_ARM_SVE, t->sve, &t->svelen);
+	if (t->have_syscallno) {
+		size_t len = sizeof t->syscallno;
+		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &t->syscallno, &len);
+	}
+}
+
+#endif /* the architecture */
+
+/* ---- ptrace: one call in the stopped thread ------------------------------- */
 
 static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
 {
@@ -371,18 +562,16 @@ static int gp_attach_wait(struct gp_attach_thread *t)
 
 /* Run fn(a0, a1) in the stopped thread; *ret gets its return value. The
  * stack below the red zone holds data (already written by the caller at
- * [sp, ...)) and the return address 0. */
+ * [sp, ...)); the frame (gp_attach_frame) goes below it. */
 static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp,
 			  uintptr_t *ret)
 {
-	uint64_t zero = 0;
-	sp = (sp & ~(uintptr_t)15) - 8; /* at function entry: sp + 8 is 16-aligned */
-	int rc = gp_attach_poke(t->tid, sp, &zero, sizeof zero);
+	int rc = gp_attach_frame(t->tid, &sp);
 	if (rc)
 		return rc;
 	struct user_regs_struct r = t->regs;
 	gp_attach_set_call(&r, fn, a0, a1, sp);
-	if ((rc = gp_attach_setregs(t->tid, &r)))
+	if ((rc = gp_attach_setregs(t->tid, &r)) || (rc = gp_attach_no_restart(t)))
 		return rc;
 	for (;;) {
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
@@ -402,24 +591,9 @@ static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0
 	}
 }
 
-static int gp_attach_save_fp(struct gp_attach_thread *t)
-{
-	struct iovec io = {t->fp, sizeof t->fp};
-	t->fpset = 1;
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_X86_XSTATE, &io)) {
-		t->fpset = 0;
-		io.iov_len = sizeof t->fp;
-		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRFPREG, &io))
-			return -errno;
-	}
-	t->fplen = io.iov_len;
-	return 0;
-}
-
 static void gp_attach_restore(struct gp_attach_thread *t)
 {
-	struct iovec io = {t->fp, t->fplen};
-	ptrace(PTRACE_SETREGSET, t->tid, (void *)(uintptr_t)(t->fpset ? NT_X86_XSTATE : NT_PRFPREG), &io);
+	gp_attach_restore_extra(t);
 	gp_attach_setregs(t->tid, &t->regs);
 }
 
@@ -697,7 +871,7 @@ static int gp_attach_listen(char *dir, char *sock, size_t socklen)
 static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const char *lib, const char *req, size_t rl,
 				   const struct gp_attach_plan *pl, uintptr_t *ret)
 {
-	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_fp(t))
+	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_extra(t))
 		return "registers unreadable";
 	/* data on the thread's stack, below the red zone */
 	uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
@@ -957,4 +1131,4 @@ int gp_attach_main(int argc, char **argv)
 	free(o.report);
 	return rc;
 }
-#endif /* __x86_64__ */
+#endif /* x86-64 or aarch64 */
