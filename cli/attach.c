@@ -893,11 +893,38 @@ static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const c
 	return NULL;
 }
 
+/* The stop, measured: which thread, for how long, and how much of that was
+ * the attach's own work on a CPU (the stopped thread running dlopen and the
+ * session start, this command driving it); the rest is waiting for a CPU
+ * on a loaded machine. */
+struct gp_attach_stop {
+	pid_t tid;
+	uint64_t ns, work_ns;
+};
+
+/* CPU time so far of thread tid of pid, which is stopped (the first field
+ * of its schedstat: exact for a thread that is not running), plus this
+ * thread's own. */
+static uint64_t gp_attach_work(long pid, long tid)
+{
+	char p[96];
+	unsigned long long run = 0;
+	snprintf(p, sizeof p, "/proc/%ld/task/%ld/schedstat", pid, tid);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		if (fscanf(f, "%llu", &run) != 1)
+			run = 0;
+		fclose(f);
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return run + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The stop: seize one thread, two calls, restore, detach. 0 when the
- * session started (*stop_ns: how long the thread was stopped, *tid: which),
- * else 1 after one line. */
+ * session started (*st: the stop), else 1 after one line. */
 static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
-			    uint64_t *stop_ns, pid_t *tid)
+			    struct gp_attach_stop *st)
 {
 	struct gp_attach_thread *t = calloc(1, sizeof *t);
 	if (!t)
@@ -909,7 +936,7 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
 				  : gp_attach_fail("%s", pl->perm);
 	}
-	uint64_t t0 = gp_attach_now();
+	uint64_t t0 = gp_attach_now(), w0 = gp_attach_work(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 	int sig = gp_attach_wait(t);
 	const char *why = NULL;
@@ -922,12 +949,14 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
 		if (!t->gone) {
 			gp_attach_restore(t);
+			w1 = gp_attach_work(pid, t->tid); /* while it is still stopped */
 			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
 		}
 	}
-	*stop_ns = gp_attach_now() - t0;
+	st->ns = gp_attach_now() - t0;
+	st->work_ns = w1 > w0 ? w1 - w0 : 0;
+	st->tid = t->tid;
 	int gone = t->gone;
-	*tid = t->tid;
 	free(t);
 	if (gone || (why && !strcmp(why, "exited")))
 		return gp_attach_fail("process %ld exited during the attach", pid);
@@ -949,14 +978,17 @@ struct gp_attach_result {
 
 /* One line from the session: its thread, progress, an error or the end.
  * Returns 0 to go on, 1 done (detached), 2 failed. */
-static int gp_attach_line(char *line, long pid, pid_t tid, uint64_t stop_ns, struct gp_attach_result *res, int *said)
+static int gp_attach_line(char *line, long pid, const struct gp_attach_stop *st, struct gp_attach_result *res,
+			  int *said)
 {
 	if (!strncmp(line, "ok tid=", 7)) {
 		res->session_tid = atol(line + 7);
 	} else if (!strncmp(line, "info ", 5)) {
 		if (!(*said)++) /* said with the first info: a refusal stays one line */
-			fprintf(stderr, "gpuphase: attach: %ld: thread %ld stopped for %.2f ms (dlopen + session start)\n",
-				pid, (long)tid, stop_ns / 1e6);
+			fprintf(stderr,
+				"gpuphase: attach: %ld: thread %ld stopped for %.2f ms (%.2f ms of work: dlopen + "
+				"session start; the rest waiting for a CPU)\n",
+				pid, (long)st->tid, st->ns / 1e6, st->work_ns / 1e6);
 		fprintf(stderr, "gpuphase: attach: %ld: %s\n", pid, line + 5);
 	} else if (!strncmp(line, "error ", 6)) {
 		gp_attach_fail("process %ld: %s", pid, line + 6);
@@ -976,7 +1008,7 @@ static int gp_attach_line(char *line, long pid, pid_t tid, uint64_t stop_ns, str
 /* Follow the session over ls until it says done or error, the process
  * exits, or it never connects; Ctrl-C / SIGTERM asks it to stop early.
  * Returns 1 done, 2 failed, 0 no result; *res: what the session said. */
-static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, struct gp_attach_result *res)
+static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, struct gp_attach_result *res)
 {
 	struct sigaction act;
 	memset(&act, 0, sizeof act);
@@ -1017,6 +1049,11 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, struc
 		}
 		ssize_t k = read(c, buf + bl, sizeof buf - 1 - bl);
 		if (k <= 0) {
+			/* a killed process closes its descriptors before it is a
+			 * zombie: give it a moment to look dead before blaming the
+			 * session */
+			for (int i = 0; i < 100 && gp_attach_alive((pid_t)pid); i++)
+				usleep(5000);
 			if (gp_attach_alive((pid_t)pid))
 				gp_attach_fail("the session in process %ld ended without a result", pid);
 			else
@@ -1028,7 +1065,7 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, struc
 		char *nl;
 		while ((nl = strchr(buf, '\n'))) {
 			*nl = 0;
-			int d = gp_attach_line(buf, pid, tid, stop_ns, res, &said);
+			int d = gp_attach_line(buf, pid, st, res, &said);
 			if (d)
 				done = d;
 			size_t used = (size_t)(nl + 1 - buf);
@@ -1102,12 +1139,11 @@ static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_re
 			      sock, outabs, o->iters, o->stacks);
 	int status = 1;
 	int threads_before = gp_attach_threads((pid_t)pid);
-	uint64_t stop_ns = 0;
-	pid_t tid = 0;
+	struct gp_attach_stop st = {0, 0, 0};
 	if (rl < 0 || (size_t)rl >= sizeof req) {
 		gp_attach_fail("request too long (output path?)");
-	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &stop_ns, &tid) == 0) {
-		int done = gp_attach_follow(ls, pid, tid, stop_ns, res);
+	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &st) == 0) {
+		int done = gp_attach_follow(ls, pid, &st, res);
 		if (done)
 			gp_attach_settle(pid, res->session_tid, threads_before, done == 1);
 		status = done == 1 ? 0 : 1;
