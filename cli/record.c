@@ -654,44 +654,27 @@ static int gp_record_find_lib(const char *opt_lib, char *lib)
 static void gp_record_report(const struct gp_record_opts *o, const struct gp_record_files *before,
 			     const char *globpat)
 {
-	char tool[PATH_MAX];
-	if (gp_locate_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
-		fprintf(stderr, "gpuphase: record --report: gpuphase-report not found next to gpuphase or in PATH\n");
-		return;
-	}
 	struct gp_record_files after;
 	gp_record_files_scan(globpat, &after);
 	char *opts = o->report_opts ? strdup(o->report_opts) : NULL;
-	size_t cap = after.n + 64, k = 0;
-	char **argv = calloc(cap, sizeof *argv);
+	char **argv = calloc(after.n + 64, sizeof *argv);
+	size_t nopts = 0, ntraces = 0;
 	if (!argv || (o->report_opts && !opts)) {
 		fprintf(stderr, "gpuphase: record --report: out of memory\n");
 		goto out;
 	}
-	argv[k++] = tool;
 	char *save = NULL;
-	for (char *t = opts ? strtok_r(opts, " \t", &save) : NULL; t && k < 60; t = strtok_r(NULL, " \t", &save))
-		argv[k++] = t;
-	size_t ntraces = 0;
-	for (size_t i = 0; i < after.n && k + 1 < cap; i++)
+	for (char *t = opts ? strtok_r(opts, " \t", &save) : NULL; t && nopts < 60; t = strtok_r(NULL, " \t", &save))
+		argv[nopts++] = t;
+	for (size_t i = 0; i < after.n; i++)
 		if (gp_record_file_is_new(&after.v[i], before))
-			argv[k++] = after.v[i].path, ntraces++;
+			argv[nopts + ntraces++] = after.v[i].path;
 	if (!ntraces) {
 		fprintf(stderr, "gpuphase: record --report: no trace to report\n");
 		goto out;
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execv(tool, argv);
-		fprintf(stderr, "gpuphase: record --report: cannot run %s: %s\n", tool, strerror(errno));
-		_exit(126);
-	}
-	int st = 0;
-	if (pid > 0)
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	if (pid < 0 || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3))
+	int st = gp_report_run("record --report", argv, nopts, argv + nopts, ntraces);
+	if (st != 0 && st != 3)
 		fprintf(stderr, "gpuphase: record --report: the report failed (see above)\n");
 out:
 	free(argv);

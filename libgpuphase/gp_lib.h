@@ -152,7 +152,7 @@ void gp_lib_emit1(const union gp_rec *r);
 void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail);
 
 /* Attach (attach.c): start capture in a running process whose GOT entries
- * attach.c will patch (patched: some exist) with CUPTI already opened by it
+ * and runtime exports attach.c will patch (patched: some exist) with CUPTI already opened by it
  * (cupti_rc, why, cres as gp_cupti_open gave them). Returns 1 when running.
  * Stop: close the window, flush, write the trace (its path into path), go
  * inert; the library may be started again by a later attach. */
@@ -161,6 +161,7 @@ struct gp_lib_attach_info {
 	int cupti_rc;
 	const char *why;
 	int cres;
+	const char *hooks; /* what was hooked: the trace's "attach_hooks" */
 };
 int gp_lib_attach_start(const struct gp_lib_attach_info *a);
 void gp_lib_attach_stop(char *path, size_t len);
@@ -179,6 +180,11 @@ void gp_hooks_emit_names(void);
 /* Number of hook ids, and the name of one (tests / debug). */
 unsigned gp_hooks_count(void);
 const char *gp_hooks_name(unsigned id);
+/* Hook id's own function (what a patched entry points to), and the real
+ * cudart function it calls, resolved now if it was not yet (NULL when
+ * cudart does not have it). Any thread; NULL for an id out of range. */
+void *gp_hooks_fn(unsigned id);
+void *gp_hooks_real(unsigned id);
 
 /* ---- resolve.c --------------------------------------------------------- */
 

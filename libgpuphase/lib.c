@@ -173,7 +173,7 @@ static const char *gp_lib_env_first(const char *const *names)
 static int gp_lib_start(void)
 {
 	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX], depth[16];
-	struct gp_kv kv[16];
+	struct gp_kv kv[32]; /* 16 used at most today; room for the job keys */
 	size_t nkv = 0;
 
 	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
@@ -230,6 +230,8 @@ static int gp_lib_start(void)
 					      : gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
 								 : "injection"};
 	kv[nkv++] = (struct gp_kv){"cupti", cupti_rc == 0 ? gp_cupti_mode_text() : "off"};
+	if (gp_lib_attach && gp_lib_attach->hooks)
+		kv[nkv++] = (struct gp_kv){"attach_hooks", gp_lib_attach->hooks};
 	if (rtv[0])
 		kv[nkv++] = (struct gp_kv){"cuda_runtime", rtv};
 	if (drv[0])

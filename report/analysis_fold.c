@@ -185,6 +185,8 @@ grouped:
 	an->exec += op->execute_ns;
 	if (!op->has_api)
 		an->ops_no_api++;
+	else if (!op->has_hook && op->api_domain == GP_REC_RUNTIME_API && an->have_hooks)
+		an->ops_no_hook++; /* a pointer taken around the hooks, or an unhooked entry point */
 	if (!op->has_gpu)
 		an->ops_no_gpu++;
 	if (op->has_api && op->has_gpu)

@@ -347,6 +347,7 @@ struct gp_an {
 	uint64_t scan2_n;
 	/* totals */
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
+	uint64_t ops_no_hook; /* runtime call seen by CUPTI, by no hook (hooks present) */
 	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
 	uint64_t hooks_unjoined_cls[GP_API_CLASS_COUNT], api_unjoined_cls[GP_API_CLASS_COUNT];
 	uint64_t launch, queue, exec, busy_sum;

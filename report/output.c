@@ -80,6 +80,13 @@ static const char *gp_out_kv(const struct gp_rep *rep, const char *key)
 	return NULL;
 }
 
+/* Was the trace captured by `gpuphase attach` (its header says capture=attach...)? */
+static int gp_out_attached(const struct gp_rep *rep)
+{
+	const char *c = gp_out_kv(rep, "capture");
+	return c && !strncmp(c, "attach", 6);
+}
+
 /* --- text and markdown ----------------------------------------------------------------- */
 
 static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
@@ -97,6 +104,10 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 	if (rep->ops_end_missing)
 		fprintf(f, "%s%" PRIu64 " ops have no end time (forced flush): their execute is unknown\n", lead,
 			rep->ops_end_missing);
+	if (rep->ops_no_hook && gp_out_attached(rep))
+		fprintf(f, "%s%" PRIu64 " ops were called through a function pointer the attach could not hook (taken "
+			   "before it) or an entry point gpuphase does not hook: timed from CUPTI's API records, "
+			   "without stacks\n", lead, rep->ops_no_hook);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: what lost its GPU records with the tail */
 		static const char *const what[GP_API_CLASS_COUNT] = {
@@ -663,6 +674,8 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		fprintf(f, ", \"waits_late\": %" PRIu64, rep->waits_late);
 	if (rep->queue_waits_late)
 		fprintf(f, ", \"queue_waits_late\": %" PRIu64, rep->queue_waits_late);
+	if (gp_out_attached(rep))
+		fprintf(f, ", \"ops_no_hook\": %" PRIu64, rep->ops_no_hook);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: calls whose GPU record was lost with the tail */
 		static const char *const key[GP_API_CLASS_COUNT] = {

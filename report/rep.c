@@ -134,6 +134,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->ops += s->ops;
 		d->ops_joined += s->ops_joined;
 		d->ops_no_api += s->ops_no_api;
+		d->ops_no_hook += s->ops_no_hook;
 		d->ops_no_gpu += s->ops_no_gpu;
 		d->ops_end_missing += s->ops_end_missing;
 		d->hooks_unjoined += s->hooks_unjoined;

@@ -94,6 +94,8 @@ struct gp_rep {
 	uint64_t rec_count[GP_REC_TYPE_COUNT];
 	uint64_t dropped_ring, dropped_cupti, dropped_write, dropped_records;
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
+	uint64_t ops_no_hook;  /* ops whose runtime call CUPTI saw but no hook did,
+	                          in a trace with hooks (reported for attach)   */
 	uint64_t hooks_unjoined, api_unjoined, evicted;
 	uint64_t launches_captured; /* hooked launches made during stream capture
 	                               (graph nodes, no GPU op of their own)    */

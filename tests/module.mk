@@ -33,14 +33,20 @@ $(B)/tests/e2e/trace_reorder: $(B)/obj/tests/e2e/trace_reorder.o $(GP_COLLECTOR_
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
 
-ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/trace_reorder
+# The attach test's program that looks its launch function up itself
+# (dlsym, dlvsym) before and during an attach.
+$(B)/tests/e2e/attach_lookups: tests/e2e/attach_lookups.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -ldl
+
+ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/attach_lookups $(B)/tests/e2e/trace_reorder
 
 # The command end to end (record, report/diff/export hand-over, trigger, attach,
 # help, install, static cudart, one GPUPHASE_* grammar with the library).
 TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_cli_grammar.sh \
 	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh \
 	 tests/e2e/test_cli_stop.sh tests/e2e/test_cli_choose.sh tests/e2e/test_cli_record_finish.sh \
-	 tests/e2e/test_cli_attach.sh
+	 tests/e2e/test_cli_attach.sh tests/e2e/test_cli_attach_lookups.sh
 # The report against simcuda's ground truth, its command line, the analyses
 # (graphs, trends, stages, host, stability), NVTX-named stages (metrics.md
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
