@@ -33,8 +33,6 @@
 #include "gp_reader.h"
 #include "libgpuphase/gp_config.h"
 
-#define GP_DEFAULT_OUTPUT "gpuphase-%h-%p.gpht"
-
 struct gp_record_opts {
 	const char *output;
 	const char *window;
@@ -767,9 +765,13 @@ int gp_record_main(int argc, char **argv)
 		return wr == -ENOENT ? 127 : 126;
 	}
 
+	/* the library's default when none is given: one directory per job
+	 * inside a job (gp_config_output, the library's own rule) */
+	struct gp_config_job job;
+	gp_config_job(environ, &job);
 	const char *pattern = o.output ? o.output : getenv("GPUPHASE_OUTPUT");
 	if (!pattern || !*pattern)
-		pattern = GP_DEFAULT_OUTPUT;
+		pattern = job.job_id ? GP_CONFIG_OUTPUT_JOB : GP_CONFIG_OUTPUT_DEFAULT;
 	/* A static cudart cannot be interposed: preloading would only make the
 	 * library believe its hooks are in place, so the trace would not say
 	 * "injection only". Keep the preload when injection is turned off. */
