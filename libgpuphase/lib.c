@@ -301,6 +301,7 @@ static int gp_lib_start(void)
 		return 0;
 	}
 	gp_lib_trace_path = path; /* the trace exists now */
+	gp_clocks_start(); /* where the wall clock stood: lining up hosts */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
 	if (cupti_rc == 0) {
@@ -470,6 +471,7 @@ int gp_lib_finish(void)
 	gp_stacks_symbolize();
 	gp_lib_go_inert();
 	gp_hostload_stop();
+	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
 	/* start-up losses of threads that made no call since: this ring's */
 	gp_tls.startup_lost = 0;
 	uint64_t lost = __atomic_exchange_n(&gp_lib_startup_lost, 0, __ATOMIC_RELAXED);
