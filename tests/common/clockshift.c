@@ -1,0 +1,72 @@
+/*
+ * clockshift.c — a test-only interposer that makes a process look as if it
+ * ran on another host: LD_PRELOAD it before libgpuphase.so and
+ *   CLOCKSHIFT_RAW_NS=N       CLOCK_MONOTONIC_RAW reads N ns later (another
+ *                             boot: the trace clock's origin differs)
+ *   CLOCKSHIFT_REALTIME_NS=N  CLOCK_REALTIME reads N ns later (that host's
+ *                             NTP error)
+ *   CLOCKSHIFT_HOST=NAME      gethostname answers NAME
+ * (N signed; unset = 0 / the real name). CLOCK_MONOTONIC and every other
+ * clock are left alone, so timeouts and a test program's own schedule still
+ * run on the real host's time. simcuda takes its times from the clock its
+ * CUPTI client registers — libgpuphase's, clock_gettime(CLOCK_MONOTONIC_RAW)
+ * — so its GPU timestamps move with the host's, as a GPU's do on another
+ * machine. Never part of the product: tests/module.mk builds it for
+ * tests/e2e/test_multinode.sh only.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int (*real_clock_gettime)(clockid_t, struct timespec *);
+static long long shift_raw, shift_realtime;
+static const char *host;
+
+__attribute__((constructor)) static void clockshift_init(void)
+{
+	real_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
+	const char *v;
+	if ((v = getenv("CLOCKSHIFT_RAW_NS")))
+		shift_raw = strtoll(v, NULL, 10);
+	if ((v = getenv("CLOCKSHIFT_REALTIME_NS")))
+		shift_realtime = strtoll(v, NULL, 10);
+	host = getenv("CLOCKSHIFT_HOST");
+}
+
+static void clockshift_add(struct timespec *ts, long long ns)
+{
+	long long t = (long long)ts->tv_sec * 1000000000ll + ts->tv_nsec + ns;
+	ts->tv_sec = (time_t)(t / 1000000000ll);
+	ts->tv_nsec = (long)(t % 1000000000ll);
+}
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (!real_clock_gettime)
+		clockshift_init();
+	int rc = real_clock_gettime(id, ts);
+	if (rc == 0 && id == CLOCK_MONOTONIC_RAW)
+		clockshift_add(ts, shift_raw);
+	else if (rc == 0 && id == CLOCK_REALTIME)
+		clockshift_add(ts, shift_realtime);
+	return rc;
+}
+
+int gethostname(char *name, size_t len)
+{
+	static int (*real)(char *, size_t);
+	if (!host) {
+		if (!real)
+			real = (int (*)(char *, size_t))dlsym(RTLD_NEXT, "gethostname");
+		return real(name, len);
+	}
+	if (strlen(host) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(name, host);
+	return 0;
+}
