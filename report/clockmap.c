@@ -57,7 +57,7 @@ void gp_clockmap_sort(struct gp_clockmap *m)
 
 static int64_t gp_clockmap_off(const struct gp_clock_pair *p)
 {
-	return (int64_t)(p->realtime - p->raw);
+	return (int64_t)(p->realtime - p->raw); /* modulo 2^64: defined for any pair */
 }
 
 int64_t gp_clockmap_offset(const struct gp_clockmap *m, uint64_t t)
@@ -78,7 +78,10 @@ int64_t gp_clockmap_offset(const struct gp_clockmap *m, uint64_t t)
 	}
 	int64_t a = gp_clockmap_off(&m->p[lo]), b = gp_clockmap_off(&m->p[hi]);
 	double f = (double)(t - m->p[lo].raw) / (double)(m->p[hi].raw - m->p[lo].raw);
-	return a + (int64_t)llround(f * (double)(b - a));
+	double v = (double)a + f * ((double)b - (double)a);
+	if (!(v > -9.2e18 && v < 9.2e18)) /* a corrupt pair: held, not undefined */
+		return v > 0 ? INT64_MAX : INT64_MIN;
+	return a == b ? a : (int64_t)llround(v);
 }
 
 uint64_t gp_clockmap_convert(const struct gp_clockmap *from, const struct gp_clockmap *to, uint64_t t)
@@ -86,9 +89,9 @@ uint64_t gp_clockmap_convert(const struct gp_clockmap *from, const struct gp_clo
 	int64_t wall = gp_clockmap_wall(from, t);
 	/* solve r + offset_to(r) = wall: the offset moves by ppm, so two steps
 	 * from the first pair's offset settle it */
-	int64_t r = wall - gp_clockmap_offset(to, 0);
+	int64_t r = gp_clockmap_sub_sat(wall, gp_clockmap_offset(to, 0));
 	for (int i = 0; i < 2; i++)
-		r = wall - gp_clockmap_offset(to, r > 0 ? (uint64_t)r : 0);
+		r = gp_clockmap_sub_sat(wall, gp_clockmap_offset(to, r > 0 ? (uint64_t)r : 0));
 	return r > 0 ? (uint64_t)r : 0;
 }
 

@@ -43,12 +43,29 @@ int gp_clockmap_add(struct gp_clockmap *m, const struct gp_clock_pair *pair);
 /* Order the pairs by trace time (they come from several threads' rings)
  * and drop pairs of the same trace time; call once every pair is in. */
 void gp_clockmap_sort(struct gp_clockmap *m);
+/* a + b, held at the int64 limits instead of overflowing: the values come
+ * from a file, and a corrupt one must give a wrong number, never undefined
+ * behaviour. */
+static inline int64_t gp_clockmap_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+static inline int64_t gp_clockmap_sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
 /* wall - trace clock at trace time t (ns); 0 when the map is empty. */
 int64_t gp_clockmap_offset(const struct gp_clockmap *m, uint64_t t);
 /* Trace time t as wall-clock ns. */
 static inline int64_t gp_clockmap_wall(const struct gp_clockmap *m, uint64_t t)
 {
-	return (int64_t)t + gp_clockmap_offset(m, t);
+	return gp_clockmap_add_sat(t > INT64_MAX ? INT64_MAX : (int64_t)t, gp_clockmap_offset(m, t));
 }
 /* The time on `to`'s trace clock of the instant that is t on `from`'s (both
  * through their wall clocks). */

@@ -237,9 +237,9 @@ static const struct gp_clockmap *gp_cr_map(const struct gp_crossrank *t, struct 
  * (wall + refinement) reads w. */
 static int64_t gp_cr_raw_at(const struct gp_clockmap *m, int64_t refinement, int64_t w)
 {
-	int64_t target = w - refinement, r = target - gp_clockmap_offset(m, 0);
+	int64_t target = gp_clockmap_sub_sat(w, refinement), r = gp_clockmap_sub_sat(target, gp_clockmap_offset(m, 0));
 	for (int i = 0; i < 2; i++)
-		r = target - gp_clockmap_offset(m, r > 0 ? (uint64_t)r : 0);
+		r = gp_clockmap_sub_sat(target, gp_clockmap_offset(m, r > 0 ? (uint64_t)r : 0));
 	return r;
 }
 
@@ -253,7 +253,14 @@ struct gp_cr_job {
 
 static int64_t gp_cr_time(const struct gp_cr_job *j, size_t r, uint64_t t)
 {
-	return gp_clockmap_wall(j->map[r], t) + j->refine[r];
+	return gp_clockmap_add_sat(gp_clockmap_wall(j->map[r], t), j->refine[r]);
+}
+
+/* |a - b|, held at INT64_MAX (times from a file may be anything). */
+static int64_t gp_cr_absdiff(int64_t a, int64_t b)
+{
+	int64_t d = gp_clockmap_sub_sat(a, b);
+	return d == INT64_MIN ? INT64_MAX : d < 0 ? -d : d;
 }
 
 static int gp_cr_kept(const struct gp_cr_job *j, const struct gp_cr_coll *k)
@@ -286,18 +293,18 @@ static int gp_cr_refine(struct gp_crossrank *out, struct gp_cr_job *j, size_t r)
 		if (strcmp(a->coll[x].name, b->coll[y].name))
 			rr->names_differ++;
 		else
-			d[m++] = gp_clockmap_wall(j->map[out->ref], a->coll[x].end) -
-				 gp_clockmap_wall(j->map[r], b->coll[y].end);
+			d[m++] = gp_clockmap_sub_sat(gp_clockmap_wall(j->map[out->ref], a->coll[x].end),
+						     gp_clockmap_wall(j->map[r], b->coll[y].end));
 		x++, y++;
 	}
 	rr->matched = m;
 	if (m) {
 		for (size_t i = 0; i < m; i++)
-			e[i] = d[i] < 0 ? -d[i] : d[i];
+			e[i] = gp_cr_absdiff(d[i], 0);
 		rr->resid_pairs_p50 = gp_cr_quantile(e, m, 0.5);
 		int64_t c = gp_cr_quantile(d, m, 0.5); /* d sorted now */
 		for (size_t i = 0; i < m; i++)
-			e[i] = d[i] - c < 0 ? c - d[i] : d[i] - c;
+			e[i] = gp_cr_absdiff(d[i], c);
 		int64_t p50 = gp_cr_quantile(e, m, 0.5), p95 = gp_cr_quantile(e, m, 0.95);
 		if (m >= GP_CR_MIN_MATCH && p50 <= rr->resid_pairs_p50) {
 			rr->refined = 1;
@@ -306,7 +313,7 @@ static int gp_cr_refine(struct gp_crossrank *out, struct gp_cr_job *j, size_t r)
 			rr->resid_p95 = p95;
 		} else {
 			for (size_t i = 0; i < m; i++)
-				e[i] = d[i] < 0 ? -d[i] : d[i];
+				e[i] = gp_cr_absdiff(d[i], 0);
 			rr->resid_p50 = rr->resid_pairs_p50;
 			rr->resid_p95 = gp_cr_quantile(e, m, 0.95);
 		}
@@ -363,12 +370,12 @@ static int gp_cr_skew(struct gp_crossrank *out, const struct gp_cr_job *j)
 			continue; /* one rank has it: nothing to compare */
 		for (size_t x = a; x < b; x++) {
 			out->ranks[e[x].rank].iters++;
-			out->ranks[e[x].rank].late_sum += (uint64_t)(e[x].t - lo);
+			out->ranks[e[x].rank].late_sum += (uint64_t)gp_cr_absdiff(e[x].t, lo);
 		}
 		out->ranks[e[last].rank].iters_last++;
-		spread[ns++] = hi - lo;
-		if ((uint64_t)(hi - lo) > out->skew_max || ns == 1) {
-			out->skew_max = (uint64_t)(hi - lo);
+		spread[ns++] = gp_cr_absdiff(hi, lo);
+		if ((uint64_t)spread[ns - 1] > out->skew_max || ns == 1) {
+			out->skew_max = (uint64_t)spread[ns - 1];
 			out->skew_max_iter = e[a].iter;
 		}
 	}
@@ -429,7 +436,7 @@ static int gp_cr_wait(struct gp_crossrank *out, const struct gp_cr_job *j)
 			for (size_t x = 0; x < non; x++) {
 				size_t r = on[x];
 				const struct gp_cr_coll *k = &j->t[r]->coll[at[r]];
-				int64_t s = gp_cr_time(j, r, k->start), w = last - s;
+				int64_t s = gp_cr_time(j, r, k->start), w = gp_clockmap_sub_sat(last, s);
 				uint64_t dur = k->end - k->start;
 				uint64_t wait = w <= 0 ? 0 : (uint64_t)w > dur ? dur : (uint64_t)w;
 				out->ranks[r].wait_ns += wait * scale;
@@ -491,10 +498,10 @@ static int gp_cr_merge(void *p, void *const *traces, const struct gp_rep *const 
 	if (!rc && n) {
 		const struct gp_clockmap *m0 = map[out->ref];
 		uint64_t t0 = m0->n ? m0->p[0].raw : t[out->ref]->start_clock;
-		int64_t w0 = gp_clockmap_wall(m0, t0);
+		int64_t w0 = gp_clockmap_wall(m0, t0), r0 = t0 > INT64_MAX ? INT64_MAX : (int64_t)t0;
 		for (size_t r = 0; r < n; r++) {
-			out->ranks[r].raw_offset_pairs = gp_cr_raw_at(map[r], 0, w0) - (int64_t)t0;
-			out->ranks[r].raw_offset = gp_cr_raw_at(map[r], refine[r], w0) - (int64_t)t0;
+			out->ranks[r].raw_offset_pairs = gp_clockmap_sub_sat(gp_cr_raw_at(map[r], 0, w0), r0);
+			out->ranks[r].raw_offset = gp_clockmap_sub_sat(gp_cr_raw_at(map[r], refine[r], w0), r0);
 		}
 	}
 	if (!rc)

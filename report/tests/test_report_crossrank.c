@@ -59,6 +59,28 @@ Test(clockmap, bounded_by_thinning)
 	gp_clockmap_free(&m);
 }
 
+/* Pairs from a corrupt file: wrong numbers at worst, no overflow (UBSan
+ * traps on one under make asan). */
+Test(clockmap, corrupt_pairs_saturate)
+{
+	struct gp_clockmap m = { 0 }, o = { 0 };
+	struct gp_clock_pair a = { .raw = 1, .realtime = UINT64_MAX / 2 + 7 }, b = { .raw = UINT64_MAX - 1, .realtime = 3 };
+	struct gp_clock_pair c = { .raw = 5, .realtime = (uint64_t)INT64_MIN + 2 };
+	gp_clockmap_add(&m, &a);
+	gp_clockmap_add(&m, &b);
+	gp_clockmap_sort(&m);
+	gp_clockmap_add(&o, &c);
+	gp_clockmap_sort(&o);
+	for (uint64_t t = 0; t < 4; t++) {
+		uint64_t x = t * (UINT64_MAX / 3);
+		(void)gp_clockmap_wall(&m, x);
+		(void)gp_clockmap_convert(&m, &o, x);
+		(void)gp_clockmap_convert(&o, &m, x);
+	}
+	gp_clockmap_free(&m);
+	gp_clockmap_free(&o);
+}
+
 /* ---- the analysis, on three synthetic ranks ---------------------------------------- */
 
 struct recs {
