@@ -13,12 +13,19 @@ clockshift.so) or from the shifts themselves.
 
 Tolerances (stated in docs/metrics.md §9 and the test):
   offset after refinement       within 20 us of the true raw-clock offset
+                                 less the collectives' true median end
+                                 disagreement; and, when most collectives
+                                 really ended together (within 20 us), within
+                                 20 us of the true offset, the residual
+                                 reduced by the refinement
   offset from the pairs alone   within 20 us of (raw shift - wall-clock shift):
                                  the pairs carry the hosts' wall-clock error
-  residual                      before refinement within 20 us of the
-                                 wall-clock shift; after it, under a tenth
+  residual p50                  within 20 us of the truth's, before and after
   collective wait per rank      within 2% + 100 us of the truth
   iteration skew p50            within 20 us + 10% of the truth
+Exit status: 0 all agree; 1 a mismatch; 2 the report agrees with the truth
+but the run's collectives did not end together (a stalled host), so the
+offset's recovery could not be checked.
 """
 import json
 import sys
@@ -65,22 +72,44 @@ def job(report, s_raw, s_rt, truths):
     ref = ranks[cr["reference"]]
     if ref["rank"] != "0":
         fail("reference is rank %s, not 0" % ref["rank"])
+    # How far each rank's collectives really ended from rank 0's (true
+    # time): multirank makes them end together, but a host stalled for
+    # milliseconds can make one end late. The report can only be as right as
+    # the collectives are together: its offset must be what they say (the
+    # true offset less their median disagreement), and equal the true one
+    # when most of them ended together.
+    together = True
     for r in range(1, n):
         x = by[r]
-        e = x["raw_offset_ns"] - s_raw
-        (ok if abs(e) <= 20000 else fail)("rank %d: raw clock offset %d ns, true %d: off by %d ns (refined on %d "
-                                          "collectives)" % (r, x["raw_offset_ns"], s_raw, e, x["collectives_matched"]))
-        e = x["raw_offset_pairs_ns"] - (s_raw - s_rt)
-        (ok if abs(e) <= 20000 else fail)("rank %d: from the clock pairs alone %d ns: off by the wall-clock shift "
-                                          "%d ns to %d ns" % (r, x["raw_offset_pairs_ns"], s_rt, e))
-        if not x["refined"]:
-            fail("rank %d: offset not refined" % r)
+        e = [a[1] - b[1] for a, b in zip(tr[0][0], tr[r][0])]
+        med = p50(e)
+        near = sum(1 for v in e if abs(v - med) <= 20000)
+        got = x["raw_offset_ns"]
+        (ok if abs(got - (s_raw - med)) <= 20000 else fail)(
+            "rank %d: raw clock offset %d ns = the true %d less the collectives' median disagreement %d ns, "
+            "to %d ns (refined on %d collectives)" % (r, got, s_raw, med, got - (s_raw - med), x["collectives_matched"]))
+        e2 = x["raw_offset_pairs_ns"] - (s_raw - s_rt)
+        (ok if abs(e2) <= 20000 else fail)("rank %d: from the clock pairs alone %d ns: off by the wall-clock shift "
+                                           "%d ns to %d ns" % (r, x["raw_offset_pairs_ns"], s_rt, e2))
         before, after = x["residual_pairs_p50_ns"], x["residual_p50_ns"]
-        if before is None or after is None or abs(before - abs(s_rt)) > 20000 or after * 10 > before:
-            fail("rank %d: residual p50 %s ns before refinement (want about %d), %s ns after (want under a tenth)"
-                 % (r, before, abs(s_rt), after))
+        want_before = p50([abs(v - s_rt) for v in e])
+        want_after = p50([abs(v - med) for v in e])
+        if before is None or after is None or abs(before - want_before) > 20000 or abs(after - want_after) > 20000:
+            fail("rank %d: residual p50 %s ns before refinement, %s after; the truth says %d and %d"
+                 % (r, before, after, want_before, want_after))
         else:
-            ok("rank %d: residual p50 %d ns on the pairs alone, %d ns refined" % (r, before, after))
+            ok("rank %d: residual p50 %d ns on the pairs alone, %d ns refined (truth %d, %d)"
+               % (r, before, after, want_before, want_after))
+        if 2 * near < len(e):
+            together = False
+            print("note: rank %d: only %d of %d collectives ended within 20 us of rank 0's (a stalled host): the "
+                  "offset cannot be recovered from this run" % (r, near, len(e)))
+            continue
+        (ok if abs(got - s_raw) <= 20000 else fail)("rank %d: the true offset recovered to %d ns (%d of %d collectives "
+                                                   "ended together)" % (r, got - s_raw, near, len(e)))
+        if not x["refined"] or not after < before:
+            fail("rank %d: refined %s, residual %s ns after vs %s before: the refinement should reduce it"
+                 % (r, x["refined"], after, before))
     # collective wait: per matching collective, the time each kernel ran
     # before the last rank's started
     k = min(len(t[0]) for t in tr)
@@ -114,6 +143,7 @@ def job(report, s_raw, s_rt, truths):
         fail("stragglers %s, want the slow rank %d only" % ([paths[i] for i in strag], slow))
     else:
         ok("rank %d, the slower one, is the one straggler" % slow)
+    return together
 
 
 def chrome(export, s_rt):
@@ -134,7 +164,8 @@ def chrome(export, s_rt):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 6 and sys.argv[1] == "job":
-        job(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
+        if job(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]) is False and not fails:
+            sys.exit(2)
     elif len(sys.argv) == 4 and sys.argv[1] == "chrome":
         chrome(sys.argv[2], int(sys.argv[3]))
     else:

@@ -23,7 +23,10 @@
 // same instant, the slowest rank's start + transfer, and rank r waits for
 // the slowest rank in it, as a real one would (a rank still waiting for the
 // others when its mr_pre has ended starts its all-reduce when that launch
-// returns, taken to cost what its mr_pre launch did). Kernel times come from the
+// returns, taken to cost what its mr_pre launch did). This holds while no
+// rank's host stalls longer than its mr_pre runs (give it milliseconds);
+// a host stalled longer makes that iteration's ends disagree, which the
+// truth shows and the test allows for. Kernel times come from the
 // grid (the cost model gives 1 µs per block, 100 ns for the all-reduce), so
 // this program sets them without any simcuda knob. Under clockshift.so
 // (tests/common/clockshift.c) a rank's clocks read as another host's;

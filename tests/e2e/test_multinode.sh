@@ -17,6 +17,8 @@
 #             wait, iteration skew and stragglers agree with the ground
 #             truth (tests/e2e/multinode_check.py); the chrome-trace export
 #             puts both ranks on one time line
+#   step      a wall clock stepped mid-run (clockshift.so again): the trace
+#             says so (status 13) and has clock pairs on both sides
 #   not one job  traces of different jobs get no cross-rank section
 # Timing-sensitive checks retry up to 3 runs (a loaded host can stall a rank).
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
@@ -68,7 +70,10 @@ if [ -f "$t" ]; then
 	[ "$got" = "3 1 4 1 4242" ] && echo "ok   Slurm: gpuphase-4242/gpuphase-4242-r3.gpht, header rank/local/world/node/job $got" ||
 		fail "Slurm header: rank local_rank world_size node job_id = '$got', want '3 1 4 1 4242'"
 	kinds=$("$D" "$t" | sed -n 's/^clock_pair kind=\([0-9]\).*/\1/p' | sort -u | tr -d '\n')
-	[ "$kinds" = 14 ] && echo "ok   clock pairs at start and end" || fail "clock pair kinds '$kinds', want 1 (start) and 4 (end)"
+	case $kinds in # 2: periodic, when the run took over a second
+	14 | 124) echo "ok   clock pairs at start and end" ;;
+	*) fail "clock pair kinds '$kinds', want 1 (start) and 4 (end)" ;;
+	esac
 else
 	fail "no $t: $(ls -R "$tmp/cap")"
 fi
@@ -120,10 +125,11 @@ rank() { # rank DIR R LD_PRELOAD ENV...
 	shift 3
 	(cd "$dir" && env "${unjob[@]}" "${simenv[@]}" SIMCUDA_CONFIG="$S/tests/e2e/multirank.simcuda" \
 		SIMCUDA_TRUTH="$dir/r$r.truth" RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 TORCHELASTIC_RUN_ID=mrjob MR_RANK=$r MR_NRANKS=2 \
-		MR_SHM="$dir/shm" MR_ITERS=300 MR_PERIOD_US=4000 MR_PRE_US=300,500 MR_POST_US=200,1500 MR_XFER_US=100 \
+		MR_SHM="$dir/shm" MR_ITERS=150 MR_PERIOD_US=8000 MR_PRE_US=2000,3000 MR_POST_US=500,2000 MR_XFER_US=100 \
 		LD_PRELOAD="$pre" "$@" "$B/tests/e2e/multirank" >"$dir/r$r.out" 2>&1)
 }
 ok=0
+unchecked=0
 for attempt in 1 2 3; do
 	d=$tmp/job$attempt
 	mkdir -p "$d"
@@ -138,15 +144,20 @@ for attempt in 1 2 3; do
 	"$R" --format json "${traces[@]}" >"$d/rep.json" 2>"$d/rep.err" && "$R" "${traces[@]}" >"$d/rep.txt" 2>>"$d/rep.err" &&
 		"$R" --export chrome-trace "$d/chrome.json" "${traces[@]}" >/dev/null 2>>"$d/rep.err" ||
 		{ fail "gpuphase-report failed: $(cat "$d/rep.err")"; break; }
-	if $CHECK job "$d/rep.json" $SHIFT_RAW $SHIFT_RT "$d/r0.truth" "$d/r1.truth" >"$d/check" &&
-		$CHECK chrome "$d/chrome.json" $SHIFT_RT >>"$d/check"; then
+	$CHECK job "$d/rep.json" $SHIFT_RAW $SHIFT_RT "$d/r0.truth" "$d/r1.truth" >"$d/check"
+	rc=$?
+	$CHECK chrome "$d/chrome.json" $SHIFT_RT >>"$d/check" || rc=1
+	if [ $rc = 0 ] || { [ $rc = 2 ] && [ $attempt = 3 ]; }; then
 		ok=1
+		unchecked=$((rc == 2))
 		cat "$d/check"
 		break
 	fi
-	grep MISMATCH "$d/check"
-	echo "(attempt $attempt disagreed; a loaded host can stall a rank: retrying)"
+	grep -E 'MISMATCH|^note' "$d/check"
+	echo "(attempt $attempt: see above; a loaded host can stall a rank: retrying)"
 done
+[ $unchecked = 1 ] && echo "note: in 3 runs the host stalled the ranks too much for their collectives to end together;" \
+	"the report agreed with the truth, but the offset's recovery went unchecked"
 if [ $ok = 1 ]; then
 	grep -q '^Across ranks' "$d/rep.txt" && grep -q '^  Collective wait' "$d/rep.txt" &&
 		grep -q '^  Iteration skew' "$d/rep.txt" && echo "ok   text: the Across ranks section" ||
@@ -156,6 +167,26 @@ if [ $ok = 1 ]; then
 	[ "$(hdr "${traces[1]}" host)" = nodeB ] || fail "rank 1's host is not nodeB"
 else
 	fail "the cross-rank report disagrees with the truth in 3 runs"
+fi
+
+echo "--- a wall-clock step: said, and pairs on both sides"
+d=$tmp/step
+mkdir -p "$d"
+head -c 65536 /dev/zero >"$d/shm"
+(cd "$d" && env "${unjob[@]}" "${simenv[@]}" SIMCUDA_CONFIG="$S/tests/e2e/multirank.simcuda" MR_RANK=0 MR_NRANKS=1 \
+	MR_SHM="$d/shm" MR_ITERS=200 MR_PERIOD_US=4000 GPUPHASE_OUTPUT="$d/step.gpht" LD_PRELOAD="$san$shift_lib:$lib" \
+	CLOCKSHIFT_STEP_AT_MS=400 CLOCKSHIFT_STEP_NS=50000000 "$B/tests/e2e/multirank" >"$d/out" 2>&1) ||
+	fail "stepped run failed: $(tail -3 "$d/out")"
+if [ -f "$d/step.gpht" ]; then
+	"$D" "$d/step.gpht" >"$d/dump"
+	# status 13 = GP_STATUS_REALTIME_STEP, its value the jump (50 ms, give or take the checks' timing)
+	v=$(sed -n 's/^status kind=13 .* value=\(-\{0,1\}[0-9]*\)$/\1/p' "$d/dump" | head -n 1)
+	steps=$(grep -c '^clock_pair kind=3 ' "$d/dump")
+	if [ -n "$v" ] && [ "$v" -gt 49000000 ] && [ "$v" -lt 51000000 ] && [ "$steps" = 2 ]; then
+		echo "ok   a 50 ms wall-clock step: status 13 value $v, a clock pair on each side"
+	else
+		fail "wall-clock step: status value '$v', $steps step pairs (want ~50000000 and 2)"
+	fi
 fi
 
 echo "--- not one job: no cross-rank section"
