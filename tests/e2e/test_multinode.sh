@@ -46,6 +46,9 @@ if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 	[ "$GP_SAN" = asan ] && asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
 fi
 simenv=(LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ASAN_OPTIONS="$asan_opts")
+# gpuphase record adds the library to LD_PRELOAD: the sanitizer's runtime first
+recenv=()
+[ -n "$san" ] && recenv=(LD_PRELOAD="$GP_SAN_RUNTIME")
 # a clean launcher environment: nothing of the caller's job leaks in
 unjob=(-u RANK -u LOCAL_RANK -u WORLD_SIZE -u GROUP_RANK -u TORCHELASTIC_RUN_ID -u SLURM_JOB_ID -u SLURM_PROCID
 	-u SLURM_LOCALID -u SLURM_NTASKS -u SLURM_NODEID -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE
@@ -97,7 +100,7 @@ n=$(find "$tmp/cap" -maxdepth 1 -name 'gpuphase-*-*.gpht' | wc -l)
 [ "$n" = 1 ] && echo "ok   outside a job: gpuphase-<host>-<pid>.gpht" || fail "outside a job: $n gpuphase-*-*.gpht files"
 # gpuphase record in a job: the same name, and its summary finds it
 mkdir -p "$tmp/rec"
-(cd "$tmp/rec" && env "${unjob[@]}" "${simenv[@]}" SIMCUDA_CONFIG="$S/examples/sync_bound.simcuda" SLURM_JOB_ID=55 \
+(cd "$tmp/rec" && env "${unjob[@]}" "${simenv[@]}" "${recenv[@]}" SIMCUDA_CONFIG="$S/examples/sync_bound.simcuda" SLURM_JOB_ID=55 \
 	SLURM_PROCID=0 "$B/bin/gpuphase" record "$B/examples/sync_bound" >/dev/null 2>"$tmp/rec/err") ||
 	fail "gpuphase record in a job: $(tail -3 "$tmp/rec/err")"
 if [ -f "$tmp/rec/gpuphase-55/gpuphase-55-r0.gpht" ] && grep -q 'gpuphase-55/gpuphase-55-r0.gpht' "$tmp/rec/err"; then
@@ -108,7 +111,7 @@ fi
 
 # gpuphase record around a launcher: the job id is set for its workers only
 # (torchrun sets TORCHELASTIC_RUN_ID for them), and the summary finds them
-(cd "$tmp/rec" && env "${unjob[@]}" "${simenv[@]}" SIMCUDA_CONFIG="$S/examples/sync_bound.simcuda" \
+(cd "$tmp/rec" && env "${unjob[@]}" "${simenv[@]}" "${recenv[@]}" SIMCUDA_CONFIG="$S/examples/sync_bound.simcuda" \
 	"$B/bin/gpuphase" record env RANK=0 WORLD_SIZE=1 TORCHELASTIC_RUN_ID=tr7 "$B/examples/sync_bound" \
 	>/dev/null 2>"$tmp/rec/err2") || fail "gpuphase record of a launcher: $(tail -3 "$tmp/rec/err2")"
 if [ -f "$tmp/rec/gpuphase-tr7/gpuphase-tr7-r0.gpht" ] && grep -q 'gpuphase-tr7/gpuphase-tr7-r0.gpht' "$tmp/rec/err2"; then
