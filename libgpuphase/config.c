@@ -109,9 +109,11 @@ static int gp_parse_disable(const char *v, struct gp_config *c)
 static int gp_parse_output(const char *v, struct gp_config *c)
 {
 	char tmp[GP_PATH_MAX];
+	struct gp_config_job none = { 0 };
 	if (!*v || gp_config_copy(c->output, sizeof c->output, v))
 		return -1;
-	return gp_config_expand(v, 1, "h", "0", 0, tmp, sizeof tmp) ? -1 : 0;
+	c->output_set = 1;
+	return gp_config_expand(v, 1, "h", &none, 0, tmp, sizeof tmp) ? -1 : 0;
 }
 
 /* skip=N,iters=M[,repeat=K] | delay=D,duration=D | trigger | all */
@@ -467,9 +469,11 @@ static int gp_parse_follow_fork(const char *v, struct gp_config *c)
 const struct gp_config_var gp_config_vars[] = {
 	{"GPUPHASE_DISABLE", "0", "accepted: 0 or 1",
 	 "1 makes the library inert: every hook calls straight through, no file, no CUPTI", gp_parse_disable},
-	{"GPUPHASE_OUTPUT", "gpuphase-%h-%p.gpht",
-	 "accepted: a path pattern; %p pid, %h host, %r rank, %t start time, %% a percent sign",
-	 "trace file path pattern (relative to the working directory)", gp_parse_output},
+	{"GPUPHASE_OUTPUT", GP_CONFIG_OUTPUT_DEFAULT "; in a job: " GP_CONFIG_OUTPUT_JOB,
+	 "accepted: a path pattern; %p pid, %h host, %r rank, %j job id, %t start time, %% a percent sign",
+	 "trace file path pattern (relative to the working directory); the job default applies when a launcher "
+	 "gives a job id (Jobs, below)",
+	 gp_parse_output},
 	{"GPUPHASE_WINDOW", "all",
 	 "accepted: all, skip=N,iters=M[,repeat=K] (M, K >= 1), delay=DURATION,duration=DURATION (e.g. 500ms, 2s), or trigger",
 	 "what to capture: the whole run, a window of iterations, a time window, or nothing until `gpuphase trigger`",
@@ -507,7 +511,7 @@ const size_t gp_config_nvars = sizeof gp_config_vars / sizeof gp_config_vars[0];
 static void gp_config_defaults(struct gp_config *c)
 {
 	memset(c, 0, sizeof *c);
-	strcpy(c->output, "gpuphase-%h-%p.gpht");
+	strcpy(c->output, GP_CONFIG_OUTPUT_DEFAULT);
 	c->win_mode = GP_WINMODE_ALL;
 	c->repeat = 1;
 	strcpy(c->window_text, "all");
@@ -650,21 +654,73 @@ int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t 
 	return 0;
 }
 
-const char *gp_config_rank(char *const *envp)
+/* The value of the first of names (NULL-terminated) set and not empty in
+ * envp, or NULL; a value equal to `skip` counts as not set. */
+static const char *gp_config_env_first(char *const *envp, const char *const *names, const char *skip)
 {
-	static const char *const vars[] = {"RANK=", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID="};
-	for (int i = 0; i < 3; i++)
+	for (; *names; names++) {
+		size_t n = strlen(*names);
 		for (char *const *e = envp; e && *e; e++)
-			if (!strncmp(*e, vars[i], strlen(vars[i])) && (*e)[strlen(vars[i])])
-				return *e + strlen(vars[i]);
-	return "0";
+			if (!strncmp(*e, *names, n) && (*e)[n] == '=' && (*e)[n + 1] &&
+			    !(skip && !strcmp(*e + n + 1, skip)))
+				return *e + n + 1;
+	}
+	return NULL;
 }
 
-int gp_config_expand(const char *pattern, long pid, const char *host, const char *rank,
+void gp_config_job(char *const *envp, struct gp_config_job *job)
+{
+	/* In order of precedence: torchrun's own variables first (under
+	 * `srun torchrun` the Slurm ones describe the agent, not the worker),
+	 * then MPI launchers, then Slurm. */
+	static const char *const rank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+					   NULL};
+	static const char *const local_rank[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+						 "SLURM_LOCALID", NULL};
+	static const char *const world[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+	static const char *const node[] = {"GROUP_RANK", "SLURM_NODEID", NULL};
+	static const char *const job_id[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL};
+	job->rank = gp_config_env_first(envp, rank, NULL);
+	job->local_rank = gp_config_env_first(envp, local_rank, NULL);
+	job->world_size = gp_config_env_first(envp, world, NULL);
+	job->node = gp_config_env_first(envp, node, NULL);
+	/* torchrun's run id is "none" unless --rdzv-id names the run */
+	job->job_id = gp_config_env_first(envp, job_id, "none");
+}
+
+const char *gp_config_rank(char *const *envp)
+{
+	struct gp_config_job job;
+	gp_config_job(envp, &job);
+	return job.rank ? job.rank : "0";
+}
+
+const char *gp_config_output(const struct gp_config *cfg, const struct gp_config_job *job)
+{
+	if (cfg->output_set)
+		return cfg->output;
+	return job->job_id ? GP_CONFIG_OUTPUT_JOB : GP_CONFIG_OUTPUT_DEFAULT;
+}
+
+/* A launcher's value as one file-name component: bytes other than letters,
+ * digits, '.', '-' and '_' become '_', and "." or ".." get a leading '_'. */
+static void gp_config_component(const char *v, char *out, size_t len)
+{
+	size_t o = 0;
+	for (; *v && o + 1 < len; v++)
+		out[o++] = (isalnum((unsigned char)*v) || *v == '.' || *v == '-' || *v == '_') ? *v : '_';
+	out[o] = 0;
+	if ((!strcmp(out, ".") || !strcmp(out, "..")) && o + 1 < len) {
+		memmove(out + 1, out, o + 1);
+		out[0] = '_';
+	}
+}
+
+int gp_config_expand(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
 		     time_t t, char *out, size_t outlen)
 {
 	size_t o = 0;
-	char tmp[64];
+	char tmp[256];
 	for (const char *p = pattern; *p; p++) {
 		const char *ins;
 		if (*p != '%') {
@@ -676,7 +732,14 @@ int gp_config_expand(const char *pattern, long pid, const char *host, const char
 			switch (*p) {
 			case 'p': snprintf(tmp, sizeof tmp, "%ld", pid); ins = tmp; break;
 			case 'h': ins = host; break;
-			case 'r': ins = rank; break;
+			case 'r':
+				gp_config_component(job->rank ? job->rank : "0", tmp, sizeof tmp);
+				ins = tmp;
+				break;
+			case 'j':
+				gp_config_component(job->job_id ? job->job_id : "nojob", tmp, sizeof tmp);
+				ins = tmp;
+				break;
 			case 't': {
 				struct tm tm;
 				gmtime_r(&t, &tm);

@@ -15,6 +15,8 @@
  *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
  *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
  *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
+ *   hostload.c the host-load sampler thread
+ *   clocks.c   (CLOCK_REALTIME, trace clock) pairs for lining up hosts
  *
  * Errors inside the library are 0 / -errno; nothing here exits or aborts.
  */
@@ -310,6 +312,16 @@ void gp_hostload_stop(void);
 void gp_hostload_forget(void);
 /* ns spent in CUPTI buffer completion callbacks (cupti.c adds, relaxed). */
 extern uint64_t gp_cupti_buffer_ns;
+
+/* ---- clocks.c ---------------------------------------------------------- */
+
+/* GP_REC_CLOCK_PAIR records: start (right after the collector starts),
+ * tick (the sampler, every sample: a pair every GP_CLOCK_PAIR_PERIOD_MS and
+ * around wall-clock steps), end (after the sampler is joined, before the
+ * collector stops). Never concurrent with one another (clocks.c). */
+void gp_clocks_start(void);
+void gp_clocks_tick(void);
+void gp_clocks_end(void);
 
 /* ---- nvtx.c ------------------------------------------------------------ */
 extern int gp_nvtx_used;

@@ -17,6 +17,12 @@
  *   a->text / a->json / a->figure  any time later (the report, the HTML page)
  *   a->destroy(st)
  *
+ * Several traces of one job (the ranks of a distributed run) also get, for
+ * each analysis with a merge callback, one more state: created, then
+ * a->merge(st, traces, reps, n) with every trace's state and report; an
+ * analysis with a merge speaks only there, once for the job
+ * (gp_analyses_job), never in a trace's own section.
+ *
  * Any callback but create and destroy may be NULL. Memory follows operators,
  * iterations, samples and graph nodes, never the number of ops: fold each op
  * into sums as it arrives. Names an analysis keeps are texts of the trace's
@@ -65,6 +71,10 @@ struct gp_analysis {
 	void (*json)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
 	void (*figure)(FILE *f, const void *st); /* HTML: an inline SVG after the section */
 	void (*destroy)(void *st);
+	/* optional, across the traces of one job: st is a fresh state
+	 * (create), traces[i] this analysis's state of trace i and reps[i] its
+	 * report, in argument order. Returns 0 or -ENOMEM. */
+	int (*merge)(void *st, void *const *traces, const struct gp_rep *const *reps, size_t n);
 };
 
 /* Record a failure in *err (the first one stays); -EINVAL, a map refusing
@@ -106,6 +116,9 @@ struct gp_analyses {
 		void *st;
 	} waits[GP_ANALYSES_MAX];
 	struct gp_strtab strings;
+	int job;                    /* the analyses across a job's traces
+	                               (gp_analyses_job): only those with a
+	                               merge; else those without one print  */
 };
 
 /* Create every analysis of the list; NULL on ENOMEM. */
@@ -117,6 +130,11 @@ void gp_analyses_op(const struct gp_an_op *op, void *set);
 void gp_analyses_wait(const struct gp_an_wait *w, void *set);
 int gp_analyses_prepare(struct gp_analyses *set);
 int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep);
+/* The analyses across the traces of one job: for every analysis with a
+ * merge, a fresh state merged from sets[i] (the traces' analyses) and
+ * reps[i]; *out is NULL when no analysis has a merge. 0 or -ENOMEM. */
+int gp_analyses_job(struct gp_analyses *const *sets, const struct gp_rep *const *reps, size_t n,
+		    const struct gp_analysis_env *env, struct gp_analyses **out);
 /* Every section as text or markdown. Returns 0 or -EIO. */
 int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
 		     const struct gp_analysis_style *s);

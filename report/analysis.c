@@ -370,6 +370,12 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_MARKER:
 		gp_an_scan1_marker(an, &r->marker, &v);
 		break;
+	case GP_REC_CLOCK_PAIR: {
+		struct gp_clock_pair cp = { .raw = r->clock.raw, .realtime = r->clock.realtime,
+					    .width = r->clock.width_ns, .kind = r->clock.kind };
+		gp_an_fail(an, gp_clockmap_add(&an->clocks, &cp));
+		break;
+	}
 	case GP_REC_OVERHEAD:
 		v.overhead.kind = r->overhead.kind;
 		v.overhead.tid = r->overhead.tid;
@@ -430,6 +436,7 @@ int gp_an_prepare(struct gp_an *an)
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
 			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
 	gp_sym_resolve(an);
+	gp_clockmap_sort(&an->clocks);
 
 	/* iterations: marks sorted by time, one per iteration number */
 	if (an->nmarks)
@@ -739,6 +746,11 @@ int gp_an_hook_only(const struct gp_an *an)
 	return an->hook_only;
 }
 
+const struct gp_clockmap *gp_an_clockmap(const struct gp_an *an)
+{
+	return &an->clocks;
+}
+
 void gp_an_free(struct gp_an *an)
 {
 	if (!an)
@@ -751,6 +763,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->symbols);
 	gp_map_free(&an->symnames);
 	free(an->modules);
+	gp_clockmap_free(&an->clocks);
 	gp_map_free(&an->drops);
 	free(an->marks);
 	free(an->wins);

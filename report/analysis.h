@@ -259,6 +259,10 @@ const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api
  * exports) and whether the trace is hook-only (no CUPTI records). */
 uint64_t gp_an_time_base(const struct gp_an *an);
 int gp_an_hook_only(const struct gp_an *an);
+/* After gp_an_prepare: the trace's clock pairs (clockmap.h), by time; empty
+ * in a trace without GP_REC_CLOCK_PAIR. Valid until gp_an_free. */
+struct gp_clockmap;
+const struct gp_clockmap *gp_an_clockmap(const struct gp_an *an);
 /* The OS tid of a CUPTI thread id when a join has shown it, else cupti_tid. */
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid);
 

@@ -28,6 +28,7 @@
 #include <errno.h>
 
 #include "analysis.h"
+#include "clockmap.h"
 #include "map.h"
 #include "strtab.h"
 
@@ -322,6 +323,7 @@ struct gp_an {
 	double host_busy_w, host_proc_w, host_w, host_max;
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
 	struct gp_an_edges edges;
+	struct gp_clockmap clocks; /* GP_REC_CLOCK_PAIR, by time after prepare */
 	int runtime_seen;          /* edges: CUPTI runtime records seen       */
 	struct { int64_t iter; uint64_t ts; uint32_t tid; } *marks;
 	size_t nmarks, capmarks;

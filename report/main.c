@@ -702,6 +702,7 @@ int main(int argc, char **argv)
 	if (!rc && gp_pipeline_report(m.pipe, 0, (size_t)nfiles, &rep))
 		rc = GP_EXIT_INTERNAL;
 	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
+	m.out.job_analyses = m.pipe && !rc ? gp_pipeline_job_analyses(m.pipe) : NULL;
 	m.out.ntraces = rc ? 0 : (size_t)nfiles;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];

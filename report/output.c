@@ -601,6 +601,10 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	gp_out_text_callsites(f, rep, o, md);
 	gp_out_text_iters(f, rep, o, md);
 	gp_out_text_ranks(f, rep, o, md);
+	if (o->job_analyses) { /* a job's ranks side by side: after the ranks */
+		struct gp_analysis_style style = { .markdown = md, .outlier_factor = o->outlier_factor, .top = o->top };
+		gp_analyses_text(f, o->job_analyses, rep, &style);
+	}
 }
 
 /* --- csv ---------------------------------------------------------------------------------------- */
@@ -808,7 +812,15 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		fprintf(f, "}");
 	}
 	free(fl);
-	fprintf(f, "],\n\"analyses\": [");
+	fprintf(f, "],\n");
+	if (o->job_analyses) { /* one job: its analyses across the ranks */
+		struct gp_analysis_style js = { .markdown = 0, .outlier_factor = o->outlier_factor };
+		fprintf(f, "\"job_analyses\": {\"path\": ");
+		gp_fmt_json_str(f, rep->path);
+		gp_analyses_json(f, o->job_analyses, rep, &js);
+		fprintf(f, "},\n");
+	}
+	fprintf(f, "\"analyses\": [");
 	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = o->outlier_factor };
 	for (size_t x = 0, na = 0; x < o->ntraces; x++) {
 		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);

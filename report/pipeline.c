@@ -21,6 +21,7 @@
 
 struct gp_pipeline {
 	struct gp_pipeline_opts o;
+	struct gp_analyses *job;   /* the job's analyses of the last merge, or NULL */
 	struct gp_rep *reps;       /* per trace; moved out by gp_pipeline_report */
 	struct gp_analyses **sets; /* per trace (NULL without GP_PIPE_ANALYSES)  */
 	size_t n, cap;
@@ -82,6 +83,8 @@ static int gp_pipeline_facts(const struct gp_reader *rd, const char *path, struc
 	rep->version = info->version;
 	rep->clock_id = info->clock_id;
 	rep->pid = info->pid;
+	rep->start_wall_ns = info->start_wall_ns;
+	rep->start_clock_ns = info->start_clock_ns;
 	rep->complete = end->complete;
 	rep->truncated_bytes = end->truncated_bytes;
 	rep->end_reason = end->end_reason;
@@ -186,6 +189,8 @@ static void gp_pipeline_complete(struct gp_rep *rep, const struct gp_rep *facts)
 	rep->version = facts->version;
 	rep->clock_id = facts->clock_id;
 	rep->pid = facts->pid;
+	rep->start_wall_ns = facts->start_wall_ns;
+	rep->start_clock_ns = facts->start_clock_ns;
 	rep->complete = facts->complete;
 	rep->truncated_bytes = facts->truncated_bytes;
 	rep->live = gp_pipeline_live(facts);
@@ -323,6 +328,11 @@ struct gp_analyses *const *gp_pipeline_analyses(const struct gp_pipeline *p)
 	return p->sets;
 }
 
+struct gp_analyses *gp_pipeline_job_analyses(const struct gp_pipeline *p)
+{
+	return p->job;
+}
+
 int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_rep *out)
 {
 	memset(out, 0, sizeof *out);
@@ -331,6 +341,23 @@ int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_
 		memset(&p->reps[first], 0, sizeof p->reps[first]);
 		return 0;
 	}
+	/* one job: the analyses that look across its ranks (analyses.h merge) */
+	const struct gp_rep **one = calloc(n, sizeof *one);
+	if (!one)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		one[i] = &p->reps[first + i];
+	gp_analyses_free(p->job);
+	p->job = NULL;
+	if ((p->o.what & GP_PIPE_ANALYSES) && gp_rep_one_job(one, n)) {
+		struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor, .whatif = p->o.whatif };
+		int rc = gp_analyses_job(p->sets + first, one, n, &env, &p->job);
+		if (rc) {
+			free(one);
+			return rc;
+		}
+	}
+	free(one);
 	if (gp_rep_merge(out, &p->reps[first], n)) /* out->ranks takes them */
 		return -ENOMEM;
 	char buf[64];
@@ -349,6 +376,7 @@ void gp_pipeline_free(struct gp_pipeline *p)
 		gp_rep_free(&p->reps[i]);
 		gp_analyses_free(p->sets[i]);
 	}
+	gp_analyses_free(p->job);
 	free(p->reps);
 	free(p->sets);
 	free(p);

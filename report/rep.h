@@ -79,6 +79,8 @@ struct gp_rep {
 	struct gp_rep_kv *kv;  /* header key/values (host, cmdline, ...)           */
 	size_t nkv;
 	uint32_t clock_id, pid, version;
+	uint64_t start_wall_ns, start_clock_ns; /* header: CLOCK_REALTIME and the
+	                                           trace clock at open (0: none) */
 	char **devices;        /* "0: NVIDIA H200 (cc 9.0, 132 SMs)"              */
 	size_t ndevices;
 	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;

@@ -22,7 +22,8 @@ $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream \
                    $(B)/tests/e2e/report_realcuda \
                    $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
-                   $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices
+                   $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
+                   $(B)/tests/e2e/multirank
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -40,6 +41,14 @@ $(B)/tests/e2e/attach_lookups: tests/e2e/attach_lookups.cu | $(DEPS_STAMP)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -ldl
 
 ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/attach_lookups $(B)/tests/e2e/trace_reorder
+
+# A test-only interposer (tests/common/clockshift.c): one process's clocks
+# and host name read as another host's, for the cross-host tests. Built
+# without the sanitizers, like the programs it is preloaded into.
+$(B)/tests/libclockshift.so: tests/common/clockshift.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(WARN) $(OPT) -fPIC -shared -o $@ $< -ldl
+ALL_TARGETS += $(B)/tests/libclockshift.so
 
 # The command end to end (record, report/diff/export hand-over, trigger, attach,
 # help, install, static cudart, one GPUPHASE_* grammar with the library).
@@ -61,6 +70,9 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
 	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh
+# A job past one machine: rank variables and names, clock pairs, two ranks as
+# two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
+TESTS += tests/e2e/test_multinode.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found (3.9 and
