@@ -10,6 +10,7 @@
 #   make asan|tsan  the same under AddressSanitizer+UBSan / ThreadSanitizer
 #   make bench      benchmarks (prints "bench: ..." lines and tables)
 #   make demo       run an example under the profiler and print its report
+#   make cross-aarch64  compile gpuphase attach's aarch64 code (cli/module.mk)
 #
 # Dependencies are Debian packages, installed by scripts/deps.sh (as root) or
 # named with the exact apt-get line (otherwise). CUDA comes from $(CUDA_HOME).

@@ -1,7 +1,9 @@
 /*
- * attach.c — `gpuphase attach PID [--iters N | --duration T] [-o FILE]`:
- * profile a process that is already running, unmodified, then leave it as
- * it was.
+ * attach.c — `gpuphase attach PID [--iters N | --duration T] [-o FILE]
+ * [report options]`: profile a process that is already running,
+ * unmodified, leave it as it was, then print the report of the trace (the
+ * report options of `gpuphase report`, or record's --report=OPTS; run by
+ * report.c's gp_report_run once the process is left alone).
  *
  * Technique: the one debuggers use to call a function in a live process
  * (gdb's `call`, and injectors built the same way): ptrace-seize ONE thread
@@ -21,10 +23,10 @@
  * line and exit 1 before the target is touched. A target that exits during
  * the attach or the capture: reported, exit 1.
  *
- * Architecture: the register set (struct user_regs_struct via
- * PTRACE_GETREGSET NT_PRSTATUS) and the call frame are the only
- * arch-specific parts (gp_attach_set_call, gp_attach_ret, gp_attach_pc);
- * x86-64 is written, aarch64 follows the same three functions.
+ * Architecture: x86-64 and aarch64. What differs (the registers of a
+ * call, its frame, the system call restart, the FP/vector state) is in one
+ * section, "the architecture", below; everything else is shared. Other
+ * architectures build a verb that says it is not available.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -42,6 +44,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/user.h>
@@ -51,19 +54,23 @@
 
 #include "cli.h"
 
-#if !defined(__x86_64__)
-/* The register handling of other architectures is not written yet (see
+#if defined(__aarch64__)
+#include <asm/ptrace.h> /* struct user_sve_header, SVE_PT_* */
+#endif
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+/* The register handling of other architectures is not written (see
  * docs/attach.md, "Limits"): the verb exists and says so. */
 int gp_attach_main(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	fprintf(stderr, "gpuphase: attach: not available on this architecture yet (x86-64 only)\n");
+	fprintf(stderr, "gpuphase: attach: not available on this architecture (x86-64 and aarch64 only)\n");
 	return 1;
 }
 #else
 
-#define GP_ATTACH_XSTATE_MAX 8192
+#define GP_ATTACH_FP_MAX 16384 /* x86 XSTATE with AMX tiles is ~11 KiB */
 
 static pid_t gp_attach_pid;
 
@@ -197,11 +204,22 @@ static int gp_attach_threads(pid_t pid)
  * else the main thread wherever it is. */
 static pid_t gp_attach_pick_thread(pid_t pid)
 {
+	/* the numbers of this architecture (aarch64 has no poll, select,
+	 * pause or epoll_wait: its C library uses the p- variants) */
 	static const long waits[] = {
-#ifdef __x86_64__
-		7,   /* poll */ 23, /* select */ 35, /* nanosleep */ 43, /* accept */ 61, /* wait4 */
-		0,   /* read */ 45, /* recvfrom */ 47, /* recvmsg */ 232, /* epoll_wait */ 230, /* clock_nanosleep */
-		270, /* pselect6 */ 271, /* ppoll */ 281, /* epoll_pwait */ 288, /* accept4 */ 34, /* pause */
+		SYS_read,     SYS_recvfrom,  SYS_recvmsg,	  SYS_accept,	  SYS_accept4, SYS_wait4,
+		SYS_nanosleep, SYS_clock_nanosleep, SYS_pselect6, SYS_ppoll, SYS_epoll_pwait,
+#ifdef SYS_poll
+		SYS_poll,
+#endif
+#ifdef SYS_select
+		SYS_select,
+#endif
+#ifdef SYS_epoll_wait
+		SYS_epoll_wait,
+#endif
+#ifdef SYS_pause
+		SYS_pause,
 #endif
 	};
 	char p[96], d[64];
@@ -283,17 +301,74 @@ out:
 	return rc;
 }
 
-/* ---- ptrace: one call in the stopped thread ------------------------------- */
+/* ---- the architecture: registers, the call frame, extra state -------------
+ *
+ * A call in the stopped thread (gp_attach_call) sets the program counter to
+ * the function, its two arguments, a stack pointer below the thread's own
+ * data, and a return address of 0: the function returns to address 0, an
+ * instruction fetch fault that stops the thread with SIGSEGV at pc 0. That
+ * fault plays the part int3 / BRK play for debuggers, and needs no code
+ * written into the process. Per architecture:
+ *
+ *               x86-64                      aarch64
+ *   registers   user_regs_struct            user_regs_struct (= user_pt_regs)
+ *               (NT_PRSTATUS)               (NT_PRSTATUS)
+ *   pc, sp      rip, rsp                    pc, sp
+ *   arguments   rdi, rsi (up to 6)          x0, x1 (up to 8: x0-x7)
+ *   result      rax                         x0
+ *   return to 0 0 pushed at [rsp]           x30 (the link register) = 0
+ *   no restart  orig_rax = -1 in the call   syscallno = -1 (NT_ARM_SYSTEM_CALL)
+ *               regs                        during the calls
+ *   restart of  the saved rax/orig_rax:     prepared by the kernel before the
+ *   the call    the kernel restarts it at   stop (pc back on the svc, x0 =
+ *   it was in   the detach                  orig_x0): the saved registers
+ *                                           re-issue it; a restart block (a
+ *                                           relative nanosleep, poll with a
+ *                                           timeout) starts over in full
+ *   FP/vector   NT_X86_XSTATE, else         NT_PRFPREG, and NT_ARM_SVE when
+ *               NT_PRFPREG                  the thread has live SVE state
+ *   also        -                           PSTATE.BTYPE cleared for the call
+ *
+ * x86-64 is run by the tests; aarch64 is compiled (make cross-aarch64),
+ * not run: docs/attach.md says what is verified where.
+ */
 
 struct gp_attach_thread {
 	pid_t tid;
-	struct user_regs_struct regs;         /* saved at the stop */
-	uint8_t fp[GP_ATTACH_XSTATE_MAX];      /* saved FP/vector state */
+	struct user_regs_struct regs;    /* saved at the stop */
+	uint8_t fp[GP_ATTACH_FP_MAX];    /* saved FP/vector state */
 	size_t fplen;
-	int fpset;                            /* NT_X86_XSTATE (else NT_PRFPREG) */
-	int pending_sig;                      /* a signal that arrived meanwhile */
-	int gone;                             /* the thread (process) exited     */
+	int fpset;                       /* x86: NT_X86_XSTATE (else NT_PRFPREG) */
+#if defined(__aarch64__)
+	uint8_t sve[GP_ATTACH_FP_MAX];   /* NT_ARM_SVE, when sve_live */
+	size_t svelen;
+	int sve_live;
+	int syscallno, have_syscallno;   /* NT_ARM_SYSTEM_CALL at the stop */
+#endif
+	int pending_sig;                 /* a signal that arrived meanwhile */
+	int gone;                        /* the thread (process) exited     */
 };
+
+/* Read (set 0) or write one register set of *len bytes; a read sets *len
+ * to what the kernel gave. */
+static int gp_attach_regset(pid_t tid, int set, unsigned type, void *buf, size_t *len)
+{
+	struct iovec io = {buf, *len};
+	if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid, (void *)(uintptr_t)type, &io))
+		return -errno;
+	*len = io.iov_len;
+	return 0;
+}
+
+/* Read a register set whose size varies by machine into buf (cap bytes):
+ * one that fills buf to the brim may have been cut short and would be
+ * restored half, so it is refused (-E2BIG). */
+static int gp_attach_regset_var(pid_t tid, unsigned type, void *buf, size_t cap, size_t *len)
+{
+	*len = cap;
+	int rc = gp_attach_regset(tid, 0, type, buf, len);
+	return rc ? rc : *len >= cap ? -E2BIG : 0;
+}
 
 static int gp_attach_getregs(pid_t tid, struct user_regs_struct *r)
 {
@@ -307,13 +382,15 @@ static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
 	return ptrace(PTRACE_SETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
 }
 
+#if defined(__x86_64__)
+
 static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
 {
 	r->rip = fn;
 	r->rdi = a0;
 	r->rsi = a1;
 	r->rax = 0;
-	r->rsp = sp;     /* holds the return address 0 (the caller wrote it) */
+	r->rsp = sp;      /* holds the return address 0 (gp_attach_frame) */
 	r->orig_rax = -1; /* not in a system call: no restart logic on resume */
 }
 
@@ -331,6 +408,122 @@ static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
 {
 	return r->rsp;
 }
+
+static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len);
+
+/* The frame at function entry: the return address 0 at *sp, sp + 8
+ * 16-aligned (the psABI's rule at a call). */
+static int gp_attach_frame(pid_t tid, uintptr_t *sp)
+{
+	uint64_t zero = 0;
+	*sp = (*sp & ~(uintptr_t)15) - 8;
+	return gp_attach_poke(tid, *sp, &zero, sizeof zero);
+}
+
+/* Nothing beyond orig_rax, which gp_attach_set_call sets. */
+static int gp_attach_no_restart(struct gp_attach_thread *t)
+{
+	(void)t;
+	return 0;
+}
+
+static int gp_attach_save_extra(struct gp_attach_thread *t)
+{
+	t->fpset = 1;
+	int rc = gp_attach_regset_var(t->tid, NT_X86_XSTATE, t->fp, sizeof t->fp, &t->fplen);
+	if (rc == -E2BIG)
+		return rc;
+	if (rc) {
+		t->fpset = 0;
+		return gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
+	}
+	return 0;
+}
+
+static void gp_attach_restore_extra(struct gp_attach_thread *t)
+{
+	(void)gp_attach_regset(t->tid, 1, t->fpset ? NT_X86_XSTATE : NT_PRFPREG, t->fp, &t->fplen);
+}
+
+#elif defined(__aarch64__)
+
+static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
+{
+	r->pc = fn;
+	r->regs[0] = a0;
+	r->regs[1] = a1;
+	r->regs[30] = 0;             /* the link register: return to address 0 */
+	r->sp = sp;
+	r->pstate &= ~0xc00ull;      /* PSTATE.BTYPE: no branch-target check pending at fn */
+}
+
+static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
+{
+	return r->regs[0];
+}
+
+static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
+{
+	return r->pc;
+}
+
+static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
+{
+	return r->sp;
+}
+
+/* The return address is in x30: the stack only needs its 16-byte
+ * alignment (AAPCS64; no red zone on Linux). */
+static int gp_attach_frame(pid_t tid, uintptr_t *sp)
+{
+	(void)tid;
+	*sp &= ~(uintptr_t)15;
+	return 0;
+}
+
+/* syscallno = -1: resuming at the call is not a return from a system call
+ * (the kernel forgot it at the stop already; kept for older kernels). A
+ * kernel without NT_ARM_SYSTEM_CALL (before 3.19) has nothing to forget. */
+static int gp_attach_no_restart(struct gp_attach_thread *t)
+{
+	int none = -1;
+	size_t len = sizeof none;
+	if (t->have_syscallno)
+		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &none, &len);
+	return 0;
+}
+
+static int gp_attach_save_extra(struct gp_attach_thread *t)
+{
+	int rc = gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
+	if (rc)
+		return rc;
+	/* no SVE (EINVAL, ENODEV): the FPSIMD set is all there is */
+	rc = gp_attach_regset_var(t->tid, NT_ARM_SVE, t->sve, sizeof t->sve, &t->svelen);
+	if (rc == -E2BIG)
+		return rc; /* a vector length we cannot hold: do not touch the thread */
+	const struct user_sve_header *h = (const void *)t->sve;
+	t->sve_live = rc == 0 && t->svelen >= sizeof *h && (h->flags & SVE_PT_REGS_MASK) == SVE_PT_REGS_SVE;
+	size_t len = sizeof t->syscallno;
+	t->have_syscallno = gp_attach_regset(t->tid, 0, NT_ARM_SYSTEM_CALL, &t->syscallno, &len) == 0 &&
+			    len == sizeof t->syscallno;
+	return 0;
+}
+
+static void gp_attach_restore_extra(struct gp_attach_thread *t)
+{
+	(void)gp_attach_regset(t->tid, 1, NT_PRFPREG, t->fp, &t->fplen);
+	if (t->sve_live) /* after the FPSIMD view: the SVE registers extend it */
+		(void)gp_attach_regset(t->tid, 1, NT_ARM_SVE, t->sve, &t->svelen);
+	if (t->have_syscallno) {
+		size_t len = sizeof t->syscallno;
+		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &t->syscallno, &len);
+	}
+}
+
+#endif /* the architecture */
+
+/* ---- ptrace: one call in the stopped thread ------------------------------- */
 
 static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
 {
@@ -369,18 +562,16 @@ static int gp_attach_wait(struct gp_attach_thread *t)
 
 /* Run fn(a0, a1) in the stopped thread; *ret gets its return value. The
  * stack below the red zone holds data (already written by the caller at
- * [sp, ...)) and the return address 0. */
+ * [sp, ...)); the frame (gp_attach_frame) goes below it. */
 static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp,
 			  uintptr_t *ret)
 {
-	uint64_t zero = 0;
-	sp = (sp & ~(uintptr_t)15) - 8; /* at function entry: sp + 8 is 16-aligned */
-	int rc = gp_attach_poke(t->tid, sp, &zero, sizeof zero);
+	int rc = gp_attach_frame(t->tid, &sp);
 	if (rc)
 		return rc;
 	struct user_regs_struct r = t->regs;
 	gp_attach_set_call(&r, fn, a0, a1, sp);
-	if ((rc = gp_attach_setregs(t->tid, &r)))
+	if ((rc = gp_attach_setregs(t->tid, &r)) || (rc = gp_attach_no_restart(t)))
 		return rc;
 	for (;;) {
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
@@ -400,24 +591,9 @@ static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0
 	}
 }
 
-static int gp_attach_save_fp(struct gp_attach_thread *t)
-{
-	struct iovec io = {t->fp, sizeof t->fp};
-	t->fpset = 1;
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_X86_XSTATE, &io)) {
-		t->fpset = 0;
-		io.iov_len = sizeof t->fp;
-		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRFPREG, &io))
-			return -errno;
-	}
-	t->fplen = io.iov_len;
-	return 0;
-}
-
 static void gp_attach_restore(struct gp_attach_thread *t)
 {
-	struct iovec io = {t->fp, t->fplen};
-	ptrace(PTRACE_SETREGSET, t->tid, (void *)(uintptr_t)(t->fpset ? NT_X86_XSTATE : NT_PRFPREG), &io);
+	gp_attach_restore_extra(t);
 	gp_attach_setregs(t->tid, &t->regs);
 }
 
@@ -472,13 +648,54 @@ struct gp_attach_opts {
 	unsigned long long iters;
 	uint64_t duration;
 	long pid;
+	int no_report;
+	char **report;   /* gpuphase-report's options, in order (argv's strings) */
+	size_t nreport;
 };
+
+/* One report option (and its values) for the report printed after the
+ * capture; a word of --report=OPTS is split in place (argv is ours). -1 to
+ * go on, else the exit status of a usage error. *i: the last word used. */
+static int gp_attach_report_opt(int argc, char **argv, int *i, struct gp_attach_opts *o)
+{
+	char *a = argv[*i];
+	if (!strncmp(a, "--report", 8) && (a[8] == 0 || a[8] == '=')) { /* record's spelling */
+		char *save = NULL;
+		for (char *t = a[8] ? strtok_r(a + 9, " \t", &save) : NULL; t; t = strtok_r(NULL, " \t", &save))
+			o->report[o->nreport++] = t;
+		return -1;
+	}
+	int n = gp_report_option_arity(a);
+	if (n < 0) {
+		char m[160];
+		snprintf(m, sizeof m, "unknown option '%s' (neither attach's nor gpuphase report's)", a);
+		return gp_attach_usage(m);
+	}
+	if (*i + n >= argc) {
+		char m[160];
+		snprintf(m, sizeof m, "option '%s' needs %s", a, n == 2 ? "two values" : "a value");
+		return gp_attach_usage(m);
+	}
+	for (int k = 0; k <= n; k++)
+		o->report[o->nreport++] = argv[*i + k];
+	*i += n;
+	return -1;
+}
 
 /* Parse argv into o: -1 to go on, else the exit status (help, bad usage). */
 static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->stacks = "off";
+	/* every word of argv, plus the words of --report=OPTS strings */
+	size_t cap = (size_t)argc;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--report=", 9))
+			cap += strlen(argv[i]) / 2 + 1;
+	if (!(o->report = calloc(cap + 1, sizeof *o->report))) {
+		fprintf(stderr, "gpuphase: attach: out of memory\n");
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -492,8 +709,10 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 		} else if ((!strcmp(a, "--duration") || !strcmp(a, "-d")) && i + 1 < argc) {
 			if (!(o->duration = gp_attach_duration(argv[++i])))
 				return gp_attach_usage("--duration takes a time such as 2s or 500ms");
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			o->out = argv[++i];
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+			o->out = argv[++i]; /* the trace, as for record (the report's own -o: --report='-o F') */
+		} else if (!strcmp(a, "--no-report")) {
+			o->no_report = 1;
 		} else if (!strcmp(a, "--stacks") && i + 1 < argc) {
 			o->stacks = argv[++i];
 			if (strcmp(o->stacks, "off") && strcmp(o->stacks, "sync") && strcmp(o->stacks, "launch") &&
@@ -506,6 +725,10 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 			o->pid = strtol(a, &e, 10);
 			if (*e || o->pid <= 0)
 				return gp_attach_usage("PID must be a process id");
+		} else if (a[0] == '-' && a[1] && strcmp(a, "-o") && strcmp(a, "--output")) {
+			int rc = gp_attach_report_opt(argc, argv, &i, o);
+			if (rc >= 0)
+				return rc;
 		} else {
 			char m[160];
 			snprintf(m, sizeof m, "unknown or incomplete option '%s'", a);
@@ -516,6 +739,8 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 		return gp_attach_usage("which process? (a PID)");
 	if (o->iters && o->duration)
 		return gp_attach_usage("--iters and --duration exclude each other");
+	if (o->no_report && o->nreport)
+		return gp_attach_usage("--no-report and report options exclude each other");
 	if (!o->iters && !o->duration)
 		o->iters = 100;
 	return -1;
@@ -646,7 +871,7 @@ static int gp_attach_listen(char *dir, char *sock, size_t socklen)
 static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const char *lib, const char *req, size_t rl,
 				   const struct gp_attach_plan *pl, uintptr_t *ret)
 {
-	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_fp(t))
+	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_extra(t))
 		return "registers unreadable";
 	/* data on the thread's stack, below the red zone */
 	uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
@@ -668,11 +893,38 @@ static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const c
 	return NULL;
 }
 
+/* The stop, measured: which thread, for how long, and how much of that was
+ * the attach's own work on a CPU (the stopped thread running dlopen and the
+ * session start, this command driving it); the rest is waiting for a CPU
+ * on a loaded machine. */
+struct gp_attach_stop {
+	pid_t tid;
+	uint64_t ns, work_ns;
+};
+
+/* CPU time so far of thread tid of pid, which is stopped (the first field
+ * of its schedstat: exact for a thread that is not running), plus this
+ * thread's own. */
+static uint64_t gp_attach_work(long pid, long tid)
+{
+	char p[96];
+	unsigned long long run = 0;
+	snprintf(p, sizeof p, "/proc/%ld/task/%ld/schedstat", pid, tid);
+	FILE *f = fopen(p, "re");
+	if (f) {
+		if (fscanf(f, "%llu", &run) != 1)
+			run = 0;
+		fclose(f);
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return run + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The stop: seize one thread, two calls, restore, detach. 0 when the
- * session started (*stop_ns: how long the thread was stopped, *tid: which),
- * else 1 after one line. */
+ * session started (*st: the stop), else 1 after one line. */
 static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
-			    uint64_t *stop_ns, pid_t *tid)
+			    struct gp_attach_stop *st)
 {
 	struct gp_attach_thread *t = calloc(1, sizeof *t);
 	if (!t)
@@ -684,7 +936,7 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
 				  : gp_attach_fail("%s", pl->perm);
 	}
-	uint64_t t0 = gp_attach_now();
+	uint64_t t0 = gp_attach_now(), w0 = gp_attach_work(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 	int sig = gp_attach_wait(t);
 	const char *why = NULL;
@@ -697,12 +949,14 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
 		if (!t->gone) {
 			gp_attach_restore(t);
+			w1 = gp_attach_work(pid, t->tid); /* while it is still stopped */
 			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
 		}
 	}
-	*stop_ns = gp_attach_now() - t0;
+	st->ns = gp_attach_now() - t0;
+	st->work_ns = w1 > w0 ? w1 - w0 : 0;
+	st->tid = t->tid;
 	int gone = t->gone;
-	*tid = t->tid;
 	free(t);
 	if (gone || (why && !strcmp(why, "exited")))
 		return gp_attach_fail("process %ld exited during the attach", pid);
@@ -716,22 +970,36 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 	return 0;
 }
 
+/* What the session said, for the command. */
+struct gp_attach_result {
+	long session_tid;       /* its thread                          */
+	char trace[PATH_MAX];   /* "done PATH": the trace it wrote      */
+};
+
 /* One line from the session: its thread, progress, an error or the end.
  * Returns 0 to go on, 1 done (detached), 2 failed. */
-static int gp_attach_line(const char *line, long pid, pid_t tid, uint64_t stop_ns, long *session_tid, int *said)
+static int gp_attach_line(char *line, long pid, const struct gp_attach_stop *st, struct gp_attach_result *res,
+			  int *said)
 {
 	if (!strncmp(line, "ok tid=", 7)) {
-		*session_tid = atol(line + 7);
+		res->session_tid = atol(line + 7);
 	} else if (!strncmp(line, "info ", 5)) {
 		if (!(*said)++) /* said with the first info: a refusal stays one line */
-			fprintf(stderr, "gpuphase: attach: %ld: thread %ld stopped for %.2f ms (dlopen + session start)\n",
-				pid, (long)tid, stop_ns / 1e6);
+			fprintf(stderr,
+				"gpuphase: attach: %ld: thread %ld stopped for %.2f ms (%.2f ms of work: dlopen + "
+				"session start; the rest waiting for a CPU)\n",
+				pid, (long)st->tid, st->ns / 1e6, st->work_ns / 1e6);
 		fprintf(stderr, "gpuphase: attach: %ld: %s\n", pid, line + 5);
 	} else if (!strncmp(line, "error ", 6)) {
 		gp_attach_fail("process %ld: %s", pid, line + 6);
 		return 2;
 	} else if (!strncmp(line, "done ", 5)) {
 		fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, line + 5);
+		static const char early[] = " (stopped early)";
+		size_t n = strlen(line + 5), e = sizeof early - 1;
+		if (n >= e && !strcmp(line + 5 + n - e, early))
+			n -= e;
+		snprintf(res->trace, sizeof res->trace, "%.*s", (int)n, line + 5);
 		return 1;
 	}
 	return 0;
@@ -739,8 +1007,8 @@ static int gp_attach_line(const char *line, long pid, pid_t tid, uint64_t stop_n
 
 /* Follow the session over ls until it says done or error, the process
  * exits, or it never connects; Ctrl-C / SIGTERM asks it to stop early.
- * Returns 1 done, 2 failed, 0 no result; *session_tid: its thread. */
-static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long *session_tid)
+ * Returns 1 done, 2 failed, 0 no result; *res: what the session said. */
+static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, struct gp_attach_result *res)
 {
 	struct sigaction act;
 	memset(&act, 0, sizeof act);
@@ -781,6 +1049,11 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long 
 		}
 		ssize_t k = read(c, buf + bl, sizeof buf - 1 - bl);
 		if (k <= 0) {
+			/* a killed process closes its descriptors before it is a
+			 * zombie: give it a moment to look dead before blaming the
+			 * session */
+			for (int i = 0; i < 100 && gp_attach_alive((pid_t)pid); i++)
+				usleep(5000);
 			if (gp_attach_alive((pid_t)pid))
 				gp_attach_fail("the session in process %ld ended without a result", pid);
 			else
@@ -792,7 +1065,7 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long 
 		char *nl;
 		while ((nl = strchr(buf, '\n'))) {
 			*nl = 0;
-			int d = gp_attach_line(buf, pid, tid, stop_ns, session_tid, &said);
+			int d = gp_attach_line(buf, pid, st, res, &said);
 			if (d)
 				done = d;
 			size_t used = (size_t)(nl + 1 - buf);
@@ -803,6 +1076,16 @@ static int gp_attach_follow(int ls, long pid, pid_t tid, uint64_t stop_ns, long 
 	if (c >= 0)
 		close(c);
 	return done;
+}
+
+/* The report of the trace just written, on stdout, with the report options
+ * given (like record --report). The exit status stays attach's: the trace
+ * was written and the process left as it was; a failed report says so. */
+static void gp_attach_report(const struct gp_attach_opts *o, char *trace)
+{
+	int st = gp_report_run("attach", o->report, o->nreport, &trace, 1);
+	if (st != 0 && st != 3) /* 3: a truncated trace, reported all the same */
+		fprintf(stderr, "gpuphase: attach: the report failed (see above); the trace is kept: %s\n", trace);
 }
 
 /* After "done": the session thread exits right after its last line, and
@@ -826,17 +1109,17 @@ static void gp_attach_settle(long pid, long session_tid, int threads_before, int
 			threads_after);
 }
 
-int gp_attach_main(int argc, char **argv)
+/* Everything between the options and the report: checks, the stop, the
+ * capture, the detach. Returns the exit status; *res: what the session
+ * said. */
+static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_result *res)
 {
-	struct gp_attach_opts o;
-	int rc = gp_attach_options(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
-	long pid = o.pid;
+	long pid = o->pid;
 	gp_attach_pid = (pid_t)pid;
 	char lib[PATH_MAX], outabs[PATH_MAX];
 	struct gp_attach_plan pl;
-	if ((rc = gp_attach_paths(&o, lib, outabs)) || (rc = gp_attach_preflight(pid, lib, &pl)))
+	int rc;
+	if ((rc = gp_attach_paths(o, lib, outabs)) || (rc = gp_attach_preflight(pid, lib, &pl)))
 		return rc;
 	char dir[] = "/tmp/gpuphase-attach.XXXXXX", sock[sizeof dir + 2];
 	int ls = gp_attach_listen(dir, sock, sizeof sock);
@@ -844,27 +1127,25 @@ int gp_attach_main(int argc, char **argv)
 		return 1;
 	char req[2048];
 	int rl;
-	if (o.duration)
+	if (o->duration)
 		rl = snprintf(req, sizeof req,
 			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
 			      "GPUPHASE_STACKS=%s\n",
-			      sock, (unsigned long long)o.duration, outabs, o.stacks);
+			      sock, (unsigned long long)o->duration, outabs, o->stacks);
 	else
 		rl = snprintf(req, sizeof req,
 			      "sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=skip=1,iters=%llu\nGPUPHASE_LOG=off\n"
 			      "GPUPHASE_STACKS=%s\n",
-			      sock, outabs, o.iters, o.stacks);
+			      sock, outabs, o->iters, o->stacks);
 	int status = 1;
 	int threads_before = gp_attach_threads((pid_t)pid);
-	uint64_t stop_ns = 0;
-	pid_t tid = 0;
-	long session_tid = 0;
+	struct gp_attach_stop st = {0, 0, 0};
 	if (rl < 0 || (size_t)rl >= sizeof req) {
 		gp_attach_fail("request too long (output path?)");
-	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &stop_ns, &tid) == 0) {
-		int done = gp_attach_follow(ls, pid, tid, stop_ns, &session_tid);
+	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &st) == 0) {
+		int done = gp_attach_follow(ls, pid, &st, res);
 		if (done)
-			gp_attach_settle(pid, session_tid, threads_before, done == 1);
+			gp_attach_settle(pid, res->session_tid, threads_before, done == 1);
 		status = done == 1 ? 0 : 1;
 	}
 	close(ls);
@@ -872,4 +1153,18 @@ int gp_attach_main(int argc, char **argv)
 	rmdir(dir);
 	return status;
 }
-#endif /* __x86_64__ */
+
+int gp_attach_main(int argc, char **argv)
+{
+	struct gp_attach_opts o;
+	static struct gp_attach_result res;
+	int rc = gp_attach_options(argc, argv, &o);
+	if (rc < 0) {
+		rc = gp_attach_capture(&o, &res);
+		if (rc == 0 && !o.no_report && res.trace[0])
+			gp_attach_report(&o, res.trace);
+	}
+	free(o.report);
+	return rc;
+}
+#endif /* x86-64 or aarch64 */

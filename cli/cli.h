@@ -4,7 +4,9 @@
  * trigger.c, report.c), the help texts (help.c), the ELF inspection used by
  * `record` to warn before running (elfscan.c), and finding programs and
  * files (locate.c). Calls go one way: gpuphase.c -> verbs -> help.c,
- * locate.c, elfscan.c (leaves; help.c calls locate.c only).
+ * locate.c, elfscan.c (leaves; help.c calls locate.c only); record.c and
+ * attach.c also run the report through report.c (gp_report_run) and attach.c
+ * reads its option grammar there.
  *
  * The command is an ordinary single-threaded program: verbs return the exit
  * status main() returns; every message goes to stderr prefixed "gpuphase: ",
@@ -25,6 +27,15 @@ int gp_attach_main(int argc, char **argv);
 /* report, diff, export: hand over to gpuphase-report (report.c; never
  * returns on success). */
 int gp_report_exec(const char *verb, int argc, char **argv);
+/* Run gpuphase-report OPTS... TRACES... as a child, its output on our
+ * stdout (record --report, attach). Returns its exit status (0 ok, 3 a
+ * truncated trace, ...), or -1 when it could not be run (one
+ * "gpuphase: WHO: ..." line said why). */
+int gp_report_run(const char *who, char *const *opts, size_t nopts, char *const *traces, size_t ntraces);
+/* gpuphase-report's grammar: how many arguments follow option a (0, 1, or
+ * 2 for --export FORMAT OUT; 0 for --opt=VALUE), -1 when gpuphase-report
+ * has no such option. */
+int gp_report_option_arity(const char *a);
 
 /* Help texts (help.c). verb NULL = the top-level help. Returns 0 if the verb
  * is known, -1 otherwise. */

@@ -77,8 +77,11 @@ static const char gp_help_record[] =
 "Options:\n"
 "  -o, --output FILE     trace file name or pattern (GPUPHASE_OUTPUT); patterns:\n"
 "                        %p pid, %h host name, %r rank (RANK, OMPI_COMM_WORLD_RANK,\n"
-"                        SLURM_PROCID, else 0), %t start time, %% a percent sign.\n"
-"                        Default: gpuphase-%h-%p.gpht in the current directory.\n"
+"                        PMI_RANK, SLURM_PROCID, else 0), %j job id (TORCHELASTIC_RUN_ID,\n"
+"                        SLURM_JOB_ID, PBS_JOBID, LSB_JOBID), %t start time, %% a\n"
+"                        percent sign. Default: gpuphase-%h-%p.gpht in the current\n"
+"                        directory; in a job (a job id is set):\n"
+"                        gpuphase-%j/gpuphase-%j-r%r.gpht.\n"
 "                        A name without .gpht gets it (-o run writes run.gpht).\n"
 "                        A fixed name that exists is moved to FILE.old first.\n"
 "  -f, --force           remove an existing fixed-name FILE instead of keeping FILE.old\n"
@@ -201,20 +204,28 @@ static const char gp_help_stop[] =
 "Exit status: 0 when the trace was completed, 1 when PID refused or cannot be\n"
 "reached, 2 for a bad option.\n";
 static const char gp_help_attach[] =
-"usage: gpuphase attach PID [--iters N | --duration T] [-o FILE]\n"
+"usage: gpuphase attach PID [--iters N | --duration T] [-o FILE] [report options]\n"
 "\n"
 "Profile a CUDA process that is already running and was started without\n"
-"gpuphase, then leave it as it was:\n"
+"gpuphase, then leave it as it was, and print the report of the capture:\n"
 "\n"
 "  gpuphase attach 4242 --iters 20 -o server.gpht   # the next 20 iterations\n"
-"  gpuphase report server.gpht\n"
+"  gpuphase attach 4242 --duration 2s --format json --top 5\n"
 "\n"
 "attach stops one thread of PID for a few milliseconds (ptrace), makes it\n"
 "dlopen libgpuphase.so, and lets it go. The library then subscribes to CUPTI,\n"
-"patches the GOT entries through which the program calls the CUDA runtime,\n"
-"captures the window, writes the trace, restores every entry, unsubscribes and\n"
-"stops its threads. Ctrl-C ends the capture early (the trace is still\n"
-"written). Work the process started before the attach is not seen.\n"
+"patches the GOT entries through which the program calls the CUDA runtime\n"
+"and the runtime's exports (what the program looks up meanwhile gets the\n"
+"hooks), captures the window, writes the trace, restores every entry,\n"
+"unsubscribes and stops its threads. Ctrl-C ends the capture early (the\n"
+"trace is still written). Work the process started before the attach is not\n"
+"seen, and calls through function pointers it took before the attach are\n"
+"seen by CUPTI only.\n"
+"\n"
+"After the detach attach prints the report of the trace on stdout, as\n"
+"`gpuphase report FILE` would with the report options given here (--format,\n"
+"--top, --sort, --group-by, --filter, ...: see gpuphase report --help; the\n"
+"report's own -o goes in --report='-o R'). The trace is kept in FILE.\n"
 "\n"
 "Needs permission to ptrace PID: the same user and kernel.yama.ptrace_scope 0,\n"
 "or CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE). See docs/attach.md.\n"
@@ -222,15 +233,20 @@ static const char gp_help_attach[] =
 "Options:\n"
 "  -n, --iters N         capture the next N complete iterations (default 100)\n"
 "  -d, --duration T      capture for T (e.g. 2s, 500ms) instead\n"
-"  -o FILE               the trace (default gpuphase-attach-PID.gpht); written\n"
+"  -o, --output FILE     the trace (default gpuphase-attach-PID.gpht); written\n"
 "                        by the process itself, so it must be able to create it\n"
 "      --stacks MODE     call stacks: off (default: libunwind would leave a pipe\n"
 "                        open in the process), sync, launch or all\n"
 "      --lib PATH        the libgpuphase.so to load (default: ../lib next to gpuphase)\n"
+"      --report[=OPTS]   report options as one space-separated string, as for\n"
+"                        record --report: --report='--top 5 -o report.txt'\n"
+"      --no-report       no report: only write the trace\n"
 "  -h, --help            this help\n"
 "\n"
-"Exit status: 0 when the trace was written and the process detached, 1 when\n"
-"attach refused or the process exited meanwhile, 2 for a bad option.\n";
+"Exit status: 0 when the trace was written and the process detached (a\n"
+"report that fails afterwards says so and leaves the status 0), 1 when attach\n"
+"refused or the process exited meanwhile, 2 for a bad option (nothing is\n"
+"touched).\n";
 
 static const char gp_help_report[] =
 "usage: gpuphase report [options] [TRACE...]\n"
@@ -312,7 +328,8 @@ const char *gp_help_usage(const char *verb)
 	if (strcmp(verb, "stop") == 0)
 		return "usage: gpuphase stop PID [--control-dir DIR] [--timeout S]  (gpuphase stop --help)";
 	if (strcmp(verb, "attach") == 0)
-		return "usage: gpuphase attach PID [--iters N | --duration T] [-o FILE]  (gpuphase attach --help)";
+		return "usage: gpuphase attach PID [--iters N | --duration T] [-o FILE] [report options]  "
+		       "(gpuphase attach --help)";
 	if (strcmp(verb, "report") == 0)
 		return "usage: gpuphase report [options] [TRACE...]";
 	if (strcmp(verb, "diff") == 0)

@@ -22,3 +22,25 @@ $(B)/tests/test_cli_elf: $(B)/obj/cli/tests/test_cli_elf.o $(B)/obj/cli/elfscan.
 ALL_TARGETS += $(B)/bin/gpuphase $(B)/tests/test_cli_elf
 TESTS       += $(B)/tests/test_cli_elf
 .SECONDARY: $(B)/obj/cli/tests/test_cli_elf.o
+
+# make cross-aarch64: the aarch64 code of `gpuphase attach` (cli/attach.c's
+# architecture section) and the library side it drives (GOT and export
+# patching, hooks), compiled with Debian's aarch64 cross compiler — not
+# linked (no aarch64 lz4/libunwind here), not run (no aarch64 machine). The
+# compiler comes from `scripts/deps.sh cross-aarch64` (optional: make test
+# does not need it). Each object is checked to be AArch64 code.
+CROSS_AARCH64_CC   ?= aarch64-linux-gnu-gcc
+CROSS_AARCH64_SRCS := cli/attach.c cli/report.c libgpuphase/attach.c libgpuphase/hooks.c libgpuphase/resolve.c \
+                      libgpuphase/lib.c
+CROSS_AARCH64_OBJS := $(patsubst %.c,$(B)/cross-aarch64/%.o,$(CROSS_AARCH64_SRCS))
+$(B)/cross-aarch64/.deps-ok: scripts/deps.sh
+	@mkdir -p $(dir $@)
+	@bash scripts/deps.sh cross-aarch64
+	@touch $@
+$(B)/cross-aarch64/%.o: %.c | $(B)/cross-aarch64/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CROSS_AARCH64_CC) $(CPPFLAGS) $(CSTD) $(WARN) $(OPT) -fPIC -pthread -fvisibility=hidden -c $< -o $@
+	@readelf -h $@ | grep -q 'Machine:.*AArch64' || { echo "$@: not AArch64 code" >&2; exit 1; }
+.PHONY: cross-aarch64
+cross-aarch64: $(CROSS_AARCH64_OBJS)
+	@echo "cross-aarch64: $(words $(CROSS_AARCH64_OBJS)) objects compiled for aarch64 (not linked, not run)"

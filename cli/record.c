@@ -33,8 +33,6 @@
 #include "gp_reader.h"
 #include "libgpuphase/gp_config.h"
 
-#define GP_DEFAULT_OUTPUT "gpuphase-%h-%p.gpht"
-
 struct gp_record_opts {
 	const char *output;
 	const char *window;
@@ -123,12 +121,20 @@ static void gp_record_files_free(struct gp_record_files *f)
 	f->n = 0;
 }
 
+/* With the library's default name and no job id here, the program may
+ * still be a launcher (torchrun) whose workers are in a job: their traces
+ * go to the job default, which this glob of it finds too. NULL otherwise. */
+static const char *gp_record_job_glob;
+
 static void gp_record_files_scan(const char *globpat, struct gp_record_files *f)
 {
 	glob_t g;
 	f->v = NULL;
 	f->n = 0;
-	if (glob(globpat, 0, NULL, &g) != 0)
+	int rc = glob(globpat, 0, NULL, &g);
+	if (gp_record_job_glob)
+		rc = glob(gp_record_job_glob, rc == 0 ? GLOB_APPEND : 0, NULL, &g) == 0 ? 0 : rc;
+	if (rc != 0)
 		return;
 	f->v = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *f->v);
 	for (size_t i = 0; f->v && i < g.gl_pathc; i++) {
@@ -654,44 +660,27 @@ static int gp_record_find_lib(const char *opt_lib, char *lib)
 static void gp_record_report(const struct gp_record_opts *o, const struct gp_record_files *before,
 			     const char *globpat)
 {
-	char tool[PATH_MAX];
-	if (gp_locate_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
-		fprintf(stderr, "gpuphase: record --report: gpuphase-report not found next to gpuphase or in PATH\n");
-		return;
-	}
 	struct gp_record_files after;
 	gp_record_files_scan(globpat, &after);
 	char *opts = o->report_opts ? strdup(o->report_opts) : NULL;
-	size_t cap = after.n + 64, k = 0;
-	char **argv = calloc(cap, sizeof *argv);
+	char **argv = calloc(after.n + 64, sizeof *argv);
+	size_t nopts = 0, ntraces = 0;
 	if (!argv || (o->report_opts && !opts)) {
 		fprintf(stderr, "gpuphase: record --report: out of memory\n");
 		goto out;
 	}
-	argv[k++] = tool;
 	char *save = NULL;
-	for (char *t = opts ? strtok_r(opts, " \t", &save) : NULL; t && k < 60; t = strtok_r(NULL, " \t", &save))
-		argv[k++] = t;
-	size_t ntraces = 0;
-	for (size_t i = 0; i < after.n && k + 1 < cap; i++)
+	for (char *t = opts ? strtok_r(opts, " \t", &save) : NULL; t && nopts < 60; t = strtok_r(NULL, " \t", &save))
+		argv[nopts++] = t;
+	for (size_t i = 0; i < after.n; i++)
 		if (gp_record_file_is_new(&after.v[i], before))
-			argv[k++] = after.v[i].path, ntraces++;
+			argv[nopts + ntraces++] = after.v[i].path;
 	if (!ntraces) {
 		fprintf(stderr, "gpuphase: record --report: no trace to report\n");
 		goto out;
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execv(tool, argv);
-		fprintf(stderr, "gpuphase: record --report: cannot run %s: %s\n", tool, strerror(errno));
-		_exit(126);
-	}
-	int st = 0;
-	if (pid > 0)
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	if (pid < 0 || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3))
+	int st = gp_report_run("record --report", argv, nopts, argv + nopts, ntraces);
+	if (st != 0 && st != 3)
 		fprintf(stderr, "gpuphase: record --report: the report failed (see above)\n");
 out:
 	free(argv);
@@ -767,9 +756,19 @@ int gp_record_main(int argc, char **argv)
 		return wr == -ENOENT ? 127 : 126;
 	}
 
+	/* the library's default when none is given: one directory per job
+	 * inside a job (gp_config_output, the library's own rule) */
+	struct gp_config_job job;
+	gp_config_job(environ, &job);
 	const char *pattern = o.output ? o.output : getenv("GPUPHASE_OUTPUT");
-	if (!pattern || !*pattern)
-		pattern = GP_DEFAULT_OUTPUT;
+	static char job_glob[PATH_MAX];
+	if (!pattern || !*pattern) {
+		pattern = job.job_id ? GP_CONFIG_OUTPUT_JOB : GP_CONFIG_OUTPUT_DEFAULT;
+		if (!job.job_id) {
+			gp_record_pattern_glob(GP_CONFIG_OUTPUT_JOB, job_glob, sizeof job_glob);
+			gp_record_job_glob = job_glob;
+		}
+	}
 	/* A static cudart cannot be interposed: preloading would only make the
 	 * library believe its hooks are in place, so the trace would not say
 	 * "injection only". Keep the preload when injection is turned off. */

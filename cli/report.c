@@ -3,10 +3,14 @@
  * gpuphase-report, found next to this binary first, then in PATH
  * (gp_locate_component), by exec: on success it never returns. With no trace
  * named (told by the option grammar, never by what exists on disk),
- * `report` reads the newest *.gpht in the current directory.
+ * `report` reads the newest *.gpht in the current directory. Also the
+ * report that `record --report` and `attach` print after a capture
+ * (gp_report_run, a child process), and the grammar of gpuphase-report's
+ * options that attach accepts on its own command line.
  *
- * Called by main() (gpuphase.c) on the command's only thread. Errors: one
- * "gpuphase: ..." line and the exit status (2 usage, 126/127 cannot run).
+ * Called by main() (gpuphase.c) and the verbs on the command's only thread.
+ * Errors: one "gpuphase: ..." line and the exit status (2 usage, 126/127
+ * cannot run).
  */
 #include <errno.h>
 #include <glob.h>
@@ -15,27 +19,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-/* gpuphase-report's options that take a value (the next argument, unless
- * written --opt=VALUE); --export takes two. Kept in step with report/main.c
- * and report/stability.c: the trace arguments are told apart from option
- * values by the grammar alone, never by what exists on disk. */
+/* gpuphase-report's options (report/main.c, report/stability.c: kept in
+ * step with them): those that take a value (the next argument, unless
+ * written --opt=VALUE; --export takes two), and those that take none. The
+ * trace arguments are told apart from option values by this grammar alone,
+ * never by what exists on disk. */
+static const char *const gp_report_one[] = { "--format", "--sort", "--top", "--group-by", "--filter",
+					     "--thresholds", "--outlier-factor", "--straggler-pct", "-o", "--output",
+					     "--fail-above", "--cv-pct", "--phase", "--min-delta", "--whatif", NULL };
+static const char *const gp_report_flags[] = { "--allow-truncated", "--merge", "-h", "--help", NULL };
+
+int gp_report_option_arity(const char *a)
+{
+	size_t n = strcspn(a, "=");
+	int eq = a[n] == '=';
+	if (!strncmp(a, "--export", n) && n == 8)
+		return eq ? -1 : 2; /* FORMAT and OUT: never one word */
+	for (int i = 0; gp_report_one[i]; i++)
+		if (strlen(gp_report_one[i]) == n && !strncmp(a, gp_report_one[i], n))
+			return eq ? 0 : 1;
+	for (int i = 0; gp_report_flags[i]; i++)
+		if (!eq && !strcmp(a, gp_report_flags[i]))
+			return 0;
+	return -1;
+}
+
+/* How many values follow option a (0 for one gpuphase-report does not know:
+ * it says so itself). */
 static int gp_report_values(const char *a)
 {
-	static const char *const one[] = { "--format", "--sort", "--top", "--group-by", "--filter", "--thresholds",
-					   "--outlier-factor", "--straggler-pct", "-o", "--output", "--fail-above",
-					   "--cv-pct", "--phase", "--min-delta", NULL };
-	if (strchr(a, '='))
-		return 0;
-	if (!strcmp(a, "--export"))
-		return 2;
-	for (int i = 0; one[i]; i++)
-		if (!strcmp(a, one[i]))
-			return 1;
-	return 0;
+	int n = gp_report_option_arity(a);
+	return n < 0 ? 0 : n;
 }
 
 /* The number of trace (non-option) arguments in argv[1..argc). */
@@ -135,4 +154,40 @@ int gp_report_exec(const char *verb, int argc, char **argv)
 	fprintf(stderr, "gpuphase: %s: cannot run %s: %s\n", verb, tool, strerror(errno));
 	free(nargv);
 	return 126;
+}
+
+int gp_report_run(const char *who, char *const *opts, size_t nopts, char *const *traces, size_t ntraces)
+{
+	char tool[PATH_MAX];
+	if (gp_locate_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
+		fprintf(stderr, "gpuphase: %s: gpuphase-report not found next to gpuphase or in PATH\n", who);
+		return -1;
+	}
+	char **argv = calloc(nopts + ntraces + 2, sizeof *argv);
+	if (!argv) {
+		fprintf(stderr, "gpuphase: %s: out of memory\n", who);
+		return -1;
+	}
+	size_t k = 0;
+	argv[k++] = tool;
+	for (size_t i = 0; i < nopts; i++)
+		argv[k++] = opts[i];
+	for (size_t i = 0; i < ntraces; i++)
+		argv[k++] = traces[i];
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(tool, argv);
+		fprintf(stderr, "gpuphase: %s: cannot run %s: %s\n", who, tool, strerror(errno));
+		_exit(126);
+	}
+	free(argv);
+	if (pid < 0) {
+		fprintf(stderr, "gpuphase: %s: cannot run %s: %s\n", who, tool, strerror(errno));
+		return -1;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }

@@ -19,7 +19,7 @@ static const char *const type_names[GP_REC_TYPE_COUNT] = {
 	[GP_REC_WINDOW] = "window", [GP_REC_THREAD] = "thread", [GP_REC_API_NAME] = "api_name",
 	[GP_REC_DROPS] = "drops", [GP_REC_STATUS] = "status", [GP_REC_HOST_SAMPLE] = "host_sample",
 	[GP_REC_DEVICE] = "device", [GP_REC_MODULE] = "module",
-	[GP_REC_OVERHEAD] = "overhead",
+	[GP_REC_OVERHEAD] = "overhead", [GP_REC_CLOCK_PAIR] = "clock_pair",
 };
 
 static void dump_string(const union gp_rec *r, uint32_t n)
@@ -71,6 +71,10 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 		printf("overhead kind=%u cupti_kind=0x%x tid=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u\n",
 		       r->overhead.kind, r->overhead.cupti_kind, r->overhead.tid, r->overhead.start, r->overhead.end,
 		       r->overhead.corr);
+		return;
+	case GP_REC_CLOCK_PAIR:
+		printf("clock_pair kind=%u raw=%" PRIu64 " realtime=%" PRIu64 " width_ns=%u tries=%u\n", r->clock.kind,
+		       r->clock.raw, r->clock.realtime, r->clock.width_ns, r->clock.tries);
 		return;
 	case GP_REC_EXTCORR:
 		printf("extcorr kind=%u corr=%u ext_id=%" PRIu64 "\n", r->extcorr.kind, r->extcorr.corr,
@@ -195,7 +199,7 @@ int main(int argc, char **argv)
 	       e->write_errors, e->end_reason);
 	for (int t = 1; t < GP_REC_TYPE_COUNT; t++)
 		if (e->footer_records[t])
-			printf("# footer %s=%" PRIu64 "\n", type_names[t], e->footer_records[t]);
+			printf("# footer %s=%" PRIu64 "\n", type_names[t] ? type_names[t] : "unknown", e->footer_records[t]);
 	gp_reader_close(rd);
 	return 0;
 }

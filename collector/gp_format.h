@@ -53,6 +53,7 @@ enum gp_rec_type {
 	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
 	GP_REC_MODULE = 23,     /* struct gp_rec_module: a loaded ELF object */
 	GP_REC_OVERHEAD = 24,   /* struct gp_rec_overhead: CUPTI's own time  */
+	GP_REC_CLOCK_PAIR = 27, /* struct gp_rec_clock: wall clock vs trace  */
 	GP_REC_TYPE_COUNT
 };
 
@@ -334,9 +335,14 @@ enum gp_status_kind {
 	                                    trace clock (ns)                     */
 	GP_STATUS_INVARIANT_BROKEN = 9,  /* a GP_NEVER() check fired: capture was
 	                                    turned off; value = how many fired */
-	GP_STATUS_CUPTI_OVERHEAD = 10    /* CUPTI's OVERHEAD records are on: a
+	GP_STATUS_CUPTI_OVERHEAD = 10,   /* CUPTI's OVERHEAD records are on: a
 	                                    launch blocked on a full queue has a
 	                                    GP_OVH_COMMAND_BUFFER_FULL record    */
+	GP_STATUS_REALTIME_STEP = 13     /* CLOCK_REALTIME jumped against the
+	                                    trace clock between two checks (a
+	                                    step, not an NTP slew); value = the
+	                                    jump (ns, signed); clock pairs were
+	                                    written on both sides of it         */
 };
 struct gp_rec_status {
 	uint8_t type;
@@ -392,6 +398,30 @@ struct gp_rec_overhead {
 	uint32_t cupti_kind; /* CUpti_ActivityOverheadKind as CUPTI gave it    */
 };
 
+/* GP_REC_CLOCK_PAIR: where the host's wall clock (CLOCK_REALTIME) stood at
+ * trace time `raw`: the wall clock read between two reads of the trace
+ * clock, the narrowest of `tries` such reads kept, raw their midpoint and
+ * width_ns their distance (the pair's uncertainty). Written at start, about
+ * every GP_CLOCK_PAIR_PERIOD_MS while capturing, on both sides of a step of
+ * the wall clock and at end; the report lines up the traces of several
+ * hosts on them (docs/metrics.md §9). Added without a version change. */
+#define GP_CLOCK_PAIR_PERIOD_MS 1000u
+enum gp_clock_pair_kind {
+	GP_CLOCK_START = 1,    /* the trace starts                               */
+	GP_CLOCK_PERIODIC = 2, /* while capturing                                */
+	GP_CLOCK_STEP = 3,     /* either side of a wall-clock step               */
+	GP_CLOCK_END = 4       /* the trace ends                                 */
+};
+struct gp_rec_clock {
+	uint8_t type;
+	uint8_t kind;      /* enum gp_clock_pair_kind                          */
+	uint16_t tries;    /* reads made; the narrowest is kept               */
+	uint32_t width_ns; /* the two trace-clock reads apart (UINT32_MAX: wider) */
+	uint64_t raw;      /* trace clock (CLOCK_MONOTONIC_RAW) ns            */
+	uint64_t realtime; /* CLOCK_REALTIME ns since the epoch               */
+	uint64_t pad;
+};
+
 /* Any record, as stored. */
 union gp_rec {
 	uint8_t type;
@@ -415,6 +445,7 @@ union gp_rec {
 	struct gp_rec_device device;
 	struct gp_rec_module module;
 	struct gp_rec_overhead overhead;
+	struct gp_rec_clock clock;
 	uint8_t raw[GP_REC_SIZE];
 };
 
@@ -423,6 +454,7 @@ _Static_assert(sizeof(struct gp_rec_kernel) == GP_REC_SIZE, "kernel record size"
 _Static_assert(sizeof(struct gp_rec_copy) == GP_REC_SIZE, "copy record size");
 _Static_assert(sizeof(struct gp_rec_sync) == GP_REC_SIZE, "sync record size");
 _Static_assert(sizeof(struct gp_rec_overhead) == GP_REC_SIZE, "overhead record size");
+_Static_assert(sizeof(struct gp_rec_clock) == GP_REC_SIZE, "clock pair record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
 _Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");
 _Static_assert(sizeof(struct gp_rec_graph) == GP_REC_SIZE, "graph record size");

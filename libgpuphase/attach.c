@@ -10,10 +10,18 @@
  * we can know of). Everything else runs on the session thread, which has
  * every signal blocked: connect back to the command's socket, wait for the
  * CUDA context, subscribe to CUPTI, start capture (lib.c), patch the GOT
- * entries of every loaded object that imports a hooked runtime function,
- * wait for the window, restore the entries, stop capture, unsubscribe and
- * finalize CUPTI, report, exit. The program's threads only ever run the
- * hooks (hooks.c) through the patched entries.
+ * entries of every loaded object that imports a hooked runtime function and
+ * the runtime's own exports of those functions (st_value in libcudart's
+ * .dynsym: every dlsym, dlvsym, lazy binding or dlopen made while attached
+ * then finds the hook, with the caller's lookup rules untouched), wait for
+ * the window, restore the entries, stop capture, unsubscribe and finalize
+ * CUPTI, report, exit. The program's threads only ever run the hooks
+ * (hooks.c) through the patched entries, or through pointers they looked up
+ * while attached: those stay valid after the detach (the library stays
+ * mapped and its hooks pass straight through once capture stops). A pointer
+ * the program took BEFORE the attach points into the runtime itself and
+ * cannot be re-pointed without patching code: such calls are seen by
+ * CUPTI's API records only (the trace header's "attach_hooks" says so).
  *
  * The session talks to the command over one UNIX stream connection, one
  * line per message: "ok tid=N", "info TEXT", "error TEXT", "done PATH"; the
@@ -22,9 +30,14 @@
  * "@gpuphase-attach.<pid>", which the command reads in /proc/net/unix to
  * refuse a second attach before touching the process.
  *
- * Invariants: every GOT entry written is restored (compare-and-swap: an
- * entry the loader or the program rewrote meanwhile is left alone) before
- * capture stops; an entry in a RELRO page gets its page back to read-only;
+ * Invariants: every entry written is restored (compare-and-swap: an entry
+ * the loader or the program rewrote meanwhile is left alone) before capture
+ * stops; a page made writable for a store gets its protection back (RELRO
+ * GOT pages, the runtime's read-only symbol table; an executable page is
+ * never made writable-and-not-executable, and one that may not be W+X is
+ * left unpatched); an export is redirected only when it is the very function
+ * its hook calls, and only after every hook's real function is resolved (a
+ * hook resolving it later would find itself);
  * one session at a time (gp_attach_busy); nothing here writes to the
  * program's stdout/stderr (GPUPHASE_LOG=off unless the command says else).
  * x86-64 and aarch64 differ only in the relocation types (GP_ATTACH_R_*).
@@ -61,18 +74,28 @@
 #define GP_ATTACH_REQ_MAX 4096
 #define GP_ATTACH_ENV_MAX 24
 
+/* One word the session rewrites: a GOT entry of an object that imports a
+ * hooked function, or the st_value of a hooked function in the runtime's
+ * dynamic symbol table (an export: what dlsym, dlvsym and the loader's later
+ * bindings read). */
 struct gp_attach_slot {
-	void **addr;  /* the GOT entry                         */
-	void *old;    /* its value before the patch            */
-	void *hook;   /* our hook written there                */
-	int relro;    /* the page is read-only outside a write */
+	void **addr;  /* the GOT entry, or &st_value of the export       */
+	void *old;    /* its value before the patch                      */
+	void *hook;   /* the value written: the hook (minus the runtime's
+	                 load base for an export); NULL once not ours    */
+	int prot;     /* 0: a writable page; else its protection, made
+	                 writable for the store and restored after       */
+	int is_export;
 };
 
 static int gp_attach_busy; /* a session exists (exchange in begin, cleared by the session) */
 static char gp_attach_req[GP_ATTACH_REQ_MAX];
 static struct gp_attach_slot *gp_attach_slots;
 static size_t gp_attach_nslots, gp_attach_cap;
-static unsigned gp_attach_nobjs;
+static size_t gp_attach_nexports;  /* of the slots, runtime exports     */
+static unsigned gp_attach_nobjs;   /* objects with a GOT entry to patch */
+static void **gp_attach_real;      /* by hook id: its real function     */
+static char gp_attach_hooks_kv[256]; /* the trace's "attach_hooks" note */
 static int gp_attach_fd = -1;
 
 /* ---- messages to the command ------------------------------------------- */
@@ -106,19 +129,24 @@ static int gp_attach_stop_asked(int timeout_ms)
 
 /* ---- GOT entries --------------------------------------------------------- */
 
-/* The hook of a hooked runtime name, or NULL. */
-static void *gp_attach_hook_of(void *self, const char *name)
+/* The hook id of a hooked runtime name, or -1. No loader call: this runs
+ * inside dl_iterate_phdr, which holds the loader's lock. */
+static int gp_attach_hook_id(const char *name)
 {
 	if (strncmp(name, "cuda", 4) != 0 && strncmp(name, "__cuda", 6) != 0)
-		return NULL;
+		return -1;
 	for (unsigned i = 0, n = gp_hooks_count(); i < n; i++)
-		if (!strcmp(gp_hooks_name(i), name)) {
-			void *h = dlsym(self, name);
-			if (!h)
-				(void)dlerror();
-			return h;
-		}
-	return NULL;
+		if (!strcmp(gp_hooks_name(i), name))
+			return (int)i;
+	return -1;
+}
+
+/* Does the file name of path start with prefix? */
+static int gp_attach_base_is(const char *path, const char *prefix)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strncmp(base, prefix, strlen(prefix));
 }
 
 /* Objects whose imports are never patched: the runtime and CUPTI
@@ -127,15 +155,13 @@ static int gp_attach_skip_object(const char *path)
 {
 	static const char *const skip[] = {"libcudart.so", "libcupti.so", "libcuda.so", "libc.so", "ld-linux",
 					   "ld-musl", "linux-vdso", "linux-gate", "libpthread.so", "libdl.so"};
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
 	for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-		if (!strncmp(base, skip[i], strlen(skip[i])))
+		if (gp_attach_base_is(path, skip[i]))
 			return 1;
 	return 0;
 }
 
-static int gp_attach_add(void **addr, void *hook, int relro)
+static int gp_attach_add(void **addr, void *hook, int prot, int is_export)
 {
 	if (gp_attach_nslots == gp_attach_cap) {
 		size_t cap = gp_attach_cap ? gp_attach_cap * 2 : 64;
@@ -145,12 +171,11 @@ static int gp_attach_add(void **addr, void *hook, int relro)
 		gp_attach_slots = p;
 		gp_attach_cap = cap;
 	}
-	gp_attach_slots[gp_attach_nslots++] = (struct gp_attach_slot){addr, NULL, hook, relro};
+	gp_attach_slots[gp_attach_nslots++] = (struct gp_attach_slot){addr, NULL, hook, prot, is_export};
 	return 0;
 }
 
 struct gp_attach_scan {
-	void *self;
 	uintptr_t self_base;
 };
 
@@ -161,12 +186,79 @@ static uintptr_t gp_attach_ptr(uintptr_t base, uintptr_t v)
 	return v < base ? v + base : v;
 }
 
+/* The protection of the page holding addr, from the PT_LOAD segment that
+ * maps it: 0 when it is writable already. */
+static int gp_attach_prot(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || addr < lo || addr >= lo + ph->p_memsz)
+			continue;
+		if (ph->p_flags & PF_W)
+			return 0;
+		return PROT_READ | (ph->p_flags & PF_X ? PROT_EXEC : 0);
+	}
+	return PROT_READ;
+}
+
+/* The number of entries of a dynamic symbol table, which the dynamic
+ * section does not give: DT_HASH's nchain, else one past the end of the
+ * last DT_GNU_HASH chain. 0 when the object has neither. */
+static size_t gp_attach_nsyms(const uint32_t *hash, const uint32_t *gnu)
+{
+	if (hash)
+		return hash[1];
+	if (!gnu)
+		return 0;
+	uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_words = gnu[2];
+	const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom_words);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t last = 0;
+	for (uint32_t i = 0; i < nbuckets; i++)
+		if (buckets[i] > last)
+			last = buckets[i];
+	if (last < symoffset)
+		return symoffset;
+	while (!(chain[last - symoffset] & 1)) /* the last entry of a chain has bit 0 set */
+		last++;
+	return (size_t)last + 1;
+}
+
+/* A runtime (libcudart.so.N): each hooked function it exports — the
+ * default version, the very function the hook calls — gets its st_value
+ * pointed at the hook, so that a lookup made while attached (dlsym, dlvsym,
+ * a lazy PLT binding, an object dlopened meanwhile) finds the hook, with
+ * the caller's own lookup rules (RTLD_NEXT, RTLD_DEFAULT) untouched. */
+static int gp_attach_exports(struct dl_phdr_info *info, const ElfW(Sym) *sym, const char *str, size_t nsyms,
+			     const uint16_t *versym)
+{
+	uintptr_t base = info->dlpi_addr;
+	for (size_t k = 1; k < nsyms; k++) {
+		const ElfW(Sym) *sy = &sym[k];
+		if (sy->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sy->st_info) != STT_FUNC ||
+		    (versym && (versym[k] & 0x8000))) /* a hidden, non-default version */
+			continue;
+		int id = gp_attach_hook_id(str + sy->st_name);
+		if (id < 0 || !gp_attach_real[id] || (uintptr_t)gp_attach_real[id] != base + sy->st_value)
+			continue; /* not the function the hook passes to */
+		/* the loader adds the base back, modulo 2^64 */
+		void *rel = (void *)((uintptr_t)gp_hooks_fn((unsigned)id) - base);
+		if (gp_attach_add((void **)&((ElfW(Sym) *)sy)->st_value, rel, gp_attach_prot(info, (uintptr_t)&sy->st_value),
+				  1))
+			return 1;
+		gp_attach_nexports++;
+	}
+	return 0;
+}
+
 static int gp_attach_phdr(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct gp_attach_scan *s = arg;
 	const char *path = info->dlpi_name ? info->dlpi_name : "";
-	if (info->dlpi_addr == s->self_base || (path[0] && gp_attach_skip_object(path)))
+	int runtime = path[0] && gp_attach_base_is(path, "libcudart.so");
+	if (info->dlpi_addr == s->self_base || (!runtime && path[0] && gp_attach_skip_object(path)))
 		return 0;
 	const ElfW(Dyn) *dyn = NULL;
 	uintptr_t relro_lo = 0, relro_hi = 0;
@@ -181,7 +273,8 @@ static int gp_attach_phdr(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!dyn)
 		return 0;
-	uintptr_t base = info->dlpi_addr, symtab = 0, strtab = 0, jmprel = 0, rela = 0;
+	uintptr_t base = info->dlpi_addr, symtab = 0, strtab = 0, jmprel = 0, rela = 0, hash = 0, gnuhash = 0,
+		  versym = 0;
 	size_t pltrelsz = 0, relasz = 0;
 	int pltrel_is_rela = 1;
 	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
@@ -193,12 +286,19 @@ static int gp_attach_phdr(struct dl_phdr_info *info, size_t size, void *arg)
 		case DT_RELA: rela = gp_attach_ptr(base, d->d_un.d_ptr); break;
 		case DT_RELASZ: relasz = d->d_un.d_val; break;
 		case DT_PLTREL: pltrel_is_rela = d->d_un.d_val == DT_RELA; break;
+		case DT_HASH: hash = gp_attach_ptr(base, d->d_un.d_ptr); break;
+		case DT_GNU_HASH: gnuhash = gp_attach_ptr(base, d->d_un.d_ptr); break;
+		case DT_VERSYM: versym = gp_attach_ptr(base, d->d_un.d_ptr); break;
 		}
 	}
 	if (!symtab || !strtab)
 		return 0;
 	const ElfW(Sym) *sym = (const ElfW(Sym) *)symtab;
 	const char *str = (const char *)strtab;
+	if (runtime) /* its own imports stay: the runtime calls itself directly */
+		return gp_attach_exports(info, sym, str,
+					 gp_attach_nsyms((const uint32_t *)hash, (const uint32_t *)gnuhash),
+					 (const uint16_t *)versym);
 	size_t before = gp_attach_nslots;
 	for (int t = 0; t < 2; t++) {
 		const ElfW(Rela) *r = (const ElfW(Rela) *)(t ? rela : jmprel);
@@ -216,11 +316,12 @@ static int gp_attach_phdr(struct dl_phdr_info *info, size_t size, void *arg)
 			const ElfW(Sym) *sy = &sym[ELF64_R_SYM(r[i].r_info)];
 			if (sy->st_shndx != SHN_UNDEF || !sy->st_name)
 				continue;
-			void *hook = gp_attach_hook_of(s->self, str + sy->st_name);
-			if (!hook)
+			int id = gp_attach_hook_id(str + sy->st_name);
+			if (id < 0)
 				continue;
 			uintptr_t a = base + r[i].r_offset;
-			if (gp_attach_add((void **)a, hook, a >= relro_lo && a < relro_hi))
+			if (gp_attach_add((void **)a, gp_hooks_fn((unsigned)id),
+					  a >= relro_lo && a < relro_hi ? PROT_READ : 0, 0))
 				return 1;
 		}
 	}
@@ -228,23 +329,26 @@ static int gp_attach_phdr(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* Collect the entries to patch (nothing written yet). */
+/* Collect the entries to patch (nothing written yet). Every hook's real
+ * function is resolved first: a hook resolving it lazily once the exports
+ * point at the hooks would find itself. */
 static int gp_attach_scan_objects(void)
 {
 	Dl_info di;
 	if (!dladdr((void *)gp_attach_scan_objects, &di) || !di.dli_fname)
 		return -ENOENT;
-	struct gp_attach_scan s = {dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD), (uintptr_t)di.dli_fbase};
-	if (!s.self) {
-		(void)dlerror();
-		return -ENOENT;
-	}
+	unsigned n = gp_hooks_count();
+	if (!gp_attach_real && !(gp_attach_real = calloc(n, sizeof *gp_attach_real)))
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		gp_attach_real[i] = gp_hooks_real(i);
 	/* dli_fbase is the lowest mapping; dlpi_addr the load bias: equal for
 	 * a shared object linked at 0, which ours is. */
+	struct gp_attach_scan s = {(uintptr_t)di.dli_fbase};
 	gp_attach_nslots = 0;
+	gp_attach_nexports = 0;
 	gp_attach_nobjs = 0;
 	dl_iterate_phdr(gp_attach_phdr, &s);
-	dlclose(s.self); /* the NOLOAD reference only; the object is nodelete */
 	return 0;
 }
 
@@ -252,24 +356,28 @@ static int gp_attach_write(struct gp_attach_slot *sl, void *expect, void *val)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	void *page = (void *)((uintptr_t)sl->addr & ~(uintptr_t)(pg - 1));
-	if (sl->relro && mprotect(page, (size_t)pg, PROT_READ | PROT_WRITE))
-		return -errno;
+	if (sl->prot && mprotect(page, (size_t)pg, sl->prot | PROT_WRITE))
+		return -errno; /* e.g. a W^X policy on an executable page: left alone */
 	int ok = __atomic_compare_exchange_n(sl->addr, &expect, val, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	if (sl->relro)
-		mprotect(page, (size_t)pg, PROT_READ);
+	if (sl->prot)
+		mprotect(page, (size_t)pg, sl->prot);
 	return ok ? 0 : -EAGAIN;
 }
 
-static size_t gp_attach_patch(void)
+/* Write every slot (each is one atomic store: the order does not matter).
+ * Returns the slots written; *exports: how many of them are exports. */
+static size_t gp_attach_patch(size_t *exports)
 {
 	size_t done = 0;
 	for (size_t i = 0; i < gp_attach_nslots; i++) {
 		struct gp_attach_slot *sl = &gp_attach_slots[i];
 		sl->old = __atomic_load_n(sl->addr, __ATOMIC_SEQ_CST);
-		if (gp_attach_write(sl, sl->old, sl->hook) == 0)
+		if (gp_attach_write(sl, sl->old, sl->hook) == 0) {
 			done++;
-		else
+			*exports += sl->is_export;
+		} else {
 			sl->hook = NULL; /* not ours: never restored */
+		}
 	}
 	return done;
 }
@@ -419,8 +527,13 @@ static void gp_attach_session(void)
 		gp_attach_say("info CUPTI unavailable (%s): hook records only", why ? why : "disabled");
 
 	if (gp_attach_scan_objects())
-		gp_attach_nslots = 0;
-	struct gp_lib_attach_info info = {gp_attach_nslots > 0, crc, why, cres};
+		gp_attach_nslots = gp_attach_nexports = 0;
+	/* the trace says what was hooked and what cannot be */
+	snprintf(gp_attach_hooks_kv, sizeof gp_attach_hooks_kv,
+		 "%zu GOT entries in %u objects, %zu runtime exports; function pointers the program took before "
+		 "the attach are not hooked: CUPTI API records only for those calls",
+		 gp_attach_nslots - gp_attach_nexports, gp_attach_nobjs, gp_attach_nexports);
+	struct gp_lib_attach_info info = {gp_attach_nslots > 0, crc, why, cres, gp_attach_hooks_kv};
 	if (!gp_lib_attach_start(&info)) {
 		gp_attach_say("error cannot start capture in the process (trace file %s?)", gp_cfg.output);
 		if (crc == 0)
@@ -431,9 +544,11 @@ static void gp_attach_session(void)
 	 * and off after the last: counted from here (a short window may open
 	 * and close before this thread's next look, even before its next line) */
 	unsigned turns0 = __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED);
-	size_t patched = gp_attach_patch();
+	size_t exports = 0, patched = gp_attach_patch(&exports);
 	if (patched)
-		gp_attach_say("info %zu runtime entries patched in %u objects; capturing", patched, gp_attach_nobjs);
+		gp_attach_say("info %zu runtime entries patched in %u objects, %zu runtime exports redirected for "
+			      "later lookups; capturing",
+			      patched - exports, gp_attach_nobjs, exports);
 	else
 		gp_attach_say("info no loaded object imports a hooked runtime function: CUPTI API records only");
 

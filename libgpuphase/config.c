@@ -109,9 +109,11 @@ static int gp_parse_disable(const char *v, struct gp_config *c)
 static int gp_parse_output(const char *v, struct gp_config *c)
 {
 	char tmp[GP_PATH_MAX];
+	struct gp_config_job none = { 0 };
 	if (!*v || gp_config_copy(c->output, sizeof c->output, v))
 		return -1;
-	return gp_config_expand(v, 1, "h", "0", 0, tmp, sizeof tmp) ? -1 : 0;
+	c->output_set = 1;
+	return gp_config_expand(v, 1, "h", &none, 0, tmp, sizeof tmp) ? -1 : 0;
 }
 
 /* skip=N,iters=M[,repeat=K] | delay=D,duration=D | trigger | all */
@@ -274,9 +276,177 @@ static int gp_parse_max_bytes(const char *v, struct gp_config *c)
 	return 0;
 }
 
+/* ---- GPUPHASE_CUPTI: 0 | 1 | MODE[,ITEM...] | ITEM[,ITEM...] ------------ */
+
+static const struct {
+	const char *name;
+	struct gp_cupti_mode m;
+} gp_cupti_modes[] = {
+	/* cheapest first; each later one records a superset */
+	{"activity", {GP_CUPTI_API_OFF, GP_CUPTI_API_OFF, GP_CUPTI_EXT_OFF, 0, 0, -1, GP_CUPTI_BUF_DEFAULT, 0}},
+	{"minimal", {GP_CUPTI_API_NEEDED, GP_CUPTI_API_NEEDED, GP_CUPTI_EXT_OFF, 0, 0, -1, GP_CUPTI_BUF_DEFAULT, 0}},
+	{"lean", {GP_CUPTI_API_NEEDED, GP_CUPTI_API_NEEDED, GP_CUPTI_EXT_SYNC, 1, 1, -1, GP_CUPTI_BUF_DEFAULT, 0}},
+	{"full", {GP_CUPTI_API_ALL, GP_CUPTI_API_ALL, GP_CUPTI_EXT_ALL, 1, 1, -1, GP_CUPTI_BUF_DEFAULT, 0}},
+};
+#define GP_CUPTI_NMODES (sizeof gp_cupti_modes / sizeof gp_cupti_modes[0])
+static const char *const gp_cupti_api_names[] = {"off", "needed", "all"};
+static const char *const gp_cupti_ext_names[] = {"off", "sync", "all"};
+
+static int gp_config_word(const char *v, const char *const *names, size_t n, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v, names[i])) {
+			*out = (uint8_t)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* SIZE: bytes with an optional k or M suffix, 16k..256M, a multiple of 8. */
+static int gp_config_buffer(const char *v, uint32_t *out)
+{
+	char *end;
+	if (!isdigit((unsigned char)v[0]))
+		return -1;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno || n > (1ull << 28))
+		return -1;
+	if (!strcmp(end, "k") || !strcmp(end, "K"))
+		n <<= 10;
+	else if (!strcmp(end, "M"))
+		n <<= 20;
+	else if (*end)
+		return -1;
+	if (n < (16u << 10) || n > (256u << 20) || (n & 7))
+		return -1;
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* One ITEM (key=value) applied to m; `seen` refuses a key given twice. */
+static int gp_config_cupti_item(char *tok, struct gp_cupti_mode *m, unsigned *seen)
+{
+	static const char *const keys[] = {"runtime", "driver", "extcorr", "sync", "overhead", "per_thread",
+					   "buffer", "flush"};
+	char *eq = strchr(tok, '=');
+	if (!eq)
+		return -1;
+	*eq = 0;
+	const char *val = eq + 1;
+	unsigned k = 0;
+	while (k < sizeof keys / sizeof keys[0] && strcmp(tok, keys[k]))
+		k++;
+	if (k == sizeof keys / sizeof keys[0] || (*seen & (1u << k)))
+		return -1;
+	*seen |= 1u << k;
+	int b;
+	uint64_t ns;
+	switch (k) {
+	case 0: return gp_config_word(val, gp_cupti_api_names, 3, &m->runtime);
+	case 1: return gp_config_word(val, gp_cupti_api_names, 3, &m->driver);
+	case 2: return gp_config_word(val, gp_cupti_ext_names, 3, &m->extcorr);
+	case 3:
+		if (gp_config_bool(val, &b))
+			return -1;
+		m->sync = (uint8_t)b;
+		return 0;
+	case 4:
+		if (gp_config_bool(val, &b))
+			return -1;
+		m->overhead = (uint8_t)b;
+		return 0;
+	case 5:
+		if (gp_config_bool(val, &b))
+			return -1;
+		m->per_thread = (int8_t)b;
+		return 0;
+	case 6: return gp_config_buffer(val, &m->buffer_bytes);
+	default: /* flush: 0 (not set) or 1 ms .. 60 s, whole milliseconds */
+		if (gp_config_duration(val, &ns) || (ns && (ns < 1000000 || ns > 60000000000ull || ns % 1000000)))
+			return -1;
+		m->flush_ms = (uint32_t)(ns / 1000000);
+		return 0;
+	}
+}
+
 static int gp_parse_cupti(const char *v, struct gp_config *c)
 {
-	return gp_config_bool(v, &c->cupti);
+	char buf[GP_PATTERN_MAX];
+	int on;
+	if (!gp_config_bool(v, &on)) { /* 0/1 as before: off, or the default mode */
+		c->cupti = on;
+		return 0;
+	}
+	if (gp_config_copy(buf, sizeof buf, v) || !*v || v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+		return -1;
+	struct gp_cupti_mode m = c->cupti_mode;
+	unsigned seen = 0;
+	char *save = NULL;
+	int first = 1;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = 0) {
+		size_t i = 0;
+		while (i < GP_CUPTI_NMODES && strcmp(tok, gp_cupti_modes[i].name))
+			i++;
+		if (i < GP_CUPTI_NMODES) {
+			if (!first)
+				return -1; /* a mode only first: items refine it */
+			m = gp_cupti_modes[i].m;
+			continue;
+		}
+		if (gp_config_cupti_item(tok, &m, &seen))
+			return -1;
+	}
+	c->cupti = 1;
+	c->cupti_mode = m;
+	return 0;
+}
+
+int gp_config_cupti_text(const struct gp_cupti_mode *m, char *buf, size_t len)
+{
+	size_t best = 0;
+	int best_d = 99;
+	for (size_t i = 0; i < GP_CUPTI_NMODES; i++) {
+		const struct gp_cupti_mode *p = &gp_cupti_modes[i].m;
+		int d = (p->runtime != m->runtime) + (p->driver != m->driver) + (p->extcorr != m->extcorr) +
+			(p->sync != m->sync) + (p->overhead != m->overhead);
+		if (d < best_d) {
+			best_d = d;
+			best = i;
+		}
+	}
+	const struct gp_cupti_mode *p = &gp_cupti_modes[best].m;
+	int n = snprintf(buf, len, "%s", gp_cupti_modes[best].name);
+#define GP_CUPTI_ADD(...)                                                             \
+	do {                                                                          \
+		int k_ = snprintf(n >= 0 && (size_t)n < len ? buf + n : NULL,         \
+				  n >= 0 && (size_t)n < len ? len - (size_t)n : 0, __VA_ARGS__); \
+		n = n < 0 || k_ < 0 ? -1 : n + k_;                                    \
+	} while (0)
+	if (m->runtime != p->runtime)
+		GP_CUPTI_ADD(",runtime=%s", gp_cupti_api_names[m->runtime % 3]);
+	if (m->driver != p->driver)
+		GP_CUPTI_ADD(",driver=%s", gp_cupti_api_names[m->driver % 3]);
+	if (m->extcorr != p->extcorr)
+		GP_CUPTI_ADD(",extcorr=%s", gp_cupti_ext_names[m->extcorr % 3]);
+	if (m->sync != p->sync)
+		GP_CUPTI_ADD(",sync=%d", m->sync);
+	if (m->overhead != p->overhead)
+		GP_CUPTI_ADD(",overhead=%d", m->overhead);
+	if (m->per_thread >= 0)
+		GP_CUPTI_ADD(",per_thread=%d", m->per_thread);
+	if (m->buffer_bytes != GP_CUPTI_BUF_DEFAULT) {
+		if (m->buffer_bytes % (1u << 20) == 0)
+			GP_CUPTI_ADD(",buffer=%uM", m->buffer_bytes >> 20);
+		else if (m->buffer_bytes % (1u << 10) == 0)
+			GP_CUPTI_ADD(",buffer=%uk", m->buffer_bytes >> 10);
+		else
+			GP_CUPTI_ADD(",buffer=%u", m->buffer_bytes);
+	}
+	if (m->flush_ms)
+		GP_CUPTI_ADD(",flush=%ums", m->flush_ms);
+#undef GP_CUPTI_ADD
+	return n;
 }
 
 static int gp_parse_cupti_lib(const char *v, struct gp_config *c)
@@ -299,9 +469,11 @@ static int gp_parse_follow_fork(const char *v, struct gp_config *c)
 const struct gp_config_var gp_config_vars[] = {
 	{"GPUPHASE_DISABLE", "0", "accepted: 0 or 1",
 	 "1 makes the library inert: every hook calls straight through, no file, no CUPTI", gp_parse_disable},
-	{"GPUPHASE_OUTPUT", "gpuphase-%h-%p.gpht",
-	 "accepted: a path pattern; %p pid, %h host, %r rank, %t start time, %% a percent sign",
-	 "trace file path pattern (relative to the working directory)", gp_parse_output},
+	{"GPUPHASE_OUTPUT", GP_CONFIG_OUTPUT_DEFAULT "; in a job: " GP_CONFIG_OUTPUT_JOB,
+	 "accepted: a path pattern; %p pid, %h host, %r rank, %j job id, %t start time, %% a percent sign",
+	 "trace file path pattern (relative to the working directory); the job default applies when a launcher "
+	 "gives a job id (Jobs, below)",
+	 gp_parse_output},
 	{"GPUPHASE_WINDOW", "all",
 	 "accepted: all, skip=N,iters=M[,repeat=K] (M, K >= 1), delay=DURATION,duration=DURATION (e.g. 500ms, 2s), or trigger",
 	 "what to capture: the whole run, a window of iterations, a time window, or nothing until `gpuphase trigger`",
@@ -322,8 +494,11 @@ const struct gp_config_var gp_config_vars[] = {
 	 "longest time a record waits in a ring before the writer takes it", gp_parse_flush},
 	{"GPUPHASE_MAX_BYTES", "0 (no cap)", "accepted: a byte count, optionally suffixed k, M or G",
 	 "stop writing once the trace file reaches this size (the trace says so)", gp_parse_max_bytes},
-	{"GPUPHASE_CUPTI", "1", "accepted: 0 or 1",
-	 "0 keeps hook-only capture (no CUPTI subscription; the trace says so)", gp_parse_cupti},
+	{"GPUPHASE_CUPTI", "1", "accepted: 0, 1, or a mode (activity, minimal, lean, full) and/or items "
+	 "runtime=off/needed/all, driver=off/needed/all, extcorr=off/sync/all, sync=0/1, overhead=0/1, "
+	 "per_thread=0/1, buffer=SIZE (16k..256M), flush=DURATION, comma-separated",
+	 "what CUPTI records: 0 keeps hook-only capture (no CUPTI subscription; the trace says so); 1 is lean; "
+	 "see CUPTI modes below", gp_parse_cupti},
 	{"GPUPHASE_CUPTI_LIB", "libcupti.so.13", "accepted: a library name or path",
 	 "the CUPTI library to dlopen", gp_parse_cupti_lib},
 	{"GPUPHASE_CONTROL_DIR", "/tmp/gpuphase-<uid>", "accepted: an absolute directory path of at most 80 bytes",
@@ -336,7 +511,7 @@ const size_t gp_config_nvars = sizeof gp_config_vars / sizeof gp_config_vars[0];
 static void gp_config_defaults(struct gp_config *c)
 {
 	memset(c, 0, sizeof *c);
-	strcpy(c->output, "gpuphase-%h-%p.gpht");
+	strcpy(c->output, GP_CONFIG_OUTPUT_DEFAULT);
 	c->win_mode = GP_WINMODE_ALL;
 	c->repeat = 1;
 	strcpy(c->window_text, "all");
@@ -346,6 +521,9 @@ static void gp_config_defaults(struct gp_config *c)
 	c->stack_depth = 24;
 	c->log_level = GP_LOG_ERROR;
 	c->cupti = 1;
+	for (size_t i = 0; i < GP_CUPTI_NMODES; i++)
+		if (!strcmp(gp_cupti_modes[i].name, GP_CUPTI_MODE_DEFAULT))
+			c->cupti_mode = gp_cupti_modes[i].m;
 	strcpy(c->cupti_lib, GP_CUPTI_LIB_DEFAULT);
 }
 
@@ -476,21 +654,73 @@ int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t 
 	return 0;
 }
 
-const char *gp_config_rank(char *const *envp)
+/* The value of the first of names (NULL-terminated) set and not empty in
+ * envp, or NULL; a value equal to `skip` counts as not set. */
+static const char *gp_config_env_first(char *const *envp, const char *const *names, const char *skip)
 {
-	static const char *const vars[] = {"RANK=", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID="};
-	for (int i = 0; i < 3; i++)
+	for (; *names; names++) {
+		size_t n = strlen(*names);
 		for (char *const *e = envp; e && *e; e++)
-			if (!strncmp(*e, vars[i], strlen(vars[i])) && (*e)[strlen(vars[i])])
-				return *e + strlen(vars[i]);
-	return "0";
+			if (!strncmp(*e, *names, n) && (*e)[n] == '=' && (*e)[n + 1] &&
+			    !(skip && !strcmp(*e + n + 1, skip)))
+				return *e + n + 1;
+	}
+	return NULL;
 }
 
-int gp_config_expand(const char *pattern, long pid, const char *host, const char *rank,
+void gp_config_job(char *const *envp, struct gp_config_job *job)
+{
+	/* In order of precedence: torchrun's own variables first (under
+	 * `srun torchrun` the Slurm ones describe the agent, not the worker),
+	 * then MPI launchers, then Slurm. */
+	static const char *const rank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+					   NULL};
+	static const char *const local_rank[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+						 "SLURM_LOCALID", NULL};
+	static const char *const world[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+	static const char *const node[] = {"GROUP_RANK", "SLURM_NODEID", NULL};
+	static const char *const job_id[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL};
+	job->rank = gp_config_env_first(envp, rank, NULL);
+	job->local_rank = gp_config_env_first(envp, local_rank, NULL);
+	job->world_size = gp_config_env_first(envp, world, NULL);
+	job->node = gp_config_env_first(envp, node, NULL);
+	/* torchrun's run id is "none" unless --rdzv-id names the run */
+	job->job_id = gp_config_env_first(envp, job_id, "none");
+}
+
+const char *gp_config_rank(char *const *envp)
+{
+	struct gp_config_job job;
+	gp_config_job(envp, &job);
+	return job.rank ? job.rank : "0";
+}
+
+const char *gp_config_output(const struct gp_config *cfg, const struct gp_config_job *job)
+{
+	if (cfg->output_set)
+		return cfg->output;
+	return job->job_id ? GP_CONFIG_OUTPUT_JOB : GP_CONFIG_OUTPUT_DEFAULT;
+}
+
+/* A launcher's value as one file-name component: bytes other than letters,
+ * digits, '.', '-' and '_' become '_', and "." or ".." get a leading '_'. */
+static void gp_config_component(const char *v, char *out, size_t len)
+{
+	size_t o = 0;
+	for (; *v && o + 1 < len; v++)
+		out[o++] = (isalnum((unsigned char)*v) || *v == '.' || *v == '-' || *v == '_') ? *v : '_';
+	out[o] = 0;
+	if ((!strcmp(out, ".") || !strcmp(out, "..")) && o + 1 < len) {
+		memmove(out + 1, out, o + 1);
+		out[0] = '_';
+	}
+}
+
+int gp_config_expand(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
 		     time_t t, char *out, size_t outlen)
 {
 	size_t o = 0;
-	char tmp[64];
+	char tmp[256];
 	for (const char *p = pattern; *p; p++) {
 		const char *ins;
 		if (*p != '%') {
@@ -502,7 +732,14 @@ int gp_config_expand(const char *pattern, long pid, const char *host, const char
 			switch (*p) {
 			case 'p': snprintf(tmp, sizeof tmp, "%ld", pid); ins = tmp; break;
 			case 'h': ins = host; break;
-			case 'r': ins = rank; break;
+			case 'r':
+				gp_config_component(job->rank ? job->rank : "0", tmp, sizeof tmp);
+				ins = tmp;
+				break;
+			case 'j':
+				gp_config_component(job->job_id ? job->job_id : "nojob", tmp, sizeof tmp);
+				ins = tmp;
+				break;
 			case 't': {
 				struct tm tm;
 				gmtime_r(&t, &tm);

@@ -10,11 +10,26 @@
  * cuptiActivityFlushAll), where they only convert and push records into that
  * thread's ring — no CUDA call, no flush, no blocking there.
  *
+ * What is recorded is GPUPHASE_CUPTI's mode (gp_config.h, docs/configuration.md
+ * "CUPTI modes"): kernel, memcpy and memset activity always; RUNTIME and
+ * DRIVER API records for every call (the kind), for the cbids the report
+ * needs only (cuptiActivityEnableRuntimeApi / EnableDriverApi per cbid), or
+ * none; the hooks' external correlation around every hooked call, around the
+ * synchronizing calls that take a stack, or never; SYNCHRONIZATION and
+ * OVERHEAD records on or off. Without an external correlation per call the
+ * report joins a hook to its CUPTI API record by thread and time nesting
+ * (report/join.c), which needs CUPTI's thread ids to be the hooks' (gettid:
+ * cuptiSetThreadIdType SYSTEM) and CUPTI's times on our clock: when either
+ * is refused, gp_cupti_open falls back to a push around every call. The
+ * mode used (after fallbacks) is gp_cupti_mode_text, in the trace header.
+ *
  * Invariants: the timestamp callback is registered before any activity kind
  * is enabled, so every CUPTI time is CLOCK_MONOTONIC_RAW like the hooks'; when
  * CUPTI refuses it, gp_cupti_offset (measured once against cuptiGetTimestamp)
  * is added to each CUPTI time and the trace says so. A buffer is freed by the
- * completion callback that received it, exactly once.
+ * completion callback that received it, exactly once. gp_cupti_push_bits is
+ * non-zero only while activity is on (set after the kinds are enabled,
+ * cleared before they are disabled).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,7 +49,10 @@ struct gp_cbid_name {
 };
 #include "gp_cbids.h"
 
-int gp_cupti_active;         /* kinds enabled: hooks push/pop (relaxed)  */
+int gp_cupti_active;         /* kinds enabled (relaxed reads)            */
+unsigned gp_cupti_push_bits; /* GP_CLASS_BIT of the hooks that push (relaxed) */
+static struct gp_cupti_mode gp_cupti_mode; /* the mode used, fallbacks applied */
+static char gp_cupti_mode_str[192];
 static int gp_cupti_usable;  /* subscribed, functions resolved           */
 static int gp_cupti_calibrated;
 int gp_cupti_keep_clock; /* attach.c: measure the offset, register no timestamp callback */
@@ -45,7 +63,6 @@ static int gp_cupti_overhead_said; /* GP_STATUS_CUPTI_OVERHEAD written */
 static CUpti_SubscriberHandle gp_cupti_sub;
 static uint64_t gp_cupti_dropped; /* cumulative; completion callbacks only */
 
-#define GP_CUPTI_BUF_SIZE (1u << 20)
 #define GP_CUPTI_MAX_CBID 1024
 
 static struct {
@@ -63,15 +80,13 @@ static struct {
 	__typeof__(&cuptiActivityRegisterTimestampCallback) register_ts;
 	__typeof__(&cuptiGetTimestamp) get_timestamp;
 	__typeof__(&cuptiGetResultString) result_string;
+	/* optional: the mode falls back without them */
+	__typeof__(&cuptiActivityEnableRuntimeApi) enable_rt_api;
+	__typeof__(&cuptiActivityEnableDriverApi) enable_drv_api;
+	__typeof__(&cuptiSetThreadIdType) set_tid_type;
+	__typeof__(&cuptiActivitySetAttribute) set_attr;
+	__typeof__(&cuptiActivityFlushPeriod) flush_period;
 } gp_cupti_fn;
-
-static const CUpti_ActivityKind gp_cupti_kinds[] = {
-	CUPTI_ACTIVITY_KIND_RUNTIME,          CUPTI_ACTIVITY_KIND_DRIVER,
-	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
-	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,  CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API,
-	CUPTI_ACTIVITY_KIND_MARKER,           CUPTI_ACTIVITY_KIND_OVERHEAD,
-};
 
 static uint64_t CUPTIAPI gp_cupti_clock(void)
 {
@@ -158,6 +173,36 @@ enum gp_api_class gp_cupti_classify(int driver, unsigned cbid)
 	return GP_API_OTHER;
 }
 
+/* Is a cbid one the report needs an API record of (GP_CUPTI_API_NEEDED)?
+ * The calls that enqueue or wait for GPU work (every class but OTHER and
+ * PROFILER: launches, copies, sets, graph launches, host functions, explicit
+ * and implicit synchronizations); the stream-ordering event calls, which
+ * CUDA-event timings are checked against (docs/gpu-validation.md); and, in
+ * the runtime, the set-up calls the report's stages are cut by (the first
+ * CUDA call, allocations: report/analyses/stages.c), rare by nature. Left
+ * out: the queries a framework makes around every op (cudaGetDevice,
+ * cudaSetDevice, cudaGetLastError, cudaStreamIsCapturing, cudaEventQuery,
+ * ...). */
+static int gp_cupti_needed(int driver, unsigned cbid)
+{
+	static const char *const rt[] = {
+		"cudaEventRecord", "cudaStreamWaitEvent", "cudaMalloc", "cudaHostRegister", "cudaHostUnregister",
+		"cudaStreamCreate", "cudaStreamDestroy", "cudaEventCreate", "cudaEventDestroy",
+		"cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate", "cudaDeviceReset",
+	};
+	static const char *const drv[] = {"cuEventRecord", "cuStreamWaitEvent"};
+	enum gp_api_class c = gp_cupti_classify(driver, cbid);
+	if (c != GP_API_OTHER && c != GP_API_PROFILER)
+		return 1;
+	const char *n = gp_cupti_cbid_name(driver, cbid);
+	const char *const *p = driver ? drv : rt;
+	size_t np = driver ? sizeof drv / sizeof drv[0] : sizeof rt / sizeof rt[0];
+	for (size_t i = 0; n && i < np; i++)
+		if (gp_cupti_prefix(n, p[i]))
+			return 1;
+	return 0;
+}
+
 /* Class cache, 0 = not yet seen, else class + 1. The first thread to see a
  * cbid (exchange 0 -> value) also emits its GP_REC_API_NAME. */
 static uint8_t gp_cupti_seen[2][GP_CUPTI_MAX_CBID];
@@ -193,8 +238,9 @@ static unsigned gp_cupti_class_of(int driver, unsigned cbid)
 
 static void CUPTIAPI gp_cupti_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(8, GP_CUPTI_BUF_SIZE);
-	*size = *buffer ? GP_CUPTI_BUF_SIZE : 0;
+	size_t sz = gp_cupti_mode.buffer_bytes ? gp_cupti_mode.buffer_bytes : GP_CUPTI_BUF_DEFAULT;
+	*buffer = aligned_alloc(8, sz);
+	*size = *buffer ? sz : 0;
 	*max_records = 0;
 }
 
@@ -424,6 +470,105 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 
 /* ---- life cycle ---------------------------------------------------------- */
 
+/* The mode used: GPUPHASE_CUPTI's, less what this CUPTI cannot do. Called by
+ * gp_cupti_open after the clock is settled, before any kind is enabled. */
+static void gp_cupti_choose(const struct gp_config *cfg)
+{
+	struct gp_cupti_mode m = cfg->cupti_mode;
+	const char *why = NULL;
+	if (m.runtime == GP_CUPTI_API_NEEDED && !gp_cupti_fn.enable_rt_api) {
+		m.runtime = GP_CUPTI_API_ALL;
+		why = "no cuptiActivityEnableRuntimeApi: runtime=all";
+	}
+	if (m.driver == GP_CUPTI_API_NEEDED && !gp_cupti_fn.enable_drv_api) {
+		m.driver = GP_CUPTI_API_ALL;
+		why = "no cuptiActivityEnableDriverApi: driver=all";
+	}
+	/* A join by thread and time needs CUPTI's thread ids to be the hooks'
+	 * and CUPTI's times on the hooks' clock. */
+	if (m.extcorr != GP_CUPTI_EXT_ALL) {
+		if (gp_cupti_calibrated) {
+			m.extcorr = GP_CUPTI_EXT_ALL;
+			why = "CUPTI times are not on the trace clock: extcorr=all";
+		} else if (!gp_cupti_fn.set_tid_type ||
+			   gp_cupti_fn.set_tid_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) != CUPTI_SUCCESS) {
+			m.extcorr = GP_CUPTI_EXT_ALL;
+			why = "cuptiSetThreadIdType(SYSTEM) refused: extcorr=all";
+		}
+	}
+	if (m.per_thread >= 0) {
+		uint8_t v = (uint8_t)m.per_thread;
+		size_t sz = sizeof v;
+		if (!gp_cupti_fn.set_attr ||
+		    gp_cupti_fn.set_attr(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &sz, &v) != CUPTI_SUCCESS) {
+			m.per_thread = -1;
+			why = "per-thread activity buffers cannot be set: CUPTI's default kept";
+		}
+	}
+	if (m.flush_ms && (!gp_cupti_fn.flush_period || gp_cupti_fn.flush_period(m.flush_ms) != CUPTI_SUCCESS)) {
+		m.flush_ms = 0;
+		why = "cuptiActivityFlushPeriod refused: no periodic flush";
+	}
+	gp_cupti_mode = m;
+	gp_config_cupti_text(&m, gp_cupti_mode_str, sizeof gp_cupti_mode_str);
+	if (why)
+		gp_log(GP_LOG_INFO, "CUPTI mode %s (%s)", gp_cupti_mode_str, why);
+	else
+		gp_log(GP_LOG_DEBUG, "CUPTI mode %s", gp_cupti_mode_str);
+}
+
+const char *gp_cupti_mode_text(void)
+{
+	return gp_cupti_mode_str;
+}
+
+/* API records of one layer on or off, as the mode says: the kind, or each
+ * needed cbid (gp_cupti_needed), or nothing. */
+static void gp_cupti_api_layer(int driver, int on)
+{
+	unsigned how = driver ? gp_cupti_mode.driver : gp_cupti_mode.runtime;
+	CUpti_ActivityKind k = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+	if (how == GP_CUPTI_API_ALL) {
+		CUptiResult res = on ? gp_cupti_fn.enable(k) : gp_cupti_fn.disable(k);
+		if (res != CUPTI_SUCCESS)
+			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",
+			       (int)k, (int)res);
+		if (driver) /* the driver's own launches (INTERNAL_LAUNCH_API) go with all its calls */
+			on ? gp_cupti_fn.enable(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API)
+			   : gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API);
+		return;
+	}
+	if (how != GP_CUPTI_API_NEEDED)
+		return;
+	const struct gp_cbid_name *t = driver ? gp_cbid_drv : gp_cbid_rt;
+	size_t n = driver ? sizeof gp_cbid_drv / sizeof gp_cbid_drv[0] : sizeof gp_cbid_rt / sizeof gp_cbid_rt[0];
+	unsigned count = 0, failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!gp_cupti_needed(driver, t[i].id))
+			continue;
+		CUptiResult res = driver ? gp_cupti_fn.enable_drv_api(t[i].id, (uint8_t)on)
+					 : gp_cupti_fn.enable_rt_api(t[i].id, (uint8_t)on);
+		count++;
+		failed += res != CUPTI_SUCCESS;
+	}
+	gp_log(failed ? GP_LOG_INFO : GP_LOG_DEBUG, "%s API records %s for %u cbids (%u refused)",
+	       driver ? "driver" : "runtime", on ? "on" : "off", count, failed);
+}
+
+/* Hooks that push their op id as external correlation: every one, the
+ * synchronizing calls whose stacks the report attaches to their waits
+ * (report/sync.c), or none (joined by thread and time, report/join.c). */
+static unsigned gp_cupti_push_mask(void)
+{
+	if (gp_cupti_mode.extcorr == GP_CUPTI_EXT_ALL)
+		return GP_WATCH_ALL;
+	if (gp_cupti_mode.extcorr == GP_CUPTI_EXT_OFF)
+		return 0;
+	unsigned sync = GP_CLASS_BIT(GP_API_SYNC_DEVICE) | GP_CLASS_BIT(GP_API_SYNC_STREAM) |
+			GP_CLASS_BIT(GP_API_SYNC_EVENT) | GP_CLASS_BIT(GP_API_SYNC_IMPLICIT);
+	return sync & gp_stacks_classes;
+}
+
 #define GP_CUPTI_SYM(field, name)                                                                         \
 	do {                                                                                               \
 		*(void **)&gp_cupti_fn.field = dlsym(lib, name);                                           \
@@ -469,8 +614,12 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	GP_CUPTI_SYM(get_timestamp, "cuptiGetTimestamp");
 	*(void **)&gp_cupti_fn.register_ts = dlsym(lib, "cuptiActivityRegisterTimestampCallback");
 	*(void **)&gp_cupti_fn.result_string = dlsym(lib, "cuptiGetResultString");
-	if (!gp_cupti_fn.register_ts || !gp_cupti_fn.result_string)
-		(void)dlerror(); /* optional symbols: clear a failed lookup's string */
+	*(void **)&gp_cupti_fn.enable_rt_api = dlsym(lib, "cuptiActivityEnableRuntimeApi");
+	*(void **)&gp_cupti_fn.enable_drv_api = dlsym(lib, "cuptiActivityEnableDriverApi");
+	*(void **)&gp_cupti_fn.set_tid_type = dlsym(lib, "cuptiSetThreadIdType");
+	*(void **)&gp_cupti_fn.set_attr = dlsym(lib, "cuptiActivitySetAttribute");
+	*(void **)&gp_cupti_fn.flush_period = dlsym(lib, "cuptiActivityFlushPeriod");
+	(void)dlerror(); /* optional symbols: clear a failed lookup's string */
 
 	CUptiResult res = gp_cupti_fn.subscribe(&gp_cupti_sub, (CUpti_CallbackFunc)gp_cupti_callback, NULL);
 	if (res != CUPTI_SUCCESS) {
@@ -508,6 +657,7 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 		}
 		gp_cupti_calibrated = 1;
 	}
+	gp_cupti_choose(cfg);
 	gp_cupti_marker_kind = 0;
 	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
 	if (nvtx && strstr(nvtx, "cupti"))
@@ -533,11 +683,24 @@ void gp_cupti_capture(int on)
 	}
 	if (!gp_cupti_registered)
 		return;
-	if (!on)
+	if (!on) {
+		__atomic_store_n(&gp_cupti_push_bits, 0u, __ATOMIC_RELAXED);
 		__atomic_store_n(&gp_cupti_active, 0, __ATOMIC_RELAXED);
-	for (size_t i = 0; i < sizeof gp_cupti_kinds / sizeof gp_cupti_kinds[0]; i++) {
-		CUpti_ActivityKind k = gp_cupti_kinds[i];
-		if (k == CUPTI_ACTIVITY_KIND_MARKER && !gp_cupti_marker_kind)
+	}
+	gp_cupti_api_layer(0, on);
+	gp_cupti_api_layer(1, on);
+	const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+		CUPTI_ACTIVITY_KIND_MEMCPY,               CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,      CUPTI_ACTIVITY_KIND_MARKER,
+		CUPTI_ACTIVITY_KIND_OVERHEAD,
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		CUpti_ActivityKind k = kinds[i];
+		if ((k == CUPTI_ACTIVITY_KIND_MARKER && !gp_cupti_marker_kind) ||
+		    (k == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && gp_cupti_mode.extcorr == GP_CUPTI_EXT_OFF) ||
+		    (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && !gp_cupti_mode.sync) ||
+		    (k == CUPTI_ACTIVITY_KIND_OVERHEAD && !gp_cupti_mode.overhead))
 			continue;
 		CUptiResult res = on ? gp_cupti_fn.enable(k) : gp_cupti_fn.disable(k);
 		if (on && k == CUPTI_ACTIVITY_KIND_OVERHEAD && res == CUPTI_SUCCESS && !gp_cupti_overhead_said) {
@@ -548,17 +711,18 @@ void gp_cupti_capture(int on)
 			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",
 			       (int)k, (int)res);
 	}
-	if (on)
+	if (on) {
 		__atomic_store_n(&gp_cupti_active, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&gp_cupti_push_bits, gp_cupti_push_mask(), __ATOMIC_RELAXED);
+	}
 }
 
 void gp_cupti_quiesce(void)
 {
 	if (!gp_cupti_usable || !gp_cupti_registered)
 		return;
-	gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
-	gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_DRIVER);
-	gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API);
+	gp_cupti_api_layer(0, 0);
+	gp_cupti_api_layer(1, 0);
 }
 
 void gp_cupti_push(uint32_t op)
@@ -589,6 +753,7 @@ void gp_cupti_close(void)
 
 void gp_cupti_forget(void)
 {
+	gp_cupti_push_bits = 0;
 	gp_cupti_active = 0;
 	gp_cupti_usable = 0;
 	gp_cupti_registered = 0;

@@ -27,10 +27,42 @@ enum gp_log_level { GP_LOG_OFF = 0, GP_LOG_ERROR, GP_LOG_INFO, GP_LOG_DEBUG };
  * be loaded costs all GPU timing and is an error. */
 #define GP_CUPTI_LIB_DEFAULT "libcupti.so.13"
 #define GP_PATTERN_MAX 512
+/* The trace's path pattern when GPUPHASE_OUTPUT is not set: outside a job,
+ * and inside one (a launcher gave a job id, gp_config_job): one directory
+ * per job, one file per rank. */
+#define GP_CONFIG_OUTPUT_DEFAULT "gpuphase-%h-%p.gpht"
+#define GP_CONFIG_OUTPUT_JOB "gpuphase-%j/gpuphase-%j-r%r.gpht"
+
+/* GPUPHASE_CUPTI: what CUPTI records, from cheapest to richest (cupti.c
+ * applies it; docs/configuration.md "CUPTI modes"). Kernel, memcpy and memset
+ * activity is always on when CUPTI is. */
+enum gp_cupti_api {
+	GP_CUPTI_API_OFF = 0,  /* no API records of this layer                 */
+	GP_CUPTI_API_NEEDED,   /* only the cbids the report uses (per cbid)     */
+	GP_CUPTI_API_ALL       /* the activity kind: every call                 */
+};
+enum gp_cupti_ext {
+	GP_CUPTI_EXT_OFF = 0,  /* no external correlation: joined by thread + time */
+	GP_CUPTI_EXT_SYNC,     /* pushed around synchronizing calls that take a stack */
+	GP_CUPTI_EXT_ALL       /* pushed around every hooked call              */
+};
+struct gp_cupti_mode {
+	uint8_t runtime, driver; /* enum gp_cupti_api                          */
+	uint8_t extcorr;         /* enum gp_cupti_ext                          */
+	uint8_t sync, overhead;  /* SYNCHRONIZATION / OVERHEAD kinds, 0 or 1   */
+	int8_t per_thread;       /* PER_THREAD_ACTIVITY_BUFFER: -1 CUPTI's default */
+	uint32_t buffer_bytes;   /* each activity buffer handed to CUPTI       */
+	uint32_t flush_ms;       /* cuptiActivityFlushPeriod, 0 = not set      */
+};
+/* The named modes, cheapest first; GPUPHASE_CUPTI=1 means "lean". */
+#define GP_CUPTI_MODE_DEFAULT "lean"
+#define GP_CUPTI_BUF_DEFAULT (1u << 20)
 
 struct gp_config {
 	int disable;
 	char output[GP_PATH_MAX];       /* pattern, validated                  */
+	int output_set;                 /* GPUPHASE_OUTPUT given (else the
+	                                   default of gp_config_output)         */
 	enum gp_win_mode win_mode;
 	uint64_t skip, iters, repeat;   /* GP_WINMODE_ITERS; repeat >= 1       */
 	uint64_t delay_ns, duration_ns; /* GP_WINMODE_TIME                     */
@@ -46,6 +78,7 @@ struct gp_config {
 	uint32_t flush_ms;
 	uint64_t max_bytes;
 	int cupti;                      /* 0: hook-only by request             */
+	struct gp_cupti_mode cupti_mode; /* what CUPTI records when cupti = 1   */
 	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
 	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
 	int follow_fork;
@@ -69,13 +102,38 @@ extern const size_t gp_config_nvars;
 int gp_config_parse(char *const *envp, struct gp_config *cfg, char *msg, size_t msglen,
 		    void (*warn)(const char *line));
 
-/* Expand an output pattern (%p %h %r %t %%). Returns 0 or -EINVAL (bad
- * escape) / -ENAMETOOLONG. */
-int gp_config_expand(const char *pattern, long pid, const char *host, const char *rank,
+/* What launchers (torchrun, Slurm, Open MPI, MPICH/PMI, PBS, LSF) say about
+ * the job a process belongs to: pointers into envp, NULL when none says.
+ * docs/configuration.md "Jobs" lists the variables in their precedence. */
+struct gp_config_job {
+	const char *rank;       /* RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID  */
+	const char *local_rank; /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+	                           SLURM_LOCALID                                                */
+	const char *world_size; /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS      */
+	const char *node;       /* GROUP_RANK (torchrun's node rank), SLURM_NODEID              */
+	const char *job_id;     /* TORCHELASTIC_RUN_ID (unless "none"), SLURM_JOB_ID, PBS_JOBID,
+	                           LSB_JOBID                                                    */
+};
+void gp_config_job(char *const *envp, struct gp_config_job *job);
+
+/* The output pattern in force: GPUPHASE_OUTPUT when given, else
+ * GP_CONFIG_OUTPUT_JOB when the job has an id, else GP_CONFIG_OUTPUT_DEFAULT. */
+const char *gp_config_output(const struct gp_config *cfg, const struct gp_config_job *job);
+
+/* Expand an output pattern: %p pid, %h host, %r the job's rank ("0" when
+ * unknown), %j its job id ("nojob"), %t start time, %%. Rank and job id
+ * become one file-name component (bytes other than [A-Za-z0-9._-] -> '_').
+ * Returns 0 or -EINVAL (bad escape) / -ENAMETOOLONG. */
+int gp_config_expand(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
 		     time_t t, char *out, size_t outlen);
 
-/* The rank for %r: RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, else "0". */
+/* The rank for %r: the job's rank (gp_config_job), else "0". */
 const char *gp_config_rank(char *const *envp);
+
+/* The canonical text of a CUPTI mode: the closest named mode and the items
+ * that differ from it ("lean", "full,extcorr=off", "minimal,buffer=8M").
+ * Returns the length written (snprintf rules). */
+int gp_config_cupti_text(const struct gp_cupti_mode *m, char *buf, size_t len);
 
 /* Parse a DURATION: a decimal number (digits first, an optional fraction:
  * "2", "1.5", "0.5"; no sign, exponent or hex) and a unit ns, us, ms, s, m

@@ -15,6 +15,8 @@
  *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
  *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
  *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
+ *   hostload.c the host-load sampler thread
+ *   clocks.c   (CLOCK_REALTIME, trace clock) pairs for lining up hosts
  *
  * Errors inside the library are 0 / -errno; nothing here exits or aborts.
  */
@@ -152,7 +154,7 @@ void gp_lib_emit1(const union gp_rec *r);
 void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail);
 
 /* Attach (attach.c): start capture in a running process whose GOT entries
- * attach.c will patch (patched: some exist) with CUPTI already opened by it
+ * and runtime exports attach.c will patch (patched: some exist) with CUPTI already opened by it
  * (cupti_rc, why, cres as gp_cupti_open gave them). Returns 1 when running.
  * Stop: close the window, flush, write the trace (its path into path), go
  * inert; the library may be started again by a later attach. */
@@ -161,6 +163,7 @@ struct gp_lib_attach_info {
 	int cupti_rc;
 	const char *why;
 	int cres;
+	const char *hooks; /* what was hooked: the trace's "attach_hooks" */
 };
 int gp_lib_attach_start(const struct gp_lib_attach_info *a);
 void gp_lib_attach_stop(char *path, size_t len);
@@ -179,6 +182,11 @@ void gp_hooks_emit_names(void);
 /* Number of hook ids, and the name of one (tests / debug). */
 unsigned gp_hooks_count(void);
 const char *gp_hooks_name(unsigned id);
+/* Hook id's own function (what a patched entry points to), and the real
+ * cudart function it calls, resolved now if it was not yet (NULL when
+ * cudart does not have it). Any thread; NULL for an id out of range. */
+void *gp_hooks_fn(unsigned id);
+void *gp_hooks_real(unsigned id);
 
 /* ---- resolve.c --------------------------------------------------------- */
 
@@ -192,6 +200,14 @@ void gp_resolve_forget(void);
 /* ---- cupti.c ----------------------------------------------------------- */
 
 extern int gp_cupti_active; /* subscribed and activity usable (relaxed reads) */
+/* GP_CLASS_BIT of the hooked classes that push their op id as external
+ * correlation (GPUPHASE_CUPTI extcorr=): 0 while activity is off. Written by
+ * gp_cupti_capture, read relaxed by the hooks (a stale value only costs or
+ * saves one push around a window transition). */
+extern unsigned gp_cupti_push_bits;
+/* The CUPTI mode in use, fallbacks applied ("lean"), once gp_cupti_open
+ * succeeded: the trace header's "cupti" value. */
+const char *gp_cupti_mode_text(void);
 extern int gp_cupti_keep_clock; /* set before open: no timestamp callback (attach) */
 /* dlopen CUPTI, subscribe, register the clock. Returns 0 or -errno; on
  * failure *why names the reason and *cres the CUptiResult (or 0). */
@@ -296,6 +312,16 @@ void gp_hostload_stop(void);
 void gp_hostload_forget(void);
 /* ns spent in CUPTI buffer completion callbacks (cupti.c adds, relaxed). */
 extern uint64_t gp_cupti_buffer_ns;
+
+/* ---- clocks.c ---------------------------------------------------------- */
+
+/* GP_REC_CLOCK_PAIR records: start (right after the collector starts),
+ * tick (the sampler, every sample: a pair every GP_CLOCK_PAIR_PERIOD_MS and
+ * around wall-clock steps), end (after the sampler is joined, before the
+ * collector stops). Never concurrent with one another (clocks.c). */
+void gp_clocks_start(void);
+void gp_clocks_tick(void);
+void gp_clocks_end(void);
 
 /* ---- nvtx.c ------------------------------------------------------------ */
 extern int gp_nvtx_used;

@@ -10,8 +10,10 @@
  * pointer load, one load of gp_watch and one predictable branch, then a tail
  * call of the real function. Inside the window: errno saved/restored around
  * our work, op id pushed as CUPTI external correlation id (CUSTOM2) around the
- * real call, two clock reads, one GP_REC_HOOK_API store into this thread's
- * ring (plus a GP_REC_STACK_REF when stacks are on). The real function's
+ * real call (see below), two clock reads, one GP_REC_HOOK_API store into this thread's
+ * ring (plus a GP_REC_STACK_REF when stacks are on). The push happens only for
+ * the classes GPUPHASE_CUPTI's extcorr= names (gp_cupti_push_bits); the other
+ * calls are joined to CUPTI by thread and time (report/join.c). The real function's
  * result is returned unchanged and the CUDA error state is never read or
  * reset (no cudaGetLastError here).
  *
@@ -144,7 +146,7 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 		t->cur_op = c->op;
 		c->stream = gp_hooks_stream(stream, twin);
 		c->stack = (gp_stacks_classes & GP_CLASS_BIT(cls)) ? gp_stacks_capture(2) : 0;
-		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&gp_cupti_push_bits, __ATOMIC_RELAXED) & GP_CLASS_BIT(cls)) {
 			gp_cupti_push(c->op);
 			c->pushed = 1;
 		}
@@ -222,10 +224,45 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 		cudaError_t gp_r_ = gp_real_ a;                                                                      \
 		gp_hooks_exit(&gp_call_, gp_r_);                                                                   \
 		return gp_r_;                                                                                  \
-	}
+	}                                                                                                  \
+	static __typeof__(n) gp_local_##n __attribute__((alias(#n)));
 
 #define GP_HOOK(n, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0)
 #define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0) GP_HOOK_DEFINE(n##sfx, p, a, c, s, f, 1)
 #include "hooks.def"
 #undef GP_HOOK
 #undef GP_HOOK_TWIN
+
+/* Each hook's function and its real_<name> slot, by hook id (attach.c
+ * points GOT entries and the runtime's exports at the former, checked
+ * against the latter). The functions through their local aliases: the
+ * exported name binds in the global scope, where a library loaded after the
+ * runtime (attach: dlopen) finds the runtime's function, not its own. */
+static void *const gp_hook_fn[GP_HID_COUNT] = {
+#define GP_HOOK(n, p, a, c, s, f) (void *)gp_local_##n,
+#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) (void *)gp_local_##n, (void *)gp_local_##n##sfx,
+#include "hooks.def"
+#undef GP_HOOK
+#undef GP_HOOK_TWIN
+};
+
+static void **const gp_hook_real_slot[GP_HID_COUNT] = {
+#define GP_HOOK(n, p, a, c, s, f) &real_##n,
+#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) &real_##n, &real_##n##sfx,
+#include "hooks.def"
+#undef GP_HOOK
+#undef GP_HOOK_TWIN
+};
+
+void *gp_hooks_fn(unsigned id)
+{
+	return id < GP_HID_COUNT ? gp_hook_fn[id] : NULL;
+}
+
+void *gp_hooks_real(unsigned id)
+{
+	if (id >= GP_HID_COUNT)
+		return NULL;
+	void *p = __atomic_load_n(gp_hook_real_slot[id], __ATOMIC_RELAXED);
+	return p ? p : gp_resolve_real(gp_hook_info[id].name, gp_hook_real_slot[id]);
+}

@@ -5,6 +5,7 @@
  *     mille of all CPUs), this process's CPU use (CLOCK_PROCESS_CPUTIME_ID,
  *     per mille of one CPU), the interval, and the cumulative time spent in
  *     CUPTI buffer completion callbacks (gp_cupti_buffer_ns, cupti.c);
+ *   - every sample: gp_clocks_tick (clocks.c: wall-clock pairs);
  *   - once at start: GP_STATUS_PROCESS_START (process start time on the trace
  *     clock, from /proc/self/stat starttime and CLOCK_BOOTTIME) and
  *     GP_STATUS_HOOK_COST (measured cost of one hooked call's own work: two
@@ -44,7 +45,18 @@ static struct {
 	                atomic: stop reads it before taking the lock */
 	int running, stop;
 	int forked; /* fork child: never start (gp_hostload_forget) */
-} gp_hl = { .mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+} gp_hl = { .mx = PTHREAD_MUTEX_INITIALIZER };
+
+/* gp_hl.cv measures its timeouts on CLOCK_MONOTONIC (set up before the
+ * sampler starts, and again in a fork child). */
+static void gp_hostload_cv_init(void)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&gp_hl.cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
 
 /* Cumulative ns in CUPTI completion callbacks: cupti.c adds (relaxed atomic
  * add), the sampler reads (relaxed load); only the value matters. */
@@ -124,7 +136,9 @@ static uint64_t gp_hostload_calibrate(void)
 		for (int i = 0; i < GP_HOSTLOAD_CALIB_ITERS; i++) {
 			uint64_t a = gp_now();
 			uint32_t op = gp_lib_next_op();
-			int cupti = __atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED);
+			/* as a launch's hook: its push when the CUPTI mode has one */
+			int cupti = (__atomic_load_n(&gp_cupti_push_bits, __ATOMIC_RELAXED) &
+				     GP_CLASS_BIT(GP_API_LAUNCH)) != 0;
 			if (cupti)
 				gp_cupti_push(op);
 			union gp_rec r;
@@ -176,8 +190,8 @@ static void *gp_hostload_main(void *arg)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_mutex_lock(&gp_hl.mx);
 	while (!gp_hl.stop) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
+		struct timespec dl; /* gp_hl.cv waits on CLOCK_MONOTONIC: a wall-clock step moves no period */
+		clock_gettime(CLOCK_MONOTONIC, &dl);
 		dl.tv_nsec += GP_HOSTLOAD_PERIOD_MS * 1000000L;
 		dl.tv_sec += dl.tv_nsec / 1000000000L;
 		dl.tv_nsec %= 1000000000L;
@@ -205,6 +219,7 @@ static void *gp_hostload_main(void *arg)
 			}
 		}
 		busy0 = busy, total0 = total, cpu0 = cpu, t0 = t;
+		gp_clocks_tick(); /* clocks.c: a clock pair now and then */
 		pthread_mutex_lock(&gp_hl.mx);
 	}
 	pthread_mutex_unlock(&gp_hl.mx);
@@ -219,6 +234,9 @@ void gp_hostload_start(void)
 	int cs = gp_lib_lock(&gp_hl.mx); /* program thread; logs under the lock */
 	if (!gp_hl.running && !gp_hl.forked) {
 		gp_hl.stop = 0;
+		static int cv_ready; /* under gp_hl.mx; a later start reuses it */
+		if (!cv_ready++)
+			gp_hostload_cv_init();
 		/* The thread must not inherit the application's signals: with them
 		 * unblocked the kernel may deliver a process-directed signal the
 		 * program blocks in its own threads (to take it with sigwait or a
@@ -258,7 +276,7 @@ void gp_hostload_forget(void)
 	/* fork child: the parent's sampler does not exist here and its lock
 	 * may have been held at fork (the sampler holds it between waits). */
 	pthread_mutex_init(&gp_hl.mx, NULL);
-	pthread_cond_init(&gp_hl.cv, NULL);
+	gp_hostload_cv_init();
 	gp_hl.running = 0;
 	gp_hl.stop = 0;
 	/* No sampler in a fork child (GPUPHASE_FOLLOW_FORK): a second thread

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -158,22 +159,42 @@ static void gp_lib_devices(void)
 	}
 }
 
-/* The first of the environment variables `names` (NULL-terminated) that is
- * set and not empty, or NULL: what launchers say about the job. */
-static const char *gp_lib_env_first(const char *const *names)
+/* The trace's path for pattern (expanded); `alt`: the name taken when the
+ * job default's name exists already (a job id reused by a restart, two
+ * processes of one rank): "-p<pid>" before the extension. Makes the
+ * directory of the file when the pattern's directory has an escape
+ * (gpuphase-%j/: one directory per job, made by whichever rank comes
+ * first). Returns 0 or -errno. */
+static int gp_lib_trace_name(const char *pattern, const char *host, const struct gp_config_job *job, int alt,
+			     char *path, size_t len)
 {
-	for (; *names; names++) {
-		const char *v = getenv(*names);
-		if (v && *v)
-			return v;
+	int rc = gp_config_expand(pattern, (long)getpid(), host, job, time(NULL), path, len);
+	if (rc)
+		return rc;
+	if (alt) {
+		char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+		size_t at = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+		char tail[GP_PATH_MAX];
+		snprintf(tail, sizeof tail, "%s", path + at);
+		if (snprintf(path + at, len - at, "-p%ld%s", (long)getpid(), tail) >= (int)(len - at))
+			return -ENAMETOOLONG;
 	}
-	return NULL;
+	const char *pslash = strrchr(pattern, '/');
+	char *slash = strrchr(path, '/');
+	if (pslash && slash && slash != path && memchr(pattern, '%', (size_t)(pslash - pattern))) {
+		*slash = 0;
+		rc = mkdir(path, 0777) && errno != EEXIST ? -errno : 0;
+		*slash = '/';
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int gp_lib_start(void)
 {
 	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX], depth[16];
-	struct gp_kv kv[16];
+	struct gp_kv kv[32]; /* 18 used at most today */
 	size_t nkv = 0;
 
 	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
@@ -209,10 +230,13 @@ static int gp_lib_start(void)
 	else
 		why = "disabled by GPUPHASE_CUPTI=0";
 
-	int rc = gp_config_expand(gp_cfg.output, (long)getpid(), host, gp_config_rank(environ), time(NULL), path,
-				  sizeof path);
+	struct gp_config_job job;
+	gp_config_job(environ, &job);
+	const char *pattern = gp_config_output(&gp_cfg, &job);
+	int rc = gp_lib_trace_name(pattern, host, &job, 0, path, sizeof path);
 	if (rc) {
-		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot expand (%s)", gp_cfg.output, strerror(-rc));
+		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot make the trace's name or directory (%s)", pattern,
+		       strerror(-rc));
 		if (!gp_lib_attach)
 			gp_cupti_close();
 		return 0;
@@ -229,6 +253,9 @@ static int gp_lib_start(void)
 	kv[nkv++] = (struct gp_kv){"capture", gp_lib_attach ? (gp_lib_preloaded ? "attach" : "attach (CUPTI API records only)")
 					      : gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
 								 : "injection"};
+	kv[nkv++] = (struct gp_kv){"cupti", cupti_rc == 0 ? gp_cupti_mode_text() : "off"};
+	if (gp_lib_attach && gp_lib_attach->hooks)
+		kv[nkv++] = (struct gp_kv){"attach_hooks", gp_lib_attach->hooks};
 	if (rtv[0])
 		kv[nkv++] = (struct gp_kv){"cuda_runtime", rtv};
 	if (drv[0])
@@ -236,19 +263,17 @@ static int gp_lib_start(void)
 	if (gp_cfg.stacks != GP_STACKS_OFF)
 		kv[nkv++] = (struct gp_kv){"stack_depth", depth};
 	/* which job this process belongs to: the report merges only the traces
-	 * of one job (docs/metrics.md §9) */
-	static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
-	static const char *const world_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-						 NULL};
-	static const char *const job_vars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL};
-	const char *rank = gp_lib_env_first(rank_vars), *world = gp_lib_env_first(world_vars);
-	const char *job = gp_lib_env_first(job_vars);
-	if (rank)
-		kv[nkv++] = (struct gp_kv){"rank", rank};
-	if (world)
-		kv[nkv++] = (struct gp_kv){"world_size", world};
-	if (job)
-		kv[nkv++] = (struct gp_kv){"job_id", job};
+	 * of one job and lines their clocks up (docs/metrics.md §9) */
+	if (job.rank)
+		kv[nkv++] = (struct gp_kv){"rank", job.rank};
+	if (job.local_rank)
+		kv[nkv++] = (struct gp_kv){"local_rank", job.local_rank};
+	if (job.world_size)
+		kv[nkv++] = (struct gp_kv){"world_size", job.world_size};
+	if (job.node)
+		kv[nkv++] = (struct gp_kv){"node", job.node};
+	if (job.job_id)
+		kv[nkv++] = (struct gp_kv){"job_id", job.job_id};
 
 	struct gp_collector_config cc;
 	memset(&cc, 0, sizeof cc);
@@ -261,6 +286,16 @@ static int gp_lib_start(void)
 	cc.kv = kv;
 	cc.nkv = nkv;
 	rc = gp_collector_start(&cc);
+	if (rc == -EEXIST && pattern != gp_cfg.output) {
+		/* the job default never overwrites either: this process takes
+		 * its own name beside the first */
+		char first[GP_PATH_MAX];
+		snprintf(first, sizeof first, "%s", path);
+		if ((rc = gp_lib_trace_name(pattern, host, &job, 1, path, sizeof path)) == 0)
+			rc = gp_collector_start(&cc);
+		if (rc == 0)
+			gp_log(GP_LOG_INFO, "%s exists: tracing to %s instead", first, path);
+	}
 	if (rc) {
 		gp_log(GP_LOG_ERROR, "cannot write trace %s: %s; profiling disabled, the program runs unprofiled", path,
 		       strerror(-rc));
@@ -269,6 +304,7 @@ static int gp_lib_start(void)
 		return 0;
 	}
 	gp_lib_trace_path = path; /* the trace exists now */
+	gp_clocks_start(); /* where the wall clock stood: lining up hosts */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
 	if (cupti_rc == 0) {
@@ -438,6 +474,7 @@ int gp_lib_finish(void)
 	gp_stacks_symbolize();
 	gp_lib_go_inert();
 	gp_hostload_stop();
+	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
 	/* start-up losses of threads that made no call since: this ring's */
 	gp_tls.startup_lost = 0;
 	uint64_t lost = __atomic_exchange_n(&gp_lib_startup_lost, 0, __ATOMIC_RELAXED);

@@ -15,7 +15,8 @@
 	X(host)             \
 	X(trends)           \
 	X(graphs)           \
-	X(whatif)
+	X(whatif)           \
+	X(crossrank)
 
 #define GP_ANALYSES_DECLARE(name) extern const struct gp_analysis gp_analysis_##name;
 #define GP_ANALYSES_ENTRY(name) &gp_analysis_##name,
@@ -113,11 +114,68 @@ int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep)
 	return set->err;
 }
 
+int gp_analyses_job(struct gp_analyses *const *sets, const struct gp_rep *const *reps, size_t n,
+		    const struct gp_analysis_env *env, struct gp_analyses **out)
+{
+	*out = NULL;
+	if (!sets || !n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!sets[i])
+			return 0;
+	struct gp_analyses *job = calloc(1, sizeof *job);
+	void **traces = calloc(n, sizeof *traces);
+	int rc = job && traces ? 0 : -ENOMEM;
+	if (job)
+		job->job = 1;
+	for (size_t k = 0; !rc && k < sets[0]->n; k++) {
+		const struct gp_analysis *a = sets[0]->a[k];
+		if (!a->merge)
+			continue;
+		void *st = a->create(env);
+		if (!st) {
+			rc = -ENOMEM;
+			break;
+		}
+		/* each set's state of this analysis: sets read from partial
+		 * results may lack some (gp_analyses_load), then the job has none */
+		size_t have = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t x = 0; x < sets[i]->n; x++)
+				if (sets[i]->a[x] == a) {
+					traces[i] = sets[i]->st[x];
+					have++;
+					break;
+				}
+		if (have < n) {
+			a->destroy(st);
+			continue;
+		}
+		job->a[job->n] = a;
+		job->st[job->n++] = st;
+		rc = a->merge(st, traces, reps, n);
+	}
+	free(traces);
+	if (rc || !job->n) {
+		gp_analyses_free(job);
+		return rc;
+	}
+	*out = job;
+	return 0;
+}
+
+/* Is analysis i of the set one that speaks here? (An analysis with a merge
+ * speaks for the job, not for a trace.) */
+static int gp_analyses_speaks(const struct gp_analyses *set, size_t i)
+{
+	return !set->a[i]->merge == !set->job;
+}
+
 int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
 		     const struct gp_analysis_style *s)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (set->a[i]->text)
+		if (set->a[i]->text && gp_analyses_speaks(set, i))
 			set->a[i]->text(f, set->st[i], rep, s);
 	if (set->nleft) { /* merged from partial results without them: never silently */
 		fprintf(f, s->markdown ? "\n## Left out\n\n" : "\nLeft out\n");
@@ -133,7 +191,7 @@ void gp_analyses_json(FILE *f, const struct gp_analyses *set, const struct gp_re
 		      const struct gp_analysis_style *s)
 {
 	for (size_t i = 0; i < set->n; i++) {
-		if (!set->a[i]->json)
+		if (!set->a[i]->json || !gp_analyses_speaks(set, i))
 			continue;
 		fprintf(f, ",\n   \"%s\": ", set->a[i]->name);
 		set->a[i]->json(f, set->st[i], rep, s);

@@ -17,6 +17,11 @@
  *   a->text / a->json / a->figure  any time later (the report, the HTML page)
  *   a->destroy(st)
  *
+ * Several traces of one job (the ranks of a distributed run) also get, for
+ * each analysis with a merge callback, one more state: created, then
+ * a->merge(st, traces, reps, n) with every trace's state and report; an
+ * analysis with a merge speaks only there, once for the job
+ * (gp_analyses_job), never in a trace's own section.
  * Partial results (partial.h, `gpuphase-report --partial` / `--merge`): after
  * finish, a->save writes what text, json and figure read; a->load fills a
  * state fresh from create with it, in another process, so that they print
@@ -72,6 +77,10 @@ struct gp_analysis {
 	void (*json)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
 	void (*figure)(FILE *f, const void *st); /* HTML: an inline SVG after the section */
 	void (*destroy)(void *st);
+	/* optional, across the traces of one job: st is a fresh state
+	 * (create), traces[i] this analysis's state of trace i and reps[i] its
+	 * report, in argument order. Returns 0 or -ENOMEM. */
+	int (*merge)(void *st, void *const *traces, const struct gp_rep *const *reps, size_t n);
 	/* partial results: what text/json/figure read, written after finish
 	 * (0 or w->err), and read back into a state fresh from create, its
 	 * names interned in strings (0 or r->err: every field checked) */
@@ -118,6 +127,9 @@ struct gp_analyses {
 		void *st;
 	} waits[GP_ANALYSES_MAX];
 	struct gp_strtab strings;
+	int job;                    /* the analyses across a job's traces
+	                               (gp_analyses_job): only those with a
+	                               merge; else those without one print  */
 	/* loaded from partial results (gp_analyses_load): the analyses the
 	 * partial does not hold (texts of strings) */
 	size_t nleft;
@@ -133,6 +145,11 @@ void gp_analyses_op(const struct gp_an_op *op, void *set);
 void gp_analyses_wait(const struct gp_an_wait *w, void *set);
 int gp_analyses_prepare(struct gp_analyses *set);
 int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep);
+/* The analyses across the traces of one job: for every analysis with a
+ * merge, a fresh state merged from sets[i] (the traces' analyses) and
+ * reps[i]; *out is NULL when no analysis has a merge. 0 or -ENOMEM. */
+int gp_analyses_job(struct gp_analyses *const *sets, const struct gp_rep *const *reps, size_t n,
+		    const struct gp_analysis_env *env, struct gp_analyses **out);
 /* Every section as text or markdown. Returns 0 or -EIO. */
 int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
 		     const struct gp_analysis_style *s);

@@ -118,6 +118,7 @@ static void gp_an_scan1_iter(struct gp_an *an, const struct gp_rec_mark *m)
 		return gp_an_fail(an, -ENOMEM);
 	an->marks[an->nmarks].iter = (int64_t)m->iter;
 	an->marks[an->nmarks].ts = m->ts;
+	an->marks[an->nmarks].tid = m->tid;
 	an->nmarks++;
 	gp_an_seen(an, m->ts, m->ts);
 }
@@ -127,13 +128,16 @@ static void gp_an_scan1_window(struct gp_an *an, const struct gp_rec_mark *m)
 	if (m->kind == GP_WIN_START) {
 		if (GROW(an->wins, an->nwins, an->capwins))
 			return gp_an_fail(an, -ENOMEM);
-		an->wins[an->nwins++] = (struct gp_rep_window){ .start = m->ts, .open = 1 };
+		an->wins[an->nwins++] = (struct gp_rep_window){ .start = m->ts, .open = 1, .iter = (int64_t)m->iter,
+								.tid = m->tid };
 	} else if (m->kind == GP_WIN_STOP || m->kind == GP_WIN_END_EARLY) {
 		/* the latest open window that began before it */
 		for (size_t i = an->nwins; i > 0; i--)
 			if (an->wins[i - 1].open && an->wins[i - 1].start <= m->ts) {
 				an->wins[i - 1].stop = m->ts;
 				an->wins[i - 1].open = 0;
+				an->wins[i - 1].stop_iter = (int64_t)m->iter;
+				an->wins[i - 1].stop_tid = m->tid;
 				break;
 			}
 	}
@@ -234,6 +238,7 @@ static void gp_an_scan1_api(struct gp_an *an, const struct gp_rec_api *a, struct
 	if (a->type == GP_REC_HOOK_API) {
 		if (!v->nested)
 			an->host_hook_ns += dur;
+		gp_join_count_hook(an, a);
 	} else if (a->type == GP_REC_RUNTIME_API) {
 		an->host_runtime_ns += dur;
 	} else {
@@ -365,6 +370,12 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_MARKER:
 		gp_an_scan1_marker(an, &r->marker, &v);
 		break;
+	case GP_REC_CLOCK_PAIR: {
+		struct gp_clock_pair cp = { .raw = r->clock.raw, .realtime = r->clock.realtime,
+					    .width = r->clock.width_ns, .kind = r->clock.kind };
+		gp_an_fail(an, gp_clockmap_add(&an->clocks, &cp));
+		break;
+	}
 	case GP_REC_OVERHEAD:
 		v.overhead.kind = r->overhead.kind;
 		v.overhead.tid = r->overhead.tid;
@@ -385,7 +396,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 
 static int gp_an_cmp_mark(const void *a, const void *b)
 {
-	const struct { int64_t iter; uint64_t ts; } *x = a, *y = b;
+	const struct { int64_t iter; uint64_t ts; uint32_t tid; } *x = a, *y = b;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->iter < y->iter ? -1 : x->iter > y->iter;
@@ -396,6 +407,19 @@ static void gp_an_windows(struct gp_an *an);
 void gp_an_set_windowed(struct gp_an *an, int windowed)
 {
 	an->windowed = windowed;
+}
+
+void gp_an_set_cupti(struct gp_an *an, const char *mode)
+{
+	/* canonical text (gp_config_cupti_text): the closest named mode, then
+	 * the items that differ; only "full" pushes around every call */
+	const char *x = mode ? strstr(mode, "extcorr=") : NULL;
+	if (!mode || !strcmp(mode, "off"))
+		an->join.nested = 0;
+	else if (x)
+		an->join.nested = strncmp(x + 8, "all", 3) != 0;
+	else
+		an->join.nested = strncmp(mode, "full", 4) != 0;
 }
 
 int gp_an_prepare(struct gp_an *an)
@@ -412,6 +436,7 @@ int gp_an_prepare(struct gp_an *an)
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
 			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
 	gp_sym_resolve(an);
+	gp_clockmap_sort(&an->clocks);
 
 	/* iterations: marks sorted by time, one per iteration number */
 	if (an->nmarks)
@@ -425,6 +450,7 @@ int gp_an_prepare(struct gp_an *an)
 				continue;
 			an->iters[an->niters].iter = an->marks[i].iter;
 			an->iters[an->niters].start = an->marks[i].ts;
+			an->iters[an->niters].tid = an->marks[i].tid;
 			an->niters++;
 		}
 		uint64_t wend = an->win_stop ? an->win_stop : an->t_last;
@@ -468,13 +494,26 @@ static void gp_an_windows(struct gp_an *an)
 		struct gp_iterx *it = &an->iters[i];
 		while (k < an->nwins && an->wins[k].stop <= it->start)
 			k++;
-		if (k < an->nwins && an->wins[k].start <= it->start) {
-			/* whole inside the window (the STOP mark follows the mark
-			 * of the first iteration after it: that one is not) */
-			it->captured = it->end <= an->wins[k].stop;
-			if (it->end > an->wins[k].stop)
-				it->end = an->wins[k].stop;
-		}
+		if (k == an->nwins)
+			break;
+		uint64_t a = it->start > an->wins[k].start ? it->start : an->wins[k].start;
+		uint64_t b = it->end < an->wins[k].stop ? it->end : an->wins[k].stop;
+		if (b <= a)
+			continue; /* in the gap before the window */
+		/* captured: whole inside the window, or beginning the window:
+		 * at an iteration boundary the library writes the iteration's
+		 * mark, starts CUPTI, then the window's START mark, on the same
+		 * thread (a time window opens on its timer's thread, mid-
+		 * iteration); the STOP mark follows the mark of the first
+		 * iteration after the window, on the same thread: that one is
+		 * not captured. In any case its time is the part inside the
+		 * window. */
+		int opened = an->wins[k].iter == it->iter && an->wins[k].tid == it->tid;
+		int closed = !an->wins[k].open && an->wins[k].stop_iter == it->iter && an->wins[k].stop_tid == it->tid &&
+			     an->wins[k].iter != it->iter; /* (a profiler range starts and stops one iteration) */
+		it->captured = (it->start >= an->wins[k].start || opened) && it->end <= an->wins[k].stop && !closed;
+		it->start = a;
+		it->end = b;
 	}
 }
 
@@ -525,12 +564,14 @@ static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
 		return;
 	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c))
 		gp_sync_hook(an, a);
-	if (!gp_an_is_op_class(c))
+	if (an->hook_only) {
+		if (gp_an_is_op_class(c))
+			gp_an_hook_only_op(an, a);
 		return;
-	if (an->hook_only)
-		gp_an_hook_only_op(an, a);
-	else
+	}
+	if (gp_an_is_op_class(c))
 		gp_join_hook(an, a, c);
+	gp_join_hook_seen(an, a); /* API records waiting for this thread's hooks */
 }
 
 static void gp_an_scan2_graph(struct gp_an *an, const struct gp_rec_graph *g)
@@ -652,6 +693,12 @@ const struct gp_an_edges *gp_an_edges(const struct gp_an *an)
 	return &an->edges;
 }
 
+const struct gp_rep_window *gp_an_capture_windows(const struct gp_an *an, size_t *n)
+{
+	*n = an->nwins;
+	return an->nwins ? an->wins : NULL;
+}
+
 uint64_t gp_an_record_count(const struct gp_an *an, unsigned type)
 {
 	return type < GP_REC_TYPE_COUNT ? an->rec_count[type] : 0;
@@ -699,6 +746,11 @@ int gp_an_hook_only(const struct gp_an *an)
 	return an->hook_only;
 }
 
+const struct gp_clockmap *gp_an_clockmap(const struct gp_an *an)
+{
+	return &an->clocks;
+}
+
 void gp_an_free(struct gp_an *an)
 {
 	if (!an)
@@ -711,6 +763,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->symbols);
 	gp_map_free(&an->symnames);
 	free(an->modules);
+	gp_clockmap_free(&an->clocks);
 	gp_map_free(&an->drops);
 	free(an->marks);
 	free(an->wins);

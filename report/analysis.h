@@ -83,6 +83,13 @@ struct gp_an_wait {
 	uint32_t site;         /* the blocking call's call site as the report names
 	                          it: a canonical string of gp_an_strings, or
 	                          UINT32_MAX when it has none                    */
+	int32_t launch_group;  /* >= 0: the blocked part leaves the launch of the
+	                          call's own op, of this group (a blocking copy
+	                          or set, a launch on a full queue), which the op
+	                          sink saw before, with it still in its
+	                          launch_ns: a consumer keeping launch per op
+	                          subtracts w1 - w0 there; -1 otherwise       */
+	int64_t launch_iter;   /* ... that op's iteration (gp_an_op.iter)       */
 };
 
 /* A GPU op record, decoded (GP_REC_KERNEL, GP_REC_MEMCPY, GP_REC_MEMSET). */
@@ -199,6 +206,12 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *rec, uint32_t nslots);
 /* The capture was windowed (header `window` other than `all`): wall and
  * iterations are taken over the capture windows only (metrics.md §6). */
 void gp_an_set_windowed(struct gp_an *an, int windowed);
+/* The trace header's `cupti` mode (libgpuphase's GPUPHASE_CUPTI, e.g.
+ * "lean", "full,extcorr=off"; NULL for traces that predate it): when its
+ * hooks pushed no external correlation around every call, a hook joins its
+ * CUPTI API record by thread and time nesting, and an API record waits for
+ * a hook of its thread that may still come (report/join.c). Before pass 2. */
+void gp_an_set_cupti(struct gp_an *an, const char *mode);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);
 
@@ -228,6 +241,11 @@ struct gp_an_edges {
 	                           marker                                      */
 };
 const struct gp_an_edges *gp_an_edges(const struct gp_an *an);
+/* After gp_an_prepare: the capture windows of a windowed capture (metrics.md
+ * §6), in start order, each closed (an open one ends at the next start or
+ * the last record); *n = 0 and NULL when the whole run was captured. Valid
+ * until gp_an_free (the window's ops/launch/execute sums fill in pass 2). */
+const struct gp_rep_window *gp_an_capture_windows(const struct gp_an *an, size_t *n);
 /* Record groups of a type seen in pass 1. */
 uint64_t gp_an_record_count(const struct gp_an *an, unsigned type);
 /* After gp_an_prepare: the start of each iteration (the first mark of each
@@ -241,6 +259,10 @@ const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api
  * exports) and whether the trace is hook-only (no CUPTI records). */
 uint64_t gp_an_time_base(const struct gp_an *an);
 int gp_an_hook_only(const struct gp_an *an);
+/* After gp_an_prepare: the trace's clock pairs (clockmap.h), by time; empty
+ * in a trace without GP_REC_CLOCK_PAIR. Valid until gp_an_free. */
+struct gp_clockmap;
+const struct gp_clockmap *gp_an_clockmap(const struct gp_an *an);
 /* The OS tid of a CUPTI thread id when a join has shown it, else cupti_tid. */
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid);
 

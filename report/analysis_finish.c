@@ -68,6 +68,7 @@ static void gp_an_finish_window(struct gp_an *an, struct gp_rep *rep)
 	rep->ops = an->ops;
 	rep->ops_joined = an->ops_joined;
 	rep->ops_no_api = an->ops_no_api;
+	rep->ops_no_hook = an->ops_no_hook;
 	rep->ops_no_gpu = an->ops_no_gpu;
 	rep->ops_end_missing = an->ops_end_missing;
 	rep->hooks_unjoined = an->hooks_unjoined;

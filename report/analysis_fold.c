@@ -185,6 +185,8 @@ grouped:
 	an->exec += op->execute_ns;
 	if (!op->has_api)
 		an->ops_no_api++;
+	else if (!op->has_hook && op->api_domain == GP_REC_RUNTIME_API && an->have_hooks)
+		an->ops_no_hook++; /* a pointer taken around the hooks, or an unhooked entry point */
 	if (!op->has_gpu)
 		an->ops_no_gpu++;
 	if (op->has_api && op->has_gpu)
@@ -229,3 +231,31 @@ grouped:
 		an->cfg.on_op(op, an->cfg.ctx);
 }
 
+
+/* Take w out of the launch of an op folded already (a wait found in its
+ * call afterwards, sync.c): its group, iteration slot, the capture window
+ * its call began in (at t) and the totals, each floored at 0. */
+void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t t, uint64_t w)
+{
+	if (group < an->ngroups) {
+		struct gp_group *g = &an->groups[group];
+		g->launch -= w < g->launch ? w : g->launch;
+	}
+	an->launch -= w < an->launch ? w : an->launch;
+	if (slot >= 0 && (size_t)slot < an->niters) {
+		struct gp_iterx *it = &an->iters[slot];
+		it->launch -= w < it->launch ? w : it->launch;
+	}
+	if (an->nwins) {
+		size_t lo = 0, hi = an->nwins;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (an->wins[mid].start <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct gp_rep_window *win = &an->wins[lo ? lo - 1 : 0];
+		win->launch_ns -= w < win->launch_ns ? w : win->launch_ns;
+	}
+}

@@ -28,6 +28,7 @@
 #include <errno.h>
 
 #include "analysis.h"
+#include "clockmap.h"
 #include "map.h"
 #include "strtab.h"
 
@@ -54,6 +55,20 @@ struct gp_wait {
 	uint32_t best_group, best_corr;
 	int64_t best_iter;
 	uint32_t next_free;
+	/* several devices (sync.c gp_sync_pick): the devices of the own op and
+	 * of the best candidate, and the best candidate that ended before the
+	 * call returned (e <= w1), taken over one of another device that ended
+	 * after it */
+	uint8_t own_device, best_device, has_in, in_device;
+	uint64_t in_e;
+	uint32_t in_group, in_corr;
+	int64_t in_iter;
+	/* a launch's wait on a full queue, from CUPTI's COMMAND_BUFFER_FULL
+	 * record, left open after the fold of its call's op (own_*: that op):
+	 * it takes the first op of own_device enqueued before the call (api_end
+	 * <= call0) to end in [w0, w1] (sync.c gp_sync_queue_open) */
+	uint8_t queue;
+	uint64_t call0, call1;
 };
 
 /* How far GPU timestamps may be off the host clock when an API interval is
@@ -111,6 +126,18 @@ struct gp_queue_dev {
 	struct gp_queue_wait cand[GP_QUEUE_HITS - 1];
 };
 
+/* A launch folded in a trace with CUPTI's overhead records (sync.c): kept
+ * for a COMMAND_BUFFER_FULL record that reaches the report after it (ring of
+ * GP_LAUNCHES, by corr). */
+#define GP_LAUNCHES GP_RECENT
+struct gp_launch {
+	uint64_t a0, a1, launch; /* the call; its launch after the fold        */
+	uint32_t corr, tid, stream, group;
+	uint32_t wait;           /* its open queue wait's slot, or GP_NONE32    */
+	int32_t slot;            /* iteration slot, -1 = none                   */
+	uint8_t device, cbf;     /* cbf: a record of it was applied             */
+};
+
 struct gp_sync {
 	struct gp_wait *waits;
 	size_t nwaits, capwaits;
@@ -139,6 +166,12 @@ struct gp_sync {
 	struct gp_map cbf_start, cbf_end; /* call corr -> its COMMAND_BUFFER_FULL
 	                                     interval (CUPTI overhead records,
 	                                     until its op folds; bounded)      */
+	struct gp_launch *launches;  /* ring of the last GP_LAUNCHES folded launches */
+	size_t launch_head, nlaunches;
+	struct gp_map launch_by_corr; /* corr -> index in launches             */
+	uint32_t launch_gone_max;    /* largest corr that left the ring          */
+	uint64_t queue_late;         /* COMMAND_BUFFER_FULL records that came too
+	                                late to apply (part of waits_late)     */
 	struct gp_settled *settled;  /* ring of the last GP_SETTLED charged waits */
 	size_t settled_head, nsettled;
 	uint64_t settled_max_w1;
@@ -157,6 +190,12 @@ struct gp_hookq {
 	uint32_t tid;
 	struct gp_hookq_ent *e;
 	size_t head, n, cap;
+	/* joined by thread and time (gp_join.nested): whether this thread's
+	 * hook for an API record may still come */
+	uint64_t top_start;  /* start of its latest top-level hook seen       */
+	uint64_t seen;       /* op hooks seen so far (pass 2)                 */
+	uint32_t *wait;      /* corrs of entries waiting for one of its hooks  */
+	size_t nwait, capwait;
 };
 
 struct gp_pending {
@@ -164,6 +203,7 @@ struct gp_pending {
 	uint8_t api_class, api_domain, gpu_type, device;
 	uint8_t copy_kind, end_missing, graph, hk, pageable;
 	uint8_t api_phase, hk_phase; /* gp_an_nvtx_phase at the API record / graph hook */
+	uint8_t hook_wait;   /* in its thread's wait list (gp_hookq.wait)         */
 	uint32_t hk_tid, hk_nvtx, hk_stack; /* hk: the hook of a graph launch,
 	                                        kept for its later kernels */
 	uint16_t api_id;
@@ -214,6 +254,10 @@ struct gp_join {
 	size_t nhq, caphq;
 	struct gp_map hq_by_tid;
 	struct gp_map tid_os;        /* CUPTI thread id -> OS tid (learned)    */
+	struct gp_map hook_total;    /* OS tid -> op hooks in the trace (pass 1) */
+	int nested;                  /* hooks push no external correlation per
+	                                call: joined by thread and time nesting
+	                                (trace header "cupti", gp_an_set_cupti) */
 	uint32_t tid_os_last_cupti, tid_os_last_os; /* last tid_os put        */
 	uint64_t max_ts;             /* newest pass-2 time seen (eviction clock) */
 };
@@ -236,6 +280,7 @@ struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
 	int captured;        /* starts inside a capture window (or no windows)  */
+	uint32_t tid;        /* the thread that wrote its mark                  */
 };
 
 /* NVTX push/pop ranges of one thread: pass 2 keeps the names (canonical,
@@ -278,8 +323,9 @@ struct gp_an {
 	double host_busy_w, host_proc_w, host_w, host_max;
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;
 	struct gp_an_edges edges;
+	struct gp_clockmap clocks; /* GP_REC_CLOCK_PAIR, by time after prepare */
 	int runtime_seen;          /* edges: CUPTI runtime records seen       */
-	struct { int64_t iter; uint64_t ts; } *marks;
+	struct { int64_t iter; uint64_t ts; uint32_t tid; } *marks;
 	size_t nmarks, capmarks;
 	/* prepared */
 	int hook_only, have_runtime, have_hooks;
@@ -303,6 +349,7 @@ struct gp_an {
 	uint64_t scan2_n;
 	/* totals */
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
+	uint64_t ops_no_hook; /* runtime call seen by CUPTI, by no hook (hooks present) */
 	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
 	uint64_t hooks_unjoined_cls[GP_API_CLASS_COUNT], api_unjoined_cls[GP_API_CLASS_COUNT];
 	uint64_t launch, queue, exec, busy_sum;
@@ -366,6 +413,9 @@ uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
 /* analysis_fold.c: fold one complete op into every aggregate (and the
  * sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
+/* ... and take w out of a folded op's launch (group, iteration slot, the
+ * window its call began in at t, totals). */
+void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t t, uint64_t w);
 
 /* sync.c */
 void gp_sync_init(struct gp_sync *s);
@@ -384,6 +434,8 @@ void gp_sync_free(struct gp_sync *s);
 /* join.c */
 void gp_join_init(struct gp_join *j);
 void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned cls);
+void gp_join_count_hook(struct gp_an *an, const struct gp_rec_api *a);
+void gp_join_hook_seen(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_join_api(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v);

@@ -21,7 +21,8 @@
  * correlation id) start at the launching call's start, inside its slice, and
  * end (bp e) at the op's start or, if the clocks put that earlier, at the
  * call's start: never before they begin. Timestamps are microseconds since
- * the first trace's first event. The top-level object carries
+ * the first trace's first event, every trace's times on the first trace's
+ * clock through their clock pairs (clockmap.h: traces of several hosts). The top-level object carries
  * distributedInfo (rank = the first trace's place, world_size = traces).
  * Names go through gp_fmt_json_str (valid UTF-8 out whatever comes in).
  * Called by main.c through struct gp_exporter, on the report thread.
@@ -35,6 +36,7 @@
 
 #include "fmt.h"
 #include "export.h"
+#include "clockmap.h"
 #include "map.h"
 #include "outfile.h"
 
@@ -48,6 +50,8 @@ struct gp_chrome {
 	struct gp_outfile out;
 	FILE *f;                       /* out.f                                   */
 	size_t index, ntraces;
+	size_t line_at;                /* the trace whose times are written now   */
+	struct gp_clockline line;      /* every trace onto the first's clock     */
 	int first;
 	int base_set;
 	uint64_t base;
@@ -63,6 +67,7 @@ struct gp_chrome {
 
 static double gp_chrome_us(const struct gp_chrome *c, uint64_t t)
 {
+	t = gp_clockline_time(&c->line, c->line_at, t);
 	return t >= c->base ? (double)(t - c->base) / 1e3 : -(double)(c->base - t) / 1e3;
 }
 
@@ -160,6 +165,8 @@ static void gp_chrome_base(struct gp_chrome *c, const struct gp_an *an)
 	}
 	if (c->index < c->ntraces)
 		c->tr[c->index].base = c->base;
+	if (c->an != an && gp_clockline_set(&c->line, c->index, gp_an_clockmap(an)) == 0)
+		c->line_at = c->index;
 	c->an = an;
 }
 
@@ -340,6 +347,7 @@ static void gp_chrome_steps(struct gp_chrome *c, const struct gp_rep *rep, size_
 	if (t >= c->ntraces || !c->tr[t].iter_tid)
 		return;
 	c->base = c->tr[t].base;
+	c->line_at = t;
 	for (size_t i = 0; i < rep->niters; i++) {
 		const struct gp_rep_iter *it = &rep->iters[i];
 		if (it->iter < 0 || it->end <= it->start)
@@ -371,6 +379,7 @@ static int gp_chrome_close(void *ctx, const struct gp_rep *rep, const struct gp_
 	gp_map_free(&c->stream_named);
 	gp_map_free(&c->threads);
 	gp_map_free(&c->call_tid);
+	gp_clockline_free(&c->line);
 	free(c->tr);
 	int rc = 0;
 	if (rep)

@@ -323,12 +323,18 @@ static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_
 			continue;
 		const char *tr = o->ntraces > 1 ? r->path : NULL;
 		for (size_t i = 0; i < set->n; i++) {
+			if (set->a[i]->merge)
+				continue; /* speaks for the job, below */
 			if (set->a[i]->text)
 				gp_html_section(f, tr, set->a[i], set->st[i], r, &style);
 			if (set->a[i]->figure)
 				set->a[i]->figure(f, set->st[i]);
 		}
 	}
+	const struct gp_analyses *job = o->job_analyses; /* one job: across its ranks */
+	for (size_t i = 0; job && i < job->n; i++)
+		if (job->a[i]->text)
+			gp_html_section(f, NULL, job->a[i], job->st[i], rep, &style);
 }
 
 /* Sync call sites, each with its whole stack as the row's tooltip. */

@@ -20,8 +20,9 @@
  *
  * Compact: one packet sequence with incremental state; event names and
  * annotation names are interned (sent once, then referred to by iid).
- * Timestamps are the trace's own nanoseconds (CLOCK_MONOTONIC_RAW or what
- * the trace used). Strings are made valid UTF-8 (U+FFFD) on the way out.
+ * Timestamps are the first trace's own nanoseconds (CLOCK_MONOTONIC_RAW or
+ * what the trace used); every other trace's times go onto that clock
+ * through their clock pairs (clockmap.h: traces of several hosts). Strings are made valid UTF-8 (U+FFFD) on the way out.
  * Written while pass 2 streams; single-threaded, on the report thread.
  */
 #include <errno.h>
@@ -33,6 +34,7 @@
 
 #include "fmt.h"
 #include "export.h"
+#include "clockmap.h"
 #include "map.h"
 #include "outfile.h"
 
@@ -88,6 +90,7 @@ struct gp_pf {
 	uint32_t *pids;                /* per trace, for close()                  */
 	size_t ntraces;
 	const struct gp_an *an;
+	struct gp_clockline line;   /* every trace onto the first's clock       */
 };
 
 /* --- protobuf encoding ------------------------------------------------------ */
@@ -176,7 +179,7 @@ static void gp_pf_begin_packet(struct gp_pf *x, uint64_t ts)
 {
 	x->pk.n = 0;
 	if (ts)
-		gp_pb_uint(&x->pk, TP_TIMESTAMP, ts);
+		gp_pb_uint(&x->pk, TP_TIMESTAMP, gp_clockline_time(&x->line, x->index, ts));
 	gp_pb_uint(&x->pk, TP_SEQ_ID, 1);
 	if (x->first_packet) {
 		/* the first packet clears the sequence's state and interns the fixed names */
@@ -411,6 +414,8 @@ static uint64_t gp_pf_flow(const struct gp_pf *x, uint32_t corr)
 static void gp_pf_record(void *ctx, const struct gp_an *an, const union gp_rec *r)
 {
 	struct gp_pf *x = ctx;
+	if (x->an != an && gp_clockline_set(&x->line, x->index, gp_an_clockmap(an)))
+		x->failed = 1;
 	x->an = an;
 	struct gp_pb a = { 0 }, d = { 0 };
 	switch (r->type) {
@@ -591,6 +596,7 @@ static int gp_pf_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	free(x->sub.p);
 	free(x->tmp.p);
 	free(x->pids);
+	gp_clockline_free(&x->line);
 	free(x);
 	return rc;
 }

@@ -18,6 +18,17 @@
  * than evict_after_ns of trace time are given up the same way, so memory is
  * bounded by the join lag, not the trace length.
  *
+ * Without an external correlation, a hook is the one of the same thread
+ * whose interval contains the CUPTI API record (both on CLOCK_MONOTONIC_RAW).
+ * In a trace whose hooks pushed none per call (header "cupti" other than
+ * full: gp_join.nested) an API record whose hook is not here yet waits for
+ * it in its thread's wait list while that hook may still come: the thread
+ * has op hooks not yet read (pass 1 counted them) and no top-level hook of
+ * the thread starting after the call has been read (a thread's hooks are
+ * written in the order they return, so a later top-level one means every
+ * hook around the call is already here). Each hook read retries its
+ * thread's waiting entries.
+ *
  * Called by the core (analysis.c) on the report thread, in pass 2 and at
  * finish. Invariant: every op is folded exactly once.
  */
@@ -87,21 +98,31 @@ static void gp_join_hookq_trim(const struct gp_an *an, struct gp_hookq *q)
 		q->head = 0;
 }
 
+/* The per-thread hook queue of tid, created when `create` (NULL on ENOMEM
+ * or when absent). The array may move when one is created. */
+static struct gp_hookq *gp_join_thread(struct gp_an *an, uint32_t tid, int create)
+{
+	uint64_t *v = gp_map_get(&an->join.hq_by_tid, tid);
+	if (v)
+		return &an->join.hq[*v];
+	if (!create)
+		return NULL;
+	if (GROW(an->join.hq, an->join.nhq, an->join.caphq))
+		return gp_an_fail(an, -ENOMEM), NULL;
+	struct gp_hookq *q = &an->join.hq[an->join.nhq];
+	memset(q, 0, sizeof *q);
+	q->tid = tid;
+	gp_an_fail(an, gp_map_put(&an->join.hq_by_tid, tid, an->join.nhq));
+	an->join.nhq++;
+	return q;
+}
+
 static void gp_join_hookq_push(struct gp_an *an, const struct gp_hook *h, uint32_t idx)
 {
-	uint64_t *v = gp_map_get(&an->join.hq_by_tid, h->tid);
-	struct gp_hookq *q;
-	if (v) {
-		q = &an->join.hq[*v];
-	} else {
-		if (GROW(an->join.hq, an->join.nhq, an->join.caphq))
-			return gp_an_fail(an, -ENOMEM);
-		q = &an->join.hq[an->join.nhq];
-		memset(q, 0, sizeof *q);
-		q->tid = h->tid;
-		gp_an_fail(an, gp_map_put(&an->join.hq_by_tid, h->tid, an->join.nhq));
-		an->join.nhq++;
-	}
+	struct gp_hookq *q = gp_join_thread(an, h->tid, 1);
+	if (!q)
+		return;
+	q->seen++;
 	gp_join_hookq_trim(an, q);
 	if (q->head > 0 && q->head + q->n == q->cap) {
 		memmove(q->e, q->e + q->head, q->n * sizeof *q->e);
@@ -140,6 +161,31 @@ static struct gp_hook *gp_join_hook_containing(struct gp_an *an, uint32_t tid, u
 			return &an->join.hooks[e->idx];
 	}
 	return NULL;
+}
+
+/* Nested join: may a hook of thread tid containing a call that ended at
+ * `end` still come? (The file comment says why this answer is safe.) */
+static int gp_join_hook_may_come(struct gp_an *an, uint32_t tid, uint64_t end)
+{
+	uint64_t *total = gp_map_get(&an->join.hook_total, tid);
+	if (!total)
+		return 0;
+	const struct gp_hookq *q = gp_join_thread(an, tid, 0);
+	if (!q)
+		return 1;
+	return q->seen < *total && q->top_start <= end;
+}
+
+/* Put p in thread tid's wait list (once). */
+static void gp_join_wait(struct gp_an *an, uint32_t tid, struct gp_pending *p)
+{
+	if (p->hook_wait)
+		return;
+	struct gp_hookq *q = gp_join_thread(an, tid, 1);
+	if (!q || gp_an_grow((void **)&q->wait, &q->capwait, q->nwait + 1, sizeof *q->wait))
+		return gp_an_fail(an, -ENOMEM);
+	q->wait[q->nwait++] = p->corr;
+	p->hook_wait = 1;
 }
 
 static void gp_join_hook_drop(struct gp_an *an, struct gp_hook *h)
@@ -276,11 +322,18 @@ static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final
 	struct gp_hook *h = p->has_ext ? gp_join_hook_get(an, p->ext) : NULL;
 	if (!h && p->has_api && an->have_hooks) {
 		/* No ext corr (yet): the hook whose interval contains the call on
-		 * the same thread is its hook. CUPTI thread ids are not OS tids;
-		 * the mapping is learned from ext-corr joins. */
+		 * the same thread is its hook. CUPTI thread ids are not OS tids
+		 * unless the library asked for them (cuptiSetThreadIdType SYSTEM,
+		 * nested traces); else the mapping is learned from ext-corr joins. */
 		uint64_t *os = gp_map_get(&an->join.tid_os, p->api_tid);
-		h = gp_join_hook_containing(an, os ? (uint32_t)*os : p->api_tid, p->api_start,
-					  p->api_start + p->api_dur);
+		uint32_t tid = os ? (uint32_t)*os : p->api_tid;
+		uint64_t end = p->api_start + p->api_dur;
+		h = gp_join_hook_containing(an, tid, p->api_start, end);
+		if (!h && an->join.nested && !final && !p->has_ext && !p->hk && !p->api_charged &&
+		    gp_join_hook_may_come(an, tid, end)) {
+			gp_join_wait(an, tid, p);
+			return; /* retried when the thread's next hook is read */
+		}
 	}
 	if (!h && p->has_ext && !final)
 		return; /* the hook is announced but not here yet */
@@ -339,16 +392,69 @@ static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final
 	gp_join_pend_drop(an, p);
 }
 
+/* Pass 1: one more op hook of its thread in the trace. */
+void gp_join_count_hook(struct gp_an *an, const struct gp_rec_api *a)
+{
+	if ((a->class_flags & GP_APIF_NESTED) || !gp_an_is_op_class(GP_API_CLASS(a->class_flags)))
+		return;
+	uint64_t *n = gp_map_get(&an->join.hook_total, a->tid);
+	if (n)
+		(*n)++;
+	else
+		gp_an_fail(an, gp_map_put(&an->join.hook_total, a->tid, 1));
+}
+
+/* Pass 2, every top-level hook (after gp_join_hook for an op hook): its
+ * thread's waiting API records try again, in the order they came. */
+void gp_join_hook_seen(struct gp_an *an, const struct gp_rec_api *a)
+{
+	if (!an->join.nested)
+		return;
+	struct gp_hookq *q = gp_join_thread(an, a->tid, 0);
+	if (!q)
+		return;
+	if (a->start > q->top_start)
+		q->top_start = a->start;
+	if (!q->nwait)
+		return;
+	size_t qi = (size_t)(q - an->join.hq), n = q->nwait, cap = q->capwait;
+	uint32_t *w = q->wait; /* swapped out: a retry may wait again */
+	q->wait = NULL;
+	q->nwait = q->capwait = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct gp_pending *p = gp_join_pend_get(an, w[i], 0);
+		if (!p || !p->hook_wait)
+			continue;
+		p->hook_wait = 0;
+		gp_join_try_finish(an, p, 0);
+	}
+	q = &an->join.hq[qi];
+	if (!q->wait) {
+		q->wait = w;
+		q->capwait = cap;
+	} else {
+		free(w);
+	}
+}
+
 /* Was hook op `op` a launch made during stream capture? */
 static int gp_join_is_captured(const struct gp_an *an, uint64_t op)
 {
 	return an->join.captured.count && gp_map_get(&an->join.captured, op);
 }
 
-/* A lone API record whose hook was such a launch. */
-static int gp_join_pend_captured(const struct gp_an *an, const struct gp_pending *p)
+/* A lone API record whose hook was such a launch: named by the external
+ * correlation, else (nested join) the hook containing the call. */
+static int gp_join_pend_captured(struct gp_an *an, const struct gp_pending *p)
 {
-	return p->has_ext && gp_join_is_captured(an, p->ext);
+	if (p->has_ext)
+		return gp_join_is_captured(an, p->ext);
+	if (!an->join.nested || !p->has_api || !an->join.captured.count)
+		return 0;
+	uint64_t *os = gp_map_get(&an->join.tid_os, p->api_tid);
+	const struct gp_hook *h = gp_join_hook_containing(an, os ? (uint32_t)*os : p->api_tid, p->api_start,
+							  p->api_start + p->api_dur);
+	return h && gp_join_is_captured(an, h->op);
 }
 
 static int gp_join_pend_live(const struct gp_an *an, const struct gp_pending *p)
@@ -384,6 +490,16 @@ void gp_join_evict(struct gp_an *an)
 				gp_dmap_del(&an->join.ext_rev, p->ext);
 			gp_join_pend_drop(an, p);
 		}
+	}
+	for (size_t i = 0; i < an->join.nhq; i++) { /* wait lists: only entries still waiting */
+		struct gp_hookq *q = &an->join.hq[i];
+		size_t k = 0;
+		for (size_t j = 0; j < q->nwait; j++) {
+			struct gp_pending *p = gp_join_pend_get(an, q->wait[j], 0);
+			if (p && p->hook_wait)
+				q->wait[k++] = q->wait[j];
+		}
+		q->nwait = k;
 	}
 	for (size_t i = 0; i < an->join.nhooks; i++) {
 		struct gp_hook *h = &an->join.hooks[i];
@@ -503,6 +619,10 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 	p->api_nvtx = gp_an_nvtx_top(an, a->tid);
 	p->api_phase = gp_an_nvtx_phase(an, a->tid);
 	p->ts = end;
+	if (p->has_ext && (gp_an_is_copy_sync(c) || c == GP_API_MEMCPY_ASYNC) &&
+	    (a->type == GP_REC_RUNTIME_API || !an->have_runtime) && !gp_join_hook_get(an, p->ext))
+		gp_sync_early_ext(an, p->ext, a->corr); /* a blocking copy whose hook,
+							   and its stack, come later */
 	gp_join_try_finish(an, p, 0);
 }
 
@@ -588,9 +708,12 @@ void gp_join_free(struct gp_join *j)
 	free(j->stash);
 	gp_map_free(&j->captured);
 	gp_map_free(&j->last_driver);
-	for (size_t i = 0; i < j->nhq; i++)
+	for (size_t i = 0; i < j->nhq; i++) {
 		free(j->hq[i].e);
+		free(j->hq[i].wait);
+	}
 	free(j->hq);
 	gp_map_free(&j->hq_by_tid);
 	gp_map_free(&j->tid_os);
+	gp_map_free(&j->hook_total);
 }

@@ -842,6 +842,7 @@ int main(int argc, char **argv)
 	if (!rc && gp_pipeline_report(m.pipe, 0, ntr, &rep))
 		rc = GP_EXIT_INTERNAL;
 	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
+	m.out.job_analyses = m.pipe && !rc ? gp_pipeline_job_analyses(m.pipe) : NULL;
 	m.out.ntraces = rc ? 0 : ntr;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];

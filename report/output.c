@@ -80,6 +80,13 @@ static const char *gp_out_kv(const struct gp_rep *rep, const char *key)
 	return NULL;
 }
 
+/* Was the trace captured by `gpuphase attach` (its header says capture=attach...)? */
+static int gp_out_attached(const struct gp_rep *rep)
+{
+	const char *c = gp_out_kv(rep, "capture");
+	return c && !strncmp(c, "attach", 6);
+}
+
 /* --- text and markdown ----------------------------------------------------------------- */
 
 static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
@@ -97,6 +104,10 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 	if (rep->ops_end_missing)
 		fprintf(f, "%s%" PRIu64 " ops have no end time (forced flush): their execute is unknown\n", lead,
 			rep->ops_end_missing);
+	if (rep->ops_no_hook && gp_out_attached(rep))
+		fprintf(f, "%s%" PRIu64 " ops were called through a function pointer the attach could not hook (taken "
+			   "before it) or an entry point gpuphase does not hook: timed from CUPTI's API records, "
+			   "without stacks\n", lead, rep->ops_no_hook);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: what lost its GPU records with the tail */
 		static const char *const what[GP_API_CLASS_COUNT] = {
@@ -120,9 +131,12 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 		if (any)
 			fprintf(f, " (not in the operators or verdicts, which cover the ops whose records were whole)\n");
 	}
-	if (rep->waits_late)
+	if (rep->waits_late > rep->queue_waits_late)
 		fprintf(f, "%s%" PRIu64 " ops arrived after the wait they ended in had been charged: that sync time went to "
-			   "an earlier op or to 'nothing outstanding'\n", lead, rep->waits_late);
+			   "an earlier op or to 'nothing outstanding'\n", lead, rep->waits_late - rep->queue_waits_late);
+	if (rep->queue_waits_late)
+		fprintf(f, "%s%" PRIu64 " launch-queue-full records (CUPTI COMMAND_BUFFER_FULL) arrived too late to apply: "
+			   "those waits stayed in their calls' launch\n", lead, rep->queue_waits_late);
 	if (rep->hooks_unjoined)
 		fprintf(f, "%s%" PRIu64 " hooked launches never joined a CUPTI record\n", lead, rep->hooks_unjoined);
 	if (rep->api_unjoined)
@@ -160,7 +174,7 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 	gp_fmt_text_str(f, rep->path ? rep->path : "?");
 	fputs("\n\n", f);
 	const char *keys[] = { "cmdline", "host", "gpu0", "driver", "cuda_runtime", "cuda_driver", "window",
-			       "marker", NULL };
+			       "marker", "cupti", NULL };
 	fprintf(f, "%sCapture\n%s", h, md ? "\n" : "");
 	for (int i = 0; keys[i]; i++) {
 		const char *v = gp_out_kv(rep, keys[i]);
@@ -587,6 +601,10 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	gp_out_text_callsites(f, rep, o, md);
 	gp_out_text_iters(f, rep, o, md);
 	gp_out_text_ranks(f, rep, o, md);
+	if (o->job_analyses) { /* a job's ranks side by side: after the ranks */
+		struct gp_analysis_style style = { .markdown = md, .outlier_factor = o->outlier_factor, .top = o->top };
+		gp_analyses_text(f, o->job_analyses, rep, &style);
+	}
 }
 
 /* --- csv ---------------------------------------------------------------------------------------- */
@@ -658,6 +676,10 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
 	if (rep->waits_late)
 		fprintf(f, ", \"waits_late\": %" PRIu64, rep->waits_late);
+	if (rep->queue_waits_late)
+		fprintf(f, ", \"queue_waits_late\": %" PRIu64, rep->queue_waits_late);
+	if (gp_out_attached(rep))
+		fprintf(f, ", \"ops_no_hook\": %" PRIu64, rep->ops_no_hook);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: calls whose GPU record was lost with the tail */
 		static const char *const key[GP_API_CLASS_COUNT] = {
@@ -790,7 +812,15 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		fprintf(f, "}");
 	}
 	free(fl);
-	fprintf(f, "],\n\"analyses\": [");
+	fprintf(f, "],\n");
+	if (o->job_analyses) { /* one job: its analyses across the ranks */
+		struct gp_analysis_style js = { .markdown = 0, .outlier_factor = o->outlier_factor };
+		fprintf(f, "\"job_analyses\": {\"path\": ");
+		gp_fmt_json_str(f, rep->path);
+		gp_analyses_json(f, o->job_analyses, rep, &js);
+		fprintf(f, "},\n");
+	}
+	fprintf(f, "\"analyses\": [");
 	struct gp_analysis_style style = { .markdown = 0, .outlier_factor = o->outlier_factor };
 	for (size_t x = 0, na = 0; x < o->ntraces; x++) {
 		const struct gp_rep *r = gp_out_trace_rep(rep, o, x);

@@ -33,6 +33,9 @@ struct gp_out_opts {
 	 * once every trace is finished); json and the HTML export render them */
 	struct gp_analyses *const *analyses;
 	size_t ntraces;
+	/* the analyses across the ranks of a merged report of one job
+	 * (pipeline.h gp_pipeline_job_analyses), or NULL */
+	const struct gp_analyses *job_analyses;
 };
 
 /* The operators to show, in order: indexes into rep->groups after filter,

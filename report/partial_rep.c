@@ -73,6 +73,8 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 	gp_pw_u32(w, r->clock_id);
 	gp_pw_u32(w, r->pid);
 	gp_pw_u32(w, r->version);
+	gp_pw_u64(w, r->start_wall_ns);
+	gp_pw_u64(w, r->start_clock_ns);
 	gp_pw_u64(w, r->ndevices);
 	for (size_t i = 0; i < r->ndevices; i++)
 		gp_pw_str(w, r->devices[i]);
@@ -95,7 +97,7 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 	gp_prep_counts(w, r->rec_count, GP_REC_TYPE_COUNT);
 	const uint64_t counts[] = { r->dropped_ring, r->dropped_cupti, r->dropped_write, r->dropped_records,
 				    r->ops, r->ops_joined, r->ops_no_api, r->ops_no_gpu, r->ops_end_missing,
-				    r->hooks_unjoined, r->api_unjoined, r->evicted, r->launches_captured };
+				    r->ops_no_hook, r->hooks_unjoined, r->api_unjoined, r->evicted, r->launches_captured };
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		gp_pw_u64(w, counts[i]);
 	gp_pw_f64(w, r->join_coverage);
@@ -107,6 +109,7 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_pw_u64(w, times[i]);
 	gp_prep_counts(w, r->lost_by_class, GP_API_CLASS_COUNT);
 	gp_pw_u64(w, r->waits_late);
+	gp_pw_u64(w, r->queue_waits_late);
 	gp_pw_u64(w, r->queue_full_calls);
 	gp_pw_u64(w, r->queue_full_ns);
 	gp_prep_counts(w, r->sync_calls, GP_API_CLASS_COUNT);
@@ -134,6 +137,10 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_pw_u64(w, x->ops);
 		gp_pw_u64(w, x->launch_ns);
 		gp_pw_u64(w, x->execute_ns);
+		gp_pw_i64(w, x->iter);
+		gp_pw_u32(w, x->tid);
+		gp_pw_i64(w, x->stop_iter);
+		gp_pw_u32(w, x->stop_tid);
 	}
 	gp_pw_u64(w, r->niters);
 	for (size_t i = 0; i < r->niters; i++) {
@@ -249,6 +256,8 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	rep->clock_id = gp_pr_u32(r);
 	rep->pid = gp_pr_u32(r);
 	rep->version = gp_pr_u32(r);
+	rep->start_wall_ns = gp_pr_u64(r);
+	rep->start_clock_ns = gp_pr_u64(r);
 	size_t ndev = 0;
 	rep->devices = gp_prep_table(r, &ndev, sizeof *rep->devices, 4);
 	for (size_t i = 0; i < ndev && !r->err; i++) {
@@ -276,7 +285,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	gp_prep_counts_load(r, rep->rec_count, GP_REC_TYPE_COUNT, "record types");
 	uint64_t *counts[] = { &rep->dropped_ring, &rep->dropped_cupti, &rep->dropped_write, &rep->dropped_records,
 			       &rep->ops, &rep->ops_joined, &rep->ops_no_api, &rep->ops_no_gpu, &rep->ops_end_missing,
-			       &rep->hooks_unjoined, &rep->api_unjoined, &rep->evicted, &rep->launches_captured };
+			       &rep->ops_no_hook, &rep->hooks_unjoined, &rep->api_unjoined, &rep->evicted, &rep->launches_captured };
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		*counts[i] = gp_pr_u64(r);
 	rep->join_coverage = gp_pr_f64(r);
@@ -288,6 +297,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		*times[i] = gp_pr_u64(r);
 	gp_prep_counts_load(r, rep->lost_by_class, GP_API_CLASS_COUNT, "API classes");
 	rep->waits_late = gp_pr_u64(r);
+	rep->queue_waits_late = gp_pr_u64(r);
 	rep->queue_full_calls = gp_pr_u64(r);
 	rep->queue_full_ns = gp_pr_u64(r);
 	gp_prep_counts_load(r, rep->sync_calls, GP_API_CLASS_COUNT, "API classes");
@@ -310,7 +320,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		g->sync_queue_ns = gp_pr_u64(r);
 		gp_prep_hist_load(r, &g->exec);
 	}
-	rep->windows = gp_prep_table(r, &rep->nwindows, sizeof *rep->windows, 5 * 8 + 4);
+	rep->windows = gp_prep_table(r, &rep->nwindows, sizeof *rep->windows, 7 * 8 + 3 * 4);
 	for (size_t i = 0; i < rep->nwindows && !r->err; i++) {
 		struct gp_rep_window *x = &rep->windows[i];
 		x->start = gp_pr_u64(r);
@@ -319,6 +329,10 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		x->ops = gp_pr_u64(r);
 		x->launch_ns = gp_pr_u64(r);
 		x->execute_ns = gp_pr_u64(r);
+		x->iter = gp_pr_i64(r);
+		x->tid = gp_pr_u32(r);
+		x->stop_iter = gp_pr_i64(r);
+		x->stop_tid = gp_pr_u32(r);
 	}
 	rep->iters = gp_prep_table(r, &rep->niters, sizeof *rep->iters, 8 * 8 + 4);
 	for (size_t i = 0; i < rep->niters && !r->err; i++) {
@@ -358,10 +372,10 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1016u
+#define GP_PREP_SIZE_REP 1072u
 #define GP_PREP_SIZE_GROUP 168u
 #define GP_PREP_SIZE_ITER 72u
-#define GP_PREP_SIZE_WINDOW 48u
+#define GP_PREP_SIZE_WINDOW 80u
 #define GP_PREP_SIZE_CALLSITE 32u
 #define GP_PREP_SIZE_KV 16u
 

@@ -23,6 +23,7 @@
 
 struct gp_pipeline {
 	struct gp_pipeline_opts o;
+	struct gp_analyses *job;   /* the job's analyses of the last merge, or NULL */
 	struct gp_rep *reps;       /* per trace; moved out by gp_pipeline_report */
 	struct gp_analyses **sets; /* per trace (NULL without GP_PIPE_ANALYSES)  */
 	size_t n, cap;
@@ -84,6 +85,8 @@ static int gp_pipeline_facts(const struct gp_reader *rd, const char *path, struc
 	rep->version = info->version;
 	rep->clock_id = info->clock_id;
 	rep->pid = info->pid;
+	rep->start_wall_ns = info->start_wall_ns;
+	rep->start_clock_ns = info->start_clock_ns;
 	rep->complete = end->complete;
 	rep->truncated_bytes = end->truncated_bytes;
 	rep->end_reason = end->end_reason;
@@ -188,6 +191,8 @@ static void gp_pipeline_complete(struct gp_rep *rep, const struct gp_rep *facts)
 	rep->version = facts->version;
 	rep->clock_id = facts->clock_id;
 	rep->pid = facts->pid;
+	rep->start_wall_ns = facts->start_wall_ns;
+	rep->start_clock_ns = facts->start_clock_ns;
 	rep->complete = facts->complete;
 	rep->truncated_bytes = facts->truncated_bytes;
 	rep->live = gp_pipeline_live(facts);
@@ -212,9 +217,18 @@ static int gp_pipeline_run(struct gp_pipeline *p, struct gp_an *an, const struct
 	memset(&facts, 0, sizeof facts);
 	memset(rep, 0, sizeof *rep);
 	int rc = gp_pipeline_pass(p, an, 1, src, &facts, err, n);
-	for (size_t i = 0; i < facts.nkv; i++) /* a windowed capture (metrics.md §6) */
-		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "window"))
-			gp_an_set_windowed(an, facts.kv[i].value && strcmp(facts.kv[i].value, "all") != 0);
+	/* a windowed capture (metrics.md §6): a window other than "all", or
+	 * the profiler marker (only Start..Stop is captured) */
+	int windowed = 0;
+	for (size_t i = 0; i < facts.nkv; i++)
+		if (facts.kv[i].key && facts.kv[i].value &&
+		    ((!strcmp(facts.kv[i].key, "window") && strcmp(facts.kv[i].value, "all") != 0) ||
+		     (!strcmp(facts.kv[i].key, "marker") && !strcmp(facts.kv[i].value, "profiler"))))
+			windowed = 1;
+	gp_an_set_windowed(an, windowed);
+	for (size_t i = 0; i < facts.nkv; i++)
+		if (facts.kv[i].key && !strcmp(facts.kv[i].key, "cupti")) /* how hooks join (join.c) */
+			gp_an_set_cupti(an, facts.kv[i].value);
 	if (!rc && (gp_an_prepare(an) || (p->cur && gp_analyses_prepare(p->cur))))
 		rc = -ENOMEM;
 	if (!rc) {
@@ -352,6 +366,11 @@ struct gp_analyses *const *gp_pipeline_analyses(const struct gp_pipeline *p)
 	return p->sets;
 }
 
+struct gp_analyses *gp_pipeline_job_analyses(const struct gp_pipeline *p)
+{
+	return p->job;
+}
+
 int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_rep *out)
 {
 	memset(out, 0, sizeof *out);
@@ -360,6 +379,23 @@ int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_
 		memset(&p->reps[first], 0, sizeof p->reps[first]);
 		return 0;
 	}
+	/* one job: the analyses that look across its ranks (analyses.h merge) */
+	const struct gp_rep **one = calloc(n, sizeof *one);
+	if (!one)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		one[i] = &p->reps[first + i];
+	gp_analyses_free(p->job);
+	p->job = NULL;
+	if ((p->o.what & GP_PIPE_ANALYSES) && gp_rep_one_job(one, n)) {
+		struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor, .whatif = p->o.whatif };
+		int rc = gp_analyses_job(p->sets + first, one, n, &env, &p->job);
+		if (rc) {
+			free(one);
+			return rc;
+		}
+	}
+	free(one);
 	if (gp_rep_merge(out, &p->reps[first], n)) /* out->ranks takes them */
 		return -ENOMEM;
 	char buf[64];
@@ -378,6 +414,7 @@ void gp_pipeline_free(struct gp_pipeline *p)
 		gp_rep_free(&p->reps[i]);
 		gp_analyses_free(p->sets[i]);
 	}
+	gp_analyses_free(p->job);
 	free(p->reps);
 	free(p->sets);
 	free(p);

@@ -74,8 +74,13 @@ const struct gp_rep *gp_pipeline_rep(const struct gp_pipeline *p, size_t i);
  * GP_PIPE_ANALYSES); valid until gp_pipeline_free. */
 struct gp_analyses *const *gp_pipeline_analyses(const struct gp_pipeline *p);
 /* Move the reports of traces [first, first + n) into out: the report itself
- * for one, merged ("N traces") for several. Returns 0 or -ENOMEM. */
+ * for one, merged ("N traces") for several; several traces of one job
+ * (gp_rep_one_job) also get the job's analyses (gp_pipeline_job_analyses).
+ * Returns 0 or -ENOMEM. */
 int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_rep *out);
+/* The analyses across the ranks of the last merged report when its traces
+ * are one job (analyses.h gp_analyses_job), else NULL; owned by p. */
+struct gp_analyses *gp_pipeline_job_analyses(const struct gp_pipeline *p);
 void gp_pipeline_free(struct gp_pipeline *p);
 
 #endif

@@ -199,6 +199,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->ops += s->ops;
 		d->ops_joined += s->ops_joined;
 		d->ops_no_api += s->ops_no_api;
+		d->ops_no_hook += s->ops_no_hook;
 		d->ops_no_gpu += s->ops_no_gpu;
 		d->ops_end_missing += s->ops_end_missing;
 		d->hooks_unjoined += s->hooks_unjoined;
@@ -222,6 +223,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->sync_unattributed_calls += s->sync_unattributed_calls;
 		d->queue_full_calls += s->queue_full_calls;
 		d->waits_late += s->waits_late;
+		d->queue_waits_late += s->queue_waits_late;
 		for (int k = 0; k < GP_API_CLASS_COUNT; k++)
 			d->lost_by_class[k] += s->lost_by_class[k];
 		d->queue_full_ns += s->queue_full_ns;

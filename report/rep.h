@@ -55,6 +55,11 @@ struct gp_rep_window {
 	uint64_t start, stop;
 	int open;              /* no STOP mark: ends at the last record            */
 	uint64_t ops, launch_ns, execute_ns; /* ops whose call began inside it */
+	int64_t iter;          /* the START mark's iteration and thread: a window */
+	uint32_t tid;          /* opened at that iteration's start when its mark
+	                          was written by the same thread              */
+	int64_t stop_iter;     /* ... the STOP mark's: closed at that one's     */
+	uint32_t stop_tid;
 };
 
 struct gp_rep_callsite {
@@ -74,6 +79,8 @@ struct gp_rep {
 	struct gp_rep_kv *kv;  /* header key/values (host, cmdline, ...)           */
 	size_t nkv;
 	uint32_t clock_id, pid, version;
+	uint64_t start_wall_ns, start_clock_ns; /* header: CLOCK_REALTIME and the
+	                                           trace clock at open (0: none) */
 	char **devices;        /* "0: NVIDIA H200 (cc 9.0, 132 SMs)"              */
 	size_t ndevices;
 	int cupti_ok, cupti_unavailable, hooks_absent, clock_calibrated, size_cap, forked;
@@ -89,6 +96,8 @@ struct gp_rep {
 	uint64_t rec_count[GP_REC_TYPE_COUNT];
 	uint64_t dropped_ring, dropped_cupti, dropped_write, dropped_records;
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
+	uint64_t ops_no_hook;  /* ops whose runtime call CUPTI saw but no hook did,
+	                          in a trace with hooks (reported for attach)   */
 	uint64_t hooks_unjoined, api_unjoined, evicted;
 	uint64_t launches_captured; /* hooked launches made during stream capture
 	                               (graph nodes, no GPU op of their own)    */
@@ -101,7 +110,9 @@ struct gp_rep {
 	uint64_t sync_unattributed_ns, sync_unattributed_calls;
 	uint64_t lost_by_class[GP_API_CLASS_COUNT]; /* calls whose GPU record never
 	                                               came (hooked or CUPTI API) */
-	uint64_t waits_late;   /* ops that arrived after their wait was charged  */
+	uint64_t waits_late;   /* ops that arrived after their wait was charged,
+	                          and queue-full records too late to apply */
+	uint64_t queue_waits_late; /* ... of which COMMAND_BUFFER_FULL records  */
 	uint64_t queue_full_calls, queue_full_ns; /* launches that waited on a full
 	                                             launch queue (part of sync_ns) */
 	uint64_t sync_calls[GP_API_CLASS_COUNT], sync_kind_ns[GP_API_CLASS_COUNT];

@@ -62,7 +62,8 @@ static int gp_sync_live(const struct gp_an *an, const struct gp_wait *w)
 
 static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 {
-	gp_dmap_del(&an->sync.wait_by_corr, w->corr);
+	if (!w->queue) /* a queue wait is in no map (gp_sync_queue_open) */
+		gp_dmap_del(&an->sync.wait_by_corr, w->corr);
 	w->next_free = an->sync.wait_free;
 	an->sync.wait_free = (uint32_t)(w - an->sync.waits);
 }
@@ -70,12 +71,29 @@ static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 /* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
 static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 {
+	if (w->queue) {
+		/* a full queue: the first op of its device enqueued before the
+		 * call to end in the wait freed the slot */
+		if (r->device != w->own_device || !r->has_api || r->api_end > w->call0 || r->corr == w->corr ||
+		    r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
+			return;
+		if (!w->has_best || r->e < w->best_e) {
+			w->has_best = 1;
+			w->best_e = r->e;
+			w->best_group = r->group;
+			w->best_corr = r->corr;
+			w->best_iter = r->iter;
+			w->best_device = r->device;
+		}
+		return;
+	}
 	if (w->copy && r->corr == w->corr) {
 		w->has_own = 1;
 		w->own_gpu_start = r->gpu_start;
 		w->own_launch = r->launch;
 		w->own_group = r->group;
 		w->own_iter = r->iter;
+		w->own_device = r->device;
 		return;
 	}
 	if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
@@ -94,8 +112,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 			return;
 		break;
 	default:
-		if (w->copy && w->has_own && r->e > w->own_gpu_start)
-			return; /* not earlier work */
+		if (w->copy && w->has_own && (r->e > w->own_gpu_start || r->device != w->own_device))
+			return; /* not earlier work of its device (a blocking copy
+				   waits for its own device's legacy stream) */
 		break;
 	}
 	if (!w->has_best || r->e > w->best_e) {
@@ -104,7 +123,33 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->best_group = r->group;
 		w->best_corr = r->corr;
 		w->best_iter = r->iter;
+		w->best_device = r->device;
 	}
+	if (r->e <= w->w1 && (!w->has_in || r->e > w->in_e)) {
+		w->has_in = 1;
+		w->in_e = r->e;
+		w->in_group = r->group;
+		w->in_corr = r->corr;
+		w->in_iter = r->iter;
+		w->in_device = r->device;
+	}
+}
+
+/* Several devices (metrics.md §3): a candidate that ended after the call
+ * returned (admitted by the clock tolerance) is not taken over one of
+ * another device that ended inside the call. A synchronize returns just
+ * after its device's last op ended; another device's op ending a few us
+ * later is not what it waited for (the trace does not say which device a
+ * device-wide wait was on). */
+static void gp_sync_pick(struct gp_wait *w)
+{
+	if (!w->has_best || !w->has_in || w->best_e <= w->w1 || w->in_device == w->best_device)
+		return;
+	w->best_e = w->in_e;
+	w->best_group = w->in_group;
+	w->best_corr = w->in_corr;
+	w->best_iter = w->in_iter;
+	w->best_device = w->in_device;
 }
 
 static const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
@@ -115,7 +160,7 @@ static const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t 
 /* Best candidate among the folded ops still in the recent buffer. */
 static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 {
-	w->has_best = 0;
+	w->has_best = w->has_in = 0;
 	size_t lo = 0, hi = an->sync.nrecent; /* first entry with e > w1 */
 	/* the wait is usually recent: gallop back from the newest entry to
 	 * bound the search to the cache lines near the end */
@@ -149,9 +194,12 @@ static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 		}
 }
 
-static struct gp_tidq *gp_sync_tidq(struct gp_an *an, uint32_t tid)
+static struct gp_tidq *gp_sync_tidq(struct gp_an *an, uint32_t tid, int queue)
 {
-	uint64_t *v = gp_map_get(&an->sync.tq_by_tid, tid);
+	/* a thread's queue waits apart from its other waits (their tids may
+	 * be OS tids, the others' CUPTI's) */
+	uint64_t key = (queue ? 1ULL << 32 : 0) | tid;
+	uint64_t *v = gp_map_get(&an->sync.tq_by_tid, key);
 	if (v)
 		return &an->sync.tq[*v];
 	if (GROW(an->sync.tq, an->sync.ntq, an->sync.captq))
@@ -159,13 +207,13 @@ static struct gp_tidq *gp_sync_tidq(struct gp_an *an, uint32_t tid)
 	struct gp_tidq *q = &an->sync.tq[an->sync.ntq];
 	memset(q, 0, sizeof *q);
 	q->tid = tid;
-	gp_an_fail(an, gp_map_put(&an->sync.tq_by_tid, tid, an->sync.ntq));
+	gp_an_fail(an, gp_map_put(&an->sync.tq_by_tid, key, an->sync.ntq));
 	return &an->sync.tq[an->sync.ntq++];
 }
 
 static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 {
-	struct gp_tidq *q = gp_sync_tidq(an, w->tid);
+	struct gp_tidq *q = gp_sync_tidq(an, w->tid, w->queue);
 	if (!q)
 		return;
 	w->active = 1;
@@ -189,18 +237,20 @@ static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 	q->n++;
 }
 
-/* Offer a folded op to the active waits containing its gpu_end (at most one
- * per thread: a thread's waits do not overlap). */
+/* Offer a folded op to the active waits containing its gpu_end: per thread
+ * the last wait that began before it, and the ones before that whose clock
+ * tolerance still reaches it (a thread's calls do not overlap, but a wait's
+ * tolerance past its end may cover the start of the next one). */
 static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 {
 	for (size_t t = 0; t < an->sync.ntq; t++) {
 		struct gp_tidq *q = &an->sync.tq[t];
 		if (!q->n)
 			continue;
-		size_t k = q->cache >= q->head && q->cache < q->head + q->n ? q->cache : q->head;
-		struct gp_wait *w = &an->sync.waits[q->idx[k]];
-		if (!(w->w0 < r->e && r->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)) {
-			size_t a = q->head, b = q->head + q->n; /* last wait with w0 < e */
+		size_t end = q->head + q->n, k = q->cache;
+		if (!(k >= q->head && k < end && an->sync.waits[q->idx[k]].w0 < r->e &&
+		      (k + 1 == end || an->sync.waits[q->idx[k + 1]].w0 >= r->e))) {
+			size_t a = q->head, b = end; /* last wait with w0 < e */
 			if (an->sync.waits[q->idx[b - 1]].w0 < r->e)
 				a = b; /* the newest wait began before e: it is that one */
 			while (a < b) {
@@ -213,12 +263,14 @@ static void gp_sync_offer(struct gp_an *an, const struct gp_recent *r)
 			if (a == q->head)
 				continue;
 			k = a - 1;
-			w = &an->sync.waits[q->idx[k]];
-			if (r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
-				continue;
 			q->cache = k;
 		}
-		gp_sync_consider(w, r);
+		for (size_t i = k + 1; i-- > q->head;) {
+			struct gp_wait *w = &an->sync.waits[q->idx[i]];
+			if (r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
+				break;
+			gp_sync_consider(w, r);
+		}
 	}
 }
 
@@ -289,13 +341,21 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 	}
 }
 
+static void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w);
+
 /* Charge an active wait and release its slot. */
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
+	if (w->queue) {
+		gp_sync_queue_finalize(an, w);
+		gp_sync_release(an, w);
+		return;
+	}
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
 				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1,
-				  .site = UINT32_MAX };
+				  .site = UINT32_MAX, .launch_group = -1, .launch_iter = -1 };
 	uint64_t s;
+	gp_sync_pick(w);
 	gp_sync_settle(an, w);
 	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
 		/* the wait ends when the earlier work it waited for ended */
@@ -308,14 +368,11 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
 		if (w->copy && w->has_own && w->own_group < an->ngroups) {
-			/* the blocked part leaves the copy's launch */
-			struct gp_group *og = &an->groups[w->own_group];
-			og->launch -= s < og->launch ? s : og->launch;
-			an->launch -= s < an->launch ? s : an->launch;
-			if (w->own_iter >= 0) {
-				struct gp_iterx *it = &an->iters[w->own_iter];
-				it->launch -= s < it->launch ? s : it->launch;
-			}
+			/* the blocked part leaves the copy's launch (the op sink had
+			 * it in the copy's launch_ns) */
+			out.launch_group = (int32_t)w->own_group;
+			out.launch_iter = w->own_iter >= 0 ? an->iters[w->own_iter].iter : -1;
+			gp_an_launch_less(an, w->own_group, w->own_iter, w->w0, s);
 		}
 	} else {
 		s = w->w1 - w->w0;
@@ -484,17 +541,32 @@ void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
 	gp_an_fail(an, gp_map_put(&an->sync.early_ext, ext, corr));
 }
 
+static void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1);
+
 /* A CUPTI OVERHEAD record: a COMMAND_BUFFER_FULL one is the interval its
  * call (correlation id) waited on a full launch queue, kept until the
  * call's op folds (gp_sync_queue_wait). CUPTI writes it in the calling
- * thread's buffer, before the call's own API record, so it arrives before
- * the fold. Several for one call merge (first start, last end). Bounded: the
- * maps are emptied when they reach GP_RECENT entries. */
+ * thread's buffer, before the call's own API record, so it usually arrives
+ * before the fold; one that comes after is applied to the folded launch
+ * (gp_sync_queue_late). Several for one call merge (first start, last
+ * end). Bounded: the maps are emptied when they reach GP_RECENT entries. */
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 {
 	struct gp_sync *s = &an->sync;
 	if (o->kind != GP_OVH_COMMAND_BUFFER_FULL || !o->corr || o->end <= o->start)
 		return;
+	uint64_t *li = s->launch_by_corr.count ? gp_map_get(&s->launch_by_corr, o->corr) : NULL;
+	if (li) { /* its call's op is folded already */
+		gp_sync_queue_late(an, &s->launches[*li], o->start, o->end);
+		return;
+	}
+	if (s->launch_gone_max && o->corr <= s->launch_gone_max) {
+		/* a call folded more than GP_LAUNCHES launches ago (or as late
+		 * itself): beyond the bounds */
+		s->queue_late++;
+		s->waits_late++;
+		return;
+	}
 	if (s->cbf_start.count >= GP_RECENT) {
 		gp_map_free(&s->cbf_start);
 		gp_map_free(&s->cbf_end);
@@ -539,6 +611,8 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
 	struct gp_wait *w = gp_sync_get(an, e->corr, 1);
 	if (w)
 		w->stack = stack;
+	if (!stack) /* the hook came, its stack reference not yet */
+		gp_sync_early_ext(an, e->ext_id, e->corr);
 	/* a blocking copy/set also has an op to join, whether or not its API
 	 * record has arrived yet (deciding that from the wait left the first
 	 * cudaMemcpy's hook unjoined when CUPTI wrote the ext corr before the
@@ -593,7 +667,7 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 		if (!w->stack)
 			w->stack = stack; /* the copy's hook came after CUPTI's records */
 		gp_sync_consider(w, &r);
-		if (w->has_best && w->best_e > w->own_gpu_start)
+		if (w->has_best && (w->best_e > w->own_gpu_start || w->best_device != w->own_device))
 			gp_sync_search(an, w);
 	} else if (w) {
 		gp_sync_consider(w, &r);
@@ -604,18 +678,15 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 }
 
 /* Charge a launch's wait on a full queue: out of its launch (group,
- * iteration, totals), into the sync of the op whose end freed the slot. */
-static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q)
+ * iteration, window, totals), into the sync of the op whose end freed the
+ * slot. seen: the op sink had the op already, with the wait in its launch
+ * (the wait sink's launch_group then says so). */
+static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q, int seen)
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_group *og = &an->groups[q->op_group], *g = &an->groups[q->best_group];
 	uint64_t w = q->w < og->launch ? q->w : og->launch;
-	og->launch -= w;
-	an->launch -= w < an->launch ? w : an->launch;
-	if (q->op_iter >= 0) {
-		struct gp_iterx *it = &an->iters[q->op_iter];
-		it->launch -= w < it->launch ? w : it->launch;
-	}
+	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, w);
 	g->sync += w;
 	g->sync_queue += w;
 	g->sync_calls++;
@@ -628,26 +699,161 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
 					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->w0, .w1 = q->w0 + w,
 					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
-					  .site = UINT32_MAX };
+					  .site = UINT32_MAX, .launch_group = seen ? (int32_t)q->op_group : -1,
+					  .launch_iter = seen && q->op_iter >= 0 ? an->iters[q->op_iter].iter : -1 };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
+}
+
+/* A full queue's wait whose freeing op is out of sight: it leaves the
+ * launch all the same, as sync with nothing to charge. */
+static void gp_sync_queue_unattr(struct gp_an *an, const struct gp_queue_wait *q, int seen)
+{
+	struct gp_sync *s = &an->sync;
+	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, q->w);
+	s->queue_calls++;
+	s->queue_ns += q->w;
+	s->sync_unattr_ns += q->w;
+	s->sync_unattr_calls++;
+	if (an->cfg.on_wait && seen) {
+		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .tid = q->tid, .corr = q->corr, .stream = q->stream,
+					  .w0 = q->w0, .w1 = q->w0 + q->w, .call_start = q->a0, .call_end = q->a1,
+					  .group = -1, .site = UINT32_MAX, .launch_group = (int32_t)q->op_group,
+					  .launch_iter = q->op_iter >= 0 ? an->iters[q->op_iter].iter : -1 };
+		an->cfg.on_wait(&out, an->cfg.ctx);
+	}
+}
+
+/* A full queue's wait [c0, c1] (CUPTI's COMMAND_BUFFER_FULL) of launch L,
+ * whose op is folded, left open: it takes the first op of L's device
+ * enqueued before the call to end in it, among the folded ops and those
+ * folded in the next GP_WAIT_HORIZON, like any wait (metrics.md §3, late
+ * records). Returns its slot or GP_NONE32 (ENOMEM). */
+static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, uint64_t c0, uint64_t c1)
+{
+	struct gp_sync *s = &an->sync;
+	uint32_t idx;
+	if (GP_AN_SLOT(s->waits, s->nwaits, s->capwaits, s->wait_free, idx))
+		return gp_an_fail(an, -ENOMEM), GP_NONE32;
+	struct gp_wait *w = &s->waits[idx];
+	memset(w, 0, sizeof *w);
+	w->queue = 1;
+	w->kind = GP_API_LAUNCH;
+	w->has_api = 1;
+	w->tid = L->tid;
+	w->corr = L->corr;
+	w->stream = L->stream;
+	w->w0 = c0;
+	w->w1 = c1;
+	w->call0 = L->a0;
+	w->call1 = L->a1;
+	w->own_group = L->group;
+	w->own_iter = L->slot;
+	w->own_launch = L->launch;
+	w->own_device = L->device;
+	w->best_group = GP_NONE32;
+	gp_sync_activate(an, w);
+	return idx;
+}
+
+/* Charge an open queue wait (gp_sync_expire): W = [w0, min(the freeing
+ * op's end, w1)], at most the launch left; the op sink had the call's op
+ * with W in its launch. */
+static void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w)
+{
+	uint64_t end = w->has_best && w->best_e < w->w1 ? w->best_e : w->w1;
+	uint64_t d = end > w->w0 ? end - w->w0 : 0;
+	if (d > w->own_launch)
+		d = w->own_launch;
+	if (!d || w->own_group >= an->ngroups)
+		return;
+	struct gp_queue_wait q = { .op_group = w->own_group, .best_group = w->best_group,
+				   .op_iter = (int32_t)w->own_iter, .best_iter = (int32_t)w->best_iter, .w = d,
+				   .tid = w->tid, .corr = w->corr, .best_corr = w->best_corr, .stream = w->stream,
+				   .a0 = w->call0, .a1 = w->call1, .w0 = w->w0 };
+	if (w->has_best && w->best_group < an->ngroups)
+		gp_sync_queue_charge(an, &q, 1);
+	else
+		gp_sync_queue_unattr(an, &q, 1);
+}
+
+/* Keep a folded launch for a COMMAND_BUFFER_FULL record that comes later
+ * (a ring of GP_LAUNCHES, by corr; the largest corr that left it is kept:
+ * a record of an older call is too late to apply). */
+static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
+{
+	struct gp_sync *s = &an->sync;
+	if (!s->launches && !(s->launches = malloc(GP_LAUNCHES * sizeof *s->launches)))
+		return gp_an_fail(an, -ENOMEM);
+	if (s->nlaunches == GP_LAUNCHES) {
+		const struct gp_launch *old = &s->launches[s->launch_head];
+		uint64_t *v = gp_map_get(&s->launch_by_corr, old->corr);
+		if (v && *v == s->launch_head)
+			gp_map_del(&s->launch_by_corr, old->corr);
+		if (old->corr > s->launch_gone_max)
+			s->launch_gone_max = old->corr;
+		s->launch_head = (s->launch_head + 1) % GP_LAUNCHES;
+		s->nlaunches--;
+	}
+	size_t i = (s->launch_head + s->nlaunches++) % GP_LAUNCHES;
+	s->launches[i] = *L;
+	gp_an_fail(an, gp_map_put(&s->launch_by_corr, L->corr, i));
+}
+
+/* A COMMAND_BUFFER_FULL record [c0, c1] of a call whose op was folded
+ * before it came (metrics.md §3, late records): merged into the call's open
+ * queue wait, or opened as one; when the call's wait was charged already,
+ * or the call left the ring, it is counted in waits_late. */
+static void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1)
+{
+	struct gp_sync *s = &an->sync;
+	if (c0 < L->a0)
+		c0 = L->a0;
+	if (c1 > L->a1)
+		c1 = L->a1; /* CUPTI's record lies inside its call */
+	if (c1 <= c0)
+		return;
+	struct gp_wait *w = L->wait != GP_NONE32 && L->wait < s->nwaits ? &s->waits[L->wait] : NULL;
+	if (w && w->queue && w->active && w->corr == L->corr) {
+		if (c0 < w->w0)
+			w->w0 = c0;
+		if (c1 > w->w1)
+			w->w1 = c1;
+		gp_sync_search(an, w); /* several records of one call merge */
+		return;
+	}
+	if (L->cbf) { /* charged already */
+		s->queue_late++;
+		s->waits_late++;
+		return;
+	}
+	L->cbf = 1;
+	L->wait = gp_sync_queue_open(an, L, c0, c1);
 }
 
 /* Back-pressure as CUPTI reports it (metrics.md §3): the call's
  * COMMAND_BUFFER_FULL interval [c0, c1] is its wait, ended by the first op of
  * its device enqueued before the call and ending after c0 (at most c1 + the
- * clock tolerance): W = [c0, min(that end, c1)], charged as sync to that op;
- * with no such op among the recent ones, [c0, c1] is charged to nothing.
- * A call without the record did not wait, whatever its length. */
+ * clock tolerance): W = [c0, min(that end, c1)], charged as sync to that op
+ * at the fold when that op is folded already, else left open for it (the
+ * op's records late). A call without the record did not wait, whatever its
+ * length, unless the record comes later (gp_sync_queue_late). */
 static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
 {
 	struct gp_sync *s = &an->sync;
-	uint64_t *pa = gp_map_get(&s->cbf_start, op->corr), *pb = gp_map_get(&s->cbf_end, op->corr);
-	if (!pa || !pb)
+	struct gp_launch L = { .a0 = op->api_start, .a1 = op->api_end, .launch = op->launch_ns, .corr = op->corr,
+			       .tid = op->tid, .stream = op->stream, .group = op->group, .wait = GP_NONE32,
+			       .slot = (int32_t)slot, .device = op->device };
+	uint64_t *pa = s->cbf_start.count ? gp_map_get(&s->cbf_start, op->corr) : NULL;
+	uint64_t *pb = pa ? gp_map_get(&s->cbf_end, op->corr) : NULL;
+	if (!pa || !pb) {
+		gp_sync_launch_keep(an, &L);
 		return 0;
+	}
 	uint64_t c0 = *pa, c1 = *pb;
 	gp_map_del(&s->cbf_start, op->corr);
 	gp_map_del(&s->cbf_end, op->corr);
+	L.cbf = 1;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > c0 */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -666,32 +872,25 @@ static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op,
 			break;
 		}
 	}
-	uint64_t w = (best && best->e < c1 ? best->e : c1) - c0;
+	if (!best || best->group >= an->ngroups) {
+		/* the op that freed the slot is not folded yet: the wait stays
+		 * open for it */
+		if (c1 > c0)
+			L.wait = gp_sync_queue_open(an, &L, c0, c1 < op->api_end ? c1 : op->api_end);
+		gp_sync_launch_keep(an, &L);
+		return 0;
+	}
+	uint64_t w = (best->e < c1 ? best->e : c1) - c0;
 	if (w > op->launch_ns)
 		w = op->launch_ns;
+	gp_sync_launch_keep(an, &L);
 	if (!w)
 		return 0;
-	if (!best || best->group >= an->ngroups) {
-		/* the op that freed the slot is out of sight: the wait leaves
-		 * the launch all the same, as sync with nothing to charge */
-		struct gp_group *og = &an->groups[op->group];
-		og->launch -= w < og->launch ? w : og->launch;
-		an->launch -= w < an->launch ? w : an->launch;
-		if (slot >= 0) {
-			struct gp_iterx *it = &an->iters[slot];
-			it->launch -= w < it->launch ? w : it->launch;
-		}
-		s->queue_calls++;
-		s->queue_ns += w;
-		s->sync_unattr_ns += w;
-		s->sync_unattr_calls++;
-		return w;
-	}
 	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
 				   .best_iter = best->iter, .w = w, .tid = op->tid, .corr = op->corr,
 				   .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
 				   .a1 = op->api_end, .w0 = c0 };
-	gp_sync_queue_charge(an, &q);
+	gp_sync_queue_charge(an, &q, 0);
 	return w;
 }
 
@@ -709,13 +908,15 @@ static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op,
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
 {
 	struct gp_sync *s = &an->sync;
-	if (!op->has_api || op->blocking || !op->launch_ns || !s->nrecent || op->group >= an->ngroups)
+	if (!op->has_api || op->blocking || !op->launch_ns || op->group >= an->ngroups)
 		return 0;
 	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
 	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
 		return 0;
 	if (an->status[GP_STATUS_CUPTI_OVERHEAD])
-		return gp_sync_queue_cupti(an, op, slot);
+		return gp_sync_queue_cupti(an, op, slot); /* (its freeing op may come later) */
+	if (!s->nrecent)
+		return 0;
 	uint64_t a0 = op->api_start, a1 = op->api_end;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
 	while (lo < hi) {
@@ -762,9 +963,9 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 		return 0;
 	}
 	for (uint32_t k = 0; k < d->ncand; k++)
-		gp_sync_queue_charge(an, &d->cand[k]);
+		gp_sync_queue_charge(an, &d->cand[k], 1); /* folded already */
 	d->ncand = 0;
-	gp_sync_queue_charge(an, &q);
+	gp_sync_queue_charge(an, &q, 0);
 	return q.w;
 }
 
@@ -791,6 +992,7 @@ void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
 	rep->sync_unattributed_calls = s->sync_unattr_calls;
 	rep->queue_full_calls = s->queue_calls;
 	rep->waits_late = s->waits_late;
+	rep->queue_waits_late = s->queue_late;
 	rep->queue_full_ns = s->queue_ns;
 	rep->sync_ns = s->sync_total;
 }
@@ -809,6 +1011,8 @@ void gp_sync_free(struct gp_sync *s)
 	gp_map_free(&s->early_ext);
 	gp_map_free(&s->cbf_start);
 	gp_map_free(&s->cbf_end);
+	free(s->launches);
+	gp_map_free(&s->launch_by_corr);
 	gp_map_free(&s->shook);
 	free(s->shook_fifo);
 	free(s->shook_seen);

@@ -6,9 +6,13 @@
 # exact apt-get line is printed and the script fails, so nothing is ever
 # "installed by hand" without the project knowing.
 #
-# Usage: scripts/deps.sh [core|fuzz|browser|readers [VENV]|dask [VENV]]
+# Usage: scripts/deps.sh [core|fuzz|browser|cross-aarch64|readers [VENV]|dask [VENV]]
 #
 # `browser` adds headless Chromium and its WebDriver (the HTML page test).
+#
+# `cross-aarch64` adds Debian's aarch64 cross compiler and C library, for
+# `make cross-aarch64` (the aarch64 code of `gpuphase attach` compiled, not
+# run: there is no aarch64 machine here). Optional: make test does not use it.
 #
 # `readers` is the external readers the export tests open the exports with
 # (DuckDB, pandas, HTA, Perfetto's trace_processor, selenium): Python
@@ -27,6 +31,7 @@ group=${1:-core}
 core_pkgs="libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3 python3-venv sqlite3 protobuf-compiler"
 browser_pkgs="chromium chromium-driver"
 fuzz_pkgs="clang libclang-rt-dev"
+cross_aarch64_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 # duckdb pinned with its sqlite reader extension packaged on the index
 # (DuckDB's own INSTALL downloads it from a host outside the index)
 readers_py="duckdb==1.5.5 duckdb-extension-sqlite-scanner==1.5.5 pandas HolisticTraceAnalysis perfetto selenium"
@@ -56,7 +61,8 @@ case "$group" in
   core) pkgs=$core_pkgs ;;
   fuzz) pkgs="$core_pkgs $fuzz_pkgs" ;;
   browser) pkgs="$core_pkgs $browser_pkgs" ;;
-  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|readers|dask)" >&2; exit 2 ;;
+  cross-aarch64) pkgs=$cross_aarch64_pkgs ;;
+  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|cross-aarch64|readers|dask)" >&2; exit 2 ;;
 esac
 
 missing=""

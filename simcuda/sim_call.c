@@ -72,7 +72,9 @@ static void sim_api_callback(struct sim_call *c, CUpti_ApiCallbackSite site, CUp
  * CUPTI's instrumentation inside the call, after its enter callbacks:
  * cupti_api_overhead_ns for each layer (runtime, driver) whose API record
  * will be produced (kind and per-cbid switches), plus cupti_launch_overhead_ns
- * for a kernel launch while kernel records are on. Really spent (busy), then
+ * for a kernel launch while kernel records are on, plus
+ * cupti_extcorr_overhead_ns for each external-correlation record those API
+ * records bring (ids pushed on this thread, EXTERNAL_CORRELATION on). Really spent (busy), then
  * written to the truth and as an OVERHEAD record; the call's work begins
  * after it (c->start).
  */
@@ -80,7 +82,8 @@ static void sim_call_overhead(struct sim_call *c)
 {
 	int rt = simcupti_api_traced(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid);
 	int drv = c->drv_cbid && simcupti_api_traced(CUPTI_ACTIVITY_KIND_DRIVER, c->drv_cbid);
-	uint64_t ns = (uint64_t)(rt + drv) * g_cfg.cupti_api_overhead_ns;
+	uint64_t ns = (uint64_t)(rt + drv) * (g_cfg.cupti_api_overhead_ns +
+					      (uint64_t)simcupti_ext_records() * g_cfg.cupti_extcorr_overhead_ns);
 	if (c->symbol && (simcupti_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
 			  simcupti_enabled(CUPTI_ACTIVITY_KIND_KERNEL)))
 		ns += g_cfg.cupti_launch_overhead_ns;

@@ -583,6 +583,16 @@ int simcupti_api_traced(CUpti_ActivityKind kind, CUpti_CallbackId cbid)
 	return simcupti_enabled(kind);
 }
 
+int simcupti_ext_records(void)
+{
+	if (!simcupti_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION))
+		return 0;
+	int n = 0;
+	for (int k = 0; k < SIM_EXT_KINDS; k++)
+		n += t_ext_n[k] > 0;
+	return n;
+}
+
 void simcupti_overhead(uint32_t tid, int overhead_kind, uint64_t start, uint64_t end, uint32_t api_corr)
 {
 	if (!simcupti_enabled(CUPTI_ACTIVITY_KIND_OVERHEAD))

@@ -53,6 +53,9 @@ void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
  * DriverApi when those were called after it. Cheap (relaxed loads).
  */
 int simcupti_api_traced(CUpti_ActivityKind kind, CUpti_CallbackId cbid);
+/* External-correlation records that each API record of the calling thread
+ * brings now: one per kind with a pushed id, 0 while the kind is off. */
+int simcupti_ext_records(void);
 /*
  * CUPTI's own host time on thread tid over [start, end], inside the API call
  * api_corr: one CUPTI_ACTIVITY_KIND_OVERHEAD record (CUpti_ActivityOverhead3,

@@ -21,36 +21,67 @@ $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 # like the examples, run under the profiler by the shell tests below.
 E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream \
                    $(B)/tests/e2e/report_realcuda \
-                   $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs
+                   $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
+                   $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
+                   $(B)/tests/e2e/multirank
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
 
-ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS)
+# A trace rewritten with CUPTI's queue-full records delivered late (the
+# report's late-record test).
+$(B)/tests/e2e/trace_reorder: $(B)/obj/tests/e2e/trace_reorder.o $(GP_COLLECTOR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
+
+# The attach test's program that looks its launch function up itself
+# (dlsym, dlvsym) before and during an attach.
+$(B)/tests/e2e/attach_lookups: tests/e2e/attach_lookups.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -ldl
+
+ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/attach_lookups $(B)/tests/e2e/trace_reorder
+
+# A test-only interposer (tests/common/clockshift.c): one process's clocks
+# and host name read as another host's, for the cross-host tests. Built
+# without the sanitizers, like the programs it is preloaded into.
+$(B)/tests/libclockshift.so: tests/common/clockshift.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CSTD) $(WARN) $(OPT) -fPIC -shared -o $@ $< -ldl
+ALL_TARGETS += $(B)/tests/libclockshift.so
 
 # The command end to end (record, report/diff/export hand-over, trigger, attach,
 # help, install, static cudart, one GPUPHASE_* grammar with the library).
 TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_cli_grammar.sh \
 	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh \
 	 tests/e2e/test_cli_stop.sh tests/e2e/test_cli_choose.sh tests/e2e/test_cli_record_finish.sh \
-	 tests/e2e/test_cli_attach.sh
+	 tests/e2e/test_cli_attach.sh tests/e2e/test_cli_attach_lookups.sh
 # The report against simcuda's ground truth, its command line, the analyses
 # (graphs, trends, stages, host, stability), NVTX-named stages (metrics.md
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
-# and the what-if predictions against programs with the change made for real.
+# the what-if predictions against programs with the change made for real,
+# capture windows (iterations, time, trigger, profiler), two devices, and
+# queue-full records delivered late.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
 	 tests/e2e/test_report_cupti_awkward.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
+	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh
+# A job past one machine: rank variables and names, clock pairs, two ranks as
+# two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
+TESTS += tests/e2e/test_multinode.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
-# Call sites: Python frames through ctypes for every CPython found, native
-# frames named offline from .symtab / DWARF lines (libdw).
-TESTS      += tests/e2e/test_pyframes.sh tests/e2e/test_native_names.sh
+# Call sites: Python frames through ctypes for every CPython found (3.9 and
+# 3.10 each in a test of its own, skipped where absent), the version
+# detection and its fallback on a fake interpreter, native frames named
+# offline from .symtab / DWARF lines (libdw).
+TESTS      += tests/e2e/test_pyframes.sh tests/e2e/test_pyframes_py39.sh tests/e2e/test_pyframes_py310.sh \
+              tests/e2e/test_pyframes_fallback.sh tests/e2e/test_native_names.sh
 TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh
 
 # The report corpus: committed traces and the outputs the report must give

@@ -4,10 +4,11 @@
  * kernel (default 1,000,000), then one synchronize.
  *
  * Every launch is a triple-chevron launch, i.e. __cudaLaunchKernel through
- * cudart, so under the preload each one produces a hook record, a CUPTI
- * RUNTIME record, an external-correlation record and a kernel record: about
- * 4N records in a few seconds, which is what the collector must carry without
- * drops at default settings.
+ * cudart, so under the preload (default CUPTI mode, lean) each one produces a
+ * hook record, CUPTI RUNTIME and DRIVER records and a kernel record (with
+ * GPUPHASE_CUPTI=full an external-correlation record too): about 4N records
+ * in a few seconds, which is what the collector must carry without drops at
+ * default settings.
  *
  * Usage: launch_storm [N]   (1 <= N <= 1000000000)
  *

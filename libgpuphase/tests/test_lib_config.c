@@ -83,6 +83,55 @@ Test(lib_config, check_one_variable)
 	cr_assert_eq(gp_config_check("GPUPHASE_NOPE", "1", &c, &acc), -ENOENT);
 }
 
+Test(lib_config, cupti_modes)
+{
+	struct gp_config c;
+	const char *acc = NULL;
+	char text[192];
+	cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", "1", &c, &acc), 0);
+	cr_assert(c.cupti == 1);
+	gp_config_cupti_text(&c.cupti_mode, text, sizeof text);
+	cr_expect_str_eq(text, GP_CUPTI_MODE_DEFAULT, "1 is the default mode");
+	cr_expect(c.cupti_mode.runtime == GP_CUPTI_API_NEEDED && c.cupti_mode.driver == GP_CUPTI_API_NEEDED &&
+		  c.cupti_mode.extcorr == GP_CUPTI_EXT_SYNC && c.cupti_mode.sync && c.cupti_mode.overhead);
+	cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", "off", &c, &acc), 0);
+	cr_expect(c.cupti == 0);
+	cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", "full", &c, &acc), 0);
+	cr_expect(c.cupti == 1 && c.cupti_mode.runtime == GP_CUPTI_API_ALL && c.cupti_mode.extcorr == GP_CUPTI_EXT_ALL);
+	static const struct {
+		const char *in, *canonical;
+	} ok[] = {
+		{"activity", "activity"},
+		{"minimal", "minimal"},
+		{"lean", "lean"},
+		{"full", "full"},
+		{"full,extcorr=off", "full,extcorr=off"},
+		{"sync=0", "lean,sync=0"},
+		{"minimal,sync=1,overhead=1,extcorr=sync", "lean"},
+		{"lean,buffer=8M,flush=100ms,per_thread=0", "lean,per_thread=0,buffer=8M,flush=100ms"},
+		{"activity,runtime=all", "activity,runtime=all"},
+		{"lean,buffer=65536", "lean,buffer=64k"},
+		{"lean,flush=0", "lean"},
+		{"runtime=all,driver=all,extcorr=all", "full"},
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", ok[i].in, &c, &acc), 0, "'%s' refused", ok[i].in);
+		gp_config_cupti_text(&c.cupti_mode, text, sizeof text);
+		cr_expect_str_eq(text, ok[i].canonical, "'%s'", ok[i].in);
+		/* the canonical text reads back as the same mode */
+		struct gp_config c2;
+		cr_assert_eq(gp_config_check("GPUPHASE_CUPTI", text, &c2, &acc), 0, "'%s' refused", text);
+		cr_expect(!memcmp(&c.cupti_mode, &c2.cupti_mode, sizeof c.cupti_mode), "'%s' round trip", text);
+	}
+	static const char *const bad[] = {"", "2", "lean,", ",lean", "lean,full", "medium", "runtime=some",
+					  "extcorr=needed", "sync=2", "buffer=1k", "buffer=1G", "buffer=100001",
+					  "flush=1500us", "flush=2m", "lean,sync=0,sync=1", "runtime", "lean,,sync=0"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_expect_eq(gp_config_check("GPUPHASE_CUPTI", bad[i], &c, &acc), -EINVAL, "'%s' accepted", bad[i]);
+		cr_expect(acc && strstr(acc, "lean"), "accepted text names the modes");
+	}
+}
+
 Test(lib_config, markers_stacks_log)
 {
 	struct gp_config c;
@@ -144,19 +193,76 @@ Test(lib_config, unknown_variable_suggestion)
 Test(lib_config, output_expansion)
 {
 	char out[256];
-	cr_assert(gp_config_expand("t-%h-%p-r%r-%%.gpht", 42, "node1", "3", 0, out, sizeof out) == 0);
+	struct gp_config_job j3 = { .rank = "3" }, j0 = { 0 };
+	cr_assert(gp_config_expand("t-%h-%p-r%r-%%.gpht", 42, "node1", &j3, 0, out, sizeof out) == 0);
 	cr_assert_str_eq(out, "t-node1-42-r3-%.gpht");
-	cr_assert(gp_config_expand("%t", 1, "h", "0", 86400, out, sizeof out) == 0);
+	cr_assert(gp_config_expand("%t", 1, "h", &j0, 86400, out, sizeof out) == 0);
 	cr_assert_str_eq(out, "19700102T000000Z");
-	cr_assert(gp_config_expand("x%q", 1, "h", "0", 0, out, sizeof out) == -EINVAL);
-	cr_assert(gp_config_expand("x%", 1, "h", "0", 0, out, sizeof out) == -EINVAL);
-	cr_assert(gp_config_expand("%h%h%h", 1, "abcdefgh", "0", 0, out, 10) == -ENAMETOOLONG);
+	cr_assert(gp_config_expand("x%q", 1, "h", &j0, 0, out, sizeof out) == -EINVAL);
+	cr_assert(gp_config_expand("x%", 1, "h", &j0, 0, out, sizeof out) == -EINVAL);
+	cr_assert(gp_config_expand("%h%h%h", 1, "abcdefgh", &j0, 0, out, 10) == -ENAMETOOLONG);
+	/* unknown rank and job: "0" and "nojob" */
+	cr_assert(gp_config_expand("%j/r%r", 1, "h", &j0, 0, out, sizeof out) == 0);
+	cr_assert_str_eq(out, "nojob/r0");
+	/* a launcher's value is one file-name component, never a path */
+	struct gp_config_job odd = { .rank = "../1", .job_id = ".." };
+	cr_assert(gp_config_expand("%j/%j-r%r", 1, "h", &odd, 0, out, sizeof out) == 0);
+	cr_assert_str_eq(out, "_../_..-r.._1");
 	const char *env1[] = {"SLURM_PROCID=5", "OMPI_COMM_WORLD_RANK=4", NULL};
 	cr_assert_str_eq(gp_config_rank((char *const *)env1), "4");
 	const char *env2[] = {"SLURM_PROCID=5", "RANK=2", NULL};
 	cr_assert_str_eq(gp_config_rank((char *const *)env2), "2");
 	const char *env3[] = {"X=1", NULL};
 	cr_assert_str_eq(gp_config_rank((char *const *)env3), "0");
+	const char *env4[] = {"PMI_RANK=7", "SLURM_PROCID=5", NULL};
+	cr_assert_str_eq(gp_config_rank((char *const *)env4), "7");
+}
+
+/* What launchers say, in precedence: under `srun torchrun` the worker's
+ * torchrun variables win over Slurm's (which describe the agent). */
+Test(lib_config, job_from_launchers)
+{
+	struct gp_config_job j;
+	const char *torchrun_in_slurm[] = {"SLURM_PROCID=1", "SLURM_LOCALID=0", "SLURM_NTASKS=2", "SLURM_NODEID=1",
+					   "SLURM_JOB_ID=9911", "RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=8",
+					   "GROUP_RANK=1", "TORCHELASTIC_RUN_ID=none", NULL};
+	gp_config_job((char *const *)torchrun_in_slurm, &j);
+	cr_assert_str_eq(j.rank, "5");
+	cr_assert_str_eq(j.local_rank, "1");
+	cr_assert_str_eq(j.world_size, "8");
+	cr_assert_str_eq(j.node, "1");
+	cr_assert_str_eq(j.job_id, "9911"); /* torchrun's "none" is no id */
+	const char *openmpi[] = {"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_SIZE=4",
+				 "EMPTY=", "RANK=", NULL};
+	gp_config_job((char *const *)openmpi, &j);
+	cr_assert_str_eq(j.rank, "3"); /* an empty RANK says nothing */
+	cr_assert_str_eq(j.local_rank, "1");
+	cr_assert_str_eq(j.world_size, "4");
+	cr_assert_null(j.node);
+	cr_assert_null(j.job_id);
+	const char *torchrun[] = {"RANK=0", "TORCHELASTIC_RUN_ID=run-7", "SLURM_JOB_ID=1", "RANKX=9", NULL};
+	gp_config_job((char *const *)torchrun, &j);
+	cr_assert_str_eq(j.job_id, "run-7");
+	cr_assert_str_eq(j.rank, "0");
+}
+
+/* The default output: per host and pid alone, one directory per job and
+ * one file per rank inside a job; GPUPHASE_OUTPUT always wins. */
+Test(lib_config, output_default_in_a_job)
+{
+	struct gp_config c;
+	char msg[256];
+	const char *none[] = {NULL};
+	cr_assert(gp_config_parse((char *const *)none, &c, msg, sizeof msg, NULL) == 0);
+	struct gp_config_job alone = { 0 }, job = { .rank = "3", .job_id = "77" };
+	cr_assert_str_eq(gp_config_output(&c, &alone), "gpuphase-%h-%p.gpht");
+	cr_assert_str_eq(gp_config_output(&c, &job), "gpuphase-%j/gpuphase-%j-r%r.gpht");
+	char out[256];
+	cr_assert(gp_config_expand(gp_config_output(&c, &job), 1, "h", &job, 0, out, sizeof out) == 0);
+	cr_assert_str_eq(out, "gpuphase-77/gpuphase-77-r3.gpht");
+	const char *set[] = {"GPUPHASE_OUTPUT=mine-%r.gpht", NULL};
+	cr_assert(gp_config_parse((char *const *)set, &c, msg, sizeof msg, NULL) == 0);
+	cr_assert_str_eq(gp_config_output(&c, &job), "mine-%r.gpht");
 }
 
 /* docs/configuration.md has the same table: one row per variable, with its

@@ -139,9 +139,12 @@ static int lt_trace_has_op(const struct lt_trace *t, const struct sim_ev *e, cha
 
 /*
  * Every truth op in `want` (NULL = all) is in the trace with truth's
- * timestamps, joined to its CUPTI runtime record; with hooks, also through
- * EXTCORR (CUSTOM2) to a hook record whose interval contains the runtime
- * call. No op outside `want` is in the trace. Returns the number checked.
+ * timestamps, joined to its CUPTI runtime record; with hooks, also to a hook
+ * record whose interval contains the runtime call: the one its EXTCORR
+ * (CUSTOM2) names (GPUPHASE_CUPTI=full), else one of the same thread
+ * (lean, minimal: CUPTI reports system thread ids, report/join.c joins by
+ * thread and time). No op outside `want` is in the trace. Returns the
+ * number checked.
  */
 static size_t lt_check_ops(const struct lt_trace *t, const struct lt_truth *tr, const char *want, int hooks)
 {
@@ -164,10 +167,18 @@ static size_t lt_check_ops(const struct lt_trace *t, const struct lt_truth *tr, 
 			for (size_t j = 0; j < t->n_ext && !x; j++)
 				if (t->ext[j].corr == e->api_corr && t->ext[j].kind == 5)
 					x = &t->ext[j];
-			cr_assert(x, "%s corr %u: no CUSTOM2 external correlation for runtime corr %u", e->name, e->corr,
-				  e->api_corr);
-			const struct gp_rec_api *h = lt_find_api(t->hook, t->n_hook, (uint32_t)x->ext_id);
-			cr_assert(h, "%s: no hook record with op id %llu", e->name, (unsigned long long)x->ext_id);
+			const struct gp_rec_api *h = NULL;
+			if (x) {
+				h = lt_find_api(t->hook, t->n_hook, (uint32_t)x->ext_id);
+				cr_assert(h, "%s: no hook record with op id %llu", e->name, (unsigned long long)x->ext_id);
+			} else {
+				for (size_t j = 0; j < t->n_hook && !h; j++)
+					if (t->hook[j].tid == rt->tid && t->hook[j].start <= rt->start &&
+					    t->hook[j].start + gp_api_dur_ns(&t->hook[j]) >= rt->start + gp_api_dur_ns(rt))
+						h = &t->hook[j];
+				cr_assert(h, "%s corr %u: no CUSTOM2 external correlation for runtime corr %u, and no "
+					  "hook of its thread (%u) contains the call", e->name, e->corr, e->api_corr, rt->tid);
+			}
 			cr_assert(h->start <= rt->start && h->start + gp_api_dur_ns(h) >= rt->start + gp_api_dur_ns(rt),
 				  "hook %llu+%llu does not contain runtime call %llu+%llu", (unsigned long long)h->start,
 				  (unsigned long long)gp_api_dur_ns(h), (unsigned long long)rt->start,
@@ -269,13 +280,14 @@ static void lt_run_pair(const char *dir, const char *const *argv, const char *co
 	lt_free(&bare);
 }
 
-static void lt_full_check(const char *name, enum lt_load load)
+/* cupti: a GPUPHASE_CUPTI=... entry, or NULL for the default mode. */
+static void lt_full_check_mode(const char *name, enum lt_load load, const char *cupti)
 {
 	char dir[256], bin[1200], cfg[1200];
 	lt_tmpdir(dir, sizeof dir);
 	lt_example(name, bin, sizeof bin, cfg, sizeof cfg);
 	const char *argv[] = {bin, NULL};
-	const char *env[] = {cfg, "SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", NULL};
+	const char *env[] = {cfg, "SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", cupti, NULL};
 	struct lt_result r;
 	lt_run_pair(dir, argv, env, load, &r);
 	cr_assert(r.status == 0, "%s failed:\n%s", name, r.err);
@@ -292,7 +304,10 @@ static void lt_full_check(const char *name, enum lt_load load)
 	cr_assert(lt_has_status(&t, GP_STATUS_CUPTI_OK), "CUPTI not active");
 	size_t n = lt_check_ops(&t, &tr, NULL, load & LT_PRELOAD);
 	cr_assert(n > 0);
-	lt_check_syncs(&t, &tr);
+	if (!cupti || !strstr(cupti, "=minimal"))
+		lt_check_syncs(&t, &tr);
+	else
+		cr_assert(t.n_sync == 0, "GPUPHASE_CUPTI=minimal: %zu SYNCHRONIZATION records", t.n_sync);
 	if (load & LT_PRELOAD) {
 		lt_check_hooks(&t, &tr, NULL);
 		cr_assert(!lt_has_status(&t, GP_STATUS_HOOKS_ABSENT));
@@ -300,10 +315,17 @@ static void lt_full_check(const char *name, enum lt_load load)
 		cr_assert(t.n_hook == 0, "injection only, yet %zu hook records", t.n_hook);
 		cr_assert(lt_has_status(&t, GP_STATUS_HOOKS_ABSENT), "injection-only trace not marked");
 	}
+	if (cupti && strstr(cupti, "=full") && (load & LT_PRELOAD))
+		cr_assert(t.n_ext > 0, "GPUPHASE_CUPTI=full: no external correlation records");
 	free(tr.ev);
 	lt_trace_free(&t);
 	lt_free(&r);
 	lt_rmdir(dir);
+}
+
+static void lt_full_check(const char *name, enum lt_load load)
+{
+	lt_full_check_mode(name, load, NULL);
 }
 
 /* Every example: each examples/<name>.simcuda cost model whose program is
@@ -345,6 +367,20 @@ Test(lib_e2e, inject_examples, .timeout = 240)
 Test(lib_e2e, preload_and_inject_same_object, .timeout = 120)
 {
 	lt_full_check("sync_bound", LT_BOTH);
+}
+
+/* The richest CUPTI mode: every hooked call joined through its external
+ * correlation (the default, lean, joins launches by thread and time). */
+Test(lib_e2e, preload_cupti_full, .timeout = 120)
+{
+	lt_full_check_mode("launch_bound", LT_PRELOAD, "GPUPHASE_CUPTI=full");
+	lt_full_check_mode("sync_bound", LT_PRELOAD, "GPUPHASE_CUPTI=full");
+}
+
+/* The cheapest mode that still joins every op: no external correlation. */
+Test(lib_e2e, preload_cupti_minimal, .timeout = 120)
+{
+	lt_full_check_mode("sync_bound", LT_PRELOAD, "GPUPHASE_CUPTI=minimal");
 }
 
 Test(lib_e2e, preload_rtld_local, .timeout = 120)

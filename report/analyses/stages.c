@@ -6,7 +6,11 @@
  * record), each with its time, share and what dominates it; when the program
  * marks its phases with top-level NVTX ranges (at most 8 distinct names
  * covering at least half of the traced time), those name the stages instead.
- * Also states which stages the capture window covered.
+ * Also states which stages the capture window covered. In a windowed
+ * capture (GPUPHASE_WINDOW) the stages are taken over the capture windows
+ * only: each stage's time is the part of it inside them, shares are of
+ * their summed length, and what was not captured (before the first window,
+ * between windows, after the last) is said apart.
  *
  * Pass 1 gathers the process start, the first window start and the
  * outermost NVTX ranges; prepare takes the run's edges from the core (first
@@ -62,7 +66,17 @@ struct gp_stages {
 	size_t nstages;
 	int nvtx_stages;
 	size_t settled_iter;          /* warm-up: iterations before settling (0 = none) */
+	int64_t settled_num;          /* ... the number of the first settled one */
 	uint64_t t_start, t_end;
+	/* a windowed capture (the core's capture windows, copied at prepare;
+	 * nwins = 0: the whole run) */
+	struct gp_stage_win {
+		uint64_t start, stop;
+	} *wins;
+	size_t nwins;
+	uint64_t wall;                /* the shares' denominator: the windows'
+	                                 summed length, else t_end - t_start   */
+	uint64_t before, between, after; /* not captured, within the run       */
 	/* pass 2 */
 	struct gp_map api_name;       /* runtime api id -> names index          */
 	struct gp_map stage_grp;      /* stage << 32 | group -> launch + execute */
@@ -85,6 +99,7 @@ static void gp_stage_destroy(void *p)
 	struct gp_stages *sg = p;
 	free(sg->ranges);
 	free(sg->names);
+	free(sg->wins);
 	gp_map_free(&sg->api_name);
 	gp_map_free(&sg->stage_grp);
 	gp_map_free(&sg->stage_call);
@@ -172,11 +187,42 @@ static size_t gp_stage_settled(const uint64_t *d, size_t n)
 	return k;
 }
 
+/* The captured part of [a, b): all of it for a whole-run capture, else
+ * its overlap with the capture windows. */
+static uint64_t gp_stage_captured(const struct gp_stages *sg, uint64_t a, uint64_t b)
+{
+	if (b <= a)
+		return 0;
+	if (!sg->nwins)
+		return b - a;
+	uint64_t in = 0;
+	for (size_t i = 0; i < sg->nwins && sg->wins[i].start < b; i++) {
+		uint64_t x = sg->wins[i].start > a ? sg->wins[i].start : a;
+		uint64_t y = sg->wins[i].stop < b ? sg->wins[i].stop : b;
+		if (y > x)
+			in += y - x;
+	}
+	return in;
+}
+
 static void gp_stage_add(struct gp_stages *sg, const char *name, uint64_t a, uint64_t b, size_t count)
 {
 	if (b <= a || sg->nstages >= GP_STAGE_MAX)
 		return;
-	sg->stages[sg->nstages++] = (struct gp_stage){ name, a, b, b - a, count, UINT32_MAX };
+	sg->stages[sg->nstages++] = (struct gp_stage){ name, a, b, gp_stage_captured(sg, a, b), count, UINT32_MAX };
+}
+
+/* A windowed capture: the stages with no captured time are not listed (what
+ * was not captured is said apart, gp_stage_text). */
+static void gp_stage_drop_uncaptured(struct gp_stages *sg)
+{
+	if (!sg->nwins)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < sg->nstages; i++)
+		if (sg->stages[i].time)
+			sg->stages[k++] = sg->stages[i];
+	sg->nstages = k;
 }
 
 static void gp_stage_compute(struct gp_stages *sg, const struct gp_an *an)
@@ -184,17 +230,17 @@ static void gp_stage_compute(struct gp_stages *sg, const struct gp_an *an)
 	sg->nstages = 0;
 	uint64_t *starts; /* iterations */
 	int64_t *nums;
-	size_t ni = gp_an_iteration_starts(an, &starts, &nums), settle_k = 0;
-	free(nums);
+	size_t ni = gp_an_iteration_starts(an, &starts, &nums), settle_k = 0, warm_n = 0;
 	if (sg->t_end <= sg->t_start) {
 		free(starts);
+		free(nums);
 		return;
 	}
 	/* NVTX-named stages */
 	uint64_t covered = 0;
 	for (size_t i = 0; i < sg->nranges; i++)
-		covered += sg->ranges[i].end - sg->ranges[i].start;
-	if (sg->nranges && !sg->ranges_off && (double)covered >= 0.5 * (double)(sg->t_end - sg->t_start)) {
+		covered += gp_stage_captured(sg, sg->ranges[i].start, sg->ranges[i].end);
+	if (sg->nranges && !sg->ranges_off && (double)covered >= 0.5 * (double)sg->wall) {
 		qsort(sg->ranges, sg->nranges, sizeof *sg->ranges, gp_stage_cmp_range);
 		for (size_t i = 0; i < sg->nranges; i++) {
 			const struct gp_stage_range *r = &sg->ranges[i];
@@ -208,7 +254,7 @@ static void gp_stage_compute(struct gp_stages *sg, const struct gp_an *an)
 										  r->name };
 			}
 			struct gp_stage *s = &sg->stages[k];
-			s->time += r->end - r->start;
+			s->time += gp_stage_captured(sg, r->start, r->end);
 			s->count++;
 			if (r->start < s->start)
 				s->start = r->start;
@@ -216,16 +262,20 @@ static void gp_stage_compute(struct gp_stages *sg, const struct gp_an *an)
 				s->end = r->end;
 		}
 		sg->nvtx_stages = 1;
+		gp_stage_drop_uncaptured(sg);
 		free(starts);
+		free(nums);
 		return;
 	}
 	uint64_t fa = sg->edges.first_api != UINT64_MAX ? sg->edges.first_api : sg->t_start;
 	uint64_t fk = sg->edges.first_launch != UINT64_MAX ? sg->edges.first_launch : sg->t_end;
 	uint64_t lk = sg->edges.last_kernel > fk ? sg->edges.last_kernel : fk;
-	/* a window that began after iteration 0: what came before is not traced,
-	 * but the iteration marks (written outside the window too) still tell
-	 * where the warm-up settled */
-	int windowed = sg->win_iter > 0 && sg->win_start > sg->t_start;
+	/* a window that began after iteration 0, or after an iteration mark (a
+	 * cudaProfilerStart, the marker's events of a time window): what came
+	 * before is not traced, but the iteration marks (written outside the
+	 * window too) still tell where the warm-up settled */
+	int windowed = sg->win_start > sg->t_start &&
+		       (sg->win_iter > 0 || (sg->nwins && ni && starts && starts[0] < sg->win_start));
 	uint64_t from = windowed ? sg->win_start : fk;
 	if (windowed) {
 		gp_stage_add(sg, "before window", sg->t_start, sg->win_start, 0);
@@ -249,15 +299,23 @@ static void gp_stage_compute(struct gp_stages *sg, const struct gp_an *an)
 				settle_t = starts[settle_k];
 		}
 	}
+	/* the warm-up's iterations: all of them, or in a windowed capture
+	 * those mostly inside a window (the library writes an iteration's mark
+	 * just before the window's START mark) */
+	for (size_t i = 0; i < settle_k; i++)
+		warm_n += 2 * gp_stage_captured(sg, starts[i], starts[i + 1]) > starts[i + 1] - starts[i];
+	sg->settled_num = settle_k && nums ? nums[settle_k] : 0;
 	free(starts);
+	free(nums);
 	sg->settled_iter = settle_k;
 	if (settle_t > from)
-		gp_stage_add(sg, "warm-up", from, settle_t, settle_k);
+		gp_stage_add(sg, "warm-up", from, settle_t, warm_n);
 	if (lk < settle_t)
 		lk = settle_t;
 	gp_stage_add(sg, "steady", settle_t, lk, 0);
 	if (lk > fa)
 		gp_stage_add(sg, "tear-down", lk, sg->t_end, 0);
+	gp_stage_drop_uncaptured(sg);
 }
 
 static int gp_stage_of(const struct gp_stages *sg, uint64_t t)
@@ -288,6 +346,37 @@ static int gp_stage_of(const struct gp_stages *sg, uint64_t t)
 	return -1;
 }
 
+/* The capture windows (a windowed capture), the time they hold and what
+ * they leave out of [t_start, t_end]. */
+static void gp_stage_windows(struct gp_stages *sg, const struct gp_an *an)
+{
+	size_t n;
+	const struct gp_rep_window *w = gp_an_capture_windows(an, &n);
+	sg->wall = sg->t_end > sg->t_start ? sg->t_end - sg->t_start : 0;
+	if (!n)
+		return;
+	if (!(sg->wins = malloc(n * sizeof *sg->wins))) {
+		gp_analysis_fail(&sg->err, -ENOMEM);
+		return;
+	}
+	sg->nwins = n;
+	sg->wall = 0;
+	if (w[n - 1].stop > sg->t_end)
+		sg->t_end = w[n - 1].stop; /* the last record: its STOP mark */
+	for (size_t i = 0; i < n; i++) {
+		sg->wins[i] = (struct gp_stage_win){ w[i].start, w[i].stop };
+		sg->wall += w[i].stop - w[i].start;
+	}
+	/* the run's time outside them */
+	if (sg->wins[0].start > sg->t_start)
+		sg->before = sg->wins[0].start - sg->t_start;
+	for (size_t i = 1; i < n; i++)
+		if (sg->wins[i].start > sg->wins[i - 1].stop)
+			sg->between += sg->wins[i].start - sg->wins[i - 1].stop;
+	if (sg->t_end > sg->wins[n - 1].stop)
+		sg->after = sg->t_end - sg->wins[n - 1].stop;
+}
+
 static int gp_stage_prepare(void *p, const struct gp_an *an)
 {
 	struct gp_stages *sg = p;
@@ -312,6 +401,7 @@ static int gp_stage_prepare(void *p, const struct gp_an *an)
 	sg->t_start = sg->proc_start >= 0 && (uint64_t)sg->proc_start < tb ? (uint64_t)sg->proc_start : tb;
 	sg->edges = *gp_an_edges(an);
 	sg->t_end = sg->edges.last_activity;
+	gp_stage_windows(sg, an);
 	gp_stage_compute(sg, an);
 	return sg->err;
 }
@@ -364,6 +454,20 @@ static void gp_stage_op(void *p, const struct gp_an_op *op)
 		gp_stage_add_to(sg, &sg->stage_grp, (uint64_t)st << 32 | op->group, op->launch_ns + op->execute_ns);
 }
 
+/* A wait found in a call after its op reached gp_stage_op (a blocking
+ * copy's wait for earlier work, a launch on a full queue): it leaves that
+ * op's launch. */
+static void gp_stage_wait(void *p, const struct gp_an_wait *w)
+{
+	struct gp_stages *sg = p;
+	if (w->launch_group < 0 || w->w1 <= w->w0)
+		return;
+	int st = gp_stage_of(sg, w->call_start);
+	uint64_t *v = st >= 0 ? gp_map_get(&sg->stage_grp, (uint64_t)st << 32 | (uint32_t)w->launch_group) : NULL;
+	if (v)
+		*v -= w->w1 - w->w0 < *v ? w->w1 - w->w0 : *v;
+}
+
 static int gp_stage_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
 {
 	(void)an;
@@ -403,7 +507,7 @@ static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct 
 	}
 	if (!strcmp(s->name, "before window") && !sg->nvtx_stages) {
 		fprintf(f, "not traced (capture began at iteration %lld%s)", (long long)sg->win_iter,
-			sg->settled_iter && sg->settled_iter <= (size_t)sg->win_iter
+			sg->settled_iter && sg->settled_num <= sg->win_iter
 				? "; iteration marks show the warm-up settled before it"
 				: "");
 		return;
@@ -434,14 +538,46 @@ static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct 
 static uint64_t gp_stage_window(const struct gp_stages *sg, const struct gp_rep *rep, size_t i, int *covered)
 {
 	const struct gp_stage *s = &sg->stages[i];
+	*covered = 0;
+	if (sg->nwins) { /* windowed: the listed stages are the captured ones */
+		if (!s->time)
+			return 0;
+		*covered = sg->nvtx_stages || (double)s->time >= 0.01 * (double)(s->end - s->start);
+		return sg->nvtx_stages ? s->time : gp_stage_captured(sg, s->start, s->end);
+	}
 	uint64_t a = s->start > rep->t_first ? s->start : rep->t_first;
 	uint64_t b = s->end < rep->t_last ? s->end : rep->t_last;
-	*covered = 0;
 	if (b <= a)
 		return 0;
 	if (strcmp(s->name, "before window"))
 		*covered = sg->nvtx_stages || (double)(b - a) >= 0.01 * (double)(s->end - s->start);
 	return b - a;
+}
+
+/* A windowed capture: the run's time the windows left out, one line. */
+static void gp_stage_uncaptured(FILE *f, const struct gp_stages *sg, int md)
+{
+	char b1[32];
+	if (!sg->before && !sg->between && !sg->after)
+		return;
+	fprintf(f, "%snot captured:", md ? "- " : "  ");
+	const char *sep = "";
+	if (sg->before) {
+		fprintf(f, " %s before the first window", gp_fmt_ns((double)sg->before, b1, sizeof b1));
+		if (sg->win_iter > 0)
+			fprintf(f, " (the run up to iteration %lld%s)", (long long)sg->win_iter,
+				sg->settled_iter && sg->settled_num <= sg->win_iter
+					? "; iteration marks show the warm-up settled before it"
+					: "");
+		sep = ",";
+	}
+	if (sg->between) {
+		fprintf(f, "%s %s between the windows", sep, gp_fmt_ns((double)sg->between, b1, sizeof b1));
+		sep = ",";
+	}
+	if (sg->after)
+		fprintf(f, "%s %s after the last", sep, gp_fmt_ns((double)sg->after, b1, sizeof b1));
+	fprintf(f, "\n");
 }
 
 static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
@@ -451,10 +587,16 @@ static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 	if (!sg->nstages)
 		return;
 	fprintf(f, md ? "\n## Stages\n\n" : "\nStages\n");
+	char b1[32];
+	if (sg->nwins == 1)
+		fprintf(f, "%sover the capture window only (%s; shares are of that time)\n", md ? "" : "  ",
+			gp_fmt_ns((double)sg->wall, b1, sizeof b1));
+	else if (sg->nwins)
+		fprintf(f, "%sover the %zu capture windows only (%s; shares are of that time)\n", md ? "" : "  ",
+			sg->nwins, gp_fmt_ns((double)sg->wall, b1, sizeof b1));
 	if (sg->nvtx_stages)
 		fprintf(f, "%sstages named by the program's top-level NVTX ranges\n", md ? "" : "  ");
-	char b1[32];
-	double total = (double)(sg->t_end - sg->t_start);
+	double total = (double)sg->wall;
 	for (size_t i = 0; i < sg->nstages; i++) {
 		const struct gp_stage *s = &sg->stages[i];
 		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", s->name, gp_fmt_ns((double)s->time, b1, sizeof b1),
@@ -462,11 +604,13 @@ static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 		if (sg->nvtx_stages)
 			fprintf(f, " (%zu ranges)", s->count);
 		else if (!strcmp(s->name, "warm-up"))
-			fprintf(f, " (%zu iterations)", s->count);
+			fprintf(f, " (%zu iteration%s)", s->count, s->count == 1 ? "" : "s");
 		fprintf(f, "  dominated by: ");
 		gp_stage_dominant(f, sg, rep, i);
 		fprintf(f, "\n");
 	}
+	if (sg->nwins)
+		gp_stage_uncaptured(f, sg, md);
 	/* which stages the capture window covered */
 	fprintf(f, "%swindow %s covered:", md ? "- " : "  ", gp_fmt_ns((double)rep->wall_ns, b1, sizeof b1));
 	size_t nc = 0;
@@ -506,7 +650,7 @@ static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 {
 	const struct gp_stages *sg = p;
 	(void)style;
-	uint64_t traced = sg->t_end > sg->t_start ? sg->t_end - sg->t_start : 0;
+	uint64_t traced = sg->wall;
 	fprintf(f, "{\"named_by\": \"%s\", \"traced_ns\": %llu, \"settled_after_iterations\": %zu, \"items\": [",
 		sg->nvtx_stages ? "nvtx" : "run", (unsigned long long)traced, sg->settled_iter);
 	for (size_t i = 0; i < sg->nstages; i++) {
@@ -557,17 +701,45 @@ static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 		fprintf(f, "%lld", (long long)sg->win_iter);
 	else
 		fputs("null", f);
+	if (sg->nwins)
+		fprintf(f, ", \"windows\": %zu, \"not_captured\": {\"before_ns\": %llu, \"between_ns\": %llu, "
+			   "\"after_ns\": %llu}",
+			sg->nwins, (unsigned long long)sg->before, (unsigned long long)sg->between,
+			(unsigned long long)sg->after);
 	fputs("}}", f);
 }
 
+/* One bar of the stages timeline: [a, b) (trace clock) of stage i. */
+static void gp_stage_bar(FILE *f, const struct gp_stages *sg, size_t i, uint64_t a, uint64_t b, int y)
+{
+	static const char *const colors[] = { "#8c8c8c", "#e4a33a", "#9b6ad6", "#3a7be4", "#5cb85c", "#d9534f" };
+	const int left = 200, width = 680, lane = 20;
+	const struct gp_stage *s = &sg->stages[i];
+	double span = (double)(sg->t_end - sg->t_start);
+	uint64_t x0 = a > sg->t_start ? a - sg->t_start : 0, x1 = b > sg->t_start ? b - sg->t_start : 0;
+	double x = left + (double)width * (double)x0 / span, w = (double)width * (double)(x1 - x0) / span;
+	if (x + w > left + width)
+		w = left + width - x;
+	char tip[512];
+	snprintf(tip, sizeof tip, "%s\nfrom %.3f ms to %.3f ms\ncovers %.3f ms (%.1f%% of the %s time)", s->name,
+		 (double)(s->start > sg->t_start ? s->start - sg->t_start : 0) / 1e6,
+		 (double)(s->end > sg->t_start ? s->end - sg->t_start : 0) / 1e6, (double)s->time / 1e6,
+		 sg->wall ? 100.0 * (double)s->time / (double)sg->wall : 0, sg->nwins ? "captured" : "traced");
+	fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s' data-tip='", x, y + 2, w > 1 ? w : 1,
+		lane - 4, colors[i % 6]);
+	gp_fmt_html_str(f, tip);
+	fputs("'><title>", f);
+	gp_fmt_html_str(f, tip);
+	fputs("</title></rect>\n", f);
+}
+
 /* HTML: the stages as a labelled timeline: one lane per stage, its bar from
- * its start to its end on a time axis (ms from the trace's start), every
- * number in a tooltip (data-tip, shown by the page's script; <title> for a
- * reader without it). */
+ * its start to its end on a time axis (ms from the trace's start) — in a
+ * windowed capture, its captured parts only —, every number in a tooltip
+ * (data-tip, shown by the page's script; <title> for a reader without it). */
 static void gp_stage_figure(FILE *f, const void *p)
 {
 	const struct gp_stages *sg = p;
-	static const char *const colors[] = { "#8c8c8c", "#e4a33a", "#9b6ad6", "#3a7be4", "#5cb85c", "#d9534f" };
 	double total = (double)(sg->t_end - sg->t_start);
 	if (!sg->nstages || total <= 0)
 		return;
@@ -577,24 +749,20 @@ static void gp_stage_figure(FILE *f, const void *p)
 		   "font-size='12'>\n", left + width + 20, h);
 	for (size_t i = 0; i < sg->nstages; i++) {
 		const struct gp_stage *s = &sg->stages[i];
-		uint64_t a = s->start > sg->t_start ? s->start - sg->t_start : 0;
-		uint64_t e = s->end > sg->t_start ? s->end - sg->t_start : 0;
-		double x = left + (double)width * (double)a / total, w = (double)width * (double)(e - a) / total;
-		if (x + w > left + width)
-			w = left + width - x;
 		int y = (int)i * lane;
 		fprintf(f, "<text x='%d' y='%d' text-anchor='end'>", left - 6, y + 14);
 		gp_fmt_html_str(f, s->name);
 		fputs("</text>\n", f);
-		char tip[512];
-		snprintf(tip, sizeof tip, "%s\nfrom %.3f ms to %.3f ms\ncovers %.3f ms (%.1f%% of the traced time)",
-			 s->name, (double)a / 1e6, (double)e / 1e6, (double)s->time / 1e6, 100.0 * (double)s->time / total);
-		fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s' data-tip='", x, y + 2, w > 1 ? w : 1,
-			lane - 4, colors[i % 6]);
-		gp_fmt_html_str(f, tip);
-		fputs("'><title>", f);
-		gp_fmt_html_str(f, tip);
-		fputs("</title></rect>\n", f);
+		if (!sg->nwins) {
+			gp_stage_bar(f, sg, i, s->start, s->end, y);
+			continue;
+		}
+		for (size_t k = 0; k < sg->nwins; k++) {
+			uint64_t a = sg->wins[k].start > s->start ? sg->wins[k].start : s->start;
+			uint64_t b = sg->wins[k].stop < s->end ? sg->wins[k].stop : s->end;
+			if (b > a)
+				gp_stage_bar(f, sg, i, a, b, y);
+		}
 	}
 	int y0 = (int)sg->nstages * lane + 2;
 	fprintf(f, "<line x1='%d' x2='%d' y1='%d' y2='%d' stroke='#888'/>\n", left, left + width, y0, y0);
@@ -619,7 +787,17 @@ static int gp_stage_save(const void *p, struct gp_pw *w)
 	gp_pw_u64(w, sg->t_end);
 	gp_pw_i64(w, sg->win_iter);
 	gp_pw_u64(w, sg->settled_iter);
+	gp_pw_i64(w, sg->settled_num);
 	gp_pw_u8(w, sg->nvtx_stages != 0);
+	gp_pw_u64(w, sg->wall);
+	gp_pw_u64(w, sg->before);
+	gp_pw_u64(w, sg->between);
+	gp_pw_u64(w, sg->after);
+	gp_pw_u64(w, sg->nwins);
+	for (size_t i = 0; i < sg->nwins; i++) {
+		gp_pw_u64(w, sg->wins[i].start);
+		gp_pw_u64(w, sg->wins[i].stop);
+	}
 	gp_pw_u64(w, sg->nnames);
 	for (size_t i = 0; i < sg->nnames; i++)
 		gp_pw_str(w, sg->names[i]);
@@ -646,7 +824,20 @@ static int gp_stage_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 	sg->win_iter = gp_pr_i64(r);
 	uint64_t settled = gp_pr_u64(r);
 	sg->settled_iter = settled > SIZE_MAX ? SIZE_MAX : (size_t)settled;
+	sg->settled_num = gp_pr_i64(r);
 	sg->nvtx_stages = gp_pr_bool(r);
+	sg->wall = gp_pr_u64(r);
+	sg->before = gp_pr_u64(r);
+	sg->between = gp_pr_u64(r);
+	sg->after = gp_pr_u64(r);
+	size_t nw = gp_pr_count(r, 16, UINT32_MAX);
+	if (nw && !r->err && !(sg->wins = calloc(nw, sizeof *sg->wins)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < nw && !r->err; i++) {
+		sg->wins[i].start = gp_pr_u64(r);
+		sg->wins[i].stop = gp_pr_u64(r);
+		sg->nwins = i + 1;
+	}
 	size_t nn = gp_pr_count(r, 4, UINT32_MAX - 1);
 	if (nn && !r->err && !(sg->names = calloc(nn, sizeof *sg->names)))
 		gp_pr_oom(r);
@@ -680,6 +871,7 @@ const struct gp_analysis gp_analysis_stages = {
 	.record = gp_stage_record,
 	.prepare = gp_stage_prepare,
 	.op = gp_stage_op,
+	.wait = gp_stage_wait,
 	.finish = gp_stage_finish,
 	.text = gp_stage_text,
 	.json = gp_stage_json,

@@ -717,6 +717,114 @@ Test(report_core, hook_joins_by_containment_without_external_correlation)
 	gp_rep_free(&rep);
 }
 
+/* --- the join by thread and time (traces of GPUPHASE_CUPTI lean, minimal) -- */
+
+/* Both passes over t as a trace of CUPTI mode `mode`; *folded_after counts
+ * the ops folded by the time record index `at` has been read in pass 2. */
+static struct gp_rep run_mode(const struct recs *t, const char *mode, size_t at, int *folded_after,
+			      enum gp_group_by by)
+{
+	struct gp_an_config cfg = { .group_by = by, .on_op = count_op };
+	struct gp_an *an = gp_an_new(&cfg);
+	cr_assert(an);
+	folded = 0;
+	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i]))
+		cr_assert_eq(gp_an_scan1(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
+	cr_assert_eq(gp_an_prepare(an), 0);
+	gp_an_set_cupti(an, mode);
+	for (size_t i = 0; i < t->n; i += gp_rec_slots(&t->r[i])) {
+		cr_assert_eq(gp_an_scan2(an, &t->r[i], gp_rec_slots(&t->r[i])), 0);
+		if (i == at && folded_after)
+			*folded_after = folded;
+	}
+	struct gp_rep rep;
+	memset(&rep, 0, sizeof rep);
+	cr_assert_eq(gp_an_finish(an, &rep), 0);
+	gp_an_free(an);
+	return rep;
+}
+
+/* A launch whose CUPTI records come before its hook (a ring drained after
+ * CUPTI's buffer), on thread 7 inside NVTX range "step". */
+static void late_hook_launch(struct recs *t)
+{
+	str(t, 1, "k");
+	str(t, 2, "step");
+	api(t, RT, GP_API_LAUNCH, 7, 110, 40, 9);
+	kernel(t, 1, 170, 270, 9, 1);
+	marker(t, GP_MARK_PUSH, 7, 50, 2);
+	api(t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 100, 60, 300);
+	marker(t, GP_MARK_POP, 7, 200, 0);
+}
+
+Test(report_core, nested_join_waits_for_a_hook_written_after_cupti)
+{
+	struct recs t = { .n = 0 };
+	late_hook_launch(&t);
+	int before_hook = -1;
+	struct gp_rep rep = run_mode(&t, "lean", 4, &before_hook, GP_GROUP_NVTX);
+	cr_expect_eq(before_hook, 0, "the op waited for its thread's hook");
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	cr_expect_eq(rep.ops_joined, 1);
+	cr_assert_eq(rep.ngroups, 1);
+	cr_expect_str_eq(rep.groups[0].name, "step", "the hook's context reached the op");
+	cr_expect_eq(rep.groups[0].launch_ns, 40, "launch from the CUPTI record");
+	gp_rep_free(&rep);
+	/* a full-mode (or older) trace does not wait: without an external
+	 * correlation the op is folded without its hook, as before */
+	rep = run_mode(&t, "full", 4, &before_hook, GP_GROUP_NVTX);
+	cr_expect_eq(before_hook, 1);
+	cr_expect_eq(rep.hooks_unjoined, 1);
+	gp_rep_free(&rep);
+	rep = run_mode(&t, "full,extcorr=sync", 4, &before_hook, GP_GROUP_NVTX);
+	cr_expect_eq(before_hook, 0, "extcorr other than all: joined by nesting");
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, nested_join_stops_waiting_at_a_later_hook_of_the_thread)
+{
+	/* a launch no hook sees (cuBLAS' own cudart, Triton) on thread 7, whose
+	 * hooks are not all read yet: it waits only until a top-level hook of
+	 * the thread that starts after it is read, then folds without one */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "gemm_internal");
+	str(&t, 3, "k");
+	api(&t, GP_REC_DRIVER_API, GP_API_LAUNCH, 7, 110, 40, 9);
+	kernel(&t, 1, 170, 270, 9, 1);
+	api(&t, RT, GP_API_LAUNCH, 7, 510, 40, 11);
+	kernel(&t, 1, 570, 670, 11, 3);
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 500, 60, 301); /* index 6 */
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 900, 60, 302);
+	int after = -1;
+	struct gp_rep rep = run_mode(&t, "minimal", 6, &after, GP_GROUP_KERNEL);
+	cr_expect_eq(after, 2, "both folded once the later hook was read");
+	cr_expect_eq(rep.ops_joined, 2);
+	cr_expect_eq(rep.hooks_unjoined, 1, "the hook whose CUPTI records are not in the trace");
+	cr_expect_eq(group(&rep, "gemm_internal")->launch_ns, 40);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, nested_join_counts_capture_time_launches_apart)
+{
+	struct recs t = { .n = 0 };
+	union gp_rec *g = add(&t);
+	g->graph.type = GP_REC_GRAPH_NODE;
+	g->graph.kind = GP_GRAPH_CAPTURED;
+	g->graph.graph_id = 1;
+	g->graph.node_id = 1001;
+	g->graph.corr = 60;
+	g->graph.aux32 = 4;
+	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
+	api(&t, RT, GP_API_LAUNCH, 4, 2, 25, 16); /* no external correlation */
+	struct gp_rep rep = run_mode(&t, "lean", 0, NULL, GP_GROUP_KERNEL);
+	cr_expect_eq(rep.ops, 0);
+	cr_expect_eq(rep.launches_captured, 1);
+	cr_expect_eq(rep.hooks_unjoined, 0);
+	cr_expect_eq(rep.api_unjoined, 0, "its API record is the captured launch's");
+	gp_rep_free(&rep);
+}
+
 /* --- graph launches and capture-time launches (the join) ------------------ */
 
 static void graph_kernel(struct recs *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
@@ -1229,4 +1337,141 @@ Test(report_core, phase_from_any_open_nvtx_range)
 	cr_expect_eq(group(&rep, "forward")->count, 1);
 	cr_expect_eq(group(&rep, "(no phase)")->count, 1);
 	gp_rep_free(&rep);
+}
+
+/* --- records in any order ---------------------------------------------------------- */
+
+static void stack1(struct recs *t, uint32_t id, uint64_t pc)
+{
+	union gp_rec *r = add(t);
+	r->stack.type = GP_REC_STACK;
+	r->stack.id = id;
+	r->stack.depth = 1;
+	r->stack.pc[0] = pc;
+}
+
+static void stackref(struct recs *t, uint32_t op, uint32_t stack, uint32_t tid)
+{
+	union gp_rec *r = add(t);
+	r->stack_ref.type = GP_REC_STACK_REF;
+	r->stack_ref.op = op;
+	r->stack_ref.stack = stack;
+	r->stack_ref.tid = tid;
+}
+
+Test(report_core, sync_call_site_when_the_ext_corr_comes_between_the_hook_and_its_stack)
+{
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	stack1(&t, 5, 0x1234);
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
+	extcorr(&t, 3, 77);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
+	stackref(&t, 77, 5, 4);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ncallsites, 1);
+	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
+	gp_rep_free(&rep);
+}
+
+Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
+{
+	/* CUPTI's ext corr and API record of a cudaMemcpy, then its hook and
+	 * the hook's stack: the op folds at the hook, before the stack */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	stack1(&t, 5, 0x1234);
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 500, 1, 1);
+	copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
+	extcorr(&t, 3, 77);
+	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
+	api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
+	stackref(&t, 77, 5, 4);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ncallsites, 1);
+	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
+	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, two_devices_a_synchronize_is_not_charged_to_the_other_device_after_it_returned)
+{
+	/* device 0's kernel ends at 1000, its synchronize returns at 1003;
+	 * device 1's kernel ends at 1008, inside the clock tolerance */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k0");
+	str(&t, 2, "k1");
+	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	kernel(&t, 1, 20, 1000, 1, 1);
+	api(&t, RT, GP_API_LAUNCH, 1, 12, 10, 2);
+	union gp_rec *k = add(&t);
+	*k = (union gp_rec){ .kernel = { .type = GP_REC_KERNEL, .device = 1, .stream = 2, .start = 28, .end = 1008,
+					 .corr = 2, .name = 2 } };
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 973, 3);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 1005, 5, 4);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "k0")->sync_ns, 973);
+	cr_expect_eq(group(&rep, "k1")->sync_ns, 5); /* the next call: the tolerance reached into it */
+	cr_expect_eq(rep.sync_unattributed_calls, 0);
+	gp_rep_free(&rep);
+}
+
+static void overhead_full(struct recs *t, uint32_t corr, uint64_t start, uint64_t end)
+{
+	union gp_rec *r = add(t);
+	r->overhead.type = GP_REC_OVERHEAD;
+	r->overhead.kind = GP_OVH_COMMAND_BUFFER_FULL;
+	r->overhead.tid = 1;
+	r->overhead.corr = corr;
+	r->overhead.start = start;
+	r->overhead.end = end;
+}
+
+static void status(struct recs *t, uint8_t kind)
+{
+	union gp_rec *r = add(t);
+	r->status.type = GP_REC_STATUS;
+	r->status.kind = kind;
+	r->status.value = 1;
+}
+
+/* Launch a (ends at 1000) fills the queue; launch b's call [100, 1100]
+ * waits on it [105, 1000] per CUPTI's record [105, 1090]. */
+static void full_queue(struct recs *t, int order)
+{
+	str(t, 1, "a");
+	str(t, 2, "b");
+	status(t, GP_STATUS_CUPTI_OVERHEAD);
+	if (order == 0) { /* the record after b's op folded */
+		api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		kernel(t, 1, 20, 1000, 1, 1);
+		api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
+		kernel(t, 1, 1100, 1200, 2, 2);
+		overhead_full(t, 2, 105, 1090);
+	} else { /* the record first, the op that freed the slot last */
+		overhead_full(t, 2, 105, 1090);
+		api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
+		kernel(t, 1, 1100, 1200, 2, 2);
+		api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		kernel(t, 1, 20, 1000, 1, 1);
+	}
+}
+
+Test(report_core, queue_full_record_after_its_op_still_leaves_the_launch)
+{
+	for (int order = 0; order < 2; order++) {
+		struct recs t = { .n = 0 };
+		full_queue(&t, order);
+		struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+		cr_expect_eq(group(&rep, "a")->sync_ns, 895, "order %d", order);
+		cr_expect_eq(group(&rep, "a")->sync_queue_ns, 895, "order %d", order);
+		cr_expect_eq(group(&rep, "b")->launch_ns, 105, "order %d", order);
+		cr_expect_eq(rep.launch_ns, 115, "order %d", order);
+		cr_expect_eq(rep.queue_full_calls, 1, "order %d", order);
+		cr_expect_eq(rep.waits_late, 0, "order %d", order);
+		gp_rep_free(&rep);
+	}
 }

@@ -10,8 +10,9 @@
  *   - cupti_clock_offset_ns / cupti_clock_drift_ppm: GPU-side timestamps
  *     shifted against the truth's host clock, API records not;
  *   - cupti_buffer_records: device records beyond it dropped and counted;
- *   - cupti_api_overhead_ns / cupti_launch_overhead_ns: CUPTI's host time in
- *     traced calls, as "overhead" truth lines and OVERHEAD records, per cbid;
+ *   - cupti_api_overhead_ns / cupti_launch_overhead_ns / cupti_extcorr_overhead_ns:
+ *     CUPTI's host time in traced calls, as "overhead" truth lines and
+ *     OVERHEAD records, per cbid (runtime and driver switches);
  *     COMMAND_BUFFER_FULL records; cuptiActivityEnableHWTrace on cc 9.0;
  *   - the CUPTI thread sleeps while the program does; staging memory is
  *     bounded under a launch storm from many threads.
@@ -495,6 +496,61 @@ Test(simcuda_cupti, fine_grained_api_records_and_overhead)
 	}
 	cr_expect_eq(mallocs, 2);
 	cr_expect_eq(frees, 2);
+	free(ev);
+}
+
+Test(simcuda_cupti, driver_cbid_switch_the_kind_override_and_extcorr_cost)
+{
+	/* what GPUPHASE_CUPTI=minimal/lean rely on: a driver cbid traced with
+	 * its kind off, the kind overriding the switches set before it, a switch
+	 * set after the kind winning; one layer's overhead per traced call, and
+	 * cupti_extcorr_overhead_ns only when an external id is pushed */
+	setenv("SIMCUDA_CUPTI_API_OVERHEAD_NS", "30000", 1);
+	setenv("SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS", "0", 1);
+	setenv("SIMCUDA_CUPTI_EXTCORR_OVERHEAD_NS", "7000", 1);
+	cr_assert_eq(cuptiActivityRegisterCallbacks(tu_request, ovh_complete), CUPTI_SUCCESS);
+	cr_assert_eq(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD), CUPTI_SUCCESS);
+	cr_assert_eq(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), CUPTI_SUCCESS);
+	const CUpti_CallbackId launch = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+	/* 1: the driver's launch alone, both kinds off */
+	cr_assert_eq(cuptiActivityEnableDriverApi(launch, 1), CUPTI_SUCCESS);
+	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	/* 2: the same with an external id pushed */
+	cr_assert_eq(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, 42),
+		     CUPTI_SUCCESS);
+	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	uint64_t last = 0;
+	cr_assert_eq(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last),
+		     CUPTI_SUCCESS);
+	/* 3: switched off, then the DRIVER kind enabled: the kind wins */
+	cr_assert_eq(cuptiActivityEnableDriverApi(launch, 0), CUPTI_SUCCESS);
+	cr_assert_eq(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), CUPTI_SUCCESS);
+	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	/* 4: switched off after the kind: the switch wins */
+	cr_assert_eq(cuptiActivityEnableDriverApi(launch, 0), CUPTI_SUCCESS);
+	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	cr_assert_eq(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER), CUPTI_SUCCESS);
+	tu_flush();
+	size_t n, launches = 0, ext = 0;
+	for (size_t i = 0; i < tu.n; i++) {
+		launches += tu.v[i].kind == CUPTI_ACTIVITY_KIND_DRIVER && tu.v[i].u.a.cbid == launch;
+		ext += tu.v[i].kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	}
+	cr_expect_eq(launches, 3u, "driver launch records of launches 1-3");
+	cr_expect_eq(tu_count(CUPTI_ACTIVITY_KIND_RUNTIME), 0u, "no runtime record: its kind and cbids are off");
+	cr_expect_eq(ext, 1u, "the pushed id: one record, with launch 2's driver record");
+	struct sim_ev *ev = tu_truth_load(&n);
+	uint64_t want[] = {30000, 37000, 30000};
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].type != SIM_EV_OVERHEAD)
+			continue;
+		if (k < 3)
+			cr_expect_geq(ev[i].end - ev[i].start, want[k], "launch %zu: overhead of one layer%s", k + 1,
+				      k == 1 ? " and one external-correlation record" : "");
+		k++;
+	}
+	cr_expect_eq(k, 3u, "launch 4 (untraced) costs nothing");
 	free(ev);
 }
 

@@ -276,14 +276,18 @@ def host(txt_path):
 
 
 def window(truth_path, txt_path, skip):
-    """GPUPHASE_WINDOW=skip=SKIP,iters=...: stages before the window are not
-    traced; the big tail_k inside the window is still explained"""
+    """GPUPHASE_WINDOW=skip=SKIP,iters=...: the stages are taken over the
+    window only (what came before it is not captured, and said so); the big
+    tail_k inside the window is still explained"""
     t = truth(truth_path)
     txt = open(txt_path).read()
     st = section(txt, "Stages")
-    names = [l.split()[0] for l in st if not l.strip().startswith("window")]
-    check(names[:2] == ["before", "steady"] and "load" not in names and "start-up" not in names,
-          "windowed stages: before window, steady, ... (got %s)" % names)
+    names = [l.split()[0] for l in st if not l.strip().startswith(("window", "over the", "not captured"))]
+    check(names[:1] == ["steady"] and not {"before", "load", "start-up"} & set(names),
+          "windowed stages: steady, ... over the window only (got %s)" % names)
+    nc = [l for l in st if l.strip().startswith("not captured:")]
+    check(nc and "before the first window (the run up to iteration %s" % skip in nc[0],
+          "not captured: the run before the window, up to iteration " + skip)
     win = [l for l in st if l.strip().startswith("window")]
     check(win and "capture began at iteration %s of the run" % skip in win[0], "window line names iteration " + skip)
     api = {e["corr"]: e for e in t if e["type"] == "api"}

@@ -7,8 +7,15 @@
 #  * attach/detach four times in a row: each time the server is left with
 #    the threads, descriptors and signal dispositions it had; the clients
 #    see 0 errors over the whole run and the server still answers after;
-#  * the stop of the target thread is reported and is short (printed; the
-#    check allows 50 ms on this shared machine, the aim is a few ms);
+#  * the stop of the target thread is reported and is short: printed with
+#    the attach's own work in it (CPU time of the stopped thread and of the
+#    command; the rest is waiting for a CPU on a loaded machine), which must
+#    stay under 50 ms (the aim is a few ms), the whole stop under 1 s;
+#  * after the detach attach prints the report of the trace on stdout with
+#    the report options given (--format json --top 2; none: the text report;
+#    record's spelling --report='--format csv'; --no-report: nothing), and
+#    -o keeps the trace; a report option gpuphase report does not have is a
+#    usage error (exit 2) before the process is touched;
 #  * refusals, one line each, exit 1, target untouched: a second attach
 #    while one runs, a process without CUDA, a static-cudart process, a
 #    process whose CUPTI another tool holds, no permission (as nobody), no
@@ -82,14 +89,34 @@ state "$pid" >"$tmp/state0"
 done) >"$tmp/clients.out" 2>&1 &
 clients=$!
 
+# the report options of each round (see the top)
+ropts1="--format json --top 2"
+ropts2=""
+ropts3="--report=--format csv"
+ropts4="--no-report"
 for k in 1 2 3 4; do
-	timeout 120 "$G" attach "$pid" --iters 20 -o "$tmp/a$k.gpht" >"$tmp/a$k.out" 2>"$tmp/a$k.err"; rc=$?
+	eval "ropts=\$ropts$k"
+	# shellcheck disable=SC2086 # word splitting wanted, except round 3's one word
+	if [ "$k" = 3 ]; then set -- "$ropts"; else set -- $ropts; fi
+	timeout 120 "$G" attach "$pid" --iters 20 -o "$tmp/a$k.gpht" "$@" >"$tmp/a$k.out" 2>"$tmp/a$k.err"; rc=$?
 	[ "$rc" = 0 ] || { fail "attach $k exit $rc: $(cat "$tmp/a$k.err")"; continue; }
-	ms=$(sed -n 's/.* stopped for \([0-9.]*\) ms.*/\1/p' "$tmp/a$k.err")
-	echo "attach $k: target thread stopped for $ms ms"
-	awk -v m="${ms:-999}" 'BEGIN { exit !(m < 50) }' || fail "attach $k: stop of $ms ms"
+	stop=$(sed -n 's/.* stopped for \([0-9.]*\) ms (\([0-9.]*\) ms of work.*/\1 \2/p' "$tmp/a$k.err")
+	set -- ${stop:-9999 9999}
+	echo "attach $k: target thread stopped for $1 ms ($2 ms of work)"
+	awk -v m="$1" -v w="$2" 'BEGIN { exit !(w < 50 && m < 1000) }' || fail "attach $k: stop of $1 ms ($2 ms of work)"
 	grep -q "detached; trace $tmp/a$k.gpht" "$tmp/a$k.err" || fail "attach $k: no detach line: $(cat "$tmp/a$k.err")"
 	grep -q "runtime entries patched" "$tmp/a$k.err" || fail "attach $k: nothing patched: $(cat "$tmp/a$k.err")"
+	case $k in
+	1) python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["trace"] and 1 <= len(d["operators"]) <= 2, len(d["operators"])' "$tmp/a1.out" ||
+		fail "attach 1: no JSON report of at most 2 operators on stdout: $(head -c 300 "$tmp/a1.out")" ;;
+	2) grep -q "^gpuphase report: $tmp/a2.gpht" "$tmp/a2.out" && grep -q "^srv_matmul " "$tmp/a2.out" ||
+		fail "attach 2: no text report on stdout: $(head -5 "$tmp/a2.out")" ;;
+	3) head -1 "$tmp/a3.out" | grep -q "," && grep -q "srv_matmul" "$tmp/a3.out" ||
+		fail "attach 3: no CSV report on stdout: $(head -3 "$tmp/a3.out")" ;;
+	4) [ -s "$tmp/a4.out" ] && fail "attach 4: --no-report printed: $(head -3 "$tmp/a4.out")" ;;
+	esac
 	state "$pid" >"$tmp/state$k"
 	got "$pid" restored || fail "attach $k: GOT not restored"
 	cmp -s "$tmp/state0" "$tmp/state$k" ||
@@ -131,6 +158,15 @@ timeout 120 "$G" attach "$pid" --duration 300ms -o "$tmp/dur.gpht" >/dev/null 2>
 wait "$cl" || fail "client during --duration: $(cat "$tmp/cd")"
 "$B/bin/gpuphase-dump" "$tmp/dur.gpht" 2>/dev/null | grep -q '^kernel ' || fail "attach --duration: no kernels in the trace"
 got "$pid" restored || fail "after --duration: GOT not restored"
+
+# A report option gpuphase report does not have: usage, exit 2, untouched.
+state "$pid" fds >"$tmp/s_bad0"
+"$G" attach "$pid" --iters 5 -o "$tmp/bad.gpht" --formatt json >/dev/null 2>"$tmp/bad.err"; rc=$?
+[ "$rc" = 2 ] || fail "unknown report option: exit $rc, want 2: $(cat "$tmp/bad.err")"
+grep -q "unknown option '--formatt'" "$tmp/bad.err" || fail "unknown report option: $(cat "$tmp/bad.err")"
+[ -e "$tmp/bad.gpht" ] && fail "unknown report option: a trace was written"
+state "$pid" fds >"$tmp/s_bad1"
+cmp -s "$tmp/s_bad0" "$tmp/s_bad1" || fail "unknown report option: the server changed"
 
 # ---- refusals --------------------------------------------------------------
 refuse() { # $1 what, $2 expected text, then the command

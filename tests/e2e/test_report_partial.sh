@@ -7,7 +7,8 @@
 #     each trace through its own partial, all traces in one partial, a
 #     partial of partials, and partials mixed with traces;
 #   - ranks of one job recorded on simcuda (RANK / WORLD_SIZE), with
-#     --group-by callsite and a --whatif;
+#     --group-by callsite and a --whatif; two ranks as two hosts (clock
+#     pairs an hour apart, NCCL collectives: "Across ranks" from partials);
 # and what a reader of these files must refuse: damaged, cut, foreign or
 # future files, options that contradict the partials', outputs over inputs
 # or traces; an analysis missing from a partial is named, never silent.
@@ -135,7 +136,46 @@ for variant in "" "--group-by callsite" "--whatif sync=cudaDeviceSynchronize" "-
 	done
 	grep -q '"ranks": \[' "$tmp/merged.json" || fail "ranks $variant: not merged as one job"
 done
-grep -q "what-if\|What-if" "$tmp/merged.text" || true
+
+# two hosts' ranks (tests/e2e/multirank, rank 1 under clockshift.so as if on
+# another host: clock pairs an hour apart, NCCL collectives): the report's
+# "Across ranks" (crossrank, merged from each trace's state) from partials
+if [ -x "$B/tests/e2e/multirank" ] && [ -e "$B/tests/libclockshift.so" ]; then
+	mr() { # mr R LD_PRELOAD ENV...
+		local r=$1 pre=$2
+		shift 2
+		(cd "$tmp/mr" && env -u SLURM_JOB_ID -u GPUPHASE_OUTPUT "$@" ASAN_OPTIONS="$asan_opts" \
+			LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			SIMCUDA_CONFIG="$S/tests/e2e/multirank.simcuda" RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 \
+			TORCHELASTIC_RUN_ID=pjob MR_RANK=$r MR_NRANKS=2 MR_SHM="$tmp/mr/shm" MR_ITERS=60 MR_PERIOD_US=8000 \
+			MR_PRE_US=2000,3000 MR_POST_US=500,2000 MR_XFER_US=100 LD_PRELOAD="$pre" "$B/tests/e2e/multirank" \
+			>"$tmp/mr/r$r.out" 2>&1)
+	}
+	mkdir -p "$tmp/mr"
+	head -c 65536 /dev/zero >"$tmp/mr/shm"
+	san_pre=
+	[ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ] && san_pre="$GP_SAN_RUNTIME:"
+	mr 0 "$san_pre$B/lib/libgpuphase.so" &
+	p0=$!
+	mr 1 "$san_pre$B/tests/libclockshift.so:$B/lib/libgpuphase.so" CLOCKSHIFT_RAW_NS=3600123456789 \
+		CLOCKSHIFT_REALTIME_NS=2500000 CLOCKSHIFT_HOST=nodeB &
+	p1=$!
+	wait $p0 && wait $p1 || fail "multirank ranks failed: $(tail -3 "$tmp/mr/r0.out" "$tmp/mr/r1.out")"
+	mrt=("$tmp/mr/gpuphase-pjob/gpuphase-pjob-r0.gpht" "$tmp/mr/gpuphase-pjob/gpuphase-pjob-r1.gpht")
+	for k in 0 1; do
+		"$R" --partial -o "$tmp/mr/r$k.gpp" "${mrt[$k]}" 2>/dev/null || fail "multirank rank $k: --partial"
+	done
+	for fmt in text markdown csv json; do
+		"$R" --format $fmt "${mrt[@]}" >"$tmp/mr/one.$fmt" 2>&1
+		"$R" --format $fmt "$tmp/mr/r0.gpp" "$tmp/mr/r1.gpp" >"$tmp/mr/merged.$fmt" 2>&1
+		cmp -s "$tmp/mr/one.$fmt" "$tmp/mr/merged.$fmt" ||
+			{ fail "two hosts: $fmt differs"; diff "$tmp/mr/one.$fmt" "$tmp/mr/merged.$fmt" | head -6; }
+	done
+	grep -q '^Across ranks' "$tmp/mr/merged.text" && grep -q '"crossrank"' "$tmp/mr/merged.json" ||
+		fail "two hosts: no Across ranks section from partials"
+else
+	fail "tests/e2e/multirank or tests/libclockshift.so is missing (not built?)"
+fi
 
 # --- what a reader refuses --------------------------------------------------------
 cp "$tmp/r0.gpp" "$tmp/good.gpp"
@@ -216,6 +256,7 @@ while off < len(d):
     off += 16 + n
     if tag == struct.unpack("<I", b"TRCE")[0]:
         # the analyses are the trace's last bytes: u64 count, then name, u64 length, bytes
+        # (found from the end: the offset from which they parse to the chunk's end)
         i, end = None, len(body)
         for k in range(len(body) - 8, 0, -1):  # find the count by parsing forward from each candidate
             cnt = struct.unpack_from("<Q", body, k)[0]
@@ -226,9 +267,9 @@ while off < len(d):
                     ln = struct.unpack_from("<I", body, p)[0]; name = body[p + 4:p + 4 + ln]; p += 4 + ln
                     sz = struct.unpack_from("<Q", body, p)[0]; p += 8 + sz
                     ents.append((name, k))
-            except struct.error:
+            except (struct.error, OverflowError):
                 continue
-            if p == end and all(e[0].isascii() and e[0] for e in ents) and ents[-1][0] == b"whatif":
+            if p == end and all(e[0].isascii() and e[0] for e in ents) and b"whatif" in [e[0] for e in ents]:
                 i = k; break
         assert i is not None
         cnt = struct.unpack_from("<Q", body, i)[0]
@@ -249,5 +290,5 @@ grep -q "What-if" "$tmp/out" && fail "left out: the what-if section is still the
 expect 0 "an analysis left out (json)" "$R" --format json "$tmp/nowhatif.gpp"
 grep -q '"partial_left_out": \["whatif"\]' "$tmp/out" || fail "left out: not said in the json report"
 
-echo "test_report_partial: $runs corpus runs and 4 ranks x 4 option sets byte-identical from partials; $fails failures"
+echo "test_report_partial: $runs corpus runs, 4 ranks x 4 option sets and 2 hosts' ranks byte-identical from partials; $fails failures"
 [ "$fails" = 0 ]

@@ -7,7 +7,7 @@
 # --export-dynamic: simcuda finds kernels' host bodies (simcuda_kernel_*) by dlsym.
 GPU_KIT_NVCCFLAGS = -O2 -g -Xcompiler -Wall,-Wextra,-Werror -Xlinker -rpath=$(CUDA_LIBDIR) -Xlinker --export-dynamic
 GPU_KIT_PROGS = $(B)/examples/gpu/launch_storm $(B)/examples/gpu/launch_storm_static \
-                $(B)/examples/gpu/gemm_cublas $(B)/examples/gpu/nvtx_ranges
+                $(B)/examples/gpu/gemm_cublas $(B)/examples/gpu/nvtx_ranges $(B)/examples/gpu/split_waits
 
 $(B)/examples/gpu/launch_storm: examples/gpu/launch_storm.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -25,6 +25,11 @@ $(B)/examples/gpu/gemm_cublas: examples/gpu/gemm_cublas.cu | $(DEPS_STAMP)
 $(B)/examples/gpu/nvtx_ranges: examples/gpu/nvtx_ranges.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(GPU_KIT_NVCCFLAGS) -cudart shared -o $@ $< -ldl
+
+# The host waits the kit times against the report's sync (split/*).
+$(B)/examples/gpu/split_waits: examples/gpu/split_waits.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(GPU_KIT_NVCCFLAGS) -cudart shared -o $@ $<
 
 ALL_TARGETS += $(GPU_KIT_PROGS)
 TESTS       += tests/gpu/test_gpukit_selftest.sh tests/gpu/test_gpu_kit_sim.sh

@@ -32,11 +32,28 @@
 #     train/*              examples/pytorch/train.py under the preload with
 #                          GPUPHASE_WINDOW=skip=20,iters=10, with and without
 #                          --nvtx: aten:: operators named, the window exact.
-#   5 overhead/*           launch_bound (its event-timed launch loop) and
-#                          train.py (step time) bare vs under gpuphase, and
-#                          train.py under torch.profiler (same window): ratios.
+#   5 overhead/matrix/*    launch_bound's event-timed launch loop under each
+#                          capture configuration (gpukit.py MATRIX: hook only,
+#                          CUPTI activity only, + runtime/driver API records
+#                          per cbid or all, + external correlation, + sync
+#                          records, per-thread buffers, buffer size, flush
+#                          period, stacks) against bare, alternated, medians;
+#     overhead/launch_bound  the default mode's ratio (target <= 1.10);
+#     overhead/estimate    the report's self-overhead estimate / the added
+#                          time measured (target 0.75..1.25);
+#     overhead/train       train.py's step time under gpuphase / bare
+#                          (target <= 1.05), torch.profiler's beside it.
 #   6 storm                >= 1M launches: 0 drops at default settings, or the
 #                          report says exactly how many.
+#   7 split/<scenario>     examples/gpu/split_waits (per-step synchronize,
+#                          pageable async copy and cudaFree behind a long
+#                          kernel, a launch loop deeper than the launch
+#                          queue): the report's sync charged to the kernel
+#                          waited for equals the program's own
+#                          CLOCK_MONOTONIC_RAW measurement within 2 % + 20 us
+#                          per timed call, and the verdicts are those the same
+#                          program gets on simcuda, whose report agrees with
+#                          simcuda's truth.
 #
 # In --sim mode every step that does not need real hardware runs against
 # simcuda (LD_LIBRARY_PATH=$B/simcuda); the others print SKIP (sim). Nothing
@@ -49,8 +66,10 @@
 # GPU_KIT_STORM_LAUNCHES (default 1000000; 100000 in --sim),
 # GPU_KIT_EXAMPLES (default "compute_bound launch_bound sync_bound graph_replay"),
 # GPU_KIT_TOL / GPU_KIT_ABS_US (events-vs-trace tolerance, default 1 % + 20 us),
-# GPU_KIT_LAUNCH_OVERHEAD_MAX (default 3.0), GPU_KIT_TRAIN (default
-# examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
+# GPU_KIT_LAUNCH_OVERHEAD_MAX (default 1.10), GPU_KIT_TRAIN_OVERHEAD_MAX
+# (default 1.05), GPU_KIT_MATRIX_REPS (default 5; 2 in --sim),
+# GPU_KIT_MATRIX (names of gpukit.py MATRIX rows to run, default all),
+# GPU_KIT_TRAIN (default examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
 # tree carried to a machine that cannot build), GPU_KIT_REHEARSE=1 (run the
 # GPU path on a machine without one: -arch=native builds, full budget, but
 # the CUDA programs run on simcuda; hardware-only checks then FAIL or SKIP).
@@ -198,7 +217,7 @@ else
 	if [ "$SIM" = 1 ]; then
 		for e in $EXAMPLES; do mk_targets="$mk_targets $B/examples/$e"; done
 		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static"
-		mk_targets="$mk_targets $B/examples/gpu/gemm_cublas $B/examples/gpu/nvtx_ranges"
+		mk_targets="$mk_targets $B/examples/gpu/gemm_cublas $B/examples/gpu/nvtx_ranges $B/examples/gpu/split_waits"
 	fi
 	jobs=$(nproc)
 	[ "$SIM" = 1 ] && [ "$jobs" -gt 2 ] && jobs=2
@@ -245,6 +264,8 @@ if [ "$SIM" = 0 ]; then
 	nvcc_build "$GXB/gemm_cublas" "$SRC/examples/gpu/gemm_cublas.cu" -cudart shared -lcublas &
 	pids="$pids $!"
 	nvcc_build "$GXB/nvtx_ranges" "$SRC/examples/gpu/nvtx_ranges.cu" -cudart shared -ldl &
+	pids="$pids $!"
+	nvcc_build "$GXB/split_waits" "$SRC/examples/gpu/split_waits.cu" -cudart shared &
 	pids="$pids $!"
 	for p in $pids; do wait "$p"; done
 fi
@@ -384,6 +405,11 @@ sim_env() {
 
 SIM_FLAG=()
 [ "$SIM" = 1 ] && SIM_FLAG=(--sim)
+# Timings taken on simcuda (--sim, and a rehearsal) are the simulator's on a
+# shared host: the overhead ratios and the host-wait comparisons are judged
+# as in --sim there (docs/gpu-validation.md).
+SIMTIME_FLAG=()
+[ "$ON_SIMCUDA" = 1 ] && SIMTIME_FLAG=(--sim)
 TOL=${GPU_KIT_TOL:-0.01}
 ABS_US=${GPU_KIT_ABS_US:-20}
 
@@ -537,32 +563,71 @@ elif ! $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() el
 	for c in $train_checks; do
 		result "$c" SKIP - "torch not importable or no CUDA device: $(tail -n 1 "$RD/build/torch-probe.log" | cut -c1-120)"
 	done
-elif have_time 120 $train_checks; then
+elif have_time 150 $train_checks; then
 	python_env
 	base_env=("${RUN_ENV[@]+"${RUN_ENV[@]}"}")
 	RUN_ENV=("${base_env[@]+"${base_env[@]}"}" "GPUPHASE_WINDOW=skip=$WIN_SKIP,iters=$WIN_ITERS")
 	run_prog train.bare bare 240 "$PYTHON" "$WRAP" -- "$TRAIN"
 	run_prog train.preload preload 240 "$PYTHON" "$WRAP" -- "$TRAIN"
 	run_prog train.nvtx nvtx 240 "$PYTHON" "$WRAP" -- "$TRAIN" --nvtx
+	# the richest CUPTI mode on the same window: what the default saves
+	RUN_ENV=("${base_env[@]+"${base_env[@]}"}" "GPUPHASE_WINDOW=skip=$WIN_SKIP,iters=$WIN_ITERS" GPUPHASE_CUPTI=full)
+	run_prog train.full preload 240 "$PYTHON" "$WRAP" -- "$TRAIN"
 	RUN_ENV=("${base_env[@]+"${base_env[@]}"}")
 	run_prog train.torchprof bare 240 "$PYTHON" "$WRAP" --torch-profiler "$WIN_SKIP,$WIN_ITERS" -- "$TRAIN"
 	report_of train.preload
 	report_of train.nvtx --group-by nvtx
-	$GPUKIT train --summary "$SUMMARY" --runs "$RD/runs" --skip "$WIN_SKIP" --iters "$WIN_ITERS" | tee -a "$LOG"
+	DS_ARGS="" report_of train.full
+	$GPUKIT train --summary "$SUMMARY" --runs "$RD/runs" --skip "$WIN_SKIP" --iters "$WIN_ITERS" \
+		--max "${GPU_KIT_TRAIN_OVERHEAD_MAX:-1.05}" | tee -a "$LOG"
 fi
 
-# launch_bound overhead: bare and under the preload, alternated, 3 times each.
+# ---------------------------------------------------------------- 5. overhead matrix
+# launch_bound's event-timed launch loop under each configuration of
+# gpukit.py's MATRIX, against bare: GPU_KIT_MATRIX_REPS repetitions, each a
+# bare run then every configuration, in an order rotated by one each
+# repetition (a drift of the machine spreads over all); ratios of medians.
+# The first repetition's traces get a JSON report (join coverage, the
+# self-overhead estimate); traces are removed once reported.
+log "step 5: overhead matrix (examples/launch_bound)"
 lb=$EXB/launch_bound
+if [ "$SIM" = 1 ]; then MX_REPS=${GPU_KIT_MATRIX_REPS:-2}; else MX_REPS=${GPU_KIT_MATRIX_REPS:-5}; fi
+mx_names=() mx_envs=()
+while read -r mx_name mx_env; do
+	if [ -n "${GPU_KIT_MATRIX:-}" ] && [[ " $GPU_KIT_MATRIX " != *" $mx_name "* ]]; then continue; fi
+	mx_names+=("$mx_name")
+	mx_envs+=("$mx_env")
+done < <($GPUKIT matrix-env)
+mx_n=${#mx_names[@]}
 if [ ! -x "$lb" ]; then
 	result overhead/launch_bound FAIL - "$lb not built"
-elif have_time 30 overhead/launch_bound; then
+elif [ "$mx_n" = 0 ]; then
+	result overhead/launch_bound FAIL - "no matrix configuration (GPU_KIT_MATRIX='${GPU_KIT_MATRIX:-}')"
+elif have_time 40 overhead/launch_bound overhead/estimate; then
 	sim_env launch_bound
-	for i in 1 2 3; do
-		run_prog "ovh.bare.$i" bare 120 "$lb"
-		run_prog "ovh.preload.$i" preload 120 "$lb"
+	[ "$SIM" = 0 ] && RUN_ENV+=(CUDA_MODULE_LOADING=EAGER)
+	mx_base=("${RUN_ENV[@]}")
+	for rep in $(seq 1 "$MX_REPS"); do
+		[ "$(budget_left)" -ge 60 ] || { log "matrix: stopped after $((rep - 1)) repetitions (time budget)"; break; }
+		RUN_ENV=("${mx_base[@]}")
+		run_prog "mx.bare.$rep" bare 60 "$lb"
+		for k in $(seq 0 $((mx_n - 1))); do
+			i=$(((k + rep - 1) % mx_n))
+			id="mx.${mx_names[$i]}.$rep"
+			# shellcheck disable=SC2206 # the configuration's NAME=value words
+			RUN_ENV=("${mx_base[@]}" ${mx_envs[$i]})
+			run_prog "$id" preload 60 "$lb"
+			if [ "$rep" = 1 ] || [ "${mx_names[$i]}" = lean ]; then
+				t=$(trace_of "$id")
+				[ -n "$t" ] && timeout -k 5 60 "$REPORT" --format json "$t" >"$RD/runs/$id/report.json" \
+					2>"$RD/runs/$id/report.err"
+			fi
+			rm -f "$RD/runs/$id"/trace-*.gpht
+		done
 	done
-	$GPUKIT overhead --check overhead/launch_bound --summary "$SUMMARY" --runs "$RD/runs" \
-		--max "${GPU_KIT_LAUNCH_OVERHEAD_MAX:-3.0}" "${SIM_FLAG[@]+"${SIM_FLAG[@]}"}" | tee -a "$LOG"
+	RUN_ENV=("${mx_base[@]}")
+	$GPUKIT matrix --summary "$SUMMARY" --runs "$RD/runs" --max "${GPU_KIT_LAUNCH_OVERHEAD_MAX:-1.10}" \
+		"${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
 fi
 
 # ---------------------------------------------------------------- 6. launch storm
@@ -581,6 +646,42 @@ elif have_time 60 storm; then
 	$GPUKIT kernels --check storm --summary "$SUMMARY" --bare "$RD/runs/storm.bare" \
 		--run "$RD/runs/storm.preload" --kernel storm_tick --expect "$STORM_N" --allow-reported-drops | tee -a "$LOG"
 fi
+
+# ---------------------------------------------------------------- 7. host waits
+# examples/gpu/split_waits: each scenario under the preload (on the GPU), and
+# the same binary on simcuda with its cost model and truth (CUPTI's offset and
+# overhead pinned to 0, as tests/e2e/test_report_e2e.sh does, so the report
+# must agree with the truth exactly): the verdicts to expect.
+log "step 7: host waits (examples/gpu/split_waits)"
+sw=$GXB/split_waits
+SW_CHECK="$PYTHON $SRC/tests/e2e/report_truth_check.py"
+SW_PIN=(SIMCUDA_CUPTI_CLOCK_OFFSET_NS=0 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=0 SIMCUDA_CUPTI_API_OVERHEAD_NS=0
+	SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS=0)
+for sc in step_sync pageable_copy free_after queue_deep; do
+	if [ ! -x "$sw" ]; then
+		result "split/$sc" FAIL - "$sw not built"
+		continue
+	fi
+	if [ ! -e "$B/simcuda/libcudart.so.13" ]; then
+		result "split/$sc" FAIL - "no simcuda in $B (the reference run needs it)"
+		continue
+	fi
+	have_time 20 "split/$sc" || continue
+	RUN_ENV=("LD_LIBRARY_PATH=$CUDA_LDLP")
+	[ "$ON_SIMCUDA" = 1 ] && RUN_ENV+=("SIMCUDA_CONFIG=$SRC/examples/gpu/split_waits.simcuda")
+	[ "$SIM" = 0 ] && RUN_ENV+=(CUDA_MODULE_LOADING=EAGER)
+	run_prog "split.$sc" preload 60 "$sw" "$sc"
+	DS_ARGS="" report_of "split.$sc"
+	RUN_ENV=("LD_LIBRARY_PATH=$B/simcuda${ORIG_LDLP:+:$ORIG_LDLP}" "SIMCUDA_CONFIG=$SRC/examples/gpu/split_waits.simcuda"
+		SIMCUDA_TRUTH=truth.jsonl "${SW_PIN[@]}")
+	run_prog "split.$sc.simcuda" preload 60 "$sw" "$sc"
+	DS_ARGS="" report_of "split.$sc.simcuda"
+	ref=$RD/runs/split.$sc.simcuda
+	$SW_CHECK "$ref/truth.jsonl" "$ref/report.json" >"$ref/truth-check.txt" 2>&1
+	truth_rc=$?
+	$GPUKIT split --check "split/$sc" --summary "$SUMMARY" --scenario "$sc" --run "$RD/runs/split.$sc" \
+		--ref "$ref" --truth-rc "$truth_rc" "${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
+done
 
 # ---------------------------------------------------------------- summary
 case "${GPU_KIT_KEEP_TRACES:-all}" in

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""report_windows_check.py — the stages of a windowed capture against
+simcuda's truth (docs/metrics.md §15, "In a windowed capture"): the stages
+are taken over the capture windows only.
+
+usage: report_windows_check.py TRUTH.jsonl REPORT.json REPORT.txt [warm=KERNEL]
+
+Checks, with the windows the report found (summary.windows):
+  * the listed stages' times add up to the window wall (each stage's time is
+    its part inside the windows), their shares to 1; none is "before
+    window" or has no captured time;
+  * not_captured: between_ns = the gaps between the windows, before_ns = the
+    time from the traced start to the first window;
+  * the text says "over the ... capture window(s) only" and "not captured:";
+  * each stage's dominant operator and its launch + execute = the truth's:
+    the operator with the most launch + execute among the captured calls
+    that began in the stage (launch as report_truth_check.py defines it);
+  * warm=KERNEL: the warm-up stage is the captured part of the run up to the
+    end of the last iteration that ran KERNEL (the truth's synchronize that
+    ended it), within 20 us, and counts the captured iterations that ran it.
+Exit 0 when everything agrees, 1 otherwise (one MISMATCH line each).
+Python 3 standard library only.
+"""
+import json
+import re
+import subprocess
+import sys
+
+REL, ABS_NS = 0.01, 2000
+BLOCKING = {"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer",
+            "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMemset2D", "cudaMemset3D"}
+
+
+def short(names):
+    """The report's short kernel names (demangled, no parameter list)."""
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        out = list(names)
+    return {m: re.sub(r"^.* ", "", f.split("(")[0]) for m, f in zip(names, out)}
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    truth = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    report = json.load(open(sys.argv[2]))
+    text = open(sys.argv[3]).read()
+    opts = dict(a.split("=", 1) for a in sys.argv[4:])
+    s = report["summary"]
+    wins = [(w["start_ns"], w["stop_ns"]) for w in s.get("windows", [])]
+    st = report["analyses"][0]["stages"]
+    items = st["items"]
+    bad = []
+
+    def close(a, b, abs_ns=ABS_NS):
+        return abs(a - b) <= max(REL * abs(b), abs_ns)
+
+    def inside(a, b):
+        return sum(max(0, min(b, y) - max(a, x)) for x, y in wins)
+
+    if not wins:
+        bad.append("no capture windows in the report")
+    names = [i["name"] for i in items]
+    print("windows", len(wins), "wall", s["wall_ns"], "stages", [(i["name"], i["time_ns"]) for i in items],
+          "not captured", st["window"].get("not_captured"))
+    if sum(i["time_ns"] for i in items) != s["wall_ns"]:
+        bad.append(f"stage times add up to {sum(i['time_ns'] for i in items)}, window wall {s['wall_ns']}")
+    if abs(sum(i["share"] for i in items) - 1) > 0.001 * len(items):
+        bad.append(f"stage shares add up to {sum(i['share'] for i in items)}")
+    if "before window" in names or any(i["time_ns"] <= 0 for i in items):
+        bad.append(f"uncaptured stages listed: {names}")
+    for i in items:
+        if i["time_ns"] != inside(i["start_ns"], i["end_ns"]):
+            bad.append(f"{i['name']}: time {i['time_ns']} != its part inside the windows "
+                       f"{inside(i['start_ns'], i['end_ns'])}")
+    nc = st["window"].get("not_captured") or {}
+    gaps = sum(max(0, wins[k][0] - wins[k - 1][1]) for k in range(1, len(wins)))
+    if st["window"].get("windows") != len(wins) or nc.get("between_ns") != gaps:
+        bad.append(f"window: {st['window'].get('windows')} windows, between {nc.get('between_ns')}; "
+                   f"expected {len(wins)}, {gaps}")
+    t0 = min(i["start_ns"] for i in items) if items else 0
+    if items and nc.get("before_ns") is not None and wins and nc["before_ns"] > wins[0][0] - 0:
+        bad.append("before_ns larger than the first window's start")
+    if not re.search(r"over the (\d+ )?capture windows? only", text) or "not captured:" not in text:
+        bad.append("text: no 'over the capture window(s) only' / 'not captured:' line")
+    # dominant operators against the truth
+    apis = {t["corr"]: t for t in truth if t["type"] == "api" and inside(t["start"], t["start"] + 1)}
+    ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and t.get("api_corr") in apis]
+    own_block = {}
+    ends = {t["corr"]: t["end"] for t in truth if t["type"] in ("kernel", "memcpy", "memset")}
+    for t in truth:
+        if t["type"] == "sync" and t["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full") \
+                and t["api_corr"] in apis:
+            end = t["end"]
+            if t["kind"] == "queue_full" and t["waited_corr"] in ends:
+                # a full queue's wait ends when the op that freed the slot
+                # ended (report_truth_check.py, metrics.md §3)
+                end = max(t["start"], min(end, ends[t["waited_corr"]]))
+            own_block[t["api_corr"]] = own_block.get(t["api_corr"], 0) + end - t["start"]
+    kn = short(sorted({o["name"] for o in ops if o["type"] == "kernel"}))
+    per = {}
+    for o in ops:
+        a = apis[o["api_corr"]]
+        name = kn[o["name"]] if o["type"] == "kernel" else (
+            "memcpy " + o.get("kind", "") if o["type"] == "memcpy" else "memset")
+        ex = o["end"] - o["start"]
+        launch = a["end"] - a["start"] - (ex if a["name"] in BLOCKING or (
+            o["type"] == "memcpy" and "Async" in a["name"] and a["end"] >= o["end"]) else 0)
+        launch = max(0, launch - own_block.get(a["corr"], 0))
+        for i in items:
+            if i["start_ns"] <= a["start"] < i["end_ns"]:
+                k = (i["name"], name)
+                per[k] = per.get(k, [0, 0])
+                per[k][0] += launch + ex
+                per[k][1] += 1
+    for i in items:
+        want = max(((v[0], n, v[1]) for (sn, n), v in per.items() if sn == i["name"]), default=None)
+        d = i["dominant_operator"]
+        if want is None:
+            if d:
+                bad.append(f"{i['name']}: dominated by {d['name']}, the truth has no op in it")
+            continue
+        if not d or d["name"] != want[1] or not close(d["ns"], want[0], ABS_NS * want[2]):
+            bad.append(f"{i['name']}: dominated by {d and (d['name'], d['ns'])}, truth {want[1]} {want[0]}")
+        else:
+            print(f"{i['name']}: dominated by {d['name']} {d['ns']} (truth {want[0]})")
+    # warm-up
+    if "warm" in opts:
+        k = opts["warm"]
+        syncs = sorted(t["end"] for t in truth if t["type"] == "api" and t["name"] == "cudaDeviceSynchronize")
+        warm_calls = [t for t in truth if t["type"] == "api" and t["corr"] in
+                      {o["api_corr"] for o in truth if o["type"] == "kernel" and re.search(k, o["name"])}]
+        last = max(a["start"] for a in warm_calls)
+        settle = min(e for e in syncs if e > last)  # the synchronize ending the last warm iteration
+        want = inside(0, settle)
+        got = next((i for i in items if i["name"] == "warm-up"), None)
+        nwarm = sum(1 for a in warm_calls if inside(a["start"], a["start"] + 1))
+        if want < 20000:
+            if got:
+                bad.append(f"warm-up {got['time_ns']} listed; the windows hold {want} ns of it")
+        elif not got or abs(got["time_ns"] - want) > 20000:
+            bad.append(f"warm-up {got and got['time_ns']} != the captured part of it {want} (within 20 us)")
+        elif got["count"] != nwarm:
+            bad.append(f"warm-up counts {got['count']} iterations, {nwarm} captured ran {k}")
+        else:
+            print(f"warm-up {got['time_ns']} (truth {want}), {got['count']} iterations")
+    for b in bad:
+        print("MISMATCH " + b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# test_report_windows.sh — capture windows against simcuda's truth
+# (docs/metrics.md §6, §7, §15): with GPUPHASE_WINDOW (iterations, repeated
+# iterations, a time window, the runtime trigger) and the profiler marker
+# (cudaProfilerStart/Stop), every phase over the calls made inside the
+# windows, wall = the windows' summed length, GPU idle within it, no
+# iteration without ops (report_truth_check.py), and the stages taken over
+# the windows only: their times the parts inside the windows, adding up to
+# the window wall, what was not captured said apart, each stage's dominant
+# operator and its time equal to the truth's, and the warm-up the captured
+# part of the run's warm-up (report_windows_check.py).
+#   iters     analyses_run, skip=3,iters=10: the window holds the end of the
+#             warm-up (warm_k's iterations) and the start of the steady state
+#   repeat    analyses_run, skip=2,iters=3,repeat=3: the first window all
+#             warm-up, the others steady
+#   time      sync_bound, delay=5ms,duration=8ms
+#   profiler  report_profiler, GPUPHASE_ITER_MARKER=profiler: three
+#             Start..Stop ranges with uncaptured work before and between
+#   all       report_realcuda with every real-CUDA behaviour, jitter and an
+#             awkward CUPTI, windowed (skip=15,iters=7)
+#   trigger   the example server, GPUPHASE_WINDOW=trigger, triggered twice
+#             (`gpuphase trigger PID --iters N`) while clients send requests
+# Timing-sensitive runs (a loaded host can stall an iteration and move the
+# warm-up's end) retry up to 3 times.
+# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1
+# keeps the files.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+for f in "$R" "$B/bin/gpuphase" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/sync_bound" \
+	"$B/tests/e2e/analyses_run" "$B/tests/e2e/report_profiler" "$B/examples/server" "$B/examples/server_client"; do
+	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
+done
+tmp=$(mktemp -d /tmp/gp_report_windows.XXXXXX)
+srv=""
+cleanup() {
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
+fi
+# CUPTI pinned to the kind one (as test_report_e2e.sh): the windows are what
+# is tested here, the awkward CUPTI in test_report_cupti_awkward.sh
+PIN="SIMCUDA_CUPTI_CLOCK_OFFSET_NS=0 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=0 SIMCUDA_CUPTI_API_OVERHEAD_NS=0"
+PIN="$PIN SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS=0"
+
+# check NAME [warm=KERNEL]: the reports of $tmp/NAME.gpht against the truth
+check() {
+	local name=$1
+	shift
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" &&
+		"$R" "$tmp/$name.gpht" >"$tmp/$name.txt" 2>>"$tmp/$name.err" ||
+		{ echo "$name: report failed: $(head -2 "$tmp/$name.err")"; return 1; }
+	echo "--- $name"
+	QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "$tmp/$name.json" \
+		>"$tmp/$name.check" ||
+		{ grep MISMATCH "$tmp/$name.check"; return 1; }
+	grep '^windows' "$tmp/$name.check"
+	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@"
+}
+
+# run NAME PROGRAM MODEL ENV... -- CHECK-ARGS...
+run() {
+	local name=$1 prog=$2 model=$3
+	shift 3
+	local envs=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	rm -f "$tmp/$name".*
+	# shellcheck disable=SC2086 # PIN is a list of words
+	(cd "$tmp" && env $PIN "${envs[@]}" ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" \
+		LD_LIBRARY_PATH="$B/simcuda" SIMCUDA_CONFIG="$model" SIMCUDA_TRUTH="$tmp/$name.truth" \
+		GPUPHASE_OUTPUT="$tmp/$name.gpht" "$prog" >"$tmp/$name.out" 2>&1) ||
+		{ echo "$name: program failed: $(tail -2 "$tmp/$name.out")"; return 1; }
+	check "$name" "$@"
+}
+
+# retry NAME COMMAND...: up to 3 runs
+retry() {
+	local name=$1 ok=0
+	shift
+	for attempt in 1 2 3; do
+		"$@" && { ok=1; break; }
+		echo "($name: attempt $attempt disagreed)"
+	done
+	[ "$ok" = 1 ] || fail "$name: the report disagrees with the truth over the capture windows in 3 runs"
+}
+
+AR=$B/tests/e2e/analyses_run
+ARM=$S/tests/e2e/analyses_run.simcuda
+retry iters run iters "$AR" "$ARM" GPUPHASE_WINDOW=skip=3,iters=10 -- warm=warm_k
+retry repeat run repeat "$AR" "$ARM" GPUPHASE_WINDOW=skip=2,iters=3,repeat=3 -- warm=warm_k
+retry time run time "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda" GPUPHASE_WINDOW=delay=5ms,duration=8ms --
+retry profiler run profiler "$B/tests/e2e/report_profiler" "$S/tests/e2e/report_profiler.simcuda" \
+	GPUPHASE_ITER_MARKER=profiler --
+# everything at once: the real-CUDA behaviours of report_realcuda (pageable
+# copies, implicit syncs, a full launch queue), jitter, CUPTI as awkward as
+# the real one (records late and interleaved, its clock off the host's by
+# 3 us and 2 ppm: SLACK), in a window over the end of its first loop, its
+# second and its GPU-bound third
+SLACK=5000 retry all run all "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" \
+	SIMCUDA_CUPTI_DELIVERY_DELAY_NS=300000000 SIMCUDA_CUPTI_CLOCK_OFFSET_NS=3000 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=2 \
+	SIMCUDA_EXEC_JITTER_PCT=10 SIMCUDA_SEED=7 GPUPHASE_STACKS=sync GPUPHASE_WINDOW=skip=15,iters=7 --
+
+# trigger: the server, triggered twice while clients send requests
+trigger() {
+	local name=trigger sock=$tmp/srv.sock ctl=$tmp/ctl pid=""
+	rm -f "$tmp/$name".* "$sock"
+	# shellcheck disable=SC2086 # PIN is a list of words
+	env $PIN ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$S/examples/server/server.simcuda" SIMCUDA_TRUTH="$tmp/$name.truth" \
+		GPUPHASE_OUTPUT="$tmp/$name.gpht" GPUPHASE_WINDOW=trigger GPUPHASE_CONTROL_DIR="$ctl" \
+		"$B/examples/server" "$sock" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	srv=$!
+	for _ in $(seq 1 600); do
+		pid=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$tmp/$name.err")
+		[ -n "$pid" ] && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$pid" ] || { echo "trigger: server did not start: $(tail -2 "$tmp/$name.err")"; return 1; }
+	"$B/examples/server_client" "$sock" -n 10 >/dev/null 2>&1 || { echo "trigger: client failed"; return 1; }
+	local ok=0
+	for _ in $(seq 1 200); do # the library opens its socket on its own thread
+		"$B/bin/gpuphase" trigger "$pid" --iters 20 >/dev/null 2>&1 && { ok=1; break; }
+		sleep 0.05
+	done
+	[ "$ok" = 1 ] || { echo "trigger: gpuphase trigger failed"; return 1; }
+	"$B/examples/server_client" "$sock" -n 30 >/dev/null 2>&1 &&
+		"$B/bin/gpuphase" trigger "$pid" --iters 15 >/dev/null 2>&1 &&
+		"$B/examples/server_client" "$sock" -n 25 >/dev/null 2>&1 &&
+		"$B/examples/server_client" "$sock" -n 0 --quit >/dev/null 2>&1 ||
+		{ echo "trigger: clients or the second trigger failed"; return 1; }
+	wait "$srv" || { echo "trigger: server failed: $(tail -2 "$tmp/$name.err")"; srv=""; return 1; }
+	srv=""
+	check "$name" || return 1
+	python3 - "$tmp/$name.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+n, it = len(s.get("windows", [])), len(json.load(open(sys.argv[1]))["iterations"]["items"])
+print(f"trigger: {n} windows, {it} iterations listed")
+sys.exit(0 if n == 2 and it <= 35 else 1)
+PY
+}
+retry trigger trigger
+
+[ "$fails" = 0 ] && echo "test_report_windows.sh: all checks passed"
+[ "$fails" = 0 ]

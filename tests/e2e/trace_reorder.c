@@ -1,0 +1,161 @@
+/*
+ * trace_reorder.c — rewrite a trace with CUPTI's queue-full records
+ * (GP_REC_OVERHEAD, GP_OVH_COMMAND_BUFFER_FULL) delivered late, for the
+ * report's tests (tests/e2e/test_report_queue_late.sh): the report must apply
+ * such a record even when its call's op was folded before it came
+ * (docs/metrics.md §3, late records). simcuda always writes the record before
+ * its call's API record, as CUPTI does in one thread's buffer; this is the
+ * order a client sees when buffers of different threads and kinds complete
+ * seconds apart.
+ *
+ *   trace_reorder IN OUT LATE
+ *
+ * Every COMMAND_BUFFER_FULL record moves LATE record groups later (to the
+ * end of the data when fewer follow), those moved past the same point
+ * keeping their order reversed (reordered among themselves too); every other
+ * group keeps its place. The header is copied, the data written as raw
+ * (uncompressed) blocks of at most 4096 slots, the footer rebuilt with the
+ * new block count (docs/format.md). Exit 0, or 1 with a message.
+ * Single-threaded; the whole trace is held in memory (test traces are small).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_file.h"
+#include "gp_format.h"
+#include "gp_reader.h"
+
+struct group {
+	size_t off;     /* first slot in the copy */
+	uint32_t n;
+	size_t key;     /* sort key: position x 2 (+1 for a moved record) */
+	size_t tie;     /* among moved records at one key: reversed        */
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->tie < y->tie ? 1 : x->tie > y->tie ? -1 : 0;
+}
+
+static int put_block(FILE *f, uint32_t magic, uint64_t seq, const void *p, uint32_t nslots, uint32_t len)
+{
+	struct gp_block_header h = { .magic = magic, .seq = seq, .nslots = nslots, .stored_len = len, .raw_len = len };
+	h.crc = gp_crc32c(gp_crc32c(0, &h, offsetof(struct gp_block_header, crc)), p, len);
+	return fwrite(&h, sizeof h, 1, f) == 1 && fwrite(p, 1, len, f) == len ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: trace_reorder IN OUT LATE\n");
+		return 1;
+	}
+	size_t late = strtoull(argv[3], NULL, 10);
+	char err[512];
+	struct gp_reader *r;
+	if (gp_reader_open(argv[1], &r, err, sizeof err) < 0) {
+		fprintf(stderr, "trace_reorder: %s\n", err);
+		return 1;
+	}
+	union gp_rec *slots = NULL;
+	struct group *g = NULL;
+	size_t nslots = 0, capslots = 0, ng = 0, capg = 0, moved = 0;
+	const union gp_rec *rec;
+	uint32_t n;
+	int rc;
+	while ((rc = gp_reader_next(r, &rec, &n, err, sizeof err)) == 1) {
+		if (nslots + n > capslots) {
+			capslots = (nslots + n) * 2;
+			slots = realloc(slots, capslots * sizeof *slots);
+		}
+		if (ng == capg) {
+			capg = capg ? capg * 2 : 4096;
+			g = realloc(g, capg * sizeof *g);
+		}
+		if (!slots || !g) {
+			fprintf(stderr, "trace_reorder: out of memory\n");
+			return 1;
+		}
+		memcpy(slots + nslots, rec, n * sizeof *slots);
+		g[ng] = (struct group){ nslots, n, 2 * ng, ng };
+		if (rec->type == GP_REC_OVERHEAD && rec->overhead.kind == GP_OVH_COMMAND_BUFFER_FULL) {
+			g[ng].key = 2 * (ng + late) + 1;
+			moved++;
+		}
+		nslots += n;
+		ng++;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "trace_reorder: %s\n", err);
+		return 1;
+	}
+	const struct gp_trace_end *end = gp_reader_end(r);
+	if (!end->complete) {
+		fprintf(stderr, "trace_reorder: %s has no footer\n", argv[1]);
+		return 1;
+	}
+	qsort(g, ng, sizeof *g, cmp_group);
+	/* the header, as it is */
+	FILE *in = fopen(argv[1], "rb"), *out = fopen(argv[2], "wb");
+	unsigned char hb[24];
+	if (!in || !out || fread(hb, 1, sizeof hb, in) != sizeof hb) {
+		fprintf(stderr, "trace_reorder: cannot copy the header: %s\n", strerror(errno));
+		return 1;
+	}
+	uint32_t hlen;
+	memcpy(&hlen, hb + 20, 4);
+	unsigned char *hdr = malloc(hlen);
+	rewind(in);
+	if (!hdr || fread(hdr, 1, hlen, in) != hlen || fwrite(hdr, 1, hlen, out) != hlen) {
+		fprintf(stderr, "trace_reorder: cannot copy the header\n");
+		return 1;
+	}
+	/* the data, in blocks of whole groups */
+	union gp_rec *blk = malloc(GP_BLOCK_MAX_SLOTS * sizeof *blk);
+	uint64_t seq = 0;
+	uint32_t nb = 0;
+	for (size_t i = 0; i <= ng; i++) {
+		if (nb && (i == ng || nb + g[i].n > GP_BLOCK_TARGET_SLOTS)) {
+			if (put_block(out, GP_BLOCK_MAGIC, seq++, blk, nb, nb * (uint32_t)sizeof *blk)) {
+				fprintf(stderr, "trace_reorder: write failed\n");
+				return 1;
+			}
+			nb = 0;
+		}
+		if (i < ng) {
+			memcpy(blk + nb, slots + g[i].off, g[i].n * sizeof *blk);
+			nb += g[i].n;
+		}
+	}
+	/* the footer: the counts read, the new block count */
+	struct gp_footer_entry fe[GP_FOOTER_MAX_ENTRIES];
+	uint32_t nf = 0;
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, end->records };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_BLOCKS, 0, seq };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_RING, 0, end->dropped_ring };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_CUPTI, 0, end->dropped_cupti };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_WRITE_ERRORS, 0, end->write_errors };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_END_REASON, 0, (uint64_t)(int64_t)end->end_reason };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_LOST_AFTER_STOP, 0, end->lost_after_stop };
+	for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
+		if (end->footer_records[t])
+			fe[nf++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0, end->footer_records[t] };
+	if (put_block(out, GP_FOOTER_MAGIC, seq, fe, nf, nf * (uint32_t)sizeof *fe) || fclose(out)) {
+		fprintf(stderr, "trace_reorder: write failed\n");
+		return 1;
+	}
+	fclose(in);
+	gp_reader_close(r);
+	printf("trace_reorder: %zu of %zu record groups moved %zu later\n", moved, ng, late);
+	free(slots);
+	free(g);
+	free(hdr);
+	free(blk);
+	return 0;
+}
