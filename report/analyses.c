@@ -15,7 +15,8 @@
 	X(host)             \
 	X(trends)           \
 	X(graphs)           \
-	X(whatif)
+	X(whatif)           \
+	X(copies)
 
 #define GP_ANALYSES_DECLARE(name) extern const struct gp_analysis gp_analysis_##name;
 #define GP_ANALYSES_ENTRY(name) &gp_analysis_##name,

@@ -689,6 +689,17 @@ size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t
 	return n;
 }
 
+int gp_an_device(const struct gp_an *an, unsigned d, struct gp_an_device *out)
+{
+	if (d >= 256 || !an->dev[d].present)
+		return -ENOENT;
+	out->name = gp_an_string(an, an->dev[d].name);
+	out->cc_major = an->dev[d].ccmaj;
+	out->cc_minor = an->dev[d].ccmin;
+	out->sm_count = an->dev[d].sms;
+	return 0;
+}
+
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid)
 {
 	return gp_join_os_tid(an, cupti_tid);

@@ -234,6 +234,14 @@ uint64_t gp_an_record_count(const struct gp_an *an, unsigned type);
  * iteration number, in time order): *starts and *nums malloc'd (the caller
  * frees them; NULL when there is none). Returns the count, 0 on ENOMEM. */
 size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t **nums);
+/* What the trace's GP_REC_DEVICE record says of device d (known after pass
+ * 1): 0 and *out filled, or -ENOENT when it has none for d. out->name is
+ * its text (NULL when the string is missing), valid while the strings are. */
+struct gp_an_device {
+	const char *name;
+	uint32_t cc_major, cc_minor, sm_count;
+};
+int gp_an_device(const struct gp_an *an, unsigned d, struct gp_an_device *out);
 /* Name of an API id of a given domain (GP_REC_*_API), or NULL. */
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id);
 

@@ -21,7 +21,7 @@ $(B)/tests/cli_app_static: tests/e2e/cli_app.cu | $(DEPS_STAMP)
 # like the examples, run under the profiler by the shell tests below.
 E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_multistream \
                    $(B)/tests/e2e/report_realcuda \
-                   $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs
+                   $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs $(B)/tests/e2e/counters_run
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -45,6 +45,9 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh
+# Copies' bandwidth against the link peaks, and the hardware counters
+# (simcuda's CUPTI profiling API): roofline verdicts against the truth.
+TESTS += tests/e2e/test_counters_e2e.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found, native

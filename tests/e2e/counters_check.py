@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""counters_check.py — checks the report's copy-bandwidth and roofline
+analyses against simcuda's ground truth (SIMCUDA_TRUTH JSONL). Called by
+tests/e2e/test_counters_e2e.sh:
+
+  counters_check.py copies TRUTH REPORT.json
+
+copies: for every copy kind (and sets) the truth holds, the report's
+achieved_gbps = the truth's bytes / GPU time (within 1 %: CUPTI's clock
+drift and the JSON's 6 significant digits), its count and bytes exact, and
+share_of_peak = achieved x traffic / the H200 row's peak (PCIe 5.0 x16
+63 GB/s each way; device memory 4800 GB/s, twice the bytes for a
+device-to-device copy). Prints one line per check; exit status 1 if any
+failed.
+"""
+import json
+import sys
+
+fails = 0
+
+
+def check(ok, what):
+    global fails
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        fails += 1
+
+
+def close(got, want, rel=0.01):
+    return got is not None and abs(got - want) <= rel * abs(want)
+
+
+def truth(path):
+    return [json.loads(line) for line in open(path) if line.strip()]
+
+
+def analysis(report, name):
+    for item in report["analyses"]:
+        if name in item:
+            return item[name]
+    return None
+
+
+PEAK = {"HtoD": (63.0, 1), "DtoH": (63.0, 1), "DtoD": (4800.0, 2), "memset": (4800.0, 1)}
+
+
+def copies(truth_path, report_path):
+    ev = truth(truth_path)
+    rep = json.load(open(report_path))
+    rows = analysis(rep, "copy_bandwidth")
+    check(rows is not None, "the report has a copy_bandwidth analysis")
+    if rows is None:
+        return
+    want = {}
+    for e in ev:
+        if e["type"] not in ("memcpy", "memset"):
+            continue
+        k = e["kind"] if e["type"] == "memcpy" else "memset"
+        w = want.setdefault(k, [0, 0, 0])
+        w[0] += 1
+        w[1] += e["bytes"]
+        w[2] += e["end"] - e["start"]
+    for k, (n, b, t) in sorted(want.items()):
+        name = "memset" if k == "memset" else "memcpy " + k
+        row = [r for r in rows if r["name"] == name]
+        check(len(row) == 1, f"{name}: one row")
+        if len(row) != 1:
+            continue
+        r = row[0]
+        check(r["count"] == n and r["bytes"] == b, f"{name}: {r['count']} ops, {r['bytes']} bytes (truth {n}, {b})")
+        g = b / t
+        check(close(r["achieved_gbps"], g), f"{name}: achieved {r['achieved_gbps']} GB/s (truth {g:.4f})")
+        peak, traffic = PEAK[k]
+        check(r["link_peak_gbps"] == peak and r["traffic_per_byte"] == traffic and r["peak_source"] == "H200",
+              f"{name}: link peak {r['link_peak_gbps']} GB/s x{r['traffic_per_byte']} from {r['peak_source']}")
+        check(close(r["share_of_peak"], g * traffic / peak),
+              f"{name}: share of peak {r['share_of_peak']} (truth {g * traffic / peak:.5f})")
+    check(len(rows) == len(want), f"{len(rows)} rows for {len(want)} kinds in the truth")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "copies":
+        copies(sys.argv[2], sys.argv[3])
+    else:
+        print("usage: counters_check.py copies TRUTH REPORT.json")
+        sys.exit(2)
+    sys.exit(1 if fails else 0)
