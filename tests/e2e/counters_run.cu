@@ -19,7 +19,7 @@
 #define NCOPY 4
 #define ITERS 12
 #define N (1 << 22)
-#define REPS 4096
+#define REPS 65536
 
 #define CK(call)                                                                                   \
 	do {                                                                                       \
