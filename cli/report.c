@@ -27,7 +27,7 @@ static int gp_report_values(const char *a)
 {
 	static const char *const one[] = { "--format", "--sort", "--top", "--group-by", "--filter", "--thresholds",
 					   "--outlier-factor", "--straggler-pct", "-o", "--output", "--fail-above",
-					   "--cv-pct", "--phase", "--min-delta", NULL };
+					   "--cv-pct", "--phase", "--min-delta", "--counter-targets", NULL };
 	if (strchr(a, '='))
 		return 0;
 	if (!strcmp(a, "--export"))

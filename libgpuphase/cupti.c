@@ -275,6 +275,8 @@ static void gp_cupti_convert(const CUpti_Activity *a)
 		r.kernel.corr = k->correlationId;
 		r.kernel.name = gp_cupti_intern(k->name);
 		gp_collector_emit(&r, 1);
+		if (gp_counters_on && k->end > k->start) /* top=N: warm-up GPU time per kernel */
+			gp_counters_kernel_time(k->name, k->end - k->start);
 		if (k->graphId)
 			gp_cupti_graph(k->graphId, k->graphNodeId, k->correlationId);
 		break;
@@ -416,9 +418,14 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
 						   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
 		gp_graphs_callback(cbid, data); /* graphs.c: capture-time node mapping */
-	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
-		 gp_cupti_registered)
-		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+		gp_counters_context(((const CUpti_ResourceData *)data)->context, 1);
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		if (gp_counters_on)
+			gp_counters_context(((const CUpti_ResourceData *)data)->context, 0);
+		if (gp_cupti_registered)
+			gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	}
 	errno = saved;
 }
 
@@ -483,6 +490,10 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	}
 	gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
 				    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	/* GPUPHASE_COUNTERS: the profiler (counters.c) and the context it needs */
+	if (cfg->counters != GP_COUNTERS_OFF && gp_counters_open(lib) == 0)
+		gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
+					    CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	if (gp_graphs_open(lib) == 0) {
 		gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
 					    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);

@@ -15,6 +15,7 @@
  *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
  *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
  *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
+ *   counters.c hardware counters of sampled launches (CUPTI range profiler)
  *
  * Errors inside the library are 0 / -errno; nothing here exits or aborts.
  */
@@ -215,6 +216,26 @@ void gp_cupti_forget(void);
 enum gp_api_class gp_cupti_classify(int driver, unsigned cbid);
 const char *gp_cupti_cbid_name(int driver, unsigned cbid);
 
+/* ---- counters.c -------------------------------------------------------- */
+/* GPUPHASE_COUNTERS asked for and still possible: hooks bracket launches
+ * (relaxed reads; set once by gp_counters_open, cleared on a failure). */
+extern int gp_counters_on;
+/* Look up CUDA 13's profiler in the CUPTI library cupti.c opened (before
+ * the trace exists). 0 or -ENOSYS (gp_counters_unavailable says why). */
+int gp_counters_open(void *cupti_lib);
+/* Why gp_counters_open refused, or NULL. */
+const char *gp_counters_unavailable(void);
+/* RESOURCE callbacks: a context was created (1) or is being destroyed (0). */
+void gp_counters_context(void *ctx, int created);
+/* CUPTI's kernel records (top=N): GPU time of kernel `name` in the warm-up. */
+void gp_counters_kernel_time(const char *name, uint64_t ns);
+/* A launch hook around its real call: begin before it (op: the hook's op
+ * id, 0 when outside the window: never sampled) returns a token for end
+ * (launched: the call succeeded); 2 = this launch is sampled and replayed. */
+int gp_counters_begin(const void *func, uint32_t op);
+void gp_counters_end(int token, int launched);
+/* Fork child: forget CUPTI and the locks. */
+void gp_counters_forget(void);
 /* ---- window.c ---------------------------------------------------------- */
 
 extern int gp_window_on; /* capturing now (relaxed reads in hooks)           */

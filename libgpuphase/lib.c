@@ -184,6 +184,20 @@ static int gp_lib_start(void)
 		strcpy(host, "unknown");
 	gp_lib_cmdline(cmd, sizeof cmd);
 	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)getpid());
+	/* CUPTI first: its subscription must see the context the runtime's
+	 * first calls may create (counters.c needs the CUcontext of the
+	 * RESOURCE callback), and its clock is registered before any CUDA work */
+	const char *why = NULL;
+	int cres = 0, cupti_rc = -EPERM;
+	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
+		cupti_rc = gp_lib_attach->cupti_rc;
+		why = gp_lib_attach->why;
+		cres = gp_lib_attach->cres;
+	} else if (gp_cfg.cupti)
+		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
+	else
+		why = "disabled by GPUPHASE_CUPTI=0";
+
 	rtv[0] = drv[0] = 0;
 	if (gp_lib_preloaded) {
 		/* Off the hot path and never from a constructor: this is the first
@@ -197,17 +211,6 @@ static int gp_lib_start(void)
 		if ((fn = (int (*)(int *))gp_resolve_real("cudaDriverGetVersion", &real_drv)) && fn(&v) == 0)
 			snprintf(drv, sizeof drv, "%d", v);
 	}
-
-	const char *why = NULL;
-	int cres = 0, cupti_rc = -EPERM;
-	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
-		cupti_rc = gp_lib_attach->cupti_rc;
-		why = gp_lib_attach->why;
-		cres = gp_lib_attach->cres;
-	} else if (gp_cfg.cupti)
-		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
-	else
-		why = "disabled by GPUPHASE_CUPTI=0";
 
 	int rc = gp_config_expand(gp_cfg.output, (long)getpid(), host, gp_config_rank(environ), time(NULL), path,
 				  sizeof path);
@@ -235,6 +238,8 @@ static int gp_lib_start(void)
 		kv[nkv++] = (struct gp_kv){"cuda_driver", drv};
 	if (gp_cfg.stacks != GP_STACKS_OFF)
 		kv[nkv++] = (struct gp_kv){"stack_depth", depth};
+	if (gp_cfg.counters != GP_COUNTERS_OFF)
+		kv[nkv++] = (struct gp_kv){"counters", gp_cfg.counters_text};
 	/* which job this process belongs to: the report merges only the traces
 	 * of one job (docs/metrics.md §9) */
 	static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
@@ -279,6 +284,11 @@ static int gp_lib_start(void)
 	} else {
 		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
 	}
+	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
+		gp_lib_status(GP_STATUS_COUNTERS, -1,
+			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
+			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
+						  : gp_counters_unavailable());
 	if (!gp_lib_preloaded)
 		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
 			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
@@ -473,6 +483,7 @@ static void gp_lib_atfork_child_work(void)
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
 	gp_cupti_forget();
+	gp_counters_forget();
 	gp_window_forget();
 	gp_hostload_forget();
 	gp_resolve_forget();

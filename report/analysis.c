@@ -37,7 +37,7 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	const uint32_t gpu = GP_AN_TYPE(GP_REC_KERNEL) | GP_AN_TYPE(GP_REC_MEMCPY) | GP_AN_TYPE(GP_REC_MEMSET);
 	an->cfg.rec_types[0] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_MARKER) | GP_AN_TYPE(GP_REC_STATUS) |
 						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW) |
-						 GP_AN_TYPE(GP_REC_OVERHEAD)
+						 GP_AN_TYPE(GP_REC_OVERHEAD) | GP_AN_TYPE(GP_REC_COUNTER)
 					       : 0;
 	an->cfg.rec_types[1] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_GRAPH_NODE) |
 						 GP_AN_TYPE(GP_REC_STACK_REF)
@@ -365,6 +365,16 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_MARKER:
 		gp_an_scan1_marker(an, &r->marker, &v);
 		break;
+	case GP_REC_COUNTER: /* a launch replayed for its counters: never an op */
+		if (r->counter.op)
+			gp_an_fail(an, gp_map_put(&an->replayed, r->counter.op, 1));
+		v.counter.metric = r->counter.metric;
+		v.counter.device = r->counter.device;
+		v.counter.op = r->counter.op;
+		v.counter.name = r->counter.name;
+		v.counter.sample = r->counter.sample;
+		v.counter.value = r->counter.value;
+		break;
 	case GP_REC_OVERHEAD:
 		v.overhead.kind = r->overhead.kind;
 		v.overhead.tid = r->overhead.tid;
@@ -689,6 +699,13 @@ size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t
 	return n;
 }
 
+uint64_t gp_an_replayed(const struct gp_an *an, uint64_t *ns)
+{
+	if (ns)
+		*ns = an->replayed_ns;
+	return an->replayed_ops;
+}
+
 int gp_an_device(const struct gp_an *an, unsigned d, struct gp_an_device *out)
 {
 	if (d >= 256 || !an->dev[d].present)
@@ -723,6 +740,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->symnames);
 	free(an->modules);
 	gp_map_free(&an->drops);
+	gp_map_free(&an->replayed);
 	free(an->marks);
 	free(an->wins);
 	gp_sync_free(&an->sync);

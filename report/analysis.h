@@ -157,6 +157,14 @@ struct gp_an_rec {
 		struct {           /* GP_REC_STACK_REF                                */
 			uint32_t op, stack;
 		} stack_ref;
+		struct {           /* GP_REC_COUNTER: a hardware counter (pass 1)     */
+			uint8_t metric; /* enum gp_counter_metric                         */
+			uint8_t device;
+			uint32_t op;   /* hook op id of the replayed launch, 0 = a peak    */
+			uint32_t name; /* string id of the kernel name                     */
+			uint32_t sample;
+			double value;
+		} counter;
 	};
 };
 
@@ -242,6 +250,10 @@ struct gp_an_device {
 	uint32_t cc_major, cc_minor, sm_count;
 };
 int gp_an_device(const struct gp_an *an, unsigned d, struct gp_an_device *out);
+/* After pass 2: the launches replayed for hardware counters (their hook op
+ * id has GP_REC_COUNTER records) that were left out of every aggregate,
+ * and their GPU time (*ns may be NULL). */
+uint64_t gp_an_replayed(const struct gp_an *an, uint64_t *ns);
 /* Name of an API id of a given domain (GP_REC_*_API), or NULL. */
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id);
 

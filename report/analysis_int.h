@@ -304,6 +304,10 @@ struct gp_an {
 	/* totals */
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
 	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
+	/* launches CUPTI's range profiler replayed for their counters (hook op
+	 * ids of GP_REC_COUNTER records, pass 1): never folded (join.c) */
+	struct gp_map replayed;
+	uint64_t replayed_ops, replayed_ns;
 	uint64_t hooks_unjoined_cls[GP_API_CLASS_COUNT], api_unjoined_cls[GP_API_CLASS_COUNT];
 	uint64_t launch, queue, exec, busy_sum;
 };

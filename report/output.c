@@ -181,6 +181,8 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 		"counts", rep->records, rep->ops, rep->ops_joined, 100.0 * rep->join_coverage);
 	if (rep->launches_captured) /* metrics.md §1: enqueue nothing, so in no op */
 		fprintf(f, "%" PRIu64 " launches captured into CUDA graphs, ", rep->launches_captured);
+	if (rep->ops_replayed) /* metrics.md §20: their time is the replay's */
+		fprintf(f, "%" PRIu64 " launches replayed for counters (left out), ", rep->ops_replayed);
 	fprintf(f, "%" PRIu64 " dropped\n", rep->dropped_records);
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, "%s%-14s host CPU busy %.1f%% (max %.1f%%), this process %.1f%% of one CPU%s\n",
@@ -658,6 +660,9 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
 	if (rep->waits_late)
 		fprintf(f, ", \"waits_late\": %" PRIu64, rep->waits_late);
+	if (rep->ops_replayed)
+		fprintf(f, ", \"ops_replayed\": %" PRIu64 ", \"replayed_ns\": %" PRIu64, rep->ops_replayed,
+			rep->replayed_ns);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: calls whose GPU record was lost with the tail */
 		static const char *const key[GP_API_CLASS_COUNT] = {

@@ -139,6 +139,8 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->hooks_unjoined += s->hooks_unjoined;
 		d->api_unjoined += s->api_unjoined;
 		d->launches_captured += s->launches_captured;
+		d->ops_replayed += s->ops_replayed;
+		d->replayed_ns += s->replayed_ns;
 		d->evicted += s->evicted;
 		if (s->wall_ns > d->wall_ns)
 			d->wall_ns = s->wall_ns;

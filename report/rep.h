@@ -92,6 +92,9 @@ struct gp_rep {
 	uint64_t hooks_unjoined, api_unjoined, evicted;
 	uint64_t launches_captured; /* hooked launches made during stream capture
 	                               (graph nodes, no GPU op of their own)    */
+	uint64_t ops_replayed, replayed_ns; /* launches replayed for hardware
+	                               counters, left out of every phase, and
+	                               their (replay) GPU time (metrics.md §20) */
 	double join_coverage;  /* ops_joined / ops (1 when no ops)                */
 	/* window */
 	uint64_t t_first, t_last, wall_ns;

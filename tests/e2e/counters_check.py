@@ -4,16 +4,22 @@ analyses against simcuda's ground truth (SIMCUDA_TRUTH JSONL). Called by
 tests/e2e/test_counters_e2e.sh:
 
   counters_check.py copies TRUTH REPORT.json
+  counters_check.py replay TRUTH REPORT.json N
 
 copies: for every copy kind (and sets) the truth holds, the report's
 achieved_gbps = the truth's bytes / GPU time (within 1 %: CUPTI's clock
 drift and the JSON's 6 significant digits), its count and bytes exact, and
 share_of_peak = achieved x traffic / the H200 row's peak (PCIe 5.0 x16
 63 GB/s each way; device memory 4800 GB/s, twice the bytes for a
-device-to-device copy). Prints one line per check; exit status 1 if any
-failed.
+device-to-device copy).
+replay: N launches replayed for counters in the truth, the report's
+ops_replayed and replayed_ns equal to them, and every kernel operator's
+count and execute time those of its launches that were not replayed: a
+replayed launch is in no phase sum.
+Prints one line per check; exit status 1 if any failed.
 """
 import json
+import re
 import sys
 
 fails = 0
@@ -78,10 +84,45 @@ def copies(truth_path, report_path):
     check(len(rows) == len(want), f"{len(rows)} rows for {len(want)} kinds in the truth")
 
 
+def plain(mangled):
+    """_Z8stream_kPKfPfi -> stream_k (simcuda's plain names)"""
+    m = re.match(r"_Z(\d+)", mangled)
+    return mangled[len(m.group(0)):len(m.group(0)) + int(m.group(1))] if m else mangled
+
+
+def replay(truth_path, report_path, want):
+    """want replayed launches (simcuda's truth says "replay"); none of them
+    in any operator's count or execute time, all of them in ops_replayed"""
+    ev = truth(truth_path)
+    rep = json.load(open(report_path))
+    kernels = [e for e in ev if e["type"] == "kernel"]
+    replayed = [e for e in kernels if e.get("replay", 0) > 0]
+    check(len(replayed) == want, f"{len(replayed)} launches replayed in the truth (want {want})")
+    s = rep["summary"]
+    check(s.get("ops_replayed") == len(replayed),
+          f"summary ops_replayed {s.get('ops_replayed')} = the truth's {len(replayed)}")
+    rns = sum(e["end"] - e["start"] for e in replayed)
+    check(close(s.get("replayed_ns", 0), rns), f"summary replayed_ns {s.get('replayed_ns')} (truth {rns})")
+    ops = {o["name"]: o for o in rep["operators"]}
+    for name in sorted({plain(e["name"]) for e in kernels}):
+        mine = [e for e in kernels if plain(e["name"]) == name and not e.get("replay")]
+        o = ops.get(name)
+        check(o is not None, f"{name}: an operator")
+        if o is None:
+            continue
+        ex = sum(e["end"] - e["start"] for e in mine)
+        check(o["count"] == len(mine), f"{name}: count {o['count']} = its launches not replayed ({len(mine)})")
+        check(close(o["execute_ns"], ex), f"{name}: execute {o['execute_ns']} ns = theirs ({ex} ns)")
+    tot = sum(o["execute_ns"] for o in rep["operators"])
+    check(close(s["execute_ns"], tot), f"summary execute {s['execute_ns']} = the operators' sum {tot}")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "copies":
         copies(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "replay":
+        replay(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
-        print("usage: counters_check.py copies TRUTH REPORT.json")
+        print("usage: counters_check.py copies TRUTH REPORT.json | replay TRUTH REPORT.json N")
         sys.exit(2)
     sys.exit(1 if fails else 0)

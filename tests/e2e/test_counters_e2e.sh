@@ -4,6 +4,12 @@
 # its report against SIMCUDA_TRUTH, tests/e2e/counters_check.py derives every
 # expected number):
 #   copies    every copy kind's achieved GB/s and share of its link's peak
+#   replay    GPUPHASE_COUNTERS=kernel=...: the sampled launches replayed (in
+#             the truth), their counter records, and none of them in any
+#             operator's count or phase sums
+#   from      gpuphase record --counters top=2,from=FIRST.gpht: the first
+#             run's two top kernels are the ones replayed
+#   denied    profiling refused by CUPTI: the trace says why, nothing replayed
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
@@ -48,6 +54,39 @@ if run plain; then
 		{ fail "copies: report disagrees with the truth"; sed -n '/^Copy bandwidth/,$p' "$tmp/plain.txt"; }
 	grep -q '^  memcpy HtoD: 4 ops, 32.00 MiB in .* of PCIe 5.0 x16 (63.0 GB/s each way, H200)$' "$tmp/plain.txt" ||
 		{ fail "copies: text line for HtoD"; sed -n '/^Copy bandwidth/,$p' "$tmp/plain.txt"; }
+fi
+
+echo "--- replay: GPUPHASE_COUNTERS=kernel=..., 3 samples of each kernel after the first launch"
+if run sampled GPUPHASE_COUNTERS='kernel=stream_k;fma_k;tiny_k'; then
+	$CHECK replay "$tmp/sampled.truth" "$tmp/sampled.json" 9 ||
+		{ fail "replay: replayed launches in the phase sums"; }
+	n=$("$B/bin/gpuphase-dump" "$tmp/sampled.gpht" | grep -c '^counter ')
+	[ "$n" = 94 ] || fail "replay: $n counter records, want 9 launches x 10 + 4 device peaks"
+	grep -q 'launches replayed for counters (left out)' "$tmp/sampled.txt" || fail "replay: the counts line says nothing"
+fi
+
+echo "--- from: the top 2 kernels of the first run's report, through gpuphase record"
+rm -f "$tmp"/from.*
+if (cd "$tmp" && LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ASAN_OPTIONS="$asan_opts" \
+	SIMCUDA_CONFIG="$S/tests/e2e/counters_run.simcuda" SIMCUDA_TRUTH="$tmp/from.truth" \
+	timeout 120 "$B/bin/gpuphase" record -q -o "$tmp/from.gpht" --counters "top=2,samples=2,from=$tmp/plain.gpht" -- \
+	"$B/tests/e2e/counters_run" >"$tmp/from.out" 2>&1); then
+	want=$("$R" --counter-targets 2 "$tmp/plain.gpht" | sort | tr '\n' ' ')
+	got=$(grep '"replay"' "$tmp/from.truth" | sed 's/.*"name":"\([^"]*\)".*/\1/' | sort -u | sed 's/^_Z[0-9]*//; s/P.*//' | tr '\n' ' ')
+	[ "$want" = "$got" ] || fail "from: replayed kernels '$got', the first run's top 2 are '$want'"
+	n=$(grep -c '"replay"' "$tmp/from.truth")
+	[ "$n" = 4 ] || fail "from: $n launches replayed, want 2 kernels x 2 samples"
+else
+	fail "from: gpuphase record failed: $(tail -3 "$tmp/from.out")"
+fi
+
+echo "--- denied: profiling restricted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): said, nothing replayed"
+if run denied GPUPHASE_COUNTERS='kernel=*_k' SIMCUDA_PROFILER_DENIED=1; then
+	grep -q '"replay"' "$tmp/denied.truth" && fail "denied: a launch was replayed"
+	"$B/bin/gpuphase-dump" "$tmp/denied.gpht" | grep -q '^status kind=12 .* value=-35$' ||
+		fail "denied: no GP_STATUS_COUNTERS with -CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
+	"$B/bin/gpuphase-dump" "$tmp/denied.gpht" | grep -q '^counter ' && fail "denied: counter records written"
+	grep -q 'counters_run: 12 iterations done' "$tmp/denied.out" || fail "denied: the program did not finish"
 fi
 
 [ "$fails" -eq 0 ] && echo "test_counters_e2e: all passed"
