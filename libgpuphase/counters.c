@@ -345,9 +345,12 @@ static struct gp_ctr_kernel *gp_ctr_kernel(const void *func)
 
 static const char *gp_ctr_err(CUptiResult r)
 {
+	static char buf[32]; /* under gp_ctr_mx */
 	const char *s = NULL;
-	if (gp_ctr_fn.result_string(r, &s) != CUPTI_SUCCESS || !s)
-		s = "unknown CUptiResult";
+	if (gp_ctr_fn.result_string(r, &s) != CUPTI_SUCCESS || !s) {
+		snprintf(buf, sizeof buf, "CUptiResult %d", (int)r);
+		s = buf;
+	}
 	return s;
 }
 
@@ -355,7 +358,10 @@ static const char *gp_ctr_err(CUptiResult r)
 static void gp_ctr_fail(const char *what, CUptiResult r)
 {
 	char why[256];
-	snprintf(why, sizeof why, "counters unavailable: %s: %s", what, gp_ctr_err(r));
+	if (r == CUPTI_SUCCESS)
+		snprintf(why, sizeof why, "counters unavailable: %s", what);
+	else
+		snprintf(why, sizeof why, "counters unavailable: %s: %s", what, gp_ctr_err(r));
 	gp_ctr_s.failed = 1;
 	__atomic_store_n(&gp_counters_on, 0, __ATOMIC_RELAXED);
 	gp_lib_status(GP_STATUS_COUNTERS, r ? -(int64_t)r : -1, why);

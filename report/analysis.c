@@ -316,6 +316,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			an->status[r->status.kind] = 1;
 		v.status.kind = r->status.kind;
 		v.status.value = r->status.value;
+		v.status.detail = r->status.detail;
 		break;
 	case GP_REC_DROPS:
 		gp_an_scan1_drops(an, &r->drops);

@@ -124,6 +124,7 @@ struct gp_an_rec {
 		struct {           /* GP_REC_STATUS                                   */
 			uint8_t kind;  /* enum gp_status_kind                             */
 			int64_t value;
+			uint32_t detail; /* string id of its explanation, 0 = none        */
 		} status;
 		struct {           /* GP_REC_ITER, GP_REC_WINDOW                      */
 			uint8_t kind;

@@ -183,7 +183,8 @@ static int gp_an_finish_iters(struct gp_an *an, struct gp_rep *rep)
 		rep->iters[n++] = (struct gp_rep_iter){ .iter = it->iter, .start = it->start, .end = it->end,
 							.ops = it->ops, .launch_ns = it->launch,
 							.queue_ns = it->queue, .execute_ns = it->exec,
-							.sync_ns = it->sync, .open = i + 1 == an->niters };
+							.sync_ns = it->sync, .open = i + 1 == an->niters,
+							.replayed = it->replayed };
 	}
 	rep->niters = n;
 	return 0;

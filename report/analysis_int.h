@@ -235,6 +235,7 @@ struct gp_group {
 struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
+	uint64_t replayed;   /* launches replayed for counters in it (§20)      */
 	int captured;        /* starts inside a capture window (or no windows)  */
 };
 
@@ -370,6 +371,9 @@ uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
 /* analysis_fold.c: fold one complete op into every aggregate (and the
  * sinks). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
+/* ... and instead of folding it, count a launch replayed for counters, of
+ * ns GPU time, whose call began at t: the run's and its iteration's. */
+void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns);
 
 /* sync.c */
 void gp_sync_init(struct gp_sync *s);

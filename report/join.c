@@ -200,9 +200,8 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 	 * is the replay's, in no phase and no aggregate (metrics.md §20) */
 	uint64_t hop = h ? h->op : p->has_ext ? p->ext : 0;
 	if (hop && an->replayed.count && gp_map_get(&an->replayed, hop)) {
-		an->replayed_ops++;
-		if (!p->end_missing && p->gpu_end > p->gpu_start)
-			an->replayed_ns += p->gpu_end - p->gpu_start;
+		gp_an_fold_replayed(an, p->has_api ? p->api_start : p->gpu_start,
+				    !p->end_missing && p->gpu_end > p->gpu_start ? p->gpu_end - p->gpu_start : 0);
 		return;
 	}
 	struct gp_an_op op;

@@ -5,6 +5,7 @@ tests/e2e/test_counters_e2e.sh:
 
   counters_check.py copies TRUTH REPORT.json
   counters_check.py replay TRUTH REPORT.json N
+  counters_check.py roofline COSTMODEL REPORT.json SAMPLES
 
 copies: for every copy kind (and sets) the truth holds, the report's
 achieved_gbps = the truth's bytes / GPU time (within 1 %: CUPTI's clock
@@ -16,6 +17,11 @@ replay: N launches replayed for counters in the truth, the report's
 ops_replayed and replayed_ns equal to them, and every kernel operator's
 count and execute time those of its launches that were not replayed: a
 replayed launch is in no phase sum.
+roofline: every kernel of the cost model has SAMPLES samples, its
+achieved GB/s and GFLOP/s within 5 % of the model's bytes and FLOPs over
+its time, the bound the model makes (memory / compute when within 60 % of
+that roof, else latency) in the roofline and on its operator, and the
+verdict's advice saying it.
 Prints one line per check; exit status 1 if any failed.
 """
 import json
@@ -117,12 +123,64 @@ def replay(truth_path, report_path, want):
     check(close(s["execute_ns"], tot), f"summary execute {s['execute_ns']} = the operators' sum {tot}")
 
 
+def model(path):
+    """the cost model's kernel work and device peaks"""
+    peaks = {"peak_gflops": 66900.0, "peak_gbps": 4800.0}
+    kern = {}
+    for line in open(path):
+        w = line.split("#")[0].split()
+        if len(w) == 2 and w[0] in peaks:
+            peaks[w[0]] = float(w[1])
+        elif len(w) > 2 and w[0] == "kernel":
+            kern[w[1]] = {k: float(v) for k, v in (x.split("=") for x in w[2:])}
+    return peaks, kern
+
+
+def roofline(model_path, report_path, samples):
+    """every sampled kernel's achieved rates within 5 % of the cost model's
+    work / time, its bound the one the model makes (a roof within 60 %)"""
+    peaks, kern = model(model_path)
+    rep = json.load(open(report_path))
+    roof = analysis(rep, "roofline")
+    check(roof is not None and roof["available"], "the report has counters")
+    if not roof:
+        return
+    d = roof["devices"][0]
+    check(d["peak_source"] == "counters" and close(d["peak_gbps"], peaks["peak_gbps"], 1e-6) and
+          close(d["peak_fp32_gflops"], peaks["peak_gflops"], 1e-6),
+          f"device peaks {d['peak_gbps']} GB/s, {d['peak_fp32_gflops']} GFLOP/s from the counters")
+    ops = {o["name"]: o for o in rep["operators"]}
+    for o in roof["operators"]:
+        k = kern[o["name"]]
+        t = k["exec_ns"]
+        gbps = k.get("bytes", 0) / t
+        gflops = (k.get("flops", 0) + k.get("flops_fp64", 0) + k.get("flops_fp16", 0)) / t
+        mem, comp = gbps / peaks["peak_gbps"], k.get("flops", 0) / t / peaks["peak_gflops"]
+        want = "memory" if mem >= 0.6 and mem >= comp else "compute" if comp >= 0.6 else "latency"
+        n = o["name"]
+        check(o["samples"] == samples and len(o["replayed_ops"]) == samples,
+              f"{n}: {o['samples']} samples, replayed ops {o['replayed_ops']}")
+        check(close(o["achieved_gbps"], gbps, 0.05) if gbps else o["achieved_gbps"] < 1,
+              f"{n}: achieved {o['achieved_gbps']} GB/s, model {gbps:.3f}")
+        check(close(o["achieved_gflops"], gflops, 0.05) if gflops else o["achieved_gflops"] < 1,
+              f"{n}: achieved {o['achieved_gflops']} GFLOP/s, model {gflops:.3f}")
+        check(o["bound"] == want, f"{n}: {o['bound']}-bound, the model makes it {want}-bound")
+        op = ops.get(n)
+        check(op is not None and op.get("bound") == want, f"{n}: the operator table says bound {op and op.get('bound')}")
+        if op and op["verdict"] == "compute-bound":
+            check(op["advice"].startswith(want + "-bound by its counters" if want != "latency" else "near neither roof"),
+                  f"{n}: the verdict's advice uses it: {op['advice']}")
+    check(len(roof["operators"]) == len(kern), f"{len(roof['operators'])} kernels with counters, {len(kern)} in the model")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "copies":
         copies(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "replay":
         replay(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "roofline":
+        roofline(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
-        print("usage: counters_check.py copies TRUTH REPORT.json | replay TRUTH REPORT.json N")
+        print("usage: counters_check.py copies TRUTH REPORT.json | replay TRUTH REPORT.json N | roofline MODEL REPORT.json N")
         sys.exit(2)
     sys.exit(1 if fails else 0)

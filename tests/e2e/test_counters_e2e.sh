@@ -6,7 +6,10 @@
 #   copies    every copy kind's achieved GB/s and share of its link's peak
 #   replay    GPUPHASE_COUNTERS=kernel=...: the sampled launches replayed (in
 #             the truth), their counter records, and none of them in any
-#             operator's count or phase sums
+#             operator's count or phase sums; the roofline: achieved rates
+#             within 5 % of the cost model, memory-heavy stream_k memory-bound,
+#             compute-heavy fma_k compute-bound, tiny_k latency-bound, the
+#             verdict's advice saying so
 #   from      gpuphase record --counters top=2,from=FIRST.gpht: the first
 #             run's two top kernels are the ones replayed
 #   denied    profiling refused by CUPTI: the trace says why, nothing replayed
@@ -63,6 +66,10 @@ if run sampled GPUPHASE_COUNTERS='kernel=stream_k;fma_k;tiny_k'; then
 	n=$("$B/bin/gpuphase-dump" "$tmp/sampled.gpht" | grep -c '^counter ')
 	[ "$n" = 94 ] || fail "replay: $n counter records, want 9 launches x 10 + 4 device peaks"
 	grep -q 'launches replayed for counters (left out)' "$tmp/sampled.txt" || fail "replay: the counts line says nothing"
+	$CHECK roofline "$S/tests/e2e/counters_run.simcuda" "$tmp/sampled.json" 3 ||
+		{ fail "roofline: rates or bounds disagree with the model"; sed -n '/^Roofline/,$p' "$tmp/sampled.txt"; }
+	grep -q '^  stream_k: memory-bound: ' "$tmp/sampled.txt" && grep -q '^  fma_k: compute-bound: ' "$tmp/sampled.txt" &&
+		grep -q '^  tiny_k: latency-bound: ' "$tmp/sampled.txt" || fail "roofline: the text section"
 fi
 
 echo "--- from: the top 2 kernels of the first run's report, through gpuphase record"
@@ -86,6 +93,8 @@ if run denied GPUPHASE_COUNTERS='kernel=*_k' SIMCUDA_PROFILER_DENIED=1; then
 	"$B/bin/gpuphase-dump" "$tmp/denied.gpht" | grep -q '^status kind=12 .* value=-35$' ||
 		fail "denied: no GP_STATUS_COUNTERS with -CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
 	"$B/bin/gpuphase-dump" "$tmp/denied.gpht" | grep -q '^counter ' && fail "denied: counter records written"
+	grep -q '^  counters unavailable: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES' "$tmp/denied.txt" ||
+		fail "denied: the report does not say why: $(sed -n '/^Roofline/,$p' "$tmp/denied.txt")"
 	grep -q 'counters_run: 12 iterations done' "$tmp/denied.out" || fail "denied: the program did not finish"
 fi
 
