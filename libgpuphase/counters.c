@@ -21,8 +21,11 @@
  * with dlsym (no DT_NEEDED), the profiling session is set up at the first
  * sampled launch (lazily: a run that samples nothing never touches the
  * profiler). The context is the one CUPTI's RESOURCE callback announced
- * (cupti.c forwards CONTEXT_CREATED), else the driver's current context
- * (cuCtxGetCurrent from an already loaded libcuda.so.1).
+ * (cupti.c forwards CONTEXT_CREATED) or, for a context created before the
+ * subscription, the one in the callback data of the next runtime call
+ * (cupti.c turns runtime-API callbacks on at open and off once the context
+ * is known), else the driver's current context (cuCtxGetCurrent from an
+ * already loaded libcuda.so.1).
  *
  * Threads: application threads in launch hooks (gp_counters_begin / end);
  * CUPTI's threads in gp_counters_context and gp_counters_kernel_time.
@@ -134,7 +137,9 @@ static uint64_t gp_ctr_launches;   /* every hooked launch (top=N warm-up)   */
 static int gp_ctr_ranked;          /* top=N: the warm-up ranking was made   */
 static char *gp_ctr_top[64];       /* ... its kernels' names                */
 static size_t gp_ctr_ntop;
-static void *gp_ctr_ctx;           /* CUcontext from CONTEXT_CREATED       */
+static void *gp_ctr_ctx;           /* CUcontext from CONTEXT_CREATED or a
+                                      runtime-API callback (cupti.c)        */
+static int gp_ctr_watching = 1;    /* cupti.c's runtime-API callbacks on   */
 static void *real_cudaFuncGetName, *real_cudaGetDevice;
 
 /* The profiling session, set up at the first sample (gp_ctr_mx, then only
@@ -226,13 +231,15 @@ const char *gp_counters_unavailable(void)
 
 void gp_counters_context(void *ctx, int created)
 {
+	if (created && __atomic_load_n(&gp_ctr_ctx, __ATOMIC_RELAXED) == ctx)
+		return; /* the runtime-API callbacks, until setup turns them off */
 	int cs = gp_lib_lock(&gp_ctr_mx);
 	if (created) {
-		gp_ctr_ctx = ctx;
+		__atomic_store_n(&gp_ctr_ctx, ctx, __ATOMIC_RELAXED);
 	} else if (ctx == gp_ctr_ctx) {
 		/* the context goes (cudaDeviceReset, exit): its profiler object
 		 * with it; a later sample sets up again on the next context */
-		gp_ctr_ctx = NULL;
+		__atomic_store_n(&gp_ctr_ctx, NULL, __ATOMIC_RELAXED);
 		if (gp_ctr_s.ready && gp_ctr_fn.disable) {
 			CUpti_RangeProfiler_Disable_Params d = {.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE,
 								.pRangeProfilerObject = gp_ctr_s.obj};
@@ -403,6 +410,10 @@ static int gp_ctr_setup(void)
 		gp_ctr_fail("no CUDA context known to profile", CUPTI_SUCCESS);
 		return -1;
 	}
+	if (gp_ctr_watching) { /* known: no more runtime-API callbacks */
+		gp_ctr_watching = 0;
+		gp_cupti_context_watch(0);
+	}
 	if (!gp_ctr_s.host) {
 		CUpti_Profiler_Initialize_Params ip = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
 		GP_CTR_CALL(init, ip, "cuptiProfilerInitialize");
@@ -506,6 +517,10 @@ int gp_counters_begin(const void *func, uint32_t op)
 	int sample = 0;
 	uint32_t idx = 0;
 	struct gp_ctr_kernel *k = gp_ctr_kernel(func);
+	if (gp_ctr_watching && gp_ctr_ctx) { /* a launch hook: outside any CUPTI callback */
+		gp_ctr_watching = 0;
+		gp_cupti_context_watch(0);
+	}
 	if (gp_cfg.counters == GP_COUNTERS_TOP && !gp_ctr_ranked && ++gp_ctr_launches >= gp_cfg.counters_warmup)
 		gp_ctr_rank();
 	if (k) {

@@ -200,6 +200,10 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres);
 /* Offset added to CUPTI timestamps (0 when our clock callback was accepted). */
 int64_t gp_cupti_clock_offset(void);
 int gp_cupti_clock_calibrated(void);
+/* Runtime-API callbacks on or off: their callback data tell counters.c the
+ * context (on from open while counters want one; off from outside any
+ * CUPTI callback once it is known). */
+void gp_cupti_context_watch(int on);
 /* Enable (on) or disable all activity kinds; first enable registers buffers. */
 void gp_cupti_capture(int on);
 /* Disable the API kinds only (RUNTIME, DRIVER, INTERNAL_LAUNCH_API): exit. */

@@ -184,20 +184,6 @@ static int gp_lib_start(void)
 		strcpy(host, "unknown");
 	gp_lib_cmdline(cmd, sizeof cmd);
 	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)getpid());
-	/* CUPTI first: its subscription must see the context the runtime's
-	 * first calls may create (counters.c needs the CUcontext of the
-	 * RESOURCE callback), and its clock is registered before any CUDA work */
-	const char *why = NULL;
-	int cres = 0, cupti_rc = -EPERM;
-	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
-		cupti_rc = gp_lib_attach->cupti_rc;
-		why = gp_lib_attach->why;
-		cres = gp_lib_attach->cres;
-	} else if (gp_cfg.cupti)
-		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
-	else
-		why = "disabled by GPUPHASE_CUPTI=0";
-
 	rtv[0] = drv[0] = 0;
 	if (gp_lib_preloaded) {
 		/* Off the hot path and never from a constructor: this is the first
@@ -211,6 +197,17 @@ static int gp_lib_start(void)
 		if ((fn = (int (*)(int *))gp_resolve_real("cudaDriverGetVersion", &real_drv)) && fn(&v) == 0)
 			snprintf(drv, sizeof drv, "%d", v);
 	}
+
+	const char *why = NULL;
+	int cres = 0, cupti_rc = -EPERM;
+	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
+		cupti_rc = gp_lib_attach->cupti_rc;
+		why = gp_lib_attach->why;
+		cres = gp_lib_attach->cres;
+	} else if (gp_cfg.cupti)
+		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
+	else
+		why = "disabled by GPUPHASE_CUPTI=0";
 
 	int rc = gp_config_expand(gp_cfg.output, (long)getpid(), host, gp_config_rank(environ), time(NULL), path,
 				  sizeof path);
