@@ -509,9 +509,21 @@ static int gp_ctr_start(void)
 
 /* ---- a launch ------------------------------------------------------------------- */
 
+/* This thread is inside a bracketed launch: a launch hook reached from
+ * inside it (cudart calling an exported, hooked function) must not take
+ * the lock again (not recursive; a waiting writer would block it). */
+static GP_TLS int gp_ctr_in;
+
 int gp_counters_begin(const void *func, uint32_t op)
 {
 	struct gp_tls *t = &gp_tls;
+	if (gp_ctr_in)
+		return 0;
+	if (!func) { /* a graph launch: kept out of a sampled launch's range */
+		pthread_rwlock_rdlock(&gp_ctr_rw);
+		gp_ctr_in = 1;
+		return 1;
+	}
 	int cs = gp_lib_lock(&gp_ctr_mx);
 	t->internal++; /* cudaFuncGetName, CUPTI: never traced */
 	int sample = 0;
@@ -532,6 +544,7 @@ int gp_counters_begin(const void *func, uint32_t op)
 	}
 	t->internal--;
 	gp_lib_unlock(&gp_ctr_mx, cs);
+	gp_ctr_in = 1;
 	if (!sample) {
 		pthread_rwlock_rdlock(&gp_ctr_rw);
 		return 1;
@@ -544,6 +557,7 @@ int gp_counters_begin(const void *func, uint32_t op)
 	t->internal--;
 	if (!ok) {
 		pthread_rwlock_unlock(&gp_ctr_rw);
+		gp_ctr_in = 0;
 		return 0;
 	}
 	gp_ctr_cur.k = k;
@@ -627,6 +641,7 @@ static void gp_ctr_collect(int launched)
 
 void gp_counters_end(int token, int launched)
 {
+	gp_ctr_in = 0;
 	if (token == 1) {
 		pthread_rwlock_unlock(&gp_ctr_rw);
 		return;

@@ -234,8 +234,11 @@ void gp_counters_context(void *ctx, int created);
 /* CUPTI's kernel records (top=N): GPU time of kernel `name` in the warm-up. */
 void gp_counters_kernel_time(const char *name, uint64_t ns);
 /* A launch hook around its real call: begin before it (op: the hook's op
- * id, 0 when outside the window: never sampled) returns a token for end
- * (launched: the call succeeded); 2 = this launch is sampled and replayed. */
+ * id, 0 when outside the window: never sampled; func NULL: a graph launch,
+ * never sampled) returns a token for end (launched: the call succeeded):
+ * 0 = nothing to end (a launch made inside a bracketed one), 1 = waited
+ * for no sampled launch to be running, 2 = this launch is sampled and
+ * replayed. */
 int gp_counters_begin(const void *func, uint32_t op);
 void gp_counters_end(int token, int launched);
 /* Fork child: forget CUPTI and the locks. */

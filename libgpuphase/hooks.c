@@ -153,8 +153,9 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	}
 	/* GPUPHASE_COUNTERS: a sampled launch is replayed by CUPTI's range
 	 * profiler, every other one waits while that runs (counters.c) */
-	if (GP_UNLIKELY(__atomic_load_n(&gp_counters_on, __ATOMIC_RELAXED)) && cls == GP_API_LAUNCH && func)
-		c->ctr = (int8_t)gp_counters_begin(func, c->active ? c->op : 0);
+	if (GP_UNLIKELY(__atomic_load_n(&gp_counters_on, __ATOMIC_RELAXED)) &&
+	    ((cls == GP_API_LAUNCH && func) || cls == GP_API_GRAPH_LAUNCH))
+		c->ctr = (int8_t)gp_counters_begin(cls == GP_API_LAUNCH ? func : NULL, c->active ? c->op : 0);
 	*err = e;
 	c->t0 = gp_now();
 	return 1;
