@@ -74,7 +74,9 @@ fi
 
 echo "--- from: the top 2 kernels of the first run's report, through gpuphase record"
 rm -f "$tmp"/from.*
-if (cd "$tmp" && LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ASAN_OPTIONS="$asan_opts" \
+san_pre=
+[ "${GP_SAN:-}" = asan ] || [ "${GP_SAN:-}" = tsan ] && san_pre=${GP_SAN_RUNTIME:-} # record appends its library
+if (cd "$tmp" && LD_PRELOAD="$san_pre" LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ASAN_OPTIONS="$asan_opts" \
 	SIMCUDA_CONFIG="$S/tests/e2e/counters_run.simcuda" SIMCUDA_TRUTH="$tmp/from.truth" \
 	timeout 120 "$B/bin/gpuphase" record -q -o "$tmp/from.gpht" --counters "top=2,samples=2,from=$tmp/plain.gpht" -- \
 	"$B/tests/e2e/counters_run" >"$tmp/from.out" 2>&1); then

@@ -19,7 +19,8 @@
 # with tests/gpu/counters_kit.simcuda (the same arithmetic as cost model).
 # A machine where profiling is restricted to admin users
 # (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) gives SKIP with the reason.
-# Environment: GP_BUILD, GP_SRC, CUDA_HOME, PYTHON (optional).
+ # Environment: GP_BUILD, GP_SRC, CUDA_HOME, PYTHON, GP_SAN / GP_SAN_RUNTIME
+# (sanitizer builds; all optional).
 set -u
 SIM=0
 RD=""
@@ -54,7 +55,12 @@ else
 	envs=(LD_LIBRARY_PATH="$CUDA_HOME/lib64:$CUDA_HOME/extras/CUPTI/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 fi
 [ -x "$prog" ] || { say FAIL counters/build - "$prog missing (make all)"; exit 1; }
-env "${envs[@]}" LD_PRELOAD="$B/lib/libgpuphase.so" GPUPHASE_OUTPUT="$RD/trace.gpht" GPUPHASE_LOG=info \
+preload=$B/lib/libgpuphase.so
+if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then # an instrumented library
+	preload="$GP_SAN_RUNTIME:$preload"
+	envs+=(ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}")
+fi
+env "${envs[@]}" LD_PRELOAD="$preload" GPUPHASE_OUTPUT="$RD/trace.gpht" GPUPHASE_LOG=info \
 	GPUPHASE_COUNTERS='samples=2,skip=1,kernel=copy_k;fma_k' timeout 300 "$prog" >"$RD/stdout" 2>"$RD/stderr"
 rc=$?
 if [ "$rc" != 0 ]; then
