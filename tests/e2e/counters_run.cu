@@ -9,10 +9,16 @@
 //             2 synchronous DtoH copies of COPY_BYTES (pinned)
 //   kernels   ITERS iterations of stream_k, fma_k, tiny_k, each iteration
 //             ended by cudaDeviceSynchronize
+//   threads   (argument "threads") instead: NTHREADS host threads, each on
+//             its own non-blocking stream, launch the three kernels ITERS
+//             times at once: while a sampled launch is replayed no other
+//             thread's launch may fall into its profiling range
 // No host twins: the kernels only cost time (their device code is what a
 // GPU would run: stream_k reads and writes N floats, fma_k runs REPS
 // dependent FMAs per thread). Stdout: one line.
 #include <cstdio>
+#include <cstring>
+#include <pthread.h>
 #include <cuda_runtime.h>
 
 #define COPY_BYTES (8u << 20)
@@ -20,6 +26,7 @@
 #define ITERS 12
 #define N (1 << 22)
 #define REPS 65536
+#define NTHREADS 4
 
 #define CK(call)                                                                                   \
 	do {                                                                                       \
@@ -47,8 +54,50 @@ __global__ void fma_k(float *x, int reps)
 
 __global__ void tiny_k(float *x) { x[0] = 1.0f; }
 
-int main(void)
+static float *g_a, *g_b;
+
+static void *launcher(void *arg)
 {
+	(void)arg;
+	cudaStream_t s;
+	if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+		return (void *)1;
+	for (int it = 0; it < ITERS; it++) {
+		stream_k<<<N / 256, 256, 0, s>>>(g_a, g_b, N);
+		fma_k<<<132, 256, 0, s>>>(g_b, REPS);
+		tiny_k<<<1, 1, 0, s>>>(g_b);
+	}
+	if (cudaStreamSynchronize(s) != cudaSuccess || cudaStreamDestroy(s) != cudaSuccess)
+		return (void *)1;
+	return NULL;
+}
+
+static int threads_main(void)
+{
+	CK(cudaMalloc(&g_a, 2 * COPY_BYTES));
+	CK(cudaMalloc(&g_b, 2 * COPY_BYTES));
+	CK(cudaDeviceSynchronize()); /* a hooked call: the profiler starts before the threads do */
+	pthread_t t[NTHREADS];
+	for (int i = 0; i < NTHREADS; i++)
+		if (pthread_create(&t[i], NULL, launcher, NULL))
+			return 1;
+	int bad = 0;
+	for (int i = 0; i < NTHREADS; i++) {
+		void *r;
+		pthread_join(t[i], &r);
+		bad |= r != NULL;
+	}
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(g_a));
+	CK(cudaFree(g_b));
+	printf("counters_run: %d threads x %d iterations done\n", NTHREADS, ITERS);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "threads"))
+		return threads_main();
 	char *host;
 	float *a, *b;
 	CK(cudaMallocHost(&host, COPY_BYTES));

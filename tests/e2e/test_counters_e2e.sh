@@ -10,6 +10,9 @@
 #             within 5 % of the cost model, memory-heavy stream_k memory-bound,
 #             compute-heavy fma_k compute-bound, tiny_k latency-bound, the
 #             verdict's advice saying so
+#   threads   4 threads launching at once, stream_k sampled: only its 3
+#             sampled launches replayed (the others held back), none of
+#             them in a phase sum, no deadlock
 #   from      gpuphase record --counters top=2,from=FIRST.gpht: the first
 #             run's two top kernels are the ones replayed
 #   denied    profiling refused by CUPTI: the trace says why, nothing replayed
@@ -70,6 +73,23 @@ if run sampled GPUPHASE_COUNTERS='kernel=stream_k;fma_k;tiny_k'; then
 		{ fail "roofline: rates or bounds disagree with the model"; sed -n '/^Roofline/,$p' "$tmp/sampled.txt"; }
 	grep -q '^  stream_k: memory-bound: ' "$tmp/sampled.txt" && grep -q '^  fma_k: compute-bound: ' "$tmp/sampled.txt" &&
 		grep -q '^  tiny_k: latency-bound: ' "$tmp/sampled.txt" || fail "roofline: the text section"
+fi
+
+echo "--- threads: 4 threads launching at once; 3 samples of stream_k, nothing else replayed"
+rm -f "$tmp"/threads.*
+if (cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" GPUPHASE_COUNTERS='kernel=stream_k' \
+	LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" SIMCUDA_CONFIG="$S/tests/e2e/counters_run.simcuda" \
+	SIMCUDA_TRUTH="$tmp/threads.truth" GPUPHASE_OUTPUT="$tmp/threads.gpht" \
+	timeout 120 "$B/tests/e2e/counters_run" threads >"$tmp/threads.out" 2>&1); then
+	n=$(grep -c '"replay"' "$tmp/threads.truth")
+	other=$(grep '"replay"' "$tmp/threads.truth" | grep -vc '"name":"_Z8stream_k')
+	[ "$n" = 3 ] && [ "$other" = 0 ] ||
+		fail "threads: $n launches replayed ($other not stream_k): another thread's launch fell into a range"
+	"$R" --format json "$tmp/threads.gpht" >"$tmp/threads.json" 2>/dev/null &&
+		$CHECK replay "$tmp/threads.truth" "$tmp/threads.json" 3 >"$tmp/threads.check" ||
+		{ fail "threads: replayed launches in the phase sums"; grep FAIL "$tmp/threads.check"; }
+else
+	fail "threads: the program failed or hung: $(tail -3 "$tmp/threads.out")"
 fi
 
 echo "--- from: the top 2 kernels of the first run's report, through gpuphase record"
