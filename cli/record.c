@@ -46,6 +46,7 @@ struct gp_record_opts {
 	const char *log;
 	const char *lib;
 	const char *stack_depth;
+	const char *counters;    /* --counters: GPUPHASE_COUNTERS (from= resolved) */
 	char max_bytes_env[32];  /* --max-size in bytes, for GPUPHASE_MAX_BYTES */
 	int nvtx;
 	int no_cupti;
@@ -443,6 +444,7 @@ static int gp_record_child_env(const struct gp_record_opts *o)
 	    gp_record_setenv("GPUPHASE_CUPTI_LIB", o->cupti_lib) ||
 	    gp_record_setenv("GPUPHASE_CONTROL_DIR", o->control_dir) || gp_record_setenv("GPUPHASE_LOG", o->log) ||
 	    gp_record_setenv("GPUPHASE_STACK_DEPTH", o->stack_depth) ||
+	    gp_record_setenv("GPUPHASE_COUNTERS", o->counters) ||
 	    gp_record_setenv("GPUPHASE_CUPTI", o->no_cupti ? "0" : NULL) ||
 	    gp_record_setenv("GPUPHASE_FOLLOW_FORK", o->follow_fork ? "1" : NULL))
 		return -1;
@@ -532,7 +534,7 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 {
 	enum { O_NVTX = 1000, O_RING, O_FLUSH, O_MAXB, O_CUPTI, O_CTL, O_LOG, O_LIB, O_NOPRE, O_NOINJ, O_DEPTH,
-	       O_NOCUPTI, O_FORK, O_REPORT };
+	       O_NOCUPTI, O_FORK, O_REPORT, O_COUNTERS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "window", required_argument, NULL, 'w' },
 		{ "marker", required_argument, NULL, 'm' }, { "stacks", required_argument, NULL, 's' },
@@ -545,6 +547,7 @@ static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 		{ "no-inject", no_argument, NULL, O_NOINJ }, { "stack-depth", required_argument, NULL, O_DEPTH },
 		{ "no-cupti", no_argument, NULL, O_NOCUPTI }, { "follow-fork", no_argument, NULL, O_FORK },
 		{ "report", optional_argument, NULL, O_REPORT }, { "help", no_argument, NULL, 'h' },
+		{ "counters", required_argument, NULL, O_COUNTERS },
 		{ NULL, 0, NULL, 0 }
 	};
 	memset(o, 0, sizeof *o);
@@ -573,6 +576,7 @@ static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 		case O_NOCUPTI: o->no_cupti = 1; break;
 		case O_FORK: o->follow_fork = 1; break;
 		case O_REPORT: o->report = 1; o->report_opts = optarg; break;
+		case O_COUNTERS: o->counters = optarg; break;
 		case 'h': gp_help_print("record"); return 0;
 		case ':':
 			fprintf(stderr, "gpuphase: record: option '%s' needs a value\n%s\n", argv[optind - 1],
@@ -585,6 +589,96 @@ static int gp_record_parse_args(int argc, char **argv, struct gp_record_opts *o)
 		}
 	}
 	return -1;
+}
+
+/* --counters [top=N,][samples=M,][skip=K,]from=TRACE: the names of TRACE's
+ * top N kernel operators (default 5), as gpuphase-report ranks them
+ * (--counter-targets N: its own ranking, no second copy of it here), made
+ * into kernel=NAME;NAME... with every glob character escaped, so each
+ * matches that operator's name exactly (kernel_name.h), behind the other
+ * options. 0 with the value in out, or 2 after one message. */
+static int gp_record_counters_from(const char *spec, char *out, size_t len)
+{
+	const char *from = strstr(spec, "from=");
+	if (from != spec && (!from || from[-1] != ','))
+		return gp_record_bad("--counters", spec, "from=TRACE comes last"), 2;
+	const char *trace = from + 5, *top = "5";
+	char opts[256] = "", tb[32];
+	size_t ol = 0;
+	for (const char *p = spec; p < from;) { /* the options before from= */
+		const char *comma = strchr(p, ',');
+		size_t n = (size_t)(comma - p);
+		if (n > 4 && !strncmp(p, "top=", 4) && n - 4 < sizeof tb) {
+			snprintf(tb, sizeof tb, "%.*s", (int)(n - 4), p + 4);
+			top = tb;
+		} else if (ol + n + 2 < sizeof opts) {
+			ol += (size_t)snprintf(opts + ol, sizeof opts - ol, "%.*s,", (int)n, p);
+		}
+		p = comma + 1;
+	}
+	if (!*trace)
+		return gp_record_bad("--counters", spec, "from= needs a trace"), 2;
+	char tool[PATH_MAX];
+	if (gp_locate_component("gpuphase-report", "gpuphase-report", tool, sizeof tool) != 0) {
+		fprintf(stderr, "gpuphase: record: --counters from=: gpuphase-report not found next to gpuphase or in PATH\n");
+		return 2;
+	}
+	int fd[2];
+	if (pipe(fd) != 0)
+		return gp_record_bad("--counters", spec, strerror(errno)), 2;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execl(tool, tool, "--counter-targets", top, "--", trace, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	char names[16384];
+	size_t got = 0;
+	ssize_t r;
+	while (pid > 0 && got < sizeof names - 1 && (r = read(fd[0], names + got, sizeof names - 1 - got)) != 0)
+		if (r > 0)
+			got += (size_t)r;
+		else if (errno != EINTR)
+			break;
+	names[got] = 0;
+	close(fd[0]);
+	int status = 0;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "gpuphase: record: --counters from=%s: gpuphase-report could not rank its kernels\n", trace);
+		return 2;
+	}
+	size_t k = (size_t)snprintf(out, len, "%skernel=", opts), nk = 0;
+	for (char *line = names, *nl; *line && k + 2 < len; line = nl + 1) {
+		if (!(nl = strchr(line, '\n')))
+			break;
+		*nl = 0;
+		if (!*line || strchr(line, ';'))
+			continue;
+		if (nk++)
+			out[k++] = ';';
+		for (const char *c = line; *c && k + 3 < len; c++) {
+			if (strchr("*?[]\\", *c))
+				out[k++] = '\\';
+			out[k++] = *c;
+		}
+	}
+	out[k < len ? k : len - 1] = 0;
+	if (!nk) {
+		fprintf(stderr, "gpuphase: record: --counters from=%s: its report has no kernel\n", trace);
+		return 2;
+	}
+	if (k + 3 >= len) {
+		fprintf(stderr, "gpuphase: record: --counters from=%s: its kernels' names are too long together; "
+				"use a smaller top=N or kernel=GLOB\n", trace);
+		return 2;
+	}
+	fprintf(stderr, "gpuphase: counters for %zu kernel%s of %s's report\n", nk, nk == 1 ? "" : "s", trace);
+	return 0;
 }
 
 /* Check every option value before running anything, with the library's
@@ -619,6 +713,15 @@ static int gp_record_check_opts(struct gp_record_opts *o, char *ctl)
 	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
 		if (gp_record_check(checks[i].opt, checks[i].var, checks[i].val, &cfg))
 			return 2;
+	static char counters[GP_PATH_MAX];
+	if (o->counters && (!strncmp(o->counters, "from=", 5) || strstr(o->counters, ",from="))) {
+		int rc = gp_record_counters_from(o->counters, counters, sizeof counters);
+		if (rc)
+			return rc;
+		o->counters = counters;
+	}
+	if (gp_record_check("--counters", "GPUPHASE_COUNTERS", o->counters, &cfg))
+		return 2;
 	if (o->max_bytes) {
 		if (gp_record_check("--max-size", "GPUPHASE_MAX_BYTES", o->max_bytes, &cfg))
 			return 2;

@@ -31,7 +31,8 @@
  * never by what exists on disk. */
 static const char *const gp_report_one[] = { "--format", "--sort", "--top", "--group-by", "--filter",
 					     "--thresholds", "--outlier-factor", "--straggler-pct", "-o", "--output",
-					     "--fail-above", "--cv-pct", "--phase", "--min-delta", "--whatif", NULL };
+					     "--fail-above", "--cv-pct", "--phase", "--min-delta", "--whatif",
+					     "--counter-targets", NULL };
 static const char *const gp_report_flags[] = { "--allow-truncated", "--merge", "-h", "--help", NULL };
 
 int gp_report_option_arity(const char *a)

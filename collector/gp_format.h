@@ -53,6 +53,7 @@ enum gp_rec_type {
 	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
 	GP_REC_MODULE = 23,     /* struct gp_rec_module: a loaded ELF object */
 	GP_REC_OVERHEAD = 24,   /* struct gp_rec_overhead: CUPTI's own time  */
+	GP_REC_COUNTER = 26,    /* struct gp_rec_counter: a hardware counter */
 	GP_REC_CLOCK_PAIR = 27, /* struct gp_rec_clock: wall clock vs trace  */
 	GP_REC_TYPE_COUNT
 };
@@ -338,6 +339,11 @@ enum gp_status_kind {
 	GP_STATUS_CUPTI_OVERHEAD = 10,   /* CUPTI's OVERHEAD records are on: a
 	                                    launch blocked on a full queue has a
 	                                    GP_OVH_COMMAND_BUFFER_FULL record    */
+	GP_STATUS_COUNTERS = 12,         /* GPUPHASE_COUNTERS: value = the replay
+	                                    passes of a sampled launch (> 0), or
+	                                    -1 / -CUptiResult when the counters
+	                                    could not be collected; detail says
+	                                    what was asked and why not           */
 	GP_STATUS_REALTIME_STEP = 13     /* CLOCK_REALTIME jumped against the
 	                                    trace clock between two checks (a
 	                                    step, not an NTP slew); value = the
@@ -398,6 +404,43 @@ struct gp_rec_overhead {
 	uint32_t cupti_kind; /* CUpti_ActivityOverheadKind as CUPTI gave it    */
 };
 
+/* GP_REC_COUNTER: one hardware-counter value (libgpuphase/counters.c, CUPTI's
+ * range profiler with kernel replay) of a sampled launch — op is the hook op
+ * id of that launch (its GP_REC_HOOK_API corr): the launch was replayed, its
+ * GPU time is not its own and the report keeps it out of every phase — or,
+ * with op 0, a peak of the device. value's unit is the metric's. Added
+ * without a version change (older readers skip the type). */
+enum gp_counter_metric {
+	GP_CTR_DURATION_NS = 1,   /* gpu__time_duration.sum: one replay pass   */
+	GP_CTR_DRAM_READ = 2,     /* dram__bytes_read.sum (bytes)              */
+	GP_CTR_DRAM_WRITE = 3,    /* dram__bytes_write.sum (bytes)             */
+	GP_CTR_FLOP_FP64 = 4,     /* 2 x dfma + dadd + dmul thread instructions */
+	GP_CTR_FLOP_FP32 = 5,     /* 2 x ffma + fadd + fmul                    */
+	GP_CTR_FLOP_FP16 = 6,     /* 2 x hfma + hadd + hmul                    */
+	GP_CTR_TENSOR_PCT = 7,    /* sm__pipe_tensor_op_hmma_cycles_active, % of peak */
+	GP_CTR_SM_PCT = 8,        /* sm__throughput, % of peak                 */
+	GP_CTR_MEM_PCT = 9,       /* gpu__compute_memory_throughput, % of peak */
+	GP_CTR_PASSES = 10,       /* replay passes the launch took             */
+	GP_CTR_EXTRA_RANGES = 11, /* other launches profiled with it (driver-API
+	                             launches of other threads): its values may
+	                             be theirs                                 */
+	/* op 0: the device's peaks, from the counters' peak_sustained x rate */
+	GP_CTR_PEAK_DRAM_GBPS = 16,
+	GP_CTR_PEAK_FP64_GFLOPS = 17,
+	GP_CTR_PEAK_FP32_GFLOPS = 18,
+	GP_CTR_PEAK_FP16_GFLOPS = 19
+};
+struct gp_rec_counter {
+	uint8_t type;
+	uint8_t metric;      /* enum gp_counter_metric                          */
+	uint8_t device;
+	uint8_t pad;
+	uint32_t op;         /* hook op id of the replayed launch, 0 = device   */
+	uint64_t ts;         /* when the value was collected                    */
+	double value;
+	uint32_t name;       /* string id of the kernel's name (0 for peaks)    */
+	uint32_t sample;     /* which sample of that kernel (0-based)           */
+};
 /* GP_REC_CLOCK_PAIR: where the host's wall clock (CLOCK_REALTIME) stood at
  * trace time `raw`: the wall clock read between two reads of the trace
  * clock, the narrowest of `tries` such reads kept, raw their midpoint and
@@ -445,6 +488,7 @@ union gp_rec {
 	struct gp_rec_device device;
 	struct gp_rec_module module;
 	struct gp_rec_overhead overhead;
+	struct gp_rec_counter counter;
 	struct gp_rec_clock clock;
 	uint8_t raw[GP_REC_SIZE];
 };
@@ -454,6 +498,7 @@ _Static_assert(sizeof(struct gp_rec_kernel) == GP_REC_SIZE, "kernel record size"
 _Static_assert(sizeof(struct gp_rec_copy) == GP_REC_SIZE, "copy record size");
 _Static_assert(sizeof(struct gp_rec_sync) == GP_REC_SIZE, "sync record size");
 _Static_assert(sizeof(struct gp_rec_overhead) == GP_REC_SIZE, "overhead record size");
+_Static_assert(sizeof(struct gp_rec_counter) == GP_REC_SIZE, "counter record size");
 _Static_assert(sizeof(struct gp_rec_clock) == GP_REC_SIZE, "clock pair record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
 _Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");

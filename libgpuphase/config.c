@@ -466,6 +466,51 @@ static int gp_parse_follow_fork(const char *v, struct gp_config *c)
 	return gp_config_bool(v, &c->follow_fork);
 }
 
+/* off | [samples=M,][skip=K,][warmup=L,]top=N | [samples=M,][skip=K,]kernel=GLOB[;GLOB...]
+ * (options in any order; kernel= comes last and takes the rest, commas and
+ * all: C++ names hold commas) */
+static int gp_parse_counters(const char *v, struct gp_config *c)
+{
+	char buf[GP_PATH_MAX];
+	uint64_t n;
+	int have_top = 0;
+	c->counters = GP_COUNTERS_OFF;
+	c->counters_kernels[0] = 0;
+	if (gp_config_copy(c->counters_text, sizeof c->counters_text, v) || gp_config_copy(buf, sizeof buf, v))
+		return -1;
+	if (!strcmp(v, "off"))
+		return 0;
+	for (char *tok = buf, *next; tok; tok = next) {
+		if (!strncmp(tok, "kernel=", 7)) {
+			if (!tok[7] || gp_config_copy(c->counters_kernels, sizeof c->counters_kernels, tok + 7) || have_top)
+				return -1;
+			c->counters = GP_COUNTERS_KERNEL;
+			return 0;
+		}
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = 0;
+		char *eq = strchr(tok, '=');
+		if (!eq || gp_config_u64(eq + 1, &n))
+			return -1;
+		*eq = 0;
+		if (!strcmp(tok, "top") && n >= 1 && n <= 64 && !have_top)
+			c->counters_top = (uint32_t)n, have_top = 1;
+		else if (!strcmp(tok, "samples") && n >= 1 && n <= 1000)
+			c->counters_samples = (uint32_t)n;
+		else if (!strcmp(tok, "skip") && n <= 1000000)
+			c->counters_skip = (uint32_t)n;
+		else if (!strcmp(tok, "warmup") && n >= 1 && n <= 100000000)
+			c->counters_warmup = (uint32_t)n;
+		else
+			return -1;
+	}
+	if (!have_top)
+		return -1; /* options without a selection */
+	c->counters = GP_COUNTERS_TOP;
+	return 0;
+}
+
 const struct gp_config_var gp_config_vars[] = {
 	{"GPUPHASE_DISABLE", "0", "accepted: 0 or 1",
 	 "1 makes the library inert: every hook calls straight through, no file, no CUPTI", gp_parse_disable},
@@ -505,6 +550,13 @@ const struct gp_config_var gp_config_vars[] = {
 	 "where GPUPHASE_WINDOW=trigger creates <pid>.sock", gp_parse_control_dir},
 	{"GPUPHASE_FOLLOW_FORK", "0", "accepted: 0 or 1",
 	 "1: a fork child opens its own trace (new %p) instead of going inert", gp_parse_follow_fork},
+	{"GPUPHASE_COUNTERS", "off",
+	 "accepted: off, top=N (1..64) or kernel=GLOB[;GLOB...] (last, takes the rest), with optional samples=M "
+	 "(1..1000), skip=K and, for top, warmup=L launches before them, comma-separated",
+	 "hardware counters (CUPTI range profiler, kernel replay) for a sample of launches of the top N kernels by "
+	 "GPU time in the warm-up, or of the kernels matching a glob; replayed launches are marked and left out of "
+	 "every phase",
+	 gp_parse_counters},
 };
 const size_t gp_config_nvars = sizeof gp_config_vars / sizeof gp_config_vars[0];
 
@@ -525,6 +577,10 @@ static void gp_config_defaults(struct gp_config *c)
 		if (!strcmp(gp_cupti_modes[i].name, GP_CUPTI_MODE_DEFAULT))
 			c->cupti_mode = gp_cupti_modes[i].m;
 	strcpy(c->cupti_lib, GP_CUPTI_LIB_DEFAULT);
+	c->counters_samples = 3;
+	c->counters_skip = 1;
+	c->counters_warmup = 100;
+	strcpy(c->counters_text, "off");
 }
 
 static unsigned gp_config_distance(const char *a, const char *b)

@@ -69,6 +69,7 @@ static struct {
 	__typeof__(&cuptiSubscribe) subscribe;
 	__typeof__(&cuptiUnsubscribe) unsubscribe;
 	__typeof__(&cuptiEnableCallback) enable_callback;
+	__typeof__(&cuptiEnableDomain) enable_domain; /* optional: counters.c's context */
 	__typeof__(&cuptiActivityRegisterCallbacks) register_callbacks;
 	__typeof__(&cuptiActivityEnable) enable;
 	__typeof__(&cuptiActivityDisable) disable;
@@ -321,6 +322,8 @@ static void gp_cupti_convert(const CUpti_Activity *a)
 		r.kernel.corr = k->correlationId;
 		r.kernel.name = gp_cupti_intern(k->name);
 		gp_collector_emit(&r, 1);
+		if (gp_counters_on && k->end > k->start) /* top=N: warm-up GPU time per kernel */
+			gp_counters_kernel_time(k->name, k->end - k->start);
 		if (k->graphId)
 			gp_cupti_graph(k->graphId, k->graphNodeId, k->correlationId);
 		break;
@@ -459,12 +462,21 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 	/* On the application thread, inside its CUDA call: errno is the
 	 * program's (a ring allocation failing in here must not show). */
 	int saved = errno;
-	if (domain == CUPTI_CB_DOMAIN_RESOURCE && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) { /* on only until counters.c has its context */
+		const CUpti_CallbackData *cb = data;
+		if (cb->context)
+			gp_counters_context(cb->context, 1);
+	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
 						   cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
 		gp_graphs_callback(cbid, data); /* graphs.c: capture-time node mapping */
-	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING &&
-		 gp_cupti_registered)
-		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+		gp_counters_context(((const CUpti_ResourceData *)data)->context, 1);
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		if (gp_counters_on)
+			gp_counters_context(((const CUpti_ResourceData *)data)->context, 0);
+		if (gp_cupti_registered)
+			gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	}
 	errno = saved;
 }
 
@@ -612,6 +624,7 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	GP_CUPTI_SYM(push, "cuptiActivityPushExternalCorrelationId");
 	GP_CUPTI_SYM(pop, "cuptiActivityPopExternalCorrelationId");
 	GP_CUPTI_SYM(get_timestamp, "cuptiGetTimestamp");
+	*(void **)&gp_cupti_fn.enable_domain = dlsym(lib, "cuptiEnableDomain");
 	*(void **)&gp_cupti_fn.register_ts = dlsym(lib, "cuptiActivityRegisterTimestampCallback");
 	*(void **)&gp_cupti_fn.result_string = dlsym(lib, "cuptiGetResultString");
 	*(void **)&gp_cupti_fn.enable_rt_api = dlsym(lib, "cuptiActivityEnableRuntimeApi");
@@ -632,6 +645,14 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	}
 	gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
 				    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	/* GPUPHASE_COUNTERS: the profiler (counters.c) and the context it needs */
+	if (cfg->counters != GP_COUNTERS_OFF && gp_counters_open(lib) == 0) {
+		gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
+					    CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+		/* a context created before this subscription is seen in the
+		 * next runtime call's callback data (until counters.c has it) */
+		gp_cupti_context_watch(1);
+	}
 	if (gp_graphs_open(lib) == 0) {
 		gp_cupti_fn.enable_callback(1, gp_cupti_sub, CUPTI_CB_DOMAIN_RESOURCE,
 					    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
@@ -667,6 +688,12 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 fail:
 	gp_log(GP_LOG_INFO, "%s: %s; hook-only capture", cfg->cupti_lib, *why);
 	return -ENOSYS;
+}
+
+void gp_cupti_context_watch(int on)
+{
+	if (gp_cupti_fn.enable_domain)
+		gp_cupti_fn.enable_domain(on ? 1u : 0u, gp_cupti_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 }
 
 void gp_cupti_capture(int on)

@@ -20,6 +20,8 @@ enum gp_win_mode { GP_WINMODE_ALL = 0, GP_WINMODE_ITERS, GP_WINMODE_TIME, GP_WIN
 enum gp_marker { GP_MARKER_SYNC = 0, GP_MARKER_KERNEL, GP_MARKER_NVTX, GP_MARKER_PROFILER };
 enum gp_stacks { GP_STACKS_OFF = 0, GP_STACKS_SYNC, GP_STACKS_LAUNCH, GP_STACKS_ALL };
 enum gp_log_level { GP_LOG_OFF = 0, GP_LOG_ERROR, GP_LOG_INFO, GP_LOG_DEBUG };
+/* GPUPHASE_COUNTERS: which kernels get hardware counters (counters.c) */
+enum gp_counters_mode { GP_COUNTERS_OFF = 0, GP_COUNTERS_TOP, GP_COUNTERS_KERNEL };
 
 #define GP_PATH_MAX 4096
 /* The CUPTI library loaded when GPUPHASE_CUPTI_LIB is not set: its absence
@@ -82,6 +84,15 @@ struct gp_config {
 	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
 	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
 	int follow_fork;
+	enum gp_counters_mode counters; /* GPUPHASE_COUNTERS                   */
+	uint32_t counters_top;          /* top=N: the N kernels with the most GPU
+	                                   time in the warm-up                  */
+	uint32_t counters_warmup;       /* warmup=L launches before ranking      */
+	uint32_t counters_samples;      /* samples=M sampled launches a kernel  */
+	uint32_t counters_skip;         /* skip=K launches of a kernel left alone
+	                                   before the first sample              */
+	char counters_kernels[GP_PATH_MAX]; /* kernel=GLOB;GLOB...: ';' separates */
+	char counters_text[GP_PATH_MAX + 64]; /* the value as given (trace header) */
 };
 
 /* One row of the GPUPHASE_* table (config.c), exposed for the docs check. */

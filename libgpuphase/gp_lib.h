@@ -17,6 +17,7 @@
  *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
  *   hostload.c the host-load sampler thread
  *   clocks.c   (CLOCK_REALTIME, trace clock) pairs for lining up hosts
+ *   counters.c hardware counters of sampled launches (CUPTI range profiler)
  *
  * Errors inside the library are 0 / -errno; nothing here exits or aborts.
  */
@@ -215,6 +216,10 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres);
 /* Offset added to CUPTI timestamps (0 when our clock callback was accepted). */
 int64_t gp_cupti_clock_offset(void);
 int gp_cupti_clock_calibrated(void);
+/* Runtime-API callbacks on or off: their callback data tell counters.c the
+ * context (on from open while counters want one; off from outside any
+ * CUPTI callback once it is known). */
+void gp_cupti_context_watch(int on);
 /* Enable (on) or disable all activity kinds; first enable registers buffers. */
 void gp_cupti_capture(int on);
 /* Disable the API kinds only (RUNTIME, DRIVER, INTERNAL_LAUNCH_API): exit. */
@@ -231,6 +236,29 @@ void gp_cupti_forget(void);
 enum gp_api_class gp_cupti_classify(int driver, unsigned cbid);
 const char *gp_cupti_cbid_name(int driver, unsigned cbid);
 
+/* ---- counters.c -------------------------------------------------------- */
+/* GPUPHASE_COUNTERS asked for and still possible: hooks bracket launches
+ * (relaxed reads; set once by gp_counters_open, cleared on a failure). */
+extern int gp_counters_on;
+/* Look up CUDA 13's profiler in the CUPTI library cupti.c opened (before
+ * the trace exists). 0 or -ENOSYS (gp_counters_unavailable says why). */
+int gp_counters_open(void *cupti_lib);
+/* Why gp_counters_open refused, or NULL. */
+const char *gp_counters_unavailable(void);
+/* RESOURCE callbacks: a context was created (1) or is being destroyed (0). */
+void gp_counters_context(void *ctx, int created);
+/* CUPTI's kernel records (top=N): GPU time of kernel `name` in the warm-up. */
+void gp_counters_kernel_time(const char *name, uint64_t ns);
+/* A launch hook around its real call: begin before it (op: the hook's op
+ * id, 0 when outside the window: never sampled; func NULL: a graph launch,
+ * never sampled) returns a token for end (launched: the call succeeded):
+ * 0 = nothing to end (a launch made inside a bracketed one), 1 = waited
+ * for no sampled launch to be running, 2 = this launch is sampled and
+ * replayed. */
+int gp_counters_begin(const void *func, uint32_t op);
+void gp_counters_end(int token, int launched);
+/* Fork child: forget CUPTI and the locks. */
+void gp_counters_forget(void);
 /* ---- window.c ---------------------------------------------------------- */
 
 extern int gp_window_on; /* capturing now (relaxed reads in hooks)           */

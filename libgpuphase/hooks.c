@@ -98,6 +98,7 @@ struct gp_call {
 	int *err;         /* this thread's errno, looked up once per call      */
 	uint16_t id;
 	uint8_t cls, active, nested, pushed;
+	int8_t ctr;       /* gp_counters_begin's token, 0 = not bracketed     */
 };
 
 static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const void *stream, int twin,
@@ -130,6 +131,7 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	}
 	c->id = (uint16_t)id;
 	c->cls = (uint8_t)cls;
+	c->ctr = 0;
 	c->tid = tid;
 	c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
 	c->pushed = 0;
@@ -151,6 +153,11 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 			c->pushed = 1;
 		}
 	}
+	/* GPUPHASE_COUNTERS: a sampled launch is replayed by CUPTI's range
+	 * profiler, every other one waits while that runs (counters.c) */
+	if (GP_UNLIKELY(__atomic_load_n(&gp_counters_on, __ATOMIC_RELAXED)) &&
+	    ((cls == GP_API_LAUNCH && func) || cls == GP_API_GRAPH_LAUNCH))
+		c->ctr = (int8_t)gp_counters_begin(cls == GP_API_LAUNCH ? func : NULL, c->active ? c->op : 0);
 	*err = e;
 	c->t0 = gp_now();
 	return 1;
@@ -161,6 +168,8 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 {
 	uint64_t t1 = gp_now();
 	int e = *c->err;
+	if (c->ctr)
+		gp_counters_end(c->ctr, r == cudaSuccess);
 	if (c->active) {
 		if (c->pushed)
 			gp_cupti_pop();

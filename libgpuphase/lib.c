@@ -262,6 +262,8 @@ static int gp_lib_start(void)
 		kv[nkv++] = (struct gp_kv){"cuda_driver", drv};
 	if (gp_cfg.stacks != GP_STACKS_OFF)
 		kv[nkv++] = (struct gp_kv){"stack_depth", depth};
+	if (gp_cfg.counters != GP_COUNTERS_OFF)
+		kv[nkv++] = (struct gp_kv){"counters", gp_cfg.counters_text};
 	/* which job this process belongs to: the report merges only the traces
 	 * of one job and lines their clocks up (docs/metrics.md §9) */
 	if (job.rank)
@@ -315,6 +317,11 @@ static int gp_lib_start(void)
 	} else {
 		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
 	}
+	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
+		gp_lib_status(GP_STATUS_COUNTERS, -1,
+			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
+			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
+						  : gp_counters_unavailable());
 	if (!gp_lib_preloaded)
 		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
 			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
@@ -510,6 +517,7 @@ static void gp_lib_atfork_child_work(void)
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
 	gp_cupti_forget();
+	gp_counters_forget();
 	gp_window_forget();
 	gp_hostload_forget();
 	gp_resolve_forget();

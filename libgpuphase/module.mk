@@ -8,7 +8,7 @@
 GP_LIB_SRCS := libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
                libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c libgpuphase/pyframes.c \
-               libgpuphase/attach.c libgpuphase/clocks.c
+               libgpuphase/attach.c libgpuphase/clocks.c libgpuphase/counters.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 # config.c is pure (gp_config.h): the gpuphase command links it too.
 GP_LIB_CONFIG_OBJ := $(B)/obj/libgpuphase/config.o
@@ -19,6 +19,9 @@ $(GP_LIB_OBJS): CFLAGS += -fvisibility=hidden
 $(GP_LIB_OBJS): CPPFLAGS += -I$(GP_LIB_GEN)
 $(B)/obj/libgpuphase/hooks.o: libgpuphase/hooks.def
 $(B)/obj/libgpuphase/cupti.o: $(GP_LIB_GEN)/gp_cbids.h
+# cupti_profiler_host.h includes the C++ <string>: simcuda/cshim's empty
+# stand-in lets this C file include the real header.
+$(B)/obj/libgpuphase/counters.o: CPPFLAGS += -Isimcuda/cshim
 
 $(GP_LIB_GEN)/gp_cbids.h: libgpuphase/gen-cbids.sh $(CUDA_HOME)/include/cupti_runtime_cbid.h \
                           $(CUDA_HOME)/include/cupti_driver_cbid.h

@@ -16,6 +16,8 @@
 	X(trends)           \
 	X(graphs)           \
 	X(whatif)           \
+	X(copies)           \
+	X(roofline)         \
 	X(crossrank)
 
 #define GP_ANALYSES_DECLARE(name) extern const struct gp_analysis gp_analysis_##name;
@@ -112,6 +114,13 @@ int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep)
 		if (set->a[i]->finish)
 			gp_analysis_fail(&set->err, set->a[i]->finish(set->st[i], set->an, rep));
 	return set->err;
+}
+
+void gp_analyses_annotate(struct gp_analyses *set, struct gp_rep *rep)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->a[i]->annotate)
+			set->a[i]->annotate(set->st[i], rep);
 }
 
 int gp_analyses_job(struct gp_analyses *const *sets, const struct gp_rep *const *reps, size_t n,

@@ -14,6 +14,7 @@
  *           a->wait(st, w)         for each blocking interval the core
  *                                  attributes (docs/metrics.md section 3)
  *   a->finish(st, an, rep)         after the core's finish, before it is freed
+ *   a->annotate(st, rep)           then: fields of rep it is the source of
  *   a->text / a->json / a->figure  any time later (the report, the HTML page)
  *   a->destroy(st)
  *
@@ -72,6 +73,10 @@ struct gp_analysis {
 	void (*op)(void *st, const struct gp_an_op *op);
 	void (*wait)(void *st, const struct gp_an_wait *w);
 	int (*finish)(void *st, const struct gp_an *an, const struct gp_rep *rep);
+	/* after every finish: what the analysis found that the report's own
+	 * outputs show (the roofline's gp_rep_group.bound); only fields rep.h
+	 * says an analysis sets */
+	void (*annotate)(void *st, struct gp_rep *rep);
 	/* its section (nothing when it has nothing to say) and its JSON value */
 	void (*text)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
 	void (*json)(FILE *f, const void *st, const struct gp_rep *rep, const struct gp_analysis_style *s);
@@ -150,6 +155,8 @@ int gp_analyses_finish(struct gp_analyses *set, const struct gp_rep *rep);
  * reps[i]; *out is NULL when no analysis has a merge. 0 or -ENOMEM. */
 int gp_analyses_job(struct gp_analyses *const *sets, const struct gp_rep *const *reps, size_t n,
 		    const struct gp_analysis_env *env, struct gp_analyses **out);
+/* Each analysis's annotate, after gp_analyses_finish succeeded. */
+void gp_analyses_annotate(struct gp_analyses *set, struct gp_rep *rep);
 /* Every section as text or markdown. Returns 0 or -EIO. */
 int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
 		     const struct gp_analysis_style *s);

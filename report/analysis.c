@@ -37,7 +37,7 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	const uint32_t gpu = GP_AN_TYPE(GP_REC_KERNEL) | GP_AN_TYPE(GP_REC_MEMCPY) | GP_AN_TYPE(GP_REC_MEMSET);
 	an->cfg.rec_types[0] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_MARKER) | GP_AN_TYPE(GP_REC_STATUS) |
 						 GP_AN_TYPE(GP_REC_HOST_SAMPLE) | GP_AN_TYPE(GP_REC_WINDOW) |
-						 GP_AN_TYPE(GP_REC_OVERHEAD)
+						 GP_AN_TYPE(GP_REC_OVERHEAD) | GP_AN_TYPE(GP_REC_COUNTER)
 					       : 0;
 	an->cfg.rec_types[1] &= an->cfg.on_rec ? api | gpu | GP_AN_TYPE(GP_REC_GRAPH_NODE) |
 						 GP_AN_TYPE(GP_REC_STACK_REF)
@@ -321,6 +321,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			an->status[r->status.kind] = 1;
 		v.status.kind = r->status.kind;
 		v.status.value = r->status.value;
+		v.status.detail = r->status.detail;
 		break;
 	case GP_REC_DROPS:
 		gp_an_scan1_drops(an, &r->drops);
@@ -376,6 +377,16 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		gp_an_fail(an, gp_clockmap_add(&an->clocks, &cp));
 		break;
 	}
+	case GP_REC_COUNTER: /* a launch replayed for its counters: never an op */
+		if (r->counter.op)
+			gp_an_fail(an, gp_map_put(&an->replayed, r->counter.op, 1));
+		v.counter.metric = r->counter.metric;
+		v.counter.device = r->counter.device;
+		v.counter.op = r->counter.op;
+		v.counter.name = r->counter.name;
+		v.counter.sample = r->counter.sample;
+		v.counter.value = r->counter.value;
+		break;
 	case GP_REC_OVERHEAD:
 		v.overhead.kind = r->overhead.kind;
 		v.overhead.tid = r->overhead.tid;
@@ -736,6 +747,24 @@ size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t
 	return n;
 }
 
+uint64_t gp_an_replayed(const struct gp_an *an, uint64_t *ns)
+{
+	if (ns)
+		*ns = an->replayed_ns;
+	return an->replayed_ops;
+}
+
+int gp_an_device(const struct gp_an *an, unsigned d, struct gp_an_device *out)
+{
+	if (d >= 256 || !an->dev[d].present)
+		return -ENOENT;
+	out->name = gp_an_string(an, an->dev[d].name);
+	out->cc_major = an->dev[d].ccmaj;
+	out->cc_minor = an->dev[d].ccmin;
+	out->sm_count = an->dev[d].sms;
+	return 0;
+}
+
 uint32_t gp_an_os_tid(const struct gp_an *an, uint32_t cupti_tid)
 {
 	return gp_join_os_tid(an, cupti_tid);
@@ -765,6 +794,7 @@ void gp_an_free(struct gp_an *an)
 	free(an->modules);
 	gp_clockmap_free(&an->clocks);
 	gp_map_free(&an->drops);
+	gp_map_free(&an->replayed);
 	free(an->marks);
 	free(an->wins);
 	gp_sync_free(&an->sync);

@@ -131,6 +131,7 @@ struct gp_an_rec {
 		struct {           /* GP_REC_STATUS                                   */
 			uint8_t kind;  /* enum gp_status_kind                             */
 			int64_t value;
+			uint32_t detail; /* string id of its explanation, 0 = none        */
 		} status;
 		struct {           /* GP_REC_ITER, GP_REC_WINDOW                      */
 			uint8_t kind;
@@ -164,6 +165,14 @@ struct gp_an_rec {
 		struct {           /* GP_REC_STACK_REF                                */
 			uint32_t op, stack;
 		} stack_ref;
+		struct {           /* GP_REC_COUNTER: a hardware counter (pass 1)     */
+			uint8_t metric; /* enum gp_counter_metric                         */
+			uint8_t device;
+			uint32_t op;   /* hook op id of the replayed launch, 0 = a peak    */
+			uint32_t name; /* string id of the kernel name                     */
+			uint32_t sample;
+			double value;
+		} counter;
 	};
 };
 
@@ -252,6 +261,18 @@ uint64_t gp_an_record_count(const struct gp_an *an, unsigned type);
  * iteration number, in time order): *starts and *nums malloc'd (the caller
  * frees them; NULL when there is none). Returns the count, 0 on ENOMEM. */
 size_t gp_an_iteration_starts(const struct gp_an *an, uint64_t **starts, int64_t **nums);
+/* What the trace's GP_REC_DEVICE record says of device d (known after pass
+ * 1): 0 and *out filled, or -ENOENT when it has none for d. out->name is
+ * its text (NULL when the string is missing), valid while the strings are. */
+struct gp_an_device {
+	const char *name;
+	uint32_t cc_major, cc_minor, sm_count;
+};
+int gp_an_device(const struct gp_an *an, unsigned d, struct gp_an_device *out);
+/* After pass 2: the launches replayed for hardware counters (their hook op
+ * id has GP_REC_COUNTER records) that were left out of every aggregate,
+ * and their GPU time (*ns may be NULL). */
+uint64_t gp_an_replayed(const struct gp_an *an, uint64_t *ns);
 /* Name of an API id of a given domain (GP_REC_*_API), or NULL. */
 const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api_id);
 

@@ -73,6 +73,8 @@ static void gp_an_finish_window(struct gp_an *an, struct gp_rep *rep)
 	rep->ops_end_missing = an->ops_end_missing;
 	rep->hooks_unjoined = an->hooks_unjoined;
 	rep->launches_captured = an->launches_captured;
+	rep->ops_replayed = an->replayed_ops;
+	rep->replayed_ns = an->replayed_ns;
 	rep->api_unjoined = an->api_unjoined;
 	for (int c = 0; c < GP_API_CLASS_COUNT; c++) /* a call may have both */
 		rep->lost_by_class[c] = an->hooks_unjoined_cls[c] > an->api_unjoined_cls[c] ? an->hooks_unjoined_cls[c]
@@ -182,7 +184,8 @@ static int gp_an_finish_iters(struct gp_an *an, struct gp_rep *rep)
 		rep->iters[n++] = (struct gp_rep_iter){ .iter = it->iter, .start = it->start, .end = it->end,
 							.ops = it->ops, .launch_ns = it->launch,
 							.queue_ns = it->queue, .execute_ns = it->exec,
-							.sync_ns = it->sync, .open = i + 1 == an->niters };
+							.sync_ns = it->sync, .open = i + 1 == an->niters,
+							.replayed = it->replayed };
 	}
 	rep->niters = n;
 	return 0;

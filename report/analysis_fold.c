@@ -101,6 +101,16 @@ static const char *gp_an_phase(struct gp_an *an, const struct gp_an_op *op, uint
 	return known ? "forward" : "(no phase)";
 }
 
+void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns)
+{
+	int64_t slot;
+	an->replayed_ops++;
+	an->replayed_ns += ns;
+	gp_an_iter_of(an, t, &slot);
+	if (slot >= 0)
+		an->iters[slot].replayed++;
+}
+
 /* Fold one complete op into every aggregate (called by the join). */
 void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
 		       uint32_t name_str)

@@ -279,6 +279,7 @@ struct gp_group {
 struct gp_iterx {
 	int64_t iter;
 	uint64_t start, end, ops, launch, queue, exec, sync;
+	uint64_t replayed;   /* launches replayed for counters in it (§20)      */
 	int captured;        /* starts inside a capture window (or no windows)  */
 	uint32_t tid;        /* the thread that wrote its mark                  */
 };
@@ -351,6 +352,10 @@ struct gp_an {
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
 	uint64_t ops_no_hook; /* runtime call seen by CUPTI, by no hook (hooks present) */
 	uint64_t hooks_unjoined, api_unjoined, evicted, launches_captured;
+	/* launches CUPTI's range profiler replayed for their counters (hook op
+	 * ids of GP_REC_COUNTER records, pass 1): never folded (join.c) */
+	struct gp_map replayed;
+	uint64_t replayed_ops, replayed_ns;
 	uint64_t hooks_unjoined_cls[GP_API_CLASS_COUNT], api_unjoined_cls[GP_API_CLASS_COUNT];
 	uint64_t launch, queue, exec, busy_sum;
 };
@@ -416,6 +421,9 @@ void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint
 /* ... and take w out of a folded op's launch (group, iteration slot, the
  * window its call began in at t, totals). */
 void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t t, uint64_t w);
+/* ... and instead of folding it, count a launch replayed for counters, of
+ * ns GPU time, whose call began at t: the run's and its iteration's. */
+void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns);
 
 /* sync.c */
 void gp_sync_init(struct gp_sync *s);

@@ -242,6 +242,14 @@ static const char *gp_join_copy_kind_name(unsigned k)
 /* Build and fold the op of a pending entry that has its GPU record. */
 static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook *h)
 {
+	/* a launch CUPTI's range profiler replayed for its counters: its time
+	 * is the replay's, in no phase and no aggregate (metrics.md §20) */
+	uint64_t hop = h ? h->op : p->has_ext ? p->ext : 0;
+	if (hop && an->replayed.count && gp_map_get(&an->replayed, hop)) {
+		gp_an_fold_replayed(an, p->has_api ? p->api_start : p->gpu_start,
+				    !p->end_missing && p->gpu_end > p->gpu_start ? p->gpu_end - p->gpu_start : 0);
+		return;
+	}
 	struct gp_an_op op;
 	memset(&op, 0, sizeof op);
 	op.kind = p->gpu_type == GP_REC_KERNEL ? GP_OP_KERNEL

@@ -60,6 +60,7 @@ struct gp_main {
 	int have_filter;
 	struct gp_pipeline *pipe;
 	const char *whatif;               /* --whatif SPEC                      */
+	size_t targets;                   /* --counter-targets N                */
 	int partial;                      /* --partial: write partial results  */
 	int group_by_set, outlier_set;    /* --group-by, --outlier-factor given */
 	const char *out_opt;              /* an option of the printed report    */
@@ -101,6 +102,8 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "                             empty-waits, graph=NAME[:node_ns=N],\n"
 			   "                             pinned=NAME[:call_ns=N], overlap-copies\n"
 			   "  --merge                    merge several traces even when they are not one job\n"
+			   "  --counter-targets N        print only the names of the N kernel operators with the\n"
+			   "                             most total time, one a line (gpuphase record --counters from=)\n"
 			   "  -o, --output FILE          write the report to FILE instead of stdout\n"
 			   "  --partial                  with -o F.gpp: write partial results (what the report of\n"
 			   "                             each trace is computed from) instead; any TRACE above\n"
@@ -202,6 +205,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
 		{ "whatif", required_argument, 0, 'W' },  { "merge", no_argument, 0, 'G' },
 		{ "phase", required_argument, 0, 'P' },    { "min-delta", required_argument, 0, 'M' },
+		{ "counter-targets", required_argument, 0, 'K' },
 		{ "partial", no_argument, 0, 'R' },
 		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
@@ -341,6 +345,16 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		case 'A':
 			m->allow_truncated = 1;
 			break;
+		case 'K': {
+			m->out_opt = "--counter-targets";
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1) {
+				fprintf(stderr, "gpuphase-report: --counter-targets: '%s' is not a positive integer\n", optarg);
+				return -1;
+			}
+			m->targets = (size_t)v;
+			break;
+		}
 		case 'G':
 			m->merge = 1;
 			break;
@@ -594,6 +608,35 @@ static int gp_main_close_out(struct gp_main *m, FILE *f, int failed)
 	return 0;
 }
 
+static const struct gp_rep *gp_main_targets_rep; /* qsort's context */
+static int gp_main_targets_cmp(const void *a, const void *b)
+{
+	const struct gp_rep_group *g = gp_main_targets_rep->groups;
+	uint64_t x = gp_rep_group_total(&g[*(const size_t *)a]), y = gp_rep_group_total(&g[*(const size_t *)b]);
+	return x > y ? -1 : x < y ? 1 : strcmp(g[*(const size_t *)a].name, g[*(const size_t *)b].name);
+}
+
+/* --counter-targets N: the names of the N kernel operators with the most
+ * total time (launch + execute + sync), one a line, as the operator table
+ * names them: what `gpuphase record --counters from=TRACE` samples. */
+static int gp_main_targets(struct gp_main *m, const struct gp_rep *rep)
+{
+	size_t *idx = malloc((rep->ngroups ? rep->ngroups : 1) * sizeof *idx), n = 0;
+	if (!idx)
+		return GP_EXIT_INTERNAL;
+	for (size_t i = 0; i < rep->ngroups; i++)
+		if (rep->groups[i].kinds & GP_GKIND_KERNEL)
+			idx[n++] = i;
+	gp_main_targets_rep = rep;
+	if (n > 1)
+		qsort(idx, n, sizeof *idx, gp_main_targets_cmp);
+	FILE *f = gp_main_out(m);
+	for (size_t i = 0; f && i < n && i < m->targets; i++)
+		fprintf(f, "%s\n", rep->groups[idx[i]].name);
+	free(idx);
+	return f ? gp_main_close_out(m, f, 0) : GP_EXIT_USAGE;
+}
+
 /* Refuse a bad -o FILE before reading any trace. 0, or 2 after a message. */
 static int gp_main_check_out(struct gp_main *m, char **files, int nfiles)
 {
@@ -841,6 +884,11 @@ int main(int argc, char **argv)
 	}
 	if (!rc && gp_pipeline_report(m.pipe, 0, ntr, &rep))
 		rc = GP_EXIT_INTERNAL;
+	if (!rc && m.targets) { /* the names a second run samples counters of */
+		rc = gp_main_targets(&m, &rep);
+		gp_rep_free(&rep);
+		goto out;
+	}
 	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
 	m.out.job_analyses = m.pipe && !rc ? gp_pipeline_job_analyses(m.pipe) : NULL;
 	m.out.ntraces = rc ? 0 : ntr;

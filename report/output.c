@@ -195,6 +195,8 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 		"counts", rep->records, rep->ops, rep->ops_joined, 100.0 * rep->join_coverage);
 	if (rep->launches_captured) /* metrics.md §1: enqueue nothing, so in no op */
 		fprintf(f, "%" PRIu64 " launches captured into CUDA graphs, ", rep->launches_captured);
+	if (rep->ops_replayed) /* metrics.md §20: their time is the replay's */
+		fprintf(f, "%" PRIu64 " launches replayed for counters (left out), ", rep->ops_replayed);
 	fprintf(f, "%" PRIu64 " dropped\n", rep->dropped_records);
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, "%s%-14s host CPU busy %.1f%% (max %.1f%%), this process %.1f%% of one CPU%s\n",
@@ -270,6 +272,7 @@ const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g
 			break;
 	}
 	op.mean_bytes = n ? bytes / n : 0;
+	op.bound = g ? g->bound : GP_BOUND_NONE;
 	return gp_verdict_advice_for(v, &op);
 }
 
@@ -460,13 +463,16 @@ static void gp_out_text_iters(FILE *f, const struct gp_rep *rep, const struct gp
 		uint64_t p50, p99;
 		uint8_t *out = calloc(rep->niters, 1);
 		gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, out);
-		size_t nclosed = 0;
-		for (size_t i = 0; i < rep->niters; i++)
-			nclosed += !rep->iters[i].open;
+		size_t nclosed = 0, nrep = 0;
+		for (size_t i = 0; i < rep->niters; i++) {
+			nclosed += !rep->iters[i].open && !rep->iters[i].replayed;
+			nrep += !rep->iters[i].open && rep->iters[i].replayed;
+		}
 		if (nclosed)
-			fprintf(f, "\n%sIterations (%zu): duration p50 %s, p99 %s over the %zu complete ones; outlier = "
+			fprintf(f, "\n%sIterations (%zu): duration p50 %s, p99 %s over the %zu complete ones%s; outlier = "
 				   "duration > %.2g x p50\n\n", h, rep->niters, gp_fmt_dur(p50, b1, 32),
-				gp_fmt_dur(p99, b2, 32), nclosed, o->outlier_factor);
+				gp_fmt_dur(p99, b2, 32), nclosed,
+				nrep ? " (not those with launches replayed for counters)" : "", o->outlier_factor);
 		else
 			fprintf(f, "\n%sIterations (%zu): no complete iteration (the only one is open: it ends with the "
 				   "window), so no duration statistics\n\n", h, rep->niters);
@@ -525,7 +531,8 @@ static void gp_out_text_iters(FILE *f, const struct gp_rep *rep, const struct gp
 					b2, b3, b4, b5, ol ? "yes" : "");
 			else
 				fprintf(f, "%8" PRId64 " %10s %7" PRIu64 " %10s %10s %10s %10s%s\n", it->iter, b1, it->ops, b2,
-					b3, b4, b5, ol ? "  <- outlier" : it->open ? "  (open: ends with the window)" : "");
+					b3, b4, b5, ol ? "  <- outlier" : it->open ? "  (open: ends with the window)"
+								 : it->replayed ? "  (launches replayed for counters)" : "");
 		}
 		if (hidden && o->top)
 			fprintf(f, "%s(the %zu longest shown; %zu more; --format json lists all)\n", li, shown, hidden);
@@ -680,6 +687,9 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		fprintf(f, ", \"queue_waits_late\": %" PRIu64, rep->queue_waits_late);
 	if (gp_out_attached(rep))
 		fprintf(f, ", \"ops_no_hook\": %" PRIu64, rep->ops_no_hook);
+	if (rep->ops_replayed)
+		fprintf(f, ", \"ops_replayed\": %" PRIu64 ", \"replayed_ns\": %" PRIu64, rep->ops_replayed,
+			rep->replayed_ns);
 	if (!rep->complete && rep->cupti_ok) {
 		/* a cut trace: calls whose GPU record was lost with the tail */
 		static const char *const key[GP_API_CLASS_COUNT] = {
@@ -767,6 +777,8 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			g->exec.max, g->sync_calls, g->no_api, g->no_gpu);
 		if (g->pageable)
 			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
+		if (g->bound) /* metrics.md §21, only with counters */
+			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
 		gp_out_json_verdict(f, rep, g, &o->th);
 		fprintf(f, "}");
 	}
@@ -784,9 +796,12 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		const struct gp_rep_iter *it = &rep->iters[i];
 		fprintf(f, "%s\n  {\"iter\": %" PRId64 ", \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
 			   ", \"ops\": %" PRIu64 ", \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64
-			   ", \"sync_ns\": %" PRIu64 ", \"outlier\": %s, \"open\": %s}",
+			   ", \"sync_ns\": %" PRIu64 ", \"outlier\": %s, \"open\": %s",
 			i ? "," : "", it->iter, it->start, it->end - it->start, it->ops, it->launch_ns, it->queue_ns,
 			it->execute_ns, it->sync_ns, ol && ol[i] ? "true" : "false", it->open ? "true" : "false");
+		if (it->replayed) /* metrics.md §20: its duration holds the replays */
+			fprintf(f, ", \"replayed\": %" PRIu64, it->replayed);
+		fputc('}', f);
 	}
 	free(ol);
 	fprintf(f, "]},\n\"sync_callsites\": [");

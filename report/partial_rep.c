@@ -21,6 +21,7 @@
 #define GP_PR_MAX_COUNTS 4096u       /* record types, API classes           */
 #define GP_REP_GROUP_BY_MIN 0        /* enum gp_group_by (analysis.h): kernel */
 #define GP_REP_GROUP_BY_MAX 4        /* ... phase                             */
+#define GP_REP_BOUND_MAX 3           /* enum gp_bound (verdict.h): latency    */
 
 /* ---- save ---------------------------------------------------------------------- */
 
@@ -97,7 +98,8 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 	gp_prep_counts(w, r->rec_count, GP_REC_TYPE_COUNT);
 	const uint64_t counts[] = { r->dropped_ring, r->dropped_cupti, r->dropped_write, r->dropped_records,
 				    r->ops, r->ops_joined, r->ops_no_api, r->ops_no_gpu, r->ops_end_missing,
-				    r->ops_no_hook, r->hooks_unjoined, r->api_unjoined, r->evicted, r->launches_captured };
+				    r->ops_no_hook, r->hooks_unjoined, r->api_unjoined, r->evicted, r->launches_captured,
+				    r->ops_replayed, r->replayed_ns };
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		gp_pw_u64(w, counts[i]);
 	gp_pw_f64(w, r->join_coverage);
@@ -127,6 +129,7 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_pw_u64(w, g->pageable);
 		gp_pw_u64(w, g->sync_queue_ns);
 		gp_prep_hist_save(w, &g->exec);
+		gp_pw_u8(w, g->bound);
 	}
 	gp_pw_u64(w, r->nwindows);
 	for (size_t i = 0; i < r->nwindows; i++) {
@@ -154,6 +157,7 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_pw_u64(w, it->queue_ns);
 		gp_pw_u64(w, it->execute_ns);
 		gp_pw_u64(w, it->sync_ns);
+		gp_pw_u64(w, it->replayed);
 	}
 	gp_pw_u64(w, r->ncallsites);
 	for (size_t i = 0; i < r->ncallsites; i++) {
@@ -285,7 +289,8 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	gp_prep_counts_load(r, rep->rec_count, GP_REC_TYPE_COUNT, "record types");
 	uint64_t *counts[] = { &rep->dropped_ring, &rep->dropped_cupti, &rep->dropped_write, &rep->dropped_records,
 			       &rep->ops, &rep->ops_joined, &rep->ops_no_api, &rep->ops_no_gpu, &rep->ops_end_missing,
-			       &rep->ops_no_hook, &rep->hooks_unjoined, &rep->api_unjoined, &rep->evicted, &rep->launches_captured };
+			       &rep->ops_no_hook, &rep->hooks_unjoined, &rep->api_unjoined, &rep->evicted, &rep->launches_captured,
+			       &rep->ops_replayed, &rep->replayed_ns };
 	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
 		*counts[i] = gp_pr_u64(r);
 	rep->join_coverage = gp_pr_f64(r);
@@ -303,7 +308,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	gp_prep_counts_load(r, rep->sync_calls, GP_API_CLASS_COUNT, "API classes");
 	gp_prep_counts_load(r, rep->sync_kind_ns, GP_API_CLASS_COUNT, "API classes");
 	size_t ng = 0;
-	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 11 * 8 + 4 + 33);
+	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 11 * 8 + 4 + 33 + 1);
 	for (size_t i = 0; i < ng && !r->err; i++) {
 		struct gp_rep_group *g = &rep->groups[i];
 		rep->ngroups = i + 1;
@@ -319,6 +324,9 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		g->pageable = gp_pr_u64(r);
 		g->sync_queue_ns = gp_pr_u64(r);
 		gp_prep_hist_load(r, &g->exec);
+		g->bound = gp_pr_u8(r);
+		if (!r->err && g->bound > GP_REP_BOUND_MAX)
+			gp_pr_fail(r, "an operator's roofline bound is none the report knows");
 	}
 	rep->windows = gp_prep_table(r, &rep->nwindows, sizeof *rep->windows, 7 * 8 + 3 * 4);
 	for (size_t i = 0; i < rep->nwindows && !r->err; i++) {
@@ -334,7 +342,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		x->stop_iter = gp_pr_i64(r);
 		x->stop_tid = gp_pr_u32(r);
 	}
-	rep->iters = gp_prep_table(r, &rep->niters, sizeof *rep->iters, 8 * 8 + 4);
+	rep->iters = gp_prep_table(r, &rep->niters, sizeof *rep->iters, 9 * 8 + 4);
 	for (size_t i = 0; i < rep->niters && !r->err; i++) {
 		struct gp_rep_iter *it = &rep->iters[i];
 		it->iter = gp_pr_i64(r);
@@ -346,6 +354,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		it->queue_ns = gp_pr_u64(r);
 		it->execute_ns = gp_pr_u64(r);
 		it->sync_ns = gp_pr_u64(r);
+		it->replayed = gp_pr_u64(r);
 	}
 	size_t nc = 0;
 	rep->callsites = gp_prep_table(r, &nc, sizeof *rep->callsites, 4 + 4 + 16);
@@ -372,9 +381,9 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1072u
-#define GP_PREP_SIZE_GROUP 168u
-#define GP_PREP_SIZE_ITER 72u
+#define GP_PREP_SIZE_REP 1088u
+#define GP_PREP_SIZE_GROUP 176u
+#define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u
 #define GP_PREP_SIZE_CALLSITE 32u
 #define GP_PREP_SIZE_KV 16u

@@ -248,6 +248,8 @@ static int gp_pipeline_run(struct gp_pipeline *p, struct gp_an *an, const struct
 		gp_pipeline_complete(rep, &facts);
 	if (p->cur && gp_analyses_finish(p->cur, rep))
 		return -ENOMEM; /* rep is whole; the caller frees it */
+	if (p->cur)
+		gp_analyses_annotate(p->cur, rep);
 	return 0;
 }
 

@@ -205,6 +205,8 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->hooks_unjoined += s->hooks_unjoined;
 		d->api_unjoined += s->api_unjoined;
 		d->launches_captured += s->launches_captured;
+		d->ops_replayed += s->ops_replayed;
+		d->replayed_ns += s->replayed_ns;
 		d->evicted += s->evicted;
 		if (s->wall_ns > d->wall_ns)
 			d->wall_ns = s->wall_ns;
@@ -249,6 +251,8 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			g->bytes += sg->bytes;
 			g->pageable += sg->pageable;
 			g->sync_queue_ns += sg->sync_queue_ns;
+			if (!g->bound) /* the first trace's counters that say */
+				g->bound = sg->bound;
 			if (gp_hist_merge(&g->exec, &sg->exec))
 				rc = -ENOMEM;
 		}
@@ -270,6 +274,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			}
 			it->open |= si->open;
 			it->ops += si->ops;
+			it->replayed += si->replayed;
 			it->launch_ns += si->launch_ns;
 			it->queue_ns += si->queue_ns;
 			it->execute_ns += si->execute_ns;
@@ -322,14 +327,14 @@ void gp_rep_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, u
 	if (!d)
 		return;
 	for (size_t i = 0; i < rep->niters; i++)
-		if (!rep->iters[i].open)
+		if (!rep->iters[i].open && !rep->iters[i].replayed)
 			d[n++] = rep->iters[i].end - rep->iters[i].start;
 	qsort(d, n, sizeof *d, gp_stats_cmp_u64);
 	*p50 = gp_stats_nearest_rank(d, n, 0.5);
 	*p99 = gp_stats_nearest_rank(d, n, 0.99);
 	free(d);
 	for (size_t i = 0; outlier && i < rep->niters; i++)
-		outlier[i] = n >= 3 && !rep->iters[i].open &&
+		outlier[i] = n >= 3 && !rep->iters[i].open && !rep->iters[i].replayed &&
 			     (double)(rep->iters[i].end - rep->iters[i].start) > factor * (double)*p50;
 }
 

@@ -25,6 +25,8 @@ struct gp_rep_group {
 	uint64_t pageable;     /* async copies made blocking by pageable memory   */
 	uint64_t sync_queue_ns; /* part of sync_ns: launches waiting on a full queue */
 	struct gp_hist exec;   /* execute distribution                           */
+	uint8_t bound;         /* enum gp_bound from its hardware counters (the
+	                          roofline analysis sets it; 0 = none)          */
 };
 
 /* What an operator's ops are (gp_rep_group.kinds): kernels, copies, sets,
@@ -48,6 +50,8 @@ struct gp_rep_iter {
 	int open;              /* last iteration: ends at the window end, not at a mark */
 	uint64_t ops;
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
+	uint64_t replayed;     /* launches replayed for counters in it: its
+	                          duration holds their replays (metrics.md §20) */
 };
 
 /* A capture window (GP_REC_WINDOW START .. STOP / END_EARLY). */
@@ -101,6 +105,9 @@ struct gp_rep {
 	uint64_t hooks_unjoined, api_unjoined, evicted;
 	uint64_t launches_captured; /* hooked launches made during stream capture
 	                               (graph nodes, no GPU op of their own)    */
+	uint64_t ops_replayed, replayed_ns; /* launches replayed for hardware
+	                               counters, left out of every phase, and
+	                               their (replay) GPU time (metrics.md §20) */
 	double join_coverage;  /* ops_joined / ops (1 when no ops)                */
 	/* window */
 	uint64_t t_first, t_last, wall_ns;
@@ -141,9 +148,10 @@ int gp_rep_one_job(const struct gp_rep *const *reps, size_t n);
 
 /* launch + execute + sync of an operator. */
 uint64_t gp_rep_group_total(const struct gp_rep_group *g);
-/* Per-iteration p50 / p99 of durations (the open last iteration left out);
- * flags outliers, duration > factor * p50 with at least 3 closed ones
- * (outlier: array of niters, or NULL). */
+/* Per-iteration p50 / p99 of durations (the open last iteration and those
+ * holding launches replayed for counters left out); flags outliers,
+ * duration > factor * p50 with at least 3 such ones (outlier: array of
+ * niters, or NULL). */
 void gp_rep_iter_stats(const struct gp_rep *rep, double factor, uint64_t *p50, uint64_t *p99, uint8_t *outlier);
 /* A rank's own work: launch + execute, leaving out communication kernels
  * (names containing "nccl", any case), whose execution includes waiting. */

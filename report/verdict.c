@@ -57,10 +57,28 @@ const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op 
 			return small ? "many small copies: batch them into fewer, larger ones, use pinned memory, "
 				       "overlap them with compute"
 				     : "bandwidth-bound copy: move fewer bytes, use pinned memory, overlap it with compute";
-		return "optimise the kernel or the algorithm";
+		switch (op ? op->bound : GP_BOUND_NONE) {
+		case GP_BOUND_MEMORY:
+			return "memory-bound by its counters: move fewer bytes (fuse it with its neighbours, reuse "
+			       "data from shared memory or registers), coalesced and vectorized accesses";
+		case GP_BOUND_COMPUTE:
+			return "compute-bound by its counters: lower precision (FP16/BF16/TF32, FP8), tensor cores, "
+			       "fewer instructions";
+		case GP_BOUND_LATENCY:
+			return "near neither roof by its counters (latency-bound): more parallel work per launch "
+			       "(larger grids, more independent work per thread), fewer dependent steps";
+		default:
+			return "optimise the kernel or the algorithm";
+		}
 	default:
 		return "";
 	}
+}
+
+const char *gp_bound_name(unsigned bound)
+{
+	static const char *const names[] = { NULL, "memory", "compute", "latency" };
+	return bound < 4 ? names[bound] : NULL;
 }
 
 const char *gp_verdict_name(enum gp_verdict v)

@@ -32,10 +32,13 @@ struct gp_thresholds {
 /* What an operator is, for the advice that fits it:
  * kinds or-ed, mean bytes per op (copies, sets), and whether the program
  * already replays CUDA graphs. */
+enum gp_bound { GP_BOUND_NONE = 0, GP_BOUND_MEMORY, GP_BOUND_COMPUTE, GP_BOUND_LATENCY };
 struct gp_verdict_op {
 	unsigned kinds;
 	uint64_t mean_bytes;
 	int run_graphs;
+	unsigned bound;      /* enum gp_bound: what its hardware counters say
+	                        (metrics.md §21), GP_BOUND_NONE without them */
 };
 
 /* An operator's verdict: GP_VERDICT_MINOR when its total is below
@@ -46,13 +49,18 @@ enum gp_verdict gp_verdict_of_op(uint64_t launch, uint64_t execute, uint64_t syn
 /* The advice for a verdict that fits the operator: copies are never told to
  * fuse kernels or use graphs (small ones: batch them, pinned memory, overlap;
  * large ones: bandwidth), and a program that replays graphs is never told to
- * use graphs. "" for none, balanced, minor. */
+ * use graphs; a kernel whose execute dominates is told what its counters say
+ * limits it (memory: less traffic, fusion, access patterns; compute:
+ * precision, tensor cores; latency: more parallelism). "" for none,
+ * balanced, minor. */
 const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op *op);
 /* Copies moving less than this per op on average are "small". */
 #define GP_VERDICT_SMALL_COPY (64u * 1024u)
 
 /* Verdict of the given sums; GP_VERDICT_NONE when total is 0. */
 enum gp_verdict gp_verdict_of(uint64_t launch, uint64_t execute, uint64_t sync, const struct gp_thresholds *t);
+/* "memory", "compute", "latency", or NULL for GP_BOUND_NONE. */
+const char *gp_bound_name(unsigned bound);
 /* "sync-bound", "launch-bound", "compute-bound", "balanced", "minor", "none". */
 const char *gp_verdict_name(enum gp_verdict v);
 /* The advice line for a verdict ("" for none/balanced). */

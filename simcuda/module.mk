@@ -27,14 +27,19 @@ $(SIMCUDA_GEN)/sim_cbid_names.h: $(CUDA_HOME)/include/cupti_runtime_cbid.h $(CUD
 $(B)/obj/simcuda/sim_cupti.o: $(SIMCUDA_GEN)/sim_cbid_names.h
 $(B)/obj/simcuda/sim_cupti.o: CPPFLAGS += -I$(SIMCUDA_GEN)
 
-$(SIMCUDA_DIR)/libcupti.so.13: $(B)/obj/simcuda/sim_cupti.o simcuda/cupti.map
+# The profiling API (sim_profiler.c) includes cupti_profiler_host.h, which
+# includes the C++ <string>: simcuda/cshim holds an empty stand-in.
+$(B)/obj/simcuda/sim_profiler.o: CPPFLAGS += -Isimcuda/cshim
+
+SIMCUDA_CUPTI_OBJS := $(B)/obj/simcuda/sim_cupti.o $(B)/obj/simcuda/sim_profiler.o
+$(SIMCUDA_DIR)/libcupti.so.13: $(SIMCUDA_CUPTI_OBJS) simcuda/cupti.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(B)/obj/simcuda/sim_cupti.o -Wl,-soname,libcupti.so.13 \
+	$(CC) -shared -o $@ $(SIMCUDA_CUPTI_OBJS) -Wl,-soname,libcupti.so.13 \
 	  -Wl,--version-script=simcuda/cupti.map $(LDFLAGS) -ldl
 
 # The runtime, one file per concern (sim_cudart.h lists them).
 SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth.o \
-                         sim_register.o sim_launch.o sim_copy.o sim_memory.o sim_stream.o \
+                         sim_register.o sim_launch.o sim_replay.o sim_copy.o sim_memory.o sim_stream.o \
                          sim_graph.o sim_device.o sim_config.o) \
                        $(B)/obj/collector/kernel_name.o
 # The rest of the runtime API (docs/simcuda.md "Runtime API coverage").
@@ -160,3 +165,14 @@ $(B)/simcuda/tests/sim_api_tour: simcuda/tests/sim_api_tour.cu | $(DEPS_STAMP)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -Xlinker -E -o $@ $<
 ALL_TARGETS += $(B)/simcuda/tests/sim_api_tour
 TESTS       += simcuda/tests/test_simcuda_tour.sh
+
+# CUPTI's profiling API (sim_profiler.c) and kernel replay (sim_replay.c),
+# driven as a real Range Profiler client, in-process like the api suite.
+$(B)/obj/simcuda/tests/test_simcuda_profiler.o: CPPFLAGS += -Isimcuda/cshim
+$(B)/tests/test_simcuda_profiler: $(B)/obj/simcuda/tests/test_simcuda_profiler.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_profiler.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) \
+	  -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -lm
+ALL_TARGETS += $(B)/tests/test_simcuda_profiler
+TESTS       += $(B)/tests/test_simcuda_profiler
+TSAN_TESTS  += $(B)/tests/test_simcuda_profiler

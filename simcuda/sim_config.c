@@ -52,6 +52,9 @@ static const struct sim_key sim_keys[] = {
 	{"cupti_api_overhead_ns", offsetof(struct sim_config, cupti_api_overhead_ns), SIM_KEY_NS},
 	{"cupti_launch_overhead_ns", offsetof(struct sim_config, cupti_launch_overhead_ns), SIM_KEY_NS},
 	{"cupti_extcorr_overhead_ns", offsetof(struct sim_config, cupti_extcorr_overhead_ns), SIM_KEY_NS},
+	/* the device's peaks the range profiler serves (docs/simcuda.md "Profiling API") */
+	{"peak_gflops", offsetof(struct sim_config, peak_gflops), SIM_KEY_GBPS},
+	{"peak_gbps", offsetof(struct sim_config, peak_gbps), SIM_KEY_GBPS},
 };
 
 /* ---- real-CUDA behaviours: the accepted range of the keys that have one ---- */
@@ -106,6 +109,9 @@ void sim_config_defaults(struct sim_config *c)
 	c->cupti_api_overhead_ns = 500;
 	c->cupti_launch_overhead_ns = 2000;
 	c->cupti_extcorr_overhead_ns = 0;
+	/* an H200 SXM: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; 4.8 TB/s HBM3e */
+	c->peak_gflops = 66900;
+	c->peak_gbps = 4800;
 }
 
 /* Parse a non-negative decimal integer (nanoseconds); 0 or -1. */
@@ -215,7 +221,8 @@ static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, co
 {
 	struct sim_kernel_rule r = {0};
 	if (nkv == 0) {
-		snprintf(err, errlen, "%s:%d: kernel line needs at least one KEY=VALUE (exec_ns, launch_ns, exec_per_block_ns)",
+		snprintf(err, errlen, "%s:%d: kernel line needs at least one KEY=VALUE (exec_ns, launch_ns, exec_per_block_ns, "
+			 "flops, flops_fp64, flops_fp16, bytes, tensor_pct)",
 			 fname, line);
 		return -1;
 	}
@@ -242,10 +249,21 @@ static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, co
 			r.launch_ns = v;
 		} else if (strcmp(kv[i], "exec_per_block_ns") == 0) {
 			r.exec_per_block_ns = v;
+		} else if (strcmp(kv[i], "flops") == 0) { /* the work the range profiler serves */
+			r.flops = v;
+		} else if (strcmp(kv[i], "flops_fp64") == 0) {
+			r.flops_fp64 = v;
+		} else if (strcmp(kv[i], "flops_fp16") == 0) {
+			r.flops_fp16 = v;
+		} else if (strcmp(kv[i], "bytes") == 0) {
+			r.bytes = v;
+		} else if (strcmp(kv[i], "tensor_pct") == 0 && v <= 100) {
+			r.tensor_pct = v;
 		} else {
 			snprintf(err, errlen,
-				 "%s:%d: kernel %s: unknown key '%s' (accepted: exec_ns, launch_ns, exec_per_block_ns)", fname,
-				 line, glob, kv[i]);
+				 "%s:%d: kernel %s: %s key '%s' (accepted: exec_ns, launch_ns, exec_per_block_ns, flops, "
+				 "flops_fp64, flops_fp16, bytes, tensor_pct 0..100)", fname, line, glob,
+				 strcmp(kv[i], "tensor_pct") ? "unknown" : "out-of-range", kv[i]);
 			return -1;
 		}
 	}
@@ -312,7 +330,7 @@ int sim_config_parse(struct sim_config *c, const char *text, const char *fname, 
 				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns pageable_async_blocks "
 				 "implicit_sync queue_depth exec_jitter_pct seed devices cupti_delivery_delay_ns "
 				 "cupti_clock_offset_ns cupti_clock_drift_ppm cupti_buffer_records "
-				 "cupti_api_overhead_ns cupti_launch_overhead_ns cupti_extcorr_overhead_ns, or a 'kernel' line)",
+				 "cupti_api_overhead_ns cupti_launch_overhead_ns cupti_extcorr_overhead_ns peak_gflops peak_gbps, or a 'kernel' line)",
 				 fname, line, tok[0]);
 			rc = -1;
 			break;

@@ -20,6 +20,10 @@ struct sim_kernel_rule {
 	int has_exec, has_launch;
 	uint64_t exec_ns, launch_ns;
 	uint64_t exec_per_block_ns; /* added per grid block beyond the first (0 = none) */
+	/* the work of one launch, served as hardware counters by the range
+	 * profiler (sim_profiler.c; 0 = none): FLOPs by precision, DRAM bytes
+	 * read + written, tensor-pipe activity in % of its peak */
+	uint64_t flops, flops_fp64, flops_fp16, bytes, tensor_pct;
 };
 
 struct sim_config {
@@ -45,6 +49,9 @@ struct sim_config {
 	uint64_t cupti_api_overhead_ns;    /* CUPTI host time in each traced API call */
 	uint64_t cupti_launch_overhead_ns; /* ... and in each traced kernel launch    */
 	uint64_t cupti_extcorr_overhead_ns; /* ... and per external-correlation record */
+	/* the device's peaks, served by the range profiler (sim_profiler.c) */
+	double peak_gflops;                /* FP32 GFLOP/s (FP64 half, FP16 twice) */
+	double peak_gbps;                  /* device memory GB/s                      */
 	struct sim_kernel_rule *rules;
 	size_t nrules;
 };

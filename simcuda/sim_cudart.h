@@ -13,6 +13,7 @@
  *   sim_register.c  what nvcc registers before main (fat binaries, kernels,
  *                   __device__ variables), kernel lookup, launch configurations
  *   sim_launch.c    kernel launches and host functions
+ *   sim_replay.c    a launch under CUPTI's range profiler: kernel replay
  *   sim_copy.c      copies and sets
  *   sim_memory.c    allocations and the memory kind of an address
  *   sim_stream.c    streams, events and the synchronizing calls
@@ -254,6 +255,9 @@ int sim_truth_open(const char *path);
 void sim_truth_flush(void);
 void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr);
 void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr);
+/* A launch replayed `replay` times for CUPTI's range profiler (sim_replay.c). */
+void sim_truth_kernel_replay(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,
+			     unsigned replay);
 /* A kernel node of a launched graph: corr is the graph launch's. */
 struct sim_truth_node {
 	uint32_t graph, graph_orig, capture_corr;
@@ -293,6 +297,12 @@ struct sim_kernel_run {
 	uint32_t graph_id; /* graph launches: the executable's graph and node ids, else 0 */
 	uint64_t graph_node_id;
 };
+/* A launch made while CUPTI's range profiler runs: kernel replay of `passes`
+ * passes, the call returning after them (sim_replay.c). Takes over from
+ * sim_launch() after the host body, ends the call. */
+cudaError_t sim_replay_launch(struct sim_call *c, struct sim_func *f, struct sim_stream *s, dim3 grid,
+			      dim3 block, size_t shmem, uint64_t exec_ns, uint64_t launch_ns, uint64_t t0,
+			      unsigned passes);
 /* Emit its KERNEL or CONCURRENT_KERNEL record (concurrent: which kind). */
 void sim_launch_record(int concurrent, const struct sim_kernel_run *r);
 /* Execution time of f over a grid, by the cost model, with its jitter

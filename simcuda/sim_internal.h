@@ -86,6 +86,26 @@ int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 void simcupti_set_rebase_hook(void (*hook)(int64_t delta));
 /* The simulated context handle and ids (one device, one primary context). */
 CUcontext simcupti_context(void);
+/*
+ * The range profiler (sim_profiler.c, docs/simcuda.md "Profiling API"):
+ * kernel replay of the launches made while a range profiler is started.
+ * simcupti_profiler_passes: the replay passes (>= 1) a kernel launched now
+ * on device dev takes, 0 when the launch is not profiled. A profiled
+ * launch then reports its work (one pass) with simcupti_profiler_range,
+ * which records a range of the started session (or counts it dropped).
+ */
+struct simcupti_kernel_work {
+	const char *name;            /* the kernel's mangled name            */
+	int device;
+	uint32_t corr;
+	uint64_t pass_ns;            /* one pass's execution time            */
+	uint64_t flops[3];           /* FP64, FP32, FP16 FLOPs               */
+	uint64_t bytes;              /* DRAM bytes read + written            */
+	uint64_t tensor_pct;         /* tensor pipe active, % of its peak    */
+	double peak_gflops, peak_gbps; /* the device's (FP32, DRAM)          */
+};
+unsigned simcupti_profiler_passes(int dev);
+void simcupti_profiler_range(const struct simcupti_kernel_work *w);
 /* Simulated graph objects (sim_graph.c): a CUgraph points at a struct whose
  * first field is its uint32_t graph id, a CUgraphNode at one whose first field
  * is its uint64_t node id; cuptiGetGraphId / cuptiGetGraphNodeId read them. */

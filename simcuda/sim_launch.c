@@ -124,6 +124,9 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 		f->body(grid, block, args);
 		pthread_mutex_unlock(&g_mem_mx);
 	}
+	unsigned passes = simcupti_profiler_passes(s->device);
+	if (passes) /* CUPTI's range profiler is on: kernel replay (sim_replay.c) */
+		return sim_replay_launch(&c, f, s, grid, block, shmem, exec_ns, launch_ns, t0, passes);
 	sim_timeline_spin_until(t0 + launch_ns);
 	uint64_t end = simcupti_now();
 	struct sim_kernel_run r = {.f = f, .stream_id = s->id, .corr = c.corr, .grid = grid, .block = block,

@@ -67,6 +67,16 @@ void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_
 		  name, stream, (unsigned long long)start, (unsigned long long)end, corr, corr);
 }
 
+/* "replay": the passes CUPTI's range profiler replayed the launch for
+ * (sim_replay.c); start..end spans every pass. */
+void sim_truth_kernel_replay(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,
+			     unsigned replay)
+{
+	sim_truth("{\"type\":\"kernel\",\"name\":\"%s\",\"stream\":%u,\"start\":%llu,\"end\":%llu,"
+		  "\"corr\":%u,\"api_corr\":%u,\"replay\":%u}\n",
+		  name, stream, (unsigned long long)start, (unsigned long long)end, corr, corr, replay);
+}
+
 /* "graph"/"node": the ids CUPTI reports (the instantiated clone's);
  * "graph_orig"/"node_orig": the captured ones; "capture_corr": the
  * correlation id of the launch call that was captured. */

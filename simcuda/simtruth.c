@@ -94,6 +94,8 @@ static int sim_truth_line(const char *s, struct sim_ev *e)
 			e->start = v;
 		else if (strcmp(key, "end") == 0)
 			e->end = v;
+		else if (strcmp(key, "replay") == 0)
+			e->replay = (uint32_t)v;
 		else if (strcmp(key, "bytes") == 0)
 			e->bytes = v;
 	}

@@ -6,7 +6,8 @@
  *
  * Field use per type (unused fields are 0 / ""):
  *   SIM_EV_API     name, tid, start, end, corr
- *   SIM_EV_KERNEL  name, stream, start, end, corr, api_corr
+ *   SIM_EV_KERNEL  name, stream, start, end, corr, api_corr, replay (the passes
+ *                  of a launch replayed for CUPTI's range profiler, else 0)
  *   SIM_EV_MEMCPY  name, kind ("HtoD".."PtoP"), stream, start, end, corr
  *                  (= CUPTI record correlationId, the driver call's),
  *                  api_corr (= runtimeCorrelationId, the runtime call's), bytes
@@ -31,6 +32,7 @@ struct sim_ev {
 	char kind[16];
 	uint32_t tid, stream, corr, api_corr, waited_corr;
 	uint64_t start, end, bytes;
+	uint32_t replay;
 };
 
 /*

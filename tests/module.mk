@@ -23,7 +23,7 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/report_realcuda \
                    $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
                    $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
-                   $(B)/tests/e2e/multirank
+                   $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -74,6 +74,9 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 # A job past one machine: rank variables and names, clock pairs, two ranks as
 # two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
 TESTS += tests/e2e/test_multinode.sh
+# Copies' bandwidth against the link peaks, and the hardware counters
+# (simcuda's CUPTI profiling API): roofline verdicts against the truth.
+TESTS += tests/e2e/test_counters_e2e.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found (3.9 and

@@ -148,6 +148,34 @@ Test(lib_config, markers_stacks_log)
 	cr_assert(lt_parse(e3, &c, msg, sizeof msg) == 0 && c.marker == GP_MARKER_PROFILER);
 }
 
+/* GPUPHASE_COUNTERS: off, top=N or kernel=GLOB;GLOB (last, commas and all),
+ * with samples/skip (and warmup for top) in any order before. */
+Test(lib_config, counters)
+{
+	struct gp_config c;
+	char msg[256];
+	const char *e0[] = {"PATH=/bin", NULL};
+	cr_assert(lt_parse(e0, &c, msg, sizeof msg) == 0);
+	cr_assert(c.counters == GP_COUNTERS_OFF && c.counters_samples == 3 && c.counters_skip == 1 &&
+		  c.counters_warmup == 100);
+	const char *e1[] = {"GPUPHASE_COUNTERS=samples=5,top=4,warmup=20", NULL};
+	cr_assert(lt_parse(e1, &c, msg, sizeof msg) == 0, "%s", msg);
+	cr_assert(c.counters == GP_COUNTERS_TOP && c.counters_top == 4 && c.counters_samples == 5 &&
+		  c.counters_warmup == 20 && c.counters_skip == 1);
+	const char *e2[] = {"GPUPHASE_COUNTERS=skip=0,kernel=ns::k<int, float>;*gemm*", NULL};
+	cr_assert(lt_parse(e2, &c, msg, sizeof msg) == 0, "%s", msg);
+	cr_assert(c.counters == GP_COUNTERS_KERNEL && c.counters_skip == 0);
+	cr_assert_str_eq(c.counters_kernels, "ns::k<int, float>;*gemm*");
+	cr_assert_str_eq(c.counters_text, "skip=0,kernel=ns::k<int, float>;*gemm*");
+	const char *bad[] = {"top=0", "top=65", "samples=3", "kernel=", "top=2,kernel=x", "top=2,top=3", "deep",
+			     "top=2,samples=0", "top=x", ""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *accepted;
+		cr_assert(gp_config_check("GPUPHASE_COUNTERS", bad[i], &c, &accepted) == -EINVAL, "'%s' accepted",
+			  bad[i]);
+	}
+}
+
 Test(lib_config, message_names_variable_value_and_accepted)
 {
 	struct gp_config c;
@@ -301,6 +329,7 @@ Test(lib_config, bad_values_end_to_end, .timeout = 240)
 		{"GPUPHASE_FLUSH_MS", "0"},            {"GPUPHASE_MAX_BYTES", "12X"},
 		{"GPUPHASE_CUPTI", "2"},               {"GPUPHASE_CUPTI_LIB", ""},
 		{"GPUPHASE_CONTROL_DIR", "relative/dir"}, {"GPUPHASE_FOLLOW_FORK", "sometimes"},
+		{"GPUPHASE_COUNTERS", "top=0"},
 	};
 	cr_assert(sizeof bad / sizeof bad[0] == gp_config_nvars, "a variable has no bad-value case");
 	char dir[256], bin[1200], cfg[1200];

@@ -1069,12 +1069,12 @@ Test(report_fmt, hostile_kernel_name_in_every_format)
 Test(report_core, advice_fits_the_operator)
 {
 	struct gp_thresholds th = GP_THRESHOLDS_DEFAULT;
-	struct gp_verdict_op small_copy = { GP_VERDICT_KIND_COPY, 4096, 0 };
-	struct gp_verdict_op big_copy = { GP_VERDICT_KIND_COPY, 64u << 20, 0 };
-	struct gp_verdict_op set = { GP_VERDICT_KIND_SET, 256, 0 };
-	struct gp_verdict_op kernel = { GP_VERDICT_KIND_KERNEL, 0, 0 };
-	struct gp_verdict_op kernel_g = { GP_VERDICT_KIND_KERNEL, 0, 1 };
-	struct gp_verdict_op replay = { GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_GRAPH, 0, 0 };
+	struct gp_verdict_op small_copy = { GP_VERDICT_KIND_COPY, 4096, 0, GP_BOUND_NONE };
+	struct gp_verdict_op big_copy = { GP_VERDICT_KIND_COPY, 64u << 20, 0, GP_BOUND_NONE };
+	struct gp_verdict_op set = { GP_VERDICT_KIND_SET, 256, 0, GP_BOUND_NONE };
+	struct gp_verdict_op kernel = { GP_VERDICT_KIND_KERNEL, 0, 0, GP_BOUND_NONE };
+	struct gp_verdict_op kernel_g = { GP_VERDICT_KIND_KERNEL, 0, 1, GP_BOUND_NONE };
+	struct gp_verdict_op replay = { GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_GRAPH, 0, 0, GP_BOUND_NONE };
 	enum gp_verdict all[] = { GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_COMPUTE };
 	for (size_t i = 0; i < 3; i++) {
 		const struct gp_verdict_op *ops[] = { &small_copy, &big_copy, &set, &kernel_g, &replay };

@@ -57,6 +57,8 @@ record_traces() {
 	rec analyses "$T/analyses_run" "$Y/analyses_run.simcuda" CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so"
 	rec analyses_slow "$T/analyses_run" "$Y/analyses_run_slow.simcuda" CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so"
 	rec window_iters "$T/analyses_run" "$Y/analyses_run.simcuda" GPUPHASE_WINDOW=skip=10,iters=10
+	rec counters "$T/counters_run" "$Y/counters_run.simcuda" GPUPHASE_COUNTERS='kernel=stream_k;fma_k;tiny_k' \
+		GPUPHASE_STACKS=off # no call stacks: its outputs never depend on the program file
 	rec window_repeat "$T/analyses_run" "$Y/analyses_run.simcuda" GPUPHASE_WINDOW=skip=5,iters=5,repeat=3
 	rec marker_kernel "$E/sync_bound" "$X/sync_bound.simcuda" GPUPHASE_WINDOW=skip=3,iters=20 \
 		GPUPHASE_ITER_MARKER='kernel:step_*'

@@ -90,6 +90,10 @@ case_ bad  --log GPUPHASE_LOG 'info:'
 case_ ok   --log GPUPHASE_LOG "error:$tmp/log.txt"
 case_ bad  --control-dir GPUPHASE_CONTROL_DIR "$long_dir"
 case_ ok   --control-dir GPUPHASE_CONTROL_DIR "$tmp"
+case_ bad  --counters GPUPHASE_COUNTERS 'top=0'
+case_ bad  --counters GPUPHASE_COUNTERS 'samples=2'                  # options without a selection
+case_ ok   --counters GPUPHASE_COUNTERS 'samples=2,kernel=cli_*;k<int, float>'
+case_ ok   --counters GPUPHASE_COUNTERS 'top=3,warmup=5'
 
 echo "test_cli_grammar: $n values compared"
 finish
