@@ -290,6 +290,8 @@ static const char gp_help_report[] =
 "  gpuphase report --top 10 run.gpht\n"
 "  gpuphase report --format json -o run.json run.gpht\n"
 "  gpuphase report stability run1.gpht run2.gpht run3.gpht\n"
+"  gpuphase report --partial -o r3.gpp rank3.gpht   # on each host: partial results\n"
+"  gpuphase report r*.gpp                           # the report of them all\n"
 "\n"
 "This is `gpuphase-report`; its options follow.\n";
 

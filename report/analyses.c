@@ -146,10 +146,22 @@ int gp_analyses_job(struct gp_analyses *const *sets, const struct gp_rep *const 
 			rc = -ENOMEM;
 			break;
 		}
+		/* each set's state of this analysis: sets read from partial
+		 * results may lack some (gp_analyses_load), then the job has none */
+		size_t have = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t x = 0; x < sets[i]->n; x++)
+				if (sets[i]->a[x] == a) {
+					traces[i] = sets[i]->st[x];
+					have++;
+					break;
+				}
+		if (have < n) {
+			a->destroy(st);
+			continue;
+		}
 		job->a[job->n] = a;
 		job->st[job->n++] = st;
-		for (size_t i = 0; i < n; i++)
-			traces[i] = sets[i]->st[k]; /* every set holds the same list */
 		rc = a->merge(st, traces, reps, n);
 	}
 	free(traces);
@@ -174,6 +186,13 @@ int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep
 	for (size_t i = 0; i < set->n; i++)
 		if (set->a[i]->text && gp_analyses_speaks(set, i))
 			set->a[i]->text(f, set->st[i], rep, s);
+	if (set->nleft) { /* merged from partial results without them: never silently */
+		fprintf(f, s->markdown ? "\n## Left out\n\n" : "\nLeft out\n");
+		fprintf(f, "%snot in the partial results this report was merged from: ", s->markdown ? "" : "  ");
+		for (size_t i = 0; i < set->nleft; i++)
+			fprintf(f, "%s%s", i ? ", " : "", set->left[i]);
+		fprintf(f, " (made by a gpuphase without them: run --partial again with this one)\n");
+	}
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -186,4 +205,89 @@ void gp_analyses_json(FILE *f, const struct gp_analyses *set, const struct gp_re
 		fprintf(f, ",\n   \"%s\": ", set->a[i]->name);
 		set->a[i]->json(f, set->st[i], rep, s);
 	}
+	if (set->nleft) {
+		fputs(",\n   \"partial_left_out\": [", f);
+		for (size_t i = 0; i < set->nleft; i++)
+			fprintf(f, "%s\"%s\"", i ? ", " : "", set->left[i]);
+		fputs("]", f);
+	}
+}
+
+void gp_analyses_save(struct gp_pw *w, const struct gp_analyses *set)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; set && i < set->n; i++)
+		n += set->a[i]->save != NULL;
+	gp_pw_u64(w, n);
+	for (size_t i = 0; set && i < set->n; i++) {
+		if (!set->a[i]->save)
+			continue;
+		gp_pw_str(w, set->a[i]->name);
+		size_t at = gp_pw_begin_len(w);
+		if (set->a[i]->save(set->st[i], w) && !w->err)
+			w->err = -ENOMEM;
+		gp_pw_end_len(w, at);
+	}
+}
+
+/* One entry of a partial: the analysis named, loaded from sub into *st. */
+static void gp_analyses_load_one(const struct gp_analysis *a, const struct gp_analysis_env *env, struct gp_pr *r,
+				  struct gp_pr *sub, struct gp_strtab *strings, void **st)
+{
+	if (!(*st = a->create(env)))
+		return gp_pr_oom(r);
+	a->load(*st, sub, strings);
+	gp_pr_done(sub, a->name);
+	if (sub->err && !r->err) {
+		r->err = sub->err;
+		snprintf(r->msg, sizeof r->msg, "analysis %s: %.*s", a->name, (int)(sizeof r->msg / 2), sub->msg);
+	}
+}
+
+struct gp_analyses *gp_analyses_load(const struct gp_analysis_env *env, struct gp_pr *r)
+{
+	enum { N = sizeof gp_analyses_list / sizeof gp_analyses_list[0] };
+	void *st[N] = { 0 };
+	struct gp_analyses *set = calloc(1, sizeof *set);
+	if (!set) {
+		gp_pr_oom(r);
+		return NULL;
+	}
+	size_t n = gp_pr_count(r, 4 + 8, GP_PARTIAL_MAX_ANALYSES);
+	for (size_t i = 0; i < n && !r->err; i++) {
+		char *name = gp_pr_strdup(r, NULL);
+		uint64_t len = gp_pr_u64(r);
+		struct gp_pr sub;
+		gp_pr_sub(r, r->err || len > SIZE_MAX ? 0 : (size_t)len, &sub);
+		if (!r->err && !name)
+			gp_pr_fail(r, "an analysis entry has no name");
+		size_t k = 0;
+		while (!r->err && k < N && strcmp(gp_analyses_list[k]->name, name))
+			k++;
+		if (!r->err && k < N && st[k])
+			gp_pr_fail(r, "an analysis appears twice");
+		/* one this gpuphase does not know (or cannot load) is skipped: this
+		 * gpuphase's own report would not print it either */
+		if (!r->err && k < N && gp_analyses_list[k]->load)
+			gp_analyses_load_one(gp_analyses_list[k], env, r, &sub, &set->strings, &st[k]);
+		free(name);
+	}
+	for (size_t k = 0; k < N; k++) {
+		if (r->err) {
+			if (st[k])
+				gp_analyses_list[k]->destroy(st[k]);
+			continue;
+		}
+		if (!st[k]) {
+			set->left[set->nleft++] = gp_analyses_list[k]->name;
+			continue;
+		}
+		set->a[set->n] = gp_analyses_list[k];
+		set->st[set->n++] = st[k];
+	}
+	if (r->err) {
+		gp_analyses_free(set);
+		return NULL;
+	}
+	return set;
 }

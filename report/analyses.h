@@ -23,6 +23,11 @@
  * a->merge(st, traces, reps, n) with every trace's state and report; an
  * analysis with a merge speaks only there, once for the job
  * (gp_analyses_job), never in a trace's own section.
+ * Partial results (partial.h, `gpuphase-report --partial` / `--merge`): after
+ * finish, a->save writes what text, json and figure read; a->load fills a
+ * state fresh from create with it, in another process, so that they print
+ * the same bytes. An analysis without save/load is left out of a report
+ * merged from partials, and that report says so.
  *
  * Any callback but create and destroy may be NULL. Memory follows operators,
  * iterations, samples and graph nodes, never the number of ops: fold each op
@@ -41,6 +46,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include "analysis.h"
+#include "partial.h"
 
 /* What an analysis is created with (the report's options). */
 struct gp_analysis_env {
@@ -80,6 +86,11 @@ struct gp_analysis {
 	 * (create), traces[i] this analysis's state of trace i and reps[i] its
 	 * report, in argument order. Returns 0 or -ENOMEM. */
 	int (*merge)(void *st, void *const *traces, const struct gp_rep *const *reps, size_t n);
+	/* partial results: what text/json/figure read, written after finish
+	 * (0 or w->err), and read back into a state fresh from create, its
+	 * names interned in strings (0 or r->err: every field checked) */
+	int (*save)(const void *st, struct gp_pw *w);
+	int (*load)(void *st, struct gp_pr *r, struct gp_strtab *strings);
 };
 
 /* Record a failure in *err (the first one stays); -EINVAL, a map refusing
@@ -124,6 +135,10 @@ struct gp_analyses {
 	int job;                    /* the analyses across a job's traces
 	                               (gp_analyses_job): only those with a
 	                               merge; else those without one print  */
+	/* loaded from partial results (gp_analyses_load): the analyses the
+	 * partial does not hold (texts of strings) */
+	size_t nleft;
+	const char *left[GP_ANALYSES_MAX];
 };
 
 /* Create every analysis of the list; NULL on ENOMEM. */
@@ -148,5 +163,10 @@ int gp_analyses_text(FILE *f, const struct gp_analyses *set, const struct gp_rep
 /* The members of one "analyses" item: `,\n   "NAME": VALUE` per analysis. */
 void gp_analyses_json(FILE *f, const struct gp_analyses *set, const struct gp_rep *rep,
 		      const struct gp_analysis_style *s);
+/* Partial results: every analysis that can save (name, length, its bytes)
+ * into w (set NULL: none); and a set read back from r (NULL with r->err
+ * set), each analysis where the file has it, the others named in left. */
+void gp_analyses_save(struct gp_pw *w, const struct gp_analyses *set);
+struct gp_analyses *gp_analyses_load(const struct gp_analysis_env *env, struct gp_pr *r);
 
 #endif

@@ -6,6 +6,8 @@
  *   gpuphase-report diff [options] BASE NEW       per-operator deltas, CI gate
  *   gpuphase-report diff [options] B1 B2 -- N1 N2 several runs per side (diff.c)
  *   gpuphase-report stability [options] RUN...    repeatability (stability.c)
+ *   gpuphase-report --partial -o F.gpp TRACE...   partial results (partial.h)
+ *   gpuphase-report [--merge] F.gpp|TRACE ...     the report of them all
  *
  * Every trace goes through the report's one driver (pipeline.h): two passes
  * over the file, the analysis core and the analyses, the exporters fed as it
@@ -30,6 +32,7 @@
 #include "export.h"
 #include "outfile.h"
 #include "output.h"
+#include "partial.h"
 #include "pipeline.h"
 #include "stability.h"
 
@@ -58,6 +61,10 @@ struct gp_main {
 	struct gp_pipeline *pipe;
 	const char *whatif;               /* --whatif SPEC                      */
 	size_t targets;                   /* --counter-targets N                */
+	int partial;                      /* --partial: write partial results  */
+	int group_by_set, outlier_set;    /* --group-by, --outlier-factor given */
+	const char *out_opt;              /* an option of the printed report    */
+	char whatif_spec[GP_PARTIAL_MAX_SPEC]; /* the partials' --whatif       */
 };
 
 /* The help of one subcommand: "report", "diff" or "export" (its options
@@ -97,7 +104,10 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "  --merge                    merge several traces even when they are not one job\n"
 			   "  --counter-targets N        print only the names of the N kernel operators with the\n"
 			   "                             most total time, one a line (gpuphase record --counters from=)\n"
-			   "  -o, --output FILE          write the report to FILE instead of stdout\n");
+			   "  -o, --output FILE          write the report to FILE instead of stdout\n"
+			   "  --partial                  with -o F.gpp: write partial results (what the report of\n"
+			   "                             each trace is computed from) instead; any TRACE above\n"
+			   "                             may be such a file (docs/partial-format.md)\n");
 	fprintf(f, "  --group-by kernel|nvtx|callsite|stream|phase   what an operator is (default kernel)\n"
 		   "  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
 		   "  -h, --help                 this help\n"
@@ -196,6 +206,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "whatif", required_argument, 0, 'W' },  { "merge", no_argument, 0, 'G' },
 		{ "phase", required_argument, 0, 'P' },    { "min-delta", required_argument, 0, 'M' },
 		{ "counter-targets", required_argument, 0, 'K' },
+		{ "partial", no_argument, 0, 'R' },
 		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
 	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
@@ -208,11 +219,13 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f':
+			m->out_opt = "--format";
 			if ((k = gp_main_pick("--format", optarg, fmts, 4)) < 0)
 				return -1;
 			m->out.format = (enum gp_format)k;
 			break;
 		case 's':
+			m->out_opt = "--sort";
 			if ((k = gp_main_pick("--sort", optarg, sorts, 7)) < 0)
 				return -1;
 			m->out.sort = (enum gp_sort)k;
@@ -221,8 +234,10 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			if ((k = gp_main_pick("--group-by", optarg, groups, 5)) < 0)
 				return -1;
 			m->group_by = (enum gp_group_by)k;
+			m->group_by_set = 1;
 			break;
 		case 't': {
+			m->out_opt = "--top";
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1) {
 				fprintf(stderr, "gpuphase-report: --top: '%s' is not a positive integer\n", optarg);
@@ -232,6 +247,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			break;
 		}
 		case 'F': {
+			m->out_opt = "--filter";
 			if (m->have_filter)
 				regfree(&m->filter);
 			int rc = regcomp(&m->filter, optarg, REG_EXTENDED | REG_NOSUB);
@@ -247,6 +263,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			break;
 		}
 		case 'T':
+			m->out_opt = "--thresholds";
 			if (gp_main_parse_thresholds(optarg, &m->out.th)) {
 				fprintf(stderr, "gpuphase-report: --thresholds: '%s' is not a list of sync=P,launch=P,"
 						"execute=P,min=P with 0 <= P <= 100\n", optarg);
@@ -254,6 +271,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			}
 			break;
 		case 'O':
+			m->outlier_set = 1;
 			m->out.outlier_factor = strtod(optarg, &end);
 			if (*end || end == optarg || m->out.outlier_factor <= 0) {
 				fprintf(stderr, "gpuphase-report: --outlier-factor: '%s' is not a positive number\n", optarg);
@@ -271,6 +289,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			break;
 		}
 		case 'S':
+			m->out_opt = "--straggler-pct";
 			m->out.straggler_pct = strtod(optarg, &end);
 			if (*end || end == optarg || m->out.straggler_pct < 0) {
 				fprintf(stderr, "gpuphase-report: --straggler-pct: '%s' is not a number >= 0\n", optarg);
@@ -327,6 +346,7 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 			m->allow_truncated = 1;
 			break;
 		case 'K': {
+			m->out_opt = "--counter-targets";
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1) {
 				fprintf(stderr, "gpuphase-report: --counter-targets: '%s' is not a positive integer\n", optarg);
@@ -337,6 +357,9 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		}
 		case 'G':
 			m->merge = 1;
+			break;
+		case 'R':
+			m->partial = 1;
 			break;
 		case 'h':
 			m->help_mode = optarg;
@@ -407,14 +430,17 @@ static int gp_main_oom(const char *path)
 	return GP_EXIT_INTERNAL;
 }
 
-/* Analyse files[0..nfiles) into m->pipe, saying once per trace what went
- * wrong and which traces are truncated. Returns 0 or an exit status. */
+/* Analyse files[0..nfiles) into m->pipe (partial results: their traces as
+ * they were analysed), saying once per trace what went wrong and which
+ * traces are truncated. Returns 0 or an exit status. */
 static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncated)
 {
 	*truncated = 0;
 	for (int i = 0; i < nfiles; i++) {
 		char err[512];
-		int rc = gp_pipeline_add(m->pipe, files[i], err, sizeof err);
+		size_t before = gp_pipeline_count(m->pipe);
+		int rc = gp_partial_is(files[i]) ? gp_pipeline_add_partial(m->pipe, files[i], err, sizeof err)
+						 : gp_pipeline_add(m->pipe, files[i], err, sizeof err);
 		gp_main_progress_done();
 		if (rc == -ENOMEM)
 			return gp_main_oom(files[i]);
@@ -422,15 +448,104 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 			fprintf(stderr, "gpuphase-report: %s\n", err);
 			return GP_EXIT_USAGE;
 		}
-		const struct gp_rep *r = gp_pipeline_rep(m->pipe, gp_pipeline_count(m->pipe) - 1);
-		if (!r->complete) {
+		for (size_t k = before; k < gp_pipeline_count(m->pipe); k++) {
+			const struct gp_rep *r = gp_pipeline_rep(m->pipe, k);
+			if (r->complete)
+				continue;
 			*truncated = 1;
 			fprintf(stderr, "gpuphase-report: %s: truncated: no footer%s; the report covers the data up to "
 					"the last whole block; lost: the records of the program's last flush interval "
 					"(GPUPHASE_FLUSH_MS), GPU work CUPTI had not delivered, and the final drop counts\n",
-				files[i], r->truncated_bytes ? " and a partial block at the end" : "");
+				r->path ? r->path : files[i], r->truncated_bytes ? " and a partial block at the end" : "");
 		}
 	}
+	return 0;
+}
+
+/* Partial results among the inputs were made with a --group-by, an
+ * --outlier-factor and a --whatif, which shape the aggregates: this run
+ * takes theirs (they must all agree, and so must those options when given
+ * here). Returns 0 or an exit status after one message. */
+static int gp_main_partials(struct gp_main *m, char **files, int nfiles)
+{
+	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
+	struct gp_partial_opts o, first;
+	const char *first_path = NULL;
+	char err[512];
+	for (int i = 0; i < nfiles; i++) {
+		if (!gp_partial_is(files[i]))
+			continue;
+		int rc = gp_partial_read_opts(files[i], first_path ? &o : &first, err, sizeof err);
+		if (rc) {
+			fprintf(stderr, "gpuphase-report: %s\n", err);
+			return rc == -ENOMEM ? GP_EXIT_INTERNAL : GP_EXIT_USAGE;
+		}
+		if (!first_path) {
+			first_path = files[i];
+		} else if (o.group_by != first.group_by || o.outlier_factor != first.outlier_factor ||
+			   strcmp(o.whatif, first.whatif)) {
+			fprintf(stderr, "gpuphase-report: %s and %s are partial results made with different options "
+					"(--group-by, --outlier-factor or --whatif): make them all with the same\n",
+				first_path, files[i]);
+			return GP_EXIT_USAGE;
+		}
+	}
+	if (!first_path)
+		return 0;
+	const char *why = NULL;
+	if (m->nexports)
+		why = "--export needs the records: give the traces themselves, not partial results";
+	else if (m->group_by_set && (int)m->group_by != first.group_by)
+		why = "--group-by differs from the one the partial results were made with";
+	else if (m->outlier_set && m->out.outlier_factor != first.outlier_factor)
+		why = "--outlier-factor differs from the one the partial results were made with";
+	else if (m->whatif && strcmp(m->whatif, first.whatif))
+		why = "--whatif differs from the one the partial results were made with";
+	if (why) {
+		fprintf(stderr, "gpuphase-report: %s (%s: --group-by %s --outlier-factor %g%s%s); make them again "
+				"with this run's options, or leave those options out\n", why, first_path,
+			groups[first.group_by], first.outlier_factor, first.whatif[0] ? " --whatif " : "", first.whatif);
+		return GP_EXIT_USAGE;
+	}
+	m->group_by = (enum gp_group_by)first.group_by;
+	m->out.outlier_factor = first.outlier_factor;
+	if (first.whatif[0]) {
+		snprintf(m->whatif_spec, sizeof m->whatif_spec, "%s", first.whatif);
+		m->whatif = m->whatif_spec;
+	}
+	return 0;
+}
+
+/* --partial -o FILE: the traces' reports and analyses into FILE (through
+ * outfile.c, like every output). Returns 0 or an exit status. */
+static int gp_main_write_partial(struct gp_main *m)
+{
+	char err[512];
+	size_t n = gp_pipeline_count(m->pipe);
+	if (gp_outfile_open(&m->outfile, m->output, GP_OUTFILE_PARTIAL, err, sizeof err)) {
+		fprintf(stderr, "gpuphase-report: %s\n", err);
+		return GP_EXIT_USAGE;
+	}
+	struct gp_partial_opts o = { .group_by = (int)m->group_by, .outlier_factor = m->out.outlier_factor };
+	snprintf(o.whatif, sizeof o.whatif, "%s", m->whatif ? m->whatif : "");
+	struct gp_rep *flat = calloc(n ? n : 1, sizeof *flat);
+	int rc = flat ? 0 : -ENOMEM;
+	for (size_t i = 0; !rc && i < n; i++)
+		flat[i] = *gp_pipeline_rep(m->pipe, i); /* shallow: the pipeline keeps them */
+	if (!rc)
+		rc = gp_partial_write(m->outfile.f, &o, flat, gp_pipeline_analyses(m->pipe), n, err, sizeof err);
+	free(flat);
+	if (rc) {
+		gp_outfile_discard(&m->outfile);
+		fprintf(stderr, "gpuphase-report: %s: %s\n", m->output, rc == -ENOMEM ? "out of memory" : err);
+		return GP_EXIT_INTERNAL;
+	}
+	if (gp_outfile_commit(&m->outfile, err, sizeof err)) {
+		fprintf(stderr, "gpuphase-report: %s\n", err);
+		return GP_EXIT_INTERNAL;
+	}
+	fprintf(stderr, "gpuphase-report: wrote partial results of %zu trace%s to %s\n", n, n == 1 ? "" : "s",
+		m->output);
 	return 0;
 }
 
@@ -451,6 +566,8 @@ static int gp_main_pipeline(struct gp_main *m)
 
 static enum gp_outfile_kind gp_main_out_kind(const struct gp_main *m)
 {
+	if (m->partial)
+		return GP_OUTFILE_PARTIAL;
 	return m->out.format == GP_FMT_JSON ? GP_OUTFILE_JSON : GP_OUTFILE_TEXT;
 }
 
@@ -627,9 +744,9 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 		if (files[i] == gp_main_sep)
 			sep = i;
 	int nb = sep >= 0 ? sep : 1, nn = sep >= 0 ? nfiles - sep - 1 : nfiles - 1;
-	if (m->nexports || (sep < 0 && nfiles != 2) || nb < 1 || nn < 1) {
-		fprintf(stderr, "gpuphase-report: diff needs BASE NEW, or BASE1 BASE2 ... -- NEW1 NEW2 ... (no --export; "
-				"gpuphase-report diff --help)\n");
+	if (m->nexports || m->partial || (sep < 0 && nfiles != 2) || nb < 1 || nn < 1) {
+		fprintf(stderr, "gpuphase-report: diff needs BASE NEW, or BASE1 BASE2 ... -- NEW1 NEW2 ... (no --export "
+				"or --partial; gpuphase-report diff --help)\n");
 		return GP_EXIT_USAGE;
 	}
 	if (sep >= 0) /* close the gap: base runs, then new runs */
@@ -639,10 +756,16 @@ static int gp_main_diff(int argc, char **argv, struct gp_main *m)
 	if (!reps)
 		return gp_main_oom("diff");
 	int truncated;
-	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_pipeline(m)) ||
-	    (rc = gp_main_add(files, nfiles, m, &truncated))) {
+	if ((rc = gp_main_check_out(m, files, nfiles)) || (rc = gp_main_partials(m, files, nfiles)) ||
+	    (rc = gp_main_pipeline(m)) || (rc = gp_main_add(files, nfiles, m, &truncated))) {
 		free(reps);
 		return rc;
+	}
+	if (gp_pipeline_count(m->pipe) != (size_t)nfiles) {
+		fprintf(stderr, "gpuphase-report: diff: each input is one run: give partial results of one trace each "
+				"(these hold %zu traces for %d inputs)\n", gp_pipeline_count(m->pipe), nfiles);
+		free(reps);
+		return GP_EXIT_USAGE;
 	}
 	for (int i = 0; i < nfiles && !rc; i++)
 		if (gp_pipeline_report(m->pipe, (size_t)i, 1, &reps[i]))
@@ -706,7 +829,14 @@ int main(int argc, char **argv)
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = gp_main_check_out(&m, files, nfiles)))
+	if (m.partial && (!m.output || m.nexports || m.out_opt)) {
+		fprintf(stderr, "gpuphase-report: --partial writes partial results, not a report: it needs -o FILE "
+				"and takes no %s (give that to the run that merges them)\n",
+			m.nexports ? "--export" : m.out_opt ? m.out_opt : "report option");
+		rc = GP_EXIT_USAGE;
+		goto out;
+	}
+	if ((rc = gp_main_check_out(&m, files, nfiles)) || (rc = gp_main_partials(&m, files, nfiles)))
 		goto out;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
@@ -725,7 +855,14 @@ int main(int argc, char **argv)
 	rc = gp_main_pipeline(&m);
 	if (!rc)
 		rc = gp_main_add(files, nfiles, &m, &truncated);
-	if (!rc && nfiles > 1 && !m.merge && !gp_main_one_job(&m, (size_t)nfiles)) {
+	if (!rc && m.partial) {
+		rc = gp_main_write_partial(&m);
+		if (!rc && truncated && !m.allow_truncated)
+			rc = GP_EXIT_TRUNCATED;
+		goto out;
+	}
+	size_t ntr = m.pipe ? gp_pipeline_count(m.pipe) : 0; /* partial results may hold several */
+	if (!rc && ntr > 1 && !m.merge && !gp_main_one_job(&m, ntr)) {
 		/* not one job: one report after the other (metrics.md §9) */
 		if (m.nexports) {
 			fprintf(stderr, "gpuphase-report: these traces are not one job (no shared job id, nor distinct "
@@ -736,12 +873,16 @@ int main(int argc, char **argv)
 			rc = GP_EXIT_USAGE;
 			goto out;
 		}
-		rc = gp_main_print_each(&m, (size_t)nfiles);
+		rc = gp_main_print_each(&m, ntr);
 		if (!rc && truncated && !m.allow_truncated)
 			rc = GP_EXIT_TRUNCATED;
 		goto out;
 	}
-	if (!rc && gp_pipeline_report(m.pipe, 0, (size_t)nfiles, &rep))
+	if (!rc && !ntr) {
+		fprintf(stderr, "gpuphase-report: the partial results given hold no trace\n");
+		rc = GP_EXIT_USAGE;
+	}
+	if (!rc && gp_pipeline_report(m.pipe, 0, ntr, &rep))
 		rc = GP_EXIT_INTERNAL;
 	if (!rc && m.targets) { /* the names a second run samples counters of */
 		rc = gp_main_targets(&m, &rep);
@@ -750,7 +891,7 @@ int main(int argc, char **argv)
 	}
 	m.out.analyses = m.pipe ? gp_pipeline_analyses(m.pipe) : NULL; /* json and html render them per trace */
 	m.out.job_analyses = m.pipe && !rc ? gp_pipeline_job_analyses(m.pipe) : NULL;
-	m.out.ntraces = rc ? 0 : (size_t)nfiles;
+	m.out.ntraces = rc ? 0 : ntr;
 	for (size_t e = 0; e < m.nexports; e++) {
 		char err[512];
 		if (m.sinks[e].ex->close(m.sinks[e].ctx, rc ? NULL : &rep, &m.out, err, sizeof err) && !rc) {

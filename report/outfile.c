@@ -44,6 +44,8 @@ static const char *gp_outfile_kind_name(enum gp_outfile_kind k)
 		return "SQLite";
 	case GP_OUTFILE_PERFETTO:
 		return "Perfetto";
+	case GP_OUTFILE_PARTIAL:
+		return "gpuphase partial-results";
 	default:
 		return "text";
 	}
@@ -93,6 +95,8 @@ static int gp_outfile_looks_like(const unsigned char *h, size_t n, enum gp_outfi
 		return n >= 16 && !memcmp(h, "SQLite format 3", 16);
 	case GP_OUTFILE_PERFETTO: /* Trace.packet: field 1, length-delimited */
 		return n >= 1 && h[0] == 0x0a;
+	case GP_OUTFILE_PARTIAL:
+		return n >= 8 && !memcmp(h, "GPHPARTL", 8);
 	case GP_OUTFILE_HTML:
 		while (i < n && (h[i] == ' ' || h[i] == '\n' || h[i] == '\r' || h[i] == '\t'))
 			i++;

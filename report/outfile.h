@@ -12,7 +12,8 @@
  *     gpuphase trace, another output of this run, or a file that is not what
  *     we would write there (an SQLite database only over an SQLite
  *     database, HTML over HTML, JSON over JSON, a Perfetto trace over a
- *     Perfetto trace, text over text).
+ *     Perfetto trace, partial results over partial results, text over
+ *     text).
  *
  * The report is single-threaded: the list of inputs and of the outputs
  * already taken is process state, set by gpuphase-report's main() before any
@@ -30,6 +31,7 @@ enum gp_outfile_kind {
 	GP_OUTFILE_HTML,
 	GP_OUTFILE_SQLITE,
 	GP_OUTFILE_PERFETTO, /* a Perfetto protobuf trace: TracePacket fields 1 */
+	GP_OUTFILE_PARTIAL,  /* partial results (partial.h): only over partial results */
 };
 
 struct gp_outfile {

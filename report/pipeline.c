@@ -6,7 +6,8 @@
  * exports), stability.c, the fuzz target and the tests. Invariants: a
  * trace's analyser is freed before gp_pipeline_add returns (its analyses
  * keep sums and texts of the trace's string table, which their set owns); a
- * report in p->reps is whole (finished and completed) or absent.
+ * report in p->reps is whole (finished and completed, or read whole from
+ * partial results: gp_pipeline_add_partial) or absent.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "gp_reader.h"
 #include "analyses.h"
+#include "partial.h"
 #include "pipeline.h"
 
 struct gp_pipeline {
@@ -251,7 +253,8 @@ static int gp_pipeline_run(struct gp_pipeline *p, struct gp_an *an, const struct
 	return 0;
 }
 
-static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_src *src, char *err, size_t n)
+/* Room for one more trace. 0 or -ENOMEM. */
+static int gp_pipeline_grow(struct gp_pipeline *p)
 {
 	if (p->n == p->cap) {
 		size_t nc = p->cap ? p->cap * 2 : 4;
@@ -264,6 +267,13 @@ static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_s
 		p->sets = x;
 		p->cap = nc;
 	}
+	return 0;
+}
+
+static int gp_pipeline_add_src(struct gp_pipeline *p, const struct gp_pipeline_src *src, char *err, size_t n)
+{
+	if (gp_pipeline_grow(p))
+		return -ENOMEM;
 	struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor, .whatif = p->o.whatif };
 	p->cur = NULL;
 	if ((p->o.what & GP_PIPE_ANALYSES) && !(p->cur = gp_analyses_new(&env)))
@@ -313,6 +323,34 @@ int gp_pipeline_add_records(struct gp_pipeline *p, const char *name, const union
 {
 	struct gp_pipeline_src src = { .path = name, .in_memory = 1, .recs = recs, .n = nrec };
 	return gp_pipeline_add_src(p, &src, err, n);
+}
+
+/* One trace of a partial-results file: its report and analyses as they were
+ * written (without GP_PIPE_ANALYSES the analyses are dropped). */
+static int gp_pipeline_loaded(void *ctx, struct gp_rep *rep, struct gp_analyses *set)
+{
+	struct gp_pipeline *p = ctx;
+	if (!(p->o.what & GP_PIPE_ANALYSES)) {
+		gp_analyses_free(set);
+		set = NULL;
+	}
+	if (gp_pipeline_grow(p)) {
+		gp_rep_free(rep);
+		gp_analyses_free(set);
+		return -ENOMEM;
+	}
+	p->reps[p->n] = *rep;
+	p->sets[p->n++] = set;
+	return 0;
+}
+
+int gp_pipeline_add_partial(struct gp_pipeline *p, const char *path, char *err, size_t n)
+{
+	struct gp_analysis_env env = { .outlier_factor = p->o.outlier_factor, .whatif = p->o.whatif };
+	int rc = gp_partial_read(path, &env, gp_pipeline_loaded, p, err, n);
+	if (rc == -ENOMEM)
+		snprintf(err, n, "%s: out of memory", path);
+	return rc;
 }
 
 size_t gp_pipeline_count(const struct gp_pipeline *p)

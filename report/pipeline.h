@@ -62,6 +62,11 @@ int gp_pipeline_add(struct gp_pipeline *p, const char *path, char *err, size_t n
  * facts; name stands for the path in messages. */
 int gp_pipeline_add_records(struct gp_pipeline *p, const char *name, const union gp_rec *recs, size_t nrec,
 			    char *err, size_t n);
+/* The traces of a partial-results file (partial.h: `--partial` wrote them
+ * with the options p has), each as if analysed here: its report and, with
+ * GP_PIPE_ANALYSES, its analyses. Errors as gp_pipeline_add (-EPROTO: a
+ * damaged or foreign file, err says where). */
+int gp_pipeline_add_partial(struct gp_pipeline *p, const char *path, char *err, size_t n);
 /* Traces analysed so far, and the report of trace i (owned by p). */
 size_t gp_pipeline_count(const struct gp_pipeline *p);
 const struct gp_rep *gp_pipeline_rep(const struct gp_pipeline *p, size_t i);

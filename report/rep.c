@@ -8,8 +8,12 @@
  * and host time add up (each rank has its own GPUs and threads); wall time is
  * the longest rank's; iterations with the same number are merged, their
  * duration being the longest rank's; execute distributions are merged.
+ * Operators, iterations and call sites are found through hash indexes while
+ * merging, so that a merge is linear in what the ranks hold (hundreds of
+ * ranks of long runs: docs/performance.md "Partial results").
  */
 #include "rep.h"
+#include "map.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,22 +55,81 @@ void gp_rep_free(struct gp_rep *rep)
 	memset(rep, 0, sizeof *rep);
 }
 
-static struct gp_rep_group *gp_rep_find_group(struct gp_rep *d, const char *name)
+/* The merged tables' indexes, while gp_rep_merge runs: a name's hash or an
+ * iteration number -> its index in dst (the first one made; a key that
+ * collides, or cannot be a map key, is found by a scan), and the tables'
+ * capacities. */
+struct gp_rep_ix {
+	struct gp_map groups, iters, sites;
+	size_t capgroups, capiters, capsites;
+};
+
+static uint64_t gp_rep_hash(const char *s)
 {
-	for (size_t i = 0; i < d->ngroups; i++)
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h == GP_MAP_EMPTY ? h - 1 : h; /* never the map's reserved key */
+}
+
+/* Room for one more element in *arr (elem bytes, n used, *cap allocated). */
+static int gp_rep_room(void **arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	while (c <= n) /* a table dst held before the merge */
+		c *= 2;
+	void *a = realloc(*arr, c * elem);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = c;
+	return 0;
+}
+
+static struct gp_rep_group *gp_rep_find_group(struct gp_rep *d, struct gp_rep_ix *ix, const char *name)
+{
+	uint64_t h = gp_rep_hash(name), *v = gp_map_get(&ix->groups, h);
+	if (v && !strcmp(d->groups[*v].name, name))
+		return &d->groups[*v];
+	for (size_t i = 0; v && i < d->ngroups; i++) /* another name with this hash */
 		if (!strcmp(d->groups[i].name, name))
 			return &d->groups[i];
-	struct gp_rep_group *ng = realloc(d->groups, (d->ngroups + 1) * sizeof *ng);
-	if (!ng)
+	if (gp_rep_room((void **)&d->groups, d->ngroups, &ix->capgroups, sizeof *d->groups))
 		return NULL;
-	d->groups = ng;
 	struct gp_rep_group *g = &d->groups[d->ngroups];
 	memset(g, 0, sizeof *g);
 	g->name = strdup(name);
-	if (!g->name)
+	if (!g->name || (!v && gp_map_put(&ix->groups, h, d->ngroups) == -ENOMEM))
 		return NULL;
 	d->ngroups++;
 	return g;
+}
+
+/* Iteration iter of dst, or NULL. */
+static struct gp_rep_iter *gp_rep_find_iter(struct gp_rep *d, struct gp_rep_ix *ix, int64_t iter)
+{
+	uint64_t key = (uint64_t)iter + 1; /* -1 (before the first mark) is common, UINT64_MAX is no key */
+	uint64_t *v = key != GP_MAP_EMPTY ? gp_map_get(&ix->iters, key) : NULL;
+	if (v)
+		return &d->iters[*v];
+	for (size_t j = 0; key == GP_MAP_EMPTY && j < d->niters; j++)
+		if (d->iters[j].iter == iter)
+			return &d->iters[j];
+	return NULL;
+}
+
+/* Call site name of dst, or NULL. */
+static struct gp_rep_callsite *gp_rep_find_site(struct gp_rep *d, struct gp_rep_ix *ix, const char *name)
+{
+	uint64_t *v = gp_map_get(&ix->sites, gp_rep_hash(name));
+	if (v && !strcmp(d->callsites[*v].name, name))
+		return &d->callsites[*v];
+	for (size_t j = 0; v && j < d->ncallsites; j++) /* another name with this hash */
+		if (!strcmp(d->callsites[j].name, name))
+			return &d->callsites[j];
+	return NULL;
 }
 
 static const char *gp_rep_kv(const struct gp_rep *r, const char *key)
@@ -102,6 +165,8 @@ int gp_rep_one_job(const struct gp_rep *const *reps, size_t n)
 int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 {
 	int rc = 0;
+	struct gp_rep_ix ix;
+	memset(&ix, 0, sizeof ix);
 	d->ranks = calloc(n ? n : 1, sizeof *d->ranks);
 	if (!d->ranks)
 		return -ENOMEM;
@@ -169,11 +234,11 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			d->sync_kind_ns[k] += s->sync_kind_ns[k];
 		}
 		for (size_t i = 0; i < s->ngroups; i++) {
-			struct gp_rep_group *sg = &s->groups[i], *g = gp_rep_find_group(d, sg->name);
+			struct gp_rep_group *sg = &s->groups[i], *g = gp_rep_find_group(d, &ix, sg->name);
 			if (!g)
-				return -ENOMEM;
+				goto oom;
 			if (!g->long_name && !(g->long_name = strdup(sg->long_name ? sg->long_name : sg->name)))
-				return -ENOMEM;
+				goto oom;
 			g->count += sg->count;
 			g->launch_ns += sg->launch_ns;
 			g->queue_ns += sg->queue_ns;
@@ -192,15 +257,11 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 				rc = -ENOMEM;
 		}
 		for (size_t i = 0; i < s->niters; i++) {
-			struct gp_rep_iter *si = &s->iters[i], *it = NULL;
-			for (size_t j = 0; j < d->niters; j++)
-				if (d->iters[j].iter == si->iter)
-					it = &d->iters[j];
+			struct gp_rep_iter *si = &s->iters[i], *it = gp_rep_find_iter(d, &ix, si->iter);
 			if (!it) {
-				struct gp_rep_iter *ni = realloc(d->iters, (d->niters + 1) * sizeof *ni);
-				if (!ni)
-					return -ENOMEM;
-				d->iters = ni;
+				if (gp_rep_room((void **)&d->iters, d->niters, &ix.capiters, sizeof *d->iters) ||
+				    gp_map_put(&ix.iters, (uint64_t)si->iter + 1, d->niters) == -ENOMEM)
+					goto oom;
 				it = &d->iters[d->niters++];
 				*it = *si;
 				it->ops = it->launch_ns = it->queue_ns = it->execute_ns = it->sync_ns = 0;
@@ -220,21 +281,18 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			it->sync_ns += si->sync_ns;
 		}
 		for (size_t i = 0; i < s->ncallsites; i++) {
-			struct gp_rep_callsite *c = NULL;
-			for (size_t j = 0; j < d->ncallsites; j++)
-				if (!strcmp(d->callsites[j].name, s->callsites[i].name))
-					c = &d->callsites[j];
+			struct gp_rep_callsite *c = gp_rep_find_site(d, &ix, s->callsites[i].name);
 			if (!c) {
-				struct gp_rep_callsite *nc = realloc(d->callsites, (d->ncallsites + 1) * sizeof *nc);
-				if (!nc)
-					return -ENOMEM;
-				d->callsites = nc;
+				uint64_t h = gp_rep_hash(s->callsites[i].name);
+				if (gp_rep_room((void **)&d->callsites, d->ncallsites, &ix.capsites, sizeof *d->callsites) ||
+				    (!gp_map_get(&ix.sites, h) && gp_map_put(&ix.sites, h, d->ncallsites)))
+					goto oom;
 				c = &d->callsites[d->ncallsites++];
 				c->name = strdup(s->callsites[i].name);
 				c->stack = s->callsites[i].stack ? strdup(s->callsites[i].stack) : NULL;
 				c->calls = c->sync_ns = 0;
 				if (!c->name || (s->callsites[i].stack && !c->stack))
-					return -ENOMEM;
+					goto oom;
 			}
 			c->calls += s->callsites[i].calls;
 			c->sync_ns += s->callsites[i].sync_ns;
@@ -243,6 +301,13 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		memset(s, 0, sizeof *s);
 	}
 	d->join_coverage = d->ops ? (double)d->ops_joined / (double)d->ops : 1.0;
+	goto out;
+oom:
+	rc = -ENOMEM;
+out:
+	gp_map_free(&ix.groups);
+	gp_map_free(&ix.iters);
+	gp_map_free(&ix.sites);
 	return rc;
 }
 

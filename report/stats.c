@@ -1,7 +1,9 @@
 /*
  * stats.c — gp_hist and gp_sweep (see stats.h). Called by analysis.c on the
- * report thread. Memory: a histogram is at most GP_HIST_NBUCKETS counters; a
- * sweep at most GP_SWEEP_DELAY intervals, whatever the number fed.
+ * report thread. Memory: a histogram is at most GP_HIST_NBUCKETS counters —
+ * only the range of buckets its samples fell in, which for one operator is
+ * a few hundred (a report of hundreds of ranks holds one per operator and
+ * rank); a sweep at most GP_SWEEP_DELAY intervals, whatever the number fed.
  */
 #include "stats.h"
 
@@ -31,15 +33,58 @@ static uint64_t gp_hist_bucket_mid(unsigned b)
 	return lo + width / 2u;
 }
 
+/* Make the bucket window [blo, blo + blen) hold bucket b: it grows to at
+ * least twice its length (towards b), so that a histogram is reallocated a
+ * few times only. 0 or -ENOMEM (the window kept). */
+static int gp_hist_cover(struct gp_hist *h, unsigned b)
+{
+	if (h->buckets && b >= h->blo && b - h->blo < h->blen)
+		return 0;
+	unsigned lo = h->buckets ? (b < h->blo ? b : h->blo) : b;
+	unsigned hi = h->buckets ? (b + 1 > h->blo + h->blen ? b + 1 : h->blo + h->blen) : b + 1;
+	unsigned want = h->blen * 2 > 64 ? h->blen * 2 : 64;
+	while (hi - lo < want && (lo > 0 || hi < GP_HIST_NBUCKETS)) {
+		if (hi < GP_HIST_NBUCKETS && (!h->buckets || b >= h->blo || lo == 0))
+			hi++; /* grow where the samples went (up, at first) */
+		else
+			lo--;
+	}
+	uint64_t *nb = calloc(hi - lo, sizeof *nb);
+	if (!nb)
+		return -ENOMEM;
+	if (h->buckets)
+		memcpy(nb + (h->blo - lo), h->buckets, h->blen * sizeof *nb);
+	free(h->buckets);
+	h->buckets = nb;
+	h->blo = lo;
+	h->blen = hi - lo;
+	return 0;
+}
+
 static int gp_hist_spill(struct gp_hist *h)
 {
-	h->buckets = calloc(GP_HIST_NBUCKETS, sizeof *h->buckets);
-	if (!h->buckets)
+	unsigned lo = GP_HIST_NBUCKETS, hi = 0;
+	for (uint64_t i = 0; i < h->n && i < GP_HIST_EXACT; i++) {
+		unsigned b = gp_hist_bucket(h->exact[i]);
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	if (gp_hist_cover(h, lo < GP_HIST_NBUCKETS ? lo : 0) || gp_hist_cover(h, hi))
 		return -ENOMEM;
 	for (uint64_t i = 0; i < h->n && i < GP_HIST_EXACT; i++)
-		h->buckets[gp_hist_bucket(h->exact[i])]++;
+		h->buckets[gp_hist_bucket(h->exact[i]) - h->blo]++;
 	free(h->exact);
 	h->exact = NULL;
+	return 0;
+}
+
+int gp_hist_bucket_add(struct gp_hist *h, unsigned b, uint64_t count)
+{
+	if (b >= GP_HIST_NBUCKETS)
+		return -EINVAL;
+	if (gp_hist_cover(h, b))
+		return -ENOMEM;
+	h->buckets[b - h->blo] += count;
 	return 0;
 }
 
@@ -60,7 +105,7 @@ int gp_hist_add(struct gp_hist *h, uint64_t v)
 		if (!h->buckets)
 			rc = gp_hist_spill(h);
 		if (!rc)
-			h->buckets[gp_hist_bucket(v)]++;
+			rc = gp_hist_bucket_add(h, gp_hist_bucket(v), 1);
 	}
 	h->n++;
 	return rc;
@@ -79,8 +124,11 @@ int gp_hist_merge(struct gp_hist *dst, const struct gp_hist *src)
 	}
 	if (!dst->buckets && (rc = gp_hist_spill(dst)))
 		return rc;
-	for (unsigned b = 0; b < GP_HIST_NBUCKETS && src->buckets; b++)
-		dst->buckets[b] += src->buckets[b];
+	if (src->buckets && src->blen &&
+	    (gp_hist_cover(dst, src->blo) || gp_hist_cover(dst, src->blo + src->blen - 1)))
+		return -ENOMEM;
+	for (unsigned i = 0; src->buckets && i < src->blen; i++)
+		dst->buckets[src->blo + i - dst->blo] += src->buckets[i];
 	if (dst->n == 0 || src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
@@ -120,10 +168,10 @@ uint64_t gp_hist_quantile(const struct gp_hist *h, double q)
 		return v;
 	}
 	uint64_t seen = 0;
-	for (unsigned b = 0; b < GP_HIST_NBUCKETS; b++) {
-		seen += h->buckets[b];
+	for (unsigned i = 0; i < h->blen; i++) {
+		seen += h->buckets[i];
 		if (seen >= rank) {
-			uint64_t v = gp_hist_bucket_mid(b);
+			uint64_t v = gp_hist_bucket_mid(h->blo + i);
 			return v < h->min ? h->min : v > h->max ? h->max : v;
 		}
 	}

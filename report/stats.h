@@ -27,12 +27,18 @@
 struct gp_hist {
 	uint64_t n, sum, min, max;
 	uint64_t *exact;   /* first min(n, GP_HIST_EXACT) samples, or NULL     */
-	uint64_t *buckets; /* allocated when n exceeds GP_HIST_EXACT          */
+	uint64_t *buckets; /* when n exceeds GP_HIST_EXACT: the counts of buckets
+	                      blo .. blo + blen - 1 (the others are 0)          */
+	uint32_t blo, blen;
 };
 
 /* Add one sample. Returns 0 or -ENOMEM (the sample still counts in n, sum,
  * min, max). */
 int gp_hist_add(struct gp_hist *h, uint64_t v);
+/* Add count samples to bucket b (0 .. GP_HIST_NBUCKETS - 1) without
+ * touching n, sum, min, max: a histogram read back (partial results).
+ * 0, -EINVAL (no such bucket) or -ENOMEM. */
+int gp_hist_bucket_add(struct gp_hist *h, unsigned b, uint64_t count);
 /* Merge src into dst (dst keeps its own storage). */
 int gp_hist_merge(struct gp_hist *dst, const struct gp_hist *src);
 /* Nearest-rank quantile q in [0,1]: the smallest recorded value v with at

@@ -6,7 +6,7 @@
 # exact apt-get line is printed and the script fails, so nothing is ever
 # "installed by hand" without the project knowing.
 #
-# Usage: scripts/deps.sh [core|fuzz|browser|cross-aarch64|readers [VENV]]
+# Usage: scripts/deps.sh [core|fuzz|browser|cross-aarch64|readers [VENV]|dask [VENV]]
 #
 # `browser` adds headless Chromium and its WebDriver (the HTML page test).
 #
@@ -19,6 +19,10 @@
 # packages from the package index, installed into a scratch virtual
 # environment VENV (default build/readers-venv), never into the system. It
 # exits 77 when the index cannot be reached, so the tests can SKIP.
+#
+# `dask` is the same for the Python package's test (python/, Dask and pandas;
+# setuptools and wheel to install the package without the index): VENV default
+# build/dask-venv.
 set -u
 group=${1:-core}
 # sqlite3 (the CLI): the report corpus compares SQLite exports as their .dump;
@@ -31,6 +35,17 @@ cross_aarch64_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 # duckdb pinned with its sqlite reader extension packaged on the index
 # (DuckDB's own INSTALL downloads it from a host outside the index)
 readers_py="duckdb==1.5.5 duckdb-extension-sqlite-scanner==1.5.5 pandas HolisticTraceAnalysis perfetto selenium"
+dask_py="dask[distributed] pandas setuptools wheel"
+if [ "$group" = dask ]; then
+  venv=${2:-build/dask-venv}
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import dask.distributed, pandas, setuptools, wheel" 2>/dev/null; then
+    exit 0
+  fi
+  python3 -m venv "$venv" 2>/dev/null || { echo "deps.sh: python3 -m venv failed (python3-venv missing?)" >&2; exit 77; }
+  "$venv/bin/pip" install -q --disable-pip-version-check --timeout 20 $dask_py >"$venv.log" 2>&1 || {
+    echo "deps.sh: pip could not install all of: $dask_py (see $venv.log)" >&2; exit 77; }
+  exit 0
+fi
 if [ "$group" = readers ]; then
   venv=${2:-build/readers-venv}
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import duckdb, duckdb_extension_sqlite_scanner, pandas, hta, perfetto, selenium" 2>/dev/null; then
@@ -47,7 +62,7 @@ case "$group" in
   fuzz) pkgs="$core_pkgs $fuzz_pkgs" ;;
   browser) pkgs="$core_pkgs $browser_pkgs" ;;
   cross-aarch64) pkgs=$cross_aarch64_pkgs ;;
-  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|cross-aarch64|readers)" >&2; exit 2 ;;
+  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|cross-aarch64|readers|dask)" >&2; exit 2 ;;
 esac
 
 missing=""

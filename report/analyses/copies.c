@@ -251,6 +251,61 @@ static void gp_copies_json(FILE *f, const void *p, const struct gp_rep *rep, con
 	fputc(']', f);
 }
 
+/* Partial results: the rows as finish left them (peaks looked up). */
+static int gp_copies_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_copies *c = p;
+	gp_pw_u8(w, c->multi_device != 0);
+	gp_pw_u64(w, c->nrows);
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct gp_copies_row *r = &c->rows[i];
+		gp_pw_u8(w, r->device);
+		gp_pw_u8(w, r->kind);
+		gp_pw_str(w, r->name);
+		gp_pw_u64(w, r->count);
+		gp_pw_u64(w, r->bytes);
+		gp_pw_u64(w, r->busy_ns);
+		gp_pw_f64(w, r->best_gbps);
+		gp_pw_u8(w, (uint8_t)r->link);
+		gp_pw_u32(w, r->traffic);
+		gp_pw_f64(w, r->peak_gbps);
+		gp_pw_str(w, r->link_name);
+		gp_pw_str(w, r->model);
+	}
+	return w->err;
+}
+
+static int gp_copies_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	struct gp_copies *c = p;
+	c->multi_device = gp_pr_bool(r);
+	size_t n = gp_pr_count(r, 2 + 4 + 3 * 8 + 8 + 1 + 4 + 8 + 8, UINT32_MAX);
+	if (n && !r->err && !(c->rows = calloc(n, sizeof *c->rows)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < n && !r->err; i++) {
+		struct gp_copies_row *x = &c->rows[i];
+		x->device = gp_pr_u8(r);
+		x->kind = gp_pr_u8(r);
+		x->name = gp_pr_intern_req(r, strings);
+		x->count = gp_pr_u64(r);
+		x->bytes = gp_pr_u64(r);
+		x->busy_ns = gp_pr_u64(r);
+		x->best_gbps = gp_pr_f64(r);
+		uint8_t link = gp_pr_u8(r);
+		if (!r->err && link > GP_LINK_DRAM)
+			gp_pr_fail(r, "a copy row's link is none the report knows");
+		x->link = (enum gp_copies_link)link;
+		x->traffic = gp_pr_u32(r);
+		x->peak_gbps = gp_pr_f64(r);
+		x->link_name = gp_pr_intern(r, strings);
+		x->model = gp_pr_intern(r, strings);
+		if (!r->err && x->peak_gbps > 0 && !x->link_name)
+			gp_pr_fail(r, "a copy row with a peak names no link");
+		c->nrows = c->caprows = i + 1;
+	}
+	return r->err;
+}
+
 const struct gp_analysis gp_analysis_copies = {
 	.name = "copy_bandwidth",
 	.title = "Copy bandwidth",
@@ -260,4 +315,6 @@ const struct gp_analysis gp_analysis_copies = {
 	.text = gp_copies_text,
 	.json = gp_copies_json,
 	.destroy = gp_copies_destroy,
+	.save = gp_copies_save,
+	.load = gp_copies_load,
 };

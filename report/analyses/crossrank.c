@@ -20,8 +20,8 @@
  *      arrived last.
  * docs/metrics.md §9 defines the numbers.
  *
- * Per trace, bounded whatever the trace's length (this is what a partial
- * result would carry): the header's rank, host, path and start pair; the
+ * Per trace, bounded whatever the trace's length (what its partial results
+ * carry: gp_cr_save / gp_cr_load): the header's rank, host, path and start pair; the
  * clock pairs (at most GP_CLOCKMAP_MAX); the NCCL kernels (names starting
  * ncclKernel or ncclDevKernel) as a sample of at most GP_CR_MAX_COLL, each
  * with seq = its place among the trace's NCCL kernels in arrival order —
@@ -679,6 +679,127 @@ static void gp_cr_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 		c->coll_compared, c->stride);
 }
 
+/* ---- partial results ---------------------------------------------------------- */
+
+/* Partial results: a trace's state, what the merge reads (never a merged
+ * state: partials are per trace). The NCCL kernels' names go once, in a
+ * table, each kernel by its index. */
+static int gp_cr_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_crossrank *c = p;
+	gp_pw_str(w, c->path);
+	gp_pw_str(w, c->rank);
+	gp_pw_str(w, c->host);
+	gp_pw_u64(w, c->start_wall);
+	gp_pw_u64(w, c->start_clock);
+	gp_pw_u64(w, c->steps);
+	gp_pw_u64(w, c->nccl_seen);
+	gp_pw_u64(w, c->nccl_ns);
+	gp_pw_u32(w, c->stride_log);
+	gp_pw_u32(w, c->clocks.thin);
+	gp_pw_u64(w, c->clocks.seen);
+	gp_pw_u64(w, c->clocks.n);
+	for (size_t i = 0; i < c->clocks.n; i++) {
+		gp_pw_u64(w, c->clocks.p[i].raw);
+		gp_pw_u64(w, c->clocks.p[i].realtime);
+		gp_pw_u32(w, c->clocks.p[i].width);
+		gp_pw_u8(w, c->clocks.p[i].kind);
+	}
+	const char **names = malloc((c->ncoll ? c->ncoll : 1) * sizeof *names);
+	uint32_t *idx = malloc((c->ncoll ? c->ncoll : 1) * sizeof *idx);
+	size_t nn = 0;
+	if (!names || !idx) {
+		free(names);
+		free(idx);
+		return w->err = -ENOMEM;
+	}
+	for (size_t i = 0; i < c->ncoll; i++) { /* a handful of distinct kernels */
+		size_t k = 0;
+		while (k < nn && strcmp(names[k], c->coll[i].name))
+			k++;
+		if (k == nn)
+			names[nn++] = c->coll[i].name;
+		idx[i] = (uint32_t)k;
+	}
+	gp_pw_u64(w, nn);
+	for (size_t k = 0; k < nn; k++)
+		gp_pw_str(w, names[k]);
+	gp_pw_u64(w, c->ncoll);
+	for (size_t i = 0; i < c->ncoll; i++) {
+		gp_pw_u64(w, c->coll[i].seq);
+		gp_pw_u64(w, c->coll[i].start);
+		gp_pw_u64(w, c->coll[i].end);
+		gp_pw_u32(w, idx[i]);
+	}
+	free(names);
+	free(idx);
+	gp_pw_u64(w, c->niters);
+	for (size_t i = 0; i < c->niters; i++) {
+		gp_pw_i64(w, c->iters[i].iter);
+		gp_pw_u64(w, c->iters[i].end);
+	}
+	return w->err;
+}
+
+static int gp_cr_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	struct gp_crossrank *c = p;
+	c->path = gp_pr_strdup(r, NULL);
+	c->rank = gp_pr_strdup(r, NULL);
+	c->host = gp_pr_strdup(r, NULL);
+	c->start_wall = gp_pr_u64(r);
+	c->start_clock = gp_pr_u64(r);
+	c->steps = gp_pr_u64(r);
+	c->nccl_seen = gp_pr_u64(r);
+	c->nccl_ns = gp_pr_u64(r);
+	c->stride_log = gp_pr_u32(r);
+	if (!r->err && c->stride_log > 62)
+		gp_pr_fail(r, "the NCCL kernels' sampling stride is out of range");
+	c->clocks.thin = gp_pr_u32(r);
+	c->clocks.seen = gp_pr_u64(r);
+	size_t np = gp_pr_count(r, 21, GP_CLOCKMAP_MAX);
+	if (np && !r->err && !(c->clocks.p = calloc(np, sizeof *c->clocks.p)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < np && !r->err; i++) {
+		c->clocks.p[i].raw = gp_pr_u64(r);
+		c->clocks.p[i].realtime = gp_pr_u64(r);
+		c->clocks.p[i].width = gp_pr_u32(r);
+		c->clocks.p[i].kind = gp_pr_u8(r);
+		c->clocks.n = c->clocks.cap = i + 1;
+	}
+	size_t nn = gp_pr_count(r, 4, GP_CR_MAX_COLL);
+	const char **names = calloc(nn ? nn : 1, sizeof *names);
+	if (!names)
+		gp_pr_oom(r);
+	for (size_t k = 0; k < nn && !r->err; k++)
+		names[k] = gp_pr_intern_req(r, strings);
+	size_t nc = gp_pr_count(r, 28, GP_CR_MAX_COLL);
+	if (nc && !r->err && !(c->coll = calloc(nc, sizeof *c->coll)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < nc && !r->err; i++) {
+		c->coll[i].seq = gp_pr_u64(r);
+		c->coll[i].start = gp_pr_u64(r);
+		c->coll[i].end = gp_pr_u64(r);
+		uint32_t k = gp_pr_u32(r);
+		if (!r->err && k >= nn)
+			gp_pr_fail(r, "an NCCL kernel names no kernel of the table");
+		c->coll[i].name = r->err ? NULL : names[k];
+		c->ncoll = c->capcoll = i + 1;
+	}
+	free(names);
+	size_t ni = gp_pr_count(r, 16, UINT32_MAX);
+	if (ni && !r->err && !(c->iters = calloc(ni, sizeof *c->iters)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < ni && !r->err; i++) {
+		c->iters[i].iter = gp_pr_i64(r);
+		c->iters[i].end = gp_pr_u64(r);
+		c->niters = i + 1;
+	}
+	if (r->err) /* what the merge would read: nothing half-read */
+		c->ncoll = c->niters = 0;
+	return r->err;
+}
+
 const struct gp_analysis gp_analysis_crossrank = {
 	.name = "crossrank",
 	.title = "Across ranks",
@@ -692,4 +813,6 @@ const struct gp_analysis gp_analysis_crossrank = {
 	.text = gp_cr_text,
 	.json = gp_cr_json,
 	.destroy = gp_cr_destroy,
+	.save = gp_cr_save,
+	.load = gp_cr_load,
 };

@@ -7,7 +7,8 @@
  * host cost is counted once per launch (per distinct correlation id), never
  * per node. Pass 2 keeps the captured and cloned nodes, pairs each replayed
  * kernel with its GP_GRAPH_OP record and sums it into its node and graph;
- * finish names nodes and call sites; the section and its JSON array
+ * finish names nodes and call sites and builds the section's table (kept in
+ * partial results: save/load); the section and its JSON array
  * ("cuda_graphs", docs/report-json.md) follow. A plug-in of analyses.h;
  * report thread only. docs/metrics.md "CUDA graphs" defines the numbers.
  */
@@ -49,6 +50,22 @@ struct gp_graphs_kernel {
 	uint64_t start, end;
 };
 
+/* The section's table (finish builds it; text and json print it). */
+struct gp_gnode {
+	uint64_t node;          /* captured node id (or the replayed one)        */
+	const char *name;       /* the kernel's short name                       */
+	uint32_t cap;           /* index into gr->caps + 1, 0 = not captured     */
+	uint64_t count, exec_ns;
+};
+
+struct gp_graph {
+	uint32_t graph, exec_graph; /* captured graph id, (first) instantiated one */
+	struct gp_gnode *nodes;
+	size_t nnodes, cap;
+	size_t nlaunches;
+	uint64_t launch_ns, exec_ns, kernels;
+};
+
 struct gp_graphs {
 	int err;
 	struct gp_graphs_cap *caps;
@@ -67,6 +84,8 @@ struct gp_graphs {
 	struct gp_map rgraph_by_id;   /* instantiated graph id -> index         */
 	struct gp_map glaunch_dur;    /* graph-launch API corr -> duration ns   */
 	struct gp_map op_stack;       /* captured hook op id -> stack id        */
+	struct gp_graph *tab;         /* after finish: per captured graph        */
+	size_t ntab;
 };
 
 static void *gp_graphs_create(const struct gp_analysis_env *env)
@@ -92,6 +111,9 @@ static void gp_graphs_destroy(void *p)
 	gp_map_free(&gr->rgraph_by_id);
 	gp_map_free(&gr->glaunch_dur);
 	gp_map_free(&gr->op_stack);
+	for (size_t i = 0; i < gr->ntab; i++)
+		free(gr->tab[i].nodes);
+	free(gr->tab);
 	free(gr);
 }
 
@@ -222,6 +244,8 @@ static int gp_graphs_record(void *p, const struct gp_an *an, const struct gp_an_
 	return gr->err;
 }
 
+static size_t gp_graphs_build(const struct gp_graphs *gr, struct gp_graph **out);
+
 /* Names of what the section prints: each captured launch's call site, each
  * replayed node's kernel; each instantiated graph's host time (each launch
  * once). The texts live in the trace's string table. */
@@ -254,25 +278,11 @@ static int gp_graphs_finish(void *p, const struct gp_an *an, const struct gp_rep
 				g->launch_ns += *d;
 		}
 	}
+	gr->ntab = gp_graphs_build(gr, &gr->tab);
 	return gr->err;
 }
 
 /* ---- the section ------------------------------------------------------------ */
-
-struct gp_gnode {
-	uint64_t node;          /* captured node id (or the replayed one)        */
-	const char *name;       /* the kernel's short name                       */
-	uint32_t cap;           /* index into gr->caps + 1, 0 = not captured     */
-	uint64_t count, exec_ns;
-};
-
-struct gp_graph {
-	uint32_t graph, exec_graph; /* captured graph id, (first) instantiated one */
-	struct gp_gnode *nodes;
-	size_t nnodes, cap;
-	size_t nlaunches;
-	uint64_t launch_ns, exec_ns, kernels;
-};
 
 static struct gp_graph *gp_graphs_get(struct gp_graph **gs, size_t *n, uint32_t graph, uint32_t exec_graph)
 {
@@ -318,8 +328,8 @@ static int gp_graphs_cmp_node(const void *a, const void *b)
 /*
  * Per captured graph: its instantiated graphs' launches and sums, and per
  * captured node the sums of the replayed nodes cloned from it. Returns the
- * number of graphs (0 when none, or on ENOMEM); *out is freed with
- * gp_graphs_free.
+ * number of graphs (0 when none; those built so far on ENOMEM); finish
+ * keeps it in gr->tab, which gp_graphs_destroy frees.
  */
 static size_t gp_graphs_build(const struct gp_graphs *gr, struct gp_graph **out)
 {
@@ -361,13 +371,6 @@ static size_t gp_graphs_build(const struct gp_graphs *gr, struct gp_graph **out)
 	return ng;
 }
 
-static void gp_graphs_free(struct gp_graph *gs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(gs[i].nodes);
-	free(gs);
-}
-
 /* A table cell: s cut to w characters with "..." when longer; a call site
  * "sym+off (/dir/module)" shows the module's base name only. */
 static const char *gp_graphs_cell(const char *s, size_t w, char *buf, size_t n)
@@ -386,14 +389,14 @@ static void gp_graphs_text(FILE *f, const void *p, const struct gp_rep *rep, con
 	const struct gp_graphs *gr = p;
 	int md = style->markdown;
 	(void)rep;
-	struct gp_graph *gs;
-	size_t ng = gp_graphs_build(gr, &gs);
+	const struct gp_graph *gs = gr->tab;
+	size_t ng = gr->ntab;
 	if (!ng)
 		return;
 	char b1[32], b2[32], b3[32], b4[32];
 	fprintf(f, md ? "\n## CUDA graphs\n\n" : "\nCUDA graphs\n");
 	for (size_t i = 0; i < ng; i++) {
-		struct gp_graph *g = &gs[i];
+		const struct gp_graph *g = &gs[i];
 		size_t nl = g->nlaunches;
 		/* two lines, so that the section reads in 160 columns */
 		fprintf(f, "%sgraph %u (instantiated as graph %u): %zu launches, %zu nodes, %llu kernels;%s"
@@ -435,7 +438,6 @@ static void gp_graphs_text(FILE *f, const void *p, const struct gp_rep *rep, con
 		if (md)
 			fprintf(f, "\n");
 	}
-	gp_graphs_free(gs, ng);
 }
 
 static void gp_graphs_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *style)
@@ -443,8 +445,8 @@ static void gp_graphs_json(FILE *f, const void *p, const struct gp_rep *rep, con
 	const struct gp_graphs *gr = p;
 	(void)style;
 	(void)rep;
-	struct gp_graph *gs;
-	size_t ng = gp_graphs_build(gr, &gs);
+	const struct gp_graph *gs = gr->tab;
+	size_t ng = gr->ntab;
 	fputc('[', f);
 	for (size_t i = 0; i < ng; i++) {
 		const struct gp_graph *g = &gs[i];
@@ -481,7 +483,82 @@ static void gp_graphs_json(FILE *f, const void *p, const struct gp_rep *rep, con
 		fputs("]}", f);
 	}
 	fputc(']', f);
-	gp_graphs_free(gs, ng);
+}
+
+/* Partial results: the section's table, with each captured node's capture
+ * facts (NVTX range, call site, thread). */
+static int gp_graphs_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_graphs *gr = p;
+	gp_pw_u64(w, gr->ntab);
+	for (size_t i = 0; i < gr->ntab; i++) {
+		const struct gp_graph *g = &gr->tab[i];
+		gp_pw_u32(w, g->graph);
+		gp_pw_u32(w, g->exec_graph);
+		gp_pw_u64(w, g->nlaunches);
+		gp_pw_u64(w, g->launch_ns);
+		gp_pw_u64(w, g->exec_ns);
+		gp_pw_u64(w, g->kernels);
+		gp_pw_u64(w, g->nnodes);
+		for (size_t j = 0; j < g->nnodes; j++) {
+			const struct gp_gnode *nd = &g->nodes[j];
+			const struct gp_graphs_cap *c = nd->cap ? &gr->caps[nd->cap - 1] : NULL;
+			gp_pw_u64(w, nd->node);
+			gp_pw_str(w, nd->name);
+			gp_pw_u64(w, nd->count);
+			gp_pw_u64(w, nd->exec_ns);
+			gp_pw_u8(w, c != NULL);
+			if (c) {
+				gp_pw_str(w, c->nvtx);
+				gp_pw_str(w, c->callsite);
+				gp_pw_u32(w, c->tid);
+			}
+		}
+	}
+	return w->err;
+}
+
+static int gp_graphs_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	struct gp_graphs *gr = p;
+	size_t ng = gp_pr_count(r, 44, UINT32_MAX);
+	if (ng && !r->err && !(gr->tab = calloc(ng, sizeof *gr->tab)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < ng && !r->err; i++) {
+		struct gp_graph *g = &gr->tab[i];
+		gr->ntab = i + 1;
+		g->graph = gp_pr_u32(r);
+		g->exec_graph = gp_pr_u32(r);
+		uint64_t nl = gp_pr_u64(r);
+		g->nlaunches = nl > SIZE_MAX ? SIZE_MAX : (size_t)nl;
+		g->launch_ns = gp_pr_u64(r);
+		g->exec_ns = gp_pr_u64(r);
+		g->kernels = gp_pr_u64(r);
+		size_t nn = gp_pr_count(r, 29, UINT32_MAX);
+		if (nn && !r->err && !(g->nodes = calloc(nn, sizeof *g->nodes)))
+			gp_pr_oom(r);
+		for (size_t j = 0; j < nn && !r->err; j++) {
+			struct gp_gnode *nd = &g->nodes[j];
+			g->nnodes = g->cap = j + 1;
+			nd->node = gp_pr_u64(r);
+			nd->name = gp_pr_intern(r, strings);
+			nd->count = gp_pr_u64(r);
+			nd->exec_ns = gp_pr_u64(r);
+			if (!gp_pr_bool(r) || r->err)
+				continue;
+			if (gr->ncaps >= UINT32_MAX - 1 || GP_AN_GROW(gr->caps, gr->ncaps, gr->capcaps)) {
+				gp_pr_oom(r);
+				break;
+			}
+			struct gp_graphs_cap *c = &gr->caps[gr->ncaps];
+			memset(c, 0, sizeof *c);
+			c->nvtx = gp_pr_intern(r, strings);
+			c->callsite = gp_pr_intern(r, strings);
+			c->tid = gp_pr_u32(r);
+			nd->cap = (uint32_t)++gr->ncaps;
+		}
+	}
+	return r->err;
 }
 
 const struct gp_analysis gp_analysis_graphs = {
@@ -496,4 +573,6 @@ const struct gp_analysis gp_analysis_graphs = {
 	.text = gp_graphs_text,
 	.json = gp_graphs_json,
 	.destroy = gp_graphs_destroy,
+	.save = gp_graphs_save,
+	.load = gp_graphs_load,
 };

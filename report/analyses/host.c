@@ -7,8 +7,9 @@
  * the window (hooked calls x measured hook cost + CUPTI buffer time, and
  * drops) with a warning above GP_OVERHEAD_WARN_PCT. Pass 1 keeps the
  * samples and the measured hook cost, prepare takes the number of hooked
- * calls from the core, and each op's launch time taken inside a busy
- * interval is summed per operator; the section and its JSON
+ * calls from the core, each op's launch time taken inside a busy
+ * interval is summed per operator, and finish sums the samples (what
+ * partial results keep); the section and its JSON
  * object ("host_conditions", docs/report-json.md) follow. A plug-in of
  * analyses.h; report thread only. docs/metrics.md "Host conditions" defines
  * the numbers.
@@ -35,6 +36,13 @@ struct gp_host_op {
 	uint64_t launch_all, launch_busy, calls_all, calls_busy;
 };
 
+/* Time-weighted means over the samples and the self-overhead inputs. */
+struct gp_host_sum {
+	double busy_mean, busy_max, proc_mean, busy_share; /* pct, pct, pct, fraction */
+	uint64_t cupti_ns;     /* CUPTI buffer time: the largest cumulative sample */
+	double hooks_ns, est_ns, pct; /* valid when hook_cost_ns >= 0              */
+};
+
 struct gp_host {
 	int err;
 	struct gp_host_sample *hosts; /* sorted by ts after prepare          */
@@ -46,6 +54,10 @@ struct gp_host {
 	int have_ovh;                 /* the trace has CUPTI overhead records    */
 	struct gp_host_op *grp;
 	size_t ngrp;
+	/* the samples summed at finish (or read from partial results, which
+	 * keep these sums, not the samples): busy_mean .. cupti_ns */
+	int summed;
+	struct gp_host_sum smp;
 };
 
 static void *gp_host_create(const struct gp_analysis_env *env)
@@ -152,28 +164,19 @@ static void gp_host_wait(void *p, const struct gp_an_wait *w)
 		g->launch_busy -= d < g->launch_busy ? d : g->launch_busy;
 }
 
-static int gp_host_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
-{
-	(void)an;
-	(void)rep;
-	return ((struct gp_host *)p)->err;
-}
-
 static int gp_host_busy(const struct gp_host_sample *h)
 {
 	return h->busy_pm / 10.0 > GP_HOST_BUSY_PCT;
 }
 
-/* Time-weighted means over the samples and the self-overhead inputs. */
-struct gp_host_sum {
-	double busy_mean, busy_max, proc_mean, busy_share; /* pct, pct, pct, fraction */
-	uint64_t cupti_ns;     /* CUPTI buffer time: the largest cumulative sample */
-	double hooks_ns, est_ns, pct; /* valid when hook_cost_ns >= 0              */
-};
-
-static struct gp_host_sum gp_host_summarise(const struct gp_host *h, const struct gp_rep *rep)
+/* Time-weighted means over the samples, the largest busy sample and CUPTI
+ * buffer time (the largest cumulative sample): the sample fields of a
+ * gp_host_sum. */
+static struct gp_host_sum gp_host_sum_samples(const struct gp_host *h)
 {
 	struct gp_host_sum r = { 0 };
+	if (h->summed)
+		return h->smp;
 	double busy_w = 0, proc_w = 0, w = 0, busy_time = 0;
 	for (size_t i = 0; i < h->nhosts; i++) {
 		const struct gp_host_sample *smp = &h->hosts[i];
@@ -193,6 +196,23 @@ static struct gp_host_sum gp_host_summarise(const struct gp_host *h, const struc
 		r.proc_mean = proc_w / w;
 		r.busy_share = busy_time / w;
 	}
+	return r;
+}
+
+static int gp_host_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
+{
+	struct gp_host *h = p;
+	(void)an;
+	(void)rep;
+	h->smp = gp_host_sum_samples(h);
+	h->summed = 1;
+	return h->err;
+}
+
+/* The sums and the self-overhead estimate. */
+static struct gp_host_sum gp_host_summarise(const struct gp_host *h, const struct gp_rep *rep)
+{
+	struct gp_host_sum r = gp_host_sum_samples(h);
 	if (h->hook_cost_ns >= 0) {
 		double wall = (double)rep->wall_ns;
 		r.hooks_ns = (double)h->hook_calls * (double)h->hook_cost_ns;
@@ -316,6 +336,61 @@ static void gp_host_json(FILE *f, const void *p, const struct gp_rep *rep, const
 		(unsigned long long)rep->dropped_records);
 }
 
+/* Partial results: the sample sums (not the samples), the overhead inputs,
+ * the per-operator launch sums. */
+static int gp_host_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_host *h = p;
+	struct gp_host_sum smp = gp_host_sum_samples(h);
+	gp_pw_u64(w, h->nhosts);
+	gp_pw_f64(w, smp.busy_mean);
+	gp_pw_f64(w, smp.busy_max);
+	gp_pw_f64(w, smp.proc_mean);
+	gp_pw_f64(w, smp.busy_share);
+	gp_pw_u64(w, smp.cupti_ns);
+	gp_pw_i64(w, h->hook_cost_ns);
+	gp_pw_u64(w, h->hook_calls);
+	gp_pw_u64(w, h->cupti_instr_ns);
+	gp_pw_u8(w, h->have_ovh != 0);
+	gp_pw_u64(w, h->ngrp);
+	for (size_t g = 0; g < h->ngrp; g++) {
+		gp_pw_u64(w, h->grp[g].launch_all);
+		gp_pw_u64(w, h->grp[g].launch_busy);
+		gp_pw_u64(w, h->grp[g].calls_all);
+		gp_pw_u64(w, h->grp[g].calls_busy);
+	}
+	return w->err;
+}
+
+static int gp_host_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	struct gp_host *h = p;
+	(void)strings;
+	uint64_t n = gp_pr_u64(r);
+	h->nhosts = n > SIZE_MAX ? SIZE_MAX : (size_t)n; /* a count: no samples are kept */
+	h->smp.busy_mean = gp_pr_f64(r);
+	h->smp.busy_max = gp_pr_f64(r);
+	h->smp.proc_mean = gp_pr_f64(r);
+	h->smp.busy_share = gp_pr_f64(r);
+	h->smp.cupti_ns = gp_pr_u64(r);
+	h->hook_cost_ns = gp_pr_i64(r);
+	h->hook_calls = gp_pr_u64(r);
+	h->cupti_instr_ns = gp_pr_u64(r);
+	h->have_ovh = gp_pr_bool(r);
+	h->summed = 1;
+	size_t ng = gp_pr_count(r, 32, UINT32_MAX);
+	if (ng && !r->err && !(h->grp = calloc(ng, sizeof *h->grp)))
+		gp_pr_oom(r);
+	for (size_t g = 0; g < ng && !r->err; g++) {
+		h->grp[g].launch_all = gp_pr_u64(r);
+		h->grp[g].launch_busy = gp_pr_u64(r);
+		h->grp[g].calls_all = gp_pr_u64(r);
+		h->grp[g].calls_busy = gp_pr_u64(r);
+		h->ngrp = g + 1;
+	}
+	return r->err;
+}
+
 const struct gp_analysis gp_analysis_host = {
 	.name = "host_conditions",
 	.title = "Host conditions and self-overhead",
@@ -329,4 +404,6 @@ const struct gp_analysis gp_analysis_host = {
 	.text = gp_host_text,
 	.json = gp_host_json,
 	.destroy = gp_host_destroy,
+	.save = gp_host_save,
+	.load = gp_host_load,
 };

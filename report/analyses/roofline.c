@@ -383,6 +383,99 @@ static void gp_roof_json(FILE *f, const void *p, const struct gp_rep *rep, const
 	fputs("]}", f);
 }
 
+/* Partial results: what the section prints — the kernels placed, the
+ * peaks of the devices they ran on, the status (not the operators' bounds:
+ * annotate wrote them into the report, which partials keep). */
+static int gp_roof_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_roof *r = p;
+	gp_pw_u8(w, r->asked != 0);
+	gp_pw_i64(w, r->status);
+	gp_pw_str(w, r->why);
+	gp_pw_u64(w, r->excluded);
+	gp_pw_u64(w, r->excluded_ns);
+	uint64_t ndev = 0;
+	uint8_t used[256] = { 0 };
+	for (size_t i = 0; i < r->nk; i++)
+		used[r->k[i].device] = 1;
+	for (unsigned dv = 0; dv < 256; dv++)
+		ndev += used[dv];
+	gp_pw_u64(w, ndev);
+	for (unsigned dv = 0; dv < 256; dv++) {
+		if (!used[dv])
+			continue;
+		const struct gp_roof_dev *d = &r->dev[dv];
+		gp_pw_u8(w, (uint8_t)dv);
+		gp_pw_u8(w, d->counted != 0);
+		gp_pw_f64(w, d->gbps);
+		for (int q = 0; q < 3; q++)
+			gp_pw_f64(w, d->gflops[q]);
+		gp_pw_str(w, d->source);
+	}
+	gp_pw_u64(w, r->nk);
+	for (size_t i = 0; i < r->nk; i++) {
+		const struct gp_roof_kernel *k = &r->k[i];
+		gp_pw_str(w, k->name);
+		gp_pw_u8(w, k->device);
+		gp_pw_u64(w, k->samples);
+		const double v[] = { k->dur_ns, k->read, k->write, k->flops[0], k->flops[1], k->flops[2], k->tensor_pct,
+				     k->sm_pct, k->mem_pct, k->passes, k->extra, k->gbps, k->gflops, k->intensity,
+				     k->mem_share, k->comp_share };
+		for (size_t x = 0; x < sizeof v / sizeof v[0]; x++)
+			gp_pw_f64(w, v[x]);
+		gp_pw_u64(w, k->nops);
+		for (size_t o = 0; o < k->nops; o++)
+			gp_pw_u32(w, k->ops[o]);
+		gp_pw_u32(w, (uint32_t)k->prec);
+		gp_pw_u32(w, k->bound);
+	}
+	return w->err;
+}
+
+static int gp_roof_load(void *p, struct gp_pr *rd, struct gp_strtab *strings)
+{
+	struct gp_roof *r = p;
+	r->asked = gp_pr_bool(rd);
+	r->status = gp_pr_i64(rd);
+	r->why = gp_pr_intern(rd, strings);
+	r->excluded = gp_pr_u64(rd);
+	r->excluded_ns = gp_pr_u64(rd);
+	size_t ndev = gp_pr_count(rd, 2 + 4 * 8 + 4, 256);
+	for (size_t i = 0; i < ndev && !rd->err; i++) {
+		struct gp_roof_dev *d = &r->dev[gp_pr_u8(rd)];
+		d->counted = gp_pr_bool(rd);
+		d->gbps = gp_pr_f64(rd);
+		for (int q = 0; q < 3; q++)
+			d->gflops[q] = gp_pr_f64(rd);
+		d->source = gp_pr_intern(rd, strings);
+	}
+	size_t nk = gp_pr_count(rd, 4 + 1 + 8 + 16 * 8 + 8 + 8, UINT32_MAX);
+	if (nk && !rd->err && !(r->k = calloc(nk, sizeof *r->k)))
+		gp_pr_oom(rd);
+	for (size_t i = 0; i < nk && !rd->err; i++) {
+		struct gp_roof_kernel *k = &r->k[i];
+		k->name = gp_pr_intern_req(rd, strings);
+		k->device = gp_pr_u8(rd);
+		k->samples = gp_pr_u64(rd);
+		double *v[] = { &k->dur_ns, &k->read, &k->write, &k->flops[0], &k->flops[1], &k->flops[2],
+				&k->tensor_pct, &k->sm_pct, &k->mem_pct, &k->passes, &k->extra, &k->gbps, &k->gflops,
+				&k->intensity, &k->mem_share, &k->comp_share };
+		for (size_t x = 0; x < sizeof v / sizeof v[0]; x++)
+			*v[x] = gp_pr_f64(rd);
+		size_t no = gp_pr_count(rd, 4, GP_ROOF_OPS);
+		for (size_t o = 0; o < no && !rd->err; o++)
+			k->ops[o] = gp_pr_u32(rd);
+		k->nops = rd->err ? 0 : no;
+		k->prec = (int)(int32_t)gp_pr_u32(rd);
+		k->bound = gp_pr_u32(rd);
+		/* the printers index names by both */
+		if (!rd->err && (k->prec < -1 || k->prec > 2 || k->bound < GP_BOUND_MEMORY || k->bound > GP_BOUND_LATENCY))
+			gp_pr_fail(rd, "a kernel's precision or bound is none the report knows");
+		r->nk = r->capk = i + 1;
+	}
+	return rd->err;
+}
+
 const struct gp_analysis gp_analysis_roofline = {
 	.name = "roofline",
 	.title = "Roofline (hardware counters)",
@@ -394,4 +487,6 @@ const struct gp_analysis gp_analysis_roofline = {
 	.text = gp_roof_text,
 	.json = gp_roof_json,
 	.destroy = gp_roof_destroy,
+	.save = gp_roof_save,
+	.load = gp_roof_load,
 };

@@ -777,6 +777,90 @@ static void gp_stage_figure(FILE *f, const void *p)
 	fputs("</svg>\n", f);
 }
 
+/* ---- partial results ------------------------------------------------------------- */
+
+/* What the section reads: the stages, the names, the sums per stage. */
+static int gp_stage_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_stages *sg = p;
+	gp_pw_u64(w, sg->t_start);
+	gp_pw_u64(w, sg->t_end);
+	gp_pw_i64(w, sg->win_iter);
+	gp_pw_u64(w, sg->settled_iter);
+	gp_pw_i64(w, sg->settled_num);
+	gp_pw_u8(w, sg->nvtx_stages != 0);
+	gp_pw_u64(w, sg->wall);
+	gp_pw_u64(w, sg->before);
+	gp_pw_u64(w, sg->between);
+	gp_pw_u64(w, sg->after);
+	gp_pw_u64(w, sg->nwins);
+	for (size_t i = 0; i < sg->nwins; i++) {
+		gp_pw_u64(w, sg->wins[i].start);
+		gp_pw_u64(w, sg->wins[i].stop);
+	}
+	gp_pw_u64(w, sg->nnames);
+	for (size_t i = 0; i < sg->nnames; i++)
+		gp_pw_str(w, sg->names[i]);
+	gp_pw_u64(w, sg->nstages);
+	for (size_t i = 0; i < sg->nstages; i++) {
+		const struct gp_stage *s = &sg->stages[i];
+		gp_pw_str(w, s->name);
+		gp_pw_u64(w, s->start);
+		gp_pw_u64(w, s->end);
+		gp_pw_u64(w, s->time);
+		gp_pw_u64(w, s->count);
+		gp_pw_u32(w, s->nvtx);
+	}
+	gp_pw_map(w, &sg->stage_grp);
+	gp_pw_map(w, &sg->stage_call);
+	return w->err;
+}
+
+static int gp_stage_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	struct gp_stages *sg = p;
+	sg->t_start = gp_pr_u64(r);
+	sg->t_end = gp_pr_u64(r);
+	sg->win_iter = gp_pr_i64(r);
+	uint64_t settled = gp_pr_u64(r);
+	sg->settled_iter = settled > SIZE_MAX ? SIZE_MAX : (size_t)settled;
+	sg->settled_num = gp_pr_i64(r);
+	sg->nvtx_stages = gp_pr_bool(r);
+	sg->wall = gp_pr_u64(r);
+	sg->before = gp_pr_u64(r);
+	sg->between = gp_pr_u64(r);
+	sg->after = gp_pr_u64(r);
+	size_t nw = gp_pr_count(r, 16, UINT32_MAX);
+	if (nw && !r->err && !(sg->wins = calloc(nw, sizeof *sg->wins)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < nw && !r->err; i++) {
+		sg->wins[i].start = gp_pr_u64(r);
+		sg->wins[i].stop = gp_pr_u64(r);
+		sg->nwins = i + 1;
+	}
+	size_t nn = gp_pr_count(r, 4, UINT32_MAX - 1);
+	if (nn && !r->err && !(sg->names = calloc(nn, sizeof *sg->names)))
+		gp_pr_oom(r);
+	for (size_t i = 0; i < nn && !r->err; i++) {
+		sg->names[i] = gp_pr_intern_req(r, strings);
+		sg->nnames = sg->capnames = i + 1;
+	}
+	size_t ns = gp_pr_count(r, 40, GP_STAGE_MAX);
+	for (size_t i = 0; i < ns && !r->err; i++) {
+		struct gp_stage *s = &sg->stages[i];
+		s->name = gp_pr_intern_req(r, strings);
+		s->start = gp_pr_u64(r);
+		s->end = gp_pr_u64(r);
+		s->time = gp_pr_u64(r);
+		s->count = (size_t)gp_pr_u64(r);
+		s->nvtx = gp_pr_u32(r);
+		sg->nstages = i + 1;
+	}
+	gp_pr_map(r, &sg->stage_grp);
+	gp_pr_map(r, &sg->stage_call);
+	return r->err;
+}
+
 const struct gp_analysis gp_analysis_stages = {
 	.name = "stages",
 	.title = "Stages",
@@ -793,4 +877,6 @@ const struct gp_analysis gp_analysis_stages = {
 	.json = gp_stage_json,
 	.figure = gp_stage_figure,
 	.destroy = gp_stage_destroy,
+	.save = gp_stage_save,
+	.load = gp_stage_load,
 };

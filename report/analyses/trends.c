@@ -495,6 +495,52 @@ static void gp_trend_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 	fprintf(f, "%s]}", n ? "\n   " : "");
 }
 
+/* Partial results: the per-operator fit sums, the outlier iterations'
+ * per-operator time and the count of normal iterations the section reads
+ * (the classes themselves are used in pass 2 only). */
+static int gp_trend_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_trends *t = p;
+	gp_pw_u64(w, t->nnormal_seen);
+	gp_pw_u64(w, t->ngrp);
+	for (size_t g = 0; g < t->ngrp; g++) {
+		const struct gp_trend_op *x = &t->grp[g];
+		gp_pw_u64(w, x->n);
+		gp_pw_f64(w, x->sx);
+		gp_pw_f64(w, x->sy);
+		gp_pw_f64(w, x->sxx);
+		gp_pw_f64(w, x->sxy);
+		gp_pw_f64(w, x->syy);
+		gp_pw_u64(w, x->normal_ns);
+	}
+	gp_pw_map(w, &t->iter_grp);
+	return w->err;
+}
+
+static int gp_trend_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	struct gp_trends *t = p;
+	(void)strings;
+	uint64_t seen = gp_pr_u64(r);
+	t->nnormal_seen = seen > SIZE_MAX ? SIZE_MAX : (size_t)seen;
+	size_t ng = gp_pr_count(r, 56, UINT32_MAX);
+	if (ng && !r->err && !(t->grp = calloc(ng, sizeof *t->grp)))
+		gp_pr_oom(r);
+	for (size_t g = 0; g < ng && !r->err; g++) {
+		struct gp_trend_op *x = &t->grp[g];
+		x->n = gp_pr_u64(r);
+		x->sx = gp_pr_f64(r);
+		x->sy = gp_pr_f64(r);
+		x->sxx = gp_pr_f64(r);
+		x->sxy = gp_pr_f64(r);
+		x->syy = gp_pr_f64(r);
+		x->normal_ns = gp_pr_u64(r);
+		t->ngrp = g + 1;
+	}
+	gp_pr_map(r, &t->iter_grp);
+	return r->err;
+}
+
 const struct gp_analysis gp_analysis_trends = {
 	.name = "trends",
 	.title = "Trends",
@@ -506,4 +552,6 @@ const struct gp_analysis gp_analysis_trends = {
 	.text = gp_trend_text,
 	.json = gp_trend_json,
 	.destroy = gp_trend_destroy,
+	.save = gp_trend_save,
+	.load = gp_trend_load,
 };

@@ -15,7 +15,8 @@
  * fast. A plug-in of analyses.h; report thread only. This analysis keeps
  * one node per call and op, which the plug-in rule of folding everything
  * does not allow elsewhere: that memory is bounded by GP_DG_MAX_NODES, and
- * the output says when the graph is a prefix of the window.
+ * the output says when the graph is a prefix of the window. Partial
+ * results keep the replays' outcome, never the graph.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -72,6 +73,9 @@ struct gp_whatif {
 	const char *user_spec;
 	/* results */
 	int done, replay_rc;
+	size_t dg_calls, dg_ops;     /* the graph's facts the section prints    */
+	int dg_truncated;
+	uint64_t dg_first_launch;
 	uint64_t measured, replayed, window;
 	struct gp_dg_path path[GP_WI_PATH];
 	size_t npath;
@@ -302,6 +306,10 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	int rc = gp_dg_build(w->g);
 	if (rc)
 		return rc;
+	w->dg_calls = gp_dg_ncalls(w->g);
+	w->dg_ops = gp_dg_nops(w->g);
+	w->dg_truncated = gp_dg_truncated(w->g);
+	w->dg_first_launch = gp_dg_first_launch(w->g);
 	w->measured = gp_dg_wall(w->g);
 	w->window = gp_dg_truncated(w->g) && rep->wall_ns > w->measured ? rep->wall_ns : w->measured;
 	w->replay_rc = gp_dg_replay(w->g, NULL, &w->replayed, w->path, GP_WI_PATH, &w->npath);
@@ -405,7 +413,7 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 {
 	const struct gp_whatif *w = p;
 	(void)rep;
-	if (!w->done || !gp_dg_nops(w->g))
+	if (!w->done || !w->dg_ops)
 		return;
 	char b1[32], b2[32], b3[32];
 	const char *li = s->markdown ? "- " : "  ";
@@ -415,9 +423,9 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 		return;
 	}
 	fprintf(f, "%sgraph: %zu calls, %zu ops; measured wall %s, replayed %s (%.2f%% off)%s\n", li,
-		gp_dg_ncalls(w->g), gp_dg_nops(w->g), gp_fmt_ns((double)w->measured, b1, sizeof b1),
+		w->dg_calls, w->dg_ops, gp_fmt_ns((double)w->measured, b1, sizeof b1),
 		gp_fmt_ns((double)w->replayed, b2, sizeof b2), gp_wi_err_pct(w),
-		gp_dg_truncated(w->g) ? "; a prefix of the window (node bound reached): savings scaled to it" : "");
+		w->dg_truncated ? "; a prefix of the window (node bound reached): savings scaled to it" : "");
 	size_t shown = 0;
 	for (size_t i = 0; i < w->nitems; i++) {
 		const struct gp_wi_item *it = &w->items[i];
@@ -452,12 +460,12 @@ static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 	}
 	fprintf(f, "{\"calls\": %zu, \"ops\": %zu, \"measured_wall_ns\": %" PRIu64 ", \"replayed_wall_ns\": %" PRIu64
 		   ", \"replay_error_pct\": ",
-		gp_dg_ncalls(w->g), gp_dg_nops(w->g), w->measured, w->replayed);
+		w->dg_calls, w->dg_ops, w->measured, w->replayed);
 	gp_fmt_json_num(f, gp_wi_err_pct(w));
 	fprintf(f, ", \"replay_ok\": %s, \"truncated\": %s, \"window_ns\": %" PRIu64 ", \"first_launch_ns\": %" PRIu64
 		   ", \"whatif\": [",
-		w->replay_rc ? "false" : "true", gp_dg_truncated(w->g) ? "true" : "false", w->window,
-		gp_dg_first_launch(w->g));
+		w->replay_rc ? "false" : "true", w->dg_truncated ? "true" : "false", w->window,
+		w->dg_first_launch);
 	for (size_t i = 0; i < w->nitems; i++) {
 		const struct gp_wi_item *it = &w->items[i];
 		fprintf(f, "%s{\"change\": \"%s\", \"target\": ", i ? ", " : "", it->change);
@@ -516,6 +524,106 @@ static void gp_wi_figure(FILE *f, const void *p)
 	fputs("</svg>\n", f);
 }
 
+/* Partial results: the replays' outcome (not the graph: the section prints
+ * only its counts). */
+static int gp_wi_save(const void *p, struct gp_pw *w)
+{
+	const struct gp_whatif *wi = p;
+	gp_pw_u8(w, wi->done != 0);
+	if (!wi->done)
+		return w->err;
+	gp_pw_u32(w, (uint32_t)wi->replay_rc);
+	gp_pw_u64(w, wi->measured);
+	gp_pw_u64(w, wi->replayed);
+	gp_pw_u64(w, wi->window);
+	gp_pw_u64(w, wi->dg_calls);
+	gp_pw_u64(w, wi->dg_ops);
+	gp_pw_u8(w, wi->dg_truncated != 0);
+	gp_pw_u64(w, wi->dg_first_launch);
+	gp_pw_u64(w, wi->npath);
+	for (size_t i = 0; i < wi->npath; i++) {
+		gp_pw_str(w, wi->path[i].name);
+		gp_pw_u64(w, wi->path[i].ns);
+	}
+	gp_pw_u64(w, wi->nitems);
+	for (size_t i = 0; i < wi->nitems; i++) {
+		const struct gp_wi_item *it = &wi->items[i];
+		gp_pw_u32(w, (uint32_t)it->ch.kind);
+		gp_pw_str(w, it->change);
+		gp_pw_str(w, it->phase);
+		gp_pw_str(w, it->ch.target);
+		gp_pw_f64(w, it->ch.factor);
+		gp_pw_u64(w, it->ch.cost_ns);
+		gp_pw_str(w, it->assumptions);
+		gp_pw_u64(w, it->predicted);
+		gp_pw_u64(w, it->saving);
+		gp_pw_u8(w, it->user != 0);
+		gp_pw_u32(w, (uint32_t)it->rc);
+	}
+	return w->err;
+}
+
+/* One of the texts the report writes unquoted (gp_wi_describe)? */
+static int gp_wi_known(const char *s, const char *const *list)
+{
+	for (size_t i = 0; s && list[i]; i++)
+		if (!strcmp(s, list[i]))
+			return 1;
+	return 0;
+}
+
+static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
+{
+	static const char *const changes[] = { "remove_sync", "remove_sync_site", "remove_empty_waits", "graph_launch",
+					       "pinned_async_copy", "overlap_copies", "scale_kernel", "none", NULL };
+	static const char *const phases[] = { "sync", "launch", "queue", "execute", "", NULL };
+	struct gp_whatif *wi = p;
+	wi->done = gp_pr_bool(r);
+	if (!wi->done || r->err)
+		return r->err;
+	wi->replay_rc = (int)(int32_t)gp_pr_u32(r);
+	wi->measured = gp_pr_u64(r);
+	wi->replayed = gp_pr_u64(r);
+	wi->window = gp_pr_u64(r);
+	uint64_t nc = gp_pr_u64(r), no = gp_pr_u64(r);
+	wi->dg_calls = nc > SIZE_MAX ? SIZE_MAX : (size_t)nc;
+	wi->dg_ops = no > SIZE_MAX ? SIZE_MAX : (size_t)no;
+	wi->dg_truncated = gp_pr_bool(r);
+	wi->dg_first_launch = gp_pr_u64(r);
+	if (!r->err && wi->replay_rc && (wi->replay_rc > 0 || wi->replay_rc < -4095))
+		gp_pr_fail(r, "the replay's error is not an errno");
+	size_t np = gp_pr_count(r, 12, GP_WI_PATH);
+	for (size_t i = 0; i < np && !r->err; i++) {
+		wi->path[i].name = gp_pr_intern_req(r, strings);
+		wi->path[i].ns = gp_pr_u64(r);
+		wi->npath = i + 1;
+	}
+	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4, GP_WI_MAX);
+	for (size_t i = 0; i < ni && !r->err; i++) {
+		struct gp_wi_item *it = &wi->items[i];
+		memset(it, 0, sizeof *it);
+		it->ch.kind = (enum gp_dg_change_kind)gp_pr_u32(r);
+		it->change = gp_pr_intern_req(r, strings);
+		it->phase = gp_pr_intern_req(r, strings);
+		if (!r->err && (!gp_wi_known(it->change, changes) || !gp_wi_known(it->phase, phases)))
+			gp_pr_fail(r, "a what-if of an unknown change or phase");
+		it->ch.target = gp_pr_intern(r, strings);
+		it->ch.factor = gp_pr_f64(r);
+		it->ch.cost_ns = gp_pr_u64(r);
+		const char *a = gp_pr_intern_req(r, strings);
+		if (a && strlen(a) >= sizeof it->assumptions)
+			gp_pr_fail(r, "a what-if's assumptions are longer than the report writes");
+		else if (a)
+			memcpy(it->assumptions, a, strlen(a) + 1);
+		it->predicted = gp_pr_u64(r);
+		it->saving = gp_pr_u64(r);
+		it->user = gp_pr_bool(r);
+		it->rc = (int)(int32_t)gp_pr_u32(r);
+		wi->nitems = i + 1;
+	}
+	return r->err;
+}
+
 const struct gp_analysis gp_analysis_whatif = {
 	.name = "whatif",
 	.title = "What-if",
@@ -530,4 +638,6 @@ const struct gp_analysis gp_analysis_whatif = {
 	.json = gp_wi_json,
 	.figure = gp_wi_figure,
 	.destroy = gp_wi_destroy,
+	.save = gp_wi_save,
+	.load = gp_wi_load,
 };

@@ -12,6 +12,7 @@
 #include <link.h>
 #include <unistd.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -547,6 +548,59 @@ Test(report_stats, hist_quantiles_exact_then_bucketed)
 	cr_expect_eq(gp_hist_quantile(&h, 1.0), 10000000);
 	cr_expect_eq(h.sum, 1000ULL * 10000 * 10001 / 2);
 	gp_hist_free(&h);
+}
+
+/* Buckets are kept only over the range the samples fell in: the order the
+ * samples come in, and merging, never change a quantile; a narrow
+ * distribution keeps a few hundred counters, not GP_HIST_NBUCKETS. */
+Test(report_stats, hist_buckets_cover_only_their_range)
+{
+	enum { N = 5000 };
+	static uint64_t v[N];
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < N; i++) { /* 1 us .. 1 ms, xorshift */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[i] = 1000 + x % 999000;
+	}
+	struct gp_hist up, down, shuffled, lo, hi;
+	memset(&up, 0, sizeof up), memset(&down, 0, sizeof down), memset(&shuffled, 0, sizeof shuffled);
+	memset(&lo, 0, sizeof lo), memset(&hi, 0, sizeof hi);
+	uint64_t *sorted = malloc(sizeof v);
+	memcpy(sorted, v, sizeof v);
+	qsort(sorted, N, sizeof *sorted, gp_stats_cmp_u64);
+	for (int i = 0; i < N; i++) {
+		gp_hist_add(&up, sorted[i]);
+		gp_hist_add(&down, sorted[N - 1 - i]);
+		gp_hist_add(&shuffled, v[i]);
+		gp_hist_add(sorted[i] < 500000 ? &lo : &hi, sorted[i]); /* disjoint ranges */
+	}
+	cr_assert_eq(gp_hist_merge(&lo, &hi), 0);
+	for (int k = 1; k < 100; k++) {
+		double q = k / 100.0;
+		uint64_t want = gp_hist_quantile(&up, q);
+		cr_expect_eq(gp_hist_quantile(&down, q), want, "q %.2f", q);
+		cr_expect_eq(gp_hist_quantile(&shuffled, q), want, "q %.2f", q);
+		cr_expect_eq(gp_hist_quantile(&lo, q), want, "q %.2f", q);
+		/* nearest rank within the buckets' 0.8 % */
+		uint64_t exact = sorted[(size_t)ceil(q * N) - 1];
+		cr_expect(want >= exact * 0.99 && want <= exact * 1.01, "q %.2f: %lu vs %lu", q, (unsigned long)want,
+			  (unsigned long)exact);
+	}
+	/* 1 us .. 1 ms is 10 powers of two, 1280 buckets; a window grows by
+	 * doubling: at most twice that, a third of all */
+	cr_expect(up.blen <= 2 * 1280 + 64 && down.blen <= 2 * 1280 + 64 && shuffled.blen <= 2 * 1280 + 64,
+		  "%u %u %u", up.blen, down.blen, shuffled.blen);
+	/* the whole range, both ends */
+	struct gp_hist wide;
+	memset(&wide, 0, sizeof wide);
+	for (int i = 0; i < 600; i++)
+		gp_hist_add(&wide, i % 2 ? UINT64_MAX - (uint64_t)i : (uint64_t)i);
+	cr_expect_eq(wide.blen, GP_HIST_NBUCKETS);
+	cr_expect_eq(gp_hist_quantile(&wide, 0.25), 299); /* 298: the bucket [298, 300) */
+	cr_expect_eq(gp_hist_bucket_add(&wide, GP_HIST_NBUCKETS, 1), -EINVAL);
+	free(sorted);
+	gp_hist_free(&up), gp_hist_free(&down), gp_hist_free(&shuffled), gp_hist_free(&lo), gp_hist_free(&hi);
+	gp_hist_free(&wide);
 }
 
 Test(report_stats, sweep_union_matches_brute_force)

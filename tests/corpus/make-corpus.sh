@@ -11,6 +11,8 @@
 #   make-corpus.sh into DIR     the same outputs into DIR (what the test does)
 #   make-corpus.sh into-full DIR  ... keeping chrome-trace, SQL and HTML as
 #                           files (to see what changed between two builds)
+#   make-corpus.sh runs     the list of report runs, NAME|OPTIONS|TRACES a line
+#                           (tests/e2e/test_report_partial.sh replays them)
 #
 # The traces are committed: a trace holds host-measured times, so a
 # re-recorded one differs; the outputs are a pure function of the traces and
@@ -174,5 +176,6 @@ traces) record_traces ;;
 outputs) rm -rf "$C/expected" && write_outputs "$C/expected" && summarise "$C/expected" && du -sh "$C/expected" ;;
 into) write_outputs "${2:?make-corpus.sh into DIR}" && summarise "$2" ;;
 into-full) write_outputs "${2:?make-corpus.sh into-full DIR}" ;;
-*) echo "usage: make-corpus.sh traces|outputs|into DIR|into-full DIR" >&2; exit 2 ;;
+runs) runs ;;
+*) echo "usage: make-corpus.sh traces|outputs|into DIR|into-full DIR|runs" >&2; exit 2 ;;
 esac

@@ -2,7 +2,8 @@
 # tests/fuzz/make-seeds.sh OUTDIR — the fuzz seed corpus: small real traces of
 # rel_prog (tests/reliability/rel_prog.c) on simcuda under libgpuphase.so, one
 # per capture shape (CUPTI on / hook-only, stacks, several threads, a size
-# cap, a SIGKILL mid-run), each under 64 KiB. Called by `make fuzz` (through
+# cap, a SIGKILL mid-run), each under 64 KiB, and the partial results
+# (docs/partial-format.md) of two of them. Called by `make fuzz` (through
 # the seeds stamp) and by tests/fuzz/test_fuzz_regress.sh.
 set -eu
 out=$1
@@ -34,4 +35,8 @@ seed stacks GPUPHASE_STACKS=all -- basic 6 0
 seed threads -- threads 2 3 8
 seed capped GPUPHASE_MAX_BYTES=12k -- threads 1 1 400
 seed killed GPUPHASE_FLUSH_MS=5 -- crash kill 10 100 20
+for name in basic stacks; do
+  "$B/bin/gpuphase-report" --partial -o "$out/$name.gpp" "$out/$name.gpht" 2>/dev/null ||
+    { echo "make-seeds: $name: no partial results" >&2; exit 1; }
+done
 ls "$out"/*.gpht | wc -l | sed 's/^/make-seeds: traces: /'

@@ -35,7 +35,7 @@ $(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h collec
 	  -o $@ $(FUZZ_SRCS) -llz4 -lsqlite3 $(GP_DEMANGLE_LIBS) -ldl -lm
 
 # Seeds: small real traces of rel_prog on simcuda (needs the plain build).
-$(FUZZ_DIR)/seeds/.done: tests/fuzz/make-seeds.sh $(GP_LIB_SO) $(REL_PROG) $(SIMCUDA_LIBS)
+$(FUZZ_DIR)/seeds/.done: tests/fuzz/make-seeds.sh $(GP_LIB_SO) $(REL_PROG) $(SIMCUDA_LIBS) $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
 	GP_BUILD=$(abspath $(B)) bash tests/fuzz/make-seeds.sh $(dir $@)
 	@touch $@
