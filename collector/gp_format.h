@@ -53,6 +53,7 @@ enum gp_rec_type {
 	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
 	GP_REC_MODULE = 23,     /* struct gp_rec_module: a loaded ELF object */
 	GP_REC_OVERHEAD = 24,   /* struct gp_rec_overhead: CUPTI's own time  */
+	GP_REC_CALIBRATION = 25,/* struct gp_rec_calib: CUPTI's cost, measured */
 	GP_REC_TYPE_COUNT
 };
 
@@ -334,9 +335,13 @@ enum gp_status_kind {
 	                                    trace clock (ns)                     */
 	GP_STATUS_INVARIANT_BROKEN = 9,  /* a GP_NEVER() check fired: capture was
 	                                    turned off; value = how many fired */
-	GP_STATUS_CUPTI_OVERHEAD = 10    /* CUPTI's OVERHEAD records are on: a
+	GP_STATUS_CUPTI_OVERHEAD = 10,   /* CUPTI's OVERHEAD records are on: a
 	                                    launch blocked on a full queue has a
 	                                    GP_OVH_COMMAND_BUFFER_FULL record    */
+	GP_STATUS_CALIBRATION = 11       /* the start-up calibration of CUPTI's
+	                                    cost (libgpuphase/calibrate.c) was
+	                                    wanted but not done: value = -errno,
+	                                    detail says why                     */
 };
 struct gp_rec_status {
 	uint8_t type;
@@ -392,6 +397,35 @@ struct gp_rec_overhead {
 	uint32_t cupti_kind; /* CUpti_ActivityOverheadKind as CUPTI gave it    */
 };
 
+/*
+ * GP_REC_CALIBRATION: CUPTI's own cost per traced call, measured once by the
+ * library at start-up (libgpuphase/calibrate.c) on the real CUDA path: the
+ * median host time a cheap runtime call gains when CUPTI traces its runtime
+ * layer (rt_ns) and its driver layer too (drv_ns), and the time a kernel
+ * launch gains when CUPTI's kernel records are on (launch_ns). The report
+ * takes it as the per-call deduction when the trace has no INSTRUMENTATION
+ * overhead records. [start, start + dur] is the calibration itself (its own
+ * cost to the program, on thread tid); flags says which parts were measured.
+ * Calls the library makes while calibrating carry the external correlation
+ * id GP_CALIB_EXT_ID (kind CUSTOM2) and launch the kernel named
+ * GP_CALIB_KERNEL: the report leaves them out.
+ */
+#define GP_CALIBF_API    0x01u /* rt_ns and drv_ns measured                  */
+#define GP_CALIBF_LAUNCH 0x02u /* launch_ns measured                        */
+#define GP_CALIB_EXT_ID 0x6770636162000000ull /* "gpcab", above every op id */
+#define GP_CALIB_KERNEL "gpuphase_calibrate"
+struct gp_rec_calib {
+	uint8_t type;
+	uint8_t flags;       /* GP_CALIBF_*                                    */
+	uint16_t samples;    /* calls timed per configuration                  */
+	uint32_t tid;        /* the calibrating thread (OS tid)                */
+	uint64_t start;
+	uint32_t dur;        /* ns: the calibration's own length               */
+	uint32_t rt_ns;      /* CUPTI's cost per traced runtime-layer call     */
+	uint32_t drv_ns;     /* ... per traced driver-layer call               */
+	uint32_t launch_ns;  /* ... and more per kernel launch (kernel records) */
+};
+
 /* Any record, as stored. */
 union gp_rec {
 	uint8_t type;
@@ -415,6 +449,7 @@ union gp_rec {
 	struct gp_rec_device device;
 	struct gp_rec_module module;
 	struct gp_rec_overhead overhead;
+	struct gp_rec_calib calib;
 	uint8_t raw[GP_REC_SIZE];
 };
 
@@ -423,6 +458,7 @@ _Static_assert(sizeof(struct gp_rec_kernel) == GP_REC_SIZE, "kernel record size"
 _Static_assert(sizeof(struct gp_rec_copy) == GP_REC_SIZE, "copy record size");
 _Static_assert(sizeof(struct gp_rec_sync) == GP_REC_SIZE, "sync record size");
 _Static_assert(sizeof(struct gp_rec_overhead) == GP_REC_SIZE, "overhead record size");
+_Static_assert(sizeof(struct gp_rec_calib) == GP_REC_SIZE, "calibration record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
 _Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");
 _Static_assert(sizeof(struct gp_rec_graph) == GP_REC_SIZE, "graph record size");

@@ -74,6 +74,7 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->has_own = 1;
 		w->own_gpu_start = r->gpu_start;
 		w->own_launch = r->launch;
+		w->own_launch_raw = r->launch_raw;
 		w->own_group = r->group;
 		w->own_iter = r->iter;
 		return;
@@ -171,7 +172,7 @@ static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 	w->active = 1;
 	w->seq = an->sync.op_seq;
 	gp_sync_search(an, w);
-	gp_an_fail(an, gp_sweep_add(&an->covered, w->w0, w->w1));
+	gp_an_fail(an, gp_sweep_add(&an->covered, w->w0 - w->cupti, w->w1)); /* the whole call */
 	if (q->head > 0 && q->head + q->n == q->cap) { /* compact */
 		memmove(q->idx, q->idx + q->head, q->n * sizeof *q->idx);
 		q->cache = q->cache > q->head ? q->cache - q->head : 0;
@@ -292,8 +293,10 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 /* Charge an active wait and release its slot. */
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
+	/* w0 is after CUPTI's own cost at the call's entry: that cost is the
+	 * profiler's, never the wait (metrics.md §3); the exports get the call */
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
-				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1,
+				  .call_start = w->w0 - w->cupti, .call_end = w->w1, .w0 = w->w0, .group = -1,
 				  .site = UINT32_MAX };
 	uint64_t s;
 	gp_sync_settle(an, w);
@@ -307,11 +310,19 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 		if (!w->has_best || !s)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
+		/* the same wait begun at the call's entry, CUPTI's cost in it */
+		uint64_t raw = s + w->cupti;
+		if (w->has_own && raw > w->own_launch_raw)
+			raw = w->own_launch_raw; /* >= own_launch >= s */
+		an->cost.from_sync_ns += raw - s;
 		if (w->copy && w->has_own && w->own_group < an->ngroups) {
 			/* the blocked part leaves the copy's launch */
 			struct gp_group *og = &an->groups[w->own_group];
 			og->launch -= s < og->launch ? s : og->launch;
 			an->launch -= s < an->launch ? s : an->launch;
+			og->launch_raw -= raw < og->launch_raw ? raw : og->launch_raw;
+			an->launch_raw -= raw < an->launch_raw ? raw : an->launch_raw;
+			an->cost.from_launch_ns -= raw - s < an->cost.from_launch_ns ? raw - s : an->cost.from_launch_ns;
 			if (w->own_iter >= 0) {
 				struct gp_iterx *it = &an->iters[w->own_iter];
 				it->launch -= s < it->launch ? s : it->launch;
@@ -320,6 +331,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	} else {
 		s = w->w1 - w->w0;
 		out.w1 = w->w1;
+		an->cost.from_sync_ns += w->cupti;
 	}
 	an->sync.sync_calls[w->kind]++;
 	an->sync.sync_kind_ns[w->kind] += s;
@@ -409,8 +421,9 @@ static uint64_t *gp_sync_shook_get(const struct gp_an *an, uint64_t op)
 	return gp_map_get(&an->sync.shook, op);
 }
 
-/* An API record of a blocking call (sync class, or blocking copy/set). */
-void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
+/* An API record of a blocking call (sync class, or blocking copy/set);
+ * cupti: CUPTI's own cost at its entry (cupti_cost.c). */
+void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
 	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) ||
@@ -424,11 +437,16 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 	struct gp_wait *w = gp_sync_get(an, a->corr, 1);
 	if (!w || w->has_api)
 		return;
+	uint64_t dur = gp_api_dur_ns(a);
 	w->has_api = 1;
 	w->kind = (uint8_t)c;
 	w->tid = a->tid;
-	w->w0 = a->start;
-	w->w1 = a->start + gp_api_dur_ns(a);
+	/* CUPTI's own cost at the call's entry is the profiler's, not the
+	 * program's wait: the wait begins after it (metrics.md §3) */
+	uint64_t cc = cupti < dur ? cupti : dur;
+	w->cupti = (uint32_t)(cc < UINT32_MAX ? cc : UINT32_MAX);
+	w->w0 = a->start + w->cupti;
+	w->w1 = a->start + dur;
 	if (c == GP_API_SYNC_DEVICE || gp_an_is_implicit_sync(c))
 		w->stream = GP_NONE32;
 	w->copy = gp_an_is_copy_sync(c);
@@ -553,7 +571,7 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
-			       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
+			       .launch = op->launch_ns, .launch_raw = op->launch_raw_ns, .stream = op->stream, .group = op->group,
 			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
 			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
@@ -612,6 +630,13 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 	uint64_t w = q->w < og->launch ? q->w : og->launch;
 	og->launch -= w;
 	an->launch -= w < an->launch ? w : an->launch;
+	/* the wait began after CUPTI's own cost (q->cupti); measured from the
+	 * call's entry it would have held that cost too (launch_raw) */
+	uint64_t wr = w + q->cupti;
+	og->launch_raw -= wr < og->launch_raw ? wr : og->launch_raw;
+	an->launch_raw -= wr < an->launch_raw ? wr : an->launch_raw;
+	an->cost.from_launch_ns -= q->cupti < an->cost.from_launch_ns ? q->cupti : an->cost.from_launch_ns;
+	an->cost.from_sync_ns += q->cupti;
 	if (q->op_iter >= 0) {
 		struct gp_iterx *it = &an->iters[q->op_iter];
 		it->launch -= w < it->launch ? w : it->launch;
@@ -677,6 +702,8 @@ static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op,
 		struct gp_group *og = &an->groups[op->group];
 		og->launch -= w < og->launch ? w : og->launch;
 		an->launch -= w < an->launch ? w : an->launch;
+		og->launch_raw -= w < og->launch_raw ? w : og->launch_raw;
+		an->launch_raw -= w < an->launch_raw ? w : an->launch_raw;
 		if (slot >= 0) {
 			struct gp_iterx *it = &an->iters[slot];
 			it->launch -= w < it->launch ? w : it->launch;
@@ -716,7 +743,8 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 		return 0;
 	if (an->status[GP_STATUS_CUPTI_OVERHEAD])
 		return gp_sync_queue_cupti(an, op, slot);
-	uint64_t a0 = op->api_start, a1 = op->api_end;
+	/* the call, from after CUPTI's own cost at its entry (metrics.md §3) */
+	uint64_t a0 = op->api_start + op->cupti_ns, a1 = op->api_end;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -752,8 +780,9 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 	if (!best || best->group >= an->ngroups)
 		return 0;
 	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = best->e - a0, .tid = op->tid, .corr = op->corr,
-				   .best_corr = best->corr, .stream = op->stream, .a0 = a0, .a1 = a1, .w0 = a0 };
+				   .best_iter = best->iter, .w = best->e - a0, .cupti = op->cupti_ns, .tid = op->tid,
+				   .corr = op->corr, .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
+				   .a1 = a1, .w0 = a0 };
 	if (q.w > op->launch_ns)
 		q.w = op->launch_ns;
 	if (d->hits < GP_QUEUE_HITS) {
