@@ -51,6 +51,7 @@ static const struct sim_key sim_keys[] = {
 	{"cupti_buffer_records", offsetof(struct sim_config, cupti_buffer_records), SIM_KEY_NS},
 	{"cupti_api_overhead_ns", offsetof(struct sim_config, cupti_api_overhead_ns), SIM_KEY_NS},
 	{"cupti_launch_overhead_ns", offsetof(struct sim_config, cupti_launch_overhead_ns), SIM_KEY_NS},
+	{"cupti_overhead_records", offsetof(struct sim_config, cupti_overhead_records), SIM_KEY_NS},
 };
 
 /* ---- real-CUDA behaviours: the accepted range of the keys that have one ---- */
@@ -104,6 +105,7 @@ void sim_config_defaults(struct sim_config *c)
 	c->cupti_buffer_records = 100000;
 	c->cupti_api_overhead_ns = 500;
 	c->cupti_launch_overhead_ns = 2000;
+	c->cupti_overhead_records = 1;
 }
 
 /* Parse a non-negative decimal integer (nanoseconds); 0 or -1. */
@@ -310,7 +312,7 @@ int sim_config_parse(struct sim_config *c, const char *text, const char *fname, 
 				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns pageable_async_blocks "
 				 "implicit_sync queue_depth exec_jitter_pct seed devices cupti_delivery_delay_ns "
 				 "cupti_clock_offset_ns cupti_clock_drift_ppm cupti_buffer_records "
-				 "cupti_api_overhead_ns cupti_launch_overhead_ns, or a 'kernel' line)",
+				 "cupti_api_overhead_ns cupti_launch_overhead_ns cupti_overhead_records, or a 'kernel' line)",
 				 fname, line, tok[0]);
 			rc = -1;
 			break;

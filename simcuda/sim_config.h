@@ -44,6 +44,7 @@ struct sim_config {
 	uint64_t cupti_buffer_records;     /* device record buffer capacity           */
 	uint64_t cupti_api_overhead_ns;    /* CUPTI host time in each traced API call */
 	uint64_t cupti_launch_overhead_ns; /* ... and in each traced kernel launch    */
+	uint64_t cupti_overhead_records;   /* 0: CUPTI refuses KIND_OVERHEAD (no records) */
 	struct sim_kernel_rule *rules;
 	size_t nrules;
 };
