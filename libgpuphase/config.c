@@ -279,6 +279,15 @@ static int gp_parse_cupti(const char *v, struct gp_config *c)
 	return gp_config_bool(v, &c->cupti);
 }
 
+static int gp_parse_cupti_calibrate(const char *v, struct gp_config *c)
+{
+	if (!strcmp(v, "auto")) {
+		c->cupti_calibrate = -1;
+		return 0;
+	}
+	return gp_config_bool(v, &c->cupti_calibrate);
+}
+
 static int gp_parse_cupti_lib(const char *v, struct gp_config *c)
 {
 	return (!*v || gp_config_copy(c->cupti_lib, sizeof c->cupti_lib, v)) ? -1 : 0;
@@ -326,6 +335,9 @@ const struct gp_config_var gp_config_vars[] = {
 	 "0 keeps hook-only capture (no CUPTI subscription; the trace says so)", gp_parse_cupti},
 	{"GPUPHASE_CUPTI_LIB", "libcupti.so.13", "accepted: a library name or path",
 	 "the CUPTI library to dlopen", gp_parse_cupti_lib},
+	{"GPUPHASE_CUPTI_CALIBRATE", "auto", "accepted: auto, 0 or 1",
+	 "measure CUPTI's own cost per call at the first traced kernel launch (under 1 ms): auto when CUPTI "
+	 "gives no per-call overhead records, 1 always, 0 never", gp_parse_cupti_calibrate},
 	{"GPUPHASE_CONTROL_DIR", "/tmp/gpuphase-<uid>", "accepted: an absolute directory path of at most 80 bytes",
 	 "where GPUPHASE_WINDOW=trigger creates <pid>.sock", gp_parse_control_dir},
 	{"GPUPHASE_FOLLOW_FORK", "0", "accepted: 0 or 1",
@@ -346,6 +358,7 @@ static void gp_config_defaults(struct gp_config *c)
 	c->stack_depth = 24;
 	c->log_level = GP_LOG_ERROR;
 	c->cupti = 1;
+	c->cupti_calibrate = -1;
 	strcpy(c->cupti_lib, GP_CUPTI_LIB_DEFAULT);
 }
 

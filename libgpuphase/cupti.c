@@ -63,6 +63,8 @@ static struct {
 	__typeof__(&cuptiActivityRegisterTimestampCallback) register_ts;
 	__typeof__(&cuptiGetTimestamp) get_timestamp;
 	__typeof__(&cuptiGetResultString) result_string;
+	__typeof__(&cuptiActivityEnableRuntimeApi) enable_rt_api; /* optional (CUDA 13): calibrate.c */
+	__typeof__(&cuptiActivityEnableDriverApi) enable_drv_api;
 } gp_cupti_fn;
 
 static const CUpti_ActivityKind gp_cupti_kinds[] = {
@@ -469,7 +471,10 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	GP_CUPTI_SYM(get_timestamp, "cuptiGetTimestamp");
 	*(void **)&gp_cupti_fn.register_ts = dlsym(lib, "cuptiActivityRegisterTimestampCallback");
 	*(void **)&gp_cupti_fn.result_string = dlsym(lib, "cuptiGetResultString");
-	if (!gp_cupti_fn.register_ts || !gp_cupti_fn.result_string)
+	*(void **)&gp_cupti_fn.enable_rt_api = dlsym(lib, "cuptiActivityEnableRuntimeApi");
+	*(void **)&gp_cupti_fn.enable_drv_api = dlsym(lib, "cuptiActivityEnableDriverApi");
+	if (!gp_cupti_fn.register_ts || !gp_cupti_fn.result_string || !gp_cupti_fn.enable_rt_api ||
+	    !gp_cupti_fn.enable_drv_api)
 		(void)dlerror(); /* optional symbols: clear a failed lookup's string */
 
 	CUptiResult res = gp_cupti_fn.subscribe(&gp_cupti_sub, (CUpti_CallbackFunc)gp_cupti_callback, NULL);
@@ -541,7 +546,8 @@ void gp_cupti_capture(int on)
 			continue;
 		CUptiResult res = on ? gp_cupti_fn.enable(k) : gp_cupti_fn.disable(k);
 		if (on && k == CUPTI_ACTIVITY_KIND_OVERHEAD && res == CUPTI_SUCCESS && !gp_cupti_overhead_said) {
-			gp_cupti_overhead_said = 1; /* the report trusts COMMAND_BUFFER_FULL records */
+			/* the report trusts COMMAND_BUFFER_FULL records; calibrate.c reads it */
+			__atomic_store_n(&gp_cupti_overhead_said, 1, __ATOMIC_RELAXED);
 			gp_lib_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
 		}
 		if (res != CUPTI_SUCCESS)
@@ -570,6 +576,44 @@ void gp_cupti_pop(void)
 {
 	uint64_t last;
 	gp_cupti_fn.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+/* ---- for the calibration of CUPTI's cost (calibrate.c) ------------------- */
+
+int gp_cupti_overhead_on(void)
+{
+	return __atomic_load_n(&gp_cupti_overhead_said, __ATOMIC_RELAXED);
+}
+
+int gp_cupti_kernel_records(int on)
+{
+	if (!gp_cupti_usable || !gp_cupti_registered)
+		return -ENODEV;
+	CUptiResult r = on ? gp_cupti_fn.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			   : gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	return r == CUPTI_SUCCESS ? 0 : -EIO;
+}
+
+int gp_cupti_api_trace(int driver, unsigned cbid, int on)
+{
+	if (!gp_cupti_usable || !gp_cupti_registered)
+		return -ENODEV;
+	__typeof__(&cuptiActivityEnableRuntimeApi) f = driver ? gp_cupti_fn.enable_drv_api : gp_cupti_fn.enable_rt_api;
+	if (!f)
+		return -ENOSYS;
+	return f((CUpti_CallbackId)cbid, (uint8_t)(on != 0)) == CUPTI_SUCCESS ? 0 : -EIO;
+}
+
+int gp_cupti_api_traced(int driver, unsigned cbid)
+{
+	(void)cbid; /* every cbid of an enabled RUNTIME / DRIVER kind */
+	(void)driver;
+	return __atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED);
+}
+
+void gp_cupti_push_id(uint64_t id)
+{
+	gp_cupti_fn.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
 }
 
 void gp_cupti_flush(void)

@@ -47,6 +47,8 @@ struct gp_config {
 	uint64_t max_bytes;
 	int cupti;                      /* 0: hook-only by request             */
 	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
+	int cupti_calibrate;            /* -1 auto (when CUPTI gives no overhead
+	                                   records), 0 never, 1 always          */
 	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
 	int follow_fork;
 };
