@@ -227,6 +227,7 @@ void gp_cost_finish(struct gp_an *an, struct gp_rep *rep)
 		rep->cupti.calib_drv_ns = c->calib.drv_ns;
 		rep->cupti.calib_launch_ns = c->calib.launch_ns;
 		rep->cupti.calib_dur_ns = c->calib.dur;
+		rep->cupti.calib_start = c->calib.start;
 	}
 	rep->launch_raw_ns = an->launch_raw;
 }

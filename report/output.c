@@ -730,10 +730,10 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 			c->calls, c->in_calls_ns, c->launch_ns, c->sync_ns);
 		if (c->calibrated)
 			fprintf(f, ", \"calibration\": {\"api\": %s, \"launch\": %s, \"runtime_ns\": %u, \"driver_ns\": %u"
-				   ", \"launch_ns\": %u, \"duration_ns\": %" PRIu64 "}",
+				   ", \"launch_ns\": %u, \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64 "}",
 				(c->calib_flags & GP_CALIBF_API) ? "true" : "false",
 				(c->calib_flags & GP_CALIBF_LAUNCH) ? "true" : "false", c->calib_rt_ns, c->calib_drv_ns,
-				c->calib_launch_ns, c->calib_dur_ns);
+				c->calib_launch_ns, c->calib_start, c->calib_dur_ns);
 		fprintf(f, "}, ");
 	}
 	gp_out_json_verdict(f, rep, NULL, &o->th);

@@ -163,6 +163,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 			d->cupti.calib_rt_ns = s->cupti.calib_rt_ns;
 			d->cupti.calib_drv_ns = s->cupti.calib_drv_ns;
 			d->cupti.calib_launch_ns = s->cupti.calib_launch_ns;
+			d->cupti.calib_start = s->cupti.calib_start;
 		}
 		d->cupti.calib_dur_ns += s->cupti.calib_dur_ns;
 		d->queue_ns += s->queue_ns;

@@ -131,6 +131,7 @@ struct gp_rep {
 		int calibrated;    /* the trace has a calibration record         */
 		uint32_t calib_flags, calib_rt_ns, calib_drv_ns, calib_launch_ns;
 		uint64_t calib_dur_ns; /* the calibration's own length          */
+		uint64_t calib_start;  /* ... and its start (trace clock)       */
 	} cupti;
 	uint64_t launch_raw_ns; /* launch with CUPTI's own cost left in          */
 };
