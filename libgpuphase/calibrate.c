@@ -69,6 +69,10 @@ static const char gp_calib_stub = 0;
 
 void gp_calibrate_arm(int attach, int forked)
 {
+	if (gp_cfg.cupti_calibrate > 0 && (!gp_lib_preloaded || attach || forked)) /* asked for, cannot */
+		gp_lib_status(GP_STATUS_CALIBRATION, -ENOTSUP,
+			      !gp_lib_preloaded ? "no runtime hooks (injection only): no launch to calibrate in"
+						: "not in an attach session or a fork child");
 	if (!gp_cfg.cupti_calibrate || !gp_lib_preloaded || attach || forked)
 		return;
 	__atomic_store_n(&gp_calib_state, GP_CALIB_ARMED, __ATOMIC_RELEASE);
