@@ -423,6 +423,7 @@ void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
+int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns);
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);

@@ -127,8 +127,8 @@ void gp_cost_prepare(struct gp_an *an)
 
 /* Pass 2: an INSTRUMENTATION record (not the calibration's own). Its call's
  * API record normally follows (CUPTI writes both in the calling thread's
- * buffer, the overhead first); when that record came first and its op has
- * not been folded yet, the op takes the cost now. */
+ * buffer, the overhead first); when that record came first, the call's op
+ * (not folded yet) and its wait (not charged yet) take the cost now. */
 void gp_cost_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 {
 	struct gp_cost *c = &an->cost;
@@ -137,7 +137,10 @@ void gp_cost_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 	uint64_t ns = o->end - o->start;
 	c->calls++;
 	c->in_calls_ns += ns;
-	if (!o->corr || gp_join_cupti_late(an, o->corr, ns))
+	if (!o->corr)
+		return;
+	int op = gp_join_cupti_late(an, o->corr, ns), wait = gp_sync_cupti_late(an, o->corr, ns);
+	if (op || wait)
 		return;
 	if (c->by_corr.count >= GP_RECENT)
 		gp_map_free(&c->by_corr); /* calls whose record never came */

@@ -460,6 +460,27 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
 }
 
 
+/* CUPTI's INSTRUMENTATION record of blocking call corr came after the
+ * call's API record (cupti_cost.c): its wait, not charged yet, begins after
+ * that cost too (a thread's waits stay in w0 order: the next one begins
+ * after this call's end). Returns 1 when taken. */
+int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns)
+{
+	struct gp_wait *w = gp_sync_get(an, corr, 0);
+	if (!w || !w->has_api)
+		return 0;
+	uint64_t room = w->w1 - w->w0;
+	if (ns > room)
+		ns = room;
+	if ((uint64_t)w->cupti + ns > UINT32_MAX)
+		return 1;
+	w->w0 += ns;
+	w->cupti += (uint32_t)ns;
+	if (w->active)
+		gp_sync_search(an, w); /* an op that ended inside CUPTI's cost was not waited for */
+	return 1;
+}
+
 /* A hooked blocking call (pass 2; the core calls it for sync classes and
  * blocking copies only): its stack reaches the CUPTI wait through the
  * external correlation; in a hook-only trace a synchronize is counted

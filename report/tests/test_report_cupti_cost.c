@@ -271,6 +271,21 @@ Test(report_cupti_cost, a_synchronize_waits_after_cuptis_cost)
 	gp_rep_free(&rep);
 }
 
+Test(report_cupti_cost, a_synchronize_whose_record_comes_late)
+{
+	/* the same as above with CUPTI's record after the API record */
+	struct recs t = { .n = 0 };
+	str(&t, 1, "k");
+	api(&t, RT, GP_API_LAUNCH, 1, 1000, 5000, 1);
+	kernel(&t, 8000, 50000, 1, 1);
+	api(&t, RT, GP_API_SYNC_DEVICE, 1, 10000, 41000, 2);
+	instr(&t, 10000, 2000, 2);
+	struct gp_rep rep = run(&t);
+	cr_expect_eq(group(&rep, "k")->sync_ns, 41000 - 2000);
+	cr_expect_eq(rep.cupti.sync_ns, 2000);
+	gp_rep_free(&rep);
+}
+
 Test(report_cupti_cost, a_blocking_copy_waits_after_cuptis_cost)
 {
 	/* kernel K runs [100, 50000]; cudaMemcpy [20000, 70000] with 2 us of
