@@ -34,7 +34,11 @@
 #               the calibration (up to 3 runs: the library's hook-cost
 #               timing is noisy on a loaded host).
 #
-# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1
+# Under a sanitizer (GP_SAN) simcuda's own record writing is slower, which
+# the calibration measures as CUPTI's: its figures may read 1.5 us more a
+# layer, the calibrated phases 3 us a call, and the self-overhead is printed,
+# not judged (timings of instrumented code).
+# Environment (make test): GP_BUILD, GP_SAN, GP_SRC, GP_SAN_RUNTIME; KEEP=1
 # keeps the files.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
@@ -46,12 +50,16 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d /tmp/gp_cupti_cost.XXXXXX)
 if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
 preload=$B/lib/libgpuphase.so
+bare_preload= # the bare program under a sanitized simcuda needs its runtime first
 asan_opts=${ASAN_OPTIONS:-}
 if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 	preload="$GP_SAN_RUNTIME:$preload"
+	bare_preload=$GP_SAN_RUNTIME
 	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
 fi
 PIN="SIMCUDA_CUPTI_CLOCK_OFFSET_NS=0 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=0"
+SAN_NS=0 CALIB_SLACK=1000
+[ -n "${GP_SAN:-}" ] && SAN_NS=1500 CALIB_SLACK=3000
 
 # run NAME PROGRAM MODEL [VAR=VALUE...]: profiled run, JSON report
 run() {
@@ -126,19 +134,19 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 			run "$name" "$prog" "$model" $COST SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 || break
 			read -r src cal rt drv launch ovh incalls stretch <<<"$(facts "$name")"
 			[ "$cal" = 1 ] || { fail "$name: no calibration record without CUPTI's records"; break; }
-			python3 - "$rt" "$drv" "$launch" "$api" "$lau" <<'PY' || fail "$name: calibration off the configured costs"
+			python3 - "$rt" "$drv" "$launch" "$api" "$lau" "$SAN_NS" <<'PY' || fail "$name: calibration off the configured costs"
 import sys
-rt, drv, launch, api, lau = map(int, sys.argv[1:])
+rt, drv, launch, api, lau, san = map(int, sys.argv[1:])
 bad = [(n, got, want) for n, got, want in (("runtime", rt, api), ("driver", drv, api), ("launch", launch, lau))
-       if abs(got - want) > 0.10 * want + 500]
+       if abs(got - want) > 0.10 * want + 500 + san]
 print(f"calibration: runtime {rt} driver {drv} launch {launch} ns (configured {api} {api} {lau})")
 for n, got, want in bad:
-    print(f"MISMATCH {n}: {got} ns, configured {want} ns (allowed 10 % + 500 ns)")
+    print(f"MISMATCH {n}: {got} ns, configured {want} ns (allowed 10 % + {500 + san} ns)")
 sys.exit(1 if bad else 0)
 PY
 			[ "$src" = calibration ] || { fail "$name: cupti_cost.source $src, expected calibration"; break; }
 			if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
-				CALIB_SLACK_NS=1000 $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
+				CALIB_SLACK_NS=$CALIB_SLACK $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
 					{ grep MISMATCH "$tmp/$name.check"; fail "$name: phases net of the calibrated cost differ from the truth"; }
 				held=1
 				echo "ok   $name: calibrated $rt / $drv / $launch ns; CUPTI in calls $incalls ns estimated, $ovh ns in the truth"
@@ -161,7 +169,7 @@ done
 # launches, plus the first period's excess (the calibration, when it ran, is
 # in the first launch's hook).
 added_vs_estimate() { # PROFILED-NAME MODE
-	python3 - "$tmp/bare.truth" "$tmp/$1.truth" "$tmp/$1.json" "$2" <<'PY'
+	python3 - "$tmp/bare.truth" "$tmp/$1.truth" "$tmp/$1.json" "$2" "${GP_SAN:-}" <<'PY'
 import json, statistics, sys
 def periods(path):
     # the loop: cudaEventRecord, the launches, cudaEventRecord (not the
@@ -182,11 +190,12 @@ print(f"self-overhead ({sys.argv[4]}): a launch every {statistics.median(pb):.0f
       f"profiled: added {added / 1e6:.2f} ms over {n} launches; the report's estimate {e / 1e6:.2f} ms "
       f"(hooks {so['hooked_calls']} x {so['hook_cost_ns']} ns, buffers {so['cupti_buffer_ns'] / 1e6:.2f} ms, CUPTI in "
       f"calls {so.get('cupti_in_calls_ns', 0) / 1e6:.2f} ms, calibration {so.get('calibration_ns', 0) / 1e6:.2f} ms): "
-      f"ratio {ratio:.2f}, allowed 0.75-1.25")
-sys.exit(0 if 0.75 <= ratio <= 1.25 else 1)
+      f"ratio {ratio:.2f}, allowed 0.75-1.25" + (f" (not judged under {sys.argv[5]})" if sys.argv[5] else ""))
+sys.exit(0 if 0.75 <= ratio <= 1.25 or sys.argv[5] else 1)
 PY
 }
-(cd "$tmp" && env LD_LIBRARY_PATH="$B/simcuda" SIMCUDA_CONFIG="$LBM" SIMCUDA_TRUTH="$tmp/bare.truth" $PIN \
+(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$bare_preload" LD_LIBRARY_PATH="$B/simcuda" \
+	SIMCUDA_CONFIG="$LBM" SIMCUDA_TRUTH="$tmp/bare.truth" $PIN \
 	"$LB" >/dev/null 2>"$tmp/bare.err") || fail "bare launch_bound failed"
 # with CUPTI's records (their sum holds a loaded host's stretched calls,
 # which the median leaves out: judged when the CUPTI time is unstretched)
