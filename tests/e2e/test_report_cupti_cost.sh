@@ -23,6 +23,10 @@
 #               lines of one call kind longer than their shortest by more
 #               than 10 % overall), which no per-call estimate predicts:
 #               tried 3 times, else said and not counted;
+#  threads      lt_prog launchers: four threads launching at once while one
+#               of them calibrates (GPUPHASE_CUPTI_CALIBRATE=1): every kernel
+#               is an op, joined, and the calibration's own calls are in no
+#               count;
 #  self-overhead  launch_bound bare and profiled at the default costs: the
 #               report's self-overhead estimate is within 25 % of the time
 #               the profiler added to the launch loop, measured on simcuda's
@@ -68,7 +72,7 @@ run() {
 	rm -f "$tmp/$name".gpht "$tmp/$name".truth
 	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
 		SIMCUDA_CONFIG="$model" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
-		$PIN "$@" "$prog" >"$tmp/$name.out" 2>"$tmp/$name.err") ||
+		$PIN "$@" "$prog" ${LT_ARGS:-} >"$tmp/$name.out" 2>"$tmp/$name.err") ||
 		{ fail "$name: program failed: $(tail -2 "$tmp/$name.err")"; return 1; }
 	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.rerr" ||
 		{ fail "$name: report failed: $(head -2 "$tmp/$name.rerr")"; return 1; }
@@ -160,6 +164,25 @@ PY
 		fi
 	done
 done
+
+# --- four threads launching at once while one of them calibrates: the
+# others' launches wait for it, none loses its GPU record, the calibration's
+# own calls are in no count
+name=threads
+LT_ARGS="launchers 200" run "$name" "$B/tests/lib/lt_prog" "$LBM" GPUPHASE_CUPTI_CALIBRATE=1 &&
+	python3 - "$tmp/$name.json" "$tmp/$name.truth" <<'PY' || fail "$name: launches lost or miscounted around the calibration"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["summary"]
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+want = sum(1 for t in truth if t["type"] == "kernel" and t["name"] != "gpuphase_calibrate")
+k = s.get("cupti_cost", {}).get("calibration")
+print(f"threads: {s['ops']} ops (truth {want} kernels), coverage {s['join_coverage']}, api_unjoined "
+      f"{s['api_unjoined']}, hooks_unjoined {s['hooks_unjoined']}, calibration {k}")
+ok = s["ops"] == want and s["join_coverage"] == 1 and s["api_unjoined"] == 0 and s["hooks_unjoined"] == 0 and k
+ok = ok and all(o["name"] != "gpuphase_calibrate" for o in r["operators"])
+sys.exit(0 if ok else 1)
+PY
 
 # --- self-overhead against the measured added time (default costs). The
 # added time is measured on simcuda's own timeline (the truth), so that a
