@@ -22,11 +22,13 @@
  * Only with GPUPHASE_CUPTI_CALIBRATE=1, or =auto (the default) when CUPTI
  * refused its OVERHEAD records; never without preload hooks (injection
  * only), in an attach session or a fork child, and not while that launch's
- * stream is capturing a graph (a later launch is used). Cost: about 100 cheap
- * calls, 33 empty kernel launches, a stream create and destroy and the first
- * load of a few-KB module — well under a millisecond on an H200 besides the
- * module load; bounded by GP_CALIB_BUDGET_NS (what is measured by then is
- * kept). While kernel records are off (the off launches, some tens of µs),
+ * stream is capturing a graph (a later launch is used); the per-launch part
+ * not while the program has a CUDA error pending (a failed call of ours would
+ * show in its cudaGetLastError). Cost: about 100 cheap calls, 33 empty kernel
+ * launches, a stream create and destroy and the first load of a 27 KB module
+ * (registered once, for the process's life) — well under a millisecond on an
+ * H200 besides the module load (not measured on a GPU yet); bounded by
+ * GP_CALIB_BUDGET_NS (what is measured by then is kept). While kernel records are off (the off launches, some tens of µs),
  * other threads' hooked launches wait for the calibration; a kernel another
  * thread launches through the driver alone in that time loses its GPU
  * record.

@@ -592,8 +592,8 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
-			       .launch = op->launch_ns, .launch_raw = op->launch_raw_ns, .stream = op->stream, .group = op->group,
-			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
+			       .launch = op->launch_ns, .launch_raw = op->launch_raw_ns, .stream = op->stream,
+			       .group = op->group, .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
 			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
 	if (!s->recent && !(s->recent = malloc(GP_RECENT * sizeof *s->recent)))
