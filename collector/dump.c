@@ -19,7 +19,7 @@ static const char *const type_names[GP_REC_TYPE_COUNT] = {
 	[GP_REC_WINDOW] = "window", [GP_REC_THREAD] = "thread", [GP_REC_API_NAME] = "api_name",
 	[GP_REC_DROPS] = "drops", [GP_REC_STATUS] = "status", [GP_REC_HOST_SAMPLE] = "host_sample",
 	[GP_REC_DEVICE] = "device", [GP_REC_MODULE] = "module",
-	[GP_REC_OVERHEAD] = "overhead",
+	[GP_REC_OVERHEAD] = "overhead", [GP_REC_CALIBRATION] = "calibration",
 	[GP_REC_COUNTER] = "counter", [GP_REC_CLOCK_PAIR] = "clock_pair",
 };
 
@@ -72,6 +72,11 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 		printf("overhead kind=%u cupti_kind=0x%x tid=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u\n",
 		       r->overhead.kind, r->overhead.cupti_kind, r->overhead.tid, r->overhead.start, r->overhead.end,
 		       r->overhead.corr);
+		return;
+	case GP_REC_CALIBRATION:
+		printf("calibration flags=0x%x samples=%u tid=%u start=%" PRIu64 " dur_ns=%u rt_ns=%u drv_ns=%u "
+		       "launch_ns=%u\n", r->calib.flags, r->calib.samples, r->calib.tid, r->calib.start, r->calib.dur,
+		       r->calib.rt_ns, r->calib.drv_ns, r->calib.launch_ns);
 		return;
 	case GP_REC_COUNTER:
 		printf("counter metric=%u dev=%u op=%u ts=%" PRIu64 " value=%.17g name=%u sample=%u\n", r->counter.metric,

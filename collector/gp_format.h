@@ -53,6 +53,7 @@ enum gp_rec_type {
 	GP_REC_DEVICE = 22,     /* struct gp_rec_device: GPU description     */
 	GP_REC_MODULE = 23,     /* struct gp_rec_module: a loaded ELF object */
 	GP_REC_OVERHEAD = 24,   /* struct gp_rec_overhead: CUPTI's own time  */
+	GP_REC_CALIBRATION = 25,/* struct gp_rec_calib: CUPTI's cost, measured */
 	GP_REC_COUNTER = 26,    /* struct gp_rec_counter: a hardware counter */
 	GP_REC_CLOCK_PAIR = 27, /* struct gp_rec_clock: wall clock vs trace  */
 	GP_REC_TYPE_COUNT
@@ -339,6 +340,10 @@ enum gp_status_kind {
 	GP_STATUS_CUPTI_OVERHEAD = 10,   /* CUPTI's OVERHEAD records are on: a
 	                                    launch blocked on a full queue has a
 	                                    GP_OVH_COMMAND_BUFFER_FULL record    */
+	GP_STATUS_CALIBRATION = 11,      /* the start-up calibration of CUPTI's
+	                                    cost (libgpuphase/calibrate.c) was
+	                                    wanted but not done: value = -errno,
+	                                    detail says why                     */
 	GP_STATUS_COUNTERS = 12,         /* GPUPHASE_COUNTERS: value = the replay
 	                                    passes of a sampled launch (> 0), or
 	                                    -1 / -CUptiResult when the counters
@@ -404,6 +409,34 @@ struct gp_rec_overhead {
 	uint32_t cupti_kind; /* CUpti_ActivityOverheadKind as CUPTI gave it    */
 };
 
+/*
+ * GP_REC_CALIBRATION: CUPTI's own cost per traced call, measured once by the
+ * library at start-up (libgpuphase/calibrate.c) on the real CUDA path: the
+ * median host time a cheap runtime call gains when CUPTI traces its runtime
+ * layer (rt_ns) and its driver layer too (drv_ns), and the time a kernel
+ * launch gains when CUPTI's kernel records are on (launch_ns). The report
+ * takes it as the per-call deduction when the trace has no INSTRUMENTATION
+ * overhead records. [start, start + dur] is the calibration itself (its own
+ * cost to the program, on thread tid); flags says which parts were measured.
+ * Calls the library makes while calibrating carry the external correlation
+ * id GP_CALIB_EXT_ID (kind CUSTOM2) and launch the kernel named
+ * GP_CALIB_KERNEL: the report leaves them out.
+ */
+#define GP_CALIBF_API    0x01u /* rt_ns and drv_ns measured                  */
+#define GP_CALIBF_LAUNCH 0x02u /* launch_ns measured                        */
+#define GP_CALIB_EXT_ID 0x6770636162000000ull /* "gpcab", above every op id */
+#define GP_CALIB_KERNEL "gpuphase_calibrate"
+struct gp_rec_calib {
+	uint8_t type;
+	uint8_t flags;       /* GP_CALIBF_*                                    */
+	uint16_t samples;    /* calls timed per configuration                  */
+	uint32_t tid;        /* the calibrating thread (OS tid)                */
+	uint64_t start;
+	uint32_t dur;        /* ns: the calibration's own length               */
+	uint32_t rt_ns;      /* CUPTI's cost per traced runtime-layer call     */
+	uint32_t drv_ns;     /* ... per traced driver-layer call               */
+	uint32_t launch_ns;  /* ... and more per kernel launch (kernel records) */
+};
 /* GP_REC_COUNTER: one hardware-counter value (libgpuphase/counters.c, CUPTI's
  * range profiler with kernel replay) of a sampled launch — op is the hook op
  * id of that launch (its GP_REC_HOOK_API corr): the launch was replayed, its
@@ -488,6 +521,7 @@ union gp_rec {
 	struct gp_rec_device device;
 	struct gp_rec_module module;
 	struct gp_rec_overhead overhead;
+	struct gp_rec_calib calib;
 	struct gp_rec_counter counter;
 	struct gp_rec_clock clock;
 	uint8_t raw[GP_REC_SIZE];
@@ -498,6 +532,7 @@ _Static_assert(sizeof(struct gp_rec_kernel) == GP_REC_SIZE, "kernel record size"
 _Static_assert(sizeof(struct gp_rec_copy) == GP_REC_SIZE, "copy record size");
 _Static_assert(sizeof(struct gp_rec_sync) == GP_REC_SIZE, "sync record size");
 _Static_assert(sizeof(struct gp_rec_overhead) == GP_REC_SIZE, "overhead record size");
+_Static_assert(sizeof(struct gp_rec_calib) == GP_REC_SIZE, "calibration record size");
 _Static_assert(sizeof(struct gp_rec_counter) == GP_REC_SIZE, "counter record size");
 _Static_assert(sizeof(struct gp_rec_clock) == GP_REC_SIZE, "clock pair record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");

@@ -449,6 +449,15 @@ int gp_config_cupti_text(const struct gp_cupti_mode *m, char *buf, size_t len)
 	return n;
 }
 
+static int gp_parse_cupti_calibrate(const char *v, struct gp_config *c)
+{
+	if (!strcmp(v, "auto")) {
+		c->cupti_calibrate = -1;
+		return 0;
+	}
+	return gp_config_bool(v, &c->cupti_calibrate);
+}
+
 static int gp_parse_cupti_lib(const char *v, struct gp_config *c)
 {
 	return (!*v || gp_config_copy(c->cupti_lib, sizeof c->cupti_lib, v)) ? -1 : 0;
@@ -546,6 +555,9 @@ const struct gp_config_var gp_config_vars[] = {
 	 "see CUPTI modes below", gp_parse_cupti},
 	{"GPUPHASE_CUPTI_LIB", "libcupti.so.13", "accepted: a library name or path",
 	 "the CUPTI library to dlopen", gp_parse_cupti_lib},
+	{"GPUPHASE_CUPTI_CALIBRATE", "auto", "accepted: auto, 0 or 1",
+	 "measure CUPTI's own cost per call at the first traced kernel launch (under 1 ms): auto when CUPTI "
+	 "gives no per-call overhead records, 1 always, 0 never", gp_parse_cupti_calibrate},
 	{"GPUPHASE_CONTROL_DIR", "/tmp/gpuphase-<uid>", "accepted: an absolute directory path of at most 80 bytes",
 	 "where GPUPHASE_WINDOW=trigger creates <pid>.sock", gp_parse_control_dir},
 	{"GPUPHASE_FOLLOW_FORK", "0", "accepted: 0 or 1",
@@ -576,6 +588,7 @@ static void gp_config_defaults(struct gp_config *c)
 	for (size_t i = 0; i < GP_CUPTI_NMODES; i++)
 		if (!strcmp(gp_cupti_modes[i].name, GP_CUPTI_MODE_DEFAULT))
 			c->cupti_mode = gp_cupti_modes[i].m;
+	c->cupti_calibrate = -1;
 	strcpy(c->cupti_lib, GP_CUPTI_LIB_DEFAULT);
 	c->counters_samples = 3;
 	c->counters_skip = 1;

@@ -731,7 +731,8 @@ void gp_cupti_capture(int on)
 			continue;
 		CUptiResult res = on ? gp_cupti_fn.enable(k) : gp_cupti_fn.disable(k);
 		if (on && k == CUPTI_ACTIVITY_KIND_OVERHEAD && res == CUPTI_SUCCESS && !gp_cupti_overhead_said) {
-			gp_cupti_overhead_said = 1; /* the report trusts COMMAND_BUFFER_FULL records */
+			/* the report trusts COMMAND_BUFFER_FULL records; calibrate.c reads it */
+			__atomic_store_n(&gp_cupti_overhead_said, 1, __ATOMIC_RELAXED);
 			gp_lib_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
 		}
 		if (res != CUPTI_SUCCESS)
@@ -761,6 +762,49 @@ void gp_cupti_pop(void)
 {
 	uint64_t last;
 	gp_cupti_fn.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+/* ---- for the calibration of CUPTI's cost (calibrate.c) ------------------- */
+
+int gp_cupti_overhead_on(void)
+{
+	return __atomic_load_n(&gp_cupti_overhead_said, __ATOMIC_RELAXED);
+}
+
+int gp_cupti_kernel_records(int on)
+{
+	if (!gp_cupti_usable || !gp_cupti_registered)
+		return -ENODEV;
+	CUptiResult r = on ? gp_cupti_fn.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			   : gp_cupti_fn.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	return r == CUPTI_SUCCESS ? 0 : -EIO;
+}
+
+int gp_cupti_api_trace(int driver, unsigned cbid, int on)
+{
+	if (!gp_cupti_usable || !gp_cupti_registered)
+		return -ENODEV;
+	__typeof__(&cuptiActivityEnableRuntimeApi) f = driver ? gp_cupti_fn.enable_drv_api : gp_cupti_fn.enable_rt_api;
+	if (!f)
+		return -ENOSYS;
+	return f((CUpti_CallbackId)cbid, (uint8_t)(on != 0)) == CUPTI_SUCCESS ? 0 : -EIO;
+}
+
+int gp_cupti_api_traced(int driver, unsigned cbid)
+{
+	if (!__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED))
+		return 0;
+	/* as the mode enabled the layer (gp_cupti_api_layer): every cbid of
+	 * the kind, the needed ones, or none */
+	unsigned how = driver ? gp_cupti_mode.driver : gp_cupti_mode.runtime;
+	if (how == GP_CUPTI_API_ALL)
+		return 1;
+	return how == GP_CUPTI_API_NEEDED && gp_cupti_needed(driver, cbid);
+}
+
+void gp_cupti_push_id(uint64_t id)
+{
+	gp_cupti_fn.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
 }
 
 void gp_cupti_flush(void)

@@ -82,6 +82,8 @@ struct gp_config {
 	int cupti;                      /* 0: hook-only by request             */
 	struct gp_cupti_mode cupti_mode; /* what CUPTI records when cupti = 1   */
 	char cupti_lib[GP_PATH_MAX];    /* GP_CUPTI_LIB_DEFAULT unless set      */
+	int cupti_calibrate;            /* -1 auto (when CUPTI gives no overhead
+	                                   records), 0 never, 1 always          */
 	char control_dir[GP_PATH_MAX];  /* "" = /tmp/gpuphase-<uid>            */
 	int follow_fork;
 	enum gp_counters_mode counters; /* GPUPHASE_COUNTERS                   */

@@ -232,6 +232,17 @@ void gp_cupti_flush(void);
 void gp_cupti_close(void);
 /* Forget CUPTI in a fork child (no calls into it). */
 void gp_cupti_forget(void);
+/* For the calibration of CUPTI's cost (calibrate.c), off the hot path:
+ * did CUPTI accept its OVERHEAD activity; kernel records on / off (the
+ * activity kind capture uses for kernels); one runtime (driver = 0) or
+ * driver cbid traced or not (cuptiActivityEnableRuntimeApi / DriverApi,
+ * -ENOSYS when this CUPTI lacks them); is that cbid traced in the capture's
+ * mode (what to restore); push a 64-bit external id (CUSTOM2). 0 / -errno. */
+int gp_cupti_overhead_on(void);
+int gp_cupti_kernel_records(int on);
+int gp_cupti_api_trace(int driver, unsigned cbid, int on);
+int gp_cupti_api_traced(int driver, unsigned cbid);
+void gp_cupti_push_id(uint64_t id);
 /* Classification of a CUPTI cbid (runtime or driver domain). */
 enum gp_api_class gp_cupti_classify(int driver, unsigned cbid);
 const char *gp_cupti_cbid_name(int driver, unsigned cbid);
@@ -350,6 +361,18 @@ extern uint64_t gp_cupti_buffer_ns;
 void gp_clocks_start(void);
 void gp_clocks_tick(void);
 void gp_clocks_end(void);
+/* ---- calibrate.c ------------------------------------------------------- */
+
+/* The calibration of CUPTI's own cost (docs/performance.md): armed at start
+ * (gp_calibrate_arm, when GPUPHASE_CUPTI_CALIBRATE allows and the hooks are
+ * in: not in an attach session or a fork child), then run by the first
+ * hooked kernel launch while capture is on (gp_calibrate_launch, from the
+ * hook, before the launch; other threads' launches wait while it runs).
+ * gp_calib_state: 0 off, 1 armed, 2 running, 3 done (atomic). */
+extern int gp_calib_state;
+void gp_calibrate_arm(int attach, int forked);
+void gp_calibrate_launch(const void *stream);
+void gp_calibrate_forget(void);
 
 /* ---- nvtx.c ------------------------------------------------------------ */
 extern int gp_nvtx_used;

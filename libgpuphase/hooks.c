@@ -129,6 +129,10 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 			gp_window_profiler(1, tid);
 		t->internal--;
 	}
+	/* calibrate.c: CUPTI's own cost, measured once in the first launch */
+	if (GP_UNLIKELY((unsigned)(__atomic_load_n(&gp_calib_state, __ATOMIC_RELAXED) - 1) < 2u) &&
+	    cls == GP_API_LAUNCH)
+		gp_calibrate_launch(stream);
 	c->id = (uint16_t)id;
 	c->cls = (uint8_t)cls;
 	c->ctr = 0;

@@ -330,6 +330,8 @@ static int gp_lib_start(void)
 	if (gp_lib_forked_child)
 		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
 	gp_hooks_emit_names();
+	if (cupti_rc == 0)
+		gp_calibrate_arm(gp_lib_attach != NULL, gp_lib_forked_child); /* calibrate.c */
 	/* Devices only once the program itself uses CUDA: started from an NVTX
 	 * call, the process may never touch CUDA (cudaGetDeviceCount would
 	 * cuInit for it); then gp_lib_cuda_use does it at the first hook. */
@@ -520,6 +522,7 @@ static void gp_lib_atfork_child_work(void)
 	gp_counters_forget();
 	gp_window_forget();
 	gp_hostload_forget();
+	gp_calibrate_forget();
 	gp_resolve_forget();
 	if (s == GP_STATE_INERT || !gp_cfg.follow_fork) {
 		gp_lib_go_inert();

@@ -8,7 +8,7 @@
 GP_LIB_SRCS := libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
                libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c libgpuphase/pyframes.c \
-               libgpuphase/attach.c libgpuphase/clocks.c libgpuphase/counters.c
+               libgpuphase/attach.c libgpuphase/clocks.c libgpuphase/counters.c libgpuphase/calibrate.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 # config.c is pure (gp_config.h): the gpuphase command links it too.
 GP_LIB_CONFIG_OBJ := $(B)/obj/libgpuphase/config.o
@@ -22,6 +22,24 @@ $(B)/obj/libgpuphase/cupti.o: $(GP_LIB_GEN)/gp_cbids.h
 # cupti_profiler_host.h includes the C++ <string>: simcuda/cshim's empty
 # stand-in lets this C file include the real header.
 $(B)/obj/libgpuphase/counters.o: CPPFLAGS += -Isimcuda/cshim
+
+$(B)/obj/libgpuphase/calibrate.o: $(GP_LIB_GEN)/gp_calib_fatbin.h
+
+# The calibration's empty kernel (calibrate.c), a fat binary embedded as
+# bytes: SASS for the architectures below and PTX for the rest. Without a
+# working nvcc the array is empty and the calibration measures no launch.
+GP_CALIB_GENCODE := $(foreach a,75 80 86 89 90 100 120,-gencode arch=compute_$(a),code=sm_$(a)) \
+                    -gencode arch=compute_75,code=compute_75
+$(GP_LIB_GEN)/gp_calib_fatbin.h: libgpuphase/calibrate_kernel.cu
+	@mkdir -p $(dir $@)
+	{ echo "/* generated from libgpuphase/calibrate_kernel.cu by libgpuphase/module.mk */"; \
+	  echo "static const unsigned char gp_calib_fatbin[] __attribute__((aligned(16))) = {"; \
+	  if $(NVCC) -fatbin $(GP_CALIB_GENCODE) -o $@.fatbin $< >$@.log 2>&1; then \
+	    od -An -v -tx1 $@.fatbin | sed 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  else echo "0 /* nvcc failed: see $@.log */"; fi; \
+	  echo "};"; \
+	  if [ -s $@.fatbin ]; then echo "#define GP_CALIB_FATBIN_OK 1"; else echo "#define GP_CALIB_FATBIN_OK 0"; fi; \
+	} > $@.tmp && mv $@.tmp $@; rm -f $@.fatbin; [ -s $@.log ] || rm -f $@.log
 
 $(GP_LIB_GEN)/gp_cbids.h: libgpuphase/gen-cbids.sh $(CUDA_HOME)/include/cupti_runtime_cbid.h \
                           $(CUDA_HOME)/include/cupti_driver_cbid.h

@@ -292,12 +292,25 @@ static void gp_an_scan1_marker(struct gp_an *an, const struct gp_rec_marker *m, 
 	}
 }
 
+/* Can a record of this type be one of the library's own calibration calls
+ * (cupti_cost.c)? Only asked in a trace that has a calibration. */
+static inline int gp_an_may_be_own(const struct gp_an *an, uint8_t type)
+{
+	return (an->cost.have_calib || an->cost.own.count) &&
+	       (type == GP_REC_RUNTIME_API || type == GP_REC_DRIVER_API || type == GP_REC_KERNEL ||
+		type == GP_REC_SYNC || type == GP_REC_OVERHEAD || type == GP_REC_EXTCORR);
+}
+
 int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 {
 	if (r->type >= GP_REC_TYPE_COUNT)
 		return an->err;
 	an->rec_count[r->type]++;
 	an->records += nslots;
+	if (r->type == GP_REC_OVERHEAD || r->type == GP_REC_CALIBRATION || r->type == GP_REC_EXTCORR)
+		gp_cost_scan1(an, r);
+	if (gp_an_may_be_own(an, r->type) && gp_cost_own(an, r))
+		return an->err; /* the library's calibration: the profiler's, not the program's */
 	struct gp_an_rec v; /* what the analyses see of this record */
 	v.type = r->type;
 	v.pass = 1;
@@ -446,6 +459,7 @@ int gp_an_prepare(struct gp_an *an)
 	 * trace cut before CUPTI delivered anything, not a hook-only capture */
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
 			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
+	gp_cost_prepare(an);
 	gp_sym_resolve(an);
 	gp_clockmap_sort(&an->clocks);
 
@@ -559,7 +573,7 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
 	op.corr = a->corr;
 	op.api_start = a->start;
 	op.api_end = a->start + gp_api_dur_ns(a);
-	op.launch_ns = gp_api_dur_ns(a);
+	op.launch_ns = op.launch_raw_ns = gp_api_dur_ns(a);
 	const char *n = gp_an_api_name(an, GP_REC_HOOK_API, a->api_id);
 	op.name = n ? n : "(hooked call)";
 	op.nvtx_phase = gp_an_nvtx_phase(an, a->tid);
@@ -610,9 +624,10 @@ static void gp_an_scan2_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e
 static void gp_an_scan2_api(struct gp_an *an, const struct gp_rec_api *a)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
+	uint64_t cupti = gp_cost_call(an, a); /* CUPTI's own cost at the call's entry */
 	if (gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) || c == GP_API_MEMCPY_ASYNC)
-		gp_sync_api(an, a);
-	gp_join_api(an, a);
+		gp_sync_api(an, a, cupti);
+	gp_join_api(an, a, cupti);
 }
 
 /* Pass 2: the view of a record for the analyses, after the core's use of
@@ -658,6 +673,8 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		return an->err;
 	if ((++an->scan2_n & ((1u << 20) - 1)) == 0)
 		gp_join_evict(an);
+	if (gp_an_may_be_own(an, r->type) && gp_cost_own(an, r))
+		return an->err; /* the library's calibration (pass 1 found them all) */
 	struct gp_an_rec v; /* what the analyses see of this record */
 	switch (r->type) {
 	case GP_REC_MARKER:
@@ -677,6 +694,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		break;
 	case GP_REC_OVERHEAD:
 		gp_sync_overhead(an, &r->overhead);
+		gp_cost_overhead(an, &r->overhead);
 		break;
 	case GP_REC_EXTCORR:
 		gp_an_scan2_extcorr(an, &r->extcorr);
@@ -799,6 +817,7 @@ void gp_an_free(struct gp_an *an)
 	free(an->wins);
 	gp_sync_free(&an->sync);
 	gp_join_free(&an->join);
+	gp_cost_free(&an->cost);
 	free(an->iters);
 	gp_map_free(&an->nvtx);
 	for (size_t i = 0; i < an->nnvtx; i++)

@@ -64,6 +64,9 @@ struct gp_an_op {
 	uint64_t api_start, api_end;
 	uint64_t gpu_start, gpu_end;
 	uint64_t launch_ns, queue_ns, execute_ns; /* sync is known only at the end */
+	uint64_t cupti_ns;     /* CUPTI's own cost at the call's entry (metrics.md
+	                          §3): out of launch, or of the wait it began   */
+	uint64_t launch_raw_ns; /* launch with that cost left in                */
 	uint64_t bytes;
 	int64_t iter;          /* iteration index, -1 = before the first mark    */
 	uint32_t group;        /* index into the analyser's groups               */

@@ -151,6 +151,7 @@ static int gp_an_finish_groups(struct gp_an *an, struct gp_rep *rep)
 		}
 		o->count = g->count;
 		o->launch_ns = g->launch;
+		o->launch_raw_ns = g->launch_raw;
 		o->queue_ns = g->queue;
 		o->execute_ns = g->exec;
 		o->sync_ns = g->sync;
@@ -197,6 +198,7 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 		return an->err;
 	gp_join_flush(an);       /* every op folded */
 	gp_sync_finish(an, rep); /* every wait charged */
+	gp_cost_finish(an, rep);
 	gp_an_finish_window(an, rep);
 	gp_an_finish_conditions(an, rep);
 	if (gp_an_finish_devices(an, rep) || gp_an_finish_groups(an, rep) || gp_an_finish_iters(an, rep))

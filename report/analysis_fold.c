@@ -179,6 +179,7 @@ grouped:
 		g->kinds |= GP_GKIND_GRAPH;
 	g->bytes += op->bytes;
 	g->launch += op->launch_ns;
+	g->launch_raw += op->launch_raw_ns;
 	g->queue += op->queue_ns;
 	g->exec += op->execute_ns;
 	if (op->blocking && op->api_class == GP_API_MEMCPY_ASYNC)
@@ -191,6 +192,8 @@ grouped:
 		gp_an_fail(an, gp_hist_add(&g->hist, op->execute_ns));
 	an->ops++;
 	an->launch += op->launch_ns;
+	an->launch_raw += op->launch_raw_ns;
+	an->cost.from_launch_ns += op->launch_raw_ns - op->launch_ns;
 	an->queue += op->queue_ns;
 	an->exec += op->execute_ns;
 	if (!op->has_api)

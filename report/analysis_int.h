@@ -13,10 +13,13 @@
  *               eviction (struct gp_join)
  *   sync.c      sync attribution: blocking intervals, the recent-ops delay
  *               line, per-thread wait queues, sync hooks (struct gp_sync)
+ *   cupti_cost.c  CUPTI's own cost in each traced call, from its overhead
+ *               records or the library's calibration, and the library's
+ *               own calibration calls, left out (struct gp_cost)
  *   strtab.c    the string table (strtab.h), kernel names via kernel_name.h
  *
- * Calls go one way: analysis.c and analysis_finish.c -> join.c ->
- * analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c.
+ * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c ->
+ * join.c -> analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)
@@ -46,9 +49,10 @@ struct gp_wait {
 	                        the earlier work ended is a wait                   */
 	uint8_t tentative;   /* an async copy's call, until its op says pageable  */
 	uint32_t tid, corr, stream, stack;
+	uint32_t cupti;      /* CUPTI's cost at the call's entry: w0 is after it   */
 	uint64_t w0, w1;     /* w1: call end (explicit) or upper bound (copies)   */
 	uint64_t seq;        /* op sequence number when it became active          */
-	uint64_t own_gpu_start, own_launch;
+	uint64_t own_gpu_start, own_launch, own_launch_raw;
 	int64_t own_iter;
 	uint32_t own_group;
 	uint64_t best_e;
@@ -86,7 +90,7 @@ struct gp_wait {
 #define GP_RECENT 65536u
 #define GP_WAIT_HORIZON 65536u /* ops folded after a wait became active */
 struct gp_recent {
-	uint64_t e, api_end, gpu_start, launch;
+	uint64_t e, api_end, gpu_start, launch, launch_raw;
 	uint32_t stream, group, corr;
 	int32_t iter;
 	uint8_t has_api, copy_sync, device;
@@ -117,6 +121,7 @@ struct gp_queue_wait {
 	uint32_t op_group, best_group;
 	int32_t op_iter, best_iter;
 	uint64_t w;
+	uint64_t cupti;  /* CUPTI's cost before the wait (it began at a0 + it) */
 	uint32_t tid, corr, best_corr, stream; /* for the exports' wait sink */
 	uint64_t a0, a1; /* the call                                      */
 	uint64_t w0;     /* the wait's start: a0, or CUPTI's record's start */
@@ -210,6 +215,7 @@ struct gp_pending {
 	uint32_t api_tid, api_nvtx, stream, corr, name;
 	uint32_t stash_head, stash_tail; /* earlier graph ops of this key (GP_NONE32) */
 	uint64_t api_start, api_dur;
+	uint64_t api_cupti;  /* CUPTI's own cost at the call's entry (cupti_cost.c) */
 	uint64_t gpu_start, gpu_end, bytes;
 	uint64_t ext;
 	uint64_t ts;         /* latest time seen, for eviction                   */
@@ -262,6 +268,35 @@ struct gp_join {
 	uint64_t max_ts;             /* newest pass-2 time seen (eviction clock) */
 };
 
+/* --- CUPTI's own cost in traced calls (cupti_cost.c) ----------------------------- */
+
+/* Where a call's CUPTI cost comes from (metrics.md §3, "CUPTI's own cost"). */
+enum gp_cost_source { GP_COST_NONE = 0, GP_COST_RECORDS, GP_COST_CALIBRATION };
+
+/* A thread's last driver record, until the runtime call it lies in comes
+ * (its CUPTI cost is that call's). */
+struct gp_cost_drv {
+	uint64_t start, end, ns;
+	uint8_t used;
+};
+
+struct gp_cost {
+	enum gp_cost_source source;    /* chosen by gp_cost_prepare               */
+	uint64_t instr_records;        /* pass 1: INSTRUMENTATION records         */
+	int have_calib;
+	struct gp_rec_calib calib;     /* pass 1: the calibration record          */
+	struct gp_map by_corr;         /* pass 2: call corr -> CUPTI ns, until its
+	                                  API record comes (bounded)             */
+	struct gp_map drv_by_tid;      /* tid -> index in drv                     */
+	struct gp_cost_drv *drv;
+	size_t ndrv, capdrv;
+	struct gp_map own;             /* corrs of the library's calibration calls */
+	struct gp_map own_names;       /* kernel name string id -> 1 own, 2 not   */
+	uint32_t own_last_name;        /* one-entry cache of own_names            */
+	int own_last;
+	uint64_t calls, in_calls_ns, from_launch_ns, from_sync_ns;
+};
+
 /* --- the protocol and the aggregates (analysis.c) ----------------------------- */
 
 struct gp_group {
@@ -269,6 +304,7 @@ struct gp_group {
 	uint32_t name_str;   /* canonical string index, or GP_NONE32             */
 	char *name;          /* synthetic name when no string                    */
 	uint64_t count, launch, queue, exec, sync, no_api, no_gpu, sync_calls;
+	uint64_t launch_raw; /* launch with CUPTI's own cost left in            */
 	uint64_t bytes;      /* copies and sets: bytes moved, summed            */
 	unsigned kinds;      /* GP_GKIND_* of its ops, or-ed                     */
 	uint64_t sync_queue; /* part of sync: launches waiting on a full queue  */
@@ -336,6 +372,7 @@ struct gp_an {
 	/* pass 2 */
 	struct gp_sync sync;
 	struct gp_join join;
+	struct gp_cost cost;
 	uint64_t group_last_key;     /* last group lookup                      */
 	uint32_t group_last;
 	struct gp_map nvtx;          /* tid -> index into nvtx_stacks          */
@@ -358,6 +395,7 @@ struct gp_an {
 	uint64_t replayed_ops, replayed_ns;
 	uint64_t hooks_unjoined_cls[GP_API_CLASS_COUNT], api_unjoined_cls[GP_API_CLASS_COUNT];
 	uint64_t launch, queue, exec, busy_sum;
+	uint64_t launch_raw;         /* launch with CUPTI's own cost left in    */
 };
 
 /* --- shared by the core's files ------------------------------------------------ */
@@ -425,15 +463,25 @@ void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t 
  * ns GPU time, whose call began at t: the run's and its iteration's. */
 void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns);
 
+/* cupti_cost.c */
+void gp_cost_scan1(struct gp_an *an, const union gp_rec *r);
+void gp_cost_prepare(struct gp_an *an);
+int gp_cost_own(struct gp_an *an, const union gp_rec *r);
+void gp_cost_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
+uint64_t gp_cost_call(struct gp_an *an, const struct gp_rec_api *a);
+void gp_cost_finish(struct gp_an *an, struct gp_rep *rep);
+void gp_cost_free(struct gp_cost *c);
+
 /* sync.c */
 void gp_sync_init(struct gp_sync *s);
 void gp_sync_hook(struct gp_an *an, const struct gp_rec_api *a);
-void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a);
+void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti);
 void gp_sync_record(struct gp_an *an, const struct gp_rec_sync *r);
 void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
+int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns);
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
@@ -445,7 +493,8 @@ void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned cls);
 void gp_join_count_hook(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_hook_seen(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
-void gp_join_api(struct gp_an *an, const struct gp_rec_api *a);
+void gp_join_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti);
+int gp_join_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns);
 void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v);
 void gp_join_captured(struct gp_an *an, uint32_t op);
 void gp_join_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);

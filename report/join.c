@@ -290,11 +290,15 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 			      (p->api_class == GP_API_MEMCPY_ASYNC && p->pageable && !p->end_missing &&
 			       p->api_start + p->api_dur + GP_CLOCK_TOLERANCE_NS >= p->gpu_end);
 		if (!p->api_charged) {
-			op.launch_ns = p->api_dur;
+			/* CUPTI's own cost at the call's entry is the profiler's,
+			 * not the launch (metrics.md §3); launch_raw keeps it */
+			op.cupti_ns = p->api_cupti < p->api_dur ? p->api_cupti : p->api_dur;
+			op.launch_raw_ns = p->api_dur;
 			if (op.blocking && op.has_gpu) {
 				uint64_t ex = p->gpu_end - p->gpu_start;
-				op.launch_ns = op.launch_ns > ex ? op.launch_ns - ex : 0;
+				op.launch_raw_ns = op.launch_raw_ns > ex ? op.launch_raw_ns - ex : 0;
 			}
+			op.launch_ns = op.launch_raw_ns > op.cupti_ns ? op.launch_raw_ns - op.cupti_ns : 0;
 			if (p->api_domain == GP_REC_DRIVER_API && an->have_runtime)
 				an->host_driver_direct += p->api_dur; /* not inside a runtime call */
 		}
@@ -575,8 +579,9 @@ void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
 	gp_join_try_finish(an, p, 0);
 }
 
-/* A CUPTI runtime or driver API record (pass 2). */
-void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
+/* A CUPTI runtime or driver API record (pass 2); cupti: CUPTI's own cost
+ * at the call's entry (cupti_cost.c). */
+void gp_join_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
 	uint64_t end = a->start + gp_api_dur_ns(a);
@@ -624,6 +629,7 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 	p->api_tid = a->tid;
 	p->api_start = a->start;
 	p->api_dur = gp_api_dur_ns(a);
+	p->api_cupti = cupti;
 	p->api_nvtx = gp_an_nvtx_top(an, a->tid);
 	p->api_phase = gp_an_nvtx_phase(an, a->tid);
 	p->ts = end;
@@ -632,6 +638,18 @@ void gp_join_api(struct gp_an *an, const struct gp_rec_api *a)
 		gp_sync_early_ext(an, p->ext, a->corr); /* a blocking copy whose hook,
 							   and its stack, come later */
 	gp_join_try_finish(an, p, 0);
+}
+
+/* CUPTI's INSTRUMENTATION record of call corr came after the call's API
+ * record (cupti_cost.c): the op takes it while it has not been folded.
+ * Returns 1 when taken. */
+int gp_join_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns)
+{
+	struct gp_pending *p = gp_join_pend_get(an, corr, 0);
+	if (!p || !p->has_api || p->api_charged)
+		return 0;
+	p->api_cupti += ns;
+	return 1;
 }
 
 /* A GPU op record (pass 2), decoded by the core (gp_an_decode_gpu). */

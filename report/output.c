@@ -276,6 +276,27 @@ const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g
 	return gp_verdict_advice_for(v, &op);
 }
 
+/* CUPTI's own cost taken out of the phases (metrics.md §3), when known. */
+static void gp_out_text_cupti(FILE *f, const struct gp_rep *rep, const char *li)
+{
+	char b1[32], b2[32], b3[32], b4[32], from[160];
+	const struct gp_rep_cupti *c = &rep->cupti;
+	if (!c->source)
+		return;
+	if (c->source == 1) {
+		snprintf(from, sizeof from, "from CUPTI's overhead records");
+	} else {
+		char r[32], d[32], l[32];
+		snprintf(from, sizeof from, "calibrated at start: %s a runtime call, %s a driver call, %s more a launch",
+			 gp_fmt_dur(c->calib_rt_ns, r, 32), gp_fmt_dur(c->calib_drv_ns, d, 32),
+			 gp_fmt_dur(c->calib_launch_ns, l, 32));
+	}
+	fprintf(f, "%sCUPTI's own time in %" PRIu64 " traced calls %s, the profiler's: out of launch %s, out of "
+		   "waits %s (%s); launch with it %s\n", li, c->calls, gp_fmt_dur(c->in_calls_ns, b1, 32),
+		gp_fmt_dur(c->launch_ns, b2, 32), gp_fmt_dur(c->sync_ns, b3, 32), from,
+		gp_fmt_dur(rep->launch_raw_ns, b4, 32));
+}
+
 /* The window summary and the whole run's verdict. */
 static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
 {
@@ -303,6 +324,7 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		gp_fmt_dur(rep->launch_ns, b1, 32), gp_fmt_pct(rep->launch_ns, tot),
 		gp_fmt_dur(rep->execute_ns, b2, 32), gp_fmt_pct(rep->execute_ns, tot),
 		gp_fmt_dur(rep->sync_ns, b3, 32), gp_fmt_pct(rep->sync_ns, tot), gp_fmt_dur(rep->queue_ns, b4, 32));
+	gp_out_text_cupti(f, rep, li);
 	fprintf(f, "%ssync with nothing outstanding %s in %" PRIu64 " calls\n", li,
 		gp_fmt_dur(rep->sync_unattributed_ns, b1, 32), rep->sync_unattributed_calls);
 	fprintf(f, "%sunattributed (no op launching, running or waited for) %s (%.1f%% of wall)\n", li,
@@ -729,6 +751,23 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		fprintf(f, "%s{\"kind\": \"launch queue full\", \"count\": %" PRIu64 ", \"blocked_ns\": %" PRIu64 "}",
 			first ? "" : ", ", rep->queue_full_calls, rep->queue_full_ns);
 	fprintf(f, "], ");
+	if (rep->cupti.source || rep->cupti.calibrated) {
+		/* CUPTI's own cost taken out of the phases (metrics.md §3) */
+		static const char *const src[] = { "none", "records", "calibration" };
+		const struct gp_rep_cupti *c = &rep->cupti;
+		if (c->source)
+			fprintf(f, "\"launch_raw_ns\": %" PRIu64 ", ", rep->launch_raw_ns);
+		fprintf(f, "\"cupti_cost\": {\"source\": \"%s\", \"calls\": %" PRIu64 ", \"in_calls_ns\": %" PRIu64
+			   ", \"launch_ns\": %" PRIu64 ", \"sync_ns\": %" PRIu64, src[c->source > 2 ? 0 : c->source],
+			c->calls, c->in_calls_ns, c->launch_ns, c->sync_ns);
+		if (c->calibrated)
+			fprintf(f, ", \"calibration\": {\"api\": %s, \"launch\": %s, \"runtime_ns\": %u, \"driver_ns\": %u"
+				   ", \"launch_ns\": %u, \"start_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64 "}",
+				(c->calib_flags & GP_CALIBF_API) ? "true" : "false",
+				(c->calib_flags & GP_CALIBF_LAUNCH) ? "true" : "false", c->calib_rt_ns, c->calib_drv_ns,
+				c->calib_launch_ns, c->calib_start, c->calib_dur_ns);
+		fprintf(f, "}, ");
+	}
 	gp_out_json_verdict(f, rep, NULL, &o->th);
 	fprintf(f, "}");
 }
@@ -779,6 +818,8 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
 		if (g->bound) /* metrics.md §21, only with counters */
 			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
+		if (rep->cupti.source) /* launch with CUPTI's own cost left in (metrics.md §3) */
+			fprintf(f, "\"launch_raw_ns\": %" PRIu64 ", ", g->launch_raw_ns);
 		gp_out_json_verdict(f, rep, g, &o->th);
 		fprintf(f, "}");
 	}

@@ -114,6 +114,17 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 	gp_pw_u64(w, r->queue_waits_late);
 	gp_pw_u64(w, r->queue_full_calls);
 	gp_pw_u64(w, r->queue_full_ns);
+	/* CUPTI's own cost taken out of the phases (metrics.md §3) */
+	gp_pw_u32(w, (uint32_t)r->cupti.source);
+	const uint64_t cupti[] = { r->cupti.calls, r->cupti.in_calls_ns, r->cupti.launch_ns, r->cupti.sync_ns,
+				   r->cupti.calib_dur_ns, r->cupti.calib_start, r->launch_raw_ns };
+	for (size_t i = 0; i < sizeof cupti / sizeof cupti[0]; i++)
+		gp_pw_u64(w, cupti[i]);
+	gp_pw_u8(w, r->cupti.calibrated != 0);
+	const uint32_t calib[] = { r->cupti.calib_flags, r->cupti.calib_rt_ns, r->cupti.calib_drv_ns,
+				   r->cupti.calib_launch_ns };
+	for (size_t i = 0; i < sizeof calib / sizeof calib[0]; i++)
+		gp_pw_u32(w, calib[i]);
 	gp_prep_counts(w, r->sync_calls, GP_API_CLASS_COUNT);
 	gp_prep_counts(w, r->sync_kind_ns, GP_API_CLASS_COUNT);
 	gp_pw_u64(w, r->ngroups);
@@ -130,6 +141,7 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_pw_u64(w, g->sync_queue_ns);
 		gp_prep_hist_save(w, &g->exec);
 		gp_pw_u8(w, g->bound);
+		gp_pw_u64(w, g->launch_raw_ns);
 	}
 	gp_pw_u64(w, r->nwindows);
 	for (size_t i = 0; i < r->nwindows; i++) {
@@ -305,10 +317,23 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	rep->queue_waits_late = gp_pr_u64(r);
 	rep->queue_full_calls = gp_pr_u64(r);
 	rep->queue_full_ns = gp_pr_u64(r);
+	uint32_t source = gp_pr_u32(r);
+	if (!r->err && source > 2)
+		gp_pr_fail(r, "the source of CUPTI's cost is none the report knows");
+	rep->cupti.source = (int)source;
+	uint64_t *cupti[] = { &rep->cupti.calls, &rep->cupti.in_calls_ns, &rep->cupti.launch_ns, &rep->cupti.sync_ns,
+			      &rep->cupti.calib_dur_ns, &rep->cupti.calib_start, &rep->launch_raw_ns };
+	for (size_t i = 0; i < sizeof cupti / sizeof cupti[0]; i++)
+		*cupti[i] = gp_pr_u64(r);
+	rep->cupti.calibrated = gp_pr_bool(r);
+	uint32_t *calib[] = { &rep->cupti.calib_flags, &rep->cupti.calib_rt_ns, &rep->cupti.calib_drv_ns,
+			      &rep->cupti.calib_launch_ns };
+	for (size_t i = 0; i < sizeof calib / sizeof calib[0]; i++)
+		*calib[i] = gp_pr_u32(r);
 	gp_prep_counts_load(r, rep->sync_calls, GP_API_CLASS_COUNT, "API classes");
 	gp_prep_counts_load(r, rep->sync_kind_ns, GP_API_CLASS_COUNT, "API classes");
 	size_t ng = 0;
-	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 11 * 8 + 4 + 33 + 1);
+	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 12 * 8 + 4 + 33 + 1);
 	for (size_t i = 0; i < ng && !r->err; i++) {
 		struct gp_rep_group *g = &rep->groups[i];
 		rep->ngroups = i + 1;
@@ -327,6 +352,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		g->bound = gp_pr_u8(r);
 		if (!r->err && g->bound > GP_REP_BOUND_MAX)
 			gp_pr_fail(r, "an operator's roofline bound is none the report knows");
+		g->launch_raw_ns = gp_pr_u64(r);
 	}
 	rep->windows = gp_prep_table(r, &rep->nwindows, sizeof *rep->windows, 7 * 8 + 3 * 4);
 	for (size_t i = 0; i < rep->nwindows && !r->err; i++) {
@@ -381,8 +407,8 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1088u
-#define GP_PREP_SIZE_GROUP 176u
+#define GP_PREP_SIZE_REP 1176u
+#define GP_PREP_SIZE_GROUP 184u
 #define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u
 #define GP_PREP_SIZE_CALLSITE 32u

@@ -218,6 +218,22 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 		d->covered_ns += s->covered_ns;
 		d->unattributed_ns += s->unattributed_ns;
 		d->launch_ns += s->launch_ns;
+		d->launch_raw_ns += s->launch_raw_ns;
+		if (!d->cupti.source || (s->cupti.source && s->cupti.source < d->cupti.source))
+			d->cupti.source = s->cupti.source; /* records where any rank has them */
+		d->cupti.calls += s->cupti.calls;
+		d->cupti.in_calls_ns += s->cupti.in_calls_ns;
+		d->cupti.launch_ns += s->cupti.launch_ns;
+		d->cupti.sync_ns += s->cupti.sync_ns;
+		if (s->cupti.calibrated && !d->cupti.calibrated) { /* the first rank's */
+			d->cupti.calibrated = 1;
+			d->cupti.calib_flags = s->cupti.calib_flags;
+			d->cupti.calib_rt_ns = s->cupti.calib_rt_ns;
+			d->cupti.calib_drv_ns = s->cupti.calib_drv_ns;
+			d->cupti.calib_launch_ns = s->cupti.calib_launch_ns;
+			d->cupti.calib_start = s->cupti.calib_start;
+		}
+		d->cupti.calib_dur_ns += s->cupti.calib_dur_ns;
 		d->queue_ns += s->queue_ns;
 		d->execute_ns += s->execute_ns;
 		d->sync_ns += s->sync_ns;
@@ -241,6 +257,7 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 				goto oom;
 			g->count += sg->count;
 			g->launch_ns += sg->launch_ns;
+			g->launch_raw_ns += sg->launch_raw_ns;
 			g->queue_ns += sg->queue_ns;
 			g->execute_ns += sg->execute_ns;
 			g->sync_ns += sg->sync_ns;

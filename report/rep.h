@@ -27,6 +27,8 @@ struct gp_rep_group {
 	struct gp_hist exec;   /* execute distribution                           */
 	uint8_t bound;         /* enum gp_bound from its hardware counters (the
 	                          roofline analysis sets it; 0 = none)          */
+	uint64_t launch_raw_ns; /* launch with CUPTI's own cost left in (= launch_ns
+	                           when the report knows no such cost)          */
 };
 
 /* What an operator's ops are (gp_rep_group.kinds): kernels, copies, sets,
@@ -136,6 +138,20 @@ struct gp_rep {
 	struct gp_rep *ranks;  /* per-input reports (merged reports only)          */
 	size_t nranks;
 	int group_by;
+	/* CUPTI's own cost in traced calls, taken out of the phases
+	 * (metrics.md §3, "CUPTI's own cost") */
+	struct gp_rep_cupti {
+		int source;        /* 0 not known, 1 CUPTI's overhead records,
+		                      2 the library's calibration              */
+		uint64_t calls;    /* traced calls it was known for             */
+		uint64_t in_calls_ns;          /* CUPTI's time inside calls      */
+		uint64_t launch_ns, sync_ns;   /* ... taken out of launch / waits */
+		int calibrated;    /* the trace has a calibration record         */
+		uint32_t calib_flags, calib_rt_ns, calib_drv_ns, calib_launch_ns;
+		uint64_t calib_dur_ns; /* the calibration's own length          */
+		uint64_t calib_start;  /* ... and its start (trace clock)       */
+	} cupti;
+	uint64_t launch_raw_ns; /* launch with CUPTI's own cost left in          */
 };
 
 void gp_rep_free(struct gp_rep *rep);

@@ -91,6 +91,7 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->has_own = 1;
 		w->own_gpu_start = r->gpu_start;
 		w->own_launch = r->launch;
+		w->own_launch_raw = r->launch_raw;
 		w->own_group = r->group;
 		w->own_iter = r->iter;
 		w->own_device = r->device;
@@ -219,7 +220,7 @@ static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 	w->active = 1;
 	w->seq = an->sync.op_seq;
 	gp_sync_search(an, w);
-	gp_an_fail(an, gp_sweep_add(&an->covered, w->w0, w->w1));
+	gp_an_fail(an, gp_sweep_add(&an->covered, w->w0 - w->cupti, w->w1)); /* the whole call */
 	if (q->head > 0 && q->head + q->n == q->cap) { /* compact */
 		memmove(q->idx, q->idx + q->head, q->n * sizeof *q->idx);
 		q->cache = q->cache > q->head ? q->cache - q->head : 0;
@@ -351,8 +352,10 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 		gp_sync_release(an, w);
 		return;
 	}
+	/* w0 is after CUPTI's own cost at the call's entry: that cost is the
+	 * profiler's, never the wait (metrics.md §3); the exports get the call */
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
-				  .call_start = w->w0, .call_end = w->w1, .w0 = w->w0, .group = -1,
+				  .call_start = w->w0 - w->cupti, .call_end = w->w1, .w0 = w->w0, .group = -1,
 				  .site = UINT32_MAX, .launch_group = -1, .launch_iter = -1 };
 	uint64_t s;
 	gp_sync_pick(w);
@@ -367,16 +370,28 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 		if (!w->has_best || !s)
 			goto done; /* nothing outstanding: no blocking part */
 		out.w1 = w->w0 + s;
+		/* the same wait begun at the call's entry, CUPTI's cost in it */
+		uint64_t raw = s + w->cupti;
+		if (w->has_own && raw > w->own_launch_raw)
+			raw = w->own_launch_raw; /* >= own_launch >= s */
+		an->cost.from_sync_ns += raw - s;
 		if (w->copy && w->has_own && w->own_group < an->ngroups) {
 			/* the blocked part leaves the copy's launch (the op sink had
 			 * it in the copy's launch_ns) */
 			out.launch_group = (int32_t)w->own_group;
 			out.launch_iter = w->own_iter >= 0 ? an->iters[w->own_iter].iter : -1;
 			gp_an_launch_less(an, w->own_group, w->own_iter, w->w0, s);
+			/* ... and from the launch with CUPTI's cost left in, the wait
+			 * as measured from the call's entry */
+			struct gp_group *og = &an->groups[w->own_group];
+			og->launch_raw -= raw < og->launch_raw ? raw : og->launch_raw;
+			an->launch_raw -= raw < an->launch_raw ? raw : an->launch_raw;
+			an->cost.from_launch_ns -= raw - s < an->cost.from_launch_ns ? raw - s : an->cost.from_launch_ns;
 		}
 	} else {
 		s = w->w1 - w->w0;
 		out.w1 = w->w1;
+		an->cost.from_sync_ns += w->cupti;
 	}
 	an->sync.sync_calls[w->kind]++;
 	an->sync.sync_kind_ns[w->kind] += s;
@@ -466,8 +481,9 @@ static uint64_t *gp_sync_shook_get(const struct gp_an *an, uint64_t op)
 	return gp_map_get(&an->sync.shook, op);
 }
 
-/* An API record of a blocking call (sync class, or blocking copy/set). */
-void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
+/* An API record of a blocking call (sync class, or blocking copy/set);
+ * cupti: CUPTI's own cost at its entry (cupti_cost.c). */
+void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
 {
 	unsigned c = GP_API_CLASS(a->class_flags);
 	if (!(gp_an_is_sync_class(c) || gp_an_is_copy_sync(c) || gp_an_is_implicit_sync(c) ||
@@ -481,11 +497,16 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 	struct gp_wait *w = gp_sync_get(an, a->corr, 1);
 	if (!w || w->has_api)
 		return;
+	uint64_t dur = gp_api_dur_ns(a);
 	w->has_api = 1;
 	w->kind = (uint8_t)c;
 	w->tid = a->tid;
-	w->w0 = a->start;
-	w->w1 = a->start + gp_api_dur_ns(a);
+	/* CUPTI's own cost at the call's entry is the profiler's, not the
+	 * program's wait: the wait begins after it (metrics.md §3) */
+	uint64_t cc = cupti < dur ? cupti : dur;
+	w->cupti = (uint32_t)(cc < UINT32_MAX ? cc : UINT32_MAX);
+	w->w0 = a->start + w->cupti;
+	w->w1 = a->start + dur;
 	if (c == GP_API_SYNC_DEVICE || gp_an_is_implicit_sync(c))
 		w->stream = GP_NONE32;
 	w->copy = gp_an_is_copy_sync(c);
@@ -498,6 +519,27 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a)
 	gp_sync_activate(an, w);
 }
 
+
+/* CUPTI's INSTRUMENTATION record of blocking call corr came after the
+ * call's API record (cupti_cost.c): its wait, not charged yet, begins after
+ * that cost too (a thread's waits stay in w0 order: the next one begins
+ * after this call's end). Returns 1 when taken. */
+int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns)
+{
+	struct gp_wait *w = gp_sync_get(an, corr, 0);
+	if (!w || !w->has_api)
+		return 0;
+	uint64_t room = w->w1 - w->w0;
+	if (ns > room)
+		ns = room;
+	if ((uint64_t)w->cupti + ns > UINT32_MAX)
+		return 1;
+	w->w0 += ns;
+	w->cupti += (uint32_t)ns;
+	if (w->active)
+		gp_sync_search(an, w); /* an op that ended inside CUPTI's cost was not waited for */
+	return 1;
+}
 
 /* A hooked blocking call (pass 2; the core calls it for sync classes and
  * blocking copies only): its stack reaches the CUPTI wait through the
@@ -627,8 +669,8 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
-			       .launch = op->launch_ns, .stream = op->stream, .group = op->group,
-			       .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
+			       .launch = op->launch_ns, .launch_raw = op->launch_raw_ns, .stream = op->stream,
+			       .group = op->group, .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
 			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
 	if (!s->recent && !(s->recent = malloc(GP_RECENT * sizeof *s->recent)))
@@ -687,6 +729,13 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 	struct gp_group *og = &an->groups[q->op_group], *g = &an->groups[q->best_group];
 	uint64_t w = q->w < og->launch ? q->w : og->launch;
 	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, w);
+	/* the wait began after CUPTI's own cost (q->cupti); measured from the
+	 * call's entry it would have held that cost too (launch_raw) */
+	uint64_t wr = w + q->cupti;
+	og->launch_raw -= wr < og->launch_raw ? wr : og->launch_raw;
+	an->launch_raw -= wr < an->launch_raw ? wr : an->launch_raw;
+	an->cost.from_launch_ns -= q->cupti < an->cost.from_launch_ns ? q->cupti : an->cost.from_launch_ns;
+	an->cost.from_sync_ns += q->cupti;
 	g->sync += w;
 	g->sync_queue += w;
 	g->sync_calls++;
@@ -917,7 +966,8 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 		return gp_sync_queue_cupti(an, op, slot); /* (its freeing op may come later) */
 	if (!s->nrecent)
 		return 0;
-	uint64_t a0 = op->api_start, a1 = op->api_end;
+	/* the call, from after CUPTI's own cost at its entry (metrics.md §3) */
+	uint64_t a0 = op->api_start + op->cupti_ns, a1 = op->api_end;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -953,8 +1003,9 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 	if (!best || best->group >= an->ngroups)
 		return 0;
 	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = best->e - a0, .tid = op->tid, .corr = op->corr,
-				   .best_corr = best->corr, .stream = op->stream, .a0 = a0, .a1 = a1, .w0 = a0 };
+				   .best_iter = best->iter, .w = best->e - a0, .cupti = op->cupti_ns, .tid = op->tid,
+				   .corr = op->corr, .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
+				   .a1 = a1, .w0 = a0 };
 	if (q.w > op->launch_ns)
 		q.w = op->launch_ns;
 	if (d->hits < GP_QUEUE_HITS) {

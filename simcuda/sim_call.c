@@ -213,7 +213,8 @@ static void sim_driver_start(void)
 	struct simcupti_params cp = {.delivery_delay_ns = g_cfg.cupti_delivery_delay_ns,
 				     .clock_offset_ns = g_cfg.cupti_clock_offset_ns,
 				     .clock_drift_ppm = g_cfg.cupti_clock_drift_ppm,
-				     .buffer_records = g_cfg.cupti_buffer_records};
+				     .buffer_records = g_cfg.cupti_buffer_records,
+				     .no_overhead_kind = !g_cfg.cupti_overhead_records};
 	simcupti_configure(&cp); /* before the injection enables anything */
 	simcupti_set_rebase_hook(sim_timeline_rebase);
 	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);

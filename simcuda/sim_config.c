@@ -55,6 +55,7 @@ static const struct sim_key sim_keys[] = {
 	/* the device's peaks the range profiler serves (docs/simcuda.md "Profiling API") */
 	{"peak_gflops", offsetof(struct sim_config, peak_gflops), SIM_KEY_GBPS},
 	{"peak_gbps", offsetof(struct sim_config, peak_gbps), SIM_KEY_GBPS},
+	{"cupti_overhead_records", offsetof(struct sim_config, cupti_overhead_records), SIM_KEY_NS},
 };
 
 /* ---- real-CUDA behaviours: the accepted range of the keys that have one ---- */
@@ -112,6 +113,7 @@ void sim_config_defaults(struct sim_config *c)
 	/* an H200 SXM: 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; 4.8 TB/s HBM3e */
 	c->peak_gflops = 66900;
 	c->peak_gbps = 4800;
+	c->cupti_overhead_records = 1;
 }
 
 /* Parse a non-negative decimal integer (nanoseconds); 0 or -1. */
@@ -330,7 +332,7 @@ int sim_config_parse(struct sim_config *c, const char *text, const char *fname, 
 				 "memcpy_gbps memcpy_latency_ns sync_ns api_ns pageable_async_blocks "
 				 "implicit_sync queue_depth exec_jitter_pct seed devices cupti_delivery_delay_ns "
 				 "cupti_clock_offset_ns cupti_clock_drift_ppm cupti_buffer_records "
-				 "cupti_api_overhead_ns cupti_launch_overhead_ns cupti_extcorr_overhead_ns peak_gflops peak_gbps, or a 'kernel' line)",
+				 "cupti_api_overhead_ns cupti_launch_overhead_ns cupti_extcorr_overhead_ns peak_gflops peak_gbps cupti_overhead_records, or a 'kernel' line)",
 				 fname, line, tok[0]);
 			rc = -1;
 			break;

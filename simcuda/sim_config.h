@@ -52,6 +52,7 @@ struct sim_config {
 	/* the device's peaks, served by the range profiler (sim_profiler.c) */
 	double peak_gflops;                /* FP32 GFLOP/s (FP64 half, FP16 twice) */
 	double peak_gbps;                  /* device memory GB/s                      */
+	uint64_t cupti_overhead_records;   /* 0: CUPTI refuses KIND_OVERHEAD (no records) */
 	struct sim_kernel_rule *rules;
 	size_t nrules;
 };

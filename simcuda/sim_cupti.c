@@ -852,6 +852,11 @@ static CUptiResult sim_set_kind(CUpti_ActivityKind kind, int on)
 	if (!sim_kind_supported(kind))
 		return sim_err(CUPTI_ERROR_NOT_COMPATIBLE);
 	pthread_mutex_lock(&g.mx);
+	if (kind == CUPTI_ACTIVITY_KIND_OVERHEAD && on && g.par.no_overhead_kind) {
+		/* a CUPTI without overhead records (cupti_overhead_records 0) */
+		pthread_mutex_unlock(&g.mx);
+		return sim_err(CUPTI_ERROR_NOT_COMPATIBLE);
+	}
 	atomic_store_explicit(&g_kind_on[kind], on, memory_order_relaxed);
 	if (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER) {
 		/* the kind overrides per-cbid choices made before it */

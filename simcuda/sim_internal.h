@@ -75,6 +75,7 @@ struct simcupti_params {
 	int64_t clock_offset_ns;
 	double clock_drift_ppm;
 	uint64_t buffer_records;
+	int no_overhead_kind; /* refuse CUPTI_ACTIVITY_KIND_OVERHEAD (cupti_overhead_records 0) */
 };
 void simcupti_configure(const struct simcupti_params *p);
 /* Call the subscriber's callback if (domain, cbid) is enabled. */

@@ -61,10 +61,11 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
 # the what-if predictions against programs with the change made for real,
-# capture windows (iterations, time, trigger, profiler), two devices, and
-# queue-full records delivered late.
+# capture windows (iterations, time, trigger, profiler), two devices,
+# queue-full records delivered late, and CUPTI's own cost taken out of the
+# phases (records, calibration, self-overhead).
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
-	 tests/e2e/test_report_cupti_awkward.sh \
+	 tests/e2e/test_report_cupti_awkward.sh tests/e2e/test_report_cupti_cost.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \

@@ -39,6 +39,11 @@
 //              then main makes 3 synchronizes (a marker each: they block
 //              forever if a cancelled thread left the window lock held) and
 //              prints "lt_prog: cancel N OK"
+//   launchers: one synchronize, 100 ms, then 4 threads at once, each STEPS
+//              launches of work_kernel on its own stream and a synchronize
+//              ("lt_prog: launchers=4 x STEPS OK"): launches on other
+//              threads while one thread's first launch runs the library's
+//              calibration (calibrate.c)
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -268,10 +273,42 @@ static int run_cancel(int rounds)
 	return 0;
 }
 
+static void *launcher_thread(void *arg)
+{
+	int steps = *(int *)arg;
+	unsigned *d;
+	cudaStream_t st;
+	CK(cudaStreamCreate(&st));
+	CK(cudaMalloc(&d, (N + 1) * sizeof *d));
+	for (int i = 0; i < steps; i++)
+		work_kernel<<<(N + 255) / 256, 256, 0, st>>>(d, N);
+	CK(cudaStreamSynchronize(st));
+	CK(cudaFree(d));
+	CK(cudaStreamDestroy(st));
+	return NULL;
+}
+
+static int run_launchers(int steps)
+{
+	pthread_t th[4];
+	CK(cudaDeviceSynchronize()); /* the library starts here, not in a race of four */
+	usleep(100000);
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, launcher_thread, &steps)) {
+			fprintf(stderr, "lt_prog: pthread_create failed\n");
+			return 1;
+		}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	printf("lt_prog: launchers=4 x %d OK\n", steps);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst|latesub|cancel STEPS\n");
+		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst|latesub|cancel|"
+				"launchers STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -288,6 +325,8 @@ int main(int argc, char **argv)
 		return run_nvtxfirst(steps);
 	if (!strcmp(mode, "cancel"))
 		return run_cancel(steps);
+	if (!strcmp(mode, "launchers"))
+		return run_launchers(steps);
 	if (!strcmp(mode, "latesub")) {
 		CK(cudaDeviceSynchronize());
 		printf("lt_prog: late CUPTI subscription %s\n", take_cupti() ? "refused" : "ok");

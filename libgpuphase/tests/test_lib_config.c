@@ -328,6 +328,7 @@ Test(lib_config, bad_values_end_to_end, .timeout = 240)
 		{"GPUPHASE_LOG", "loud"},              {"GPUPHASE_RING_RECORDS", "1000"},
 		{"GPUPHASE_FLUSH_MS", "0"},            {"GPUPHASE_MAX_BYTES", "12X"},
 		{"GPUPHASE_CUPTI", "2"},               {"GPUPHASE_CUPTI_LIB", ""},
+		{"GPUPHASE_CUPTI_CALIBRATE", "sometimes"},
 		{"GPUPHASE_CONTROL_DIR", "relative/dir"}, {"GPUPHASE_FOLLOW_FORK", "sometimes"},
 		{"GPUPHASE_COUNTERS", "top=0"},
 	};

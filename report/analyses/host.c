@@ -4,8 +4,10 @@
  * libgpuphase/hostload.c), the operators whose launch-phase numbers were
  * taken while the host was more than GP_HOST_BUSY_PCT busy (launch times are
  * inflated by a loaded host), and the profiler's estimated self-overhead in
- * the window (hooked calls x measured hook cost + CUPTI buffer time, and
- * drops) with a warning above GP_OVERHEAD_WARN_PCT. Pass 1 keeps the
+ * the window (hooked calls x measured hook cost + CUPTI buffer time + CUPTI's
+ * own time inside the traced calls, from its overhead records or the
+ * library's calibration (the core's gp_rep.cupti) + the calibration itself,
+ * and drops) with a warning above GP_OVERHEAD_WARN_PCT. Pass 1 keeps the
  * samples and the measured hook cost, prepare takes the number of hooked
  * calls from the core, each op's launch time taken inside a busy
  * interval is summed per operator, and finish sums the samples (what
@@ -40,6 +42,8 @@ struct gp_host_op {
 struct gp_host_sum {
 	double busy_mean, busy_max, proc_mean, busy_share; /* pct, pct, pct, fraction */
 	uint64_t cupti_ns;     /* CUPTI buffer time: the largest cumulative sample */
+	uint64_t in_calls_ns;  /* CUPTI's own time inside traced calls (0 unknown) */
+	uint64_t calib_ns;     /* the library's calibration of that cost         */
 	double hooks_ns, est_ns, pct; /* valid when hook_cost_ns >= 0              */
 };
 
@@ -213,10 +217,14 @@ static int gp_host_finish(void *p, const struct gp_an *an, const struct gp_rep *
 static struct gp_host_sum gp_host_summarise(const struct gp_host *h, const struct gp_rep *rep)
 {
 	struct gp_host_sum r = gp_host_sum_samples(h);
+	/* CUPTI in calls: the core's figure (records or calibration, metrics.md
+	 * §3); the records' own sum where the core has none */
+	r.in_calls_ns = rep->cupti.source ? rep->cupti.in_calls_ns : h->cupti_instr_ns;
+	r.calib_ns = rep->cupti.calib_dur_ns;
 	if (h->hook_cost_ns >= 0) {
 		double wall = (double)rep->wall_ns;
 		r.hooks_ns = (double)h->hook_calls * (double)h->hook_cost_ns;
-		r.est_ns = r.hooks_ns + (double)r.cupti_ns + (double)h->cupti_instr_ns;
+		r.est_ns = r.hooks_ns + (double)r.cupti_ns + (double)r.in_calls_ns + (double)r.calib_ns;
 		r.pct = wall > 0 ? 100.0 * r.est_ns / wall : 0;
 	}
 	return r;
@@ -269,12 +277,21 @@ static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const
 			   "dropped\n", ind, (unsigned long long)h->hook_calls, (unsigned long long)rep->dropped_records);
 		return;
 	}
-	char b4[32], instr[64] = "";
-	if (h->have_ovh) /* only where CUPTI reported it: older traces read as before */
-		snprintf(instr, sizeof instr, " + CUPTI in calls %s",
-			 gp_fmt_ns((double)h->cupti_instr_ns, b4, sizeof b4));
-	fprintf(f, "%sself-overhead (estimate): %s = %llu hooked calls x %lldns + CUPTI buffer time %s%s; %.2f%% of "
-		   "the window %s; %llu records dropped\n",
+	/* what the estimate holds: CUPTI's time inside the calls only where the
+	 * trace says it (its records, or the library's calibration) */
+	char b4[32], b5[32], instr[192] = "";
+	if (rep->cupti.source == 2 || (rep->cupti.source != 1 && rep->cupti.calibrated))
+		snprintf(instr, sizeof instr, " + CUPTI in calls %s (calibrated) + the calibration %s",
+			 gp_fmt_ns((double)sum.in_calls_ns, b4, sizeof b4), gp_fmt_ns((double)sum.calib_ns, b5, sizeof b5));
+	else if (rep->cupti.source == 1 || h->have_ovh)
+		snprintf(instr, sizeof instr, " + CUPTI in calls %s%s%s", gp_fmt_ns((double)sum.in_calls_ns, b4, sizeof b4),
+			 sum.calib_ns ? " + the calibration " : "",
+			 sum.calib_ns ? gp_fmt_ns((double)sum.calib_ns, b5, sizeof b5) : "");
+	else if (rep->cupti_ok && !rep->cupti_unavailable)
+		snprintf(instr, sizeof instr, " (CUPTI's time inside the calls not known: no overhead records, no "
+					      "calibration)");
+	fprintf(f, "%sself-overhead (estimate of the time the profiler added): %s = %llu hooked calls x %lldns + "
+		   "CUPTI buffer time %s%s; %.2f%% of the window %s; %llu records dropped\n",
 		ind, gp_fmt_ns(sum.est_ns, b1, sizeof b1), (unsigned long long)h->hook_calls, (long long)h->hook_cost_ns,
 		gp_fmt_ns((double)sum.cupti_ns, b2, sizeof b2), instr, sum.pct,
 		gp_fmt_ns((double)rep->wall_ns, b3, sizeof b3), (unsigned long long)rep->dropped_records);
@@ -332,6 +349,12 @@ static void gp_host_json(FILE *f, const void *p, const struct gp_rep *rep, const
 	}
 	if (h->have_ovh)
 		fprintf(f, ", \"cupti_instrumentation_ns\": %llu", (unsigned long long)h->cupti_instr_ns);
+	if (rep->cupti.source || rep->cupti.calibrated) {
+		static const char *const src[] = { "none", "records", "calibration" };
+		fprintf(f, ", \"cupti_in_calls_ns\": %llu, \"cupti_in_calls_source\": \"%s\", \"calibration_ns\": %llu",
+			(unsigned long long)sum.in_calls_ns, src[rep->cupti.source > 2 ? 0 : rep->cupti.source],
+			(unsigned long long)sum.calib_ns);
+	}
 	fprintf(f, ", \"warn_above_pct\": %g, \"dropped_records\": %llu}}", GP_OVERHEAD_WARN_PCT,
 		(unsigned long long)rep->dropped_records);
 }

@@ -162,7 +162,8 @@ Test(analyses, self_overhead_arithmetic)
 	host(&t, T0 + 1000 * US, 1000, 100, 5000);
 	char *out = report(&t);
 	/* 10 x 1000 ns + 5000 ns = 15 us; the window is the trace's wall time */
-	cr_assert(strstr(out, "self-overhead (estimate): 15.0us = 10 hooked calls x 1000ns + CUPTI buffer time 5.0us"),
+	cr_assert(strstr(out, "self-overhead (estimate of the time the profiler added): 15.0us = 10 hooked calls x 1000ns + "
+			      "CUPTI buffer time 5.0us"),
 		  "%s", out);
 	cr_assert_null(strstr(out, "exceeds 5%"), "%s", out);
 	free(out);
@@ -194,8 +195,36 @@ Test(analyses, self_overhead_counts_cupti_in_calls)
 	host(&t, T0 + 1000 * US, 1000, 100, 5000);
 	char *out = report(&t);
 	/* no hooks; 5 us of buffer time + 6 us in calls */
-	cr_assert(strstr(out, "self-overhead (estimate): 11.0us = 0 hooked calls x 1000ns + CUPTI buffer time 5.0us + "
+	cr_assert(strstr(out, "self-overhead (estimate of the time the profiler added): 11.0us = 0 hooked calls x 1000ns + "
+			      "CUPTI buffer time 5.0us + "
 			      "CUPTI in calls 6.0us"),
+		  "%s", out);
+	free(out);
+}
+
+Test(analyses, self_overhead_counts_the_calibration)
+{
+	/* no overhead records: CUPTI's time in the calls is the calibration's
+	 * estimate (400 ns a runtime call + 1500 ns a launch, for two
+	 * launches), and the calibration's own 50 us is the profiler's too */
+	static struct recs t;
+	t.n = 0;
+	str(&t, 1, "_Z4stepv");
+	status(&t, GP_STATUS_HOOK_COST, 1000);
+	union gp_rec *c = add(&t);
+	c->calib.type = GP_REC_CALIBRATION;
+	c->calib.flags = GP_CALIBF_API | GP_CALIBF_LAUNCH;
+	c->calib.start = T0 - 100 * US;
+	c->calib.dur = 50 * US;
+	c->calib.rt_ns = 400;
+	c->calib.drv_ns = 300;
+	c->calib.launch_ns = 1500;
+	launch(&t, T0, 10 * US, 50 * US, 1, 1);
+	launch(&t, T0 + 999 * US, 10 * US, 50 * US, 2, 1);
+	host(&t, T0 + 1000 * US, 1000, 100, 5000);
+	char *out = report(&t);
+	cr_assert(strstr(out, "self-overhead (estimate of the time the profiler added): 58.8us = 0 hooked calls x 1000ns + "
+			      "CUPTI buffer time 5.0us + CUPTI in calls 3.8us (calibrated) + the calibration 50.0us"),
 		  "%s", out);
 	free(out);
 }

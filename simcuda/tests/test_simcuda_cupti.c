@@ -458,6 +458,32 @@ Test(simcuda_cupti, overhead_off)
 	free(ev);
 }
 
+/* cupti_overhead_records 0: a CUPTI without overhead records refuses the
+ * kind; its cost is spent all the same and stays in the truth. */
+Test(simcuda_cupti, overhead_kind_refused_cost_still_spent)
+{
+	setenv("SIMCUDA_CUPTI_OVERHEAD_RECORDS", "0", 1);
+	setenv("SIMCUDA_CUPTI_API_OVERHEAD_NS", "30000", 1);
+	setenv("SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS", "70000", 1);
+	int v;
+	cr_assert_eq(cudaDriverGetVersion(&v), cudaSuccess); /* the driver starts: the cost model is loaded */
+	tu_cupti_start(1);
+	cr_assert_eq(cuptiActivityRegisterCallbacks(tu_request, ovh_complete), CUPTI_SUCCESS);
+	cr_expect_eq(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD), CUPTI_ERROR_NOT_COMPATIBLE);
+	uint64_t t0 = tu_mono();
+	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	uint64_t t1 = tu_mono();
+	cr_expect_geq(t1 - t0, 20000u + 2 * 30000u + 70000u, "CUPTI's cost really spent");
+	tu_flush();
+	size_t n, novh = 0;
+	struct sim_ev *ev = tu_truth_load(&n);
+	for (size_t i = 0; i < n; i++)
+		novh += ev[i].type == SIM_EV_OVERHEAD;
+	cr_expect_geq(novh, 1, "overhead in the truth");
+	cr_expect_eq(g_ovh.n, 0, "no OVERHEAD record");
+	free(ev);
+}
+
 Test(simcuda_cupti, fine_grained_api_records_and_overhead)
 {
 	setenv("SIMCUDA_CUPTI_API_OVERHEAD_NS", "30000", 1);

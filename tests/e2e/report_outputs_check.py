@@ -187,7 +187,8 @@ def check_analyses(a, d, where):
         if fields(so, OVERHEAD, where + ".host_conditions.self_overhead"):
             if so["hook_cost_ns"] is not None:
                 want = (so["hooked_calls"] * so["hook_cost_ns"] + so["cupti_buffer_ns"] +
-                        so.get("cupti_instrumentation_ns", 0))
+                        so.get("cupti_in_calls_ns", so.get("cupti_instrumentation_ns", 0)) +
+                        so.get("calibration_ns", 0))
                 check(so["estimate_ns"] is not None and abs(so["estimate_ns"] - want) <= 1e-5 * want + 1,
                       where + ": self-overhead estimate = hooked calls x hook cost + CUPTI time")
     tr = a["trends"]

@@ -15,7 +15,16 @@ waited op's sync; a wait begins at its call's entry (CUPTI's own time there,
 simcuda's `overhead` lines, counts in it) and an explicit sync is the whole
 call (docs/metrics.md §3, "CUPTI's own cost"), except a full queue's wait,
 which the report takes from CUPTI's COMMAND_BUFFER_FULL record: the truth
-line itself. With QUEUE_SLACK_NS (GPU
+line itself. When the report took CUPTI's own cost out of the phases (its
+summary has `cupti_cost` with a source), the truth's phases are taken
+without that cost too: a call's `overhead` lines leave its launch, and a
+wait that begins at the call's entry begins after them. With the source
+`calibration` (a per-call estimate, not the call's own record) each call's
+launch and each such wait may differ from the truth by CALIB_SLACK_NS.
+The library's own calibration calls (kernel GP_CALIB_KERNEL) are no
+program's op: they are left out of the truth. With CHECK_RAW=1 only launch
+is compared: the report's `launch_raw_ns` (launch with CUPTI's cost left
+in) against the truth's launch with it. With QUEUE_SLACK_NS (GPU
 timestamps off the host clock), a synchronize or a blocking copy with nothing
 outstanding may be charged to an op that ended less than that before the
 call (a copy's launch then loses as much).
@@ -47,6 +56,9 @@ REL, ABS_NS = 0.01, 2000
 # at a GPU timestamp (implicit syncs, blocking and pageable copies, full
 # queues: allowed per such wait on sync, and on the blocked call's launch)
 QUEUE_SLACK_NS = float(os.environ.get("QUEUE_SLACK_NS", 0))
+# with CUPTI's cost taken out by the calibration's per-call estimate
+CALIB_SLACK_NS = float(os.environ.get("CALIB_SLACK_NS", 0))
+CALIB_KERNEL = "gpuphase_calibrate"  # collector/gp_format.h GP_CALIB_KERNEL
 NOMINAL_REL = float(os.environ.get("NOMINAL_REL", REL))
 NOMINAL_ABS_NS = float(os.environ.get("NOMINAL_ABS_NS", ABS_NS))
 IMPLICIT = {"free", "free_host", "host_alloc"}
@@ -98,8 +110,23 @@ def main():
         (a call that a window's edge cuts has no CUPTI record)."""
         return not wins or any(a <= t0 and t1 <= b for a, b in wins)
 
-    apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t["start"], t["end"])}
-    ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and (not wins or t.get("api_corr") in apis)]
+    own = {t["corr"] for t in truth if t["type"] == "kernel" and t["name"] == CALIB_KERNEL}
+    apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t["start"], t["end"]) and t["corr"] not in own}
+    ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and (not wins or t.get("api_corr") in apis)
+           and t.get("name") != CALIB_KERNEL]
+    # CUPTI's own time inside each call (simcuda's overhead lines), when the
+    # report took it out of the phases (docs/metrics.md §3)
+    source = report["summary"].get("cupti_cost", {}).get("source", "none")
+    raw = os.environ.get("CHECK_RAW") == "1"
+    net = source in ("records", "calibration") and not raw
+    if raw:  # the report's launch with CUPTI's cost left in
+        for o in report["operators"]:
+            o["launch_ns"] = o.get("launch_raw_ns", o["launch_ns"])
+    calib_slack = CALIB_SLACK_NS if source == "calibration" and not raw else 0
+    cupti = {}
+    for t in truth:
+        if t["type"] == "overhead" and net:
+            cupti[t["api_corr"]] = cupti.get(t["api_corr"], 0) + t["end"] - t["start"]
     syncs = {}
     for t in truth:
         if t["type"] == "sync" and (not wins or t["api_corr"] in apis):
@@ -119,6 +146,7 @@ def main():
     gpu_waits = {}  # waited corr -> number of waits ending at a GPU timestamp
     blocked_calls = {}  # api corr -> number of such waits inside the call
     maybe = {}  # op corr -> sync the report may charge it within the clock error
+    est_waits = {}  # waited corr -> waits whose start the calibration estimated
     ends = {t["corr"]: t["end"] for t in truth if t["type"] in ("kernel", "memcpy", "memset")}
     first_wait = {}
     for s in syncs:
@@ -137,7 +165,7 @@ def main():
         # (a full queue's wait is CUPTI's COMMAND_BUFFER_FULL record: the
         # truth line's own start; a call may wait more than once)
         if api and s["kind"] != "queue_full" and s["start"] == first_wait[s["api_corr"]]:
-            s = dict(s, start=min(s["start"], api["start"]))
+            s = dict(s, start=min(s["start"], api["start"] + cupti.get(api["corr"], 0)))
             if s["kind"] in EXPLICIT:
                 s = dict(s, end=max(s["end"], api["end"]))
         if s["kind"] in EXPLICIT and not s["waited_corr"] and api and QUEUE_SLACK_NS:
@@ -150,6 +178,8 @@ def main():
         if s["waited_corr"] and s["kind"] not in EXPLICIT:
             gpu_waits[s["waited_corr"]] = gpu_waits.get(s["waited_corr"], 0) + 1
             blocked_calls[s["api_corr"]] = blocked_calls.get(s["api_corr"], 0) + 1
+        if s["waited_corr"] and calib_slack:
+            est_waits[s["waited_corr"]] = est_waits.get(s["waited_corr"], 0) + 1
         if s["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full"):
             own_block[s["api_corr"]] = own_block.get(s["api_corr"], 0) + s["end"] - s["start"]
         if s["waited_corr"]:
@@ -191,13 +221,14 @@ def main():
         if by_stream:
             name = f"device {dev_of.get(o['stream'], 0)} stream {o['stream']}"
         g = want.setdefault(name, {"count": 0, "launch_ns": 0, "queue_ns": 0, "execute_ns": 0, "sync_ns": 0,
-                                   "gpu_waits": 0, "blocked": 0, "maybe_sync": 0, "maybe_launch": 0})
+                                   "gpu_waits": 0, "blocked": 0, "maybe_sync": 0, "maybe_launch": 0,
+                                   "est_calls": 0, "est_waits": 0})
         api = apis.get(o.get("api_corr"))
         ex = o["end"] - o["start"]
         g["count"] += 1
         g["execute_ns"] += ex
         if api:
-            launch = api["end"] - api["start"]
+            launch = api["end"] - api["start"] - cupti.get(api["corr"], 0)
             blocking = api["name"] in BLOCKING or (
                 o["type"] == "memcpy" and "Async" in api["name"] and api["end"] >= o["end"])
             if blocking:
@@ -205,6 +236,8 @@ def main():
             launch -= own_block.get(api["corr"], 0)
             if api["corr"] in first_of and first_of[api["corr"]] is not o:
                 launch = 0
+            elif calib_slack:
+                g["est_calls"] += 1
             g["launch_ns"] += max(0, launch)
             g["queue_ns"] += max(0, o["start"] - api["end"])
             g["blocked"] += blocked_calls.get(api["corr"], 0)
@@ -212,6 +245,7 @@ def main():
         if last_of.get(o["corr"]) is o:
             g["sync_ns"] += waited.get(o["corr"], 0)
             g["gpu_waits"] += gpu_waits.get(o["corr"], 0)
+            g["est_waits"] += est_waits.get(o["corr"], 0)
         g["maybe_sync"] += maybe.get(o["corr"], 0)
     got = {o["name"]: o for o in report["operators"]}
     bad = []
@@ -219,7 +253,7 @@ def main():
     def close(a, b):
         return abs(a - b) <= max(REL * abs(b), ABS_NS)
 
-    tot_w = {k: 0 for k in ("launch_ns", "queue_ns", "execute_ns", "sync_ns")}
+    tot_w = {k: 0 for k in (("launch_ns",) if raw else ("launch_ns", "queue_ns", "execute_ns", "sync_ns"))}
     tot_g = dict(tot_w)
     for name, w in sorted(want.items()):
         g = got.get(name)
@@ -233,6 +267,7 @@ def main():
             tot_g[k] += g[k]
             slack = QUEUE_SLACK_NS * {"queue_ns": w["count"], "sync_ns": w["gpu_waits"],
                                       "launch_ns": w["blocked"]}.get(k, 0)
+            slack += calib_slack * {"sync_ns": w["est_waits"], "launch_ns": w["est_calls"]}.get(k, 0)
             if k == "sync_ns" and w[k] < g[k] <= w[k] + w["maybe_sync"] + max(REL * w[k], ABS_NS):
                 continue  # a sync with nothing outstanding charged to an op within the clock error
             if k == "launch_ns" and w[k] - w["maybe_launch"] - max(REL * w[k], ABS_NS) <= g[k] < w[k]:
@@ -247,6 +282,8 @@ def main():
     nwaits = sum(w["gpu_waits"] for w in want.values())
     for k in tot_w:
         slack = QUEUE_SLACK_NS * {"queue_ns": nops, "sync_ns": nwaits, "launch_ns": nwaits}.get(k, 0)
+        slack += calib_slack * sum(w[{"sync_ns": "est_waits"}.get(k, "est_calls")] for w in want.values()
+                                   if k in ("sync_ns", "launch_ns"))
         maybe_all = sum(w["maybe_sync"] for w in want.values()) if k == "sync_ns" else 0
         if tot_w[k] < tot_g[k] <= tot_w[k] + maybe_all + max(REL * tot_w[k], ABS_NS):
             continue

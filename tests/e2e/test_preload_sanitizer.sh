@@ -42,4 +42,10 @@ run window GPUPHASE_STACKS=all NVTX_INJECTION64_PATH="$lib" GPUPHASE_WINDOW=dela
 	SIMCUDA_EXEC_NS=300000 -- "$B/tests/lib/lt_prog" fork 100
 run marker GPUPHASE_ITER_MARKER=kernel:mark_kernel GPUPHASE_WINDOW=skip=5,iters=5,repeat=3 -- \
 	"$B/tests/lib/lt_prog" plain 60
+# the calibration of CUPTI's cost (calibrate.c) while three other threads
+# launch: they wait for it
+# (stacks off: libunwind's thread-exit destructor crashes under TSAN, and
+# the first stack capture of threads starting together races, stacks.c)
+run calib GPUPHASE_CUPTI_CALIBRATE=1 GPUPHASE_STACKS=off SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 -- \
+	"$B/tests/lib/lt_prog" launchers 50
 exit $fail

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# test_report_cupti_cost.sh — CUPTI's own cost on simcuda (docs/metrics.md §3
+# "CUPTI's own cost", docs/performance.md "CUPTI's own cost"), at
+# cupti_api_overhead_ns / cupti_launch_overhead_ns 0/0, 500/2000 (the
+# defaults) and 5000/20000, on launch_bound, sync_bound and report_realcuda
+# (blocking and pageable copies, implicit syncs, a full launch queue), GPU
+# clock pinned to the host's (the skew is test_report_cupti_awkward.sh's):
+#
+#  records      with CUPTI's overhead records: every phase equals the
+#               truth's without CUPTI's cost (simcuda's overhead lines),
+#               within 1 % or 2 us per operator (report_truth_check.py), and
+#               launch_raw_ns the truth's launch with it (CHECK_RAW=1);
+#  calibration  without them (cupti_overhead_records 0, so the library
+#               calibrates at its first launch): the calibration recovers the
+#               configured costs within 10 % + 500 ns per figure (simcuda's
+#               CUPTI also spends ~0.2-0.3 us writing each traced layer's
+#               record: CUPTI's cost too, which the calibration measures and
+#               the keys leave out); the report takes it out per call: the
+#               phases equal the truth's without CUPTI's cost within 1 % or
+#               2 us per operator plus CALIB_SLACK_NS = 1 us per call — held
+#               to that on a quiet host only: on a loaded one preemption
+#               stretches CUPTI's time in some calls (the truth's overhead
+#               lines of one call kind longer than their shortest by more
+#               than 10 % overall), which no per-call estimate predicts:
+#               tried 3 times, else said and not counted;
+#  threads      lt_prog launchers: four threads launching at once while one
+#               of them calibrates (GPUPHASE_CUPTI_CALIBRATE=1): every kernel
+#               is an op, joined, and the calibration's own calls are in no
+#               count;
+#  self-overhead  launch_bound bare and profiled at the default costs: the
+#               report's self-overhead estimate is within 25 % of the time
+#               the profiler added to the launch loop, measured on simcuda's
+#               timeline (the loop's median launch period, profiled less
+#               bare, times the launches, and the first launch's excess: a
+#               loaded host's preemptions would swamp a wall-clock
+#               difference), with CUPTI's records (judged
+#               on a quiet host: their sum holds stretched calls) and with
+#               the calibration (up to 3 runs: the library's hook-cost
+#               timing is noisy on a loaded host).
+#
+# Under a sanitizer (GP_SAN) simcuda's own record writing is slower, which
+# the calibration measures as CUPTI's: its figures may read 1.5 us more a
+# layer, the calibrated phases 3 us a call, and the self-overhead is printed,
+# not judged (timings of instrumented code).
+# Environment (make test): GP_BUILD, GP_SAN, GP_SRC, GP_SAN_RUNTIME; KEEP=1
+# keeps the files.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+CHECK="python3 $S/tests/e2e/report_truth_check.py"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d /tmp/gp_cupti_cost.XXXXXX)
+if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+preload=$B/lib/libgpuphase.so
+bare_preload= # the bare program under a sanitized simcuda needs its runtime first
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	bare_preload=$GP_SAN_RUNTIME
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
+fi
+PIN="SIMCUDA_CUPTI_CLOCK_OFFSET_NS=0 SIMCUDA_CUPTI_CLOCK_DRIFT_PPM=0"
+SAN_NS=0 CALIB_SLACK=1000
+[ -n "${GP_SAN:-}" ] && SAN_NS=1500 CALIB_SLACK=3000
+
+# run NAME PROGRAM MODEL [VAR=VALUE...]: profiled run, JSON report
+run() {
+	local name=$1 prog=$2 model=$3
+	shift 3
+	rm -f "$tmp/$name".gpht "$tmp/$name".truth
+	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$model" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
+		$PIN "$@" "$prog" ${LT_ARGS:-} >"$tmp/$name.out" 2>"$tmp/$name.err") ||
+		{ fail "$name: program failed: $(tail -2 "$tmp/$name.err")"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.rerr" ||
+		{ fail "$name: report failed: $(head -2 "$tmp/$name.rerr")"; return 1; }
+}
+
+# facts NAME: prints "source calibrated rt drv launch ovh_truth in_calls
+# stretch": stretch = the truth's CUPTI time over what it would be with
+# every call as short as the shortest of its kind (1 on a quiet host)
+facts() {
+	python3 - "$tmp/$1.json" "$tmp/$1.truth" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["summary"].get("cupti_cost", {})
+k = c.get("calibration", {})
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+names = {t["corr"]: t["name"] for t in truth if t["type"] == "api"}
+c0 = k.get("start_ns", 0)
+c1 = c0 + k.get("duration_ns", 0)  # the calibration's own calls: the profiler's, not the program's
+ovh = [(names.get(t["api_corr"], "?"), t["end"] - t["start"]) for t in truth
+       if t["type"] == "overhead" and not (c0 <= t["start"] < c1)]
+low = {}
+for n, d in ovh:
+    low[n] = min(low.get(n, d), d)
+tot, base = sum(d for _, d in ovh), sum(low[n] for n, _ in ovh)
+flags = k.get("api", False), k.get("launch", False)
+print(c.get("source", "none"), 1 if k else 0, k.get("runtime_ns", -1) if flags[0] else -1,
+      k.get("driver_ns", -1) if flags[0] else -1, k.get("launch_ns", -1) if flags[1] else -1, tot,
+      c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}")
+PY
+}
+
+LB=$B/examples/launch_bound
+LBM=$S/examples/launch_bound.simcuda
+SB=$B/examples/sync_bound
+SBM=$S/examples/sync_bound.simcuda
+RC=$B/tests/e2e/report_realcuda
+RCM=$S/tests/e2e/report_realcuda.simcuda
+skipped=0
+
+for cost in "0 0" "500 2000" "5000 20000"; do
+	set -- $cost
+	api=$1 lau=$2
+	COST="SIMCUDA_CUPTI_API_OVERHEAD_NS=$api SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS=$lau"
+	for p in lb:$LB:$LBM sb:$SB:$SBM rc:$RC:$RCM; do
+		IFS=: read -r tag prog model <<<"$p"
+		# --- with CUPTI's overhead records
+		name=rec_${tag}_$api
+		run "$name" "$prog" "$model" $COST || continue
+		read -r src cal rt drv launch ovh incalls stretch <<<"$(facts "$name")"
+		want=records
+		[ "$api$lau" = 00 ] && want=none # no CUPTI time, no record
+		[ "$src" = "$want" ] || fail "$name: cupti_cost.source $src, expected $want"
+		[ "$cal" = 0 ] || fail "$name: calibrated although CUPTI gave its records (auto)"
+		$CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
+			{ grep MISMATCH "$tmp/$name.check"; fail "$name: phases net of CUPTI's cost differ from the truth"; }
+		CHECK_RAW=1 $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.rawcheck" ||
+			{ grep MISMATCH "$tmp/$name.rawcheck"; fail "$name: launch_raw_ns differs from the truth's launch"; }
+		echo "ok   $name: source $src, CUPTI in calls $incalls ns (truth $ovh ns)"
+		# --- without them: the library's calibration
+		name=cal_${tag}_$api
+		held=0
+		for attempt in 1 2 3; do
+			run "$name" "$prog" "$model" $COST SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 || break
+			read -r src cal rt drv launch ovh incalls stretch <<<"$(facts "$name")"
+			[ "$cal" = 1 ] || { fail "$name: no calibration record without CUPTI's records"; break; }
+			python3 - "$rt" "$drv" "$launch" "$api" "$lau" "$SAN_NS" <<'PY' || fail "$name: calibration off the configured costs"
+import sys
+rt, drv, launch, api, lau, san = map(int, sys.argv[1:])
+bad = [(n, got, want) for n, got, want in (("runtime", rt, api), ("driver", drv, api), ("launch", launch, lau))
+       if abs(got - want) > 0.10 * want + 500 + san]
+print(f"calibration: runtime {rt} driver {drv} launch {launch} ns (configured {api} {api} {lau})")
+for n, got, want in bad:
+    print(f"MISMATCH {n}: {got} ns, configured {want} ns (allowed 10 % + {500 + san} ns)")
+sys.exit(1 if bad else 0)
+PY
+			[ "$src" = calibration ] || { fail "$name: cupti_cost.source $src, expected calibration"; break; }
+			if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
+				CALIB_SLACK_NS=$CALIB_SLACK $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
+					{ grep MISMATCH "$tmp/$name.check"; fail "$name: phases net of the calibrated cost differ from the truth"; }
+				held=1
+				echo "ok   $name: calibrated $rt / $drv / $launch ns; CUPTI in calls $incalls ns estimated, $ovh ns in the truth"
+				break
+			fi
+			echo "     $name attempt $attempt: the truth's CUPTI time $ovh ns, x$stretch its calls' shortest (host loaded): again"
+		done
+		if [ "$held" = 0 ]; then
+			echo "SKIP $name: phases not held to the truth: CUPTI's time stretched by a loaded host in 3 runs"
+			skipped=$((skipped + 1))
+		fi
+	done
+done
+
+# --- four threads launching at once while one of them calibrates: the
+# others' launches wait for it, none loses its GPU record, the calibration's
+# own calls are in no count
+name=threads
+LT_ARGS="launchers 200" run "$name" "$B/tests/lib/lt_prog" "$LBM" GPUPHASE_CUPTI_CALIBRATE=1 &&
+	python3 - "$tmp/$name.json" "$tmp/$name.truth" <<'PY' || fail "$name: launches lost or miscounted around the calibration"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["summary"]
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+want = sum(1 for t in truth if t["type"] == "kernel" and t["name"] != "gpuphase_calibrate")
+k = s.get("cupti_cost", {}).get("calibration")
+print(f"threads: {s['ops']} ops (truth {want} kernels), coverage {s['join_coverage']}, api_unjoined "
+      f"{s['api_unjoined']}, hooks_unjoined {s['hooks_unjoined']}, calibration {k}")
+ok = s["ops"] == want and s["join_coverage"] == 1 and s["api_unjoined"] == 0 and s["hooks_unjoined"] == 0 and k
+ok = ok and all(o["name"] != "gpuphase_calibrate" for o in r["operators"])
+sys.exit(0 if ok else 1)
+PY
+
+# --- self-overhead against the measured added time (default costs). The
+# added time is measured on simcuda's own timeline (the truth), so that a
+# loaded host's preemptions, which stretch some calls by milliseconds, do not
+# swamp it: the median period of the loop (from the event record before it,
+# one call's start to the next's) profiled less the same bare, times the
+# launches, plus the first period's excess (the calibration, when it ran, is
+# in the first launch's hook).
+added_vs_estimate() { # PROFILED-NAME MODE
+	python3 - "$tmp/bare.truth" "$tmp/$1.truth" "$tmp/$1.json" "$2" "${GP_SAN:-}" <<'PY'
+import json, statistics, sys
+def periods(path):
+    # the loop: cudaEventRecord, the launches, cudaEventRecord (not the
+    # calibration's launches: those are part of the first period)
+    tr = [json.loads(l) for l in open(path) if l.strip()]
+    own = {x["corr"] for x in tr if x["type"] == "kernel" and x["name"] == "gpuphase_calibrate"}
+    t = sorted(x["start"] for x in tr if x["type"] == "api" and x["corr"] not in own and
+               ("Launch" in x["name"] or x["name"] == "cudaEventRecord"))
+    return [b - a for a, b in zip(t, t[1:])], len(t) - 2
+(pb, n), (pp, _) = periods(sys.argv[1]), periods(sys.argv[2])
+# every period's typical excess, and the first one's whole excess (the
+# calibration, when the library ran it, is in the first launch)
+added = (statistics.median(pp) - statistics.median(pb)) * (len(pp) - 1) + pp[0] - statistics.median(pb)
+so = json.load(open(sys.argv[3]))["analyses"][0]["host_conditions"]["self_overhead"]
+e = so["estimate_ns"]
+ratio = e / added if added > 0 else float("inf")
+print(f"self-overhead ({sys.argv[4]}): a launch every {statistics.median(pb):.0f} ns bare, {statistics.median(pp):.0f} ns "
+      f"profiled: added {added / 1e6:.2f} ms over {n} launches; the report's estimate {e / 1e6:.2f} ms "
+      f"(hooks {so['hooked_calls']} x {so['hook_cost_ns']} ns, buffers {so['cupti_buffer_ns'] / 1e6:.2f} ms, CUPTI in "
+      f"calls {so.get('cupti_in_calls_ns', 0) / 1e6:.2f} ms, calibration {so.get('calibration_ns', 0) / 1e6:.2f} ms): "
+      f"ratio {ratio:.2f}, allowed 0.75-1.25" + (f" (not judged under {sys.argv[5]})" if sys.argv[5] else ""))
+sys.exit(0 if 0.75 <= ratio <= 1.25 or sys.argv[5] else 1)
+PY
+}
+(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$bare_preload" LD_LIBRARY_PATH="$B/simcuda" \
+	SIMCUDA_CONFIG="$LBM" SIMCUDA_TRUTH="$tmp/bare.truth" $PIN \
+	"$LB" >/dev/null 2>"$tmp/bare.err") || fail "bare launch_bound failed"
+# with CUPTI's records (their sum holds a loaded host's stretched calls,
+# which the median leaves out: judged when the CUPTI time is unstretched)
+held=0
+for attempt in 1 2 3; do
+	run ovh_rec "$LB" "$LBM" || break
+	read -r src cal rt drv launch ovh incalls stretch <<<"$(facts ovh_rec)"
+	if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
+		added_vs_estimate ovh_rec records || fail "self-overhead estimate (CUPTI's records) off the added time"
+		held=1
+		break
+	fi
+	echo "     self-overhead (records) attempt $attempt: CUPTI's time x$stretch its calls' shortest (host loaded): again"
+done
+if [ "$held" = 0 ]; then
+	echo "SKIP self-overhead (records): not judged: the host was loaded in 3 attempts"
+	skipped=$((skipped + 1))
+fi
+# with the calibration (a median per call, as the added time is); up to 3
+# runs: on a loaded host the library's own hook-cost timing varies from run
+# to run (80 ns to 1.5 us seen on the shared 2-CPU VM)
+ok=0
+for attempt in 1 2 3; do
+	run ovh_cal "$LB" "$LBM" SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 || break
+	if added_vs_estimate ovh_cal calibration; then
+		ok=1
+		break
+	fi
+done
+[ "$ok" = 1 ] || fail "self-overhead estimate (calibration) off the added time in 3 runs"
+
+[ "$fails" = 0 ] && echo "test_report_cupti_cost.sh: all checks passed$([ "$skipped" != 0 ] && echo " ($skipped cases not judged: host loaded)")"
+[ "$fails" = 0 ]
