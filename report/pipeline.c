@@ -10,6 +10,7 @@
  * partial results: gp_pipeline_add_partial) or absent.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -166,8 +167,35 @@ static int gp_pipeline_pass(struct gp_pipeline *p, struct gp_an *an, int pass, c
 	return rc;
 }
 
+/* Does process pid run the program the trace's `cmdline` names? Its first
+ * word against the process's argv[0]; 1 when either cannot be read (the
+ * pid alone then decides). A pid reused by another program is not the
+ * writer. */
+static int gp_pipeline_same_program(const struct gp_rep *facts)
+{
+	const char *cmd = NULL;
+	for (size_t i = 0; i < facts->nkv; i++)
+		if (facts->kv[i].key && !strcmp(facts->kv[i].key, "cmdline"))
+			cmd = facts->kv[i].value;
+	if (!cmd || !*cmd)
+		return 1;
+	char path[64], argv0[4096];
+	snprintf(path, sizeof path, "/proc/%u/cmdline", (unsigned)facts->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, argv0, sizeof argv0 - 1);
+	close(fd);
+	if (n <= 0)
+		return 1; /* a kernel thread or a zombie: no argv to compare */
+	argv0[n] = 0; /* argv[0] ends at its NUL */
+	size_t len = strlen(argv0);
+	return !strncmp(cmd, argv0, len) && (cmd[len] == 0 || cmd[len] == ' ');
+}
+
 /* Is the process that writes this footer-less trace still running here
- * (same host name, its pid alive)? Then the trace is live, not cut. */
+ * (same host name, its pid alive and running the traced program)? Then the
+ * trace is live, not cut. */
 static int gp_pipeline_live(const struct gp_rep *facts)
 {
 	if (facts->complete || !facts->pid)
@@ -178,7 +206,7 @@ static int gp_pipeline_live(const struct gp_rep *facts)
 	for (size_t i = 0; i < facts->nkv; i++)
 		if (facts->kv[i].key && !strcmp(facts->kv[i].key, "host"))
 			return facts->kv[i].value && !strcmp(facts->kv[i].value, host) &&
-			       (kill((pid_t)facts->pid, 0) == 0 || errno == EPERM);
+			       (kill((pid_t)facts->pid, 0) == 0 || errno == EPERM) && gp_pipeline_same_program(facts);
 	return 0;
 }
 
