@@ -714,8 +714,15 @@ void gp_cupti_capture(int on)
 		__atomic_store_n(&gp_cupti_push_bits, 0u, __ATOMIC_RELAXED);
 		__atomic_store_n(&gp_cupti_active, 0, __ATOMIC_RELAXED);
 	}
-	gp_cupti_api_layer(0, on);
-	gp_cupti_api_layer(1, on);
+	/* On: the API records first, the op and sync records after them. Off:
+	 * the mirror, the op and sync records first. The API layers are slow
+	 * to switch in lean mode (one call per cbid): switched off first they
+	 * would leave a call ending meanwhile with its sync or op record but
+	 * no API record to join it to. */
+	if (on) {
+		gp_cupti_api_layer(0, 1);
+		gp_cupti_api_layer(1, 1);
+	}
 	const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 		CUPTI_ACTIVITY_KIND_MEMCPY,               CUPTI_ACTIVITY_KIND_MEMSET,
@@ -738,6 +745,10 @@ void gp_cupti_capture(int on)
 		if (res != CUPTI_SUCCESS)
 			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",
 			       (int)k, (int)res);
+	}
+	if (!on) {
+		gp_cupti_api_layer(0, 0);
+		gp_cupti_api_layer(1, 0);
 	}
 	if (on) {
 		__atomic_store_n(&gp_cupti_active, 1, __ATOMIC_RELAXED);
