@@ -534,8 +534,32 @@ const char *gp_cupti_mode_text(void)
 	return gp_cupti_mode_str;
 }
 
+/* The needed cbids of each layer (gp_cupti_needed), listed once at open:
+ * the capture window switches them at every start and stop, and asking
+ * gp_cupti_needed over the whole tables (a name lookup per cbid) took
+ * ~350 us, long enough for a window's edge to leave a concurrent call
+ * half traced or an iteration's mark far before the window's start mark. */
+static unsigned gp_cupti_need_rt[sizeof gp_cbid_rt / sizeof gp_cbid_rt[0]];
+static unsigned gp_cupti_need_drv[sizeof gp_cbid_drv / sizeof gp_cbid_drv[0]];
+static size_t gp_cupti_need_n[2];
+
+static void gp_cupti_list_needed(void)
+{
+	for (int driver = 0; driver < 2; driver++) {
+		const struct gp_cbid_name *t = driver ? gp_cbid_drv : gp_cbid_rt;
+		size_t n = driver ? sizeof gp_cbid_drv / sizeof gp_cbid_drv[0]
+				  : sizeof gp_cbid_rt / sizeof gp_cbid_rt[0];
+		unsigned *out = driver ? gp_cupti_need_drv : gp_cupti_need_rt;
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (gp_cupti_needed(driver, t[i].id))
+				out[k++] = t[i].id;
+		gp_cupti_need_n[driver] = k;
+	}
+}
+
 /* API records of one layer on or off, as the mode says: the kind, or each
- * needed cbid (gp_cupti_needed), or nothing. */
+ * needed cbid (gp_cupti_need_*), or nothing. */
 static void gp_cupti_api_layer(int driver, int on)
 {
 	unsigned how = driver ? gp_cupti_mode.driver : gp_cupti_mode.runtime;
@@ -552,14 +576,11 @@ static void gp_cupti_api_layer(int driver, int on)
 	}
 	if (how != GP_CUPTI_API_NEEDED)
 		return;
-	const struct gp_cbid_name *t = driver ? gp_cbid_drv : gp_cbid_rt;
-	size_t n = driver ? sizeof gp_cbid_drv / sizeof gp_cbid_drv[0] : sizeof gp_cbid_rt / sizeof gp_cbid_rt[0];
+	const unsigned *ids = driver ? gp_cupti_need_drv : gp_cupti_need_rt;
 	unsigned count = 0, failed = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!gp_cupti_needed(driver, t[i].id))
-			continue;
-		CUptiResult res = driver ? gp_cupti_fn.enable_drv_api(t[i].id, (uint8_t)on)
-					 : gp_cupti_fn.enable_rt_api(t[i].id, (uint8_t)on);
+	for (size_t i = 0; i < gp_cupti_need_n[driver]; i++) {
+		CUptiResult res = driver ? gp_cupti_fn.enable_drv_api(ids[i], (uint8_t)on)
+					 : gp_cupti_fn.enable_rt_api(ids[i], (uint8_t)on);
 		count++;
 		failed += res != CUPTI_SUCCESS;
 	}
@@ -679,6 +700,7 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 		gp_cupti_calibrated = 1;
 	}
 	gp_cupti_choose(cfg);
+	gp_cupti_list_needed();
 	gp_cupti_marker_kind = 0;
 	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
 	if (nvtx && strstr(nvtx, "cupti"))
@@ -714,8 +736,15 @@ void gp_cupti_capture(int on)
 		__atomic_store_n(&gp_cupti_push_bits, 0u, __ATOMIC_RELAXED);
 		__atomic_store_n(&gp_cupti_active, 0, __ATOMIC_RELAXED);
 	}
-	gp_cupti_api_layer(0, on);
-	gp_cupti_api_layer(1, on);
+	/* On: the API records first, the op and sync records after them. Off:
+	 * the mirror, the op and sync records first. The API layers are slow
+	 * to switch in lean mode (one call per cbid): switched off first they
+	 * would leave a call ending meanwhile with its sync or op record but
+	 * no API record to join it to. */
+	if (on) {
+		gp_cupti_api_layer(0, 1);
+		gp_cupti_api_layer(1, 1);
+	}
 	const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 		CUPTI_ACTIVITY_KIND_MEMCPY,               CUPTI_ACTIVITY_KIND_MEMSET,
@@ -738,6 +767,10 @@ void gp_cupti_capture(int on)
 		if (res != CUPTI_SUCCESS)
 			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",
 			       (int)k, (int)res);
+	}
+	if (!on) {
+		gp_cupti_api_layer(0, 0);
+		gp_cupti_api_layer(1, 0);
 	}
 	if (on) {
 		__atomic_store_n(&gp_cupti_active, 1, __ATOMIC_RELAXED);

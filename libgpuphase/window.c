@@ -10,11 +10,14 @@
  * (GPUPHASE_WINDOW=trigger; UNIX socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock),
  * which also serves `stop`: gp_lib_finish on that thread, the program runs on.
  *
- * Invariants: every transition happens under gp_window_lock and does, in
- * order, CUPTI activity enable/disable (never a filter), gp_window_on,
- * gp_watch (all classes while on, only the marker's classes while off) and a
- * GP_REC_WINDOW mark. Iteration numbers only grow. Outside the window a hook
- * whose class is not a marker costs one branch (see hooks.c).
+ * Invariants: every transition happens under gp_window_lock. A start does,
+ * in order, CUPTI activity enable (never a filter), gp_window_on, gp_watch
+ * (all classes) and the GP_REC_WINDOW mark; a stop the mirror: the mark,
+ * gp_window_on, gp_watch (only the marker's classes), CUPTI disable (the op
+ * and sync kinds before the API records). So a call made wholly between a
+ * start mark and its stop mark is traced whole. Iteration numbers only
+ * grow. Outside the window a hook whose class is not a marker costs one
+ * branch (see hooks.c).
  */
 #include <errno.h>
 #include <poll.h>
@@ -166,14 +169,24 @@ static void gp_window_apply(uint32_t tid)
 	int want = gp_window_want();
 	if (want == gp_window_on)
 		return;
-	if (want)
+	/* The marks are the window's edges (docs/metrics.md §6): a call made
+	 * wholly between them must have all its records, whatever other
+	 * threads do meanwhile. Turning CUPTI on or off is not instant (in
+	 * lean mode one call per needed cbid, hundreds of us), so a start is
+	 * marked after CUPTI is on and a stop before it goes off: a call
+	 * that ends while CUPTI is being turned off lies past the stop mark. */
+	if (want) {
 		gp_cupti_capture(1);
-	else
+		__atomic_store_n(&gp_window_on, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
+		gp_window_mark(GP_REC_WINDOW, GP_WIN_START, tid, 0);
+	} else {
+		gp_window_mark(GP_REC_WINDOW, GP_WIN_STOP, tid, 0);
+		__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
 		gp_cupti_capture(0);
-	__atomic_store_n(&gp_window_on, want, __ATOMIC_RELEASE);
+	}
 	__atomic_fetch_add(&gp_window_turns, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&gp_watch, want ? GP_WATCH_ALL : gp_window_marker_bits(), __ATOMIC_RELEASE);
-	gp_window_mark(GP_REC_WINDOW, want ? GP_WIN_START : GP_WIN_STOP, tid, 0);
 	gp_log(GP_LOG_INFO, "capture %s at iteration %lld", want ? "on" : "off", (long long)gp_window_iter);
 }
 
