@@ -259,6 +259,33 @@ static size_t gp_lib_header(struct gp_kv *kv, const char *host, const char *cmd,
 	return nkv;
 }
 
+/* The trace's first status records, once it exists: whether CUPTI opened
+ * (and its clock was calibrated) or why not (cres, why), and what the
+ * trace will lack: counters, the runtime hooks (a fork child: hook-only). */
+static void gp_lib_start_status(int cupti_rc, int cres, const char *why)
+{
+	if (cupti_rc == 0) {
+		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
+		if (gp_cupti_clock_calibrated())
+			gp_lib_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
+				      "cuptiActivityRegisterTimestampCallback refused: offset added to CUPTI times");
+	} else {
+		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
+	}
+	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
+		gp_lib_status(GP_STATUS_COUNTERS, -1,
+			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
+			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
+						  : gp_counters_unavailable());
+	if (!gp_lib_preloaded)
+		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
+			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
+					      "patch): CUPTI API records only"
+					    : "injection only: runtime API hooks not interposed");
+	if (gp_lib_forked_child)
+		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
+}
+
 /* Start tracing: find how the library is loaded, open CUPTI, name the
  * trace, write its header and start the collector. 1 when tracing, 0 when
  * the program runs unprofiled (said in the log). */
@@ -333,26 +360,7 @@ static int gp_lib_start(void)
 	gp_clocks_start(); /* where the wall clock stood: lining up hosts */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
-	if (cupti_rc == 0) {
-		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
-		if (gp_cupti_clock_calibrated())
-			gp_lib_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
-				      "cuptiActivityRegisterTimestampCallback refused: offset added to CUPTI times");
-	} else {
-		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
-	}
-	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
-		gp_lib_status(GP_STATUS_COUNTERS, -1,
-			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
-			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
-						  : gp_counters_unavailable());
-	if (!gp_lib_preloaded)
-		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
-			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
-					      "patch): CUPTI API records only"
-					    : "injection only: runtime API hooks not interposed");
-	if (gp_lib_forked_child)
-		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
+	gp_lib_start_status(cupti_rc, cres, why);
 	gp_hooks_emit_names();
 	if (cupti_rc == 0)
 		gp_calibrate_arm(gp_lib_attach != NULL, gp_lib_forked_child); /* calibrate.c */
