@@ -191,20 +191,10 @@ static int gp_lib_trace_name(const char *pattern, const char *host, const struct
 	return 0;
 }
 
-static int gp_lib_start(void)
+/* The CUDA runtime and driver versions, as decimal text into rtv and drv
+ * (n bytes each), or "" where unknown: asked only when preloaded. */
+static void gp_lib_cuda_versions(char *rtv, char *drv, size_t n)
 {
-	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX], depth[16];
-	struct gp_kv kv[32]; /* 18 used at most today */
-	size_t nkv = 0;
-
-	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
-	if (!launch)
-		(void)dlerror(); /* no error string of ours left for the program */
-	gp_lib_preloaded = gp_lib_self(launch) || (gp_lib_attach && gp_lib_attach->patched);
-	if (gethostname(host, sizeof host - 1))
-		strcpy(host, "unknown");
-	gp_lib_cmdline(cmd, sizeof cmd);
-	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)getpid());
 	rtv[0] = drv[0] = 0;
 	if (gp_lib_preloaded) {
 		/* Off the hot path and never from a constructor: this is the first
@@ -213,34 +203,24 @@ static int gp_lib_start(void)
 		int (*fn)(int *);
 		int v = 0;
 		if ((fn = (int (*)(int *))gp_resolve_real("cudaRuntimeGetVersion", &real_rt)) && fn(&v) == 0)
-			snprintf(rtv, sizeof rtv, "%d", v);
+			snprintf(rtv, n, "%d", v);
 		v = 0;
 		if ((fn = (int (*)(int *))gp_resolve_real("cudaDriverGetVersion", &real_drv)) && fn(&v) == 0)
-			snprintf(drv, sizeof drv, "%d", v);
+			snprintf(drv, n, "%d", v);
 	}
+}
 
-	const char *why = NULL;
-	int cres = 0, cupti_rc = -EPERM;
-	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
-		cupti_rc = gp_lib_attach->cupti_rc;
-		why = gp_lib_attach->why;
-		cres = gp_lib_attach->cres;
-	} else if (gp_cfg.cupti)
-		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
-	else
-		why = "disabled by GPUPHASE_CUPTI=0";
+/* The trace header's key/values into kv (32 slots): who runs (host,
+ * cmdline, pid), what is captured and how (window, marker, stacks, clock,
+ * capture, cupti mode, CUDA versions, stack depth, counters), and which job
+ * this process belongs to. "capture" stays kv[7]: gp_lib_start logs it.
+ * The values must outlive the collector's start. Returns how many. */
+static size_t gp_lib_header(struct gp_kv *kv, const char *host, const char *cmd, const char *pidbuf,
+			    const char *rtv, const char *drv, const struct gp_config_job *job, int cupti_rc)
+{
+	static char depth[16];
+	size_t nkv = 0;
 
-	struct gp_config_job job;
-	gp_config_job(environ, &job);
-	const char *pattern = gp_config_output(&gp_cfg, &job);
-	int rc = gp_lib_trace_name(pattern, host, &job, 0, path, sizeof path);
-	if (rc) {
-		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot make the trace's name or directory (%s)", pattern,
-		       strerror(-rc));
-		if (!gp_lib_attach)
-			gp_cupti_close();
-		return 0;
-	}
 	snprintf(depth, sizeof depth, "%u", gp_cfg.stack_depth);
 	static const char *const stacks_names[] = {"off", "sync", "launch", "all"};
 	kv[nkv++] = (struct gp_kv){"host", host};
@@ -266,16 +246,87 @@ static int gp_lib_start(void)
 		kv[nkv++] = (struct gp_kv){"counters", gp_cfg.counters_text};
 	/* which job this process belongs to: the report merges only the traces
 	 * of one job and lines their clocks up (docs/metrics.md §9) */
-	if (job.rank)
-		kv[nkv++] = (struct gp_kv){"rank", job.rank};
-	if (job.local_rank)
-		kv[nkv++] = (struct gp_kv){"local_rank", job.local_rank};
-	if (job.world_size)
-		kv[nkv++] = (struct gp_kv){"world_size", job.world_size};
-	if (job.node)
-		kv[nkv++] = (struct gp_kv){"node", job.node};
-	if (job.job_id)
-		kv[nkv++] = (struct gp_kv){"job_id", job.job_id};
+	if (job->rank)
+		kv[nkv++] = (struct gp_kv){"rank", job->rank};
+	if (job->local_rank)
+		kv[nkv++] = (struct gp_kv){"local_rank", job->local_rank};
+	if (job->world_size)
+		kv[nkv++] = (struct gp_kv){"world_size", job->world_size};
+	if (job->node)
+		kv[nkv++] = (struct gp_kv){"node", job->node};
+	if (job->job_id)
+		kv[nkv++] = (struct gp_kv){"job_id", job->job_id};
+	return nkv;
+}
+
+/* The trace's first status records, once it exists: whether CUPTI opened
+ * (and its clock was calibrated) or why not (cres, why), and what the
+ * trace will lack: counters, the runtime hooks (a fork child: hook-only). */
+static void gp_lib_start_status(int cupti_rc, int cres, const char *why)
+{
+	if (cupti_rc == 0) {
+		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
+		if (gp_cupti_clock_calibrated())
+			gp_lib_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
+				      "cuptiActivityRegisterTimestampCallback refused: offset added to CUPTI times");
+	} else {
+		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
+	}
+	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
+		gp_lib_status(GP_STATUS_COUNTERS, -1,
+			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
+			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
+						  : gp_counters_unavailable());
+	if (!gp_lib_preloaded)
+		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
+			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
+					      "patch): CUPTI API records only"
+					    : "injection only: runtime API hooks not interposed");
+	if (gp_lib_forked_child)
+		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
+}
+
+/* Start tracing: find how the library is loaded, open CUPTI, name the
+ * trace, write its header and start the collector. 1 when tracing, 0 when
+ * the program runs unprofiled (said in the log). */
+static int gp_lib_start(void)
+{
+	static char host[256], cmd[4096], pidbuf[32], rtv[32], drv[32], path[GP_PATH_MAX];
+	struct gp_kv kv[32]; /* gp_lib_header: 18 used at most today */
+
+	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
+	if (!launch)
+		(void)dlerror(); /* no error string of ours left for the program */
+	gp_lib_preloaded = gp_lib_self(launch) || (gp_lib_attach && gp_lib_attach->patched);
+	if (gethostname(host, sizeof host - 1))
+		strcpy(host, "unknown");
+	gp_lib_cmdline(cmd, sizeof cmd);
+	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)getpid());
+	gp_lib_cuda_versions(rtv, drv, sizeof rtv);
+
+	const char *why = NULL;
+	int cres = 0, cupti_rc = -EPERM;
+	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
+		cupti_rc = gp_lib_attach->cupti_rc;
+		why = gp_lib_attach->why;
+		cres = gp_lib_attach->cres;
+	} else if (gp_cfg.cupti)
+		cupti_rc = gp_cupti_open(&gp_cfg, &why, &cres);
+	else
+		why = "disabled by GPUPHASE_CUPTI=0";
+
+	struct gp_config_job job;
+	gp_config_job(environ, &job);
+	const char *pattern = gp_config_output(&gp_cfg, &job);
+	int rc = gp_lib_trace_name(pattern, host, &job, 0, path, sizeof path);
+	if (rc) {
+		gp_log(GP_LOG_ERROR, "GPUPHASE_OUTPUT='%s': cannot make the trace's name or directory (%s)", pattern,
+		       strerror(-rc));
+		if (!gp_lib_attach)
+			gp_cupti_close();
+		return 0;
+	}
+	size_t nkv = gp_lib_header(kv, host, cmd, pidbuf, rtv, drv, &job, cupti_rc);
 
 	struct gp_collector_config cc;
 	memset(&cc, 0, sizeof cc);
@@ -309,26 +360,7 @@ static int gp_lib_start(void)
 	gp_clocks_start(); /* where the wall clock stood: lining up hosts */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
-	if (cupti_rc == 0) {
-		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
-		if (gp_cupti_clock_calibrated())
-			gp_lib_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
-				      "cuptiActivityRegisterTimestampCallback refused: offset added to CUPTI times");
-	} else {
-		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
-	}
-	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
-		gp_lib_status(GP_STATUS_COUNTERS, -1,
-			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
-			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
-						  : gp_counters_unavailable());
-	if (!gp_lib_preloaded)
-		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
-			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
-					      "patch): CUPTI API records only"
-					    : "injection only: runtime API hooks not interposed");
-	if (gp_lib_forked_child)
-		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
+	gp_lib_start_status(cupti_rc, cres, why);
 	gp_hooks_emit_names();
 	if (cupti_rc == 0)
 		gp_calibrate_arm(gp_lib_attach != NULL, gp_lib_forked_child); /* calibrate.c */

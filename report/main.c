@@ -193,7 +193,194 @@ static const struct gp_exporter *gp_main_exporter(const char *name)
 	return NULL;
 }
 
-/* Parse options from argv[*i...]; returns -1 on error, 0 ok, 1 for --help. */
+/* The options that shape the printed report: --format, --sort, --top,
+ * --filter, --thresholds, --straggler-pct, --counter-targets. Returns 1
+ * when option c was one of them and parsed, 0 when it is not one of
+ * them, -1 on a bad value (said on stderr). */
+static int gp_main_opt_output(int c, struct gp_main *m)
+{
+	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
+	static const char *const sorts[] = { "total", "launch", "queue", "execute", "sync", "count", "name" };
+	int k;
+	char *end;
+
+	switch (c) {
+	case 'f':
+		m->out_opt = "--format";
+		if ((k = gp_main_pick("--format", optarg, fmts, 4)) < 0)
+			return -1;
+		m->out.format = (enum gp_format)k;
+		return 1;
+	case 's':
+		m->out_opt = "--sort";
+		if ((k = gp_main_pick("--sort", optarg, sorts, 7)) < 0)
+			return -1;
+		m->out.sort = (enum gp_sort)k;
+		return 1;
+	case 't': {
+		m->out_opt = "--top";
+		long v = strtol(optarg, &end, 10);
+		if (*end || end == optarg || v < 1) {
+			fprintf(stderr, "gpuphase-report: --top: '%s' is not a positive integer\n", optarg);
+			return -1;
+		}
+		m->out.top = (size_t)v;
+		return 1;
+	}
+	case 'F': {
+		m->out_opt = "--filter";
+		if (m->have_filter)
+			regfree(&m->filter);
+		int rc = regcomp(&m->filter, optarg, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[128];
+			regerror(rc, &m->filter, msg, sizeof msg);
+			fprintf(stderr, "gpuphase-report: --filter: '%s' is not a valid regular expression: %s\n",
+				optarg, msg);
+			return -1;
+		}
+		m->have_filter = 1;
+		m->out.filter = &m->filter;
+		return 1;
+	}
+	case 'T':
+		m->out_opt = "--thresholds";
+		if (gp_main_parse_thresholds(optarg, &m->out.th)) {
+			fprintf(stderr, "gpuphase-report: --thresholds: '%s' is not a list of sync=P,launch=P,"
+					"execute=P,min=P with 0 <= P <= 100\n", optarg);
+			return -1;
+		}
+		return 1;
+	case 'S':
+		m->out_opt = "--straggler-pct";
+		m->out.straggler_pct = strtod(optarg, &end);
+		if (*end || end == optarg || m->out.straggler_pct < 0) {
+			fprintf(stderr, "gpuphase-report: --straggler-pct: '%s' is not a number >= 0\n", optarg);
+			return -1;
+		}
+		return 1;
+	case 'K': {
+		m->out_opt = "--counter-targets";
+		long v = strtol(optarg, &end, 10);
+		if (*end || end == optarg || v < 1) {
+			fprintf(stderr, "gpuphase-report: --counter-targets: '%s' is not a positive integer\n", optarg);
+			return -1;
+		}
+		m->targets = (size_t)v;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The options that steer the analyses: --group-by, --outlier-factor,
+ * --whatif, --fail-above and the diff's --phase and --min-delta. Returns
+ * as gp_main_opt_output does. */
+static int gp_main_opt_analysis(int c, struct gp_main *m)
+{
+	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
+	int k;
+	char *end;
+
+	switch (c) {
+	case 'g':
+		if ((k = gp_main_pick("--group-by", optarg, groups, 5)) < 0)
+			return -1;
+		m->group_by = (enum gp_group_by)k;
+		m->group_by_set = 1;
+		return 1;
+	case 'O':
+		m->outlier_set = 1;
+		m->out.outlier_factor = strtod(optarg, &end);
+		if (*end || end == optarg || m->out.outlier_factor <= 0) {
+			fprintf(stderr, "gpuphase-report: --outlier-factor: '%s' is not a positive number\n", optarg);
+			return -1;
+		}
+		return 1;
+	case 'W': {
+		struct gp_dg_change ch;
+		char name[128], why[160];
+		if (gp_dg_parse(optarg, &ch, name, sizeof name, why, sizeof why)) {
+			fprintf(stderr, "gpuphase-report: --whatif: '%s': %s\n", optarg, why);
+			return -1;
+		}
+		m->whatif = optarg;
+		return 1;
+	}
+	case 'X':
+		m->fail_above = strtod(optarg, &end);
+		if (*end || end == optarg || m->fail_above < 0) {
+			fprintf(stderr, "gpuphase-report: --fail-above: '%s' is not a percentage >= 0\n", optarg);
+			return -1;
+		}
+		return 1;
+	case 'P': {
+		static const char *const phases[] = { "total", "launch", "queue", "execute", "sync" };
+		if ((k = gp_main_pick("--phase", optarg, phases, 5)) < 0)
+			return -1;
+		m->diff.phase = (enum gp_diff_phase)k;
+		m->diff_opt = 1;
+		return 1;
+	}
+	case 'M':
+		if (gp_main_parse_dur(optarg, &m->diff.min_delta_ns)) {
+			fprintf(stderr, "gpuphase-report: --min-delta: '%s' is not a duration (e.g. 50us, 2ms, 1s)\n",
+				optarg);
+			return -1;
+		}
+		m->diff_opt = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options that say what is read and written: --export (which takes
+ * the next argument as its file), --output, --allow-truncated, --merge,
+ * --partial. Returns as gp_main_opt_output does. */
+static int gp_main_opt_io(int c, struct gp_main *m, int argc, char **argv)
+{
+	switch (c) {
+	case 'e': {
+		const struct gp_exporter *ex = gp_main_exporter(optarg);
+		if (!ex) {
+			fprintf(stderr, "gpuphase-report: --export: '%s' is not one of: chrome-trace perfetto sqlite html\n",
+				optarg);
+			return -1;
+		}
+		if (optind >= argc) {
+			fprintf(stderr, "gpuphase-report: --export %s: missing the output file\n", optarg);
+			return -1;
+		}
+		if (m->nexports >= 4) {
+			fprintf(stderr, "gpuphase-report: --export: at most 4 exports at once\n");
+			return -1;
+		}
+		m->sinks[m->nexports].ex = ex;
+		m->export_path[m->nexports] = argv[optind++];
+		m->nexports++;
+		return 1;
+	}
+	case 'o':
+		m->output = optarg;
+		return 1;
+	case 'A':
+		m->allow_truncated = 1;
+		return 1;
+	case 'G':
+		m->merge = 1;
+		return 1;
+	case 'R':
+		m->partial = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Parse options from argv[*i...]; returns -1 on error, 0 ok, 1 for --help.
+ * Each option is parsed by the helper for its concern above. */
 static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***files, int *nfiles)
 {
 	static const struct option lo[] = {
@@ -209,158 +396,17 @@ static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***fil
 		{ "partial", no_argument, 0, 'R' },
 		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
 	};
-	static const char *const fmts[] = { "text", "markdown", "csv", "json" };
-	static const char *const sorts[] = { "total", "launch", "queue", "execute", "sync", "count", "name" };
-	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
-	int c, k;
-	char *end;
+	int c, r;
 	optind = 1;
 	opterr = 0; /* one line of ours instead of getopt's */
 	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+		if ((r = gp_main_opt_output(c, m)) == 0 && (r = gp_main_opt_analysis(c, m)) == 0)
+			r = gp_main_opt_io(c, m, argc, argv);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 'f':
-			m->out_opt = "--format";
-			if ((k = gp_main_pick("--format", optarg, fmts, 4)) < 0)
-				return -1;
-			m->out.format = (enum gp_format)k;
-			break;
-		case 's':
-			m->out_opt = "--sort";
-			if ((k = gp_main_pick("--sort", optarg, sorts, 7)) < 0)
-				return -1;
-			m->out.sort = (enum gp_sort)k;
-			break;
-		case 'g':
-			if ((k = gp_main_pick("--group-by", optarg, groups, 5)) < 0)
-				return -1;
-			m->group_by = (enum gp_group_by)k;
-			m->group_by_set = 1;
-			break;
-		case 't': {
-			m->out_opt = "--top";
-			long v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v < 1) {
-				fprintf(stderr, "gpuphase-report: --top: '%s' is not a positive integer\n", optarg);
-				return -1;
-			}
-			m->out.top = (size_t)v;
-			break;
-		}
-		case 'F': {
-			m->out_opt = "--filter";
-			if (m->have_filter)
-				regfree(&m->filter);
-			int rc = regcomp(&m->filter, optarg, REG_EXTENDED | REG_NOSUB);
-			if (rc) {
-				char msg[128];
-				regerror(rc, &m->filter, msg, sizeof msg);
-				fprintf(stderr, "gpuphase-report: --filter: '%s' is not a valid regular expression: %s\n",
-					optarg, msg);
-				return -1;
-			}
-			m->have_filter = 1;
-			m->out.filter = &m->filter;
-			break;
-		}
-		case 'T':
-			m->out_opt = "--thresholds";
-			if (gp_main_parse_thresholds(optarg, &m->out.th)) {
-				fprintf(stderr, "gpuphase-report: --thresholds: '%s' is not a list of sync=P,launch=P,"
-						"execute=P,min=P with 0 <= P <= 100\n", optarg);
-				return -1;
-			}
-			break;
-		case 'O':
-			m->outlier_set = 1;
-			m->out.outlier_factor = strtod(optarg, &end);
-			if (*end || end == optarg || m->out.outlier_factor <= 0) {
-				fprintf(stderr, "gpuphase-report: --outlier-factor: '%s' is not a positive number\n", optarg);
-				return -1;
-			}
-			break;
-		case 'W': {
-			struct gp_dg_change ch;
-			char name[128], why[160];
-			if (gp_dg_parse(optarg, &ch, name, sizeof name, why, sizeof why)) {
-				fprintf(stderr, "gpuphase-report: --whatif: '%s': %s\n", optarg, why);
-				return -1;
-			}
-			m->whatif = optarg;
-			break;
-		}
-		case 'S':
-			m->out_opt = "--straggler-pct";
-			m->out.straggler_pct = strtod(optarg, &end);
-			if (*end || end == optarg || m->out.straggler_pct < 0) {
-				fprintf(stderr, "gpuphase-report: --straggler-pct: '%s' is not a number >= 0\n", optarg);
-				return -1;
-			}
-			break;
-		case 'X':
-			m->fail_above = strtod(optarg, &end);
-			if (*end || end == optarg || m->fail_above < 0) {
-				fprintf(stderr, "gpuphase-report: --fail-above: '%s' is not a percentage >= 0\n", optarg);
-				return -1;
-			}
-			break;
-		case 'e': {
-			const struct gp_exporter *ex = gp_main_exporter(optarg);
-			if (!ex) {
-				fprintf(stderr, "gpuphase-report: --export: '%s' is not one of: chrome-trace perfetto sqlite html\n",
-					optarg);
-				return -1;
-			}
-			if (optind >= argc) {
-				fprintf(stderr, "gpuphase-report: --export %s: missing the output file\n", optarg);
-				return -1;
-			}
-			if (m->nexports >= 4) {
-				fprintf(stderr, "gpuphase-report: --export: at most 4 exports at once\n");
-				return -1;
-			}
-			m->sinks[m->nexports].ex = ex;
-			m->export_path[m->nexports] = argv[optind++];
-			m->nexports++;
-			break;
-		}
-		case 'o':
-			m->output = optarg;
-			break;
-		case 'P': {
-			static const char *const phases[] = { "total", "launch", "queue", "execute", "sync" };
-			if ((k = gp_main_pick("--phase", optarg, phases, 5)) < 0)
-				return -1;
-			m->diff.phase = (enum gp_diff_phase)k;
-			m->diff_opt = 1;
-			break;
-		}
-		case 'M':
-			if (gp_main_parse_dur(optarg, &m->diff.min_delta_ns)) {
-				fprintf(stderr, "gpuphase-report: --min-delta: '%s' is not a duration (e.g. 50us, 2ms, 1s)\n",
-					optarg);
-				return -1;
-			}
-			m->diff_opt = 1;
-			break;
-		case 'A':
-			m->allow_truncated = 1;
-			break;
-		case 'K': {
-			m->out_opt = "--counter-targets";
-			long v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v < 1) {
-				fprintf(stderr, "gpuphase-report: --counter-targets: '%s' is not a positive integer\n", optarg);
-				return -1;
-			}
-			m->targets = (size_t)v;
-			break;
-		}
-		case 'G':
-			m->merge = 1;
-			break;
-		case 'R':
-			m->partial = 1;
-			break;
 		case 'h':
 			m->help_mode = optarg;
 			return 1;

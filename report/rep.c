@@ -162,6 +162,179 @@ int gp_rep_one_job(const struct gp_rep *const *reps, size_t n)
 	return same_job || ranks;
 }
 
+/* The run's facts of one rank's report s added into d: its counts, drops,
+ * operator and phase totals, sync waits; flags that any rank raises stay
+ * raised, the wall time is the longest rank's. */
+static void gp_rep_merge_facts(struct gp_rep *d, const struct gp_rep *s)
+{
+	d->group_by = s->group_by;
+	d->clock_id = s->clock_id;
+	d->version = s->version;
+	d->complete &= s->complete;
+	d->truncated_bytes += s->truncated_bytes;
+	if (!d->end_reason || (s->end_reason && s->write_errors))
+		d->end_reason = s->end_reason;
+	d->write_errors += s->write_errors;
+	d->lost_after_stop += s->lost_after_stop;
+	d->cupti_unavailable |= s->cupti_unavailable;
+	d->hooks_absent |= s->hooks_absent;
+	d->clock_calibrated |= s->clock_calibrated;
+	d->size_cap |= s->size_cap;
+	d->records += s->records;
+	for (int t = 0; t < GP_REC_TYPE_COUNT; t++)
+		d->rec_count[t] += s->rec_count[t];
+	d->dropped_ring += s->dropped_ring;
+	d->dropped_cupti += s->dropped_cupti;
+	d->dropped_write += s->dropped_write;
+	d->dropped_records += s->dropped_records;
+	d->ops += s->ops;
+	d->ops_joined += s->ops_joined;
+	d->ops_no_api += s->ops_no_api;
+	d->ops_no_hook += s->ops_no_hook;
+	d->ops_no_gpu += s->ops_no_gpu;
+	d->ops_end_missing += s->ops_end_missing;
+	d->hooks_unjoined += s->hooks_unjoined;
+	d->api_unjoined += s->api_unjoined;
+	d->launches_captured += s->launches_captured;
+	d->ops_replayed += s->ops_replayed;
+	d->replayed_ns += s->replayed_ns;
+	d->evicted += s->evicted;
+	if (s->wall_ns > d->wall_ns)
+		d->wall_ns = s->wall_ns;
+	d->gpu_busy_ns += s->gpu_busy_ns;
+	d->gpu_idle_ns += s->gpu_idle_ns;
+	d->gpu_busy_sum_ns += s->gpu_busy_sum_ns;
+	d->gpu_busy_late += s->gpu_busy_late;
+	d->host_api_ns += s->host_api_ns;
+	d->covered_ns += s->covered_ns;
+	d->unattributed_ns += s->unattributed_ns;
+	d->launch_ns += s->launch_ns;
+	d->launch_raw_ns += s->launch_raw_ns;
+	d->queue_ns += s->queue_ns;
+	d->execute_ns += s->execute_ns;
+	d->sync_ns += s->sync_ns;
+	d->sync_unattributed_ns += s->sync_unattributed_ns;
+	d->sync_unattributed_calls += s->sync_unattributed_calls;
+	d->queue_full_calls += s->queue_full_calls;
+	d->waits_late += s->waits_late;
+	d->queue_waits_late += s->queue_waits_late;
+	for (int k = 0; k < GP_API_CLASS_COUNT; k++)
+		d->lost_by_class[k] += s->lost_by_class[k];
+	d->queue_full_ns += s->queue_full_ns;
+	for (int k = 0; k < GP_API_CLASS_COUNT; k++) {
+		d->sync_calls[k] += s->sync_calls[k];
+		d->sync_kind_ns[k] += s->sync_kind_ns[k];
+	}
+}
+
+/* CUPTI's own cost in s added into d: its calls and time summed, the
+ * source is the best any rank has, the calibration the first rank's. */
+static void gp_rep_merge_cupti(struct gp_rep *d, const struct gp_rep *s)
+{
+	if (!d->cupti.source || (s->cupti.source && s->cupti.source < d->cupti.source))
+		d->cupti.source = s->cupti.source; /* records where any rank has them */
+	d->cupti.calls += s->cupti.calls;
+	d->cupti.in_calls_ns += s->cupti.in_calls_ns;
+	d->cupti.launch_ns += s->cupti.launch_ns;
+	d->cupti.sync_ns += s->cupti.sync_ns;
+	if (s->cupti.calibrated && !d->cupti.calibrated) { /* the first rank's */
+		d->cupti.calibrated = 1;
+		d->cupti.calib_flags = s->cupti.calib_flags;
+		d->cupti.calib_rt_ns = s->cupti.calib_rt_ns;
+		d->cupti.calib_drv_ns = s->cupti.calib_drv_ns;
+		d->cupti.calib_launch_ns = s->cupti.calib_launch_ns;
+		d->cupti.calib_start = s->cupti.calib_start;
+	}
+	d->cupti.calib_dur_ns += s->cupti.calib_dur_ns;
+}
+
+/* The operator groups of s added into d's group of the same name (made
+ * when d has none). Returns -ENOMEM when out of memory; a histogram that
+ * could not be merged sets *hist_rc to -ENOMEM and the merge goes on. */
+static int gp_rep_merge_groups(struct gp_rep *d, struct gp_rep_ix *ix, struct gp_rep *s, int *hist_rc)
+{
+	for (size_t i = 0; i < s->ngroups; i++) {
+		struct gp_rep_group *sg = &s->groups[i], *g = gp_rep_find_group(d, ix, sg->name);
+		if (!g)
+			return -ENOMEM;
+		if (!g->long_name && !(g->long_name = strdup(sg->long_name ? sg->long_name : sg->name)))
+			return -ENOMEM;
+		g->count += sg->count;
+		g->launch_ns += sg->launch_ns;
+		g->launch_raw_ns += sg->launch_raw_ns;
+		g->queue_ns += sg->queue_ns;
+		g->execute_ns += sg->execute_ns;
+		g->sync_ns += sg->sync_ns;
+		g->no_api += sg->no_api;
+		g->no_gpu += sg->no_gpu;
+		g->sync_calls += sg->sync_calls;
+		g->kinds |= sg->kinds;
+		g->bytes += sg->bytes;
+		g->pageable += sg->pageable;
+		g->sync_queue_ns += sg->sync_queue_ns;
+		if (!g->bound) /* the first trace's counters that say */
+			g->bound = sg->bound;
+		if (gp_hist_merge(&g->exec, &sg->exec))
+			*hist_rc = -ENOMEM;
+	}
+	return 0;
+}
+
+/* The iterations of s added into d's of the same number (made when d has
+ * none); an iteration's window is the longest rank's. 0 or -ENOMEM. */
+static int gp_rep_merge_iters(struct gp_rep *d, struct gp_rep_ix *ix, const struct gp_rep *s)
+{
+	for (size_t i = 0; i < s->niters; i++) {
+		struct gp_rep_iter *si = &s->iters[i], *it = gp_rep_find_iter(d, ix, si->iter);
+		if (!it) {
+			if (gp_rep_room((void **)&d->iters, d->niters, &ix->capiters, sizeof *d->iters) ||
+			    gp_map_put(&ix->iters, (uint64_t)si->iter + 1, d->niters) == -ENOMEM)
+				return -ENOMEM;
+			it = &d->iters[d->niters++];
+			*it = *si;
+			it->ops = it->launch_ns = it->queue_ns = it->execute_ns = it->sync_ns = 0;
+			it->start = 0;
+			it->end = 0;
+		}
+		if (si->end - si->start > it->end - it->start) {
+			it->start = si->start;
+			it->end = si->end;
+		}
+		it->open |= si->open;
+		it->ops += si->ops;
+		it->replayed += si->replayed;
+		it->launch_ns += si->launch_ns;
+		it->queue_ns += si->queue_ns;
+		it->execute_ns += si->execute_ns;
+		it->sync_ns += si->sync_ns;
+	}
+	return 0;
+}
+
+/* The call sites of s added into d's of the same name (made when d has
+ * none). 0 or -ENOMEM. */
+static int gp_rep_merge_sites(struct gp_rep *d, struct gp_rep_ix *ix, const struct gp_rep *s)
+{
+	for (size_t i = 0; i < s->ncallsites; i++) {
+		struct gp_rep_callsite *c = gp_rep_find_site(d, ix, s->callsites[i].name);
+		if (!c) {
+			uint64_t h = gp_rep_hash(s->callsites[i].name);
+			if (gp_rep_room((void **)&d->callsites, d->ncallsites, &ix->capsites, sizeof *d->callsites) ||
+			    (!gp_map_get(&ix->sites, h) && gp_map_put(&ix->sites, h, d->ncallsites)))
+				return -ENOMEM;
+			c = &d->callsites[d->ncallsites++];
+			c->name = strdup(s->callsites[i].name);
+			c->stack = s->callsites[i].stack ? strdup(s->callsites[i].stack) : NULL;
+			c->calls = c->sync_ns = 0;
+			if (!c->name || (s->callsites[i].stack && !c->stack))
+				return -ENOMEM;
+		}
+		c->calls += s->callsites[i].calls;
+		c->sync_ns += s->callsites[i].sync_ns;
+	}
+	return 0;
+}
+
 int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 {
 	int rc = 0;
@@ -176,144 +349,11 @@ int gp_rep_merge(struct gp_rep *d, struct gp_rep *src, size_t n)
 	d->host_busy_pct = d->proc_cpu_pct = d->host_busy_max_pct = -1;
 	for (size_t r = 0; r < n; r++) {
 		struct gp_rep *s = &src[r];
-		d->group_by = s->group_by;
-		d->clock_id = s->clock_id;
-		d->version = s->version;
-		d->complete &= s->complete;
-		d->truncated_bytes += s->truncated_bytes;
-		if (!d->end_reason || (s->end_reason && s->write_errors))
-			d->end_reason = s->end_reason;
-		d->write_errors += s->write_errors;
-		d->lost_after_stop += s->lost_after_stop;
-		d->cupti_unavailable |= s->cupti_unavailable;
-		d->hooks_absent |= s->hooks_absent;
-		d->clock_calibrated |= s->clock_calibrated;
-		d->size_cap |= s->size_cap;
-		d->records += s->records;
-		for (int t = 0; t < GP_REC_TYPE_COUNT; t++)
-			d->rec_count[t] += s->rec_count[t];
-		d->dropped_ring += s->dropped_ring;
-		d->dropped_cupti += s->dropped_cupti;
-		d->dropped_write += s->dropped_write;
-		d->dropped_records += s->dropped_records;
-		d->ops += s->ops;
-		d->ops_joined += s->ops_joined;
-		d->ops_no_api += s->ops_no_api;
-		d->ops_no_hook += s->ops_no_hook;
-		d->ops_no_gpu += s->ops_no_gpu;
-		d->ops_end_missing += s->ops_end_missing;
-		d->hooks_unjoined += s->hooks_unjoined;
-		d->api_unjoined += s->api_unjoined;
-		d->launches_captured += s->launches_captured;
-		d->ops_replayed += s->ops_replayed;
-		d->replayed_ns += s->replayed_ns;
-		d->evicted += s->evicted;
-		if (s->wall_ns > d->wall_ns)
-			d->wall_ns = s->wall_ns;
-		d->gpu_busy_ns += s->gpu_busy_ns;
-		d->gpu_idle_ns += s->gpu_idle_ns;
-		d->gpu_busy_sum_ns += s->gpu_busy_sum_ns;
-		d->gpu_busy_late += s->gpu_busy_late;
-		d->host_api_ns += s->host_api_ns;
-		d->covered_ns += s->covered_ns;
-		d->unattributed_ns += s->unattributed_ns;
-		d->launch_ns += s->launch_ns;
-		d->launch_raw_ns += s->launch_raw_ns;
-		if (!d->cupti.source || (s->cupti.source && s->cupti.source < d->cupti.source))
-			d->cupti.source = s->cupti.source; /* records where any rank has them */
-		d->cupti.calls += s->cupti.calls;
-		d->cupti.in_calls_ns += s->cupti.in_calls_ns;
-		d->cupti.launch_ns += s->cupti.launch_ns;
-		d->cupti.sync_ns += s->cupti.sync_ns;
-		if (s->cupti.calibrated && !d->cupti.calibrated) { /* the first rank's */
-			d->cupti.calibrated = 1;
-			d->cupti.calib_flags = s->cupti.calib_flags;
-			d->cupti.calib_rt_ns = s->cupti.calib_rt_ns;
-			d->cupti.calib_drv_ns = s->cupti.calib_drv_ns;
-			d->cupti.calib_launch_ns = s->cupti.calib_launch_ns;
-			d->cupti.calib_start = s->cupti.calib_start;
-		}
-		d->cupti.calib_dur_ns += s->cupti.calib_dur_ns;
-		d->queue_ns += s->queue_ns;
-		d->execute_ns += s->execute_ns;
-		d->sync_ns += s->sync_ns;
-		d->sync_unattributed_ns += s->sync_unattributed_ns;
-		d->sync_unattributed_calls += s->sync_unattributed_calls;
-		d->queue_full_calls += s->queue_full_calls;
-		d->waits_late += s->waits_late;
-		d->queue_waits_late += s->queue_waits_late;
-		for (int k = 0; k < GP_API_CLASS_COUNT; k++)
-			d->lost_by_class[k] += s->lost_by_class[k];
-		d->queue_full_ns += s->queue_full_ns;
-		for (int k = 0; k < GP_API_CLASS_COUNT; k++) {
-			d->sync_calls[k] += s->sync_calls[k];
-			d->sync_kind_ns[k] += s->sync_kind_ns[k];
-		}
-		for (size_t i = 0; i < s->ngroups; i++) {
-			struct gp_rep_group *sg = &s->groups[i], *g = gp_rep_find_group(d, &ix, sg->name);
-			if (!g)
-				goto oom;
-			if (!g->long_name && !(g->long_name = strdup(sg->long_name ? sg->long_name : sg->name)))
-				goto oom;
-			g->count += sg->count;
-			g->launch_ns += sg->launch_ns;
-			g->launch_raw_ns += sg->launch_raw_ns;
-			g->queue_ns += sg->queue_ns;
-			g->execute_ns += sg->execute_ns;
-			g->sync_ns += sg->sync_ns;
-			g->no_api += sg->no_api;
-			g->no_gpu += sg->no_gpu;
-			g->sync_calls += sg->sync_calls;
-			g->kinds |= sg->kinds;
-			g->bytes += sg->bytes;
-			g->pageable += sg->pageable;
-			g->sync_queue_ns += sg->sync_queue_ns;
-			if (!g->bound) /* the first trace's counters that say */
-				g->bound = sg->bound;
-			if (gp_hist_merge(&g->exec, &sg->exec))
-				rc = -ENOMEM;
-		}
-		for (size_t i = 0; i < s->niters; i++) {
-			struct gp_rep_iter *si = &s->iters[i], *it = gp_rep_find_iter(d, &ix, si->iter);
-			if (!it) {
-				if (gp_rep_room((void **)&d->iters, d->niters, &ix.capiters, sizeof *d->iters) ||
-				    gp_map_put(&ix.iters, (uint64_t)si->iter + 1, d->niters) == -ENOMEM)
-					goto oom;
-				it = &d->iters[d->niters++];
-				*it = *si;
-				it->ops = it->launch_ns = it->queue_ns = it->execute_ns = it->sync_ns = 0;
-				it->start = 0;
-				it->end = 0;
-			}
-			if (si->end - si->start > it->end - it->start) {
-				it->start = si->start;
-				it->end = si->end;
-			}
-			it->open |= si->open;
-			it->ops += si->ops;
-			it->replayed += si->replayed;
-			it->launch_ns += si->launch_ns;
-			it->queue_ns += si->queue_ns;
-			it->execute_ns += si->execute_ns;
-			it->sync_ns += si->sync_ns;
-		}
-		for (size_t i = 0; i < s->ncallsites; i++) {
-			struct gp_rep_callsite *c = gp_rep_find_site(d, &ix, s->callsites[i].name);
-			if (!c) {
-				uint64_t h = gp_rep_hash(s->callsites[i].name);
-				if (gp_rep_room((void **)&d->callsites, d->ncallsites, &ix.capsites, sizeof *d->callsites) ||
-				    (!gp_map_get(&ix.sites, h) && gp_map_put(&ix.sites, h, d->ncallsites)))
-					goto oom;
-				c = &d->callsites[d->ncallsites++];
-				c->name = strdup(s->callsites[i].name);
-				c->stack = s->callsites[i].stack ? strdup(s->callsites[i].stack) : NULL;
-				c->calls = c->sync_ns = 0;
-				if (!c->name || (s->callsites[i].stack && !c->stack))
-					goto oom;
-			}
-			c->calls += s->callsites[i].calls;
-			c->sync_ns += s->callsites[i].sync_ns;
-		}
+		gp_rep_merge_facts(d, s);
+		gp_rep_merge_cupti(d, s);
+		if (gp_rep_merge_groups(d, &ix, s, &rc) || gp_rep_merge_iters(d, &ix, s) ||
+		    gp_rep_merge_sites(d, &ix, s))
+			goto oom;
 		d->ranks[r] = *s; /* ownership moves */
 		memset(s, 0, sizeof *s);
 	}
