@@ -486,6 +486,16 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_sync_free(struct gp_sync *s);
+/* ... the wait machinery sync_queue.c charges through */
+void gp_sync_activate(struct gp_an *an, struct gp_wait *w);
+void gp_sync_expire(struct gp_an *an, int final);
+const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i);
+void gp_sync_search(struct gp_an *an, struct gp_wait *w);
+
+/* sync_queue.c: launch-queue back-pressure (gp_sync_queue_wait above is its
+ * entry from the fold) */
+void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w);
+void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1);
 
 /* join.c */
 void gp_join_init(struct gp_join *j);

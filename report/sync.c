@@ -153,13 +153,13 @@ static void gp_sync_pick(struct gp_wait *w)
 	w->best_device = w->in_device;
 }
 
-static const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
+const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
 {
 	return &an->sync.recent[(an->sync.recent_head + i) & (GP_RECENT - 1)];
 }
 
 /* Best candidate among the folded ops still in the recent buffer. */
-static void gp_sync_search(struct gp_an *an, struct gp_wait *w)
+void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 {
 	w->has_best = w->has_in = 0;
 	size_t lo = 0, hi = an->sync.nrecent; /* first entry with e > w1 */
@@ -212,7 +212,7 @@ static struct gp_tidq *gp_sync_tidq(struct gp_an *an, uint32_t tid, int queue)
 	return &an->sync.tq[an->sync.ntq++];
 }
 
-static void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
+void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 {
 	struct gp_tidq *q = gp_sync_tidq(an, w->tid, w->queue);
 	if (!q)
@@ -342,8 +342,6 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 	}
 }
 
-static void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w);
-
 /* Charge an active wait and release its slot. */
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
@@ -423,7 +421,7 @@ done:
 
 /* Charge the waits that have seen GP_WAIT_HORIZON ops since they became
  * active (all of them when final); drop slots that never became active. */
-static void gp_sync_expire(struct gp_an *an, int final)
+void gp_sync_expire(struct gp_an *an, int final)
 {
 	for (size_t t = 0; t < an->sync.ntq; t++) {
 		struct gp_tidq *q = &an->sync.tq[t];
@@ -583,8 +581,6 @@ void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
 	gp_an_fail(an, gp_map_put(&an->sync.early_ext, ext, corr));
 }
 
-static void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1);
-
 /* A CUPTI OVERHEAD record: a COMMAND_BUFFER_FULL one is the interval its
  * call (correlation id) waited on a full launch queue, kept until the
  * call's op folds (gp_sync_queue_wait). CUPTI writes it in the calling
@@ -717,307 +713,6 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 	if ((++s->op_seq & 1023u) == 0)
 		gp_sync_expire(an, 0);
 	return 0;
-}
-
-/* Charge a launch's wait on a full queue: out of its launch (group,
- * iteration, window, totals), into the sync of the op whose end freed the
- * slot. seen: the op sink had the op already, with the wait in its launch
- * (the wait sink's launch_group then says so). */
-static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q, int seen)
-{
-	struct gp_sync *s = &an->sync;
-	struct gp_group *og = &an->groups[q->op_group], *g = &an->groups[q->best_group];
-	uint64_t w = q->w < og->launch ? q->w : og->launch;
-	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, w);
-	/* the wait began after CUPTI's own cost (q->cupti); measured from the
-	 * call's entry it would have held that cost too (launch_raw) */
-	uint64_t wr = w + q->cupti;
-	og->launch_raw -= wr < og->launch_raw ? wr : og->launch_raw;
-	an->launch_raw -= wr < an->launch_raw ? wr : an->launch_raw;
-	an->cost.from_launch_ns -= q->cupti < an->cost.from_launch_ns ? q->cupti : an->cost.from_launch_ns;
-	an->cost.from_sync_ns += q->cupti;
-	g->sync += w;
-	g->sync_queue += w;
-	g->sync_calls++;
-	s->sync_total += w;
-	s->queue_calls++;
-	s->queue_ns += w;
-	if (q->best_iter >= 0)
-		an->iters[q->best_iter].sync += w;
-	if (an->cfg.on_wait) {
-		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
-					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->w0, .w1 = q->w0 + w,
-					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
-					  .site = UINT32_MAX, .launch_group = seen ? (int32_t)q->op_group : -1,
-					  .launch_iter = seen && q->op_iter >= 0 ? an->iters[q->op_iter].iter : -1 };
-		an->cfg.on_wait(&out, an->cfg.ctx);
-	}
-}
-
-/* A full queue's wait whose freeing op is out of sight: it leaves the
- * launch all the same, as sync with nothing to charge. */
-static void gp_sync_queue_unattr(struct gp_an *an, const struct gp_queue_wait *q, int seen)
-{
-	struct gp_sync *s = &an->sync;
-	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, q->w);
-	s->queue_calls++;
-	s->queue_ns += q->w;
-	s->sync_unattr_ns += q->w;
-	s->sync_unattr_calls++;
-	if (an->cfg.on_wait && seen) {
-		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .tid = q->tid, .corr = q->corr, .stream = q->stream,
-					  .w0 = q->w0, .w1 = q->w0 + q->w, .call_start = q->a0, .call_end = q->a1,
-					  .group = -1, .site = UINT32_MAX, .launch_group = (int32_t)q->op_group,
-					  .launch_iter = q->op_iter >= 0 ? an->iters[q->op_iter].iter : -1 };
-		an->cfg.on_wait(&out, an->cfg.ctx);
-	}
-}
-
-/* A full queue's wait [c0, c1] (CUPTI's COMMAND_BUFFER_FULL) of launch L,
- * whose op is folded, left open: it takes the first op of L's device
- * enqueued before the call to end in it, among the folded ops and those
- * folded in the next GP_WAIT_HORIZON, like any wait (metrics.md §3, late
- * records). Returns its slot or GP_NONE32 (ENOMEM). */
-static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, uint64_t c0, uint64_t c1)
-{
-	struct gp_sync *s = &an->sync;
-	uint32_t idx;
-	if (GP_AN_SLOT(s->waits, s->nwaits, s->capwaits, s->wait_free, idx))
-		return gp_an_fail(an, -ENOMEM), GP_NONE32;
-	struct gp_wait *w = &s->waits[idx];
-	memset(w, 0, sizeof *w);
-	w->queue = 1;
-	w->kind = GP_API_LAUNCH;
-	w->has_api = 1;
-	w->tid = L->tid;
-	w->corr = L->corr;
-	w->stream = L->stream;
-	w->w0 = c0;
-	w->w1 = c1;
-	w->call0 = L->a0;
-	w->call1 = L->a1;
-	w->own_group = L->group;
-	w->own_iter = L->slot;
-	w->own_launch = L->launch;
-	w->own_device = L->device;
-	w->best_group = GP_NONE32;
-	gp_sync_activate(an, w);
-	return idx;
-}
-
-/* Charge an open queue wait (gp_sync_expire): W = [w0, min(the freeing
- * op's end, w1)], at most the launch left; the op sink had the call's op
- * with W in its launch. */
-static void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w)
-{
-	uint64_t end = w->has_best && w->best_e < w->w1 ? w->best_e : w->w1;
-	uint64_t d = end > w->w0 ? end - w->w0 : 0;
-	if (d > w->own_launch)
-		d = w->own_launch;
-	if (!d || w->own_group >= an->ngroups)
-		return;
-	struct gp_queue_wait q = { .op_group = w->own_group, .best_group = w->best_group,
-				   .op_iter = (int32_t)w->own_iter, .best_iter = (int32_t)w->best_iter, .w = d,
-				   .tid = w->tid, .corr = w->corr, .best_corr = w->best_corr, .stream = w->stream,
-				   .a0 = w->call0, .a1 = w->call1, .w0 = w->w0 };
-	if (w->has_best && w->best_group < an->ngroups)
-		gp_sync_queue_charge(an, &q, 1);
-	else
-		gp_sync_queue_unattr(an, &q, 1);
-}
-
-/* Keep a folded launch for a COMMAND_BUFFER_FULL record that comes later
- * (a ring of GP_LAUNCHES, by corr; the largest corr that left it is kept:
- * a record of an older call is too late to apply). */
-static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
-{
-	struct gp_sync *s = &an->sync;
-	if (!s->launches && !(s->launches = malloc(GP_LAUNCHES * sizeof *s->launches)))
-		return gp_an_fail(an, -ENOMEM);
-	if (s->nlaunches == GP_LAUNCHES) {
-		const struct gp_launch *old = &s->launches[s->launch_head];
-		uint64_t *v = gp_map_get(&s->launch_by_corr, old->corr);
-		if (v && *v == s->launch_head)
-			gp_map_del(&s->launch_by_corr, old->corr);
-		if (old->corr > s->launch_gone_max)
-			s->launch_gone_max = old->corr;
-		s->launch_head = (s->launch_head + 1) % GP_LAUNCHES;
-		s->nlaunches--;
-	}
-	size_t i = (s->launch_head + s->nlaunches++) % GP_LAUNCHES;
-	s->launches[i] = *L;
-	gp_an_fail(an, gp_map_put(&s->launch_by_corr, L->corr, i));
-}
-
-/* A COMMAND_BUFFER_FULL record [c0, c1] of a call whose op was folded
- * before it came (metrics.md §3, late records): merged into the call's open
- * queue wait, or opened as one; when the call's wait was charged already,
- * or the call left the ring, it is counted in waits_late. */
-static void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1)
-{
-	struct gp_sync *s = &an->sync;
-	if (c0 < L->a0)
-		c0 = L->a0;
-	if (c1 > L->a1)
-		c1 = L->a1; /* CUPTI's record lies inside its call */
-	if (c1 <= c0)
-		return;
-	struct gp_wait *w = L->wait != GP_NONE32 && L->wait < s->nwaits ? &s->waits[L->wait] : NULL;
-	if (w && w->queue && w->active && w->corr == L->corr) {
-		if (c0 < w->w0)
-			w->w0 = c0;
-		if (c1 > w->w1)
-			w->w1 = c1;
-		gp_sync_search(an, w); /* several records of one call merge */
-		return;
-	}
-	if (L->cbf) { /* charged already */
-		s->queue_late++;
-		s->waits_late++;
-		return;
-	}
-	L->cbf = 1;
-	L->wait = gp_sync_queue_open(an, L, c0, c1);
-}
-
-/* Back-pressure as CUPTI reports it (metrics.md §3): the call's
- * COMMAND_BUFFER_FULL interval [c0, c1] is its wait, ended by the first op of
- * its device enqueued before the call and ending after c0 (at most c1 + the
- * clock tolerance): W = [c0, min(that end, c1)], charged as sync to that op
- * at the fold when that op is folded already, else left open for it (the
- * op's records late). A call without the record did not wait, whatever its
- * length, unless the record comes later (gp_sync_queue_late). */
-static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
-{
-	struct gp_sync *s = &an->sync;
-	struct gp_launch L = { .a0 = op->api_start, .a1 = op->api_end, .launch = op->launch_ns, .corr = op->corr,
-			       .tid = op->tid, .stream = op->stream, .group = op->group, .wait = GP_NONE32,
-			       .slot = (int32_t)slot, .device = op->device };
-	uint64_t *pa = s->cbf_start.count ? gp_map_get(&s->cbf_start, op->corr) : NULL;
-	uint64_t *pb = pa ? gp_map_get(&s->cbf_end, op->corr) : NULL;
-	if (!pa || !pb) {
-		gp_sync_launch_keep(an, &L);
-		return 0;
-	}
-	uint64_t c0 = *pa, c1 = *pb;
-	gp_map_del(&s->cbf_start, op->corr);
-	gp_map_del(&s->cbf_end, op->corr);
-	L.cbf = 1;
-	size_t lo = 0, hi = s->nrecent; /* first entry with e > c0 */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= c0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	const struct gp_recent *best = NULL;
-	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
-		const struct gp_recent *r = gp_sync_recent_at(an, i);
-		if (r->e > c1 + GP_CLOCK_TOLERANCE_NS)
-			break;
-		if (r->device == op->device && r->has_api && r->api_end <= op->api_start && r->corr != op->corr) {
-			best = r; /* sorted by e: the first to end freed the slot */
-			break;
-		}
-	}
-	if (!best || best->group >= an->ngroups) {
-		/* the op that freed the slot is not folded yet: the wait stays
-		 * open for it */
-		if (c1 > c0)
-			L.wait = gp_sync_queue_open(an, &L, c0, c1 < op->api_end ? c1 : op->api_end);
-		gp_sync_launch_keep(an, &L);
-		return 0;
-	}
-	uint64_t w = (best->e < c1 ? best->e : c1) - c0;
-	if (w > op->launch_ns)
-		w = op->launch_ns;
-	gp_sync_launch_keep(an, &L);
-	if (!w)
-		return 0;
-	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = w, .tid = op->tid, .corr = op->corr,
-				   .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
-				   .a1 = op->api_end, .w0 = c0 };
-	gp_sync_queue_charge(an, &q, 0);
-	return w;
-}
-
-/* Back-pressure (metrics.md §3): a launch, async copy/set or graph launch
- * that began with as many ops of its device pending (enqueued before it
- * began, ended after) as were ever seen pending there — at least
- * GP_QUEUE_DEEP, and a level found by GP_QUEUE_HITS launches, so a queue
- * that is merely growing is not taken for a full one — and during which one
- * of them ended, waited on the full launch queue from its start to the
- * first such end (that op's end freed the slot). The wait is charged as
- * sync to that op and taken out of the call's launch (the first launches at
- * a new level are charged once the level is confirmed). Called by the fold
- * after the op's own sums (slot: its iteration); the ops it looks at are
- * folded already (they end before it). Returns the wait charged for op. */
-uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
-{
-	struct gp_sync *s = &an->sync;
-	if (!op->has_api || op->blocking || !op->launch_ns || op->group >= an->ngroups)
-		return 0;
-	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
-	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
-		return 0;
-	if (an->status[GP_STATUS_CUPTI_OVERHEAD])
-		return gp_sync_queue_cupti(an, op, slot); /* (its freeing op may come later) */
-	if (!s->nrecent)
-		return 0;
-	/* the call, from after CUPTI's own cost at its entry (metrics.md §3) */
-	uint64_t a0 = op->api_start + op->cupti_ns, a1 = op->api_end;
-	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= a0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (s->nrecent - lo < GP_QUEUE_DEEP)
-		return 0;
-	const struct gp_recent *best = NULL;
-	unsigned pending = 0;
-	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
-		const struct gp_recent *r = gp_sync_recent_at(an, i);
-		if (r->device != op->device || !r->has_api || r->api_end > a0)
-			continue; /* another device, or enqueued after the call began */
-		pending++;
-		if (r->e <= a1 && !best)
-			best = r; /* sorted by e: the first to end freed the slot */
-	}
-	if (!s->queue && !(s->queue = calloc(256, sizeof *s->queue))) {
-		gp_an_fail(an, -ENOMEM);
-		return 0;
-	}
-	struct gp_queue_dev *d = &s->queue[op->device];
-	if (pending > d->max) {
-		d->max = pending;
-		d->hits = d->ncand = 0;
-	}
-	if (pending < GP_QUEUE_DEEP || pending < d->max)
-		return 0;
-	d->hits++;
-	if (!best || best->group >= an->ngroups)
-		return 0;
-	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = best->e - a0, .cupti = op->cupti_ns, .tid = op->tid,
-				   .corr = op->corr, .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
-				   .a1 = a1, .w0 = a0 };
-	if (q.w > op->launch_ns)
-		q.w = op->launch_ns;
-	if (d->hits < GP_QUEUE_HITS) {
-		if (d->ncand < GP_QUEUE_HITS - 1)
-			d->cand[d->ncand++] = q;
-		return 0;
-	}
-	for (uint32_t k = 0; k < d->ncand; k++)
-		gp_sync_queue_charge(an, &d->cand[k], 1); /* folded already */
-	d->ncand = 0;
-	gp_sync_queue_charge(an, &q, 0);
-	return q.w;
 }
 
 static int gp_sync_cmp_cs(const void *a, const void *b)
