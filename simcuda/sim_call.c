@@ -75,8 +75,10 @@ static void sim_api_callback(struct sim_call *c, CUpti_ApiCallbackSite site, CUp
  * for a kernel launch while kernel records are on, plus
  * cupti_extcorr_overhead_ns for each external-correlation record those API
  * records bring (ids pushed on this thread, EXTERNAL_CORRELATION on). Really spent (busy), then
- * written to the truth and as an OVERHEAD record; the call's work begins
- * after it (c->start).
+ * written as an OVERHEAD record, and to the truth when the call exits (after
+ * its end: the simulator's own writing is no call's time, which a profiler
+ * timing the call would count as CUPTI's); the call's work begins after it
+ * (c->start).
  */
 static void sim_call_overhead(struct sim_call *c)
 {
@@ -94,8 +96,11 @@ static void sim_call_overhead(struct sim_call *c)
 	uint64_t t1 = simcupti_now();
 	uint32_t corr = rt || !drv ? c->corr : c->drv_corr;
 	uint32_t tid = simcupti_thread_id();
-	sim_truth_overhead(tid, t0, t1, corr);
 	simcupti_overhead(tid, CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION, t0, t1, corr);
+	c->ovh_start = t0;
+	c->ovh_end = t1;
+	c->ovh_corr = corr;
+	c->ovh_tid = tid;
 	c->start = t1;
 }
 
@@ -137,13 +142,23 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 {
 	if (!end)
 		end = simcupti_now();
+	/* CUPTI's time writing each layer's records, after the call's end
+	 * timestamp: its cost too, outside the records' interval (truth) */
+	uint64_t w0, write_drv = 0, write_rt;
 	if (c->drv_cbid) {
-		simcupti_emit_api(CUPTI_ACTIVITY_KIND_DRIVER, c->drv_cbid, c->drv_start, end, c->drv_corr,
-				  ret == cudaSuccess ? 0 : 1);
+		w0 = simcupti_now();
+		if (simcupti_emit_api(CUPTI_ACTIVITY_KIND_DRIVER, c->drv_cbid, c->drv_start, end, c->drv_corr,
+				      ret == cudaSuccess ? 0 : 1))
+			write_drv = simcupti_now() - w0;
 		sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_DRIVER_API, &ret);
 	}
-	simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->api_start, end, c->corr, (uint32_t)ret);
-	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, c->corr);
+	w0 = simcupti_now();
+	write_rt = simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->api_start, end, c->corr, (uint32_t)ret)
+			   ? simcupti_now() - w0
+			   : 0;
+	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, c->corr, write_rt, write_drv);
+	if (c->ovh_end)
+		sim_truth_overhead(c->ovh_tid, c->ovh_start, c->ovh_end, c->ovh_corr);
 	sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_RUNTIME_API, &ret);
 	if (ret != cudaSuccess && ret != cudaErrorNotReady)
 		t_last_error = ret;

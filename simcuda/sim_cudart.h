@@ -221,6 +221,10 @@ struct sim_call {
 	uint64_t drv_start;
 	const char *symbol; /* kernel name for launches */
 	uint64_t corr_data;
+	/* CUPTI's overhead interval at entry, its truth line written at exit
+	 * (outside the call's records, as CUPTI's own record writing is) */
+	uint64_t ovh_start, ovh_end;
+	uint32_t ovh_corr, ovh_tid;
 };
 
 /* Enter a runtime call: driver start, correlation ids, enter callbacks.
@@ -253,7 +257,10 @@ int sim_call_context_alive(void);
 /* Open SIMCUDA_TRUTH's path for writing; 0 or -errno. */
 int sim_truth_open(const char *path);
 void sim_truth_flush(void);
-void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr);
+/* write_rt/write_drv: CUPTI's time writing the call's runtime/driver
+ * records after `end` (0 when that layer wrote none). */
+void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr, uint64_t write_rt,
+		   uint64_t write_drv);
 void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr);
 /* A launch replayed `replay` times for CUPTI's range profiler (sim_replay.c). */
 void sim_truth_kernel_replay(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,

@@ -617,11 +617,11 @@ void simcupti_overhead(uint32_t tid, int overhead_kind, uint64_t start, uint64_t
 		      offsetof(CUpti_ActivityOverhead3, end), SIM_NO_OFF);
 }
 
-void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
-		       uint64_t start, uint64_t end, uint32_t corr, uint32_t ret)
+int simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
+		      uint64_t start, uint64_t end, uint32_t corr, uint32_t ret)
 {
 	if (!simcupti_api_traced(kind, cbid))
-		return;
+		return 0;
 	if (simcupti_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
 		for (int k = 0; k < SIM_EXT_KINDS; k++) {
 			if (t_ext_n[k] == 0)
@@ -647,6 +647,7 @@ void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
 	a.returnValue = ret;
 	simcupti_emit(&a, sizeof a, 0, offsetof(CUpti_ActivityAPI, start),
 		      offsetof(CUpti_ActivityAPI, end), SIM_NO_OFF);
+	return 1;
 }
 
 /* ---- callback API (subscriber) ---------------------------------------------- */

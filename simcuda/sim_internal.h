@@ -43,10 +43,11 @@ void simcupti_emit(const void *rec, size_t size, uint64_t ready_at,
  * Record one API call: EXTERNAL_CORRELATION records for every kind with an id
  * pushed on this thread (if that kind is enabled), then the RUNTIME or DRIVER
  * record — only if `kind` is enabled and (for RUNTIME/DRIVER) not switched off
- * per cbid by cuptiActivityEnableRuntimeApi/DriverApi.
+ * per cbid by cuptiActivityEnableRuntimeApi/DriverApi. Returns 1 when the
+ * API record was written, else 0.
  */
-void simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
-		       uint64_t start, uint64_t end, uint32_t corr, uint32_t ret);
+int simcupti_emit_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
+		      uint64_t start, uint64_t end, uint32_t corr, uint32_t ret);
 /*
  * Would an API record of this kind (RUNTIME or DRIVER) and cbid be produced?
  * The kind's switch, overridden per cbid by cuptiActivityEnableRuntimeApi /

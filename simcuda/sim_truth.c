@@ -53,10 +53,18 @@ void sim_truth_flush(void)
 	pthread_mutex_unlock(&g_truth.mx);
 }
 
-void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr)
+void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr, uint64_t write_rt,
+		   uint64_t write_drv)
 {
-	sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"corr\":%u}\n",
-		  name, tid, (unsigned long long)start, (unsigned long long)end, corr);
+	if (!write_rt && !write_drv) {
+		sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"corr\":%u}\n",
+			  name, tid, (unsigned long long)start, (unsigned long long)end, corr);
+		return;
+	}
+	sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"corr\":%u,"
+		  "\"cupti_write_rt\":%llu,\"cupti_write_drv\":%llu}\n",
+		  name, tid, (unsigned long long)start, (unsigned long long)end, corr, (unsigned long long)write_rt,
+		  (unsigned long long)write_drv);
 }
 
 /* A kernel's corr is its launch call's: api_corr repeats it. */

@@ -11,13 +11,19 @@
 #               within 1 % or 2 us per operator (report_truth_check.py), and
 #               launch_raw_ns the truth's launch with it (CHECK_RAW=1);
 #  calibration  without them (cupti_overhead_records 0, so the library
-#               calibrates at its first launch): the calibration recovers the
-#               configured costs within 10 % + 500 ns per figure (simcuda's
-#               CUPTI also spends ~0.2-0.3 us writing each traced layer's
-#               record: CUPTI's cost too, which the calibration measures and
-#               the keys leave out); the report takes it out per call: the
-#               phases equal the truth's without CUPTI's cost within 1 % or
-#               2 us per operator plus CALIB_SLACK_NS = 1 us per call — held
+#               calibrates at its first launch): the calibration's per-layer
+#               figures equal what tracing that layer added to its own calls
+#               on simcuda's timeline within 10 % + 300 ns (that whole cost
+#               includes simcuda's CUPTI writing the records after the call's
+#               end, 0.4-0.9 us a layer here and more on slower hosts: CUPTI's
+#               cost too, which the configured keys leave out), and are at
+#               least 90 % of the configured cost; the launch figure the
+#               configured one within 10 % + 500 ns; the report takes them
+#               out per call: the phases equal the truth's without CUPTI's
+#               cost within 1 % or 2 us per operator plus, per call,
+#               CALIB_SLACK_NS = 1 us of noise and the calibration's known
+#               excess (the part of the whole cost outside the call's
+#               records, docs/metrics.md §3, taken from the timeline) — held
 #               to that on a quiet host only: on a loaded one preemption
 #               stretches CUPTI's time in some calls (the truth's overhead
 #               lines of one call kind longer than their shortest by more
@@ -79,8 +85,14 @@ run() {
 }
 
 # facts NAME: prints "source calibrated rt drv launch ovh_truth in_calls
-# stretch": stretch = the truth's CUPTI time over what it would be with
-# every call as short as the shortest of its kind (1 on a quiet host)
+# stretch rt_truth drv_truth": stretch = the truth's CUPTI time over what it
+# would be with every call as short as the shortest of its kind (1 on a
+# quiet host); rt_truth/drv_truth = what tracing a runtime / driver layer
+# added to each of the calibration's own calls on simcuda's timeline (the
+# median start-to-start period of its consecutive calls with that layer
+# traced, less that with one layer fewer: the configuration of a call is
+# known from the records CUPTI wrote for it, the truth's cupti_write_*),
+# -1 when the trace has no such calls
 facts() {
 	python3 - "$tmp/$1.json" "$tmp/$1.truth" <<'PY'
 import json, sys
@@ -98,9 +110,19 @@ for n, d in ovh:
     low[n] = min(low.get(n, d), d)
 tot, base = sum(d for _, d in ovh), sum(low[n] for n, _ in ovh)
 flags = k.get("api", False), k.get("launch", False)
+own = sorted((t for t in truth if t["type"] == "api" and t["name"] == "cudaDriverGetVersion" and c0 <= t["start"] < c1),
+             key=lambda t: t["start"])
+layers = lambda t: 2 if t.get("cupti_write_drv") else 1 if t.get("cupti_write_rt") else 0
+period = {}
+for a, b in zip(own, own[1:]):
+    if layers(a) == layers(b):
+        period.setdefault(layers(a), []).append(b["start"] - a["start"])
+med = {n: sorted(p)[len(p) // 2] for n, p in period.items()}
+rt_t = med[1] - med[0] if 0 in med and 1 in med else -1
+drv_t = med[2] - med[1] if 1 in med and 2 in med else -1
 print(c.get("source", "none"), 1 if k else 0, k.get("runtime_ns", -1) if flags[0] else -1,
       k.get("driver_ns", -1) if flags[0] else -1, k.get("launch_ns", -1) if flags[1] else -1, tot,
-      c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}")
+      c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}", rt_t, drv_t)
 PY
 }
 
@@ -121,7 +143,7 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 		# --- with CUPTI's overhead records
 		name=rec_${tag}_$api
 		run "$name" "$prog" "$model" $COST || continue
-		read -r src cal rt drv launch ovh incalls stretch <<<"$(facts "$name")"
+		read -r src cal rt drv launch ovh incalls stretch rt_t drv_t <<<"$(facts "$name")"
 		want=records
 		[ "$api$lau" = 00 ] && want=none # no CUPTI time, no record
 		[ "$src" = "$want" ] || fail "$name: cupti_cost.source $src, expected $want"
@@ -136,21 +158,31 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 		held=0
 		for attempt in 1 2 3; do
 			run "$name" "$prog" "$model" $COST SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 || break
-			read -r src cal rt drv launch ovh incalls stretch <<<"$(facts "$name")"
+			read -r src cal rt drv launch ovh incalls stretch rt_t drv_t <<<"$(facts "$name")"
 			[ "$cal" = 1 ] || { fail "$name: no calibration record without CUPTI's records"; break; }
-			python3 - "$rt" "$drv" "$launch" "$api" "$lau" "$SAN_NS" <<'PY' || fail "$name: calibration off the configured costs"
+			python3 - "$rt" "$drv" "$launch" "$api" "$lau" "$SAN_NS" "$rt_t" "$drv_t" <<'PY' || fail "$name: calibration off simcuda's timeline"
 import sys
-rt, drv, launch, api, lau, san = map(int, sys.argv[1:])
-bad = [(n, got, want) for n, got, want in (("runtime", rt, api), ("driver", drv, api), ("launch", launch, lau))
-       if abs(got - want) > 0.10 * want + 500 + san]
-print(f"calibration: runtime {rt} driver {drv} launch {launch} ns (configured {api} {api} {lau})")
+rt, drv, launch, api, lau, san, rt_t, drv_t = map(int, sys.argv[1:])
+print(f"calibration: runtime {rt} driver {drv} launch {launch} ns; on simcuda's timeline {rt_t} {drv_t} ns; "
+      f"configured {api} {api} {lau} ns")
+# a layer's whole cost on the timeline (its records' writing after the
+# call's end included), never less than the configured time inside the call
+bad = [(n, got, want) for n, got, want in (("runtime", rt, rt_t), ("driver", drv, drv_t))
+       if want < 0 or abs(got - want) > 0.10 * want + 300 + san]
+bad += [(n, got, want) for n, got, want in (("runtime", rt, api), ("driver", drv, api)) if got < 0.9 * want]
+if abs(launch - lau) > 0.10 * lau + 500 + san:
+    bad.append(("launch", launch, lau))
 for n, got, want in bad:
-    print(f"MISMATCH {n}: {got} ns, configured {want} ns (allowed 10 % + {500 + san} ns)")
+    print(f"MISMATCH {n}: {got} ns, expected {want} ns")
 sys.exit(1 if bad else 0)
 PY
 			[ "$src" = calibration ] || { fail "$name: cupti_cost.source $src, expected calibration"; break; }
 			if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
-				CALIB_SLACK_NS=$CALIB_SLACK $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
+				# per call: noise, and the calibration's known excess, the
+				# part of CUPTI's cost outside the call's records (writing
+				# them after its end), from simcuda's timeline
+				slack=$((CALIB_SLACK + (rt_t > api ? rt_t - api : 0) + (drv_t > api ? drv_t - api : 0)))
+				CALIB_SLACK_NS=$slack $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
 					{ grep MISMATCH "$tmp/$name.check"; fail "$name: phases net of the calibrated cost differ from the truth"; }
 				held=1
 				echo "ok   $name: calibrated $rt / $drv / $launch ns; CUPTI in calls $incalls ns estimated, $ovh ns in the truth"
@@ -225,7 +257,7 @@ PY
 held=0
 for attempt in 1 2 3; do
 	run ovh_rec "$LB" "$LBM" || break
-	read -r src cal rt drv launch ovh incalls stretch <<<"$(facts ovh_rec)"
+	read -r src cal rt drv launch ovh incalls stretch rt_t drv_t <<<"$(facts ovh_rec)"
 	if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
 		added_vs_estimate ovh_rec records || fail "self-overhead estimate (CUPTI's records) off the added time"
 		held=1
