@@ -68,6 +68,8 @@ static pthread_key_t gp_stacks_key; /* destructor hands the table back */
 static pthread_once_t gp_stacks_key_once = PTHREAD_ONCE_INIT;
 static int gp_stacks_key_ok;
 static uint32_t gp_stacks_next_id = 1;
+/* The library's own code, whose frames a stack skips: written once under
+ * gp_stacks_key_once, read by the capturing threads after it. */
 static uintptr_t gp_stacks_self_lo, gp_stacks_self_hi;
 static uint64_t gp_stacks_py_ns, gp_stacks_py_n; /* GPUPHASE_LOG=debug only */
 
@@ -145,6 +147,7 @@ static int (*gp_stacks_unwind)(void **, int);
 
 static void gp_stacks_key_init(void)
 {
+	dl_iterate_phdr(gp_stacks_find_self, NULL); /* the library's own frames: written once, here */
 	gp_stacks_key_ok = pthread_key_create(&gp_stacks_key, gp_stacks_thread_exit) == 0;
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (h)
@@ -161,8 +164,6 @@ static struct gp_stack_table *gp_stacks_table(void)
 	struct gp_stack_table *t = gp_tls.stacks;
 	if (GP_LIKELY(t))
 		return t;
-	if (!gp_stacks_self_hi)
-		dl_iterate_phdr(gp_stacks_find_self, NULL);
 	pthread_once(&gp_stacks_key_once, gp_stacks_key_init);
 	t = gp_stacks_take();
 	if (!t) {
