@@ -150,6 +150,9 @@ static _Atomic size_t g_dropped = 0;
 /* The timestamp callback: release-stored by the registration, acquire-loaded
  * by simcupti_now. */
 static _Atomic(CUpti_TimestampCallbackFunc) g_ts_cb = NULL;
+/* The last clock switch's delta (new clock - old), 0 before any; relaxed:
+ * a waiter that misses it sees its target a day or more off and asks again. */
+static _Atomic int64_t g_last_rebase = 0;
 /* cuptiSetThreadIdType's choice; relaxed (a record racing the switch may use either). */
 static _Atomic int g_thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 static int g_foreign_subscriber = -1; /* SIMCUDA_FOREIGN_SUBSCRIBER, lazily */
@@ -179,6 +182,11 @@ uint64_t simcupti_now(void)
 {
 	CUpti_TimestampCallbackFunc f = atomic_load_explicit(&g_ts_cb, memory_order_acquire);
 	return f ? f() : sim_realtime();
+}
+
+int64_t simcupti_last_rebase(void)
+{
+	return atomic_load_explicit(&g_last_rebase, memory_order_relaxed);
 }
 
 uint32_t simcupti_next_corr(void)
@@ -1096,6 +1104,7 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 	uint64_t before = simcupti_now();
 	atomic_store_explicit(&g_ts_cb, f, memory_order_release);
 	int64_t delta = (int64_t)(f() - before);
+	atomic_store_explicit(&g_last_rebase, delta, memory_order_relaxed);
 	sim_rebase_staged(delta);
 	void (*hook)(int64_t) = g.rebase;
 	pthread_mutex_unlock(&g.mx);

@@ -24,6 +24,9 @@
 
 /* Now on CUPTI's clock (CLOCK_REALTIME ns, or the registered callback). */
 uint64_t simcupti_now(void);
+/* The last clock switch's delta, new clock minus old (0 before any): a time
+ * taken before the switch is that far off the clock after it. */
+int64_t simcupti_last_rebase(void);
 /* Next correlation id (shared by runtime and driver calls); never 0. */
 uint32_t simcupti_next_corr(void);
 /* Thread id as CUPTI reports it (honours cuptiSetThreadIdType). */

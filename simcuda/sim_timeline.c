@@ -43,11 +43,36 @@ _Static_assert(SIM_MAX_DEVICES == 4 && SIM_LEGACY_STREAM_ID + SIM_MAX_DEVICES <=
 static __thread struct sim_stream *t_ptds[SIM_MAX_DEVICES]; /* this thread's per-thread streams */
 static __thread int t_device;                                /* cudaSetDevice's */
 
+/*
+ * A wait's target taken before a clock switch (a client registering CUPTI's
+ * timestamp callback on another thread meanwhile, as an attaching profiler
+ * does) is on the old clock; real CUDA's waits do not depend on CUPTI's
+ * clock, so neither may these. The two clocks of a switch differ by decades
+ * (wall clock, monotonic) and no simulated wait lasts a day: a target a day
+ * or more away from now is moved by the last switch's delta.
+ */
+#define SIM_STALE_TARGET_NS 86400000000000ull
+
+static uint64_t sim_dist(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* (only when the move brings it nearer: a target of 0, "nothing to wait
+ * for", stays 0) */
+static uint64_t sim_timeline_target(uint64_t t, uint64_t now)
+{
+	if (sim_dist(t, now) < SIM_STALE_TARGET_NS)
+		return t;
+	uint64_t moved = t + (uint64_t)simcupti_last_rebase();
+	return sim_dist(moved, now) < sim_dist(t, now) ? moved : t;
+}
+
 /* Busy-wait until CUPTI's clock reaches t (host cost really spent). */
 void sim_timeline_spin_until(uint64_t t)
 {
-	while (simcupti_now() < t)
-		;
+	for (uint64_t now; (now = simcupti_now()) < t;)
+		t = sim_timeline_target(t, now);
 }
 
 /* Block until CUPTI's clock reaches t: sleep most of it, spin the end. */
@@ -55,6 +80,7 @@ void sim_timeline_wait_until(uint64_t t)
 {
 	for (;;) {
 		uint64_t now = simcupti_now();
+		t = sim_timeline_target(t, now);
 		if (now >= t)
 			return;
 		uint64_t rem = t - now;

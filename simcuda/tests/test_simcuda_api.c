@@ -579,6 +579,40 @@ Test(simcuda_api, timestamp_callback_is_the_clock)
 	cr_expect_geq(checked, 3u);
 }
 
+/* A client registers its clock while another thread waits for the GPU (as a
+ * profiler attaching to a running program does): the wait's target, taken on
+ * the old clock (decades away from CLOCK_MONOTONIC_RAW), must not leave the
+ * thread blocked: it ends when the work does, as on real CUDA. */
+static void *sync_device_thread(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)cudaDeviceSynchronize();
+}
+
+Test(simcuda_api, clock_switch_during_a_wait)
+{
+	enum { N = 500 }; /* x 300 us of GPU work: 150 ms to wait for */
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, sync_device_thread, NULL), 0);
+	struct timespec nap = {0, 20000000};
+	nanosleep(&nap, NULL); /* the thread is waiting now */
+	cr_assert_eq(cuptiActivityRegisterTimestampCallback(my_clock), CUPTI_SUCCESS);
+	struct timespec limit;
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 20;
+	void *ret = NULL;
+	int rc = pthread_timedjoin_np(th, &ret, &limit);
+	cr_assert_eq(rc, 0, "the waiting thread still blocked 20 s after the clock switch (%s)", strerror(rc));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_expect_eq((intptr_t)ret, cudaSuccess);
+	uint64_t took = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+	cr_expect_geq(took, (uint64_t)N * 300000u, "the wait ended before the work (%llu ns)", (unsigned long long)took);
+}
+
 Test(simcuda_api, external_correlation_per_api_record)
 {
 	tu_cupti_start(1);
