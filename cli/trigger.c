@@ -162,6 +162,11 @@ static void gp_trigger_print_escaped(FILE *f, const char *s)
 	}
 }
 
+/* The steps of gp_trigger_talk the caller tells apart, compared by address
+ * (a strcmp against a literal here is a -Wstring-compare false positive of
+ * gcc 12 for aarch64 once gp_trigger_talk is inlined). */
+static const char gp_stage_connect[] = "connect", gp_stage_peer_check[] = "peer check";
+
 /* Send req on the socket, read one reply line into reply. The peer must be
  * process pid itself, run by the owner checked above (SO_PEERCRED). Returns
  * 0, or -errno (with *stage naming the step that failed). */
@@ -182,7 +187,7 @@ static int gp_trigger_talk(const char *sock, long pid, const char *req, int time
 		return -errno;
 	}
 	int rc = 0;
-	*stage = "connect";
+	*stage = gp_stage_connect;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		rc = -errno;
 		goto out;
@@ -195,7 +200,7 @@ static int gp_trigger_talk(const char *sock, long pid, const char *req, int time
 		goto out;
 	}
 	if ((long)cred.pid != pid || (cred.uid != geteuid() && geteuid() != 0)) {
-		*stage = "peer check";
+		*stage = gp_stage_peer_check;
 		rc = -EPERM;
 		goto out;
 	}
@@ -373,11 +378,11 @@ static int gp_trigger_control(const char *verb, int argc, char **argv)
 	}
 	if (rc == 0)
 		rc = gp_trigger_talk(sock, pid, req, (int)(timeout_s * 1000), reply, sizeof reply, &stage);
-	if (rc == -EPERM && !strcmp(stage, "peer check")) {
+	if (rc == -EPERM && stage == gp_stage_peer_check) {
 		fprintf(stderr, "gpuphase: %s: %s is not served by process %ld: not talking to it\n", verb, sock, pid);
 		return 1;
 	}
-	if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTSOCK || (rc < 0 && strcmp(stage, "connect") == 0)) {
+	if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTSOCK || (rc < 0 && stage == gp_stage_connect)) {
 		gp_trigger_explain(verb, pid, sock, -rc);
 		return 1;
 	}
