@@ -11,19 +11,23 @@
 #               within 1 % or 2 us per operator (report_truth_check.py), and
 #               launch_raw_ns the truth's launch with it (CHECK_RAW=1);
 #  calibration  without them (cupti_overhead_records 0, so the library
-#               calibrates at its first launch): the calibration's per-layer
-#               figures equal what tracing that layer added to its own calls
-#               on simcuda's timeline within 10 % + 300 ns (that whole cost
-#               includes simcuda's CUPTI writing the records after the call's
-#               end, 0.4-0.9 us a layer here and more on slower hosts: CUPTI's
-#               cost too, which the configured keys leave out), and are at
-#               least 90 % of the configured cost; the launch figure the
-#               configured one within 10 % + 500 ns; the report takes them
-#               out per call: the phases equal the truth's without CUPTI's
-#               cost within 1 % or 2 us per operator plus, per call,
-#               CALIB_SLACK_NS = 1 us of noise and the calibration's known
-#               excess (the part of the whole cost outside the call's
-#               records, docs/metrics.md §3, taken from the timeline) — held
+#               calibrates at its first launch): each of the calibration's
+#               figures equals what it measures on simcuda's timeline, in the
+#               same calls, within 10 % + 300 ns: what tracing a layer added
+#               to its own getter calls, and kernel records to its own
+#               launches (median start-to-start periods; a layer's whole cost
+#               includes simcuda's CUPTI writing the records after the
+#               call's end, 0.4-0.9 us a layer here and more on slower
+#               hosts: CUPTI's cost too, which the configured keys leave
+#               out; a loaded host's noise in those calls is in both, up
+#               to 3 runs: under preemption the two medians of a few dozen
+#               calls part now and then, a wrong measurement in every run); the
+#               report takes them out per call: the phases equal the truth's
+#               without CUPTI's cost within 1 % or 2 us per operator plus,
+#               per call, CALIB_SLACK_NS = 1 us of noise, the calibration's
+#               known excess (the part of the whole cost outside the call's
+#               records, docs/metrics.md §3) and how far the launch figure
+#               strayed from the configured cost, both from the timeline — held
 #               to that on a quiet host only: on a loaded one preemption
 #               stretches CUPTI's time in some calls (the truth's overhead
 #               lines of one call kind longer than their shortest by more
@@ -120,9 +124,19 @@ for a, b in zip(own, own[1:]):
 med = {n: sorted(p)[len(p) // 2] for n, p in period.items()}
 rt_t = med[1] - med[0] if 0 in med and 1 in med else -1
 drv_t = med[2] - med[1] if 1 in med and 2 in med else -1
+# the calibration's launches of its own kernel, in its documented order
+# (docs/performance.md): one untimed (the module's load), then kernel
+# records on for 8, off for 16, on for 8
+mine = {t["api_corr"] for t in truth if t["type"] == "kernel" and t["name"] == "gpuphase_calibrate"}
+la = sorted((t for t in truth if t["type"] == "api" and t["corr"] in mine), key=lambda t: t["start"])[1:]
+groups = [(la[0:8], 1), (la[8:24], 0), (la[24:32], 1)] if len(la) == 32 else []
+lper = {0: [], 1: []}
+for g, on in groups:
+    lper[on] += [b["start"] - a["start"] for a, b in zip(g, g[1:])]
+launch_t = (sorted(lper[1])[len(lper[1]) // 2] - sorted(lper[0])[len(lper[0]) // 2]) if groups else -1
 print(c.get("source", "none"), 1 if k else 0, k.get("runtime_ns", -1) if flags[0] else -1,
       k.get("driver_ns", -1) if flags[0] else -1, k.get("launch_ns", -1) if flags[1] else -1, tot,
-      c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}", rt_t, drv_t)
+      c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}", rt_t, drv_t, launch_t)
 PY
 }
 
@@ -143,7 +157,7 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 		# --- with CUPTI's overhead records
 		name=rec_${tag}_$api
 		run "$name" "$prog" "$model" $COST || continue
-		read -r src cal rt drv launch ovh incalls stretch rt_t drv_t <<<"$(facts "$name")"
+		read -r src cal rt drv launch ovh incalls stretch rt_t drv_t launch_t <<<"$(facts "$name")"
 		want=records
 		[ "$api$lau" = 00 ] && want=none # no CUPTI time, no record
 		[ "$src" = "$want" ] || fail "$name: cupti_cost.source $src, expected $want"
@@ -158,30 +172,40 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 		held=0
 		for attempt in 1 2 3; do
 			run "$name" "$prog" "$model" $COST SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 || break
-			read -r src cal rt drv launch ovh incalls stretch rt_t drv_t <<<"$(facts "$name")"
+			read -r src cal rt drv launch ovh incalls stretch rt_t drv_t launch_t <<<"$(facts "$name")"
 			[ "$cal" = 1 ] || { fail "$name: no calibration record without CUPTI's records"; break; }
-			python3 - "$rt" "$drv" "$launch" "$api" "$lau" "$SAN_NS" "$rt_t" "$drv_t" <<'PY' || fail "$name: calibration off simcuda's timeline"
+			python3 - "$rt" "$drv" "$launch" "$api" "$lau" "$SAN_NS" "$rt_t" "$drv_t" "$launch_t" <<'PY' >"$tmp/$name.calib"
 import sys
-rt, drv, launch, api, lau, san, rt_t, drv_t = map(int, sys.argv[1:])
-print(f"calibration: runtime {rt} driver {drv} launch {launch} ns; on simcuda's timeline {rt_t} {drv_t} ns; "
-      f"configured {api} {api} {lau} ns")
-# a layer's whole cost on the timeline (its records' writing after the
-# call's end included), never less than the configured time inside the call
-bad = [(n, got, want) for n, got, want in (("runtime", rt, rt_t), ("driver", drv, drv_t))
-       if want < 0 or abs(got - want) > 0.10 * want + 300 + san]
-bad += [(n, got, want) for n, got, want in (("runtime", rt, api), ("driver", drv, api)) if got < 0.9 * want]
-if abs(launch - lau) > 0.10 * lau + 500 + san:
-    bad.append(("launch", launch, lau))
+rt, drv, launch, api, lau, san, rt_t, drv_t, launch_t = map(int, sys.argv[1:])
+print(f"calibration: runtime {rt} driver {drv} launch {launch} ns; on simcuda's timeline {rt_t} {drv_t} "
+      f"{launch_t} ns; configured {api} {api} {lau} ns")
+# each figure against what it measures, on the timeline of the same calls:
+# a layer's or the kernel records' whole cost (its records' writing after
+# the call's end included; a loaded host's noise in those calls too)
+bad = [(n, got, want) for n, got, want in (("runtime", rt, rt_t), ("driver", drv, drv_t), ("launch", launch, launch_t))
+       if want < 0 or abs(got - want) > 0.10 * abs(want) + 300 + san]
 for n, got, want in bad:
-    print(f"MISMATCH {n}: {got} ns, expected {want} ns")
+    print(f"MISMATCH {n}: {got} ns, on the timeline {want} ns")
 sys.exit(1 if bad else 0)
 PY
+			calib_ok=$?
+			cat "$tmp/$name.calib"
 			[ "$src" = calibration ] || { fail "$name: cupti_cost.source $src, expected calibration"; break; }
+			if [ "$calib_ok" != 0 ]; then
+				# the library's medians and the timeline's of the same
+				# few dozen calls part under a loaded host's preemptions;
+				# a wrong measurement would part in every run
+				[ "$attempt" = 3 ] && { fail "$name: calibration off simcuda's timeline in 3 runs"; break; }
+				echo "     $name attempt $attempt: calibration off the timeline (host loaded?): again"
+				continue
+			fi
 			if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
 				# per call: noise, and the calibration's known excess, the
 				# part of CUPTI's cost outside the call's records (writing
-				# them after its end), from simcuda's timeline
-				slack=$((CALIB_SLACK + (rt_t > api ? rt_t - api : 0) + (drv_t > api ? drv_t - api : 0)))
+				# them after its end), from simcuda's timeline, and how far
+				# the launch figure's calls strayed from the configured cost
+				slack=$((CALIB_SLACK + (rt_t > api ? rt_t - api : 0) + (drv_t > api ? drv_t - api : 0) +
+					(launch_t > lau ? launch_t - lau : lau - launch_t)))
 				CALIB_SLACK_NS=$slack $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
 					{ grep MISMATCH "$tmp/$name.check"; fail "$name: phases net of the calibrated cost differ from the truth"; }
 				held=1
@@ -257,7 +281,7 @@ PY
 held=0
 for attempt in 1 2 3; do
 	run ovh_rec "$LB" "$LBM" || break
-	read -r src cal rt drv launch ovh incalls stretch rt_t drv_t <<<"$(facts ovh_rec)"
+	read -r src cal rt drv launch ovh incalls stretch rt_t drv_t launch_t <<<"$(facts ovh_rec)"
 	if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 1.10 else 1)" "$stretch"; then
 		added_vs_estimate ovh_rec records || fail "self-overhead estimate (CUPTI's records) off the added time"
 		held=1
