@@ -142,9 +142,10 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 {
 	if (!end)
 		end = simcupti_now();
-	/* CUPTI's time writing each layer's records, after the call's end
-	 * timestamp: its cost too, outside the records' interval (truth) */
-	uint64_t w0, write_drv = 0, write_rt;
+	/* CUPTI's time writing each layer's records after the call's end
+	 * timestamp, and simcuda's writing the overhead line: on CUPTI's
+	 * account, outside the records' interval (truth: cupti_write_*) */
+	uint64_t w0, write_drv = 0, write_rt = 0;
 	if (c->drv_cbid) {
 		w0 = simcupti_now();
 		if (simcupti_emit_api(CUPTI_ACTIVITY_KIND_DRIVER, c->drv_cbid, c->drv_start, end, c->drv_corr,
@@ -153,12 +154,16 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 		sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_DRIVER_API, &ret);
 	}
 	w0 = simcupti_now();
-	write_rt = simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->api_start, end, c->corr, (uint32_t)ret)
-			   ? simcupti_now() - w0
-			   : 0;
-	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, c->corr, write_rt, write_drv);
+	int rt_written =
+		simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->api_start, end, c->corr, (uint32_t)ret);
 	if (c->ovh_end)
 		sim_truth_overhead(c->ovh_tid, c->ovh_start, c->ovh_end, c->ovh_corr);
+	uint64_t w1 = simcupti_now();
+	if (rt_written)
+		write_rt = w1 - w0;
+	else if (write_drv)
+		write_drv += w1 - w0;
+	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, c->corr, write_rt, write_drv);
 	sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_RUNTIME_API, &ret);
 	if (ret != cudaSuccess && ret != cudaErrorNotReady)
 		t_last_error = ret;
