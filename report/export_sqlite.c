@@ -21,6 +21,11 @@
  * launch/queue/execute/sync) and GPUPHASE_OPERATOR_SUMMARY; their `rank` is
  * the trace's place on the command line. docs/report-json.md documents it.
  *
+ * Every time is on one time line, the first trace's clock: another trace's
+ * times go onto it through their clock pairs (clockmap.h, as in the Chrome
+ * and Perfetto exports), so the ranks of a job on several hosts line up; a
+ * single trace keeps its own times.
+ *
  * Rows are inserted while pass 2 streams, in one transaction, into a
  * temporary file renamed over FILE at the end (outfile.c). Called by main.c on the report thread.
  */
@@ -32,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clockmap.h"
 #include "export.h"
 #include "gp_reader.h"
 #include "map.h"
@@ -55,6 +61,7 @@ struct gp_sq {
 				    * thread id -> 1 (all traces)              */
 	struct gp_map retid;       /* such a globalTid -> the OS one, learnt later */
 	const struct gp_an *an;
+	struct gp_clockline line;  /* every trace's times on the first's clock */
 	char msg[256];
 };
 
@@ -292,6 +299,13 @@ static void gp_sq_begin(void *ctx, size_t index, const char *trace_path, uint32_
 	sqlite3_finalize(s);
 }
 
+/* Time t of the trace being written (`rank`: its index) on the export's
+ * one time line. */
+static int64_t gp_sq_time(const struct gp_sq *q, int64_t rank, uint64_t t)
+{
+	return (int64_t)gp_clockline_time(&q->line, (size_t)rank, t);
+}
+
 /* The OS tid of a CUPTI thread id once the join has paired them. */
 static uint32_t gp_sq_os_tid(const struct gp_sq *q, uint32_t tid)
 {
@@ -302,6 +316,8 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 {
 	struct gp_sq *q = ctx;
 	sqlite3_stmt *s;
+	if (q->an != an && gp_clockline_set(&q->line, (size_t)q->rank, gp_an_clockmap(an)))
+		gp_sq_fail(q, "out of memory");
 	q->an = an;
 	switch (r->type) {
 	case GP_REC_RUNTIME_API:
@@ -318,8 +334,8 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		}
 		int64_t id = gp_sq_intern(q, nm);
 		s = q->st[ST_API];
-		sqlite3_bind_int64(s, 1, (int64_t)r->api.start);
-		sqlite3_bind_int64(s, 2, (int64_t)(r->api.start + gp_api_dur_ns(&r->api)));
+		sqlite3_bind_int64(s, 1, gp_sq_time(q, q->rank, r->api.start));
+		sqlite3_bind_int64(s, 2, gp_sq_time(q, q->rank, r->api.start + gp_api_dur_ns(&r->api)));
 		sqlite3_bind_int64(s, 3, r->type == GP_REC_DRIVER_API ? 1 : 0);
 		uint32_t tid = r->type == GP_REC_HOOK_API ? r->api.tid : gp_an_os_tid(an, r->api.tid);
 		if (r->type != GP_REC_HOOK_API && tid == r->api.tid) /* not paired (yet): fixed at close */
@@ -337,7 +353,7 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		sqlite3_bind_int64(s, 1, q->rank);
 		sqlite3_bind_int64(s, 2, r->marker.kind);
 		sqlite3_bind_int64(s, 3, gp_sq_gtid(q, r->marker.tid));
-		sqlite3_bind_int64(s, 4, (int64_t)r->marker.ts);
+		sqlite3_bind_int64(s, 4, gp_sq_time(q, q->rank, r->marker.ts));
 		sqlite3_bind_int64(s, 5, (int64_t)r->marker.id);
 		if (t)
 			sqlite3_bind_text(s, 6, t, -1, SQLITE_TRANSIENT);
@@ -369,8 +385,8 @@ static void gp_sq_activity(struct gp_sq *q, const struct gp_an_op *op)
 		return;
 	sqlite3_stmt *s = q->st[which];
 	int64_t name = which == ST_KERN ? gp_sq_intern(q, op->name ? op->name : "") : 0;
-	sqlite3_bind_int64(s, 1, (int64_t)op->gpu_start);
-	sqlite3_bind_int64(s, 2, (int64_t)op->gpu_end);
+	sqlite3_bind_int64(s, 1, gp_sq_time(q, q->rank, op->gpu_start));
+	sqlite3_bind_int64(s, 2, gp_sq_time(q, q->rank, op->gpu_end));
 	sqlite3_bind_int64(s, 3, op->device);
 	sqlite3_bind_int64(s, 4, op->stream);
 	sqlite3_bind_int64(s, 5, op->corr);
@@ -415,12 +431,12 @@ static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 		sqlite3_bind_int64(s, 7, gp_sq_gtid(q, os));
 	}
 	if (op->has_api) {
-		sqlite3_bind_int64(s, 8, (int64_t)op->api_start);
-		sqlite3_bind_int64(s, 9, (int64_t)op->api_end);
+		sqlite3_bind_int64(s, 8, gp_sq_time(q, q->rank, op->api_start));
+		sqlite3_bind_int64(s, 9, gp_sq_time(q, q->rank, op->api_end));
 	}
 	if (op->has_gpu) {
-		sqlite3_bind_int64(s, 10, (int64_t)op->gpu_start);
-		sqlite3_bind_int64(s, 11, (int64_t)op->gpu_end);
+		sqlite3_bind_int64(s, 10, gp_sq_time(q, q->rank, op->gpu_start));
+		sqlite3_bind_int64(s, 11, gp_sq_time(q, q->rank, op->gpu_end));
 	}
 	sqlite3_bind_int64(s, 12, (int64_t)op->launch_ns);
 	sqlite3_bind_int64(s, 13, (int64_t)op->queue_ns);
@@ -446,10 +462,10 @@ static void gp_sq_wait(const struct gp_an_wait *w, void *ctx)
 	sqlite3_bind_int64(s, 2, w->kind);
 	sqlite3_bind_int64(s, 3, gtid);
 	sqlite3_bind_int64(s, 4, w->corr);
-	sqlite3_bind_int64(s, 5, (int64_t)w->call_start);
-	sqlite3_bind_int64(s, 6, (int64_t)w->call_end);
-	sqlite3_bind_int64(s, 7, (int64_t)w->w0);
-	sqlite3_bind_int64(s, 8, (int64_t)w->w1);
+	sqlite3_bind_int64(s, 5, gp_sq_time(q, q->rank, w->call_start));
+	sqlite3_bind_int64(s, 6, gp_sq_time(q, q->rank, w->call_end));
+	sqlite3_bind_int64(s, 7, gp_sq_time(q, q->rank, w->w0));
+	sqlite3_bind_int64(s, 8, gp_sq_time(q, q->rank, w->w1));
 	sqlite3_bind_int64(s, 9, (int64_t)(w->w1 - w->w0));
 	sqlite3_bind_int64(s, 10, w->attributed);
 	if (w->attributed)
@@ -461,8 +477,8 @@ static void gp_sq_wait(const struct gp_an_wait *w, void *ctx)
 	if (!type)
 		return;
 	s = q->st[ST_CSYNC];
-	sqlite3_bind_int64(s, 1, (int64_t)w->call_start);
-	sqlite3_bind_int64(s, 2, (int64_t)w->call_end);
+	sqlite3_bind_int64(s, 1, gp_sq_time(q, q->rank, w->call_start));
+	sqlite3_bind_int64(s, 2, gp_sq_time(q, q->rank, w->call_end));
 	sqlite3_bind_int64(s, 3, type == 3 ? w->stream : 0);
 	sqlite3_bind_int64(s, 4, w->corr);
 	sqlite3_bind_int64(s, 5, q->gpid);
@@ -477,8 +493,8 @@ static void gp_sq_iters(struct gp_sq *q, const struct gp_rep *rep, int64_t rank)
 		const struct gp_rep_iter *it = &rep->iters[i];
 		sqlite3_bind_int64(s, 1, rank);
 		sqlite3_bind_int64(s, 2, it->iter);
-		sqlite3_bind_int64(s, 3, (int64_t)it->start);
-		sqlite3_bind_int64(s, 4, (int64_t)it->end);
+		sqlite3_bind_int64(s, 3, gp_sq_time(q, rank, it->start));
+		sqlite3_bind_int64(s, 4, gp_sq_time(q, rank, it->end));
 		sqlite3_bind_int64(s, 5, (int64_t)(it->end - it->start));
 		sqlite3_bind_int64(s, 6, (int64_t)it->ops);
 		sqlite3_bind_int64(s, 7, (int64_t)it->launch_ns);
@@ -540,6 +556,7 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	gp_map_free(&q->streams);
 	gp_map_free(&q->raw_tids);
 	gp_map_free(&q->retid);
+	gp_clockline_free(&q->line);
 	if (rc || !rep)
 		gp_outfile_discard(&q->out); /* leave OUT as it was */
 	else

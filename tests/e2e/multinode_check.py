@@ -10,6 +10,9 @@ clockshift.so) or from the shifts themselves.
   multinode_check.py chrome EXPORT.json SHIFT_REALTIME
       the chrome-trace export of the same traces: rank 1's collectives on rank
       0's time line, lined up on the clock pairs alone
+  multinode_check.py sqlite EXPORT.sqlite SHIFT_REALTIME
+      the same of the SQLite export, read as an nsys user would (the kernel
+      table, its names in StringIds, the process of each from TRACES)
 
 Tolerances (stated in docs/metrics.md §9 and the test):
   offset after refinement       within 20 us of the true raw-clock offset
@@ -162,12 +165,32 @@ def chrome(export, s_rt):
         % (gap, s_rt))
 
 
+def sqlite(export, s_rt):
+    import sqlite3
+    db = sqlite3.connect(export)
+    ends = {}
+    for rank, end in db.execute(
+            "SELECT t.rank, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON k.shortName = s.id "
+            "JOIN TRACES t ON k.globalPid = t.globalPid WHERE s.value LIKE 'ncclDevKernel%'"):
+        ends.setdefault(rank, []).append(end)
+    if sorted(ends) != [0, 1]:
+        fail("sqlite export: NCCL kernels on traces %s, want 0 and 1" % sorted(ends))
+        return
+    a, b = sorted(ends[0]), sorted(ends[1])
+    gap = p50([y - x for x, y in zip(a, b)])
+    (ok if abs(gap - s_rt) <= 20000 else fail)(
+        "sqlite export: rank 1's collectives end %.0f ns after rank 0's on one time line (the wall-clock shift %d)"
+        % (gap, s_rt))
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 6 and sys.argv[1] == "job":
         if job(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]) is False and not fails:
             sys.exit(2)
     elif len(sys.argv) == 4 and sys.argv[1] == "chrome":
         chrome(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "sqlite":
+        sqlite(sys.argv[2], int(sys.argv[3]))
     else:
         sys.exit(__doc__)
     sys.exit(1 if fails else 0)

@@ -15,8 +15,8 @@
 #             error, and to within 20 us once refined on the NCCL
 #             collectives' ends; the residual falls accordingly; collective
 #             wait, iteration skew and stragglers agree with the ground
-#             truth (tests/e2e/multinode_check.py); the chrome-trace export
-#             puts both ranks on one time line
+#             truth (tests/e2e/multinode_check.py); the chrome-trace and
+#             SQLite exports put both ranks on one time line
 #   step      a wall clock stepped mid-run (clockshift.so again): the trace
 #             says so (status 13) and has clock pairs on both sides
 #   not one job  traces of different jobs get no cross-rank section
@@ -145,11 +145,13 @@ for attempt in 1 2 3; do
 	wait $p1 || { fail "rank 1 failed: $(tail -3 "$d/r1.out")"; break; }
 	traces=("$d/gpuphase-mrjob/gpuphase-mrjob-r0.gpht" "$d/gpuphase-mrjob/gpuphase-mrjob-r1.gpht")
 	"$R" --format json "${traces[@]}" >"$d/rep.json" 2>"$d/rep.err" && "$R" "${traces[@]}" >"$d/rep.txt" 2>>"$d/rep.err" &&
-		"$R" --export chrome-trace "$d/chrome.json" "${traces[@]}" >/dev/null 2>>"$d/rep.err" ||
+		"$R" --export chrome-trace "$d/chrome.json" "${traces[@]}" >/dev/null 2>>"$d/rep.err" &&
+		"$R" --export sqlite "$d/export.sqlite" "${traces[@]}" >/dev/null 2>>"$d/rep.err" ||
 		{ fail "gpuphase-report failed: $(cat "$d/rep.err")"; break; }
 	$CHECK job "$d/rep.json" $SHIFT_RAW $SHIFT_RT "$d/r0.truth" "$d/r1.truth" >"$d/check"
 	rc=$?
 	$CHECK chrome "$d/chrome.json" $SHIFT_RT >>"$d/check" || rc=1
+	$CHECK sqlite "$d/export.sqlite" $SHIFT_RT >>"$d/check" || rc=1
 	if [ $rc = 0 ] || { [ $rc = 2 ] && [ $attempt = 3 ]; }; then
 		ok=1
 		unchecked=$((rc == 2))
