@@ -44,8 +44,7 @@ run marker GPUPHASE_ITER_MARKER=kernel:mark_kernel GPUPHASE_WINDOW=skip=5,iters=
 	"$B/tests/lib/lt_prog" plain 60
 # the calibration of CUPTI's cost (calibrate.c) while three other threads
 # launch: they wait for it
-# (stacks off: libunwind's thread-exit destructor crashes under TSAN, and
-# the first stack capture of threads starting together races, stacks.c)
+# (stacks off: libunwind's thread-exit destructor crashes under TSAN)
 run calib GPUPHASE_CUPTI_CALIBRATE=1 GPUPHASE_STACKS=off SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 -- \
 	"$B/tests/lib/lt_prog" launchers 50
 exit $fail
