@@ -122,7 +122,7 @@ static const struct gp_py_layout gp_py_layouts[] = {
 #define GP_PY_OB_TYPE 8         /* PyObject.ob_type */
 
 enum { GP_PY_UNKNOWN = 0, GP_PY_NONE, GP_PY_ON };
-static int gp_py_state;
+static int gp_py_state; /* atomic: release-stored once by gp_pyframes_detect */
 static pthread_once_t gp_py_once = PTHREAD_ONCE_INIT;
 static const struct gp_py_layout *gp_py;
 static void *(*gp_py_tstate)(void);
@@ -157,19 +157,20 @@ static unsigned long gp_py_version(void)
 	return major > 0 && major < 256 && minor < 256 ? major << 8 | minor : 0;
 }
 
-static void gp_pyframes_detect(void)
+/* What the process's Python allows: GP_PY_ON with the layout and symbols
+ * set, or GP_PY_NONE. */
+static int gp_pyframes_probe(void)
 {
-	gp_py_state = GP_PY_NONE;
 	void *get = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	if (!get) {
 		dlerror();
-		return; /* not a Python process: nothing to say */
+		return GP_PY_NONE; /* not a Python process: nothing to say */
 	}
 	unsigned long ver = gp_py_version();
 	if (!ver) {
 		gp_log(GP_LOG_ERROR, "Python whose version cannot be read (no Py_Version, none in Py_GetVersion()): "
 				    "Python frames not read, native frames only");
-		return;
+		return GP_PY_NONE;
 	}
 	/* A free-threaded build (python3.13t: libpython3.13t.so) has another
 	 * object header, so none of the offsets below hold there. */
@@ -185,7 +186,7 @@ static void gp_pyframes_detect(void)
 			if (*v == 't') {
 				gp_log(GP_LOG_ERROR, "free-threaded Python (%s): Python frames not read, native frames only",
 				       b);
-				return;
+				return GP_PY_NONE;
 			}
 		}
 	}
@@ -195,7 +196,7 @@ static void gp_pyframes_detect(void)
 	if (!gp_py) {
 		gp_log(GP_LOG_ERROR, "Python %lu.%lu: frame layout not known to gpuphase, native frames only", ver >> 8,
 		       ver & 0xff);
-		return;
+		return GP_PY_NONE;
 	}
 	gp_py_code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	if (gp_py->frame_object)
@@ -205,11 +206,18 @@ static void gp_pyframes_detect(void)
 		gp_log(GP_LOG_ERROR, "Python %lu.%lu without PyCode_Type or PyFrame_Type: native frames only",
 		       ver >> 8, ver & 0xff);
 		gp_py = NULL;
-		return;
+		return GP_PY_NONE;
 	}
 	*(void **)&gp_py_tstate = get;
-	gp_py_state = GP_PY_ON;
 	gp_log(GP_LOG_INFO, "Python %lu.%lu: Python frames in call stacks", ver >> 8, ver & 0xff);
+	return GP_PY_ON;
+}
+
+/* Once (gp_py_once): the state is published last, with release, so a
+ * thread that reads GP_PY_ON with acquire sees the layout and symbols. */
+static void gp_pyframes_detect(void)
+{
+	__atomic_store_n(&gp_py_state, gp_pyframes_probe(), __ATOMIC_RELEASE);
 }
 
 static inline uintptr_t gp_py_ptr(uintptr_t base, unsigned off)
@@ -425,11 +433,12 @@ static uint32_t gp_py_walk_interp(struct gp_pyframes_cache *c, uintptr_t f, uint
 
 uint32_t gp_pyframes_capture(struct gp_pyframes_cache *c, uint64_t *pcs, uint32_t max)
 {
-	if (GP_UNLIKELY(gp_py_state != GP_PY_ON)) {
-		if (gp_py_state == GP_PY_NONE)
+	int state = __atomic_load_n(&gp_py_state, __ATOMIC_ACQUIRE);
+	if (GP_UNLIKELY(state != GP_PY_ON)) {
+		if (state == GP_PY_NONE)
 			return 0;
 		pthread_once(&gp_py_once, gp_pyframes_detect);
-		if (gp_py_state != GP_PY_ON)
+		if (__atomic_load_n(&gp_py_state, __ATOMIC_ACQUIRE) != GP_PY_ON)
 			return 0;
 	}
 	const struct gp_py_layout *L = gp_py;

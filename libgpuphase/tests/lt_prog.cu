@@ -44,6 +44,10 @@
 //              ("lt_prog: launchers=4 x STEPS OK"): launches on other
 //              threads while one thread's first launch runs the library's
 //              calibration (calibrate.c)
+//   firststacks: one launch (the library starts; no stack under
+//              GPUPHASE_STACKS=sync), then 4 threads released together
+//              from a barrier, each one cudaDeviceSynchronize: every thread
+//              takes its first stack at once ("lt_prog: firststacks=4 OK")
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -304,11 +308,41 @@ static int run_launchers(int steps)
 	return 0;
 }
 
+static pthread_barrier_t g_first_stacks;
+
+static void *first_stack_thread(void *)
+{
+	pthread_barrier_wait(&g_first_stacks);
+	CK(cudaDeviceSynchronize());
+	return NULL;
+}
+
+static int run_first_stacks(void)
+{
+	unsigned *d;
+	CK(cudaMalloc(&d, (N + 1) * sizeof *d));
+	work_kernel<<<(N + 255) / 256, 256>>>(d, N); /* the library starts here */
+	CK(cudaGetLastError());
+	pthread_t th[4];
+	pthread_barrier_init(&g_first_stacks, NULL, 4);
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, first_stack_thread, NULL)) {
+			fprintf(stderr, "lt_prog: pthread_create failed\n");
+			return 1;
+		}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&g_first_stacks);
+	CK(cudaFree(d));
+	printf("lt_prog: firststacks=4 OK\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: lt_prog plain|subscribe|fork|threads|sigblock|nvtxerrno|nvtxfirst|latesub|cancel|"
-				"launchers STEPS\n");
+				"launchers|firststacks STEPS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -327,6 +361,8 @@ int main(int argc, char **argv)
 		return run_cancel(steps);
 	if (!strcmp(mode, "launchers"))
 		return run_launchers(steps);
+	if (!strcmp(mode, "firststacks"))
+		return run_first_stacks();
 	if (!strcmp(mode, "latesub")) {
 		CK(cudaDeviceSynchronize());
 		printf("lt_prog: late CUPTI subscription %s\n", take_cupti() ? "refused" : "ok");
