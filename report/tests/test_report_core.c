@@ -26,27 +26,6 @@
 
 /* --- record builders ------------------------------------------------------- */
 
-static void syncrec(struct recs *t, uint8_t stype, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr)
-{
-	union gp_rec *r = rec_new(t);
-	r->sync.type = GP_REC_SYNC;
-	r->sync.sync_type = stype;
-	r->sync.stream = stream;
-	r->sync.start = start;
-	r->sync.end = end;
-	r->sync.corr = corr;
-	r->sync.event = UINT32_MAX;
-}
-
-static void extcorr(struct recs *t, uint32_t corr, uint64_t ext)
-{
-	union gp_rec *r = rec_new(t);
-	r->extcorr.type = GP_REC_EXTCORR;
-	r->extcorr.kind = 5;
-	r->extcorr.corr = corr;
-	r->extcorr.ext_id = ext;
-}
-
 static void marker(struct recs *t, uint8_t kind, uint32_t tid, uint64_t ts, uint32_t name)
 {
 	union gp_rec *r = rec_new(t);
@@ -160,7 +139,7 @@ Test(report_core, hook_context_joins_through_external_correlation)
 	marker(&t, GP_MARK_POP, 4, 60, 0);
 	rec_kernel(&t, 1, 70, 170, 7, 1);      /* GPU record before the API record */
 	rec_api(&t, RT, GP_API_LAUNCH, 4, 12, 30, 7);
-	extcorr(&t, 7, 100);               /* ext corr last */
+	rec_extcorr(&t, 7, 100);               /* ext corr last */
 	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
 	cr_assert_eq(rep.ngroups, 1);
 	const struct gp_rep_group *g = group(&rep, "aten::mm");
@@ -218,9 +197,7 @@ Test(report_core, graph_launch_host_cost_is_charged_once)
 Test(report_core, hook_only_mode_keeps_launch_and_says_so)
 {
 	struct recs t = { .n = 0 };
-	union gp_rec *s = rec_new(&t);
-	s->status.type = GP_REC_STATUS;
-	s->status.kind = GP_STATUS_CUPTI_UNAVAILABLE;
+	rec_status(&t, GP_STATUS_CUPTI_UNAVAILABLE, 0);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 0, 25, 1);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 35, 2);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 1, 200, 500, 3);
@@ -248,7 +225,7 @@ Test(report_core, device_sync_charged_to_last_finishing_op)
 	rec_kernel(&t, 2, 25, 900, 2, 2);
 	const uint64_t w0 = 30, w1 = 905;
 	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
-	syncrec(&t, 4, UINT32_MAX, w0, w1, 3);
+	rec_sync(&t, 4, UINT32_MAX, w0, w1, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "long")->sync_ns, w1 - w0);
 	cr_expect_eq(group(&rep, "short")->sync_ns, 0);
@@ -267,7 +244,7 @@ Test(report_core, stream_sync_only_sees_its_stream)
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
 	rec_kernel(&t, 2, 25, 900, 2, 2);
 	rec_api(&t, RT, GP_API_SYNC_STREAM, 1, 30, 275, 3); /* ends at 305 */
-	syncrec(&t, 3, 1, 30, 305, 3);
+	rec_sync(&t, 3, 1, 30, 305, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "on_s1")->sync_ns, 275);
 	cr_expect_eq(group(&rep, "on_s2")->sync_ns, 0);
@@ -772,7 +749,7 @@ Test(report_core, graph_kernels_before_their_launch_record_all_join)
 	graph_kernel(&t, k[0], k[1], 5, 1);
 	graph_kernel(&t, k[1], k[2], 5, 1);
 	graph_kernel(&t, k[2], k[3], 5, 1);
-	extcorr(&t, 5, 50);
+	rec_extcorr(&t, 5, 50);
 	rec_api(&t, RT, GP_API_GRAPH_LAUNCH, 9, a0, (uint32_t)adur, 5);
 	marker(&t, GP_MARK_PUSH, 4, 0, 2);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_GRAPH_LAUNCH, 4, 5, 100, 50);
@@ -805,7 +782,7 @@ Test(report_core, capture_time_launches_are_not_unjoined)
 	g->graph.corr = 60;
 	g->graph.aux32 = 4;
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
-	extcorr(&t, 16, 60);
+	rec_extcorr(&t, 16, 60);
 	rec_api(&t, RT, GP_API_LAUNCH, 9, 2, 25, 16);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 100, 30, 61); /* an ordinary lost one */
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
@@ -827,9 +804,9 @@ Test(report_core, blocking_copy_hook_joins_when_ext_corr_precedes_api)
 	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 1, 100, 1);
 	marker(&t, GP_MARK_POP, 4, 110, 0);
 	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 20, 30, 15, 14, 1);
-	extcorr(&t, 15, 1);
+	rec_extcorr(&t, 15, 1);
 	rec_api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_SYNC, 9, 3, 90, 15);
-	extcorr(&t, 14, 1);
+	rec_extcorr(&t, 14, 1);
 	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 9, 2, 95, 14);
 	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
 	cr_expect_eq(rep.hooks_unjoined, 0);
@@ -1078,7 +1055,7 @@ Test(report_core, sync_call_site_when_cupti_records_come_before_the_hook)
 	st->stack.pc[0] = 0x1234;
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
 	rec_kernel(&t, 1, 20, 500, 1, 1);
-	extcorr(&t, 3, 77);
+	rec_extcorr(&t, 3, 77);
 	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
 	union gp_rec *sr = rec_new(&t);
@@ -1293,7 +1270,7 @@ Test(report_core, sync_call_site_when_the_ext_corr_comes_between_the_hook_and_it
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
 	rec_kernel(&t, 1, 20, 500, 1, 1);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
-	extcorr(&t, 3, 77);
+	rec_extcorr(&t, 3, 77);
 	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
 	stackref(&t, 77, 5, 4);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
@@ -1312,7 +1289,7 @@ Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
 	rec_kernel(&t, 1, 20, 500, 1, 1);
 	rec_copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
-	extcorr(&t, 3, 77);
+	rec_extcorr(&t, 3, 77);
 	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
 	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
 	stackref(&t, 77, 5, 4);
@@ -1347,21 +1324,12 @@ Test(report_core, two_devices_a_synchronize_is_not_charged_to_the_other_device_a
 
 static void overhead_full(struct recs *t, uint32_t corr, uint64_t start, uint64_t end)
 {
-	union gp_rec *r = rec_new(t);
-	r->overhead.type = GP_REC_OVERHEAD;
-	r->overhead.kind = GP_OVH_COMMAND_BUFFER_FULL;
-	r->overhead.tid = 1;
-	r->overhead.corr = corr;
-	r->overhead.start = start;
-	r->overhead.end = end;
+	rec_overhead(t, GP_OVH_COMMAND_BUFFER_FULL, 1, start, end, corr);
 }
 
 static void status(struct recs *t, uint8_t kind)
 {
-	union gp_rec *r = rec_new(t);
-	r->status.type = GP_REC_STATUS;
-	r->status.kind = kind;
-	r->status.value = 1;
+	rec_status(t, kind, 1);
 }
 
 /* Launch a (ends at 1000) fills the queue; launch b's call [100, 1100]

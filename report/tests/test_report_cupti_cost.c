@@ -19,13 +19,7 @@
 /* CUPTI's INSTRUMENTATION time [start, start + ns] in call corr. */
 static void instr(struct recs *t, uint64_t start, uint64_t ns, uint32_t corr)
 {
-	union gp_rec *r = rec_new(t);
-	r->overhead.type = GP_REC_OVERHEAD;
-	r->overhead.kind = GP_OVH_INSTRUMENTATION;
-	r->overhead.tid = 1;
-	r->overhead.start = start;
-	r->overhead.end = start + ns;
-	r->overhead.corr = corr;
+	rec_overhead(t, GP_OVH_INSTRUMENTATION, 1, start, start + ns, corr);
 }
 
 static void calib(struct recs *t, uint8_t flags, uint32_t rt, uint32_t drv, uint32_t launch)
@@ -258,11 +252,7 @@ Test(report_cupti_cost, calibration_calls_are_left_out)
 	rec_string(&t, 1, "k");
 	rec_string(&t, 2, GP_CALIB_KERNEL);
 	calib(&t, GP_CALIBF_API | GP_CALIBF_LAUNCH, 400, 300, 1500);
-	union gp_rec *e = rec_new(&t);
-	e->extcorr.type = GP_REC_EXTCORR;
-	e->extcorr.kind = 5;
-	e->extcorr.corr = 90;
-	e->extcorr.ext_id = GP_CALIB_EXT_ID;
+	rec_extcorr(&t, 90, GP_CALIB_EXT_ID);
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 100, 900, 90);
 	rec_kernel(&t, 7, 1100, 1200, 91, 2); /* its kernel under another corr */
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 1150, 800, 91);

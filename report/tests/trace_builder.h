@@ -114,4 +114,58 @@ static inline union gp_rec *rec_iter(struct recs *t, uint64_t n, uint64_t ts)
 	return r;
 }
 
+
+/* A synchronization (sync_type from CUPTI, on `stream`) over [start, end]
+ * in call corr; no event. */
+static inline union gp_rec *rec_sync(struct recs *t, uint8_t stype, uint32_t stream, uint64_t start, uint64_t end,
+				     uint32_t corr)
+{
+	union gp_rec *r = rec_new(t);
+	r->sync.type = GP_REC_SYNC;
+	r->sync.sync_type = stype;
+	r->sync.stream = stream;
+	r->sync.start = start;
+	r->sync.end = end;
+	r->sync.corr = corr;
+	r->sync.event = UINT32_MAX;
+	return r;
+}
+
+/* External correlation of CUPTI call corr to our id ext (kind CUSTOM2, the
+ * library's). */
+static inline union gp_rec *rec_extcorr(struct recs *t, uint32_t corr, uint64_t ext)
+{
+	union gp_rec *r = rec_new(t);
+	r->extcorr.type = GP_REC_EXTCORR;
+	r->extcorr.kind = 5;
+	r->extcorr.corr = corr;
+	r->extcorr.ext_id = ext;
+	return r;
+}
+
+/* CUPTI overhead of kind `kind` (GP_OVH_*) on thread tid over [start, end]
+ * in call corr. */
+static inline union gp_rec *rec_overhead(struct recs *t, uint8_t kind, uint32_t tid, uint64_t start, uint64_t end,
+					 uint32_t corr)
+{
+	union gp_rec *r = rec_new(t);
+	r->overhead.type = GP_REC_OVERHEAD;
+	r->overhead.kind = kind;
+	r->overhead.tid = tid;
+	r->overhead.start = start;
+	r->overhead.end = end;
+	r->overhead.corr = corr;
+	return r;
+}
+
+/* Status record of kind `kind` (GP_STATUS_*) carrying value. */
+static inline union gp_rec *rec_status(struct recs *t, uint8_t kind, int64_t value)
+{
+	union gp_rec *r = rec_new(t);
+	r->status.type = GP_REC_STATUS;
+	r->status.kind = kind;
+	r->status.value = value;
+	return r;
+}
+
 #endif
