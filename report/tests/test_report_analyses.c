@@ -203,12 +203,7 @@ Test(analyses, graph_node_captured_before_trace)
 	for (int k = 0; k < 2; k++) {
 		uint64_t start = T0 + 30 * US + (uint64_t)k * 10 * US;
 		rec_kernel(&t, 0, start, start + 10 * US, 5, 1)->kernel.flags = GP_OPF_GRAPH;
-		union gp_rec *g = rec_new(&t);
-		g->graph.type = GP_REC_GRAPH_NODE;
-		g->graph.kind = GP_GRAPH_OP;
-		g->graph.graph_id = 9;
-		g->graph.node_id = 77 + (uint64_t)k;
-		g->graph.corr = 5;
+		rec_graph_node(&t, GP_GRAPH_OP, 9, 77 + (uint64_t)k, 5);
 	}
 	char *out = report(&t);
 	cr_assert(strstr(out, "graph 9 (instantiated as graph 9): 1 launches, 2 nodes, 2 kernels;\n    cudaGraphLaunch "

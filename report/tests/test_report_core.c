@@ -711,13 +711,7 @@ Test(report_core, nested_join_stops_waiting_at_a_later_hook_of_the_thread)
 Test(report_core, nested_join_counts_capture_time_launches_apart)
 {
 	struct recs t = { .n = 0 };
-	union gp_rec *g = rec_new(&t);
-	g->graph.type = GP_REC_GRAPH_NODE;
-	g->graph.kind = GP_GRAPH_CAPTURED;
-	g->graph.graph_id = 1;
-	g->graph.node_id = 1001;
-	g->graph.corr = 60;
-	g->graph.aux32 = 4;
+	rec_graph_node(&t, GP_GRAPH_CAPTURED, 1, 1001, 60)->graph.aux32 = 4;
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
 	rec_api(&t, RT, GP_API_LAUNCH, 4, 2, 25, 16); /* no external correlation */
 	struct gp_rep rep = run_mode(&t, "lean", 0, NULL, GP_GROUP_KERNEL);
@@ -774,13 +768,7 @@ Test(report_core, capture_time_launches_are_not_unjoined)
 	/* a launch made during stream capture creates a graph node and runs
 	 * nothing: its hook and API record are not "unjoined" */
 	struct recs t = { .n = 0 };
-	union gp_rec *g = rec_new(&t);
-	g->graph.type = GP_REC_GRAPH_NODE;
-	g->graph.kind = GP_GRAPH_CAPTURED;
-	g->graph.graph_id = 1;
-	g->graph.node_id = 1001;
-	g->graph.corr = 60;
-	g->graph.aux32 = 4;
+	rec_graph_node(&t, GP_GRAPH_CAPTURED, 1, 1001, 60)->graph.aux32 = 4;
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
 	rec_extcorr(&t, 16, 60);
 	rec_api(&t, RT, GP_API_LAUNCH, 9, 2, 25, 16);

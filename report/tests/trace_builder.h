@@ -168,4 +168,19 @@ static inline union gp_rec *rec_status(struct recs *t, uint8_t kind, int64_t val
 	return r;
 }
 
+
+/* Graph record of kind `kind` (GP_GRAPH_*) for node node_id of graph
+ * graph_id in call corr. */
+static inline union gp_rec *rec_graph_node(struct recs *t, uint8_t kind, uint32_t graph_id, uint64_t node_id,
+					   uint32_t corr)
+{
+	union gp_rec *r = rec_new(t);
+	r->graph.type = GP_REC_GRAPH_NODE;
+	r->graph.kind = kind;
+	r->graph.graph_id = graph_id;
+	r->graph.node_id = node_id;
+	r->graph.corr = corr;
+	return r;
+}
+
 #endif
