@@ -18,53 +18,18 @@
 #include "gp_collector.h"
 #include "report/analyses.h"
 #include "report/pipeline.h"
-
-struct recs {
-	union gp_rec r[2048];
-	size_t n;
-};
-
-static union gp_rec *add(struct recs *t)
-{
-	cr_assert(t->n < 2048);
-	union gp_rec *r = &t->r[t->n++];
-	memset(r, 0, sizeof *r);
-	return r;
-}
-
-static void str(struct recs *t, uint32_t id, const char *text)
-{
-	union gp_rec *r = add(t);
-	r->string.type = GP_REC_STRING;
-	r->string.id = id;
-	r->string.len = (uint32_t)strlen(text);
-	cr_assert(r->string.len <= GP_STRING_INLINE);
-	memcpy(r->string.text, text, r->string.len);
-}
+#include "trace_builder.h"
 
 /* One launch (runtime record) and its kernel; returns the kernel record. */
 static union gp_rec *launch(struct recs *t, uint64_t at, uint32_t dur, uint64_t exec, uint32_t corr, uint32_t name)
 {
-	union gp_rec *a = add(t);
-	a->api.type = GP_REC_RUNTIME_API;
-	a->api.class_flags = GP_API_LAUNCH;
-	a->api.tid = 7;
-	a->api.start = at;
-	a->api.dur = dur;
-	a->api.corr = corr;
-	union gp_rec *k = add(t);
-	k->kernel.type = GP_REC_KERNEL;
-	k->kernel.stream = 13;
-	k->kernel.start = at + dur + 1000;
-	k->kernel.end = k->kernel.start + exec;
-	k->kernel.corr = corr;
-	k->kernel.name = name;
-	return k;
+	rec_api(t, GP_REC_RUNTIME_API, GP_API_LAUNCH, 7, at, dur, corr);
+	return rec_kernel(t, 13, at + dur + 1000, at + dur + 1000 + exec, corr, name);
 }
 
 static void host(struct recs *t, uint64_t ts, uint32_t interval_us, uint32_t busy_pm, uint64_t cupti_ns)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->host.type = GP_REC_HOST_SAMPLE;
 	r->host.ncpu = 2;
 	r->host.ts = ts;
@@ -72,14 +37,6 @@ static void host(struct recs *t, uint64_t ts, uint32_t interval_us, uint32_t bus
 	r->host.host_busy_pm = busy_pm;
 	r->host.proc_cpu_pm = 500;
 	r->host.cupti_ns = cupti_ns;
-}
-
-static void status(struct recs *t, uint8_t kind, int64_t value)
-{
-	union gp_rec *r = add(t);
-	r->status.type = GP_REC_STATUS;
-	r->status.kind = kind;
-	r->status.value = value;
 }
 
 /* Run the pipeline with its analyses over the records and print their
@@ -111,7 +68,7 @@ static char *report(const struct recs *t)
  * busy per mille covering [T0, T0 + 4 ms]. */
 static void launches_under(struct recs *t, uint32_t busy_pm)
 {
-	str(t, 1, "_Z4stepv");
+	rec_string(t, 1, "_Z4stepv");
 	for (uint32_t i = 0; i < 40; i++)
 		launch(t, T0 + i * 100 * US, 10 * US, 50 * US, i + 1, 1);
 	host(t, T0 + 2000 * US, 2000, busy_pm, 0);
@@ -147,15 +104,10 @@ Test(analyses, self_overhead_arithmetic)
 {
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "_Z4stepv");
-	status(&t, GP_STATUS_HOOK_COST, 1000);
+	rec_string(&t, 1, "_Z4stepv");
+	rec_status(&t, GP_STATUS_HOOK_COST, 1000);
 	for (uint32_t i = 0; i < 10; i++) {
-		union gp_rec *h = add(&t);
-		h->api.type = GP_REC_HOOK_API;
-		h->api.class_flags = GP_API_OTHER;
-		h->api.start = T0 + i * 100 * US;
-		h->api.dur = 1000;
-		h->api.corr = 100 + i;
+		rec_api(&t, GP_REC_HOOK_API, GP_API_OTHER, 0, T0 + i * 100 * US, 1000, 100 + i);
 	}
 	launch(&t, T0, 10 * US, 50 * US, 1, 1);
 	launch(&t, T0 + 999 * US, 10 * US, 50 * US, 2, 1);
@@ -173,25 +125,17 @@ Test(analyses, self_overhead_counts_cupti_in_calls)
 {
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "_Z4stepv");
-	status(&t, GP_STATUS_HOOK_COST, 1000);
-	status(&t, GP_STATUS_CUPTI_OVERHEAD, 1);
+	rec_string(&t, 1, "_Z4stepv");
+	rec_status(&t, GP_STATUS_HOOK_COST, 1000);
+	rec_status(&t, GP_STATUS_CUPTI_OVERHEAD, 1);
 	launch(&t, T0, 10 * US, 50 * US, 1, 1);
 	launch(&t, T0 + 999 * US, 10 * US, 50 * US, 2, 1);
 	for (uint32_t i = 0; i < 2; i++) { /* 3 us of CUPTI inside each launch */
-		union gp_rec *o = add(&t);
-		o->overhead.type = GP_REC_OVERHEAD;
-		o->overhead.kind = GP_OVH_INSTRUMENTATION;
-		o->overhead.start = T0 + i * 999 * US + 100;
-		o->overhead.end = o->overhead.start + 3 * US;
-		o->overhead.corr = i + 1;
+		uint64_t start = T0 + i * 999 * US + 100;
+		rec_overhead(&t, GP_OVH_INSTRUMENTATION, 0, start, start + 3 * US, i + 1);
 	}
-	union gp_rec *q = add(&t); /* a queue wait is not CUPTI's cost */
-	q->overhead.type = GP_REC_OVERHEAD;
-	q->overhead.kind = GP_OVH_COMMAND_BUFFER_FULL;
-	q->overhead.start = T0 + 999 * US + 4 * US;
-	q->overhead.end = q->overhead.start + 2 * US;
-	q->overhead.corr = 2;
+	/* a queue wait is not CUPTI's cost */
+	rec_overhead(&t, GP_OVH_COMMAND_BUFFER_FULL, 0, T0 + 999 * US + 4 * US, T0 + 999 * US + 6 * US, 2);
 	host(&t, T0 + 1000 * US, 1000, 100, 5000);
 	char *out = report(&t);
 	/* no hooks; 5 us of buffer time + 6 us in calls */
@@ -209,9 +153,9 @@ Test(analyses, self_overhead_counts_the_calibration)
 	 * launches), and the calibration's own 50 us is the profiler's too */
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "_Z4stepv");
-	status(&t, GP_STATUS_HOOK_COST, 1000);
-	union gp_rec *c = add(&t);
+	rec_string(&t, 1, "_Z4stepv");
+	rec_status(&t, GP_STATUS_HOOK_COST, 1000);
+	union gp_rec *c = rec_new(&t);
 	c->calib.type = GP_REC_CALIBRATION;
 	c->calib.flags = GP_CALIBF_API | GP_CALIBF_LAUNCH;
 	c->calib.start = T0 - 100 * US;
@@ -233,8 +177,8 @@ Test(analyses, decreasing_drift_and_no_tail)
 {
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "_Z4stepv");
-	str(&t, 2, "_Z4flatv");
+	rec_string(&t, 1, "_Z4stepv");
+	rec_string(&t, 2, "_Z4flatv");
 	/* step: 200 us falling by 2 us per call; flat: 30 us always */
 	for (uint32_t i = 0; i < 50; i++) {
 		launch(&t, T0 + i * 1000 * US, 10 * US, (200 - 2 * i) * US, 2 * i + 1, 1);
@@ -253,28 +197,13 @@ Test(analyses, graph_node_captured_before_trace)
 {
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "_Z4nodev");
-	union gp_rec *a = add(&t);
-	a->api.type = GP_REC_RUNTIME_API;
-	a->api.class_flags = GP_API_GRAPH_LAUNCH;
-	a->api.start = T0;
-	a->api.dur = 20 * US;
-	a->api.corr = 5;
+	rec_string(&t, 1, "_Z4nodev");
+	rec_api(&t, GP_REC_RUNTIME_API, GP_API_GRAPH_LAUNCH, 0, T0, 20 * US, 5);
 	/* two replayed kernels of one launch; no capture/clone records */
 	for (int k = 0; k < 2; k++) {
-		union gp_rec *r = add(&t);
-		r->kernel.type = GP_REC_KERNEL;
-		r->kernel.flags = GP_OPF_GRAPH;
-		r->kernel.start = T0 + 30 * US + (uint64_t)k * 10 * US;
-		r->kernel.end = r->kernel.start + 10 * US;
-		r->kernel.corr = 5;
-		r->kernel.name = 1;
-		union gp_rec *g = add(&t);
-		g->graph.type = GP_REC_GRAPH_NODE;
-		g->graph.kind = GP_GRAPH_OP;
-		g->graph.graph_id = 9;
-		g->graph.node_id = 77 + (uint64_t)k;
-		g->graph.corr = 5;
+		uint64_t start = T0 + 30 * US + (uint64_t)k * 10 * US;
+		rec_kernel(&t, 0, start, start + 10 * US, 5, 1)->kernel.flags = GP_OPF_GRAPH;
+		rec_graph_node(&t, GP_GRAPH_OP, 9, 77 + (uint64_t)k, 5);
 	}
 	char *out = report(&t);
 	cr_assert(strstr(out, "graph 9 (instantiated as graph 9): 1 launches, 2 nodes, 2 kernels;\n    cudaGraphLaunch "
@@ -315,7 +244,7 @@ Test(analyses, all_ones_fields_in_a_trace_file, .timeout = 60)
 		r.raw[0] = (uint8_t)type;
 		if (gp_rec_slots(&r) != 1)
 			continue; /* strings/stacks of 4 G bytes: the reader refuses those */
-		*add(&t) = r;
+		*rec_new(&t) = r;
 		nff++;
 	}
 	cr_assert(nff >= 15, "only %zu one-slot types", nff);
@@ -367,53 +296,23 @@ Test(analyses, all_ones_fields_in_a_trace_file, .timeout = 60)
  * waits outside CUDA". With --top 1 only the longest outlier is listed. */
 static void sync_iters(struct recs *t)
 {
-	str(t, 1, "step_k");
+	rec_string(t, 1, "step_k");
 	uint64_t at = T0;
 	uint32_t corr = 1;
 	for (int i = 0; i < 10; i++) {
-		union gp_rec *m = add(t);
-		m->mark.type = GP_REC_ITER;
-		m->mark.tid = 7;
-		m->mark.ts = at;
-		m->mark.iter = (uint64_t)i;
+		rec_iter(t, (uint64_t)i, at)->mark.tid = 7;
 		uint64_t queue = i == 5 ? 9000 * US : 5 * US;
-		union gp_rec *a = add(t);
-		a->api.type = GP_REC_RUNTIME_API;
-		a->api.class_flags = GP_API_LAUNCH;
-		a->api.tid = 7;
-		a->api.start = at;
-		a->api.dur = 5 * US;
-		a->api.corr = corr;
-		union gp_rec *k = add(t);
-		k->kernel.type = GP_REC_KERNEL;
-		k->kernel.stream = 13;
-		k->kernel.start = at + 5 * US + queue;
-		k->kernel.end = k->kernel.start + 100 * US;
-		k->kernel.corr = corr++;
-		k->kernel.name = 1;
-		union gp_rec *s = add(t);
-		s->api.type = GP_REC_RUNTIME_API;
-		s->api.class_flags = GP_API_SYNC_STREAM;
+		rec_api(t, GP_REC_RUNTIME_API, GP_API_LAUNCH, 7, at, 5 * US, corr);
+		uint64_t start = at + 5 * US + queue, end = start + 100 * US;
+		rec_kernel(t, 13, start, end, corr++, 1);
+		uint64_t wait = at + 6 * US; /* the synchronize call, released 1 us after the kernel */
+		union gp_rec *s =
+			rec_api(t, GP_REC_RUNTIME_API, GP_API_SYNC_STREAM, 7, wait, (uint32_t)(end + 1 * US - wait), corr);
 		s->api.api_id = 131;
-		s->api.tid = 7;
-		s->api.start = at + 6 * US;
-		s->api.dur = (uint32_t)(k->kernel.end + 1 * US - s->api.start);
-		s->api.corr = corr;
-		union gp_rec *y = add(t);
-		y->sync.type = GP_REC_SYNC;
-		y->sync.sync_type = 3;
-		y->sync.stream = 13;
-		y->sync.start = s->api.start;
-		y->sync.end = k->kernel.end + 1 * US;
-		y->sync.corr = corr++;
-		y->sync.event = UINT32_MAX;
-		at = y->sync.end + 20 * US;
+		rec_sync(t, 3, 13, wait, end + 1 * US, corr++);
+		at = end + 1 * US + 20 * US;
 	}
-	union gp_rec *m = add(t);
-	m->mark.type = GP_REC_ITER;
-	m->mark.tid = 7;
-	m->mark.ts = at;
-	m->mark.iter = 10;
+	rec_iter(t, 10, at)->mark.tid = 7;
 }
 
 Test(analyses, outlier_explained_by_sync)

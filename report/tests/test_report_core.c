@@ -22,113 +22,18 @@
 #include "report/map.h"
 #include "report/stats.h"
 #include "report/verdict.h"
+#include "trace_builder.h"
 
 /* --- record builders ------------------------------------------------------- */
 
-struct recs {
-	union gp_rec r[4096];
-	size_t n;
-};
-
-static union gp_rec *add(struct recs *t)
-{
-	cr_assert(t->n < 4096);
-	union gp_rec *r = &t->r[t->n++];
-	memset(r, 0, sizeof *r);
-	return r;
-}
-
-static void str(struct recs *t, uint32_t id, const char *text)
-{
-	union gp_rec *r = add(t);
-	uint32_t len = (uint32_t)strlen(text);
-	r->string.type = GP_REC_STRING;
-	r->string.id = id;
-	r->string.len = len;
-	uint32_t first = len < GP_STRING_INLINE ? len : GP_STRING_INLINE;
-	memcpy(r->string.text, text, first);
-	for (uint32_t off = first; off < len; off += GP_REC_SIZE) {
-		union gp_rec *c = add(t);
-		uint32_t k = len - off < GP_REC_SIZE ? len - off : GP_REC_SIZE;
-		memcpy(c->raw, text + off, k);
-	}
-}
-
-static void api(struct recs *t, uint8_t type, unsigned cls, uint32_t tid, uint64_t start, uint32_t dur,
-		uint32_t corr)
-{
-	union gp_rec *r = add(t);
-	r->api.type = type;
-	r->api.class_flags = (uint8_t)cls;
-	r->api.tid = tid;
-	r->api.start = start;
-	r->api.dur = dur;
-	r->api.corr = corr;
-}
-
-static void kernel(struct recs *t, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
-{
-	union gp_rec *r = add(t);
-	r->kernel.type = GP_REC_KERNEL;
-	r->kernel.stream = stream;
-	r->kernel.start = start;
-	r->kernel.end = end;
-	r->kernel.corr = corr;
-	r->kernel.name = name;
-}
-
-static void copy(struct recs *t, uint8_t type, int async, uint32_t stream, uint64_t start, uint32_t dur,
-		 uint32_t corr, uint32_t rt_corr, uint8_t kind)
-{
-	union gp_rec *r = add(t);
-	r->copy.type = type;
-	r->copy.flags = async ? GP_COPYF_ASYNC : 0;
-	r->copy.stream = stream;
-	r->copy.start = start;
-	r->copy.dur = dur;
-	r->copy.corr = corr;
-	r->copy.rt_corr = rt_corr;
-	r->copy.copy_kind = kind;
-	r->copy.bytes = 4096;
-}
-
-static void syncrec(struct recs *t, uint8_t stype, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr)
-{
-	union gp_rec *r = add(t);
-	r->sync.type = GP_REC_SYNC;
-	r->sync.sync_type = stype;
-	r->sync.stream = stream;
-	r->sync.start = start;
-	r->sync.end = end;
-	r->sync.corr = corr;
-	r->sync.event = UINT32_MAX;
-}
-
-static void extcorr(struct recs *t, uint32_t corr, uint64_t ext)
-{
-	union gp_rec *r = add(t);
-	r->extcorr.type = GP_REC_EXTCORR;
-	r->extcorr.kind = 5;
-	r->extcorr.corr = corr;
-	r->extcorr.ext_id = ext;
-}
-
 static void marker(struct recs *t, uint8_t kind, uint32_t tid, uint64_t ts, uint32_t name)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->marker.type = GP_REC_MARKER;
 	r->marker.kind = kind;
 	r->marker.tid = tid;
 	r->marker.ts = ts;
 	r->marker.name = name;
-}
-
-static void iter(struct recs *t, uint64_t n, uint64_t ts)
-{
-	union gp_rec *r = add(t);
-	r->mark.type = GP_REC_ITER;
-	r->mark.iter = n;
-	r->mark.ts = ts;
 }
 
 /* Run both passes over t (in array order) and return the report. */
@@ -171,9 +76,9 @@ Test(report_core, kernel_joins_its_runtime_call)
 {
 	struct recs t = { .n = 0 };
 	const uint64_t a0 = 1000, adur = 50, g0 = 1100, g1 = 1300;
-	str(&t, 1, "_Z7aten_mmPfi");
-	api(&t, RT, GP_API_LAUNCH, 11, a0, adur, 7);
-	kernel(&t, 3, g0, g1, 7, 1);
+	rec_string(&t, 1, "_Z7aten_mmPfi");
+	rec_api(&t, RT, GP_API_LAUNCH, 11, a0, adur, 7);
+	rec_kernel(&t, 3, g0, g1, 7, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.ngroups, 1);
 	const struct gp_rep_group *g = group(&rep, "aten_mm");
@@ -192,11 +97,11 @@ Test(report_core, join_is_independent_of_arrival_order)
 {
 	/* Same ops, GPU records before API records and strings last. */
 	struct recs t = { .n = 0 };
-	kernel(&t, 1, 500, 900, 2, 9);
-	kernel(&t, 1, 100, 400, 1, 9);
-	api(&t, RT, GP_API_LAUNCH, 5, 90, 5, 2);
-	api(&t, RT, GP_API_LAUNCH, 5, 10, 20, 1);
-	str(&t, 9, "k");
+	rec_kernel(&t, 1, 500, 900, 2, 9);
+	rec_kernel(&t, 1, 100, 400, 1, 9);
+	rec_api(&t, RT, GP_API_LAUNCH, 5, 90, 5, 2);
+	rec_api(&t, RT, GP_API_LAUNCH, 5, 10, 20, 1);
+	rec_string(&t, 9, "k");
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	const struct gp_rep_group *g = group(&rep, "k");
 	cr_expect_eq(g->count, 2);
@@ -211,12 +116,12 @@ Test(report_core, join_is_independent_of_arrival_order)
 Test(report_core, equal_texts_under_different_ids_are_one_group)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "a_rather_long_kernel_name_that_needs_continuations");
-	str(&t, 2, "a_rather_long_kernel_name_that_needs_continuations");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 30, 1, 1);
-	api(&t, RT, GP_API_LAUNCH, 2, 0, 10, 2);
-	kernel(&t, 2, 40, 50, 2, 2);
+	rec_string(&t, 1, "a_rather_long_kernel_name_that_needs_continuations");
+	rec_string(&t, 2, "a_rather_long_kernel_name_that_needs_continuations");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 30, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 2, 0, 10, 2);
+	rec_kernel(&t, 2, 40, 50, 2, 2);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.ngroups, 1);
 	cr_expect_eq(group(&rep, "a_rather_long_kernel_name_that_needs_continuations")->count, 2);
@@ -227,14 +132,14 @@ Test(report_core, hook_context_joins_through_external_correlation)
 {
 	/* hook op 100 (tid 4, inside NVTX range "aten::mm") -> CUPTI corr 7. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "gemm");
-	str(&t, 2, "aten::mm");
+	rec_string(&t, 1, "gemm");
+	rec_string(&t, 2, "aten::mm");
 	marker(&t, GP_MARK_PUSH, 4, 5, 2);
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 10, 40, 100);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 10, 40, 100);
 	marker(&t, GP_MARK_POP, 4, 60, 0);
-	kernel(&t, 1, 70, 170, 7, 1);      /* GPU record before the API record */
-	api(&t, RT, GP_API_LAUNCH, 4, 12, 30, 7);
-	extcorr(&t, 7, 100);               /* ext corr last */
+	rec_kernel(&t, 1, 70, 170, 7, 1);      /* GPU record before the API record */
+	rec_api(&t, RT, GP_API_LAUNCH, 4, 12, 30, 7);
+	rec_extcorr(&t, 7, 100);               /* ext corr last */
 	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
 	cr_assert_eq(rep.ngroups, 1);
 	const struct gp_rep_group *g = group(&rep, "aten::mm");
@@ -247,9 +152,9 @@ Test(report_core, hook_context_joins_through_external_correlation)
 Test(report_core, memcpy_joins_runtime_record_by_runtime_corr)
 {
 	struct recs t = { .n = 0 };
-	api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 0, 15, 20);
-	api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_ASYNC, 1, 2, 10, 21); /* nested driver call */
-	copy(&t, GP_REC_MEMCPY, 1, 1, 30, 100, 21, 20, 1);
+	rec_api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 0, 15, 20);
+	rec_api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_ASYNC, 1, 2, 10, 21); /* nested driver call */
+	rec_copy(&t, GP_REC_MEMCPY, 1, 1, 30, 100, 21, 20, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	const struct gp_rep_group *g = group(&rep, "memcpy HtoD");
 	cr_expect_eq(g->count, 1);
@@ -263,8 +168,8 @@ Test(report_core, memcpy_joins_runtime_record_by_runtime_corr)
 Test(report_core, op_without_api_record_is_reported)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "orphan");
-	kernel(&t, 1, 100, 200, 77, 1);
+	rec_string(&t, 1, "orphan");
+	rec_kernel(&t, 1, 100, 200, 77, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(rep.ops, 1);
 	cr_expect_eq(rep.ops_no_api, 1);
@@ -276,10 +181,10 @@ Test(report_core, op_without_api_record_is_reported)
 Test(report_core, graph_launch_host_cost_is_charged_once)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "node");
-	api(&t, RT, GP_API_GRAPH_LAUNCH, 1, 0, 80, 5);
-	kernel(&t, 1, 100, 150, 5, 1);
-	kernel(&t, 1, 150, 250, 5, 1);
+	rec_string(&t, 1, "node");
+	rec_api(&t, RT, GP_API_GRAPH_LAUNCH, 1, 0, 80, 5);
+	rec_kernel(&t, 1, 100, 150, 5, 1);
+	rec_kernel(&t, 1, 150, 250, 5, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	const struct gp_rep_group *g = group(&rep, "node");
 	cr_expect_eq(g->count, 2);
@@ -292,12 +197,10 @@ Test(report_core, graph_launch_host_cost_is_charged_once)
 Test(report_core, hook_only_mode_keeps_launch_and_says_so)
 {
 	struct recs t = { .n = 0 };
-	union gp_rec *s = add(&t);
-	s->status.type = GP_REC_STATUS;
-	s->status.kind = GP_STATUS_CUPTI_UNAVAILABLE;
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 0, 25, 1);
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 35, 2);
-	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 1, 200, 500, 3);
+	rec_status(&t, GP_STATUS_CUPTI_UNAVAILABLE, 0);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 0, 25, 1);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 35, 2);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 1, 200, 500, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect(rep.cupti_unavailable);
 	cr_expect_eq(rep.ops, 2);
@@ -314,15 +217,15 @@ Test(report_core, hook_only_mode_keeps_launch_and_says_so)
 Test(report_core, device_sync_charged_to_last_finishing_op)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "short");
-	str(&t, 2, "long");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 300, 1, 1);
-	api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
-	kernel(&t, 2, 25, 900, 2, 2);
+	rec_string(&t, 1, "short");
+	rec_string(&t, 2, "long");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 300, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
+	rec_kernel(&t, 2, 25, 900, 2, 2);
 	const uint64_t w0 = 30, w1 = 905;
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
-	syncrec(&t, 4, UINT32_MAX, w0, w1, 3);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
+	rec_sync(&t, 4, UINT32_MAX, w0, w1, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "long")->sync_ns, w1 - w0);
 	cr_expect_eq(group(&rep, "short")->sync_ns, 0);
@@ -334,14 +237,14 @@ Test(report_core, device_sync_charged_to_last_finishing_op)
 Test(report_core, stream_sync_only_sees_its_stream)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "on_s1");
-	str(&t, 2, "on_s2");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 300, 1, 1);
-	api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
-	kernel(&t, 2, 25, 900, 2, 2);
-	api(&t, RT, GP_API_SYNC_STREAM, 1, 30, 275, 3); /* ends at 305 */
-	syncrec(&t, 3, 1, 30, 305, 3);
+	rec_string(&t, 1, "on_s1");
+	rec_string(&t, 2, "on_s2");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 300, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
+	rec_kernel(&t, 2, 25, 900, 2, 2);
+	rec_api(&t, RT, GP_API_SYNC_STREAM, 1, 30, 275, 3); /* ends at 305 */
+	rec_sync(&t, 3, 1, 30, 305, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "on_s1")->sync_ns, 275);
 	cr_expect_eq(group(&rep, "on_s2")->sync_ns, 0);
@@ -351,10 +254,10 @@ Test(report_core, stream_sync_only_sees_its_stream)
 Test(report_core, sync_with_nothing_outstanding)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "done_early");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 50, 1, 1);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 100, 7, 2);
+	rec_string(&t, 1, "done_early");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 50, 1, 1);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 100, 7, 2);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "done_early")->sync_ns, 0);
 	cr_expect_eq(rep.sync_unattributed_ns, 7);
@@ -366,13 +269,13 @@ Test(report_core, op_enqueued_during_the_wait_is_not_waited_for)
 {
 	/* thread 2 launches while thread 1 waits; its kernel ends inside W. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "waited");
-	str(&t, 2, "later");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 500, 1, 1);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 700, 2);
-	api(&t, RT, GP_API_LAUNCH, 2, 100, 10, 3);
-	kernel(&t, 1, 500, 600, 3, 2);
+	rec_string(&t, 1, "waited");
+	rec_string(&t, 2, "later");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 500, 1, 1);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 700, 2);
+	rec_api(&t, RT, GP_API_LAUNCH, 2, 100, 10, 3);
+	rec_kernel(&t, 1, 500, 600, 3, 2);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "waited")->sync_ns, 700);
 	cr_expect_eq(group(&rep, "later")->sync_ns, 0);
@@ -385,11 +288,11 @@ Test(report_core, blocking_memcpy_splits_into_sync_launch_execute)
 	 * its copy runs [520, 600]. Sync part = 500 - 200 charged to K; the copy
 	 * keeps launch = 500 - 80 - 300 and execute 80. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "K");
-	api(&t, RT, GP_API_LAUNCH, 1, 50, 20, 1);
-	kernel(&t, 7, 100, 500, 1, 1);
-	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 200, 500, 2);
-	copy(&t, GP_REC_MEMCPY, 0, 7, 520, 80, 3, 2, 2);
+	rec_string(&t, 1, "K");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 50, 20, 1);
+	rec_kernel(&t, 7, 100, 500, 1, 1);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 200, 500, 2);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 520, 80, 3, 2, 2);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	const struct gp_rep_group *k = group(&rep, "K"), *c = group(&rep, "memcpy DtoH");
 	cr_expect_eq(k->sync_ns, 500 - 200);
@@ -405,8 +308,8 @@ Test(report_core, blocking_memcpy_splits_into_sync_launch_execute)
 Test(report_core, blocking_memcpy_with_idle_gpu_has_no_sync_part)
 {
 	struct recs t = { .n = 0 };
-	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 200, 100, 2);
-	copy(&t, GP_REC_MEMCPY, 0, 7, 220, 60, 3, 2, 1);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 200, 100, 2);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 220, 60, 3, 2, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	const struct gp_rep_group *c = group(&rep, "memcpy HtoD");
 	cr_expect_eq(c->launch_ns, 100 - 60);
@@ -420,10 +323,10 @@ Test(report_core, blocking_memcpy_with_idle_gpu_has_no_sync_part)
 Test(report_core, gpu_busy_is_the_union_of_overlapping_streams)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	kernel(&t, 1, 0 + 1000, 100 + 1000, 1, 1);
-	kernel(&t, 2, 50 + 1000, 150 + 1000, 2, 1);
-	kernel(&t, 1, 200 + 1000, 300 + 1000, 3, 1);
+	rec_string(&t, 1, "k");
+	rec_kernel(&t, 1, 0 + 1000, 100 + 1000, 1, 1);
+	rec_kernel(&t, 2, 50 + 1000, 150 + 1000, 2, 1);
+	rec_kernel(&t, 1, 200 + 1000, 300 + 1000, 3, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(rep.gpu_busy_ns, 150 + 100, "union of [0,100],[50,150],[200,300]");
 	cr_expect_eq(rep.gpu_busy_sum_ns, 300);
@@ -436,14 +339,14 @@ Test(report_core, gpu_busy_is_the_union_of_overlapping_streams)
 Test(report_core, iterations_sum_their_ops)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	iter(&t, 0, 1000);
-	iter(&t, 1, 2000);
-	api(&t, RT, GP_API_LAUNCH, 1, 1100, 10, 1);
-	kernel(&t, 1, 1200, 1300, 1, 1);
-	api(&t, RT, GP_API_LAUNCH, 1, 2100, 30, 2);
-	kernel(&t, 1, 2200, 2600, 2, 1);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 2150, 500, 3);
+	rec_string(&t, 1, "k");
+	rec_iter(&t, 0, 1000);
+	rec_iter(&t, 1, 2000);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1100, 10, 1);
+	rec_kernel(&t, 1, 1200, 1300, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 2100, 30, 2);
+	rec_kernel(&t, 1, 2200, 2600, 2, 1);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 2150, 500, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.niters, 2);
 	cr_expect_eq(rep.iters[0].start, 1000);
@@ -473,7 +376,7 @@ Test(report_core, rule_of_thumb_verdicts)
 	uint64_t now = 1000000;
 	for (uint32_t i = 0; i < 3; i++) {
 		const uint64_t us = 1000;
-		str(&t, i + 1, ops[i].name);
+		rec_string(&t, i + 1, ops[i].name);
 		uint64_t a0 = now, a1 = a0 + ops[i].l * us;
 		/* the sync begins when the kernel is (sync) before its end */
 		uint64_t g1 = a1 + ops[i].s * us, g0 = g1 - ops[i].e * us;
@@ -481,10 +384,10 @@ Test(report_core, rule_of_thumb_verdicts)
 			g0 = a1;
 			g1 = g0 + ops[i].e * us;
 		}
-		api(&t, RT, GP_API_LAUNCH, 1, a0, (uint32_t)(a1 - a0), 10 * i + 1);
-		kernel(&t, 1, g0, g1, 10 * i + 1, i + 1);
+		rec_api(&t, RT, GP_API_LAUNCH, 1, a0, (uint32_t)(a1 - a0), 10 * i + 1);
+		rec_kernel(&t, 1, g0, g1, 10 * i + 1, i + 1);
 		uint64_t w1 = g1, w0 = w1 - ops[i].s * us;
-		api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 10 * i + 2);
+		rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 10 * i + 2);
 		now = w1 + 1000 * us;
 	}
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
@@ -516,9 +419,9 @@ Test(report_core, verdict_thresholds_are_configurable)
 Test(report_core, merge_two_ranks)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10, 1);
-	kernel(&t, 1, 1020, 1120, 1, 1);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10, 1);
+	rec_kernel(&t, 1, 1020, 1120, 1, 1);
 	struct gp_rep in[2] = { run(&t, GP_GROUP_KERNEL), run(&t, GP_GROUP_KERNEL) };
 	struct gp_rep m;
 	memset(&m, 0, sizeof m);
@@ -677,10 +580,10 @@ Test(report_core, unhooked_call_is_folded_without_waiting_for_other_hooks)
 	 * driver-launched kernel of the same thread with no hook (cuBLAS,
 	 * Triton) must be folded as soon as its records are complete. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "gemm_internal");
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 50, 900);
-	api(&t, GP_REC_DRIVER_API, GP_API_LAUNCH, 1, 300, 10, 5);
-	kernel(&t, 1, 320, 420, 5, 1);
+	rec_string(&t, 1, "gemm_internal");
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 1, 100, 50, 900);
+	rec_api(&t, GP_REC_DRIVER_API, GP_API_LAUNCH, 1, 300, 10, 5);
+	rec_kernel(&t, 1, 320, 420, 5, 1);
 	struct gp_an_config cfg = { .on_op = count_op };
 	struct gp_an *an = gp_an_new(&cfg);
 	cr_assert(an);
@@ -703,13 +606,13 @@ Test(report_core, unhooked_call_is_folded_without_waiting_for_other_hooks)
 Test(report_core, hook_joins_by_containment_without_external_correlation)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	str(&t, 2, "step");
+	rec_string(&t, 1, "k");
+	rec_string(&t, 2, "step");
 	marker(&t, GP_MARK_PUSH, 7, 50, 2);
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 100, 60, 300);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 100, 60, 300);
 	marker(&t, GP_MARK_POP, 7, 200, 0);
-	api(&t, RT, GP_API_LAUNCH, 7, 110, 40, 9);
-	kernel(&t, 1, 170, 270, 9, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 7, 110, 40, 9);
+	rec_kernel(&t, 1, 170, 270, 9, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
 	cr_assert_eq(rep.ngroups, 1);
 	cr_expect_eq(group(&rep, "step")->count, 1);
@@ -748,12 +651,12 @@ static struct gp_rep run_mode(const struct recs *t, const char *mode, size_t at,
  * CUPTI's buffer), on thread 7 inside NVTX range "step". */
 static void late_hook_launch(struct recs *t)
 {
-	str(t, 1, "k");
-	str(t, 2, "step");
-	api(t, RT, GP_API_LAUNCH, 7, 110, 40, 9);
-	kernel(t, 1, 170, 270, 9, 1);
+	rec_string(t, 1, "k");
+	rec_string(t, 2, "step");
+	rec_api(t, RT, GP_API_LAUNCH, 7, 110, 40, 9);
+	rec_kernel(t, 1, 170, 270, 9, 1);
 	marker(t, GP_MARK_PUSH, 7, 50, 2);
-	api(t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 100, 60, 300);
+	rec_api(t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 100, 60, 300);
 	marker(t, GP_MARK_POP, 7, 200, 0);
 }
 
@@ -788,14 +691,14 @@ Test(report_core, nested_join_stops_waiting_at_a_later_hook_of_the_thread)
 	 * hooks are not all read yet: it waits only until a top-level hook of
 	 * the thread that starts after it is read, then folds without one */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "gemm_internal");
-	str(&t, 3, "k");
-	api(&t, GP_REC_DRIVER_API, GP_API_LAUNCH, 7, 110, 40, 9);
-	kernel(&t, 1, 170, 270, 9, 1);
-	api(&t, RT, GP_API_LAUNCH, 7, 510, 40, 11);
-	kernel(&t, 1, 570, 670, 11, 3);
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 500, 60, 301); /* index 6 */
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 900, 60, 302);
+	rec_string(&t, 1, "gemm_internal");
+	rec_string(&t, 3, "k");
+	rec_api(&t, GP_REC_DRIVER_API, GP_API_LAUNCH, 7, 110, 40, 9);
+	rec_kernel(&t, 1, 170, 270, 9, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 7, 510, 40, 11);
+	rec_kernel(&t, 1, 570, 670, 11, 3);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 500, 60, 301); /* index 6 */
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 900, 60, 302);
 	int after = -1;
 	struct gp_rep rep = run_mode(&t, "minimal", 6, &after, GP_GROUP_KERNEL);
 	cr_expect_eq(after, 2, "both folded once the later hook was read");
@@ -808,15 +711,9 @@ Test(report_core, nested_join_stops_waiting_at_a_later_hook_of_the_thread)
 Test(report_core, nested_join_counts_capture_time_launches_apart)
 {
 	struct recs t = { .n = 0 };
-	union gp_rec *g = add(&t);
-	g->graph.type = GP_REC_GRAPH_NODE;
-	g->graph.kind = GP_GRAPH_CAPTURED;
-	g->graph.graph_id = 1;
-	g->graph.node_id = 1001;
-	g->graph.corr = 60;
-	g->graph.aux32 = 4;
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
-	api(&t, RT, GP_API_LAUNCH, 4, 2, 25, 16); /* no external correlation */
+	rec_graph_node(&t, GP_GRAPH_CAPTURED, 1, 1001, 60)->graph.aux32 = 4;
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
+	rec_api(&t, RT, GP_API_LAUNCH, 4, 2, 25, 16); /* no external correlation */
 	struct gp_rep rep = run_mode(&t, "lean", 0, NULL, GP_GROUP_KERNEL);
 	cr_expect_eq(rep.ops, 0);
 	cr_expect_eq(rep.launches_captured, 1);
@@ -829,7 +726,7 @@ Test(report_core, nested_join_counts_capture_time_launches_apart)
 
 static void graph_kernel(struct recs *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
 {
-	kernel(t, 1, start, end, corr, name);
+	rec_kernel(t, 1, start, end, corr, name);
 	t->r[t->n - 1].kernel.flags |= GP_OPF_GRAPH;
 }
 
@@ -841,15 +738,15 @@ Test(report_core, graph_kernels_before_their_launch_record_all_join)
 	struct recs t = { .n = 0 };
 	const uint64_t a0 = 10, adur = 80, aend = a0 + adur;
 	const uint64_t k[4] = { 200, 250, 350, 400 };
-	str(&t, 1, "node");
-	str(&t, 2, "replay");
+	rec_string(&t, 1, "node");
+	rec_string(&t, 2, "replay");
 	graph_kernel(&t, k[0], k[1], 5, 1);
 	graph_kernel(&t, k[1], k[2], 5, 1);
 	graph_kernel(&t, k[2], k[3], 5, 1);
-	extcorr(&t, 5, 50);
-	api(&t, RT, GP_API_GRAPH_LAUNCH, 9, a0, (uint32_t)adur, 5);
+	rec_extcorr(&t, 5, 50);
+	rec_api(&t, RT, GP_API_GRAPH_LAUNCH, 9, a0, (uint32_t)adur, 5);
 	marker(&t, GP_MARK_PUSH, 4, 0, 2);
-	api(&t, GP_REC_HOOK_API, GP_API_GRAPH_LAUNCH, 4, 5, 100, 50);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_GRAPH_LAUNCH, 4, 5, 100, 50);
 	marker(&t, GP_MARK_POP, 4, 120, 0);
 	graph_kernel(&t, k[3], k[3] + 10, 5, 1); /* after the join: context kept */
 	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
@@ -871,17 +768,11 @@ Test(report_core, capture_time_launches_are_not_unjoined)
 	/* a launch made during stream capture creates a graph node and runs
 	 * nothing: its hook and API record are not "unjoined" */
 	struct recs t = { .n = 0 };
-	union gp_rec *g = add(&t);
-	g->graph.type = GP_REC_GRAPH_NODE;
-	g->graph.kind = GP_GRAPH_CAPTURED;
-	g->graph.graph_id = 1;
-	g->graph.node_id = 1001;
-	g->graph.corr = 60;
-	g->graph.aux32 = 4;
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
-	extcorr(&t, 16, 60);
-	api(&t, RT, GP_API_LAUNCH, 9, 2, 25, 16);
-	api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 100, 30, 61); /* an ordinary lost one */
+	rec_graph_node(&t, GP_GRAPH_CAPTURED, 1, 1001, 60)->graph.aux32 = 4;
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 0, 30, 60);
+	rec_extcorr(&t, 16, 60);
+	rec_api(&t, RT, GP_API_LAUNCH, 9, 2, 25, 16);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 4, 100, 30, 61); /* an ordinary lost one */
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(rep.ops, 0);
 	cr_expect_eq(rep.launches_captured, 1);
@@ -896,15 +787,15 @@ Test(report_core, blocking_copy_hook_joins_when_ext_corr_precedes_api)
 	 * corr of the runtime call before its API record; the CUPTI thread id
 	 * is not known yet, so only the ext corr can join the hook. */
 	struct recs t = { .n = 0 };
-	str(&t, 2, "load");
+	rec_string(&t, 2, "load");
 	marker(&t, GP_MARK_PUSH, 4, 0, 2);
-	api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 1, 100, 1);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 1, 100, 1);
 	marker(&t, GP_MARK_POP, 4, 110, 0);
-	copy(&t, GP_REC_MEMCPY, 0, 7, 20, 30, 15, 14, 1);
-	extcorr(&t, 15, 1);
-	api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_SYNC, 9, 3, 90, 15);
-	extcorr(&t, 14, 1);
-	api(&t, RT, GP_API_MEMCPY_SYNC, 9, 2, 95, 14);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 20, 30, 15, 14, 1);
+	rec_extcorr(&t, 15, 1);
+	rec_api(&t, GP_REC_DRIVER_API, GP_API_MEMCPY_SYNC, 9, 3, 90, 15);
+	rec_extcorr(&t, 14, 1);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 9, 2, 95, 14);
 	struct gp_rep rep = run(&t, GP_GROUP_NVTX);
 	cr_expect_eq(rep.hooks_unjoined, 0);
 	cr_expect_eq(rep.ops_joined, 1);
@@ -1041,9 +932,9 @@ static int valid_utf8(const char *s)
 Test(report_fmt, hostile_kernel_name_in_every_format)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "=HYPERLINK(\"http://x\")\x1b]0;pwned\x07|a\nb\xff");
-	api(&t, RT, GP_API_LAUNCH, 11, 1000, 50, 7);
-	kernel(&t, 3, 1100, 1300, 7, 1);
+	rec_string(&t, 1, "=HYPERLINK(\"http://x\")\x1b]0;pwned\x07|a\nb\xff");
+	rec_api(&t, RT, GP_API_LAUNCH, 11, 1000, 50, 7);
+	rec_kernel(&t, 3, 1100, 1300, 7, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	for (enum gp_format fmt = GP_FMT_TEXT; fmt <= GP_FMT_JSON; fmt++) {
 		char *out = report_as(&rep, fmt);
@@ -1103,11 +994,11 @@ Test(report_core, pageable_async_copy_waits_then_copies)
 	 * the call is its launch. A pinned copy of the same shape does not. */
 	for (int pageable = 0; pageable <= 1; pageable++) {
 		struct recs t = { .n = 0 };
-		str(&t, 1, "k");
-		api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-		kernel(&t, 1, 20, 500, 1, 1);
-		api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 30, pageable ? 530 : 10, 2);
-		copy(&t, GP_REC_MEMCPY, 1, 1, pageable ? 510 : 520, 40, 12, 2, 1);
+		rec_string(&t, 1, "k");
+		rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		rec_kernel(&t, 1, 20, 500, 1, 1);
+		rec_api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 30, pageable ? 530 : 10, 2);
+		rec_copy(&t, GP_REC_MEMCPY, 1, 1, pageable ? 510 : 520, 40, 12, 2, 1);
 		if (pageable)
 			t.r[t.n - 1].copy.flags |= GP_COPYF_PAGEABLE;
 		struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
@@ -1127,11 +1018,11 @@ Test(report_core, implicit_sync_charged_to_the_op_waited_for)
 	 * end) is the kernel's sync; a cudaFree with nothing outstanding is no
 	 * sync call. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 500, 1, 1);
-	api(&t, RT, GP_API_SYNC_IMPLICIT, 1, 30, 490, 2);
-	api(&t, RT, GP_API_SYNC_IMPLICIT, 1, 600, 10, 3);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 500, 1, 1);
+	rec_api(&t, RT, GP_API_SYNC_IMPLICIT, 1, 30, 490, 2);
+	rec_api(&t, RT, GP_API_SYNC_IMPLICIT, 1, 600, 10, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "k")->sync_ns, 500 - 30);
 	cr_expect_eq(rep.sync_calls[GP_API_SYNC_IMPLICIT], 1);
@@ -1144,18 +1035,18 @@ Test(report_core, sync_call_site_when_cupti_records_come_before_the_hook)
 	/* CUPTI's buffer (ext corr, API record) reached the trace before the
 	 * hook's ring: the hook's stack still names the wait's call site. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	union gp_rec *st = add(&t);
+	rec_string(&t, 1, "k");
+	union gp_rec *st = rec_new(&t);
 	st->stack.type = GP_REC_STACK;
 	st->stack.id = 5;
 	st->stack.depth = 1;
 	st->stack.pc[0] = 0x1234;
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 500, 1, 1);
-	extcorr(&t, 3, 77);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
-	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
-	union gp_rec *sr = add(&t);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 500, 1, 1);
+	rec_extcorr(&t, 3, 77);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
+	union gp_rec *sr = rec_new(&t);
 	sr->stack_ref.type = GP_REC_STACK_REF;
 	sr->stack_ref.op = 77;
 	sr->stack_ref.stack = 5;
@@ -1171,10 +1062,10 @@ Test(report_core, gpu_clock_a_little_ahead_of_the_host_still_charges_the_wait)
 {
 	/* the kernel's end reads 3 us after the synchronize returned */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 3500, 1, 1);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 470, 2);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 3500, 1, 1);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 470, 2);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
 	cr_expect_eq(rep.sync_unattributed_calls, 0);
@@ -1185,7 +1076,7 @@ Test(report_core, gpu_clock_a_little_ahead_of_the_host_still_charges_the_wait)
 
 static void stack2(struct recs *t, uint32_t id, uint64_t a, uint64_t b)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->stack.type = GP_REC_STACK;
 	r->stack.id = id;
 	r->stack.depth = 2;
@@ -1195,7 +1086,7 @@ static void stack2(struct recs *t, uint32_t id, uint64_t a, uint64_t b)
 
 static void symbol(struct recs *t, uint64_t pc, uint32_t name)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->symbol.type = GP_REC_SYMBOL;
 	r->symbol.pc = pc;
 	r->symbol.name = name;
@@ -1218,10 +1109,10 @@ static struct gp_an *scan1(const struct recs *t)
 Test(report_core, callsite_is_the_innermost_actionable_frame)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "app.py:3 (f)");
-	str(&t, 2, "cs_wait+0x9 (/x/libcs.so)");
-	str(&t, 3, "cudaDeviceSynchronize+0x10 (/x/libcudart.so.13)");
-	str(&t, 4, "main+0x5 (/x/prog)");
+	rec_string(&t, 1, "app.py:3 (f)");
+	rec_string(&t, 2, "cs_wait+0x9 (/x/libcs.so)");
+	rec_string(&t, 3, "cudaDeviceSynchronize+0x10 (/x/libcudart.so.13)");
+	rec_string(&t, 4, "main+0x5 (/x/prog)");
 	stack2(&t, 1, GP_PC_PYFRAME | 1, 0x1000); /* Python frame first */
 	stack2(&t, 2, 0x2000, 0x3000);            /* inside the runtime, then the program */
 	symbol(&t, GP_PC_PYFRAME | 1, 1);
@@ -1281,11 +1172,11 @@ Test(report_core, native_names_from_the_file_only_with_its_build_id)
 	uint64_t pc = (uint64_t)(uintptr_t)static_frame + 4; /* a "return address" inside it */
 	for (int good = 0; good <= 1; good++) {
 		struct recs t = { .n = 0 };
-		str(&t, 1, "0x1234 (dladdr text)");
-		str(&t, 2, exe);
+		rec_string(&t, 1, "0x1234 (dladdr text)");
+		rec_string(&t, 2, exe);
 		stack2(&t, 1, pc, pc);
 		symbol(&t, pc, 1);
-		union gp_rec *r = add(&t);
+		union gp_rec *r = rec_new(&t);
 		r->module = self;
 		if (!good)
 			r->module.build_id[0] ^= 0xff; /* another build of the file */
@@ -1303,34 +1194,34 @@ Test(report_core, native_names_from_the_file_only_with_its_build_id)
 Test(report_core, phase_from_any_open_nvtx_range)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	str(&t, 2, "Optimizer.step#Adam.step");
-	str(&t, 3, "aten::_foreach_add_");
-	str(&t, 4, "MmBackward0");
-	str(&t, 5, "aten::mm");
-	str(&t, 6, "aten::addmm");
+	rec_string(&t, 1, "k");
+	rec_string(&t, 2, "Optimizer.step#Adam.step");
+	rec_string(&t, 3, "aten::_foreach_add_");
+	rec_string(&t, 4, "MmBackward0");
+	rec_string(&t, 5, "aten::mm");
+	rec_string(&t, 6, "aten::addmm");
 	/* optimizer: the outer range names it, the innermost is an aten op */
 	marker(&t, GP_MARK_PUSH, 1, 0, 2);
 	marker(&t, GP_MARK_PUSH, 1, 1, 3);
-	api(&t, RT, GP_API_LAUNCH, 1, 2, 5, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 2, 5, 1);
 	marker(&t, GP_MARK_POP, 1, 8, 0);
 	marker(&t, GP_MARK_POP, 1, 9, 0);
-	kernel(&t, 1, 10, 20, 1, 1);
+	rec_kernel(&t, 1, 10, 20, 1, 1);
 	/* backward */
 	marker(&t, GP_MARK_PUSH, 1, 30, 4);
 	marker(&t, GP_MARK_PUSH, 1, 31, 5);
-	api(&t, RT, GP_API_LAUNCH, 1, 32, 5, 2);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 32, 5, 2);
 	marker(&t, GP_MARK_POP, 1, 38, 0);
 	marker(&t, GP_MARK_POP, 1, 39, 0);
-	kernel(&t, 1, 40, 50, 2, 1);
+	rec_kernel(&t, 1, 40, 50, 2, 1);
 	/* forward: a range that says neither */
 	marker(&t, GP_MARK_PUSH, 1, 60, 6);
-	api(&t, RT, GP_API_LAUNCH, 1, 61, 5, 3);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 61, 5, 3);
 	marker(&t, GP_MARK_POP, 1, 68, 0);
-	kernel(&t, 1, 70, 80, 3, 1);
+	rec_kernel(&t, 1, 70, 80, 3, 1);
 	/* nothing known */
-	api(&t, RT, GP_API_LAUNCH, 1, 90, 5, 4);
-	kernel(&t, 1, 100, 110, 4, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 90, 5, 4);
+	rec_kernel(&t, 1, 100, 110, 4, 1);
 	struct gp_rep rep = run(&t, GP_GROUP_PHASE);
 	cr_expect_eq(group(&rep, "optimizer")->count, 1);
 	cr_expect_eq(group(&rep, "backward")->count, 1);
@@ -1343,7 +1234,7 @@ Test(report_core, phase_from_any_open_nvtx_range)
 
 static void stack1(struct recs *t, uint32_t id, uint64_t pc)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->stack.type = GP_REC_STACK;
 	r->stack.id = id;
 	r->stack.depth = 1;
@@ -1352,7 +1243,7 @@ static void stack1(struct recs *t, uint32_t id, uint64_t pc)
 
 static void stackref(struct recs *t, uint32_t op, uint32_t stack, uint32_t tid)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->stack_ref.type = GP_REC_STACK_REF;
 	r->stack_ref.op = op;
 	r->stack_ref.stack = stack;
@@ -1362,13 +1253,13 @@ static void stackref(struct recs *t, uint32_t op, uint32_t stack, uint32_t tid)
 Test(report_core, sync_call_site_when_the_ext_corr_comes_between_the_hook_and_its_stack)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
+	rec_string(&t, 1, "k");
 	stack1(&t, 5, 0x1234);
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 500, 1, 1);
-	api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
-	extcorr(&t, 3, 77);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 500, 1, 1);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_SYNC_DEVICE, 4, 29, 482, 77);
+	rec_extcorr(&t, 3, 77);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 480, 3);
 	stackref(&t, 77, 5, 4);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.ncallsites, 1);
@@ -1381,14 +1272,14 @@ Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
 	/* CUPTI's ext corr and API record of a cudaMemcpy, then its hook and
 	 * the hook's stack: the op folds at the hook, before the stack */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
+	rec_string(&t, 1, "k");
 	stack1(&t, 5, 0x1234);
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 500, 1, 1);
-	copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
-	extcorr(&t, 3, 77);
-	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
-	api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 500, 1, 1);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
+	rec_extcorr(&t, 3, 77);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
 	stackref(&t, 77, 5, 4);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.ncallsites, 1);
@@ -1402,16 +1293,16 @@ Test(report_core, two_devices_a_synchronize_is_not_charged_to_the_other_device_a
 	/* device 0's kernel ends at 1000, its synchronize returns at 1003;
 	 * device 1's kernel ends at 1008, inside the clock tolerance */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k0");
-	str(&t, 2, "k1");
-	api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	kernel(&t, 1, 20, 1000, 1, 1);
-	api(&t, RT, GP_API_LAUNCH, 1, 12, 10, 2);
-	union gp_rec *k = add(&t);
+	rec_string(&t, 1, "k0");
+	rec_string(&t, 2, "k1");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 1000, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 12, 10, 2);
+	union gp_rec *k = rec_new(&t);
 	*k = (union gp_rec){ .kernel = { .type = GP_REC_KERNEL, .device = 1, .stream = 2, .start = 28, .end = 1008,
 					 .corr = 2, .name = 2 } };
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 973, 3);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 1005, 5, 4);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 30, 973, 3);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 1005, 5, 4);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
 	cr_expect_eq(group(&rep, "k0")->sync_ns, 973);
 	cr_expect_eq(group(&rep, "k1")->sync_ns, 5); /* the next call: the tolerance reached into it */
@@ -1421,42 +1312,33 @@ Test(report_core, two_devices_a_synchronize_is_not_charged_to_the_other_device_a
 
 static void overhead_full(struct recs *t, uint32_t corr, uint64_t start, uint64_t end)
 {
-	union gp_rec *r = add(t);
-	r->overhead.type = GP_REC_OVERHEAD;
-	r->overhead.kind = GP_OVH_COMMAND_BUFFER_FULL;
-	r->overhead.tid = 1;
-	r->overhead.corr = corr;
-	r->overhead.start = start;
-	r->overhead.end = end;
+	rec_overhead(t, GP_OVH_COMMAND_BUFFER_FULL, 1, start, end, corr);
 }
 
 static void status(struct recs *t, uint8_t kind)
 {
-	union gp_rec *r = add(t);
-	r->status.type = GP_REC_STATUS;
-	r->status.kind = kind;
-	r->status.value = 1;
+	rec_status(t, kind, 1);
 }
 
 /* Launch a (ends at 1000) fills the queue; launch b's call [100, 1100]
  * waits on it [105, 1000] per CUPTI's record [105, 1090]. */
 static void full_queue(struct recs *t, int order)
 {
-	str(t, 1, "a");
-	str(t, 2, "b");
+	rec_string(t, 1, "a");
+	rec_string(t, 2, "b");
 	status(t, GP_STATUS_CUPTI_OVERHEAD);
 	if (order == 0) { /* the record after b's op folded */
-		api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-		kernel(t, 1, 20, 1000, 1, 1);
-		api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
-		kernel(t, 1, 1100, 1200, 2, 2);
+		rec_api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		rec_kernel(t, 1, 20, 1000, 1, 1);
+		rec_api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
+		rec_kernel(t, 1, 1100, 1200, 2, 2);
 		overhead_full(t, 2, 105, 1090);
 	} else { /* the record first, the op that freed the slot last */
 		overhead_full(t, 2, 105, 1090);
-		api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
-		kernel(t, 1, 1100, 1200, 2, 2);
-		api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-		kernel(t, 1, 20, 1000, 1, 1);
+		rec_api(t, RT, GP_API_LAUNCH, 1, 100, 1000, 2);
+		rec_kernel(t, 1, 1100, 1200, 2, 2);
+		rec_api(t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+		rec_kernel(t, 1, 20, 1000, 1, 1);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "report/analyses.h"
 #include "report/clockmap.h"
 #include "report/pipeline.h"
+#include "trace_builder.h"
 
 Test(clockmap, interpolates_between_pairs_and_holds_outside)
 {
@@ -83,19 +84,6 @@ Test(clockmap, corrupt_pairs_saturate)
 
 /* ---- the analysis, on three synthetic ranks ---------------------------------------- */
 
-struct recs {
-	union gp_rec r[4096];
-	size_t n;
-};
-
-static union gp_rec *add(struct recs *t)
-{
-	cr_assert(t->n < 4096);
-	union gp_rec *r = &t->r[t->n++];
-	memset(r, 0, sizeof *r);
-	return r;
-}
-
 #define S 1000000000ll
 #define US 1000ll
 #define ITERS 20
@@ -110,13 +98,9 @@ static const int64_t tail[3] = { 50 * US, 300 * US, 80 * US };
 
 static void rank_trace(struct recs *t, int r)
 {
-	union gp_rec *s = add(t);
-	s->string.type = GP_REC_STRING;
-	s->string.id = 1;
-	s->string.len = 13;
-	memcpy(s->string.text, "ncclDevKernel", 13);
+	rec_string(t, 1, "ncclDevKernel");
 	for (int k = 0; k < 2; k++) { /* pairs at the true times 0.5 s and 3 s */
-		union gp_rec *p = add(t);
+		union gp_rec *p = rec_new(t);
 		int64_t tt = k ? 3 * S : S / 2;
 		p->clock.type = GP_REC_CLOCK_PAIR;
 		p->clock.kind = k ? GP_CLOCK_END : GP_CLOCK_START;
@@ -127,25 +111,10 @@ static void rank_trace(struct recs *t, int r)
 	for (int i = 0; i < ITERS; i++) {
 		int64_t base = S + i * 10000 * US; /* true time of iteration i */
 		uint32_t corr = (uint32_t)i + 1;
-		union gp_rec *a = add(t);
-		a->api.type = GP_REC_RUNTIME_API;
-		a->api.class_flags = GP_API_LAUNCH;
-		a->api.tid = 7;
-		a->api.start = (uint64_t)(base + raw_off[r]);
-		a->api.dur = 5000;
-		a->api.corr = corr;
-		union gp_rec *k = add(t);
-		k->kernel.type = GP_REC_KERNEL;
-		k->kernel.stream = 13;
-		k->kernel.start = (uint64_t)(base + arrive[r] + raw_off[r]);
-		k->kernel.end = (uint64_t)(base + 500 * US + raw_off[r]); /* together */
-		k->kernel.corr = corr;
-		k->kernel.name = 1;
-		union gp_rec *m = add(t);
-		m->mark.type = GP_REC_ITER;
-		m->mark.tid = 7;
-		m->mark.ts = (uint64_t)(base + 500 * US + tail[r] + raw_off[r]);
-		m->mark.iter = (uint64_t)i;
+		rec_api(t, GP_REC_RUNTIME_API, GP_API_LAUNCH, 7, (uint64_t)(base + raw_off[r]), 5000, corr);
+		uint64_t start = (uint64_t)(base + arrive[r] + raw_off[r]), end = (uint64_t)(base + 500 * US + raw_off[r]);
+		rec_kernel(t, 13, start, end, corr, 1); /* ending together */
+		rec_iter(t, (uint64_t)i, (uint64_t)(base + 500 * US + tail[r] + raw_off[r]))->mark.tid = 7;
 	}
 }
 

@@ -14,87 +14,17 @@
 #include <string.h>
 
 #include "report/analysis.h"
-
-struct recs {
-	union gp_rec r[512];
-	size_t n;
-};
-
-static union gp_rec *add(struct recs *t)
-{
-	cr_assert(t->n < 512);
-	union gp_rec *r = &t->r[t->n++];
-	memset(r, 0, sizeof *r);
-	return r;
-}
-
-static void str(struct recs *t, uint32_t id, const char *text)
-{
-	union gp_rec *r = add(t);
-	uint32_t len = (uint32_t)strlen(text);
-	r->string.type = GP_REC_STRING;
-	r->string.id = id;
-	r->string.len = len;
-	uint32_t first = len < GP_STRING_INLINE ? len : GP_STRING_INLINE;
-	memcpy(r->string.text, text, first);
-	for (uint32_t off = first; off < len; off += GP_REC_SIZE) {
-		union gp_rec *c = add(t);
-		uint32_t k = len - off < GP_REC_SIZE ? len - off : GP_REC_SIZE;
-		memcpy(c->raw, text + off, k);
-	}
-}
-
-static void api(struct recs *t, uint8_t type, unsigned cls, uint32_t tid, uint64_t start, uint32_t dur,
-		uint32_t corr)
-{
-	union gp_rec *r = add(t);
-	r->api.type = type;
-	r->api.class_flags = (uint8_t)cls;
-	r->api.tid = tid;
-	r->api.start = start;
-	r->api.dur = dur;
-	r->api.corr = corr;
-}
-
-static void kernel(struct recs *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name)
-{
-	union gp_rec *r = add(t);
-	r->kernel.type = GP_REC_KERNEL;
-	r->kernel.stream = 7;
-	r->kernel.start = start;
-	r->kernel.end = end;
-	r->kernel.corr = corr;
-	r->kernel.name = name;
-}
-
-static void copy(struct recs *t, uint64_t start, uint32_t dur, uint32_t corr, uint32_t rt_corr)
-{
-	union gp_rec *r = add(t);
-	r->copy.type = GP_REC_MEMCPY;
-	r->copy.stream = 7;
-	r->copy.start = start;
-	r->copy.dur = dur;
-	r->copy.corr = corr;
-	r->copy.rt_corr = rt_corr;
-	r->copy.copy_kind = 2; /* DtoH */
-	r->copy.bytes = 4096;
-}
+#include "trace_builder.h"
 
 /* CUPTI's INSTRUMENTATION time [start, start + ns] in call corr. */
 static void instr(struct recs *t, uint64_t start, uint64_t ns, uint32_t corr)
 {
-	union gp_rec *r = add(t);
-	r->overhead.type = GP_REC_OVERHEAD;
-	r->overhead.kind = GP_OVH_INSTRUMENTATION;
-	r->overhead.tid = 1;
-	r->overhead.start = start;
-	r->overhead.end = start + ns;
-	r->overhead.corr = corr;
+	rec_overhead(t, GP_OVH_INSTRUMENTATION, 1, start, start + ns, corr);
 }
 
 static void calib(struct recs *t, uint8_t flags, uint32_t rt, uint32_t drv, uint32_t launch)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->calib.type = GP_REC_CALIBRATION;
 	r->calib.flags = flags;
 	r->calib.samples = 16;
@@ -143,12 +73,12 @@ Test(report_cupti_cost, launch_is_net_of_its_instrumentation_record)
 {
 	/* two launches of 10 us, CUPTI spent 3 us at the entry of each */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
+	rec_string(&t, 1, "k");
 	for (uint32_t i = 0; i < 2; i++) {
 		uint64_t at = 1000 + i * 100000;
 		instr(&t, at, 3000, i + 1);
-		api(&t, RT, GP_API_LAUNCH, 1, at, 10000, i + 1);
-		kernel(&t, at + 20000, at + 30000, i + 1, 1);
+		rec_api(&t, RT, GP_API_LAUNCH, 1, at, 10000, i + 1);
+		rec_kernel(&t, 7, at + 20000, at + 30000, i + 1, 1);
 	}
 	struct gp_rep rep = run(&t);
 	const struct gp_rep_group *k = group(&rep, "k");
@@ -169,10 +99,10 @@ Test(report_cupti_cost, record_after_the_api_record_still_counts)
 	/* the overhead record arrives after the call's API record (another
 	 * buffer), before the kernel: the op has not been folded yet */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
 	instr(&t, 1000, 2500, 1);
-	kernel(&t, 20000, 30000, 1, 1);
+	rec_kernel(&t, 7, 20000, 30000, 1, 1);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(group(&rep, "k")->launch_ns, 10000 - 2500);
 	cr_expect_eq(rep.cupti.launch_ns, 2500);
@@ -185,12 +115,12 @@ Test(report_cupti_cost, nested_driver_call_record_goes_to_the_runtime_call)
 	 * CUPTI's record of the runtime layer has the runtime corr (1), the
 	 * driver layer's the driver corr (2): both leave the launch */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
+	rec_string(&t, 1, "k");
 	instr(&t, 1000, 500, 1);
 	instr(&t, 1500, 2500, 2);
-	api(&t, DRV, GP_API_LAUNCH, 1, 1500, 9000, 2);
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
-	kernel(&t, 20000, 30000, 1, 1);
+	rec_api(&t, DRV, GP_API_LAUNCH, 1, 1500, 9000, 2);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
+	rec_kernel(&t, 7, 20000, 30000, 1, 1);
 	struct gp_rep rep = run(&t);
 	const struct gp_rep_group *k = group(&rep, "k");
 	cr_expect_eq(k->launch_ns, 10000 - 3000);
@@ -202,9 +132,9 @@ Test(report_cupti_cost, nested_driver_call_record_goes_to_the_runtime_call)
 Test(report_cupti_cost, without_a_source_nothing_changes)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
-	kernel(&t, 20000, 30000, 1, 1);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
+	rec_kernel(&t, 7, 20000, 30000, 1, 1);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(group(&rep, "k")->launch_ns, 10000);
 	cr_expect_eq(group(&rep, "k")->launch_raw_ns, 10000);
@@ -220,15 +150,15 @@ Test(report_cupti_cost, calibration_is_the_deduction_without_records)
 	 * 1500; one without a driver record 400 + 1500; a cudaMemcpyAsync
 	 * (runtime only) 400 */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
+	rec_string(&t, 1, "k");
 	calib(&t, GP_CALIBF_API | GP_CALIBF_LAUNCH, 400, 300, 1500);
-	api(&t, DRV, GP_API_LAUNCH, 1, 1500, 9000, 2);
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
-	kernel(&t, 20000, 30000, 1, 1);
-	api(&t, RT, GP_API_LAUNCH, 1, 40000, 10000, 3);
-	kernel(&t, 60000, 70000, 3, 1);
-	api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 80000, 5000, 4);
-	copy(&t, 90000, 1000, 5, 4);
+	rec_api(&t, DRV, GP_API_LAUNCH, 1, 1500, 9000, 2);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
+	rec_kernel(&t, 7, 20000, 30000, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 40000, 10000, 3);
+	rec_kernel(&t, 7, 60000, 70000, 3, 1);
+	rec_api(&t, RT, GP_API_MEMCPY_ASYNC, 1, 80000, 5000, 4);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 90000, 1000, 5, 4, 2 /* DtoH */);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(rep.cupti.source, 2);
 	cr_expect_eq(group(&rep, "k")->launch_ns, (10000 - 2200) + (10000 - 1900));
@@ -242,11 +172,11 @@ Test(report_cupti_cost, calibration_is_the_deduction_without_records)
 Test(report_cupti_cost, records_win_over_the_calibration)
 {
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
+	rec_string(&t, 1, "k");
 	calib(&t, GP_CALIBF_API | GP_CALIBF_LAUNCH, 400, 300, 1500);
 	instr(&t, 1000, 3000, 1);
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
-	kernel(&t, 20000, 30000, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10000, 1);
+	rec_kernel(&t, 7, 20000, 30000, 1, 1);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(rep.cupti.source, 1);
 	cr_expect_eq(group(&rep, "k")->launch_ns, 7000);
@@ -259,11 +189,11 @@ Test(report_cupti_cost, a_synchronize_waits_after_cuptis_cost)
 	 * of CUPTI at its entry: its wait is [12000, 51000], charged to the
 	 * kernel; CUPTI's 2 us are out of the waits */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 5000, 1);
-	kernel(&t, 8000, 50000, 1, 1);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 5000, 1);
+	rec_kernel(&t, 7, 8000, 50000, 1, 1);
 	instr(&t, 10000, 2000, 2);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 10000, 41000, 2);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 10000, 41000, 2);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(group(&rep, "k")->sync_ns, 41000 - 2000);
 	cr_expect_eq(rep.cupti.sync_ns, 2000);
@@ -275,10 +205,10 @@ Test(report_cupti_cost, a_synchronize_whose_record_comes_late)
 {
 	/* the same as above with CUPTI's record after the API record */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	api(&t, RT, GP_API_LAUNCH, 1, 1000, 5000, 1);
-	kernel(&t, 8000, 50000, 1, 1);
-	api(&t, RT, GP_API_SYNC_DEVICE, 1, 10000, 41000, 2);
+	rec_string(&t, 1, "k");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 5000, 1);
+	rec_kernel(&t, 7, 8000, 50000, 1, 1);
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, 10000, 41000, 2);
 	instr(&t, 10000, 2000, 2);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(group(&rep, "k")->sync_ns, 41000 - 2000);
@@ -294,12 +224,12 @@ Test(report_cupti_cost, a_blocking_copy_waits_after_cuptis_cost)
 	 * time in neither; launch_raw keeps the rule without it (the wait from
 	 * the call's entry) */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "K");
-	api(&t, RT, GP_API_LAUNCH, 1, 10, 50, 1);
-	kernel(&t, 100, 50000, 1, 1);
+	rec_string(&t, 1, "K");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 10, 50, 1);
+	rec_kernel(&t, 7, 100, 50000, 1, 1);
 	instr(&t, 20000, 2000, 2);
-	api(&t, RT, GP_API_MEMCPY_SYNC, 1, 20000, 50000, 2);
-	copy(&t, 60000, 5000, 3, 2);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 20000, 50000, 2);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 60000, 5000, 3, 2, 2 /* DtoH */);
 	struct gp_rep rep = run(&t);
 	const struct gp_rep_group *k = group(&rep, "K"), *c = group(&rep, "memcpy DtoH");
 	cr_expect_eq(k->sync_ns, 50000 - 22000);
@@ -319,20 +249,16 @@ Test(report_cupti_cost, calibration_calls_are_left_out)
 	 * its calls, a kernel named GP_CALIB_KERNEL; the program's launch
 	 * follows. Only the program's op is in the report. */
 	struct recs t = { .n = 0 };
-	str(&t, 1, "k");
-	str(&t, 2, GP_CALIB_KERNEL);
+	rec_string(&t, 1, "k");
+	rec_string(&t, 2, GP_CALIB_KERNEL);
 	calib(&t, GP_CALIBF_API | GP_CALIBF_LAUNCH, 400, 300, 1500);
-	union gp_rec *e = add(&t);
-	e->extcorr.type = GP_REC_EXTCORR;
-	e->extcorr.kind = 5;
-	e->extcorr.corr = 90;
-	e->extcorr.ext_id = GP_CALIB_EXT_ID;
-	api(&t, RT, GP_API_LAUNCH, 1, 100, 900, 90);
-	kernel(&t, 1100, 1200, 91, 2); /* its kernel under another corr */
-	api(&t, RT, GP_API_LAUNCH, 1, 1150, 800, 91);
-	api(&t, RT, GP_API_SYNC_STREAM, 1, 1300, 100, 92);
-	api(&t, RT, GP_API_LAUNCH, 1, 5000, 10000, 1);
-	kernel(&t, 20000, 30000, 1, 1);
+	rec_extcorr(&t, 90, GP_CALIB_EXT_ID);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 100, 900, 90);
+	rec_kernel(&t, 7, 1100, 1200, 91, 2); /* its kernel under another corr */
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1150, 800, 91);
+	rec_api(&t, RT, GP_API_SYNC_STREAM, 1, 1300, 100, 92);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 5000, 10000, 1);
+	rec_kernel(&t, 7, 20000, 30000, 1, 1);
 	struct gp_rep rep = run(&t);
 	cr_expect_eq(rep.ngroups, 1);
 	cr_expect_eq(rep.ops, 1);

@@ -19,6 +19,7 @@
 #include "report/output.h"
 #include "report/partial.h"
 #include "report/pipeline.h"
+#include "trace_builder.h"
 
 Test(partial, layout_is_the_encoded_one)
 {
@@ -232,19 +233,6 @@ Test(partial, counts_of_unknown_record_types_are_refused)
 
 /* ---- a trace through the pipeline, written and read back ------------------------- */
 
-struct recs {
-	union gp_rec r[1024];
-	size_t n;
-};
-
-static union gp_rec *add(struct recs *t)
-{
-	cr_assert(t->n < 1024);
-	union gp_rec *r = &t->r[t->n++];
-	memset(r, 0, sizeof *r);
-	return r;
-}
-
 #define T0 1000000000ull
 #define US 1000ull
 
@@ -252,41 +240,18 @@ static union gp_rec *add(struct recs *t)
  * busy host samples. */
 static void timeline(struct recs *t)
 {
-	union gp_rec *s = add(t);
-	s->string.type = GP_REC_STRING;
-	s->string.id = 1;
-	s->string.len = 8;
-	memcpy(s->string.text, "_Z4stepv", 8);
+	rec_string(t, 1, "_Z4stepv");
 	for (uint32_t i = 0; i < 60; i++) {
 		uint64_t at = T0 + i * 400 * US;
-		union gp_rec *m = add(t);
-		m->mark.type = GP_REC_ITER;
-		m->mark.ts = at;
-		m->mark.iter = i;
-		union gp_rec *a = add(t);
-		a->api.type = GP_REC_RUNTIME_API;
-		a->api.class_flags = GP_API_LAUNCH;
-		a->api.tid = 7;
-		a->api.start = at + 10 * US;
-		a->api.dur = 10 * US;
-		a->api.corr = 2 * i + 1;
-		union gp_rec *k = add(t);
-		k->kernel.type = GP_REC_KERNEL;
-		k->kernel.stream = 13;
-		k->kernel.start = at + 30 * US;
-		k->kernel.end = k->kernel.start + (50 + i * (i == 40 ? 20 : 2)) * US;
-		k->kernel.corr = 2 * i + 1;
-		k->kernel.name = 1;
-		union gp_rec *y = add(t);
-		y->api.type = GP_REC_RUNTIME_API;
-		y->api.class_flags = GP_API_SYNC_DEVICE;
-		y->api.tid = 7;
-		y->api.start = at + 25 * US;
-		y->api.dur = (uint32_t)(k->kernel.end - y->api.start + 2 * US);
-		y->api.corr = 2 * i + 2;
+		rec_iter(t, i, at);
+		rec_api(t, GP_REC_RUNTIME_API, GP_API_LAUNCH, 7, at + 10 * US, 10 * US, 2 * i + 1);
+		uint64_t end = at + 30 * US + (50 + i * (i == 40 ? 20 : 2)) * US;
+		rec_kernel(t, 13, at + 30 * US, end, 2 * i + 1, 1);
+		rec_api(t, GP_REC_RUNTIME_API, GP_API_SYNC_DEVICE, 7, at + 25 * US, (uint32_t)(end - (at + 25 * US) + 2 * US),
+			2 * i + 2);
 	}
 	for (uint32_t i = 1; i <= 12; i++) {
-		union gp_rec *h = add(t);
+		union gp_rec *h = rec_new(t);
 		h->host.type = GP_REC_HOST_SAMPLE;
 		h->host.ncpu = 2;
 		h->host.ts = T0 + i * 2000 * US;

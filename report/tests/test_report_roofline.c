@@ -17,38 +17,11 @@
 #include "report/output.h"
 #include "report/peaks.h"
 #include "report/pipeline.h"
-
-struct recs {
-	union gp_rec r[1024];
-	size_t n;
-};
-
-static union gp_rec *add(struct recs *t)
-{
-	cr_assert(t->n < 1024);
-	union gp_rec *r = &t->r[t->n++];
-	memset(r, 0, sizeof *r);
-	return r;
-}
-
-/* A string record with its continuation slots. */
-static void str(struct recs *t, uint32_t id, const char *text)
-{
-	union gp_rec *r = add(t);
-	uint32_t len = (uint32_t)strlen(text);
-	r->string.type = GP_REC_STRING;
-	r->string.id = id;
-	r->string.len = len;
-	memcpy(r->string.text, text, len < GP_STRING_INLINE ? len : GP_STRING_INLINE);
-	for (uint32_t off = GP_STRING_INLINE; off < len; off += GP_REC_SIZE) {
-		union gp_rec *c = add(t);
-		memcpy(c->raw, text + off, len - off < GP_REC_SIZE ? len - off : GP_REC_SIZE);
-	}
-}
+#include "trace_builder.h"
 
 static void device(struct recs *t, uint8_t dev, uint32_t name, uint32_t ccmaj)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->device.type = GP_REC_DEVICE;
 	r->device.device = dev;
 	r->device.name = name;
@@ -60,23 +33,9 @@ static void device(struct recs *t, uint8_t dev, uint32_t name, uint32_t ccmaj)
  * ns on the GPU; kind 0 makes a memset. */
 static void copy(struct recs *t, uint64_t at, uint8_t dev, uint8_t kind, uint32_t bytes, uint32_t dur, uint32_t corr)
 {
-	union gp_rec *a = add(t);
-	a->api.type = GP_REC_RUNTIME_API;
-	a->api.class_flags = kind ? GP_API_MEMCPY_ASYNC : GP_API_MEMSET_ASYNC;
-	a->api.tid = 7;
-	a->api.start = at;
-	a->api.dur = 2000;
-	a->api.corr = corr;
-	union gp_rec *c = add(t);
-	c->copy.type = kind ? GP_REC_MEMCPY : GP_REC_MEMSET;
+	rec_api(t, GP_REC_RUNTIME_API, kind ? GP_API_MEMCPY_ASYNC : GP_API_MEMSET_ASYNC, 7, at, 2000, corr);
+	union gp_rec *c = rec_copy(t, kind ? GP_REC_MEMCPY : GP_REC_MEMSET, 1, 13, at + 5000, dur, corr, corr, kind);
 	c->copy.device = dev;
-	c->copy.copy_kind = kind;
-	c->copy.flags = GP_COPYF_ASYNC;
-	c->copy.stream = 13;
-	c->copy.start = at + 5000;
-	c->copy.dur = dur;
-	c->copy.corr = corr;
-	c->copy.rt_corr = corr;
 	c->copy.bytes = bytes;
 }
 
@@ -120,7 +79,7 @@ Test(copies, bandwidth_against_the_h200_links)
 {
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "NVIDIA H200");
+	rec_string(&t, 1, "NVIDIA H200");
 	device(&t, 0, 1, 9);
 	/* HtoD: 4 x 64 MiB, 2 ms each: 33.554432 GB/s, 53.3 % of PCIe 5.0 x16 (63) */
 	for (uint32_t i = 0; i < 4; i++)
@@ -157,7 +116,7 @@ Test(copies, unknown_device_by_compute_capability_and_devices_apart)
 {
 	static struct recs t;
 	t.n = 0;
-	str(&t, 1, "Some GPU");
+	rec_string(&t, 1, "Some GPU");
 	device(&t, 0, 1, 8);
 	device(&t, 1, 1, 8);
 	copy(&t, T0, 0, 2, 31500000, 2000000, 1); /* 15.75 GB/s = 50 % of PCIe 4.0 */
@@ -213,37 +172,15 @@ Test(peaks, table_rows_most_specific_first)
  * op), RUNTIME_API and KERNEL; exec ns on the GPU. */
 static void hooked_launch(struct recs *t, uint64_t at, uint32_t op, uint32_t corr, uint32_t name, uint64_t exec)
 {
-	union gp_rec *h = add(t);
-	h->api.type = GP_REC_HOOK_API;
-	h->api.class_flags = GP_API_LAUNCH;
-	h->api.tid = 7;
-	h->api.start = at;
-	h->api.dur = 3000;
-	h->api.corr = op;
-	union gp_rec *x = add(t);
-	x->extcorr.type = GP_REC_EXTCORR;
-	x->extcorr.kind = 5;
-	x->extcorr.corr = corr;
-	x->extcorr.ext_id = op;
-	union gp_rec *a = add(t);
-	a->api.type = GP_REC_RUNTIME_API;
-	a->api.class_flags = GP_API_LAUNCH;
-	a->api.tid = 7;
-	a->api.start = at + 100;
-	a->api.dur = 2000;
-	a->api.corr = corr;
-	union gp_rec *k = add(t);
-	k->kernel.type = GP_REC_KERNEL;
-	k->kernel.stream = 13;
-	k->kernel.start = at + 3000;
-	k->kernel.end = at + 3000 + exec;
-	k->kernel.corr = corr;
-	k->kernel.name = name;
+	rec_api(t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, at, 3000, op);
+	rec_extcorr(t, corr, op);
+	rec_api(t, GP_REC_RUNTIME_API, GP_API_LAUNCH, 7, at + 100, 2000, corr);
+	rec_kernel(t, 13, at + 3000, at + 3000 + exec, corr, name);
 }
 
 static void counter(struct recs *t, uint32_t op, uint32_t name, uint8_t metric, double v)
 {
-	union gp_rec *r = add(t);
+	union gp_rec *r = rec_new(t);
 	r->counter.type = GP_REC_COUNTER;
 	r->counter.metric = metric;
 	r->counter.op = op;
@@ -272,11 +209,11 @@ static void sample(struct recs *t, uint32_t op, uint32_t name, double ns, double
 static void roof_trace(struct recs *t)
 {
 	t->n = 0;
-	str(t, 1, "NVIDIA A100-SXM4-80GB");
+	rec_string(t, 1, "NVIDIA A100-SXM4-80GB");
 	device(t, 0, 1, 8);
-	str(t, 2, "_Z4gemmv");
-	str(t, 3, "_Z4copyv");
-	str(t, 4, "_Z4tinyv");
+	rec_string(t, 2, "_Z4gemmv");
+	rec_string(t, 3, "_Z4copyv");
+	rec_string(t, 4, "_Z4tinyv");
 	for (uint32_t i = 0; i < 3; i++)
 		hooked_launch(t, T0 + i * 1000000ull, 10 + i, 50 + i, 2, 100000);
 	hooked_launch(t, T0 + 3000000ull, 100, 60, 2, 400000); /* replayed: 4 passes */
@@ -287,10 +224,7 @@ static void roof_trace(struct recs *t)
 	sample(t, 200, 3, 100000, 1.8e8, 0);
 	sample(t, 201, 3, 100000, 1.8e8, 0);
 	sample(t, 300, 4, 5000, 4096, 1000);
-	union gp_rec *st = add(t);
-	st->status.type = GP_REC_STATUS;
-	st->status.kind = GP_STATUS_COUNTERS;
-	st->status.value = 4;
+	rec_status(t, GP_STATUS_COUNTERS, 4);
 }
 
 Test(roofline, bounds_rates_and_replays_left_out)
@@ -357,12 +291,8 @@ Test(roofline, peaks_from_the_counters_win_and_a_refusal_is_said)
 		  out);
 	free(out);
 	t.n = 0;
-	str(&t, 1, "counters unavailable: x: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
-	union gp_rec *st = add(&t);
-	st->status.type = GP_REC_STATUS;
-	st->status.kind = GP_STATUS_COUNTERS;
-	st->status.value = -35;
-	st->status.detail = 1;
+	rec_string(&t, 1, "counters unavailable: x: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+	rec_status(&t, GP_STATUS_COUNTERS, -35)->status.detail = 1;
 	out = report(&t, 0);
 	cr_assert(strstr(out, "\nRoofline (hardware counters)\n  counters unavailable: x: "
 			      "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\n"), "%s", out);
