@@ -29,7 +29,8 @@ $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
 
 # A trace rewritten with CUPTI's queue-full records delivered late (the
-# report's late-record test).
+# report's late-record test), or with some kernel records left out (the
+# cross-rank test's lost collectives).
 $(B)/tests/e2e/trace_reorder: $(B)/obj/tests/e2e/trace_reorder.o $(GP_COLLECTOR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)

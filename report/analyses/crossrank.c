@@ -29,11 +29,20 @@
  * doubles, so every rank keeps the same seqs; the closed iterations' ends;
  * counts (NCCL kernels and their time, wall-clock steps).
  *
- * Matching: the k-th NCCL kernel of one rank matches the k-th of another
- * when their names agree. That holds when every rank issues the same
- * collectives in the same order (one communicator over all ranks, as data
- * parallelism does); pairs whose names differ are counted and left out,
- * and offsets come from medians, so a few mismatches move nothing.
+ * Matching (each rank against the reference; every rank issues the same
+ * collectives in the same order when one communicator spans all ranks, as
+ * data parallelism does, but a trace may lack some: a CUPTI buffer drop, a
+ * trace begun a collective later): first a coarse offset, from the lag
+ * (-8..8 kept kernels) whose place-by-place pairs of agreeing names end
+ * most consistently on the wall clocks (among lags that fit alike, as
+ * every lag of a periodic run does: lag 0 when the traces have as many
+ * NCCL kernels, else the one nearest the wall clocks); then the pairs
+ * themselves, the least-cost alignment of the two sequences of kept
+ * kernels around that lag, which pays half a gap for a kernel left without
+ * a partner and at most that for a pair that ends apart: a lost kernel
+ * costs one unpaired kernel, not a shift of every later pair. Pairs whose names differ are counted and left out, and
+ * offsets come from medians, so a few mismatches move nothing. The
+ * collective wait compares the kernels matched with the reference's.
  *
  * Report thread only. Merged state memory: the per-rank results, and for
  * the skew one entry per (rank, iteration).
@@ -49,6 +58,9 @@
 
 #define GP_CR_MAX_COLL 8192u /* NCCL kernels kept per trace (a sample beyond) */
 #define GP_CR_MIN_MATCH 3    /* matched collectives needed to refine an offset */
+#define GP_CR_MAX_LAG 8      /* kept kernels one rank may lack or have more at a time */
+#define GP_CR_END_TOL 25000  /* ns: ends this close count as one collective's (coarse lag) */
+#define GP_CR_NONE UINT32_MAX
 
 struct gp_cr_coll {
 	uint64_t seq, start, end;
@@ -69,7 +81,8 @@ struct gp_cr_rank {
 	uint64_t steps;
 	int64_t raw_offset_pairs, raw_offset, refinement;
 	int refined;
-	uint64_t matched, names_differ;
+	int64_t match_lag;
+	uint64_t matched, names_differ, unmatched;
 	int64_t resid_pairs_p50, resid_p50, resid_p95; /* -1: not measured */
 	uint64_t iters, iters_last, late_sum;
 	uint64_t nccl_kernels, nccl_ns, coll_compared, wait_ns, coll_last;
@@ -247,6 +260,7 @@ struct gp_cr_job {
 	struct gp_crossrank *const *t;
 	const struct gp_clockmap **map;
 	int64_t *refine;
+	uint32_t **match; /* [r][i]: rank r's kernel matched with the reference's i-th, or GP_CR_NONE */
 	size_t n;
 	uint64_t stride_mask;
 };
@@ -268,36 +282,232 @@ static int gp_cr_kept(const struct gp_cr_job *j, const struct gp_cr_coll *k)
 	return !(k->seq & j->stride_mask);
 }
 
+/* A kept NCCL kernel of one rank for the matching: its index in the
+ * trace's sample and its end on the wall clock. */
+struct gp_cr_kend {
+	size_t i;
+	int64_t end;
+};
+
+/* The kept kernels of trace r, in order, with their ends on the wall
+ * clock (no refinement). Returns how many. */
+static size_t gp_cr_kends(const struct gp_cr_job *j, size_t r, struct gp_cr_kend *k)
+{
+	const struct gp_crossrank *t = j->t[r];
+	size_t n = 0;
+	for (size_t i = 0; i < t->ncoll; i++)
+		if (gp_cr_kept(j, &t->coll[i]))
+			k[n++] = (struct gp_cr_kend){ i, gp_clockmap_wall(j->map[r], t->coll[i].end) };
+	return n;
+}
+
+/* Half the median gap between consecutive kept ends of ka[0..na): the
+ * matching's unit (two ends further apart are no better a pair than none);
+ * INT64_MAX when unknown. */
+static int64_t gp_cr_half_gap(const struct gp_cr_kend *ka, size_t na, int64_t *tmp)
+{
+	size_t m = 0;
+	for (size_t i = 1; i < na; i++)
+		tmp[m++] = gp_cr_absdiff(ka[i].end, ka[i - 1].end);
+	if (!m)
+		return INT64_MAX;
+	int64_t g = gp_cr_quantile(tmp, m, 0.5) / 2;
+	return g > 0 ? g : 1;
+}
+
+/* The densest cluster of d[0..m) (sorted here): the most values within
+ * 2 x tol of each other. Returns how many, and their median in *at. */
+static size_t gp_cr_cluster(int64_t *d, size_t m, int64_t tol, int64_t *at)
+{
+	qsort(d, m, sizeof *d, gp_cr_cmp_i64);
+	size_t best = 0;
+	for (size_t i = 0, k = 0; i < m; i++) {
+		if (k < i)
+			k = i;
+		while (k + 1 < m && gp_cr_absdiff(d[k + 1], d[i]) <= 2 * tol)
+			k++;
+		if (k - i + 1 > best) {
+			best = k - i + 1;
+			*at = d[i + (k - i) / 2];
+		}
+	}
+	return best;
+}
+
+/* Step 2a: the coarse offset (reference's end - this rank's end on the
+ * wall clocks). For each lag in -GP_CR_MAX_LAG..GP_CR_MAX_LAG, the pairs
+ * by place ka[k], kb[k + lag] whose names agree, and the densest cluster
+ * of their differences (within 2 x GP_CR_END_TOL of each other, or a
+ * quarter of a gap when that is less: the ends of one collective agree to
+ * the link latency, those of different ones only as well as the
+ * collectives' spacing repeats). The lags whose cluster is the largest,
+ * give or take 2 x GP_CR_MAX_LAG (along a periodic run of collectives
+ * every lag fits alike, but for the pairs shifted off the ends), and of
+ * those lag 0 when both traces have as many NCCL kernels (nothing lost, as
+ * far as they tell), else the one whose offset is nearest the wall
+ * clocks'. A kernel lost mid-run splits a lag's pairs in two clusters: the
+ * larger stands, so the lags on either side of the loss give one offset. Returns 0 and sets
+ * *coarse and *lag, or -1 when no lag has enough pairs. */
+static int gp_cr_coarse(const struct gp_crossrank *a, const struct gp_cr_kend *ka, size_t na,
+			const struct gp_crossrank *b, const struct gp_cr_kend *kb, size_t nb, int64_t half, int64_t *d,
+			int64_t *coarse, int *lag)
+{
+	int64_t at[2 * GP_CR_MAX_LAG + 1] = { 0 }, tol = half / 4 < GP_CR_END_TOL ? half / 4 : GP_CR_END_TOL;
+	size_t fit[2 * GP_CR_MAX_LAG + 1], best = 0;
+	for (int l = -GP_CR_MAX_LAG; l <= GP_CR_MAX_LAG; l++) {
+		size_t m = 0;
+		for (size_t k = l < 0 ? (size_t)-l : 0; k < na && k + (size_t)l < nb; k++)
+			if (!strcmp(a->coll[ka[k].i].name, b->coll[kb[k + (size_t)l].i].name))
+				d[m++] = gp_clockmap_sub_sat(ka[k].end, kb[k + (size_t)l].end);
+		size_t f = gp_cr_cluster(d, m, tol, &at[l + GP_CR_MAX_LAG]);
+		fit[l + GP_CR_MAX_LAG] = f;
+		if (f > best)
+			best = f;
+	}
+	if (best < GP_CR_MIN_MATCH)
+		return -1;
+	int found = 0;
+	for (int l = 0; l <= GP_CR_MAX_LAG; l++) /* on equal distance, the lag nearest 0 */
+		for (int s = -1; s <= 1; s += 2) {
+			int x = s * l + GP_CR_MAX_LAG;
+			if (fit[x] < GP_CR_MIN_MATCH || fit[x] + 2 * GP_CR_MAX_LAG < best)
+				continue;
+			if (!found || (gp_cr_absdiff(at[x], 0) < gp_cr_absdiff(*coarse, 0) &&
+				       !(*lag == 0 && a->nccl_seen == b->nccl_seen))) {
+				*coarse = at[x];
+				*lag = s * l;
+				found = 1;
+			}
+		}
+	return 0;
+}
+
+/* Step 2b: which kept kernel of the rank (kb) pairs with which of the
+ * reference (ka): the alignment of the two sequences of least cost, as
+ * sequence alignment does it. A pair costs how far its ends disagree once
+ * the rank is moved by the coarse offset, at most half a gap (a pair whose
+ * names differ: half a gap); a kernel left without a partner costs half a
+ * gap. So a collective that one rank lost costs one kernel without a
+ * partner instead of every later pair a period apart, while a collective
+ * that one rank ended late (a stalled host) keeps its partner: leaving both
+ * unpaired would cost more. Searched in a band of +-GP_CR_MAX_LAG places
+ * around the coarse lag (memory: (na + 1) x the band's width, a byte and
+ * an int64 each). kp[x] gets the kb index paired with ka[x], or
+ * GP_CR_NONE. */
+#define GP_CR_BAND (2 * GP_CR_MAX_LAG + 1)
+static int gp_cr_align(const struct gp_crossrank *a, const struct gp_cr_kend *ka, size_t na,
+		       const struct gp_crossrank *b, const struct gp_cr_kend *kb, size_t nb, int lag, int64_t coarse,
+		       int64_t half, uint32_t *kp)
+{
+	int64_t most = INT64_MAX / (int64_t)(2 * (na + nb) + 4); /* no sum of costs overflows */
+	half = half < most ? half : most;
+	int64_t *cost = malloc((na + 1) * GP_CR_BAND * sizeof *cost);
+	uint8_t *from = malloc((na + 1) * GP_CR_BAND); /* 0 pair, 1 ka[x-1] alone, 2 kb[y-1] alone */
+	if (!cost || !from) {
+		free(cost);
+		free(from);
+		return -ENOMEM;
+	}
+	/* cell (x, w): ka[0..x) aligned with kb[0..y), y = x + lag + w - GP_CR_MAX_LAG */
+	for (size_t x = 0; x <= na; x++)
+		for (int w = 0; w < GP_CR_BAND; w++) {
+			int64_t y = (int64_t)x + lag + w - GP_CR_MAX_LAG, best = INT64_MAX;
+			uint8_t how = 0;
+			size_t c = x * GP_CR_BAND + (size_t)w;
+			if (y < 0 || y > (int64_t)nb) {
+				cost[c] = INT64_MAX;
+				continue;
+			}
+			if (!x && !y)
+				best = 0;
+			if (x && y) { /* ka[x-1] with kb[y-1]: the same w one row up */
+				int64_t p = cost[c - GP_CR_BAND];
+				if (p != INT64_MAX) {
+					const struct gp_cr_kend *u = &ka[x - 1], *v = &kb[y - 1];
+					int64_t pc = half;
+					if (!strcmp(a->coll[u->i].name, b->coll[v->i].name)) {
+						pc = gp_cr_absdiff(u->end, gp_clockmap_add_sat(v->end, coarse));
+						pc = pc < half ? pc : half;
+					}
+					best = p + pc;
+				}
+			}
+			if (x && w + 1 < GP_CR_BAND && cost[c - GP_CR_BAND + 1] != INT64_MAX &&
+			    cost[c - GP_CR_BAND + 1] + half < best) /* ka[x-1] alone: (x-1, y) */
+				best = cost[c - GP_CR_BAND + 1] + half, how = 1;
+			if (y && w && cost[c - 1] != INT64_MAX && cost[c - 1] + half < best) /* kb[y-1] alone: (x, y-1) */
+				best = cost[c - 1] + half, how = 2;
+			cost[c] = best;
+			from[c] = how;
+		}
+	/* the end: both sequences used up, the rest of one left alone */
+	size_t bx = 0;
+	int bw = -1;
+	int64_t bc = INT64_MAX;
+	for (size_t x = 0; x <= na; x++)
+		for (int w = 0; w < GP_CR_BAND; w++) {
+			int64_t y = (int64_t)x + lag + w - GP_CR_MAX_LAG, c = cost[x * GP_CR_BAND + (size_t)w];
+			if (c == INT64_MAX || (x != na && y != (int64_t)nb))
+				continue;
+			c += half * (int64_t)((na - x) + (nb - (size_t)y));
+			if (c < bc)
+				bc = c, bx = x, bw = w;
+		}
+	for (size_t x = 0; x < na; x++)
+		kp[x] = GP_CR_NONE;
+	for (size_t x = bx; bw >= 0 && (x || lag + bw - GP_CR_MAX_LAG);) {
+		uint8_t how = from[x * GP_CR_BAND + (size_t)bw];
+		if (how == 0) {
+			x--;
+			kp[x] = (uint32_t)((int64_t)x + lag + bw - GP_CR_MAX_LAG);
+		} else if (how == 1) {
+			x--, bw++;
+		} else {
+			bw--;
+		}
+	}
+	free(cost);
+	free(from);
+	return 0;
+}
+
 /* Step 2: rank r's refinement against the reference's collective ends. */
 static int gp_cr_refine(struct gp_crossrank *out, struct gp_cr_job *j, size_t r)
 {
 	struct gp_cr_rank *rr = &out->ranks[r];
 	const struct gp_crossrank *a = j->t[out->ref], *b = j->t[r];
-	int64_t *d = malloc((b->ncoll ? b->ncoll : 1) * sizeof *d);
-	int64_t *e = malloc((b->ncoll ? b->ncoll : 1) * sizeof *e);
-	if (!d || !e) {
-		free(d);
-		free(e);
-		return -ENOMEM;
-	}
+	size_t cap = (a->ncoll > b->ncoll ? a->ncoll : b->ncoll) + 1;
+	struct gp_cr_kend *ka = malloc(cap * sizeof *ka), *kb = malloc(cap * sizeof *kb);
+	int64_t *d = malloc(cap * sizeof *d), *e = malloc(cap * sizeof *e);
+	uint32_t *kp = malloc(cap * sizeof *kp); /* [x]: the kb partner of ka[x], or GP_CR_NONE */
+	int rc = -ENOMEM;
+	if (!ka || !kb || !d || !e || !kp)
+		goto out;
+	size_t na = gp_cr_kends(j, out->ref, ka), nb = gp_cr_kends(j, r, kb);
+	int64_t half = gp_cr_half_gap(ka, na, e), coarse = 0;
+	int lag = 0;
+	int inorder = half == INT64_MAX || gp_cr_coarse(a, ka, na, b, kb, nb, half, d, &coarse, &lag) < 0;
+	rr->match_lag = lag * (int64_t)(j->stride_mask + 1);
+	/* the pairs: the cheapest alignment of the two sequences (below) */
 	size_t m = 0;
-	for (size_t x = 0, y = 0; x < a->ncoll && y < b->ncoll;) {
-		if (!gp_cr_kept(j, &a->coll[x]) || a->coll[x].seq < b->coll[y].seq) {
-			x++;
+	if (inorder) /* too few pairs to tell a lag: in place order */
+		for (size_t x = 0; x < na; x++)
+			kp[x] = x < nb ? (uint32_t)x : GP_CR_NONE;
+	else if (gp_cr_align(a, ka, na, b, kb, nb, lag, coarse, half, kp) < 0)
+		goto out;
+	for (size_t x = 0; x < na; x++) {
+		if (kp[x] == GP_CR_NONE)
 			continue;
-		}
-		if (!gp_cr_kept(j, &b->coll[y]) || b->coll[y].seq < a->coll[x].seq) {
-			y++;
-			continue;
-		}
-		if (strcmp(a->coll[x].name, b->coll[y].name))
+		const struct gp_cr_kend *ky = &kb[kp[x]];
+		if (strcmp(a->coll[ka[x].i].name, b->coll[ky->i].name))
 			rr->names_differ++;
-		else
-			d[m++] = gp_clockmap_sub_sat(gp_clockmap_wall(j->map[out->ref], a->coll[x].end),
-						     gp_clockmap_wall(j->map[r], b->coll[y].end));
-		x++, y++;
+		else {
+			j->match[r][ka[x].i] = (uint32_t)ky->i;
+			d[m++] = gp_clockmap_sub_sat(ka[x].end, ky->end);
+		}
 	}
 	rr->matched = m;
+	rr->unmatched = na + nb - 2 * (m + rr->names_differ);
 	if (m) {
 		for (size_t i = 0; i < m; i++)
 			e[i] = gp_cr_absdiff(d[i], 0);
@@ -318,9 +528,14 @@ static int gp_cr_refine(struct gp_crossrank *out, struct gp_cr_job *j, size_t r)
 			rr->resid_p95 = gp_cr_quantile(e, m, 0.95);
 		}
 	}
+	rc = 0;
+out:
+	free(ka);
+	free(kb);
 	free(d);
 	free(e);
-	return 0;
+	free(kp);
+	return rc;
 }
 
 struct gp_cr_end {
@@ -389,65 +604,45 @@ static int gp_cr_skew(struct gp_crossrank *out, const struct gp_cr_job *j)
 	return 0;
 }
 
-/* Step 4: per matching collective (the same seq and name on at least two
- * ranks), the time each rank's kernel ran before the last one started. */
+/* Step 4: per collective of the reference matched on at least one other
+ * rank (step 2), the time each rank's kernel ran before the last one
+ * started. */
 static int gp_cr_wait(struct gp_crossrank *out, const struct gp_cr_job *j)
 {
-	size_t *at = calloc(j->n, sizeof *at), *on = calloc(j->n, sizeof *on);
-	if (!at || !on) {
-		free(at);
-		free(on);
+	size_t *on = calloc(j->n ? j->n : 1, sizeof *on);
+	if (!on)
 		return -ENOMEM;
-	}
 	uint64_t scale = j->stride_mask + 1;
-	for (;;) {
-		uint64_t seq = UINT64_MAX;
-		for (size_t r = 0; r < j->n; r++) {
-			const struct gp_crossrank *t = j->t[r];
-			while (at[r] < t->ncoll && !gp_cr_kept(j, &t->coll[at[r]]))
-				at[r]++;
-			if (at[r] < t->ncoll && t->coll[at[r]].seq < seq)
-				seq = t->coll[at[r]].seq;
-		}
-		if (seq == UINT64_MAX)
-			break;
-		/* the ranks at this seq whose kernel has the reference's name (or
-		 * the first such rank's when the reference has none here) */
-		const char *name = NULL;
+	const struct gp_crossrank *ref = j->t[out->ref];
+	for (size_t i = 0; i < ref->ncoll; i++) {
+		if (!gp_cr_kept(j, &ref->coll[i]))
+			continue;
 		size_t non = 0;
-		for (size_t r = 0; r < j->n; r++)
-			if (at[r] < j->t[r]->ncoll && j->t[r]->coll[at[r]].seq == seq &&
-			    (!name || r == out->ref))
-				name = j->t[r]->coll[at[r]].name;
 		int64_t last = INT64_MIN;
 		size_t last_r = 0;
 		for (size_t r = 0; r < j->n; r++) {
-			const struct gp_crossrank *t = j->t[r];
-			if (at[r] < t->ncoll && t->coll[at[r]].seq == seq && !strcmp(t->coll[at[r]].name, name)) {
-				on[non++] = r;
-				int64_t s = gp_cr_time(j, r, t->coll[at[r]].start);
-				if (s > last)
-					last = s, last_r = r;
-			}
+			size_t k = r == out->ref ? i : j->match[r][i];
+			if (k == GP_CR_NONE)
+				continue;
+			on[non++] = r;
+			int64_t s = gp_cr_time(j, r, j->t[r]->coll[k].start);
+			if (s > last)
+				last = s, last_r = r;
 		}
-		if (non >= 2) {
-			out->coll_compared += scale;
-			out->ranks[last_r].coll_last += scale;
-			for (size_t x = 0; x < non; x++) {
-				size_t r = on[x];
-				const struct gp_cr_coll *k = &j->t[r]->coll[at[r]];
-				int64_t s = gp_cr_time(j, r, k->start), w = gp_clockmap_sub_sat(last, s);
-				uint64_t dur = k->end - k->start;
-				uint64_t wait = w <= 0 ? 0 : (uint64_t)w > dur ? dur : (uint64_t)w;
-				out->ranks[r].wait_ns += wait * scale;
-				out->ranks[r].coll_compared += scale;
-			}
+		if (non < 2)
+			continue;
+		out->coll_compared += scale;
+		out->ranks[last_r].coll_last += scale;
+		for (size_t x = 0; x < non; x++) {
+			size_t r = on[x];
+			const struct gp_cr_coll *k = &j->t[r]->coll[r == out->ref ? i : j->match[r][i]];
+			int64_t s = gp_cr_time(j, r, k->start), w = gp_clockmap_sub_sat(last, s);
+			uint64_t dur = k->end - k->start;
+			uint64_t wait = w <= 0 ? 0 : (uint64_t)w > dur ? dur : (uint64_t)w;
+			out->ranks[r].wait_ns += wait * scale;
+			out->ranks[r].coll_compared += scale;
 		}
-		for (size_t r = 0; r < j->n; r++)
-			if (at[r] < j->t[r]->ncoll && j->t[r]->coll[at[r]].seq == seq)
-				at[r]++;
 	}
-	free(at);
 	free(on);
 	return 0;
 }
@@ -463,8 +658,9 @@ static int gp_cr_merge(void *p, void *const *traces, const struct gp_rep *const 
 	struct gp_clockmap *tmp = calloc(n ? n : 1, sizeof *tmp);
 	const struct gp_clockmap **map = calloc(n ? n : 1, sizeof *map);
 	int64_t *refine = calloc(n ? n : 1, sizeof *refine);
-	int rc = out->ranks && tmp && map && refine ? 0 : -ENOMEM;
-	struct gp_cr_job j = { .t = t, .map = map, .refine = refine, .n = n };
+	uint32_t **match = calloc(n ? n : 1, sizeof *match);
+	int rc = out->ranks && tmp && map && refine && match ? 0 : -ENOMEM;
+	struct gp_cr_job j = { .t = t, .map = map, .refine = refine, .match = match, .n = n };
 	uint32_t stride_log = 0;
 	int have_ref = 0; /* the reference: rank 0, else the first trace */
 	for (size_t r = 0; !rc && r < n; r++) {
@@ -490,9 +686,18 @@ static int gp_cr_merge(void *p, void *const *traces, const struct gp_rep *const 
 		rr->nccl_ns = t[r]->nccl_ns;
 		rr->resid_pairs_p50 = rr->resid_p50 = rr->resid_p95 = -1;
 	}
-	for (size_t r = 0; !rc && r < n; r++)
-		if (r != out->ref)
-			rc = gp_cr_refine(out, &j, r);
+	for (size_t r = 0; !rc && r < n; r++) {
+		size_t nc = t[out->ref]->ncoll;
+		if (r == out->ref)
+			continue;
+		if (!(match[r] = malloc((nc ? nc : 1) * sizeof *match[r]))) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < nc; i++)
+			match[r][i] = GP_CR_NONE;
+		rc = gp_cr_refine(out, &j, r);
+	}
 	/* each rank's trace clock against the reference's, at the reference's
 	 * first pair (or start): before and after the refinement */
 	if (!rc && n) {
@@ -511,6 +716,9 @@ static int gp_cr_merge(void *p, void *const *traces, const struct gp_rep *const 
 	for (size_t r = 0; tmp && r < n; r++)
 		gp_clockmap_free(&tmp[r]);
 	free(tmp);
+	for (size_t r = 0; match && r < n; r++)
+		free(match[r]);
+	free(match);
 	free(map);
 	free(refine);
 	return rc;
@@ -659,8 +867,9 @@ static void gp_cr_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 		gp_cr_json_i64(f, "raw_offset_pairs_ns", x->raw_offset_pairs);
 		fprintf(f, ", \"refined\": %s", x->refined ? "true" : "false");
 		gp_cr_json_i64(f, "refinement_ns", x->refinement);
-		fprintf(f, ", \"collectives_matched\": %" PRIu64 ", \"names_differ\": %" PRIu64, x->matched,
-			x->names_differ);
+		fprintf(f, ", \"collectives_matched\": %" PRIu64 ", \"names_differ\": %" PRIu64
+			   ", \"collectives_unmatched\": %" PRIu64 ", \"match_lag\": %" PRId64,
+			x->matched, x->names_differ, x->unmatched, x->match_lag);
 		gp_cr_json_i64(f, "residual_pairs_p50_ns", x->resid_pairs_p50);
 		gp_cr_json_i64(f, "residual_p50_ns", x->resid_p50);
 		gp_cr_json_i64(f, "residual_p95_ns", x->resid_p95);

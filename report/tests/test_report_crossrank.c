@@ -90,11 +90,15 @@ Test(clockmap, corrupt_pairs_saturate)
 
 /* rank r: trace clock = true + raw_off[r], wall clock = true + wall_off[r] */
 static const int64_t raw_off[3] = { 5 * S, 3600 * S + 123456789, 17 * S + 42 };
-static const int64_t wall_off[3] = { 1700000000 * S, 1700000000 * S + 2500 * US, 1700000000 * S - 800 * US };
+static int64_t wall_off[3] = { 1700000000 * S, 1700000000 * S + 2500 * US, 1700000000 * S - 800 * US };
 /* each iteration: a collective whose start is the rank's arrival (rank 2
  * last), ending together; the iteration ends some time after it */
 static const int64_t arrive[3] = { 100 * US, 150 * US, 400 * US };
 static const int64_t tail[3] = { 50 * US, 300 * US, 80 * US };
+
+/* lost[r][i]: rank r's trace lacks iteration i's NCCL kernel (a CUPTI
+ * drop, a trace cut off at its start) */
+static int lost[3][ITERS];
 
 static void rank_trace(struct recs *t, int r)
 {
@@ -113,7 +117,8 @@ static void rank_trace(struct recs *t, int r)
 		uint32_t corr = (uint32_t)i + 1;
 		rec_api(t, GP_REC_RUNTIME_API, GP_API_LAUNCH, 7, (uint64_t)(base + raw_off[r]), 5000, corr);
 		uint64_t start = (uint64_t)(base + arrive[r] + raw_off[r]), end = (uint64_t)(base + 500 * US + raw_off[r]);
-		rec_kernel(t, 13, start, end, corr, 1); /* ending together */
+		if (!lost[r][i])
+			rec_kernel(t, 13, start, end, corr, 1); /* ending together */
 		rec_iter(t, (uint64_t)i, (uint64_t)(base + 500 * US + tail[r] + raw_off[r]))->mark.tid = 7;
 	}
 }
@@ -191,5 +196,51 @@ Test(crossrank, recovers_offsets_wait_and_skew)
 	cr_assert_eq(nth(j, "spread_p50_ns", 0), tail[1] - tail[0]);
 	cr_assert_eq(nth(j, "spread_max_ns", 0), tail[1] - tail[0]);
 	cr_assert_eq(nth(j, "compared", 0), ITERS);
+	free(j);
+}
+
+/* Kernels lost on one rank (its first three, as if its trace began later;
+ * one mid-run on another): position alone would pair every later kernel
+ * with the reference's next and move the rank by a whole period. Matching
+ * by lag, then by nearest end, still finds the true offsets. */
+Test(crossrank, survives_lost_collectives)
+{
+	memset(lost, 0, sizeof lost);
+	lost[1][0] = lost[1][1] = lost[1][2] = 1;
+	lost[2][10] = 1;
+	char *j = job_json();
+	memset(lost, 0, sizeof lost);
+	for (int r = 1; r < 3; r++) {
+		cr_assert_eq(nth(j, "raw_offset_ns", r), raw_off[r] - raw_off[0], "rank %d: %s", r, j);
+		cr_assert_eq(nth(j, "refinement_ns", r), wall_off[0] - wall_off[r], "rank %d: %s", r, j);
+		cr_assert_eq(nth(j, "residual_p50_ns", r), 0);
+		cr_assert_eq(nth(j, "residual_p95_ns", r), 0, "rank %d: %s", r, j);
+	}
+	cr_assert_eq(nth(j, "collectives_matched", 1), ITERS - 3);
+	cr_assert_eq(nth(j, "collectives_unmatched", 1), 3);
+	cr_assert_eq(nth(j, "match_lag", 1), -3, "%s", j);
+	cr_assert_eq(nth(j, "collectives_matched", 2), ITERS - 1);
+	cr_assert_eq(nth(j, "collectives_unmatched", 2), 1);
+	/* the wait: every collective of the reference met another rank's;
+	 * rank 2 arrives last wherever it has the collective, rank 1 where not */
+	cr_assert_eq(nth(j, "compared", 0), ITERS, "%s", j);
+	cr_assert_eq(nth(j, "collectives_last", 2), ITERS - 1, "%s", j);
+	cr_assert_eq(nth(j, "collectives_last", 1), 1, "%s", j);
+	free(j);
+}
+
+/* Wall clocks further apart than half the collectives' spacing (rank 1's
+ * 12 ms ahead, collectives every 10 ms) and nothing lost: every lag of a
+ * periodic run fits alike, and as many kernels on both sides keep the
+ * pairs in place order, as before matching looked at lags. */
+Test(crossrank, far_wall_clocks_nothing_lost)
+{
+	int64_t keep = wall_off[1];
+	wall_off[1] = wall_off[0] + 12000 * US;
+	char *j = job_json();
+	wall_off[1] = keep;
+	cr_assert_eq(nth(j, "raw_offset_ns", 1), raw_off[1] - raw_off[0], "%s", j);
+	cr_assert_eq(nth(j, "collectives_matched", 1), ITERS);
+	cr_assert_eq(nth(j, "match_lag", 1), 0);
 	free(j);
 }

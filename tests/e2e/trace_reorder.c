@@ -13,9 +13,19 @@
  * Every COMMAND_BUFFER_FULL record moves LATE record groups later (to the
  * end of the data when fewer follow), those moved past the same point
  * keeping their order reversed (reordered among themselves too); every other
- * group keeps its place. The header is copied, the data written as raw
- * (uncompressed) blocks of at most 4096 slots, the footer rebuilt with the
- * new block count (docs/format.md). Exit 0, or 1 with a message.
+ * group keeps its place.
+ *
+ *   trace_reorder --drop-kernels TEXT N,N,... IN OUT
+ *
+ * A second rewrite, for the cross-rank test (tests/e2e/test_multinode.sh):
+ * the kernel records whose (mangled) name contains TEXT and whose place
+ * among those records (0-based, in trace order) is listed are
+ * left out, as a CUPTI buffer drop or a trace cut at its start loses them;
+ * graph kernels are never counted or dropped.
+ *
+ * Either way the header is copied, the data written as raw (uncompressed)
+ * blocks of at most 4096 slots, the footer rebuilt with the new block count
+ * and record counts (docs/format.md). Exit 0, or 1 with a message.
  * Single-threaded; the whole trace is held in memory (test traces are small).
  */
 #include <errno.h>
@@ -50,13 +60,38 @@ static int put_block(FILE *f, uint32_t magic, uint64_t seq, const void *p, uint3
 	return fwrite(&h, sizeof h, 1, f) == 1 && fwrite(p, 1, len, f) == len ? 0 : -1;
 }
 
+/* Is place k listed in "N,N,..."? */
+static int listed(const char *list, size_t k)
+{
+	for (const char *p = list; *p;) {
+		char *e;
+		unsigned long long v = strtoull(p, &e, 10);
+		if (e == p)
+			return 0;
+		if (v == k)
+			return 1;
+		p = *e == ',' ? e + 1 : e;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: trace_reorder IN OUT LATE\n");
+	const char *text = NULL, *drop = NULL;
+	if (argc == 6 && !strcmp(argv[1], "--drop-kernels")) {
+		text = argv[2];
+		drop = argv[3];
+		argv += 3;
+		argc -= 3;
+	}
+	if (argc != (text ? 3 : 4) || (text && !*text)) {
+		fprintf(stderr, "usage: trace_reorder IN OUT LATE\n"
+				"       trace_reorder --drop-kernels TEXT N,N,... IN OUT\n");
 		return 1;
 	}
-	size_t late = strtoull(argv[3], NULL, 10);
+	size_t late = text ? 0 : strtoull(argv[3], NULL, 10);
+	uint32_t *ids = NULL; /* string ids whose text contains text */
+	size_t nids = 0, capids = 0, seen = 0, dropped = 0;
 	char err[512];
 	struct gp_reader *r;
 	if (gp_reader_open(argv[1], &r, err, sizeof err) < 0) {
@@ -81,6 +116,28 @@ int main(int argc, char **argv)
 		if (!slots || !g) {
 			fprintf(stderr, "trace_reorder: out of memory\n");
 			return 1;
+		}
+		/* a string's text runs on from its first slot into the next ones */
+		if (text && rec->type == GP_REC_STRING &&
+		    memmem(rec->string.text, rec->string.len, text, strlen(text))) {
+			if (nids == capids) {
+				capids = capids ? capids * 2 : 16;
+				ids = realloc(ids, capids * sizeof *ids);
+				if (!ids) {
+					fprintf(stderr, "trace_reorder: out of memory\n");
+					return 1;
+				}
+			}
+			ids[nids++] = rec->string.id;
+		}
+		if (text && rec->type == GP_REC_KERNEL && !(rec->kernel.flags & GP_OPF_GRAPH)) {
+			size_t k = 0;
+			while (k < nids && ids[k] != rec->kernel.name)
+				k++;
+			if (k < nids && listed(drop, seen++)) {
+				dropped++;
+				continue;
+			}
 		}
 		memcpy(slots + nslots, rec, n * sizeof *slots);
 		g[ng] = (struct group){ nslots, n, 2 * ng, ng };
@@ -136,7 +193,7 @@ int main(int argc, char **argv)
 	/* the footer: the counts read, the new block count */
 	struct gp_footer_entry fe[GP_FOOTER_MAX_ENTRIES];
 	uint32_t nf = 0;
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, end->records };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, end->records - dropped };
 	fe[nf++] = (struct gp_footer_entry){ GP_FT_BLOCKS, 0, seq };
 	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_RING, 0, end->dropped_ring };
 	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_CUPTI, 0, end->dropped_cupti };
@@ -145,14 +202,19 @@ int main(int argc, char **argv)
 	fe[nf++] = (struct gp_footer_entry){ GP_FT_LOST_AFTER_STOP, 0, end->lost_after_stop };
 	for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
 		if (end->footer_records[t])
-			fe[nf++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0, end->footer_records[t] };
+			fe[nf++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0,
+							     end->footer_records[t] - (t == GP_REC_KERNEL ? dropped : 0) };
 	if (put_block(out, GP_FOOTER_MAGIC, seq, fe, nf, nf * (uint32_t)sizeof *fe) || fclose(out)) {
 		fprintf(stderr, "trace_reorder: write failed\n");
 		return 1;
 	}
 	fclose(in);
 	gp_reader_close(r);
-	printf("trace_reorder: %zu of %zu record groups moved %zu later\n", moved, ng, late);
+	if (text)
+		printf("trace_reorder: %zu of %zu *%s* kernels dropped\n", dropped, seen, text);
+	else
+		printf("trace_reorder: %zu of %zu record groups moved %zu later\n", moved, ng, late);
+	free(ids);
 	free(slots);
 	free(g);
 	free(hdr);
