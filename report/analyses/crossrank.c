@@ -40,9 +40,10 @@
  * themselves, the least-cost alignment of the two sequences of kept
  * kernels around that lag, which pays half a gap for a kernel left without
  * a partner and at most that for a pair that ends apart: a lost kernel
- * costs one unpaired kernel, not a shift of every later pair. Pairs whose names differ are counted and left out, and
- * offsets come from medians, so a few mismatches move nothing. The
- * collective wait compares the kernels matched with the reference's.
+ * costs one unpaired kernel, not a shift of every later pair. Pairs whose
+ * names differ are counted and left out, and offsets come from medians, so
+ * a few mismatches move nothing. The collective wait compares the kernels
+ * matched with the reference's.
  *
  * Report thread only. Merged state memory: the per-rank results, and for
  * the skew one entry per (rank, iteration).
