@@ -22,7 +22,9 @@ wait that begins at the call's entry begins after them. With the source
 `calibration` (a per-call estimate, not the call's own record) each call's
 launch and each such wait may differ from the truth by CALIB_SLACK_NS, plus
 the call's CUPTI time beyond the shortest of its name's calls (a spin
-preempted on a loaded host, which no estimate can know).
+preempted on a loaded host, which no estimate can know); an op that ended
+during such a stretch may be charged up to the stretch as sync (the report
+sees the call begin to wait while it still ran).
 The library's own calibration calls (kernel GP_CALIB_KERNEL) are no
 program's op: they are left out of the truth. With CHECK_RAW=1 only launch
 is compared: the report's `launch_raw_ns` (launch with CUPTI's cost left
@@ -47,6 +49,7 @@ usage: report_truth_check.py TRUTH.jsonl REPORT.json [NAME=VERDICT|NAME@L/E/S ..
 Exit 0 when everything agrees; 1 with one line per disagreement otherwise.
 Python 3 standard library only.
 """
+import bisect
 import json
 import os
 import subprocess
@@ -217,6 +220,21 @@ def main():
                 o = max(near, key=lambda o: o["end"])
                 maybe[o["corr"]] = maybe.get(o["corr"], 0) + QUEUE_SLACK_NS
                 maybe_launch[a["corr"]] = maybe_launch.get(a["corr"], 0) + QUEUE_SLACK_NS
+    # with the calibration, a call whose CUPTI time was stretched: an op that
+    # ended during the stretch was still running where the estimate ends
+    # CUPTI's time, so the report may see the call wait for it (a pageable
+    # copy, a synchronize), up to the stretch
+    if stretch:
+        by_end = sorted(ops, key=lambda o: o["end"])
+        ends_sorted = [o["end"] for o in by_end]
+        for c, st in stretch.items():
+            if st <= 0:
+                continue
+            hi = apis[c]["start"] + cupti[c]
+            k = bisect.bisect_right(ends_sorted, hi) - 1
+            if k >= 0 and ends_sorted[k] > hi - st:
+                o = by_end[k]
+                maybe[o["corr"]] = maybe.get(o["corr"], 0) + st
     # a cudaGraphLaunch's host time is the launch of the first op (by GPU
     # start) of that launch only: its other nodes have launch 0
     first_of = {}
