@@ -32,36 +32,26 @@
  * Matching (each rank against the reference; every rank issues the same
  * collectives in the same order when one communicator spans all ranks, as
  * data parallelism does, but a trace may lack some: a CUPTI buffer drop, a
- * trace begun a collective later): first a coarse offset, from the lag
- * (-8..8 kept kernels) whose place-by-place pairs of agreeing names end
- * most consistently on the wall clocks (among lags that fit alike, as
- * every lag of a periodic run does: lag 0 when the traces have as many
- * NCCL kernels, else the one nearest the wall clocks); then the pairs
- * themselves, the least-cost alignment of the two sequences of kept
- * kernels around that lag, which pays half a gap for a kernel left without
- * a partner and at most that for a pair that ends apart: a lost kernel
- * costs one unpaired kernel, not a shift of every later pair. Pairs whose
- * names differ are counted and left out, and offsets come from medians, so
- * a few mismatches move nothing. The collective wait compares the kernels
- * matched with the reference's.
+ * trace begun a collective later): collmatch.c pairs the two sequences of
+ * kept kernels around what one side lost. Pairs whose names differ are
+ * counted and left out, and offsets come from medians, so a few mismatches
+ * move nothing. The collective wait compares the kernels matched with the
+ * reference's.
  *
  * Report thread only. Merged state memory: the per-rank results, and for
  * the skew one entry per (rank, iteration).
  */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/analyses.h"
+#include "report/analyses/collmatch.h"
 #include "report/clockmap.h"
 #include "report/fmt.h"
 
 #define GP_CR_MAX_COLL 8192u /* NCCL kernels kept per trace (a sample beyond) */
-#define GP_CR_MIN_MATCH 3    /* matched collectives needed to refine an offset */
-#define GP_CR_MAX_LAG 8      /* kept kernels one rank may lack or have more at a time */
-#define GP_CR_END_TOL 25000  /* ns: ends this close count as one collective's (coarse lag) */
-#define GP_CR_NONE UINT32_MAX
+#define GP_CR_MIN_MATCH GP_COLL_MIN_PAIRS /* matched collectives needed to refine an offset */
 
 struct gp_cr_coll {
 	uint64_t seq, start, end;
@@ -216,20 +206,6 @@ static int gp_cr_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 
 /* ---- the merge ------------------------------------------------------------------ */
 
-static int gp_cr_cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank quantile of v[0..n), sorted here. */
-static int64_t gp_cr_quantile(int64_t *v, size_t n, double q)
-{
-	qsort(v, n, sizeof *v, gp_cr_cmp_i64);
-	size_t k = (size_t)ceil(q * (double)n);
-	return v[k ? k - 1 : 0];
-}
-
 /* The trace's map to the wall clock: its pairs, else the header's start. */
 static const struct gp_clockmap *gp_cr_map(const struct gp_crossrank *t, struct gp_clockmap *tmp,
 					   const char **source)
@@ -261,7 +237,7 @@ struct gp_cr_job {
 	struct gp_crossrank *const *t;
 	const struct gp_clockmap **map;
 	int64_t *refine;
-	uint32_t **match; /* [r][i]: rank r's kernel matched with the reference's i-th, or GP_CR_NONE */
+	uint32_t **match; /* [r][i]: rank r's kernel matched with the reference's i-th, or GP_COLL_NONE */
 	size_t n;
 	uint64_t stride_mask;
 };
@@ -271,252 +247,65 @@ static int64_t gp_cr_time(const struct gp_cr_job *j, size_t r, uint64_t t)
 	return gp_clockmap_add_sat(gp_clockmap_wall(j->map[r], t), j->refine[r]);
 }
 
-/* |a - b|, held at INT64_MAX (times from a file may be anything). */
-static int64_t gp_cr_absdiff(int64_t a, int64_t b)
-{
-	int64_t d = gp_clockmap_sub_sat(a, b);
-	return d == INT64_MIN ? INT64_MAX : d < 0 ? -d : d;
-}
-
 static int gp_cr_kept(const struct gp_cr_job *j, const struct gp_cr_coll *k)
 {
 	return !(k->seq & j->stride_mask);
 }
 
-/* A kept NCCL kernel of one rank for the matching: its index in the
- * trace's sample and its end on the wall clock. */
-struct gp_cr_kend {
-	size_t i;
-	int64_t end;
-};
-
-/* The kept kernels of trace r, in order, with their ends on the wall
- * clock (no refinement). Returns how many. */
-static size_t gp_cr_kends(const struct gp_cr_job *j, size_t r, struct gp_cr_kend *k)
+/* The kept kernels of trace r, in order: their names and ends on the wall
+ * clock (no refinement) in k, their indexes in the trace's sample in idx.
+ * Returns how many. */
+static size_t gp_cr_kends(const struct gp_cr_job *j, size_t r, struct gp_coll_end *k, size_t *idx)
 {
 	const struct gp_crossrank *t = j->t[r];
 	size_t n = 0;
 	for (size_t i = 0; i < t->ncoll; i++)
-		if (gp_cr_kept(j, &t->coll[i]))
-			k[n++] = (struct gp_cr_kend){ i, gp_clockmap_wall(j->map[r], t->coll[i].end) };
+		if (gp_cr_kept(j, &t->coll[i])) {
+			idx[n] = i;
+			k[n++] = (struct gp_coll_end){ t->coll[i].name, gp_clockmap_wall(j->map[r], t->coll[i].end) };
+		}
 	return n;
 }
 
-/* Half the median gap between consecutive kept ends of ka[0..na): the
- * matching's unit (two ends further apart are no better a pair than none);
- * INT64_MAX when unknown. */
-static int64_t gp_cr_half_gap(const struct gp_cr_kend *ka, size_t na, int64_t *tmp)
-{
-	size_t m = 0;
-	for (size_t i = 1; i < na; i++)
-		tmp[m++] = gp_cr_absdiff(ka[i].end, ka[i - 1].end);
-	if (!m)
-		return INT64_MAX;
-	int64_t g = gp_cr_quantile(tmp, m, 0.5) / 2;
-	return g > 0 ? g : 1;
-}
-
-/* The densest cluster of d[0..m) (sorted here): the most values within
- * 2 x tol of each other. Returns how many, and their median in *at. */
-static size_t gp_cr_cluster(int64_t *d, size_t m, int64_t tol, int64_t *at)
-{
-	qsort(d, m, sizeof *d, gp_cr_cmp_i64);
-	size_t best = 0;
-	for (size_t i = 0, k = 0; i < m; i++) {
-		if (k < i)
-			k = i;
-		while (k + 1 < m && gp_cr_absdiff(d[k + 1], d[i]) <= 2 * tol)
-			k++;
-		if (k - i + 1 > best) {
-			best = k - i + 1;
-			*at = d[i + (k - i) / 2];
-		}
-	}
-	return best;
-}
-
-/* Step 2a: the coarse offset (reference's end - this rank's end on the
- * wall clocks). For each lag in -GP_CR_MAX_LAG..GP_CR_MAX_LAG, the pairs
- * by place ka[k], kb[k + lag] whose names agree, and the densest cluster
- * of their differences (within 2 x GP_CR_END_TOL of each other, or a
- * quarter of a gap when that is less: the ends of one collective agree to
- * the link latency, those of different ones only as well as the
- * collectives' spacing repeats). The lags whose cluster is the largest,
- * give or take 2 x GP_CR_MAX_LAG (along a periodic run of collectives
- * every lag fits alike, but for the pairs shifted off the ends), and of
- * those lag 0 when both traces have as many NCCL kernels (nothing lost, as
- * far as they tell), else the one whose offset is nearest the wall
- * clocks'. A kernel lost mid-run splits a lag's pairs in two clusters: the
- * larger stands, so the lags on either side of the loss give one offset. Returns 0 and sets
- * *coarse and *lag, or -1 when no lag has enough pairs. */
-static int gp_cr_coarse(const struct gp_crossrank *a, const struct gp_cr_kend *ka, size_t na,
-			const struct gp_crossrank *b, const struct gp_cr_kend *kb, size_t nb, int64_t half, int64_t *d,
-			int64_t *coarse, int *lag)
-{
-	int64_t at[2 * GP_CR_MAX_LAG + 1] = { 0 }, tol = half / 4 < GP_CR_END_TOL ? half / 4 : GP_CR_END_TOL;
-	size_t fit[2 * GP_CR_MAX_LAG + 1], best = 0;
-	for (int l = -GP_CR_MAX_LAG; l <= GP_CR_MAX_LAG; l++) {
-		size_t m = 0;
-		for (size_t k = l < 0 ? (size_t)-l : 0; k < na && k + (size_t)l < nb; k++)
-			if (!strcmp(a->coll[ka[k].i].name, b->coll[kb[k + (size_t)l].i].name))
-				d[m++] = gp_clockmap_sub_sat(ka[k].end, kb[k + (size_t)l].end);
-		size_t f = gp_cr_cluster(d, m, tol, &at[l + GP_CR_MAX_LAG]);
-		fit[l + GP_CR_MAX_LAG] = f;
-		if (f > best)
-			best = f;
-	}
-	if (best < GP_CR_MIN_MATCH)
-		return -1;
-	int found = 0;
-	for (int l = 0; l <= GP_CR_MAX_LAG; l++) /* on equal distance, the lag nearest 0 */
-		for (int s = -1; s <= 1; s += 2) {
-			int x = s * l + GP_CR_MAX_LAG;
-			if (fit[x] < GP_CR_MIN_MATCH || fit[x] + 2 * GP_CR_MAX_LAG < best)
-				continue;
-			if (!found || (gp_cr_absdiff(at[x], 0) < gp_cr_absdiff(*coarse, 0) &&
-				       !(*lag == 0 && a->nccl_seen == b->nccl_seen))) {
-				*coarse = at[x];
-				*lag = s * l;
-				found = 1;
-			}
-		}
-	return 0;
-}
-
-/* Step 2b: which kept kernel of the rank (kb) pairs with which of the
- * reference (ka): the alignment of the two sequences of least cost, as
- * sequence alignment does it. A pair costs how far its ends disagree once
- * the rank is moved by the coarse offset, at most half a gap (a pair whose
- * names differ: half a gap); a kernel left without a partner costs half a
- * gap. So a collective that one rank lost costs one kernel without a
- * partner instead of every later pair a period apart, while a collective
- * that one rank ended late (a stalled host) keeps its partner: leaving both
- * unpaired would cost more. Searched in a band of +-GP_CR_MAX_LAG places
- * around the coarse lag (memory: (na + 1) x the band's width, a byte and
- * an int64 each). kp[x] gets the kb index paired with ka[x], or
- * GP_CR_NONE. */
-#define GP_CR_BAND (2 * GP_CR_MAX_LAG + 1)
-static int gp_cr_align(const struct gp_crossrank *a, const struct gp_cr_kend *ka, size_t na,
-		       const struct gp_crossrank *b, const struct gp_cr_kend *kb, size_t nb, int lag, int64_t coarse,
-		       int64_t half, uint32_t *kp)
-{
-	int64_t most = INT64_MAX / (int64_t)(2 * (na + nb) + 4); /* no sum of costs overflows */
-	half = half < most ? half : most;
-	int64_t *cost = malloc((na + 1) * GP_CR_BAND * sizeof *cost);
-	uint8_t *from = malloc((na + 1) * GP_CR_BAND); /* 0 pair, 1 ka[x-1] alone, 2 kb[y-1] alone */
-	if (!cost || !from) {
-		free(cost);
-		free(from);
-		return -ENOMEM;
-	}
-	/* cell (x, w): ka[0..x) aligned with kb[0..y), y = x + lag + w - GP_CR_MAX_LAG */
-	for (size_t x = 0; x <= na; x++)
-		for (int w = 0; w < GP_CR_BAND; w++) {
-			int64_t y = (int64_t)x + lag + w - GP_CR_MAX_LAG, best = INT64_MAX;
-			uint8_t how = 0;
-			size_t c = x * GP_CR_BAND + (size_t)w;
-			if (y < 0 || y > (int64_t)nb) {
-				cost[c] = INT64_MAX;
-				continue;
-			}
-			if (!x && !y)
-				best = 0;
-			if (x && y) { /* ka[x-1] with kb[y-1]: the same w one row up */
-				int64_t p = cost[c - GP_CR_BAND];
-				if (p != INT64_MAX) {
-					const struct gp_cr_kend *u = &ka[x - 1], *v = &kb[y - 1];
-					int64_t pc = half;
-					if (!strcmp(a->coll[u->i].name, b->coll[v->i].name)) {
-						pc = gp_cr_absdiff(u->end, gp_clockmap_add_sat(v->end, coarse));
-						pc = pc < half ? pc : half;
-					}
-					best = p + pc;
-				}
-			}
-			if (x && w + 1 < GP_CR_BAND && cost[c - GP_CR_BAND + 1] != INT64_MAX &&
-			    cost[c - GP_CR_BAND + 1] + half < best) /* ka[x-1] alone: (x-1, y) */
-				best = cost[c - GP_CR_BAND + 1] + half, how = 1;
-			if (y && w && cost[c - 1] != INT64_MAX && cost[c - 1] + half < best) /* kb[y-1] alone: (x, y-1) */
-				best = cost[c - 1] + half, how = 2;
-			cost[c] = best;
-			from[c] = how;
-		}
-	/* the end: both sequences used up, the rest of one left alone */
-	size_t bx = 0;
-	int bw = -1;
-	int64_t bc = INT64_MAX;
-	for (size_t x = 0; x <= na; x++)
-		for (int w = 0; w < GP_CR_BAND; w++) {
-			int64_t y = (int64_t)x + lag + w - GP_CR_MAX_LAG, c = cost[x * GP_CR_BAND + (size_t)w];
-			if (c == INT64_MAX || (x != na && y != (int64_t)nb))
-				continue;
-			c += half * (int64_t)((na - x) + (nb - (size_t)y));
-			if (c < bc)
-				bc = c, bx = x, bw = w;
-		}
-	for (size_t x = 0; x < na; x++)
-		kp[x] = GP_CR_NONE;
-	for (size_t x = bx; bw >= 0 && (x || lag + bw - GP_CR_MAX_LAG);) {
-		uint8_t how = from[x * GP_CR_BAND + (size_t)bw];
-		if (how == 0) {
-			x--;
-			kp[x] = (uint32_t)((int64_t)x + lag + bw - GP_CR_MAX_LAG);
-		} else if (how == 1) {
-			x--, bw++;
-		} else {
-			bw--;
-		}
-	}
-	free(cost);
-	free(from);
-	return 0;
-}
-
-/* Step 2: rank r's refinement against the reference's collective ends. */
+/* Step 2: rank r's refinement against the reference's collective ends,
+ * over the pairs collmatch.c finds around lost kernels. */
 static int gp_cr_refine(struct gp_crossrank *out, struct gp_cr_job *j, size_t r)
 {
 	struct gp_cr_rank *rr = &out->ranks[r];
 	const struct gp_crossrank *a = j->t[out->ref], *b = j->t[r];
 	size_t cap = (a->ncoll > b->ncoll ? a->ncoll : b->ncoll) + 1;
-	struct gp_cr_kend *ka = malloc(cap * sizeof *ka), *kb = malloc(cap * sizeof *kb);
+	struct gp_coll_end *ka = malloc(cap * sizeof *ka), *kb = malloc(cap * sizeof *kb);
+	size_t *ia = malloc(cap * sizeof *ia), *ib = malloc(cap * sizeof *ib);
 	int64_t *d = malloc(cap * sizeof *d), *e = malloc(cap * sizeof *e);
-	uint32_t *kp = malloc(cap * sizeof *kp); /* [x]: the kb partner of ka[x], or GP_CR_NONE */
-	int rc = -ENOMEM;
-	if (!ka || !kb || !d || !e || !kp)
+	uint32_t *kp = malloc(cap * sizeof *kp); /* [x]: the kb partner of ka[x], or GP_COLL_NONE */
+	int rc = -ENOMEM, lag = 0;
+	if (!ka || !kb || !ia || !ib || !d || !e || !kp)
 		goto out;
-	size_t na = gp_cr_kends(j, out->ref, ka), nb = gp_cr_kends(j, r, kb);
-	int64_t half = gp_cr_half_gap(ka, na, e), coarse = 0;
-	int lag = 0;
-	int inorder = half == INT64_MAX || gp_cr_coarse(a, ka, na, b, kb, nb, half, d, &coarse, &lag) < 0;
+	size_t na = gp_cr_kends(j, out->ref, ka, ia), nb = gp_cr_kends(j, r, kb, ib);
+	if (gp_coll_match(ka, na, kb, nb, a->nccl_seen == b->nccl_seen, kp, &lag) < 0)
+		goto out;
 	rr->match_lag = lag * (int64_t)(j->stride_mask + 1);
-	/* the pairs: the cheapest alignment of the two sequences (below) */
 	size_t m = 0;
-	if (inorder) /* too few pairs to tell a lag: in place order */
-		for (size_t x = 0; x < na; x++)
-			kp[x] = x < nb ? (uint32_t)x : GP_CR_NONE;
-	else if (gp_cr_align(a, ka, na, b, kb, nb, lag, coarse, half, kp) < 0)
-		goto out;
 	for (size_t x = 0; x < na; x++) {
-		if (kp[x] == GP_CR_NONE)
+		if (kp[x] == GP_COLL_NONE)
 			continue;
-		const struct gp_cr_kend *ky = &kb[kp[x]];
-		if (strcmp(a->coll[ka[x].i].name, b->coll[ky->i].name))
+		if (strcmp(ka[x].name, kb[kp[x]].name))
 			rr->names_differ++;
 		else {
-			j->match[r][ka[x].i] = (uint32_t)ky->i;
-			d[m++] = gp_clockmap_sub_sat(ka[x].end, ky->end);
+			j->match[r][ia[x]] = (uint32_t)ib[kp[x]];
+			d[m++] = gp_clockmap_sub_sat(ka[x].end, kb[kp[x]].end);
 		}
 	}
 	rr->matched = m;
 	rr->unmatched = na + nb - 2 * (m + rr->names_differ);
 	if (m) {
 		for (size_t i = 0; i < m; i++)
-			e[i] = gp_cr_absdiff(d[i], 0);
-		rr->resid_pairs_p50 = gp_cr_quantile(e, m, 0.5);
-		int64_t c = gp_cr_quantile(d, m, 0.5); /* d sorted now */
+			e[i] = gp_coll_absdiff(d[i], 0);
+		rr->resid_pairs_p50 = gp_coll_quantile(e, m, 0.5);
+		int64_t c = gp_coll_quantile(d, m, 0.5); /* d sorted now */
 		for (size_t i = 0; i < m; i++)
-			e[i] = gp_cr_absdiff(d[i], c);
-		int64_t p50 = gp_cr_quantile(e, m, 0.5), p95 = gp_cr_quantile(e, m, 0.95);
+			e[i] = gp_coll_absdiff(d[i], c);
+		int64_t p50 = gp_coll_quantile(e, m, 0.5), p95 = gp_coll_quantile(e, m, 0.95);
 		if (m >= GP_CR_MIN_MATCH && p50 <= rr->resid_pairs_p50) {
 			rr->refined = 1;
 			rr->refinement = j->refine[r] = c;
@@ -524,15 +313,17 @@ static int gp_cr_refine(struct gp_crossrank *out, struct gp_cr_job *j, size_t r)
 			rr->resid_p95 = p95;
 		} else {
 			for (size_t i = 0; i < m; i++)
-				e[i] = gp_cr_absdiff(d[i], 0);
+				e[i] = gp_coll_absdiff(d[i], 0);
 			rr->resid_p50 = rr->resid_pairs_p50;
-			rr->resid_p95 = gp_cr_quantile(e, m, 0.95);
+			rr->resid_p95 = gp_coll_quantile(e, m, 0.95);
 		}
 	}
 	rc = 0;
 out:
 	free(ka);
 	free(kb);
+	free(ia);
+	free(ib);
 	free(d);
 	free(e);
 	free(kp);
@@ -586,10 +377,10 @@ static int gp_cr_skew(struct gp_crossrank *out, const struct gp_cr_job *j)
 			continue; /* one rank has it: nothing to compare */
 		for (size_t x = a; x < b; x++) {
 			out->ranks[e[x].rank].iters++;
-			out->ranks[e[x].rank].late_sum += (uint64_t)gp_cr_absdiff(e[x].t, lo);
+			out->ranks[e[x].rank].late_sum += (uint64_t)gp_coll_absdiff(e[x].t, lo);
 		}
 		out->ranks[e[last].rank].iters_last++;
-		spread[ns++] = gp_cr_absdiff(hi, lo);
+		spread[ns++] = gp_coll_absdiff(hi, lo);
 		if ((uint64_t)spread[ns - 1] > out->skew_max || ns == 1) {
 			out->skew_max = (uint64_t)spread[ns - 1];
 			out->skew_max_iter = e[a].iter;
@@ -597,8 +388,8 @@ static int gp_cr_skew(struct gp_crossrank *out, const struct gp_cr_job *j)
 	}
 	out->skew_iters = ns;
 	if (ns) {
-		out->skew_p50 = (uint64_t)gp_cr_quantile(spread, ns, 0.5);
-		out->skew_p95 = (uint64_t)gp_cr_quantile(spread, ns, 0.95);
+		out->skew_p50 = (uint64_t)gp_coll_quantile(spread, ns, 0.5);
+		out->skew_p95 = (uint64_t)gp_coll_quantile(spread, ns, 0.95);
 	}
 	free(e);
 	free(spread);
@@ -623,7 +414,7 @@ static int gp_cr_wait(struct gp_crossrank *out, const struct gp_cr_job *j)
 		size_t last_r = 0;
 		for (size_t r = 0; r < j->n; r++) {
 			size_t k = r == out->ref ? i : j->match[r][i];
-			if (k == GP_CR_NONE)
+			if (k == GP_COLL_NONE)
 				continue;
 			on[non++] = r;
 			int64_t s = gp_cr_time(j, r, j->t[r]->coll[k].start);
@@ -696,7 +487,7 @@ static int gp_cr_merge(void *p, void *const *traces, const struct gp_rep *const 
 			break;
 		}
 		for (size_t i = 0; i < nc; i++)
-			match[r][i] = GP_CR_NONE;
+			match[r][i] = GP_COLL_NONE;
 		rc = gp_cr_refine(out, &j, r);
 	}
 	/* each rank's trace clock against the reference's, at the reference's
