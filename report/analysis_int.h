@@ -40,6 +40,15 @@
 
 /* --- sync attribution (sync.c) --------------------------------------------- */
 
+
+/* An op a wait may have waited for (sync.c): where it ended on the GPU,
+ * and what its wait is charged to. */
+struct gp_wait_cand {
+	uint64_t e;
+	uint32_t group, corr;
+	int64_t iter;
+	uint8_t device;
+};
 /* A blocking interval being attributed (a pass-2 slot; see the header). */
 struct gp_wait {
 	uint8_t kind;        /* enum gp_api_class                                 */
@@ -55,18 +64,13 @@ struct gp_wait {
 	uint64_t own_gpu_start, own_launch, own_launch_raw;
 	int64_t own_iter;
 	uint32_t own_group;
-	uint64_t best_e;
-	uint32_t best_group, best_corr;
-	int64_t best_iter;
+	struct gp_wait_cand best; /* the op it waited for, so far (has_best) */
 	uint32_t next_free;
-	/* several devices (sync.c gp_sync_pick): the devices of the own op and
-	 * of the best candidate, and the best candidate that ended before the
-	 * call returned (e <= w1), taken over one of another device that ended
-	 * after it */
-	uint8_t own_device, best_device, has_in, in_device;
-	uint64_t in_e;
-	uint32_t in_group, in_corr;
-	int64_t in_iter;
+	/* several devices (sync.c gp_sync_pick): the device of the own op, and
+	 * the best candidate that ended before the call returned (e <= w1),
+	 * taken over one of another device that ended after it */
+	uint8_t own_device, has_in;
+	struct gp_wait_cand in;
 	/* a launch's wait on a full queue, from CUPTI's COMMAND_BUFFER_FULL
 	 * record, left open after the fold of its call's op (own_*: that op):
 	 * it takes the first op of own_device enqueued before the call (api_end

@@ -47,7 +47,7 @@ static struct gp_wait *gp_sync_get(struct gp_an *an, uint32_t corr, int create)
 	memset(w, 0, sizeof *w);
 	w->corr = corr;
 	w->stream = GP_NONE32;
-	w->best_group = GP_NONE32;
+	w->best.group = GP_NONE32;
 	w->seq = an->sync.op_seq; /* creation time until it becomes active */
 	if (gp_dmap_put(&an->sync.wait_by_corr, corr, idx))
 		return gp_an_fail(an, -ENOMEM), NULL;
@@ -68,6 +68,11 @@ static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 	an->sync.wait_free = (uint32_t)(w - an->sync.waits);
 }
 
+static void gp_sync_cand(struct gp_wait_cand *c, const struct gp_recent *r)
+{
+	*c = (struct gp_wait_cand){ .e = r->e, .group = r->group, .corr = r->corr, .iter = r->iter, .device = r->device };
+}
+
 /* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
 static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 {
@@ -77,13 +82,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		if (r->device != w->own_device || !r->has_api || r->api_end > w->call0 || r->corr == w->corr ||
 		    r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
 			return;
-		if (!w->has_best || r->e < w->best_e) {
+		if (!w->has_best || r->e < w->best.e) {
 			w->has_best = 1;
-			w->best_e = r->e;
-			w->best_group = r->group;
-			w->best_corr = r->corr;
-			w->best_iter = r->iter;
-			w->best_device = r->device;
+			gp_sync_cand(&w->best, r);
 		}
 		return;
 	}
@@ -118,21 +119,13 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 				   waits for its own device's legacy stream) */
 		break;
 	}
-	if (!w->has_best || r->e > w->best_e) {
+	if (!w->has_best || r->e > w->best.e) {
 		w->has_best = 1;
-		w->best_e = r->e;
-		w->best_group = r->group;
-		w->best_corr = r->corr;
-		w->best_iter = r->iter;
-		w->best_device = r->device;
+		gp_sync_cand(&w->best, r);
 	}
-	if (r->e <= w->w1 && (!w->has_in || r->e > w->in_e)) {
+	if (r->e <= w->w1 && (!w->has_in || r->e > w->in.e)) {
 		w->has_in = 1;
-		w->in_e = r->e;
-		w->in_group = r->group;
-		w->in_corr = r->corr;
-		w->in_iter = r->iter;
-		w->in_device = r->device;
+		gp_sync_cand(&w->in, r);
 	}
 }
 
@@ -144,13 +137,9 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
  * device-wide wait was on). */
 static void gp_sync_pick(struct gp_wait *w)
 {
-	if (!w->has_best || !w->has_in || w->best_e <= w->w1 || w->in_device == w->best_device)
+	if (!w->has_best || !w->has_in || w->best.e <= w->w1 || w->in.device == w->best.device)
 		return;
-	w->best_e = w->in_e;
-	w->best_group = w->in_group;
-	w->best_corr = w->in_corr;
-	w->best_iter = w->in_iter;
-	w->best_device = w->in_device;
+	w->best = w->in;
 }
 
 const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
@@ -310,7 +299,7 @@ static void gp_sync_settle(struct gp_an *an, const struct gp_wait *w)
 		s->nsettled--;
 	}
 	s->settled[(s->settled_head + s->nsettled) % GP_SETTLED] =
-		(struct gp_settled){ .w0 = w->w0, .w1 = w->w1, .best_e = w->has_best ? w->best_e : 0, .tid = w->tid,
+		(struct gp_settled){ .w0 = w->w0, .w1 = w->w1, .best_e = w->has_best ? w->best.e : 0, .tid = w->tid,
 				     .stream = w->stream, .kind = w->kind, .copy = w->copy };
 	s->nsettled++;
 	if (w->w1 > s->settled_max_w1)
@@ -360,7 +349,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	gp_sync_settle(an, w);
 	if (w->copy || gp_an_is_implicit_sync(w->kind)) {
 		/* the wait ends when the earlier work it waited for ended */
-		s = w->has_best && w->best_e > w->w0 ? w->best_e - w->w0 : 0;
+		s = w->has_best && w->best.e > w->w0 ? w->best.e - w->w0 : 0;
 		if (w->has_own && s > w->own_launch)
 			s = w->own_launch;
 		if (s > w->w1 - w->w0)
@@ -393,16 +382,16 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	}
 	an->sync.sync_calls[w->kind]++;
 	an->sync.sync_kind_ns[w->kind] += s;
-	if (w->has_best && w->best_group < an->ngroups) {
-		struct gp_group *g = &an->groups[w->best_group];
+	if (w->has_best && w->best.group < an->ngroups) {
+		struct gp_group *g = &an->groups[w->best.group];
 		g->sync += s;
 		g->sync_calls++;
 		an->sync.sync_total += s;
-		if (w->best_iter >= 0)
-			an->iters[w->best_iter].sync += s;
+		if (w->best.iter >= 0)
+			an->iters[w->best.iter].sync += s;
 		out.attributed = 1;
-		out.op_corr = w->best_corr;
-		out.group = (int32_t)w->best_group;
+		out.op_corr = w->best.corr;
+		out.group = (int32_t)w->best.group;
 	} else {
 		an->sync.sync_unattr_ns += s;
 		an->sync.sync_unattr_calls++;
@@ -705,7 +694,7 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 		if (!w->stack)
 			w->stack = stack; /* the copy's hook came after CUPTI's records */
 		gp_sync_consider(w, &r);
-		if (w->has_best && (w->best_e > w->own_gpu_start || w->best_device != w->own_device))
+		if (w->has_best && (w->best.e > w->own_gpu_start || w->best.device != w->own_device))
 			gp_sync_search(an, w);
 	} else if (w) {
 		gp_sync_consider(w, &r);

@@ -99,7 +99,7 @@ static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, 
 	w->own_iter = L->slot;
 	w->own_launch = L->launch;
 	w->own_device = L->device;
-	w->best_group = GP_NONE32;
+	w->best.group = GP_NONE32;
 	gp_sync_activate(an, w);
 	return idx;
 }
@@ -109,17 +109,17 @@ static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, 
  * with W in its launch. */
 void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w)
 {
-	uint64_t end = w->has_best && w->best_e < w->w1 ? w->best_e : w->w1;
+	uint64_t end = w->has_best && w->best.e < w->w1 ? w->best.e : w->w1;
 	uint64_t d = end > w->w0 ? end - w->w0 : 0;
 	if (d > w->own_launch)
 		d = w->own_launch;
 	if (!d || w->own_group >= an->ngroups)
 		return;
-	struct gp_queue_wait q = { .op_group = w->own_group, .best_group = w->best_group,
-				   .op_iter = (int32_t)w->own_iter, .best_iter = (int32_t)w->best_iter, .w = d,
-				   .tid = w->tid, .corr = w->corr, .best_corr = w->best_corr, .stream = w->stream,
+	struct gp_queue_wait q = { .op_group = w->own_group, .best_group = w->best.group,
+				   .op_iter = (int32_t)w->own_iter, .best_iter = (int32_t)w->best.iter, .w = d,
+				   .tid = w->tid, .corr = w->corr, .best_corr = w->best.corr, .stream = w->stream,
 				   .a0 = w->call0, .a1 = w->call1, .w0 = w->w0 };
-	if (w->has_best && w->best_group < an->ngroups)
+	if (w->has_best && w->best.group < an->ngroups)
 		gp_sync_queue_charge(an, &q, 1);
 	else
 		gp_sync_queue_unattr(an, &q, 1);
