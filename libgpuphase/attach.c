@@ -534,7 +534,13 @@ static void gp_attach_session(void)
 		 "the attach are not hooked: CUPTI API records only for those calls",
 		 gp_attach_nslots - gp_attach_nexports, gp_attach_nobjs, gp_attach_nexports);
 	struct gp_lib_attach_info info = {gp_attach_nslots > 0, crc, why, cres, gp_attach_hooks_kv};
+	/* held until the patch is complete: a marker the program reaches while
+	 * some entries are still the runtime's (the sync's GOT entry patched,
+	 * the launch exports not yet) must not count, or the first captured
+	 * iteration could have begun with lookups that returned the runtime */
+	gp_window_hold(1);
 	if (!gp_lib_attach_start(&info)) {
+		gp_window_hold(0);
 		gp_attach_say("error cannot start capture in the process (trace file %s?)", gp_cfg.output);
 		if (crc == 0)
 			gp_cupti_close();
@@ -545,6 +551,7 @@ static void gp_attach_session(void)
 	 * and close before this thread's next look, even before its next line) */
 	unsigned turns0 = __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED);
 	size_t exports = 0, patched = gp_attach_patch(&exports);
+	gp_window_hold(0);
 	if (patched)
 		gp_attach_say("info %zu runtime entries patched in %u objects, %zu runtime exports redirected for "
 			      "later lookups; capturing",

@@ -277,6 +277,12 @@ extern unsigned gp_window_turns; /* on/off transitions so far (relaxed)       */
 /* Compute the initial state, emit the first WINDOW mark, start timer/trigger
  * threads. Called once from the start path. */
 int gp_window_start(void);
+/* Hold the window (on = 1): until released, iteration markers are neither
+ * counted nor applied, and the window stays as it is (attach.c holds it,
+ * closed, from before the library starts until every entry is patched, so
+ * that iteration 0 is the one in flight when the patch completed, not one
+ * the program began before). Releasing applies the window at once. */
+void gp_window_hold(int on);
 /* Iteration boundary events. */
 void gp_window_sync_done(uint32_t tid);          /* marker = sync          */
 void gp_window_kernel(const void *func, uint32_t tid); /* marker = kernel  */

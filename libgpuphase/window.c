@@ -46,6 +46,7 @@ static int gp_window_timer_on;      /* time window: the timer says capture      
 static int64_t gp_window_trig_from = -1, gp_window_trig_to = -1; /* trigger iters */
 static uint64_t gp_window_trig_until; /* trigger seconds: capture until (0 = none) */
 static int gp_window_started;
+static int gp_window_held; /* gp_window_hold: markers neither counted nor applied */
 static int gp_window_listen_fd = -1;
 static char gp_window_sock_path[128];
 static int gp_window_stopped; /* trigger thread only: `stop` finished the trace */
@@ -164,7 +165,8 @@ static void gp_window_mark(uint8_t type, uint8_t kind, uint32_t tid, int32_t rea
 
 static void gp_window_apply(uint32_t tid)
 {
-	if (!gp_window_started || __atomic_load_n(&gp_lib_state, __ATOMIC_RELAXED) != GP_STATE_RUNNING)
+	if (!gp_window_started || gp_window_held ||
+	    __atomic_load_n(&gp_lib_state, __ATOMIC_RELAXED) != GP_STATE_RUNNING)
 		return;
 	int want = gp_window_want();
 	if (want == gp_window_on)
@@ -192,6 +194,8 @@ static void gp_window_apply(uint32_t tid)
 
 static void gp_window_boundary_locked(uint32_t tid)
 {
+	if (gp_window_held)
+		return;
 	gp_window_iter++;
 	gp_window_mark(GP_REC_ITER, 0, tid, 0);
 	gp_window_apply(tid);
@@ -471,6 +475,15 @@ int gp_window_start(void)
 	return 0;
 }
 
+void gp_window_hold(int on)
+{
+	int cs = gp_lib_lock(&gp_window_lock);
+	gp_window_held = on;
+	if (!on)
+		gp_window_apply(gp_lib_tid());
+	gp_lib_unlock(&gp_window_lock, cs);
+}
+
 void gp_window_finish(void)
 {
 	int cs = gp_lib_lock(&gp_window_lock);
@@ -481,6 +494,7 @@ void gp_window_finish(void)
 	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
 	gp_window_started = 0;
+	gp_window_held = 0;
 	if (gp_window_sock_path[0])
 		unlink(gp_window_sock_path);
 	gp_window_sock_path[0] = 0;
@@ -494,6 +508,7 @@ void gp_window_forget(void)
 	pthread_mutex_init(&gp_window_kcache_lock, NULL);
 	gp_window_on = 0;
 	gp_window_started = 0;
+	gp_window_held = 0;
 	gp_window_sock_path[0] = 0; /* the parent's socket is the parent's */
 	if (gp_window_listen_fd >= 0)
 		close(gp_window_listen_fd);

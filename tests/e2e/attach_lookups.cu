@@ -12,7 +12,8 @@
 //               it while attached) and used from then on; the start-up
 //               pointer until then
 // then cudaStreamSynchronize (one iteration for the default marker) and a
-// 1 ms sleep. On start it prints "attach_lookups: pid N ready" to stderr;
+// sleep: 1 ms, or LOOKUPS_PAUSE_US microseconds (0: none, iterations back
+// to back, so that an attach's patch spans several of them). On start it prints "attach_lookups: pid N ready" to stderr;
 // when it takes the kept pointer, "attach_lookups: kept pointer taken (hook)"
 // or "(runtime)": which object the pointer lies in. SIGTERM: it ends the
 // iteration, synchronizes and prints to stdout
@@ -20,6 +21,7 @@
 // (late: a fresh dlsym now), then exits 0 (the simcuda truth is flushed).
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <dlfcn.h>
@@ -86,6 +88,8 @@ int main()
 	int n = 1;
 	void *args[] = {&n};
 	const dim3 g(1), b(32);
+	const char *pause_env = getenv("LOOKUPS_PAUSE_US");
+	const long pause_us = pause_env ? atol(pause_env) : 1000;
 	while (!lk_stop) {
 		if (lk_take) {
 			lk_take = 0;
@@ -108,8 +112,10 @@ int main()
 		errors += cudaGetLastError() != cudaSuccess;
 		errors += cudaStreamSynchronize(s) != cudaSuccess;
 		iterations++;
-		struct timespec ms = {0, 1000000};
-		nanosleep(&ms, NULL);
+		if (pause_us > 0) {
+			struct timespec pause = {pause_us / 1000000, pause_us % 1000000 * 1000};
+			nanosleep(&pause, NULL);
+		}
 	}
 	errors += cudaDeviceSynchronize() != cudaSuccess;
 	printf("lookups: iterations %ld errors %ld kept=%s late=%s\n", iterations, errors, lk_where((void *)kept),

@@ -17,6 +17,12 @@
 #    passes through) and is hooked again by the next attach; after each
 #    detach the runtime's symbol table is as in its file again, so dlsym
 #    returns the runtime's own function;
+#  * the program runs its iterations back to back (LOOKUPS_PAUSE_US=0), so
+#    that an attach's patch spans several of them: the window opens only at
+#    an iteration boundary after the whole patch (GOT entries and exports),
+#    so no captured iteration looked its pointers up before the exports
+#    were redirected (counting markers during the patch failed this test
+#    two runs in three);
 #  * the program sees 0 failed calls throughout; each stop is short (as in
 #    test_cli_attach.sh: its own work under 50 ms, all of it under 1 s).
 set -u
@@ -61,7 +67,7 @@ PY
 }
 
 : >"$tmp/p.err"
-SIMCUDA_TRUTH=$tmp/truth.jsonl "$P" >"$tmp/p.out" 2>"$tmp/p.err" &
+LOOKUPS_PAUSE_US=0 SIMCUDA_TRUTH=$tmp/truth.jsonl "$P" >"$tmp/p.out" 2>"$tmp/p.err" &
 prog=$!
 pid=""
 for _ in $(seq 1 600); do
