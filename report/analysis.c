@@ -596,7 +596,20 @@ static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
 	}
 	if (gp_an_is_op_class(c))
 		gp_join_hook(an, a, c);
-	gp_join_hook_seen(an, a); /* API records waiting for this thread's hooks */
+	/* the joins it completes wait for the next record: its stack reference */
+	an->hook_defer = *a;
+	an->hook_deferred = 1;
+}
+
+/* The joins the deferred hook completes (gp_an_scan2_hook). */
+void gp_an_hook_done(struct gp_an *an)
+{
+	if (!an->hook_deferred)
+		return;
+	an->hook_deferred = 0;
+	if (gp_an_is_op_class(GP_API_CLASS(an->hook_defer.class_flags)))
+		gp_join_hook_done(an, &an->hook_defer);
+	gp_join_hook_seen(an, &an->hook_defer); /* API records waiting for this thread's hooks */
 }
 
 static void gp_an_scan2_graph(struct gp_an *an, const struct gp_rec_graph *g)
@@ -675,6 +688,12 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		gp_join_evict(an);
 	if (gp_an_may_be_own(an, r->type) && gp_cost_own(an, r))
 		return an->err; /* the library's calibration (pass 1 found them all) */
+	/* a hook's joins are finished once its stack reference, the record
+	 * after it, has been read (or at once when another record follows) */
+	int own_ref = an->hook_deferred && r->type == GP_REC_STACK_REF && r->stack_ref.op == an->hook_defer.corr &&
+		      r->stack_ref.tid == an->hook_defer.tid;
+	if (!own_ref)
+		gp_an_hook_done(an);
 	struct gp_an_rec v; /* what the analyses see of this record */
 	switch (r->type) {
 	case GP_REC_MARKER:
@@ -712,6 +731,8 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	default:
 		break;
 	}
+	if (own_ref)
+		gp_an_hook_done(an);
 	if (r->type < GP_REC_TYPE_COUNT && (an->cfg.rec_types[1] & GP_AN_TYPE(r->type))) /* a corrupt type: none */
 		gp_an_view2(an, r, &v);
 	return an->err;

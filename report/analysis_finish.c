@@ -196,6 +196,7 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 {
 	if (an->err)
 		return an->err;
+	gp_an_hook_done(an);     /* the last record's hook */
 	gp_join_flush(an);       /* every op folded */
 	gp_sync_finish(an, rep); /* every wait charged */
 	gp_cost_finish(an, rep);

@@ -389,6 +389,11 @@ struct gp_an {
 	uint8_t busy_used[256];
 	struct gp_sweep covered;
 	uint64_t scan2_n;
+	/* pass 2: the op hook just read, its join finished at the next record
+	 * (gp_an_scan2): a hook's stack reference follows it, and an op that
+	 * the hook completes must fold with that stack */
+	struct gp_rec_api hook_defer;
+	int hook_deferred;
 	/* totals */
 	uint64_t ops, ops_joined, ops_no_api, ops_no_gpu, ops_end_missing;
 	uint64_t ops_no_hook; /* runtime call seen by CUPTI, by no hook (hooks present) */
@@ -506,6 +511,10 @@ void gp_join_init(struct gp_join *j);
 void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned cls);
 void gp_join_count_hook(struct gp_an *an, const struct gp_rec_api *a);
 void gp_join_hook_seen(struct gp_an *an, const struct gp_rec_api *a);
+/* The joins a hook added by gp_join_hook may complete (its ext corr's entry),
+ * after its stack reference was read. */
+void gp_join_hook_done(struct gp_an *an, const struct gp_rec_api *a);
+void gp_an_hook_done(struct gp_an *an);
 void gp_join_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_join_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti);
 int gp_join_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns);

@@ -27,7 +27,11 @@
  * the thread starting after the call has been read (a thread's hooks are
  * written in the order they return, so a later top-level one means every
  * hook around the call is already here). Each hook read retries its
- * thread's waiting entries.
+ * thread's waiting entries. A hook's stack reference is the record after
+ * it, so the core finishes a hook's joins (gp_join_hook_done, the waiting
+ * entries) only once that next record is read: an op the hook completes,
+ * its CUPTI records read before it, folds with the hook's stack (a blocking
+ * copy's wait keeps its call site).
  *
  * Called by the core (analysis.c) on the report thread, in pass 2 and at
  * finish. Invariant: every op is folded exactly once.
@@ -544,6 +548,10 @@ void gp_join_hook(struct gp_an *an, const struct gp_rec_api *a, unsigned c)
 			       .op = a->corr, .start = a->start, .dur = gp_api_dur_ns(a) };
 	gp_an_fail(an, gp_dmap_put(&an->join.hook_by_op, a->corr, idx));
 	gp_join_hookq_push(an, h, idx);
+}
+
+void gp_join_hook_done(struct gp_an *an, const struct gp_rec_api *a)
+{
 	uint64_t *corr = gp_dmap_get(&an->join.ext_rev, a->corr);
 	if (corr) {
 		struct gp_pending *p = gp_join_pend_get(an, (uint32_t)*corr, 0);

@@ -700,7 +700,9 @@ Test(report_core, nested_join_stops_waiting_at_a_later_hook_of_the_thread)
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 500, 60, 301); /* index 6 */
 	rec_api(&t, GP_REC_HOOK_API, GP_API_LAUNCH, 7, 900, 60, 302);
 	int after = -1;
-	struct gp_rep rep = run_mode(&t, "minimal", 6, &after, GP_GROUP_KERNEL);
+	/* a hook's joins finish at the record after it (its stack reference,
+	 * when it has one): by index 7 */
+	struct gp_rep rep = run_mode(&t, "minimal", 7, &after, GP_GROUP_KERNEL);
 	cr_expect_eq(after, 2, "both folded once the later hook was read");
 	cr_expect_eq(rep.ops_joined, 2);
 	cr_expect_eq(rep.hooks_unjoined, 1, "the hook whose CUPTI records are not in the trace");
@@ -1282,6 +1284,28 @@ Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
 	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
 	stackref(&t, 77, 5, 4);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ncallsites, 1);
+	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
+	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti_without_ext_corr)
+{
+	/* CUPTI's API record of a cudaMemcpy (CUPTI lean, no external
+	 * correlation: the hook is found by thread and interval), then its hook and the hook's
+	 * stack: the op the hook completes must fold with that stack, so the
+	 * copy's wait keeps its call site (it was "(no stack)") */
+	struct recs t = { .n = 0 };
+	rec_string(&t, 1, "k");
+	stack1(&t, 5, 0x1234);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 500, 1, 1);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 1, 29, 492, 77);
+	stackref(&t, 77, 5, 1);
+	struct gp_rep rep = run_mode(&t, "lean", 0, NULL, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.ncallsites, 1);
 	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
 	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
