@@ -60,6 +60,10 @@ struct gp_wait {
 	uint32_t tid, corr, stream, stack;
 	uint32_t cupti;      /* CUPTI's cost at the call's entry: w0 is after it   */
 	uint64_t w0, w1;     /* w1: call end (explicit) or upper bound (copies)   */
+	uint64_t c0;         /* an op that ended by then was not waited for: w0, or
+	                        the end of the call's CUPTI overhead record when
+	                        that lies later (CUPTI's time began after the
+	                        call's entry: w0 counts it from the entry)        */
 	uint64_t seq;        /* op sequence number when it became active          */
 	uint64_t own_gpu_start, own_launch, own_launch_raw;
 	int64_t own_iter;
@@ -291,6 +295,10 @@ struct gp_cost {
 	struct gp_rec_calib calib;     /* pass 1: the calibration record          */
 	struct gp_map by_corr;         /* pass 2: call corr -> CUPTI ns, until its
 	                                  API record comes (bounded)             */
+	struct gp_map end_by_corr;     /* pass 2: call corr -> its overhead
+	                                  records' latest end (same life)         */
+	uint64_t call_end;             /* set by gp_cost_call: the end of the call's
+	                                  overhead records, 0 when none           */
 	struct gp_map drv_by_tid;      /* tid -> index in drv                     */
 	struct gp_cost_drv *drv;
 	size_t ndrv, capdrv;
@@ -490,7 +498,7 @@ void gp_sync_stack_ref(struct gp_an *an, uint32_t op, uint32_t stack);
 int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
-int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns);
+int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns, uint64_t end);
 uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
 int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);

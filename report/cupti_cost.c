@@ -139,16 +139,25 @@ void gp_cost_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 	c->in_calls_ns += ns;
 	if (!o->corr)
 		return;
-	int op = gp_join_cupti_late(an, o->corr, ns), wait = gp_sync_cupti_late(an, o->corr, ns);
+	int op = gp_join_cupti_late(an, o->corr, ns), wait = gp_sync_cupti_late(an, o->corr, ns, o->end);
 	if (op || wait)
 		return;
-	if (c->by_corr.count >= GP_RECENT)
+	if (c->by_corr.count >= GP_RECENT) {
 		gp_map_free(&c->by_corr); /* calls whose record never came */
+		gp_map_free(&c->end_by_corr);
+	}
 	uint64_t *v = gp_map_get(&c->by_corr, o->corr);
 	if (v)
 		*v += ns;
 	else
 		gp_an_fail(an, gp_map_put(&c->by_corr, o->corr, ns));
+	uint64_t *e = gp_map_get(&c->end_by_corr, o->corr);
+	if (e) {
+		if (o->end > *e)
+			*e = o->end;
+	} else {
+		gp_an_fail(an, gp_map_put(&c->end_by_corr, o->corr, o->end));
+	}
 }
 
 static struct gp_cost_drv *gp_cost_drv_of(struct gp_an *an, uint32_t tid, int create)
@@ -184,11 +193,17 @@ uint64_t gp_cost_call(struct gp_an *an, const struct gp_rec_api *a)
 	uint64_t layer = 0;
 	if (calib && (c->calib.flags & GP_CALIBF_API))
 		layer = a->type == GP_REC_RUNTIME_API ? c->calib.rt_ns : c->calib.drv_ns;
+	c->call_end = 0;
 	if (!calib) {
 		uint64_t *v = gp_map_get(&c->by_corr, a->corr);
 		if (v) {
 			ns = *v;
 			gp_map_del(&c->by_corr, a->corr);
+		}
+		uint64_t *e = gp_map_get(&c->end_by_corr, a->corr);
+		if (e) {
+			c->call_end = *e;
+			gp_map_del(&c->end_by_corr, a->corr);
 		}
 	} else {
 		ns = layer + (cls == GP_API_LAUNCH && a->type == GP_REC_DRIVER_API ? launch : 0);
@@ -238,6 +253,7 @@ void gp_cost_finish(struct gp_an *an, struct gp_rep *rep)
 void gp_cost_free(struct gp_cost *c)
 {
 	gp_map_free(&c->by_corr);
+	gp_map_free(&c->end_by_corr);
 	gp_map_free(&c->drv_by_tid);
 	free(c->drv);
 	gp_map_free(&c->own);

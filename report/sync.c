@@ -98,9 +98,10 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->own_device = r->device;
 		return;
 	}
-	if (r->e <= w->w0 || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
-		return; /* finished before the wait began, or after it ended (the
-			   tolerance: GPU times a few us off the host clock) */
+	if (r->e <= (w->c0 > w->w0 ? w->c0 : w->w0) || r->e > w->w1 + GP_CLOCK_TOLERANCE_NS)
+		return; /* finished before the wait began (or during CUPTI's time
+			   in the call), or after it ended (the tolerance: GPU
+			   times a few us off the host clock) */
 	if (r->has_api && r->api_end > w->w0)
 		return; /* enqueued after the wait began: not waited for */
 	if (gp_an_is_implicit_sync(w->kind) && r->e > w->w1)
@@ -494,6 +495,11 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
 	w->cupti = (uint32_t)(cc < UINT32_MAX ? cc : UINT32_MAX);
 	w->w0 = a->start + w->cupti;
 	w->w1 = a->start + dur;
+	/* CUPTI's record says when its time in the call ended: an op that
+	 * ended before that (the call's entry ran before CUPTI's time) was not
+	 * waited for either (metrics.md §3) */
+	uint64_t ce = an->cost.call_end;
+	w->c0 = ce > w->w0 && ce <= w->w1 ? ce : w->w0;
 	if (c == GP_API_SYNC_DEVICE || gp_an_is_implicit_sync(c))
 		w->stream = GP_NONE32;
 	w->copy = gp_an_is_copy_sync(c);
@@ -511,7 +517,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
  * call's API record (cupti_cost.c): its wait, not charged yet, begins after
  * that cost too (a thread's waits stay in w0 order: the next one begins
  * after this call's end). Returns 1 when taken. */
-int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns)
+int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns, uint64_t end)
 {
 	struct gp_wait *w = gp_sync_get(an, corr, 0);
 	if (!w || !w->has_api)
@@ -523,6 +529,10 @@ int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns)
 		return 1;
 	w->w0 += ns;
 	w->cupti += (uint32_t)ns;
+	if (w->c0 < w->w0)
+		w->c0 = w->w0;
+	if (end > w->c0 && end <= w->w1)
+		w->c0 = end;
 	if (w->active)
 		gp_sync_search(an, w); /* an op that ended inside CUPTI's cost was not waited for */
 	return 1;

@@ -216,6 +216,39 @@ Test(report_cupti_cost, a_synchronize_whose_record_comes_late)
 	gp_rep_free(&rep);
 }
 
+static void an_op_ending_during_cuptis_time_after_the_entry(int late)
+{
+	/* cudaStreamSynchronize [10000, 26000]; CUPTI's time in it is
+	 * [10120, 20195] (the call's entry ran first); kernel K ended at
+	 * 20150, during CUPTI's time: not waited for, although it ended after
+	 * entry + cost (20075). The wait (16000 - 10075 ns) is charged to no
+	 * op, whether the record comes before or after the API record */
+	struct recs t = { .n = 0 };
+	rec_string(&t, 1, "K");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 10, 50, 1);
+	rec_kernel(&t, 7, 100, 20150, 1, 1);
+	if (!late)
+		instr(&t, 10120, 10075, 2);
+	rec_api(&t, RT, GP_API_SYNC_STREAM, 1, 10000, 16000, 2);
+	if (late)
+		instr(&t, 10120, 10075, 2);
+	struct gp_rep rep = run(&t);
+	cr_expect_eq(group(&rep, "K")->sync_ns, 0);
+	cr_expect_eq(rep.sync_unattributed_ns, 16000 - 10075);
+	cr_expect_eq(rep.cupti.sync_ns, 10075);
+	gp_rep_free(&rep);
+}
+
+Test(report_cupti_cost, an_op_that_ended_during_cuptis_time_was_not_waited_for)
+{
+	an_op_ending_during_cuptis_time_after_the_entry(0);
+}
+
+Test(report_cupti_cost, an_op_that_ended_during_cuptis_time_was_not_waited_for_late_record)
+{
+	an_op_ending_during_cuptis_time_after_the_entry(1);
+}
+
 Test(report_cupti_cost, a_blocking_copy_waits_after_cuptis_cost)
 {
 	/* kernel K runs [100, 50000]; cudaMemcpy [20000, 70000] with 2 us of
