@@ -772,6 +772,16 @@ Test(lib_e2e, fork_child, .timeout = 120)
 
 Test(lib_e2e, fork_child_followed, .timeout = 120)
 {
+	/* Under ASan (gcc 12's libasan) a fork is not safe for its allocator:
+	 * it has no fork interceptor that takes the allocator's locks, so a
+	 * lock another thread held at the fork (the writer, the host sampler,
+	 * simcuda's CUPTI thread: any of them may be in malloc) stays held in
+	 * the child, and the child's first malloc that needs it never returns.
+	 * It hung 2 runs in 42 here, the child's writer in the allocator's
+	 * region lock (glibc's malloc takes its locks around fork). */
+	const char *san = getenv("GP_SAN");
+	if (san && !strcmp(san, "asan"))
+		cr_skip_test("ASan's allocator is not fork-safe: a followed child may deadlock in malloc");
 	char dir[256], bin[1200];
 	lt_tmpdir(dir, sizeof dir);
 	lt_prog_path(bin, sizeof bin, "lt_prog");
