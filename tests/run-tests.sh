@@ -7,7 +7,9 @@
 # or any other executable (a shell test): exit 0 counts as one pass, anything
 # else as one failure, except exit 77: skipped (an external reader or the
 # package index it comes from is out of reach), counted apart, never passed. A Criterion binary that crashes or prints no synthesis
-# counts as a failure too. Each program runs with a timeout.
+# counts as a failure too; a Criterion test that skips itself prints a line
+# "SKIP: suite::test: reason" to stderr, counted as skipped (Criterion's
+# synthesis leaves skipped tests out). Each program runs with a timeout.
 #
 # Environment (set by the Makefile): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
@@ -32,6 +34,11 @@ for t in "$@"; do
       [ "$rc" != 0 ] && [ "$nf" = 0 ] && nf=1
       failed=$((failed + nf))
       [ "$nf" != 0 ] && failed_names="$failed_names $name"
+      ns=$(grep -ac "^SKIP: " "$log")
+      if [ "$ns" != 0 ]; then
+        skipped=$((skipped + ns)); skipped_names="$skipped_names $name($ns)"
+        grep -a "^SKIP: " "$log" | sed 's/^/    /'
+      fi
     else
       failed=$((failed + 1)); failed_names="$failed_names $name"
       echo "    (no Criterion synthesis line; exit status $rc)"

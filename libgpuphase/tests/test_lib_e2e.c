@@ -780,8 +780,10 @@ Test(lib_e2e, fork_child_followed, .timeout = 120)
 	 * It hung 2 runs in 42 here, the child's writer in the allocator's
 	 * region lock (glibc's malloc takes its locks around fork). */
 	const char *san = getenv("GP_SAN");
-	if (san && !strcmp(san, "asan"))
+	if (san && !strcmp(san, "asan")) {
+		fprintf(stderr, "SKIP: lib_e2e::fork_child_followed: ASan's allocator is not fork-safe\n");
 		cr_skip_test("ASan's allocator is not fork-safe: a followed child may deadlock in malloc");
+	}
 	char dir[256], bin[1200];
 	lt_tmpdir(dir, sizeof dir);
 	lt_prog_path(bin, sizeof bin, "lt_prog");
