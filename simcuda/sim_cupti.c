@@ -171,10 +171,21 @@ static CUptiResult sim_err(CUptiResult r)
 
 /* ---- clock, ids ---------------------------------------------------------- */
 
+/* CUPTI's default clock, CLOCK_REALTIME; SIMCUDA_HOST_CLOCK=monotonic_raw
+ * (opt-in, for tests that compare a truth without a registered clock to a
+ * trace on CLOCK_MONOTONIC_RAW: a REALTIME stepped or slewed by NTP
+ * meanwhile moves by up to milliseconds against it) */
 static uint64_t sim_realtime(void)
 {
+	static int raw = -1; /* relaxed atomics: every thread computes the same */
+	int r = __atomic_load_n(&raw, __ATOMIC_RELAXED);
+	if (r < 0) {
+		const char *v = getenv("SIMCUDA_HOST_CLOCK");
+		r = v && !strcmp(v, "monotonic_raw");
+		__atomic_store_n(&raw, r, __ATOMIC_RELAXED);
+	}
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(r ? CLOCK_MONOTONIC_RAW : CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

@@ -201,6 +201,11 @@ static size_t lt_check_ops(const struct lt_trace *t, const struct lt_truth *tr, 
 /* Each selected truth API call of a hooked function has its hook record, in
  * order per function, whose interval contains the truth interval; no extra
  * hook records. */
+/* Without CUPTI's clock registered, simcuda's truth is on CLOCK_REALTIME,
+ * which NTP may step mid-run: this puts it on CLOCK_MONOTONIC_RAW, the
+ * trace's clock (docs/simcuda.md "Environment"). */
+#define LT_TRUTH_RAW "SIMCUDA_HOST_CLOCK=monotonic_raw"
+
 static void lt_check_hooks_off(const struct lt_trace *t, const struct lt_truth *tr, const char *want, int64_t off,
 			       uint64_t tol)
 {
@@ -692,7 +697,7 @@ Test(lib_e2e, second_subscriber, .timeout = 120)
 	lt_tmpdir(dir, sizeof dir);
 	lt_prog_path(bin, sizeof bin, "lt_prog");
 	const char *argv[] = {bin, "subscribe", "10", NULL};
-	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", NULL};
+	const char *env[] = {"SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht", LT_TRUTH_RAW, NULL};
 	struct lt_result r;
 	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
 	cr_assert(r.status == 0 && !strstr(r.err, "could not take"), "%s", r.err);
@@ -706,10 +711,10 @@ Test(lib_e2e, second_subscriber, .timeout = 120)
 	cr_assert(!lt_has_status(&t, GP_STATUS_CUPTI_OK));
 	cr_assert(t.n_kern == 0 && t.n_rt == 0, "CUPTI records despite another subscriber");
 	/* Host timing still complete. Nobody registered our clock with CUPTI, so
-	 * the truth is on CUPTI's default CLOCK_REALTIME: convert with the
-	 * header's paired clock readings; 50 us covers the two readings not being
-	 * simultaneous and the clocks' drift over a sub-second run. */
-	lt_check_hooks_off(&t, &tr, NULL, t.start_wall - (int64_t)t.start_clock, 50000);
+	 * the truth would be on CUPTI's default CLOCK_REALTIME, which NTP may
+	 * step or slew during the run (a 0.5 ms step mid-run was seen here):
+	 * LT_TRUTH_RAW puts it on the trace's clock. */
+	lt_check_hooks_off(&t, &tr, NULL, 0, LT_TOL_NS);
 	free(tr.ev);
 	lt_trace_free(&t);
 	lt_free(&r);
@@ -723,7 +728,7 @@ Test(lib_e2e, cupti_missing, .timeout = 120)
 	lt_example("sync_bound", bin, sizeof bin, cfg, sizeof cfg);
 	const char *argv[] = {bin, NULL};
 	const char *env[] = {cfg, "SIMCUDA_TRUTH=truth.jsonl", "GPUPHASE_OUTPUT=trace.gpht",
-			     "GPUPHASE_CUPTI_LIB=libcupti-not-here.so.13", NULL};
+			     "GPUPHASE_CUPTI_LIB=libcupti-not-here.so.13", LT_TRUTH_RAW, NULL};
 	struct lt_result r;
 	lt_run_pair(dir, argv, env, LT_PRELOAD, &r);
 	cr_assert(r.status == 0, "%s", r.err);
@@ -734,7 +739,7 @@ Test(lib_e2e, cupti_missing, .timeout = 120)
 	struct lt_truth tr;
 	lt_truth_load_cut(dir, &tr, 0);
 	cr_assert(lt_has_status(&t, GP_STATUS_CUPTI_UNAVAILABLE) && t.n_kern == 0 && t.n_rt == 0);
-	lt_check_hooks_off(&t, &tr, NULL, t.start_wall - (int64_t)t.start_clock, 50000);
+	lt_check_hooks_off(&t, &tr, NULL, 0, LT_TOL_NS); /* the truth on the trace's clock (LT_TRUTH_RAW) */
 	free(tr.ev);
 	lt_trace_free(&t);
 	lt_free(&r);
