@@ -1272,47 +1272,40 @@ Test(report_core, sync_call_site_when_the_ext_corr_comes_between_the_hook_and_it
 	gp_rep_free(&rep);
 }
 
-Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
+/* CUPTI's records of a cudaMemcpy, then its hook and the hook's stack: the
+ * op the hook completes must fold with that stack, so the copy's wait keeps
+ * its call site. ext: CUPTI's ext corr joins the hook (hook on thread 4);
+ * else CUPTI lean, no external correlation: the hook is found by thread and
+ * interval (the case that gave "(no stack)"). */
+static void copy_hook_after_cupti(int ext)
 {
-	/* CUPTI's ext corr and API record of a cudaMemcpy, then its hook and
-	 * the hook's stack: the op folds at the hook, before the stack */
+	uint32_t htid = ext ? 4 : 1;
 	struct recs t = { .n = 0 };
 	rec_string(&t, 1, "k");
 	stack1(&t, 5, 0x1234);
 	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
 	rec_kernel(&t, 1, 20, 500, 1, 1);
 	rec_copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
-	rec_extcorr(&t, 3, 77);
+	if (ext)
+		rec_extcorr(&t, 3, 77);
 	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
-	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 4, 29, 492, 77);
-	stackref(&t, 77, 5, 4);
-	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, htid, 29, 492, 77);
+	stackref(&t, 77, 5, htid);
+	struct gp_rep rep = ext ? run(&t, GP_GROUP_KERNEL) : run_mode(&t, "lean", 0, NULL, GP_GROUP_KERNEL);
 	cr_assert_eq(rep.ncallsites, 1);
 	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
 	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
 	gp_rep_free(&rep);
 }
 
+Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti)
+{
+	copy_hook_after_cupti(1);
+}
+
 Test(report_core, blocking_copy_call_site_when_its_hook_comes_after_cupti_without_ext_corr)
 {
-	/* CUPTI's API record of a cudaMemcpy (CUPTI lean, no external
-	 * correlation: the hook is found by thread and interval), then its hook and the hook's
-	 * stack: the op the hook completes must fold with that stack, so the
-	 * copy's wait keeps its call site (it was "(no stack)") */
-	struct recs t = { .n = 0 };
-	rec_string(&t, 1, "k");
-	stack1(&t, 5, 0x1234);
-	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
-	rec_kernel(&t, 1, 20, 500, 1, 1);
-	rec_copy(&t, GP_REC_MEMCPY, 0, 1, 505, 10, 4, 3, 2);
-	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 30, 490, 3);
-	rec_api(&t, GP_REC_HOOK_API, GP_API_MEMCPY_SYNC, 1, 29, 492, 77);
-	stackref(&t, 77, 5, 1);
-	struct gp_rep rep = run_mode(&t, "lean", 0, NULL, GP_GROUP_KERNEL);
-	cr_assert_eq(rep.ncallsites, 1);
-	cr_expect_str_neq(rep.callsites[0].name, "(no stack)");
-	cr_expect_eq(group(&rep, "k")->sync_ns, 470);
-	gp_rep_free(&rep);
+	copy_hook_after_cupti(0);
 }
 
 Test(report_core, two_devices_a_synchronize_is_not_charged_to_the_other_device_after_it_returned)
