@@ -31,12 +31,14 @@ is compared: the report's `launch_raw_ns` (launch with CUPTI's cost left
 in) against the truth's launch with it. With QUEUE_SLACK_NS (GPU
 timestamps off the host clock), a synchronize or a blocking copy with nothing
 outstanding may be charged to an op that ended less than that before the
-call (a copy's launch then loses as much). An implicit synchronization
+call, or during CUPTI's time in it, before simcuda looked (a copy's launch
+then loses as much). An implicit synchronization
 that the truth says did not wait, although an op ended inside the call (its
 thread held off the CPU before it looked), may be charged to that op.
 Each operator's
 phase sums, and the sums over all operators, must agree within the larger
-of REL (default 1 %) and ABS_NS (default 2 us). GPU busy must equal the
+of REL (default 1 %) and ABS_NS (default 2 us), plus the allowances above,
+which add up when several apply to one sum. GPU busy must equal the
 union of the truth's op intervals per device, summed (same tolerance). A
 report made with --group-by stream is checked per stream ("device D stream
 S": the device of each stream id is read from those names; stream ids are
@@ -167,9 +169,12 @@ def main():
             o["launch_ns"] = o.get("launch_raw_ns", o["launch_ns"])
     calib_slack = CALIB_SLACK_NS if source == "calibration" and not raw else 0
     cupti = {}
+    looked = {}  # api corr -> when simcuda looked at the GPU: after CUPTI's time in the call
     for t in truth:
-        if t["type"] == "overhead" and net:
-            cupti[t["api_corr"]] = cupti.get(t["api_corr"], 0) + t["end"] - t["start"]
+        if t["type"] == "overhead":
+            looked[t["api_corr"]] = max(looked.get(t["api_corr"], 0), t["end"])
+            if net:
+                cupti[t["api_corr"]] = cupti.get(t["api_corr"], 0) + t["end"] - t["start"]
     names = demangle(sorted({t["name"] for t in truth if t["type"] == "kernel"}))
 
     # stream id -> device (from "device D stream S" operator names)
@@ -243,8 +248,11 @@ def main():
                     s = dict(s, end=max(s["end"], api["end"]))
             if s["kind"] in EXPLICIT and not s["waited_corr"] and api and QUEUE_SLACK_NS:
                 # nothing outstanding, but an op ended within the clock error
-                # before the call: the report may charge the call to it
-                near = [o for o in ops if api["start"] - QUEUE_SLACK_NS < o["end"] <= api["start"]]
+                # before simcuda looked (the call's entry, or during CUPTI's
+                # time in it: the truth line's start): the report may charge
+                # the call to it
+                seen = max(api["start"], looked.get(api["corr"], 0))
+                near = [o for o in ops if api["start"] - QUEUE_SLACK_NS < o["end"] <= seen]
                 if near:
                     o = max(near, key=lambda o: o["end"])
                     maybe[o["corr"]] = maybe.get(o["corr"], 0) + s["end"] - s["start"]
@@ -270,8 +278,9 @@ def main():
             w0 = a["start"] + cupti.get(a["corr"], 0)
             ended_in = [o for o in ops if w0 < o["end"] <= a["end"]]
             if ended_in:
+                # (a wait that ends at a GPU timestamp: up to the clock error more)
                 o = max(ended_in, key=lambda o: o["end"])
-                maybe[o["corr"]] = maybe.get(o["corr"], 0) + o["end"] - w0
+                maybe[o["corr"]] = maybe.get(o["corr"], 0) + o["end"] - w0 + QUEUE_SLACK_NS
         # a blocking copy with nothing outstanding, but an op that ended within
         # the clock error before the call: the report may charge that op a wait
         # of up to the error, out of the copy's launch
@@ -280,7 +289,8 @@ def main():
             for a in apis.values():
                 if a["name"] not in BLOCKING or a["corr"] in first_wait:
                     continue
-                near = [o for o in ops if a["start"] - QUEUE_SLACK_NS < o["end"] <= a["start"]
+                seen = max(a["start"], looked.get(a["corr"], 0))
+                near = [o for o in ops if a["start"] - QUEUE_SLACK_NS < o["end"] <= seen
                         and apis.get(o.get("api_corr"), {"end": 0})["end"] <= a["start"]]
                 if near:
                     o = max(near, key=lambda o: o["end"])
@@ -368,11 +378,13 @@ def main():
         return abs(a - b) <= max(REL * abs(b), ABS_NS)
 
     def accept(gv, wv, k, slack, maybe_sync, maybe_launch):
-        if k == "sync_ns" and wv < gv <= wv + maybe_sync + max(REL * wv, ABS_NS):
-            return True  # a sync with nothing outstanding charged to an op within the clock error
-        if k == "launch_ns" and wv - maybe_launch - max(REL * wv, ABS_NS) <= gv < wv:
-            return True  # ... out of a blocking copy's launch
-        return close(gv, wv) or abs(gv - wv) <= slack
+        """Within the tolerance and the slack of the truth, plus what the
+        report may charge on top (maybe_sync: waits the truth has not) or
+        move out (maybe_launch): the errors add up in one sum."""
+        tol = max(REL * abs(wv), ABS_NS) + slack
+        more = maybe_sync if k == "sync_ns" else 0
+        less = maybe_launch if k == "launch_ns" else 0
+        return wv - less - tol <= gv <= wv + more + tol
 
     def between(gv, x, y, slack):
         """Optional calls: anywhere from the expectation without them to the one with them."""
