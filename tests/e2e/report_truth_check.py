@@ -115,32 +115,28 @@ def demangle(names):
     return out
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    truth = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-    report = json.load(open(sys.argv[2]))
-    wins = [(w["start_ns"], w["stop_ns"]) for w in report["summary"].get("windows", [])]
-
-    # In a windowed capture, which calls are in the trace (docs/metrics.md
-    # §6). Every call made wholly inside a window, except that with CUPTI's
-    # API records (the truth's cupti_write_*) a call inside whose thread was
-    # preempted between its end and its records' writing can lose its API
-    # record to the window's stop ("lost": a call of a name CUPTI traced,
-    # without records): its op may still be in the report, from its GPU
-    # record and its hook (its launch then the hook's time, up to
-    # LOST_SLACK_NS more than the truth's), its waits are not. And a call
-    # CUPTI wrote records for although a window's edge cuts it, or made
-    # while CUPTI was being turned on before the start mark, may be in the
-    # report, whole or in part (its GPU record may be missing: CUPTI's kinds
-    # are turned on and off one by one). Such calls, within EDGE_NS of an
-    # edge, are optional: each
-    # operator's count and phases must lie between the expectation without
-    # them and the one with them (tolerances on both sides).
-    # (the report takes a call from its runtime record when the trace has
-    # runtime records: a call whose driver record was written but not its
-    # runtime one, the stop falling between the two, has lost its record)
+# In a windowed capture, which calls are in the trace (docs/metrics.md
+# §6). Every call made wholly inside a window, except that with CUPTI's
+# API records (the truth's cupti_write_*) a call inside whose thread was
+# preempted between its end and its records' writing can lose its API
+# record to the window's stop ("lost": a call of a name CUPTI traced,
+# without records): its op may still be in the report, from its GPU
+# record and its hook (its launch then the hook's time, up to
+# LOST_SLACK_NS more than the truth's), its waits are not. And a call
+# CUPTI wrote records for although a window's edge cuts it, or made
+# while CUPTI was being turned on before the start mark, may be in the
+# report, whole or in part (its GPU record may be missing: CUPTI's kinds
+# are turned on and off one by one). Such calls, within EDGE_NS of an
+# edge, are optional: each operator's count and phases must lie between
+# the expectation without them and the one with them (tolerances on both
+# sides).
+# (the report takes a call from its runtime record when the trace has
+# runtime records: a call whose driver record was written but not its
+# runtime one, the stop falling between the two, has lost its record)
+def capture_rules(truth, wins):
+    """Which calls of the truth a windowed capture holds: predicates
+    inside(call), lost(call), optional(call) (report_windows_check.py uses
+    them too)."""
     layer = "cupti_write_rt" if any(t.get("cupti_write_rt") for t in truth if t["type"] == "api") else "cupti_write_drv"
     wrote = {t["name"] for t in truth if t["type"] == "api" and t.get(layer)}
 
@@ -158,6 +154,19 @@ def main():
 
     def optional(t):  # (a call outside with only its driver record may be an op: its GPU record joins it)
         return lost(t) or (not inside(t) and (t.get("cupti_write_rt") or t.get("cupti_write_drv")) and near_edge(t))
+
+    return inside, lost, optional
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    truth = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    report = json.load(open(sys.argv[2]))
+    wins = [(w["start_ns"], w["stop_ns"]) for w in report["summary"].get("windows", [])]
+
+    inside, lost, optional = capture_rules(truth, wins)
 
     # CUPTI's own time inside each call (simcuda's overhead lines), when the
     # report took it out of the phases (docs/metrics.md §3)
