@@ -176,15 +176,26 @@ full = kinds.get("launch queue full", 0)
 if (full == 0) != name.endswith("no_queue"):
     bad.append(f"launch queue full: {full} calls")
 ops = {o["name"]: o for o in r["operators"]}
-v = ops.get("rc_gpu", {}).get("verdict")
-if v != "compute-bound" and not name.endswith("no_queue"):
+g = ops.get("rc_gpu", {})
+v = g.get("verdict")
+if not name.endswith("no_queue"):
     # (without a queue limit the loop's final synchronize is its sync)
-    # a loaded host inflates the launches (simcuda's busy-waits lose the
-    # CPU): only a verdict taken on a quiet host is held to the rule
-    loaded = r["summary"].get("host_cpu_busy_pct", 0) > 80
-    print(f"rc_gpu verdict {v}{' (host loaded: not checked)' if loaded else ''}")
-    if not loaded:
-        bad.append(f"rc_gpu: verdict {v}, expected compute-bound")
+    # the verdict's rule (metrics.md §5) on the truth's shares: the waits on
+    # the full queue left out of sync. The loop is compute-bound on a quiet
+    # host (execute ~84 %); a loaded one inflates its launches (simcuda's
+    # busy-waits lose the CPU, as a real driver's would) and may tip it to
+    # balanced: either verdict within a point of the threshold
+    corr_gpu = {t["corr"] for t in truth if t["type"] == "kernel" and t["name"].startswith("_Z6rc_gpu")}
+    op_end = {t["corr"]: t["end"] for t in truth if t["type"] == "kernel"}
+    full = sum(max(0, min(t["end"], op_end[t["waited_corr"]]) - t["start"]) for t in
+               {(t["api_corr"], t["start"]): t for t in truth if t["type"] == "sync" and t["kind"] == "queue_full"
+                and t["waited_corr"] in corr_gpu}.values())
+    tot = g.get("launch_ns", 0) + g.get("execute_ns", 0) + g.get("sync_ns", 0) - full
+    share = 100.0 * g.get("execute_ns", 0) / tot if tot > 0 else 0
+    allowed = {"compute-bound"} if share > 81 else {"balanced"} if share < 79 else {"compute-bound", "balanced"}
+    print(f"rc_gpu verdict {v}, execute {share:.1f} % of the truth's total without the full queue's waits")
+    if v not in allowed:
+        bad.append(f"rc_gpu: verdict {v}, expected {' or '.join(sorted(allowed))} (execute {share:.1f} %)")
 sites = r.get("sync_callsites") or r.get("callsites") or []
 if any("no stack" in (c.get("site") or "") for c in sites):
     bad.append("a blocking call lost its call site")
