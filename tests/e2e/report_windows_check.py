@@ -60,9 +60,6 @@ def main():
     items = st["items"]
     bad = []
 
-    def close(a, b, abs_ns=ABS_NS):
-        return abs(a - b) <= max(REL * abs(b), abs_ns)
-
     def inside(a, b):
         return sum(max(0, min(b, y) - max(a, x)) for x, y in wins)
 
@@ -131,6 +128,9 @@ def main():
     def dominant(p, stage):
         return max(((v[0], n, v[1]) for (sn, n), v in p.items() if sn == stage), default=None)
 
+    def shown(w):
+        return w and (w[1], w[0])
+
     def agrees(d, stage):
         """The report's dominant operator d of a stage: the truth's, with or
         without the optional calls, or the same operator with its time
@@ -151,9 +151,8 @@ def main():
         want = dominant(per, i["name"])
         d = i["dominant_operator"]
         if not agrees(d, i["name"]):
-            bad.append(f"{i['name']}: dominated by {d and (d['name'], d['ns'])}, truth "
-                       f"{want and (want[1], want[0])} (without the calls at the windows' edges "
-                       f"{(lambda w: w and (w[1], w[0]))(dominant(per_lo, i['name']))})")
+            bad.append(f"{i['name']}: dominated by {d and (d['name'], d['ns'])}, truth {shown(want)} "
+                       f"(without the calls at the windows' edges {shown(dominant(per_lo, i['name']))})")
         elif d:
             print(f"{i['name']}: dominated by {d['name']} {d['ns']} (truth {want and want[0]})")
         else:
