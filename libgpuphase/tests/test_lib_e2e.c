@@ -198,14 +198,14 @@ static size_t lt_check_ops(const struct lt_trace *t, const struct lt_truth *tr, 
 	return checked;
 }
 
-/* Each selected truth API call of a hooked function has its hook record, in
- * order per function, whose interval contains the truth interval; no extra
- * hook records. */
 /* Without CUPTI's clock registered, simcuda's truth is on CLOCK_REALTIME,
  * which NTP may step mid-run: this puts it on CLOCK_MONOTONIC_RAW, the
  * trace's clock (docs/simcuda.md "Environment"). */
 #define LT_TRUTH_RAW "SIMCUDA_HOST_CLOCK=monotonic_raw"
 
+/* Each selected truth API call of a hooked function has its hook record, in
+ * order per function, whose interval contains the truth interval; no extra
+ * hook records. */
 static void lt_check_hooks_off(const struct lt_trace *t, const struct lt_truth *tr, const char *want, int64_t off,
 			       uint64_t tol)
 {
