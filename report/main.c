@@ -241,6 +241,7 @@ static int gp_main_opt_output(int c, struct gp_main *m)
 		}
 		m->have_filter = 1;
 		m->out.filter = &m->filter;
+		m->out.filter_src = optarg;
 		return 1;
 	}
 	case 'T':

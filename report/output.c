@@ -790,8 +790,17 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 		fprintf(f, "%s", i ? ", " : "");
 		gp_fmt_json_str(f, rep->devices[i]);
 	}
-	fprintf(f, "]},\n\"group_by\": \"%s\",\n\"thresholds\": {\"sync_pct\": %g, \"launch_pct\": %g, \"execute_pct\": %g},\n",
-		gp_out_group_names[rep->group_by], o->th.sync_pct, o->th.launch_pct, o->th.execute_pct);
+	fprintf(f, "]},\n\"group_by\": \"%s\",\n\"thresholds\": {\"sync_pct\": %g, \"launch_pct\": %g, \"execute_pct\": %g, "
+		   "\"min_pct\": %g},\n",
+		gp_out_group_names[rep->group_by], o->th.sync_pct, o->th.launch_pct, o->th.execute_pct,
+		o->th.min_share_pct);
+	/* which operators the list holds: a reader (a checker) must know */
+	fprintf(f, "\"filter\": ");
+	if (o->filter && o->filter_src)
+		gp_fmt_json_str(f, o->filter_src);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"top\": %zu,\n", o->top);
 	fprintf(f, "\"summary\": ");
 	gp_out_json_summary(f, rep, o);
 	fprintf(f, ",\n\"operators\": [");

@@ -26,6 +26,7 @@ struct gp_out_opts {
 	enum gp_sort sort;
 	size_t top;              /* 0 = all                                      */
 	const regex_t *filter;   /* NULL = all                                    */
+	const char *filter_src;  /* its text as given (JSON "filter"), or NULL    */
 	struct gp_thresholds th;
 	double outlier_factor;   /* iteration outlier: duration > factor * p50   */
 	double straggler_pct;    /* rank straggler: busy > median * (1 + pct/100) */
