@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# test_report_tampers.sh — the tampers an independent review showed our truth
+# check accepting (issue 27), each applied to the honest report of the
+# capture it was found on, each required refused by report_truth_check.py
+# run with its defaults (nothing passed in), while the honest report itself
+# passes:
+#   skew        GPU clock 3 us and 2 ppm off the host's, CUPTI's time in each
+#               call about a synchronize's wait (15 us): 40.7 % of rc_gpu's
+#               launch moved to sync;
+#   calibrated  no overhead records, the library's calibration: rc_long's
+#               launch -62 % and +25 %, rc_gpu's +-30 %, memcpy DtoH's launch
+#               +52 %, and the report of a product that takes 1000 ns more
+#               CUPTI cost out of every call than its calibration states
+#               (every operator's launch lower by 1000 ns a call);
+#   records     overhead records, default clock error: rc_long's launch
+#               +23 %, queue moved to launch by 1 us an op.
+# Each tamper also runs the check with --no-tamper (the check's own controls
+# off: the refusal must come from the comparison itself). A tamper that
+# changes nothing the check looks at would pass here as "refused" only if the
+# honest report were refused too, which is checked first.
+# Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME;
+# KEEP=1 keeps the files.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+CHECK="python3 $S/tests/e2e/report_truth_check.py"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d /tmp/gp_tampers.XXXXXX)
+if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
+fi
+RC=$B/tests/e2e/report_realcuda
+RCM=$S/tests/e2e/report_realcuda.simcuda
+
+# capture NAME KEY-LINES...: report_realcuda under the model plus the keys
+capture() {
+	local name=$1
+	shift
+	{ cat "$RCM"; printf '%s\n' "$@"; } >"$tmp/$name.simcuda"
+	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$tmp/$name.simcuda" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
+		"$RC" >"$tmp/$name.out" 2>&1) || { fail "$name: program failed: $(tail -2 "$tmp/$name.out")"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+		{ fail "$name: report failed: $(head -2 "$tmp/$name.err")"; return 1; }
+	if $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check"; then
+		echo "ok   $name: the honest report passes ($(grep '^tamper: [0-9]' "$tmp/$name.check"))"
+	else
+		grep -E "MISMATCH|ACCEPTED" "$tmp/$name.check"
+		fail "$name: the honest report is refused"
+		return 1
+	fi
+}
+
+# tamper NAME DESCRIPTION PYTHON-STATEMENTS: r is the report, op(name) an
+# operator; the altered report must be refused
+tamper() {
+	local name=$1 desc=$2 code=$3
+	python3 - "$tmp/$name.json" "$tmp/t.json" "$code" <<'PY' || { fail "$name: $desc: could not alter"; return; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+def op(n):
+    return next(o for o in r["operators"] if o["name"] == n)
+exec(sys.argv[3])
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	if $CHECK --no-tamper "$tmp/$name.truth" "$tmp/t.json" >"$tmp/t.check"; then
+		fail "$name: $desc: accepted"
+	else
+		echo "ok   $name: $desc: refused ($(grep -m1 MISMATCH "$tmp/t.check" | cut -c1-110))"
+	fi
+}
+
+if capture skew "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2" "cupti_api_overhead_ns 15000"; then
+	tamper skew "40.7 % of rc_gpu's launch moved to sync" \
+		'o = op("rc_gpu"); d = int(0.407 * o["launch_ns"]); o["launch_ns"] -= d; o["sync_ns"] += d'
+fi
+if capture calibrated "cupti_overhead_records 0"; then
+	tamper calibrated "rc_long launch -62 %" 'o = op("rc_long"); o["launch_ns"] = int(o["launch_ns"] * 0.38)'
+	tamper calibrated "rc_long launch +25 %" 'o = op("rc_long"); o["launch_ns"] = int(o["launch_ns"] * 1.25)'
+	tamper calibrated "rc_gpu launch +30 %" 'o = op("rc_gpu"); o["launch_ns"] = int(o["launch_ns"] * 1.30)'
+	tamper calibrated "rc_gpu launch -30 %" 'o = op("rc_gpu"); o["launch_ns"] = int(o["launch_ns"] * 0.70)'
+	tamper calibrated "memcpy DtoH launch +52 %" \
+		'o = op("memcpy DtoH"); o["launch_ns"] = int(o["launch_ns"] * 1.52)'
+	tamper calibrated "1000 ns more CUPTI cost taken out of every call than the calibration states" \
+		'for o in r["operators"]: o["launch_ns"] = max(0, o["launch_ns"] - 1000 * o["count"])'
+fi
+if capture records; then
+	tamper records "rc_long launch +23 %" 'o = op("rc_long"); o["launch_ns"] = int(o["launch_ns"] * 1.23)'
+	tamper records "1 us an op of queue moved to launch" \
+		'for o in r["operators"]: o["queue_ns"] -= 1000 * o["count"]; o["launch_ns"] += 1000 * o["count"]'
+fi
+
+[ "$fails" = 0 ] && echo "test_report_tampers.sh: all checks passed"
+[ "$fails" = 0 ]
