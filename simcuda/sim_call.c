@@ -109,9 +109,11 @@ static void sim_call_overhead(struct sim_call *c)
 void sim_call_enter_sym(struct sim_call *c, const char *name, CUpti_CallbackId cbid,
 			CUpti_CallbackId drv_cbid, const char *symbol)
 {
+	uint64_t entry = simcupti_now();
 	if (atomic_load_explicit(&g_init_state, memory_order_acquire) != 2 && !t_initializing)
 		sim_driver_start();
 	memset(c, 0, sizeof *c);
+	c->entry = entry;
 	c->name = name;
 	c->cbid = cbid;
 	c->drv_cbid = drv_cbid;
@@ -167,6 +169,10 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 	sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_RUNTIME_API, &ret);
 	if (ret != cudaSuccess && ret != cudaErrorNotReady)
 		t_last_error = ret;
+	/* simcuda's own time in the call outside [api_start, end] */
+	uint64_t ret_t = simcupti_now();
+	sim_truth_outside_add(c->name, (c->api_start > c->entry ? c->api_start - c->entry : 0) +
+					       (ret_t > end ? ret_t - end : 0));
 	return ret;
 }
 

@@ -172,6 +172,7 @@ static void sim_copy_report(const struct sim_xfer *x, const struct sim_copy_op *
 
 static cudaError_t sim_xfer(const struct sim_xfer *x)
 {
+	uint64_t entry = simcupti_now(); /* the pointers' lookup is the call's time too */
 	struct sim_copy_op o = {.dk = sim_memory_kind(x->dst)};
 	o.sk = x->is_set ? o.dk : sim_memory_kind(x->src);
 	enum cudaMemcpyKind kind;
@@ -179,6 +180,7 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 	struct sim_call c;
 	sim_call_enter(&c, x->name, x->cbid,
 		       sim_copy_drv_cbid(o.ck, x->async, x->is_set, x->peer, x->height > 1));
+	c.entry = entry;
 	cudaError_t ret = cudaSuccess;
 	if (!x->dst || (!x->is_set && !x->src) || (int)kind < 0 || kind > cudaMemcpyDefault ||
 	    (x->height > 1 && (x->dpitch < x->width || (!x->is_set && x->spitch < x->width))))

@@ -225,6 +225,7 @@ struct sim_call {
 	 * (outside the call's records, as CUPTI's own record writing is) */
 	uint64_t ovh_start, ovh_end;
 	uint32_t ovh_corr, ovh_tid;
+	uint64_t entry; /* the runtime function's entry, before any of simcuda's work */
 };
 
 /* Enter a runtime call: driver start, correlation ids, enter callbacks.
@@ -257,6 +258,10 @@ int sim_call_context_alive(void);
 /* Open SIMCUDA_TRUTH's path for writing; 0 or -errno. */
 int sim_truth_open(const char *path);
 void sim_truth_flush(void);
+/* simcuda's own time in a call of `name` outside its truth interval (its
+ * entry before start, its records, truth line and callbacks after end):
+ * summed per name, written at each flush as "outside" lines. */
+void sim_truth_outside_add(const char *name, uint64_t ns);
 /* write_rt/write_drv: CUPTI's time writing the call's runtime/driver
  * records after `end` (0 when that layer wrote none). */
 void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr, uint64_t write_rt,

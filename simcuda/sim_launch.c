@@ -91,12 +91,15 @@ static int sim_launch_capturing(struct sim_stream *s)
 	return capturing;
 }
 
-static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **args, size_t shmem,
+static cudaError_t sim_launch(const void *fn, dim3 grid, dim3 block, void **args, size_t shmem,
 			      cudaStream_t st, int per_thread, const char *name, CUpti_CallbackId cbid,
 			      CUpti_CallbackId drv_cbid)
 {
+	uint64_t entry = simcupti_now(); /* the function's lookup is the call's time too */
+	struct sim_func *f = sim_register_find(fn);
 	struct sim_call c;
 	sim_call_enter_sym(&c, name, cbid, drv_cbid, f ? f->mangled : NULL);
+	c.entry = entry;
 	if (!f) {
 		sim_timeline_spin_until(c.start + g_cfg.api_ns);
 		return sim_call_exit(&c, cudaErrorInvalidDeviceFunction, 0);
@@ -145,14 +148,14 @@ static cudaError_t sim_launch(struct sim_func *f, dim3 grid, dim3 block, void **
 SIM_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
 					  size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_register_find(kernel), gridDim, blockDim, args, sharedMem, stream, 0,
+	return sim_launch(kernel, gridDim, blockDim, args, sharedMem, stream, 0,
 			  "__cudaLaunchKernel", SIM_RT(__cudaLaunchKernel_v13000), SIM_DRV(cuLaunchKernel));
 }
 
 SIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
 					       void **args, size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_register_find(kernel), gridDim, blockDim, args, sharedMem, stream, 1,
+	return sim_launch(kernel, gridDim, blockDim, args, sharedMem, stream, 1,
 			  "__cudaLaunchKernel_ptsz", SIM_RT(__cudaLaunchKernel_ptsz_v13000),
 			  SIM_DRV(cuLaunchKernel_ptsz));
 }
@@ -160,14 +163,14 @@ SIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim
 SIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 					size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
+	return sim_launch(func, gridDim, blockDim, args, sharedMem, stream, 0,
 			  "cudaLaunchKernel", SIM_RT(cudaLaunchKernel_v7000), SIM_DRV(cuLaunchKernel));
 }
 
 SIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 					     size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
+	return sim_launch(func, gridDim, blockDim, args, sharedMem, stream, 1,
 			  "cudaLaunchKernel_ptsz", SIM_RT(cudaLaunchKernel_ptsz_v7000),
 			  SIM_DRV(cuLaunchKernel_ptsz));
 }
@@ -176,7 +179,7 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, con
 {
 	if (!config)
 		return t_last_error = cudaErrorInvalidValue;
-	return sim_launch(sim_register_find(func), config->gridDim, config->blockDim, args,
+	return sim_launch(func, config->gridDim, config->blockDim, args,
 			  config->dynamicSmemBytes, config->stream, 0, "cudaLaunchKernelExC",
 			  SIM_RT(cudaLaunchKernelExC_v11060), SIM_DRV(cuLaunchKernelEx));
 }
@@ -186,7 +189,7 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
 {
 	if (!config)
 		return t_last_error = cudaErrorInvalidValue;
-	return sim_launch(sim_register_find(func), config->gridDim, config->blockDim, args,
+	return sim_launch(func, config->gridDim, config->blockDim, args,
 			  config->dynamicSmemBytes, config->stream, 1, "cudaLaunchKernelExC_ptsz",
 			  SIM_RT(cudaLaunchKernelExC_ptsz_v11060), SIM_DRV(cuLaunchKernelEx_ptsz));
 }
@@ -194,7 +197,7 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
 SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
 						   void **args, size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 0,
+	return sim_launch(func, gridDim, blockDim, args, sharedMem, stream, 0,
 			  "cudaLaunchCooperativeKernel", SIM_RT(cudaLaunchCooperativeKernel_v9000),
 			  SIM_DRV(cuLaunchCooperativeKernel));
 }
@@ -202,7 +205,7 @@ SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDi
 SIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 							void **args, size_t sharedMem, cudaStream_t stream)
 {
-	return sim_launch(sim_register_find(func), gridDim, blockDim, args, sharedMem, stream, 1,
+	return sim_launch(func, gridDim, blockDim, args, sharedMem, stream, 1,
 			  "cudaLaunchCooperativeKernel_ptsz",
 			  SIM_RT(cudaLaunchCooperativeKernel_ptsz_v9000),
 			  SIM_DRV(cuLaunchCooperativeKernel_ptsz));

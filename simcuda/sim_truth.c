@@ -3,9 +3,11 @@
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
  * ("sync"), per interval CUPTI itself spent inside an API call
- * ("overhead") and per setting of CUPTI's clock error ("gpu_clock"). The format is simcuda's contract with the tests (docs/simcuda.md
- * "Ground truth"; simtruth.c reads it back): every line type has its writer
- * here, so the format lives in one place.
+ * ("overhead"), per setting of CUPTI's clock error ("gpu_clock") and, per
+ * function, simcuda's own time in calls outside their intervals
+ * ("outside"). The format is simcuda's contract with the tests
+ * (docs/simcuda.md "Ground truth"; simtruth.c reads it back): every line type
+ * has its writer here, so the format lives in one place.
  *
  * Callers: the runtime's files, on application threads, any number at once;
  * the exit handler (flush). g_truth.mx guards the FILE, so lines never
@@ -15,6 +17,8 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim_cudart.h"
 
@@ -45,11 +49,99 @@ static void sim_truth(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * simcuda's own time inside each API call outside the call's truth interval
+ * (its entry before `start`, and after `end` its records, truth line and
+ * callbacks: work a real runtime does not do, or does inside its records),
+ * summed per function name: each thread adds to a table of its own (never
+ * freed: a thread's sums outlive it), sim_truth_flush sums the tables by name
+ * into "outside" lines. The counters are written by their thread and read by
+ * the flush with relaxed atomics; the list of tables is under g_outside.mx.
+ */
+#define SIM_OUTSIDE_NAMES 128
+struct sim_outside_table {
+	struct sim_outside_table *next;
+	struct {
+		const char *name; /* a string literal of the runtime's: compared by address */
+		uint64_t calls, ns;
+	} e[SIM_OUTSIDE_NAMES];
+};
+static struct {
+	pthread_mutex_t mx;
+	struct sim_outside_table *list;
+} g_outside = {.mx = PTHREAD_MUTEX_INITIALIZER};
+static __thread struct sim_outside_table *t_outside;
+
+void sim_truth_outside_add(const char *name, uint64_t ns)
+{
+	if (!g_truth.f)
+		return;
+	struct sim_outside_table *t = t_outside;
+	if (!t) {
+		t = calloc(1, sizeof *t);
+		if (!t)
+			return;
+		pthread_mutex_lock(&g_outside.mx);
+		t->next = g_outside.list;
+		g_outside.list = t;
+		pthread_mutex_unlock(&g_outside.mx);
+		t_outside = t;
+	}
+	/* open addressing by the name's address */
+	size_t h = ((uintptr_t)name >> 4) % SIM_OUTSIDE_NAMES;
+	for (size_t i = 0; i < SIM_OUTSIDE_NAMES; i++, h = (h + 1) % SIM_OUTSIDE_NAMES) {
+		const char *n = __atomic_load_n(&t->e[h].name, __ATOMIC_ACQUIRE);
+		if (!n)
+			__atomic_store_n(&t->e[h].name, n = name, __ATOMIC_RELEASE);
+		if (n == name) {
+			__atomic_store_n(&t->e[h].calls, t->e[h].calls + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->e[h].ns, t->e[h].ns + ns, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+/* The "outside" lines: every thread's sums so far, by name (cumulative: a
+ * later flush writes them again, larger; readers keep the last line of a
+ * name). Caller holds g_truth.mx. */
+static void sim_truth_outside_lines(void)
+{
+	struct {
+		const char *name;
+		uint64_t calls, ns;
+	} sum[SIM_OUTSIDE_NAMES];
+	size_t n = 0;
+	pthread_mutex_lock(&g_outside.mx);
+	for (struct sim_outside_table *t = g_outside.list; t; t = t->next) {
+		for (size_t i = 0; i < SIM_OUTSIDE_NAMES; i++) {
+			const char *name = __atomic_load_n(&t->e[i].name, __ATOMIC_ACQUIRE);
+			if (!name)
+				continue;
+			size_t k = 0;
+			while (k < n && strcmp(sum[k].name, name))
+				k++;
+			if (k == n) {
+				if (n == SIM_OUTSIDE_NAMES)
+					continue;
+				sum[n++] = (__typeof__(sum[0])){.name = name};
+			}
+			sum[k].calls += __atomic_load_n(&t->e[i].calls, __ATOMIC_RELAXED);
+			sum[k].ns += __atomic_load_n(&t->e[i].ns, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_mutex_unlock(&g_outside.mx);
+	for (size_t k = 0; k < n; k++)
+		fprintf(g_truth.f, "{\"type\":\"outside\",\"name\":\"%s\",\"calls\":%llu,\"ns\":%llu}\n", sum[k].name,
+			(unsigned long long)sum[k].calls, (unsigned long long)sum[k].ns);
+}
+
 void sim_truth_flush(void)
 {
 	pthread_mutex_lock(&g_truth.mx);
-	if (g_truth.f)
+	if (g_truth.f) {
+		sim_truth_outside_lines();
 		fflush(g_truth.f);
+	}
 	pthread_mutex_unlock(&g_truth.mx);
 }
 

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# test_report_truth_views.sh — the report's views of one capture, each held to
-# simcuda's truth by report_truth_check.py with its defaults (nothing passed
-# in): --filter (only the operators whose name matches, the summary the whole
+# test_report_truth_modes.sh — capture modes and report views beyond the
+# plain one, each held to simcuda's truth by report_truth_check.py with its
+# defaults (nothing passed in):
+#  hook-only   GPUPHASE_CUPTI=0 (docs/metrics.md §1): one op per hooked call,
+#              named by its function, launch = the call as the program sees
+#              it (the truth's interval plus simcuda's own time in it, the
+#              truth's "outside" lines), explicit synchronizes as sync with
+#              nothing outstanding; on report_realcuda, launch_bound and
+#              sync_bound;
+#  views       of one capture: --filter (only the operators whose name matches, the summary the whole
 # run's), --thresholds (every operator's verdict by the rule on the truth's
 # sums, at thresholds that give other verdicts than the defaults), --top, and
 # both at once. The report states what it applied (JSON "filter", "top",
@@ -18,7 +25,7 @@ R=$B/bin/gpuphase-report
 CHECK="python3 $S/tests/e2e/report_truth_check.py"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d /tmp/gp_truth_views.XXXXXX)
+tmp=$(mktemp -d /tmp/gp_truth_modes.XXXXXX)
 if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
 preload=$B/lib/libgpuphase.so
 asan_opts=${ASAN_OPTIONS:-}
@@ -31,6 +38,26 @@ fi
 	SIMCUDA_CONFIG="$S/tests/e2e/report_realcuda.simcuda" SIMCUDA_TRUTH="$tmp/run.truth" \
 	GPUPHASE_OUTPUT="$tmp/run.gpht" "$B/tests/e2e/report_realcuda" >"$tmp/run.out" 2>&1) ||
 	{ echo "FAIL: program failed: $(tail -2 "$tmp/run.out")"; exit 1; }
+
+# hook-only NAME PROGRAM MODEL: a capture without CUPTI, checked
+hook_only() {
+	local name=$1 prog=$2 model=$3
+	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$model" SIMCUDA_TRUTH="$tmp/$name.truth" GPUPHASE_OUTPUT="$tmp/$name.gpht" \
+		GPUPHASE_CUPTI=0 "$prog" >"$tmp/$name.out" 2>&1) || { fail "$name: program failed"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+		{ fail "$name: report failed: $(head -2 "$tmp/$name.err")"; return 1; }
+	echo "--- $name"
+	if $CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check"; then
+		grep -E "^hook-only|^tamper: [0-9]" "$tmp/$name.check"
+	else
+		grep -E "MISMATCH|ACCEPTED" "$tmp/$name.check"
+		fail "$name: the hook-only report disagrees with the truth"
+	fi
+}
+hook_only hookonly_realcuda "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda"
+hook_only hookonly_launch "$B/examples/launch_bound" "$S/examples/launch_bound.simcuda"
+hook_only hookonly_sync "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda"
 
 # view NAME OPTIONS...: a JSON report with these options, checked
 view() {
@@ -96,5 +123,5 @@ for c in ctl_filter ctl_thresholds; do
 	fi
 done
 
-[ "$fails" = 0 ] && echo "test_report_truth_views.sh: all checks passed"
+[ "$fails" = 0 ] && echo "test_report_truth_modes.sh: all checks passed"
 [ "$fails" = 0 ]
