@@ -29,11 +29,11 @@
 #
 # A check allowed to retry (tests/e2e/retry.sh, gp_majority) passes only on a
 # majority of its attempts, and prints one line per attempt:
-#   ATTEMPT <name> <k>/<n>: PASS|FAIL
+#   ATTEMPT <name> <k>/<n>: PASS|FAIL|SKIP     (SKIP: that attempt not judged)
 # The runner shows them per test and counts as "retried" every check (name)
-# that needed an attempt more than its majority because one failed (best of 3:
-# PASS PASS is not retried; FAIL PASS PASS passed, retried; PASS FAIL FAIL
-# failed, retried), whether it passed or failed in the end.
+# that had an attempt that did not pass (best of 3: PASS PASS is not retried;
+# FAIL PASS PASS passed, retried; PASS FAIL FAIL failed, retried), whatever
+# its outcome. The test itself turns the outcome into its exit status or PART.
 #
 # Each program runs with a timeout (GP_TEST_TIMEOUT, seconds).
 # Environment (set by the Makefile): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
@@ -73,13 +73,13 @@ count_parts() {
 }
 
 # count_attempts LOG NAME: shows the test's ATTEMPT lines and counts as
-# retried each check that had a failed attempt.
+# retried each check that had an attempt that did not pass.
 count_attempts() {
   local log=$1 name=$2 line
   grep -aq '^ATTEMPT ' "$log" || return 0
   while read -r line; do
     retried=$((retried + 1)); retried_names="$retried_names $name[$line]"
-  done < <(grep -a '^ATTEMPT [^ ]* [0-9]*/[0-9]*: FAIL' "$log" | awk '{ print $2 }' | sort -u)
+  done < <(grep -a '^ATTEMPT [^ ]* [0-9]*/[0-9]*: \(FAIL\|SKIP\)' "$log" | awk '{ print $2 }' | sort -u)
   echo "    attempts:$(grep -a '^ATTEMPT ' "$log" |
     awk '{ sub(/^ATTEMPT /, ""); split($0, a, " "); k = a[1]; s[k] = s[k] (s[k] ? "," : "") $NF;
            if (!(k in o)) { o[k] = ++n; ks[n] = k } }
@@ -120,7 +120,7 @@ for t in "$@"; do
       if [ "$rc" = 0 ]; then passed=$((passed + 1))
       elif [ "$rc" = 77 ]; then
         skipped=$((skipped + 1)); skipped_names="$skipped_names $name"
-        why=$(grep -a '^SKIP' "$log" | tail -n 1); [ -n "$why" ] || why="(no reason given) $(tail -n 1 "$log")"
+        why=$(grep -a '^SKIP' "$log" | tail -n 1); [ -n "$why" ] || why=$(grep -a . "$log" | tail -n 1)
         echo "    $why"
       else failed=$((failed + 1)); failed_names="$failed_names $name"; fi
       syn="exit status $rc"

@@ -12,6 +12,7 @@
 #   maj_1of3   gp_majority: PASS FAIL FAIL              1 failed, retried
 #   maj_2of3   gp_majority: FAIL PASS PASS              1 passed, retried
 #   maj_2of2   gp_majority: PASS PASS (2 attempts)      1 passed, not retried
+#   maj_nj     gp_majority: SKIP SKIP (not judged)      1 skipped, retried
 # Then it checks that it can fail: copies of the runner broken in the ways
 # this counting replaced (exit 77 as a pass, parts ignored, first success of
 # a retry enough) must not give the same line. Run by make test (tests/module.mk).
@@ -35,15 +36,18 @@ fake parts_77 'echo "PART a: PASS"; echo "SKIP: nothing"; exit 77'
 maj() {
 	fake "$1" ". \"$S/tests/e2e/retry.sh\"
 outcomes=($2)
-one() { [ \"\${outcomes[\$((GP_ATTEMPT - 1))]}\" = pass ]; }
-gp_majority $1 one"
+one() { case \${outcomes[\$((GP_ATTEMPT - 1))]} in pass) return 0 ;; skip) return 77 ;; *) return 1 ;; esac; }
+gp_majority $1 one; rc=\$?
+[ \$rc = 77 ] && echo \"SKIP: $1 not judged\"
+exit \$rc"
 }
 maj maj_1of3 "pass fail fail"
 maj maj_2of3 "fail pass pass"
 maj maj_2of2 "pass pass fail"
+maj maj_nj "skip skip pass"
 
-order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2"
-want="test: 7 passed, 7 failed, 2 skipped, 2 retried"
+order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2 maj_nj"
+want="test: 7 passed, 7 failed, 3 skipped, 3 retried"
 
 # run RUNNER: the closing line RUNNER gives for the fake tests.
 run() {
@@ -69,7 +73,7 @@ order="pass maj_2of2"
 got=$(run "$S/tests/run-tests.sh")
 [ "$got" = "test: 2 passed, 0 failed, 0 skipped, 0 retried" ] || fail "all passing: got '$got'"
 grep -q '^rc 0$' "$tmp/out" || fail "all passing: the runner did not exit 0"
-order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2"
+order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2 maj_nj"
 
 # Broken runners must be caught: each sed turns one honest rule off. A sed
 # that no longer matches the runner is itself a failure (the mutation must bite).
@@ -81,9 +85,9 @@ mutant() { # NAME SED-SCRIPT [FILE]: the runner (or retry.sh) with SED-SCRIPT ap
 	cmp -s "$S/$f" "$tmp/m/$f" && { fail "mutant $1: the sed did not change $f"; return; }
 	# The fake majority tests source retry.sh from GP_SRC: point them at the copy.
 	local keep=$S; S=$tmp/m
-	for n in maj_1of3 maj_2of3 maj_2of2; do sed -i "s|$keep/tests/e2e/retry.sh|$S/tests/e2e/retry.sh|" "$tmp/t/$n.sh"; done
+	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$keep/tests/e2e/retry.sh|$S/tests/e2e/retry.sh|" "$tmp/t/$n.sh"; done
 	got=$(run "$tmp/m/tests/run-tests.sh")
-	for n in maj_1of3 maj_2of3 maj_2of2; do sed -i "s|$S/tests/e2e/retry.sh|$keep/tests/e2e/retry.sh|" "$tmp/t/$n.sh"; done
+	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$S/tests/e2e/retry.sh|$keep/tests/e2e/retry.sh|" "$tmp/t/$n.sh"; done
 	S=$keep
 	[ "$got" = "$want" ] && fail "mutant $1 (broken runner) gave the honest line: this test cannot catch it"
 	echo "ok   mutant $1 caught: $got"
@@ -92,6 +96,7 @@ mutant skip_as_pass 's/if \[ "\$rc" = 0 \]; then passed/if [ "$rc" = 0 ] || [ "$
 mutant parts_ignored 's/if grep -aq .\^PART .*; then/if false; then/'
 mutant exit_unchecked 's/\[ -n "\$bad" \]/[ -n "" ]/'
 mutant first_success 's/\[ "\$pass" -ge "\$need" \]/[ "$pass" -ge 1 ]/' tests/e2e/retry.sh
+mutant unjudged_as_pass 's/77) nj=\$((nj + 1))/77) pass=$((pass + 1))/' tests/e2e/retry.sh
 mutant no_retried 's/retried=\$((retried + 1))/:/'
 
 [ "$fails" = 0 ] && echo "test_run_tests.sh: the runner counts honestly and its mutants are caught"
