@@ -27,7 +27,7 @@
 # part passed but exit non-zero, e.g. a check outside the parts failed or the
 # script died) counts one failure more, named "<test>(exit N)".
 #
-# A check allowed to retry (tests/e2e/retry.sh, gp_majority) passes only on a
+# A check allowed to retry (tests/e2e/counting.sh, gp_majority) passes only on a
 # majority of its attempts, and prints one line per attempt:
 #   ATTEMPT <name> <k>/<n>: PASS|FAIL|SKIP     (SKIP: that attempt not judged)
 # The runner shows them per test and counts as "retried" every check (name)

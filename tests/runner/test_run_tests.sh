@@ -34,7 +34,7 @@ fake parts_died 'echo "PART a: PASS"; exit 2'
 fake parts_77 'echo "PART a: PASS"; echo "SKIP: nothing"; exit 77'
 # An attempt's outcome comes from a list, one word per attempt.
 maj() {
-	fake "$1" ". \"$S/tests/e2e/retry.sh\"
+	fake "$1" ". \"$S/tests/e2e/counting.sh\"
 outcomes=($2)
 one() { case \${outcomes[\$((GP_ATTEMPT - 1))]} in pass) return 0 ;; skip) return 77 ;; *) return 1 ;; esac; }
 gp_majority $1 one; rc=\$?
@@ -77,17 +77,17 @@ order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_
 
 # Broken runners must be caught: each sed turns one honest rule off. A sed
 # that no longer matches the runner is itself a failure (the mutation must bite).
-mutant() { # NAME SED-SCRIPT [FILE]: the runner (or retry.sh) with SED-SCRIPT applied
+mutant() { # NAME SED-SCRIPT [FILE]: the runner (or counting.sh) with SED-SCRIPT applied
 	local f=${3:-tests/run-tests.sh}
 	rm -rf "$tmp/m"; mkdir -p "$tmp/m/tests/e2e"
-	cp "$S/tests/run-tests.sh" "$tmp/m/tests/run-tests.sh"; cp "$S/tests/e2e/retry.sh" "$tmp/m/tests/e2e/retry.sh"
+	cp "$S/tests/run-tests.sh" "$tmp/m/tests/run-tests.sh"; cp "$S/tests/e2e/counting.sh" "$tmp/m/tests/e2e/counting.sh"
 	sed -i "$2" "$tmp/m/$f"
 	cmp -s "$S/$f" "$tmp/m/$f" && { fail "mutant $1: the sed did not change $f"; return; }
-	# The fake majority tests source retry.sh from GP_SRC: point them at the copy.
+	# The fake majority tests source counting.sh from GP_SRC: point them at the copy.
 	local keep=$S; S=$tmp/m
-	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$keep/tests/e2e/retry.sh|$S/tests/e2e/retry.sh|" "$tmp/t/$n.sh"; done
+	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$keep/tests/e2e/counting.sh|$S/tests/e2e/counting.sh|" "$tmp/t/$n.sh"; done
 	got=$(run "$tmp/m/tests/run-tests.sh")
-	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$S/tests/e2e/retry.sh|$keep/tests/e2e/retry.sh|" "$tmp/t/$n.sh"; done
+	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$S/tests/e2e/counting.sh|$keep/tests/e2e/counting.sh|" "$tmp/t/$n.sh"; done
 	S=$keep
 	[ "$got" = "$want" ] && fail "mutant $1 (broken runner) gave the honest line: this test cannot catch it"
 	echo "ok   mutant $1 caught: $got"
@@ -95,8 +95,8 @@ mutant() { # NAME SED-SCRIPT [FILE]: the runner (or retry.sh) with SED-SCRIPT ap
 mutant skip_as_pass 's/if \[ "\$rc" = 0 \]; then passed/if [ "$rc" = 0 ] || [ "$rc" = 77 ]; then passed/'
 mutant parts_ignored 's/if grep -aq .\^PART .*; then/if false; then/'
 mutant exit_unchecked 's/\[ -n "\$bad" \]/[ -n "" ]/'
-mutant first_success 's/\[ "\$pass" -ge "\$need" \]/[ "$pass" -ge 1 ]/' tests/e2e/retry.sh
-mutant unjudged_as_pass 's/77) nj=\$((nj + 1))/77) pass=$((pass + 1))/' tests/e2e/retry.sh
+mutant first_success 's/\[ "\$pass" -ge "\$need" \]/[ "$pass" -ge 1 ]/' tests/e2e/counting.sh
+mutant unjudged_as_pass 's/77) nj=\$((nj + 1))/77) pass=$((pass + 1))/' tests/e2e/counting.sh
 mutant no_retried 's/retried=\$((retried + 1))/:/'
 
 [ "$fails" = 0 ] && echo "test_run_tests.sh: the runner counts honestly and its mutants are caught"

@@ -1,5 +1,7 @@
-# tests/e2e/retry.sh — sourced by the shell tests whose checks compare host
-# timings with a truth and may therefore be retried: the one retry rule.
+# tests/e2e/counting.sh — sourced by the shell tests that count in parts or
+# retry checks that compare host timings with a truth: the one retry rule
+# (gp_majority) and one counted part (gp_part_begin / gp_part_end), in the
+# line formats tests/run-tests.sh reads.
 #
 #   gp_majority [-n N] NAME CMD [ARG...]
 #
@@ -49,4 +51,16 @@ gp_majority() {
 		fi
 	done
 	return 1 # not reached
+}
+
+# gp_part_begin NAME ... gp_part_end [SKIP-REASON]: one counted part,
+#   PART NAME: PASS | FAIL <n> check(s) failed, above | SKIP SKIP-REASON
+# failed when the test's failure counter, $fails (its fail() adds one), grew
+# in between; else skipped when SKIP-REASON is given; else passed.
+gp_part_begin() { gp_part=$1; gp_part_fails0=${fails:-0}; }
+gp_part_end() {
+	if [ "${fails:-0}" != "$gp_part_fails0" ]; then
+		echo "PART $gp_part: FAIL $((fails - gp_part_fails0)) check(s) failed, above"
+	elif [ -n "${1:-}" ]; then echo "PART $gp_part: SKIP $1"
+	else echo "PART $gp_part: PASS"; fi
 }
