@@ -15,7 +15,7 @@
 #   stability  three runs with the same cost model -> stable; a run with a
 #              slower step_k -> unstable naming step_k (judged on execute
 #              time: simulated host times on a shared CI machine are noise)
-# Timing-sensitive checks (warm-up settling, outliers) retry up to 3 runs.
+# Timing-sensitive checks (warm-up settling, outliers): best of 3 runs (tests/e2e/counting.sh).
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
