@@ -13,6 +13,7 @@
 #   maj_2of3   gp_majority: FAIL PASS PASS              1 passed, retried
 #   maj_2of2   gp_majority: PASS PASS (2 attempts)      1 passed, not retried
 #   maj_nj     gp_majority: SKIP SKIP (not judged)      1 skipped, retried
+#   gp_parts   gp_part_begin/end: PASS, FAIL, SKIP      1 passed 1 failed 1 skipped
 # Then it checks that it can fail: copies of the runner broken in the ways
 # this counting replaced (exit 77 as a pass, parts ignored, first success of
 # a retry enough) must not give the same line. Run by make test (tests/module.mk).
@@ -45,9 +46,15 @@ maj maj_1of3 "pass fail fail"
 maj maj_2of3 "fail pass pass"
 maj maj_2of2 "pass pass fail"
 maj maj_nj "skip skip pass"
+fake gp_parts ". \"$S/tests/e2e/counting.sh\"
+fails=0; fail() { echo \"FAIL: \$*\"; fails=\$((fails + 1)); }
+gp_part_begin a; gp_part_end
+gp_part_begin b; fail wrong; gp_part_end
+gp_part_begin c; gp_part_end \"no frobnicator\"
+[ \$fails = 0 ]"
 
-order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2 maj_nj"
-want="test: 7 passed, 7 failed, 3 skipped, 3 retried"
+order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2 maj_nj gp_parts"
+want="test: 8 passed, 8 failed, 4 skipped, 3 retried"
 
 # run RUNNER: the closing line RUNNER gives for the fake tests.
 run() {
@@ -73,7 +80,7 @@ order="pass maj_2of2"
 got=$(run "$S/tests/run-tests.sh")
 [ "$got" = "test: 2 passed, 0 failed, 0 skipped, 0 retried" ] || fail "all passing: got '$got'"
 grep -q '^rc 0$' "$tmp/out" || fail "all passing: the runner did not exit 0"
-order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2 maj_nj"
+order="pass fail skip parts parts_lie parts_died parts_77 maj_1of3 maj_2of3 maj_2of2 maj_nj gp_parts"
 
 # Broken runners must be caught: each sed turns one honest rule off. A sed
 # that no longer matches the runner is itself a failure (the mutation must bite).
@@ -85,9 +92,9 @@ mutant() { # NAME SED-SCRIPT [FILE]: the runner (or counting.sh) with SED-SCRIPT
 	cmp -s "$S/$f" "$tmp/m/$f" && { fail "mutant $1: the sed did not change $f"; return; }
 	# The fake majority tests source counting.sh from GP_SRC: point them at the copy.
 	local keep=$S; S=$tmp/m
-	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$keep/tests/e2e/counting.sh|$S/tests/e2e/counting.sh|" "$tmp/t/$n.sh"; done
+	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj gp_parts; do sed -i "s|$keep/tests/e2e/counting.sh|$S/tests/e2e/counting.sh|" "$tmp/t/$n.sh"; done
 	got=$(run "$tmp/m/tests/run-tests.sh")
-	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj; do sed -i "s|$S/tests/e2e/counting.sh|$keep/tests/e2e/counting.sh|" "$tmp/t/$n.sh"; done
+	for n in maj_1of3 maj_2of3 maj_2of2 maj_nj gp_parts; do sed -i "s|$S/tests/e2e/counting.sh|$keep/tests/e2e/counting.sh|" "$tmp/t/$n.sh"; done
 	S=$keep
 	[ "$got" = "$want" ] && fail "mutant $1 (broken runner) gave the honest line: this test cannot catch it"
 	echo "ok   mutant $1 caught: $got"
