@@ -35,7 +35,8 @@
 # FAIL PASS PASS passed, retried; PASS FAIL FAIL failed, retried), whatever
 # its outcome. The test itself turns the outcome into its exit status or PART.
 #
-# Each program runs with a timeout (GP_TEST_TIMEOUT, seconds).
+# Each program runs with a timeout (GP_TEST_TIMEOUT, seconds). The runner's
+# own test, tests/runner/test_run_tests.sh, holds it to these rules.
 # Environment (set by the Makefile): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
 timeout_s=${GP_TEST_TIMEOUT:-900}
