@@ -93,3 +93,7 @@ TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh
 # The report corpus: committed traces and the outputs the report must give
 # for them, byte for byte (tests/corpus/make-corpus.sh says how to rebuild).
 TESTS += tests/corpus/test_report_corpus.sh
+
+# The test runner's own test: fake tests of known honest count (passes,
+# failures, skips, parts, majority retries) against its closing line.
+TESTS += tests/runner/test_run_tests.sh

@@ -15,7 +15,7 @@
 #   stability  three runs with the same cost model -> stable; a run with a
 #              slower step_k -> unstable naming step_k (judged on execute
 #              time: simulated host times on a shared CI machine are noise)
-# Timing-sensitive checks (warm-up settling, outliers) retry up to 3 runs.
+# Timing-sensitive checks (warm-up settling, outliers): best of 3 runs (tests/e2e/counting.sh).
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
@@ -24,6 +24,7 @@ R=$B/bin/gpuphase-report
 CHECK="python3 $S/tests/e2e/analyses_check.py"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$S/tests/e2e/counting.sh" # gp_majority: best of 3 for the host-timed checks
 for f in "$R" "$B/bin/gpuphase-dump" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" \
 	"$B/examples/graph_replay" "$B/tests/e2e/analyses_run"; do
 	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
@@ -101,34 +102,26 @@ PY
 	fi
 fi
 
-echo "--- run (trends, stages, self-overhead)"
-ok=0
-for attempt in 1 2 3; do
+echo "--- run (trends, stages, self-overhead), best of 3: a loaded host can stall an iteration"
+run_attempt() {
 	# injection too, as `gpuphase record` does: the library starts at the
 	# first CUDA call (cudaMalloc, not hooked), so the load stage is whole
 	run run "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" \
-		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || break
+		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || return 1
 	hooks=$("$B/bin/gpuphase-dump" "$tmp/run.gpht" | grep -c '^hook_api')
-	if $CHECK run "$tmp/run.truth" "$tmp/run.txt" "$hooks" "$tmp/run.json"; then
-		ok=1
-		break
-	fi
-	echo "(attempt $attempt disagreed; a loaded host can stall an iteration: retrying)"
-done
-[ $ok = 1 ] || { fail "run: report disagrees with the truth in 3 runs"; sed -n '/^Stages/,$p' "$tmp/run.txt"; }
+	$CHECK run "$tmp/run.truth" "$tmp/run.txt" "$hooks" "$tmp/run.json"
+}
+gp_majority run run_attempt ||
+	{ fail "run: report disagrees with the truth in a majority of 3 runs"; sed -n '/^Stages/,$p' "$tmp/run.txt"; }
 
-echo "--- window (skip 10 iterations, capture 10)"
-ok=0
-for attempt in 1 2 3; do
+echo "--- window (skip 10 iterations, capture 10), best of 3"
+window_attempt() {
 	run window "$B/tests/e2e/analyses_run" "$S/tests/e2e/analyses_run.simcuda" GPUPHASE_WINDOW=skip=10,iters=10 \
-		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || break
-	if $CHECK window "$tmp/window.truth" "$tmp/window.txt" 10; then
-		ok=1
-		break
-	fi
-	echo "(attempt $attempt disagreed: retrying)"
-done
-[ $ok = 1 ] || { fail "window: report disagrees in 3 runs"; sed -n '/^Stages/,$p' "$tmp/window.txt"; }
+		CUDA_INJECTION64_PATH="$B/lib/libgpuphase.so" || return 1
+	$CHECK window "$tmp/window.truth" "$tmp/window.txt" 10
+}
+gp_majority window window_attempt ||
+	{ fail "window: report disagrees in a majority of 3 runs"; sed -n '/^Stages/,$p' "$tmp/window.txt"; }
 
 echo "--- host (competing processes)"
 n=$(nproc)

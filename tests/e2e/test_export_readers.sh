@@ -11,8 +11,11 @@
 #                 is downloaded on first use: without it, skipped and said)
 #   HTA           TraceAnalysis on the chrome-trace export lists the same
 #                 kernels, counts and times as `gpuphase-report --format json`
-# Exit 77 (skipped, never passed) when the index cannot be reached and the
-# environment is not there yet. Environment (make test): GP_BUILD, GP_SRC.
+# Each reader on each trace is a counted part (PART <reader>_<trace>: PASS,
+# FAIL or SKIP with the reason, tests/run-tests.sh): one reader passing no
+# longer stands for the others. Exit 77 (skipped, never passed) when the
+# index cannot be reached and the environment is not there yet, or when no
+# part passed. Environment (make test): GP_BUILD, GP_SRC.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
 S=${GP_SRC:?GP_SRC not set}
@@ -31,15 +34,17 @@ tmp=$(mktemp -d /tmp/gp_readers.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 skips=0 passes=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-reader() { # reader MODE ARGS...: run one reader's checks, 77 = not installed
-	local out rc
+reader() { # reader TRACE MODE ARGS...: one reader's checks on TRACE, one part; 77 = not installed
+	local out rc why part=${2}_$1
+	shift
 	out=$($CHECK "$@" 2>"$tmp/err"); rc=$?
 	echo "$out" | grep -v '^ok' || true
-	[ "$rc" = 77 ] && ! echo "$out" | grep -q SKIP && echo "SKIP: $1 is not installed"
 	case $rc in
-	0) passes=$((passes + 1)) ;;
-	77) skips=$((skips + 1)) ;; # the checker printed why
-	*) fail "$1 on $(basename "$2")"; tail -5 "$tmp/err" ;;
+	0) passes=$((passes + 1)); echo "PART $part: PASS" ;;
+	77) skips=$((skips + 1)) # the checker printed why, or the reader is missing
+		why=$(echo "$out" | grep -m1 SKIP | sed 's/^SKIP:* *//')
+		echo "PART $part: SKIP ${why:-$1 is not installed}" ;;
+	*) fail "$1 on $(basename "$2")"; tail -5 "$tmp/err"; echo "PART $part: FAIL $1 on $(basename "$2")" ;;
 	esac
 }
 
@@ -51,12 +56,12 @@ for name in sync_bound graphs analyses multistream; do
 	"$R" --format json "$t" >"$tmp/$name.json" 2>/dev/null &&
 		"$R" --export sqlite "$tmp/$name.db" --export chrome-trace "$tmp/$name.ct.json" \
 			--export perfetto "$tmp/$name.pftrace" "$t" >/dev/null 2>&1 ||
-		{ fail "$name: report/export failed"; continue; }
+		{ fail "$name: report/export failed"; echo "PART ${name}_exports: FAIL report/export failed"; continue; }
 	echo "--- $name"
-	reader duckdb "$tmp/$name.db" "$tmp/$name.json"
-	reader pandas "$tmp/$name.db"
-	reader perfetto "$tmp/$name.pftrace" "$tmp/$name.json"
-	[ "$name" != multistream ] && reader hta "$tmp/$name.ct.json" "$tmp/$name.json"
+	reader "$name" duckdb "$tmp/$name.db" "$tmp/$name.json"
+	reader "$name" pandas "$tmp/$name.db"
+	reader "$name" perfetto "$tmp/$name.pftrace" "$tmp/$name.json"
+	[ "$name" != multistream ] && reader "$name" hta "$tmp/$name.ct.json" "$tmp/$name.json"
 done
 
 echo "test_export_readers.sh: $passes reader checks passed, $skips skipped, $fails failed"

@@ -9,7 +9,7 @@ set -u
 B=${GP_BUILD:?GP_BUILD unset}; S=${GP_SRC:?GP_SRC unset}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d /tmp/gp_natn.XXXXXX); trap 'rm -rf "$tmp"' EXIT
-ldconfig -p | grep -q 'libdw\.so\.1 ' || { echo "not run: libdw.so.1 not installed"; exit 0; }
+ldconfig -p | grep -q 'libdw\.so\.1 ' || { echo "SKIP: libdw.so.1 not installed"; exit 77; }
 preload=$B/lib/libgpuphase.so
 if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then # an instrumented library in a plain program
   preload="$GP_SAN_RUNTIME:$preload"

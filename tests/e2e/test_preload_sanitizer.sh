@@ -5,12 +5,13 @@
 # instrumented libgpuphase.so preloaded after the sanitizer runtime
 # ($GP_SAN_RUNTIME), with a time window, NVTX injection, stacks on every call
 # and a fork, and fail on any sanitizer report or a changed result.
-# Run by `make tsan` (TSAN_TESTS); meaningful only with GP_SAN set.
+# Run by `make tsan` (TSAN_TESTS); meaningful only with GP_SAN set (else
+# exit 77). Each run is a part (PART name: PASS|FAIL|SKIP, tests/run-tests.sh).
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
 SRC=${GP_SRC:?GP_SRC not set}
 if [ -z "${GP_SAN:-}" ] || [ -z "${GP_SAN_RUNTIME:-}" ]; then
-	echo "not a sanitizer build: nothing to check"; exit 0
+	echo "SKIP: not a sanitizer build: nothing to check (make tsan runs it)"; exit 77
 fi
 lib=$B/lib/libgpuphase.so
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
@@ -28,13 +29,13 @@ run() { # name, env..., --, cmd...
 		>"$name.out" 2>"$name.err"
 	local rp=$?
 	if grep -q "Sanitizer" "$name.err"; then
-		echo "FAIL $name: sanitizer report"; sed -n '1,60p' "$name.err"; fail=1
+		echo "PART $name: FAIL sanitizer report"; sed -n '1,60p' "$name.err"; fail=1
 	elif [ $rp != $rb ] || ! cmp -s "$name.bare" "$name.out"; then
-		echo "FAIL $name: exit $rp vs $rb or stdout differs"; tail -5 "$name.err"; fail=1
+		echo "PART $name: FAIL exit $rp vs $rb or stdout differs"; tail -5 "$name.err"; fail=1
 	elif ! ls "$name"-*.gpht >/dev/null 2>&1; then
-		echo "FAIL $name: no trace"; fail=1
+		echo "PART $name: FAIL no trace"; fail=1
 	else
-		echo "ok   $name"
+		echo "PART $name: PASS"
 	fi
 }
 run launch SIMCUDA_CONFIG="$SRC/examples/launch_bound.simcuda" -- "$B/examples/launch_bound"
@@ -50,7 +51,7 @@ run calib GPUPHASE_CUPTI_CALIBRATE=1 GPUPHASE_STACKS=off SIMCUDA_CUPTI_OVERHEAD_
 # four threads released together take their first stack at once (stacks.c's
 # one-time setup, a race TSan reported once), libunwind hidden in a private
 # mount namespace (so glibc's backtrace() unwinds). Needs unshare -m (root);
-# elsewhere said, not run.
+# elsewhere a skipped part.
 unw=$(ldconfig -p | awk '/libunwind\.so\.8 .*x86-64/ {print $NF; exit}')
 [ -n "$unw" ] && unw=$(readlink -f "$unw")
 if [ -n "$unw" ] && unshare -m sh -c 'mount --bind /dev/null "$1"' _ "$unw" 2>/dev/null; then
@@ -60,6 +61,6 @@ if [ -n "$unw" ] && unshare -m sh -c 'mount --bind /dev/null "$1"' _ "$unw" 2>/d
 		run first_stacks GPUPHASE_STACKS=sync -- "$B/tests/lib/lt_prog" firststacks 1
 		exit $fail' _ "$unw" || fail=1
 else
-	echo "not run: first_stacks (libunwind.so.8 not installed, or no private mount namespace here)"
+	echo "PART first_stacks: SKIP libunwind.so.8 not installed, or no private mount namespace here"
 fi
 exit $fail

@@ -42,8 +42,8 @@ for p in ${GP_PYTHONS:-} /usr/bin/python3 /usr/bin/python3.11 python3 python3.9 
   pys="$pys $r"
 done
 if [ -z "$pys" ]; then
-  [ -n "$only" ] && { echo "skipped: no CPython $only with ctypes found (GP_PYTHONS, PATH, pyenv)"; exit 77; }
-  echo "not run: no python3 with ctypes here, other than any 3.9 / 3.10 (test_pyframes_py39.sh, _py310.sh)"; exit 0
+  [ -n "$only" ] && { echo "SKIP: no CPython $only with ctypes found (GP_PYTHONS, PATH, pyenv)"; exit 77; }
+  echo "SKIP: no python3 with ctypes here, other than any 3.9 / 3.10 (test_pyframes_py39.sh, _py310.sh)"; exit 77
 fi
 
 known=0; i=0

@@ -13,9 +13,9 @@
 # in each call about as long as a synchronize's wait (ops end while CUPTI
 # is at work in the call). The check's own tamper controls (a phase moved,
 # an op dropped, launch raised, an operator renamed, a verdict changed,
-# each just past what it accepts) must all be refused. A simcuda that does not know
-# these cost-model keys yet refuses them ("unknown key"): the test then
-# says so and passes without checking.
+# each just past what it accepts) must all be refused. simcuda is built
+# from this tree: one that refuses these cost-model keys ("unknown key") is
+# out of step with the test, a failure (it once passed unchecked).
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME;
 # KEEP=1 keeps the traces, truths and reports.
 set -u
@@ -35,7 +35,7 @@ if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 fi
 
 # case NAME PROGRAM MODEL KEY-LINES...: the model plus the keys; runs,
-# reports, checks. Returns 2 when simcuda refuses a key.
+# reports, checks. A key simcuda refuses is a failure like any other.
 case_() {
 	local name=$1 prog=$2 model=$3
 	shift 3
@@ -46,8 +46,8 @@ case_() {
 		GPUPHASE_STACKS=sync "$prog" >"$tmp/$name.out" 2>&1)
 	local rc=$?
 	if [ "$rc" = 2 ] && grep -q "unknown key" "$tmp/$name.out"; then
-		echo "SKIP $name: simcuda does not know these keys yet: $(grep -m1 'unknown key' "$tmp/$name.out" | cut -c1-120)"
-		return 2
+		fail "$name: this tree's simcuda refuses a cost-model key the test needs: $(grep -m1 'unknown key' "$tmp/$name.out" | cut -c1-120)"
+		return 1
 	fi
 	[ "$rc" = 0 ] || { fail "$name: program failed: $(tail -2 "$tmp/$name.out")"; return 1; }
 	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
@@ -69,27 +69,23 @@ RC=$B/tests/e2e/report_realcuda
 RCM=$S/tests/e2e/report_realcuda.simcuda
 SB=$B/examples/sync_bound
 SBM=$S/examples/sync_bound.simcuda
-skipped=0
 # late_*: delivery alone (simcuda's default clock offset and drift pinned to 0)
 LATE="cupti_delivery_delay_ns 300000000"
 NOSKEW="cupti_clock_offset_ns 0"
 NODRIFT="cupti_clock_drift_ppm 0"
 case_ late_sync "$SB" "$SBM" "$LATE" "$NOSKEW" "$NODRIFT"
-[ $? = 2 ] && skipped=1
-if [ "$skipped" = 0 ]; then
-	case_ late_realcuda "$RC" "$RCM" "$LATE" "$NOSKEW" "$NODRIFT"
-	# (the check corrects the GPU clock's offset and drift with their sign:
-	# the truth's gpu_clock line)
-	case_ skew_sync "$SB" "$SBM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2"
-	case_ skew_realcuda "$RC" "$RCM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2"
-	# CUPTI's time in each call (15 us) about as long as a synchronize's
-	# wait: copies end while CUPTI is still at work in the synchronize,
-	# before the call looks at the GPU (truth: nothing outstanding), and the
-	# offset shows some ending after CUPTI's time
-	case_ skew_cupti_time "$RC" "$RCM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2" \
-		"cupti_api_overhead_ns 15000"
-	case_ all_together "$RC" "$RCM" "cupti_delivery_delay_ns 300000000" "cupti_clock_offset_ns 3000" \
-		"cupti_clock_drift_ppm 2" "exec_jitter_pct 10" "seed 7"
-fi
-[ "$fails" = 0 ] && echo "test_report_cupti_awkward.sh: all checks passed$([ "$skipped" = 1 ] && echo " (skipped: simcuda lacks the CUPTI keys)")"
+case_ late_realcuda "$RC" "$RCM" "$LATE" "$NOSKEW" "$NODRIFT"
+# (the check corrects the GPU clock's offset and drift with their sign:
+# the truth's gpu_clock line)
+case_ skew_sync "$SB" "$SBM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2"
+case_ skew_realcuda "$RC" "$RCM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2"
+# CUPTI's time in each call (15 us) about as long as a synchronize's
+# wait: copies end while CUPTI is still at work in the synchronize,
+# before the call looks at the GPU (truth: nothing outstanding), and the
+# offset shows some ending after CUPTI's time
+case_ skew_cupti_time "$RC" "$RCM" "cupti_clock_offset_ns 3000" "cupti_clock_drift_ppm 2" \
+	"cupti_api_overhead_ns 15000"
+case_ all_together "$RC" "$RCM" "cupti_delivery_delay_ns 300000000" "cupti_clock_offset_ns 3000" \
+	"cupti_clock_drift_ppm 2" "exec_jitter_pct 10" "seed 7"
+[ "$fails" = 0 ] && echo "test_report_cupti_awkward.sh: all checks passed"
 [ "$fails" = 0 ]

@@ -8,7 +8,9 @@
 # depend on the scenario program's own host timing under the profiler (the
 # hooks' few microseconds, and preemption on a loaded machine), so they are
 # checked as per-call medians (from the SQLite export's GPUPHASE_OP_PHASES)
-# within 5 % or 15 us, in up to 5 runs; the truth comparison is exact.
+# within 5 % or 15 us, best of 3 runs (tests/e2e/counting.sh); the truth
+# comparison is exact. Each scenario is a part (PART name: PASS|FAIL|SKIP,
+# tests/run-tests.sh).
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
@@ -17,6 +19,7 @@ R=$B/bin/gpuphase-report
 CHECK="python3 $S/tests/e2e/report_truth_check.py"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$S/tests/e2e/counting.sh"
 for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/sync_bound" \
 	"$B/examples/launch_bound" "$B/examples/compute_bound" "$B/tests/e2e/report_rule_of_thumb" \
 	"$B/tests/e2e/report_multistream" "$B/tests/e2e/report_realcuda"; do
@@ -63,17 +66,24 @@ check() {
 	$CHECK "$tmp/$name.truth" "$tmp/$name.json" "$@" || fail "$name: report disagrees with the truth"
 }
 
+gp_part_begin sync_bound
 if run sync_bound "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda"; then
 	check sync_bound step_kernel=sync-bound '*=sync-bound'
 fi
+gp_part_end
+gp_part_begin launch_bound
 if run launch_bound "$B/examples/launch_bound" "$S/examples/launch_bound.simcuda"; then
 	check launch_bound tiny_add=launch-bound '*=launch-bound'
 fi
+gp_part_end
 # compute_bound waits for its kernels in one blocking copy: by the definitions
 # that wait is sync charged to the last kernel, so the truth decides.
+gp_part_begin compute_bound
 if run compute_bound "$B/examples/compute_bound" "$S/examples/compute_bound.simcuda"; then
 	check compute_bound
 fi
+gp_part_end
+gp_part_begin multistream
 if run multistream "$B/tests/e2e/report_multistream" "$S/tests/e2e/report_multistream.simcuda"; then
 	check multistream
 	python3 - "$tmp/multistream.json" <<'PY' || fail "multistream: GPU busy not below the plain sum"
@@ -83,38 +93,52 @@ print("busy", s["gpu_busy_ns"], "plain sum", s["gpu_busy_sum_ns"])
 sys.exit(0 if s["gpu_busy_ns"] < s["gpu_busy_sum_ns"] else 1)
 PY
 fi
+gp_part_end
 
 # Capture windows (metrics.md §6): wall, idle and iterations over the
 # captured windows only; the truth is limited to the calls made inside them.
 for w in iters:skip=50,iters=10 repeat:skip=20,iters=5,repeat=3; do
 	name=window_${w%%:*}
-	run "$name" "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda" GPUPHASE_WINDOW="${w#*:}" || continue
-	check "$name"
+	gp_part_begin "$name"
+	run "$name" "$B/examples/sync_bound" "$S/examples/sync_bound.simcuda" GPUPHASE_WINDOW="${w#*:}" &&
+		check "$name"
+	gp_part_end
 done
 
 # A live trace (metrics.md §8): reported while its writer still runs, it
-# says so and puts no op without its GPU record in the operators.
+# says so and puts no op without its GPU record in the operators. An attempt
+# whose program ended before the report ran is not judged; best of 3.
 sed 's/^kernel rc_gpu .*/kernel rc_gpu exec_ns=2000000/' "$S/tests/e2e/report_realcuda.simcuda" >"$tmp/slow.simcuda"
-(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
-	SIMCUDA_CONFIG="$tmp/slow.simcuda" GPUPHASE_OUTPUT="$tmp/live.gpht" "$B/tests/e2e/report_realcuda" \
-	>"$tmp/live.out" 2>&1) &
-live_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/live.gpht" ] && break; sleep 0.1; done
-sleep 0.5
-"$R" --format json "$tmp/live.gpht" >"$tmp/live.json" 2>/dev/null
-"$R" "$tmp/live.gpht" >"$tmp/live.text" 2>/dev/null
-if kill -0 "$live_pid" 2>/dev/null; then
-	python3 - "$tmp/live.json" <<'PY' || fail "live: not reported as live"
+live_attempt() {
+	local live_pid rc=0
+	rm -f "$tmp/live.gpht"
+	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$tmp/slow.simcuda" GPUPHASE_OUTPUT="$tmp/live.gpht" "$B/tests/e2e/report_realcuda" \
+		>"$tmp/live.out" 2>&1) &
+	live_pid=$!
+	for _ in $(seq 50); do [ -s "$tmp/live.gpht" ] && break; sleep 0.1; done
+	sleep 0.5
+	"$R" --format json "$tmp/live.gpht" >"$tmp/live.json" 2>/dev/null
+	"$R" "$tmp/live.gpht" >"$tmp/live.text" 2>/dev/null
+	if kill -0 "$live_pid" 2>/dev/null; then
+		python3 - "$tmp/live.json" <<'PY' || { fail "live: not reported as live"; rc=1; }
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 print("live", s.get("live"), "complete", s["complete"], "not arrived", s.get("lost_gpu_records"))
 sys.exit(0 if s.get("live") and not s["complete"] else 1)
 PY
-	grep -q "cut off" "$tmp/live.text" && fail "live: called cut off"
-else
-	echo "live: the program ended before the report ran (loaded host); not checked"
-fi
-wait "$live_pid" || fail "live: program failed"
+		grep -q "cut off" "$tmp/live.text" && { fail "live: called cut off"; rc=1; }
+	else
+		echo "live attempt $GP_ATTEMPT: the program ended before the report ran: not judged"
+		rc=77
+	fi
+	wait "$live_pid" || { fail "live: program failed"; rc=1; }
+	return "$rc"
+}
+gp_part_begin live
+gp_majority live live_attempt
+[ $? = 77 ] && live_why="the program ended before the report ran in the attempts not failed"
+gp_part_end "${live_why:-}"
 
 # Real-CUDA behaviours (docs/simcuda.md), all on and each switched off:
 # async copies on pageable memory block (the wait for the earlier kernel is
@@ -125,19 +149,17 @@ wait "$live_pid" || fail "live: program failed"
 # GPU-bound rc_gpu loop waits for a kernel to end; that wait is its sync, not
 # launch, and the verdict calls the loop compute-bound.
 # "jitter" adds execution jitter to all of them at once.
-for variant in all:"" jitter:"SIMCUDA_EXEC_JITTER_PCT=10 SIMCUDA_SEED=7" \
-	no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SIMCUDA_IMPLICIT_SYNC=0 no_queue:SIMCUDA_QUEUE_DEPTH=0; do
-	name=realcuda_${variant%%:*}
-	envs=${variant#*:}
-	# up to 3 runs: with a behaviour switched off, a call preempted on a
-	# loaded host can still overlap the end of a kernel and read as a wait
-	ok=0
-	for attempt in 1 2 3; do
-		run "$name" "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" GPUPHASE_STACKS=sync \
-			$envs || break
-		echo "--- $name (attempt $attempt)"
-		$CHECK "$tmp/$name.truth" "$tmp/$name.json" || continue
-		python3 - "$tmp/$name.json" "$name" "$tmp/$name.truth" <<'PY' && ok=1 && break
+# Best of 3 runs: with a behaviour switched off, a call preempted on a loaded
+# host can still overlap the end of a kernel and read as a wait.
+# realcuda_attempt NAME ENVS: one run, its truth check and its sync calls.
+realcuda_attempt() {
+	local name=$1 envs=$2
+	# shellcheck disable=SC2086 # ENVS is a list of words
+	run "$name" "$B/tests/e2e/report_realcuda" "$S/tests/e2e/report_realcuda.simcuda" GPUPHASE_STACKS=sync \
+		$envs || return 1
+	echo "--- $name (attempt $GP_ATTEMPT)"
+	$CHECK "$tmp/$name.truth" "$tmp/$name.json" || return 1
+	python3 - "$tmp/$name.json" "$name" "$tmp/$name.truth" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); name = sys.argv[2]
 truth = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
@@ -184,22 +206,30 @@ for b in bad:
     print("MISMATCH", b)
 sys.exit(1 if bad else 0)
 PY
-	done
-	[ "$ok" = 1 ] || fail "$name: report disagrees with the truth, or sync calls / verdict off, in 3 runs"
+}
+for variant in all:"" jitter:"SIMCUDA_EXEC_JITTER_PCT=10 SIMCUDA_SEED=7" \
+	no_pageable:SIMCUDA_PAGEABLE_ASYNC_BLOCKS=0 no_implicit:SIMCUDA_IMPLICIT_SYNC=0 no_queue:SIMCUDA_QUEUE_DEPTH=0; do
+	name=realcuda_${variant%%:*}
+	envs=${variant#*:}
+	gp_part_begin "$name"
+	gp_majority "$name" realcuda_attempt "$name" "$envs" ||
+		fail "$name: report disagrees with the truth, or sync calls / verdict off, in a majority of 3 runs"
+	gp_part_end
 done
 
-# Rule-of-thumb table (stacks off: the scenario times its own sync calls).
-ok=0
-for attempt in 1 2 3 4 5; do
-	run rule "$B/tests/e2e/report_rule_of_thumb" "$S/tests/e2e/report_rule_of_thumb.simcuda" GPUPHASE_STACKS=off || break
-	echo "--- rule (attempt $attempt)"
-	$CHECK "$tmp/rule.truth" "$tmp/rule.json" || { fail "rule: report disagrees with the truth"; break; }
-	# the verdicts follow the sums, which one preempted sync can tip: retried
+# Rule-of-thumb table (stacks off: the scenario times its own sync calls),
+# best of 3: the verdicts follow the sums, which one preempted sync can tip,
+# and the per-call medians are the program's own host timing. The truth
+# comparison is exact in every run.
+rule_attempt() {
+	run rule "$B/tests/e2e/report_rule_of_thumb" "$S/tests/e2e/report_rule_of_thumb.simcuda" GPUPHASE_STACKS=off || return 1
+	echo "--- rule (attempt $GP_ATTEMPT)"
+	$CHECK "$tmp/rule.truth" "$tmp/rule.json" || { fail "rule: report disagrees with the truth"; return 1; }
 	$CHECK "$tmp/rule.truth" "$tmp/rule.json" op_sync_bound=sync-bound op_compute_bound=compute-bound \
-		op_small=launch-bound >/dev/null || { echo "rule: verdicts off in attempt $attempt"; continue; }
+		op_small=launch-bound >/dev/null || { echo "rule: verdicts off in attempt $GP_ATTEMPT"; return 1; }
 	# per-call medians from the SQLite export's per-op phases view
-	"$R" --export sqlite "$tmp/rule.db" "$tmp/rule.gpht" 2>/dev/null || { fail "rule: sqlite export failed"; break; }
-	if python3 - "$tmp/rule.db" <<'PY'; then
+	"$R" --export sqlite "$tmp/rule.db" "$tmp/rule.gpht" 2>/dev/null || { fail "rule: sqlite export failed"; return 1; }
+	python3 - "$tmp/rule.db" <<'PY'
 import sqlite3, statistics, sys
 want = {"op_sync_bound": (820, 450, 1230), "op_compute_bound": (150, 3200, 80), "op_small": (60, 120, 50)}
 db = sqlite3.connect(sys.argv[1])
@@ -213,19 +243,23 @@ for name, nominal in want.items():
         print(f"{name}: {col} median per call {med:.1f} us (table {us} us){'' if ok else '  <- off'}")
 sys.exit(1 if bad else 0)
 PY
-		ok=1
-		break
+}
+gp_part_begin rule
+rule_why=
+if ! gp_majority rule rule_attempt; then
+	if [ -n "${GP_SAN:-}" ]; then
+		# Instrumented hooks (ASan/TSan) add tens of microseconds to every
+		# call, so the scenario's own host timing cannot produce the table:
+		# not judged (a truth mismatch above still fails the part).
+		rule_why="table values/verdicts not judged under GP_SAN=$GP_SAN (host timing of instrumented hooks)"
+	else
+		fail "rule: per-call table values or verdicts off in a majority of 3 runs"
 	fi
-done
-if [ -n "${GP_SAN:-}" ] && [ "$ok" != 1 ]; then
-	# Instrumented hooks (ASan/TSan) add tens of microseconds to every call, so
-	# the scenario's own host timing cannot produce the table; the report's
-	# numbers were still compared exactly with the truth above.
-	echo "rule: table values/verdicts not reached under GP_SAN=$GP_SAN (host timing); truth comparison passed"
-else
-	[ "$ok" = 1 ] || fail "rule: per-call table values or verdicts off in 5 runs"
 fi
+gp_part_end "$rule_why"
+gp_part_begin rule_text
 "$R" "$tmp/rule.gpht" | grep -E "op_(sync_bound|compute_bound|small) " || fail "rule: text report lacks the operators"
+gp_part_end
 
-[ "$fails" = 0 ] && echo "test_report_e2e.sh: all checks passed"
+[ "$fails" = 0 ] && echo "test_report_e2e.sh: all parts passed or skipped with their reason"
 [ "$fails" = 0 ]

@@ -6,20 +6,23 @@
 #
 # The second half hides libunwind.so.8 inside a private mount namespace
 # (unshare -m + a bind mount of /dev/null over it), which needs root; where
-# that is not permitted it says so and checks only the first half.
+# that is not permitted that half is a skipped part, with its reason.
+# Two parts (tests/run-tests.sh): PART no_dt_needed, PART run_without_libunwind.
 set -u
 B=${GP_BUILD:?GP_BUILD unset}; S=${GP_SRC:?GP_SRC unset}
 lib=$B/lib/libgpuphase.so
-fail() { echo "FAIL: $*"; exit 1; }
+part=no_dt_needed
+fail() { echo "PART $part: FAIL $*"; exit 1; }
 
 readelf -d "$lib" | grep -q 'NEEDED.*libunwind' && fail "$lib has a DT_NEEDED on libunwind"
-echo "ok: no DT_NEEDED on libunwind"
+echo "PART no_dt_needed: PASS"
 
-[ -n "${GP_SAN:-}" ] && { echo "sanitizer build: the namespace run is plain-build only"; exit 0; }
+part=run_without_libunwind
+[ -n "${GP_SAN:-}" ] && { echo "PART $part: SKIP sanitizer build: the namespace run is plain-build only"; exit 0; }
 unw=$(ldconfig -p | awk '/libunwind\.so\.8 .*x86-64/ {print $NF; exit}')
 [ -n "$unw" ] || unw=$(ldconfig -p | awk '/libunwind\.so\.8 / {print $NF; exit}')
 if [ -z "$unw" ] || ! unshare -m true 2>/dev/null; then
-  echo "not run: libunwind.so.8 not installed or unshare -m not permitted here"; exit 0
+  echo "PART $part: SKIP libunwind.so.8 not installed or unshare -m not permitted here"; exit 0
 fi
 unw=$(readlink -f "$unw")
 
@@ -32,10 +35,10 @@ unshare -m sh -c '
   cd "$2" && LD_PRELOAD="$3" GPUPHASE_STACKS=sync GPUPHASE_LOG=info GPUPHASE_OUTPUT=t.gpht "$4" >prof.out 2>prof.err
 ' sh "$unw" "$tmp" "$lib" "$ex"
 rc=$?
-[ "$rc" = 90 ] && { echo "not run: bind mount refused"; exit 0; }
+[ "$rc" = 90 ] && { echo "PART $part: SKIP bind mount refused"; exit 0; }
 [ "$rc" = 0 ] || { cat "$tmp/prof.err"; fail "profiled run exited $rc without libunwind"; }
 cmp -s "$tmp/bare.out" "$tmp/prof.out" || fail "stdout differs from the bare run"
 grep -q "call stacks through glibc backtrace()" "$tmp/prof.err" || { cat "$tmp/prof.err"; fail "no fallback message"; }
 "$B/bin/gpuphase-report" "$tmp/t.gpht" >"$tmp/report.txt" 2>&1 || fail "report failed"
 grep -A3 "Sync call sites" "$tmp/report.txt" | grep -q "main+0x" || { cat "$tmp/report.txt"; fail "no sync call site from main"; }
-echo "ok: libunwind hidden: program unaffected, stacks through backtrace(), sync call sites in main"
+echo "PART run_without_libunwind: PASS libunwind hidden: program unaffected, stacks through backtrace(), sync call sites in main"

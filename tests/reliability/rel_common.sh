@@ -5,7 +5,11 @@
 # injected (the sanitizer runtime first when the library is instrumented),
 # under a timeout (a hang is a failure, never a wait). Each run leaves in its
 # directory .out, .err and .rc. Checks call rel_fail with a message; the test
-# ends with rel_done, which exits 1 if anything failed.
+# ends with rel_done, which exits 1 if anything failed. A case this machine
+# cannot run (no root, no tmpfs, a sanitizer build) calls rel_skip NAME REASON
+# instead of passing unsaid: the test is then counted in parts
+# (tests/run-tests.sh): one part per skipped case, and rel_done's part, named
+# after the test, for every check that ran.
 #
 # Environment (set by make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
 set -u
@@ -30,10 +34,14 @@ rel_ok() { REL_CHECKS=$((REL_CHECKS + 1)); }
 rel_check() { # rel_check COND-STATUS MESSAGE: COND-STATUS is $? of a test
   if [ "$1" = 0 ]; then rel_ok; else rel_fail "$2"; fi
 }
+rel_skip() { # rel_skip NAME REASON: the case NAME cannot run here
+  echo "PART $1: SKIP $2"
+}
 rel_done() {
+  local t; t=$(basename "$0" .sh)
   echo "$(basename "$0"): $REL_CHECKS checks passed, $REL_FAILS failed"
-  [ "$REL_FAILS" = 0 ]
-  exit $?
+  if [ "$REL_FAILS" = 0 ]; then echo "PART $t: PASS $REL_CHECKS checks"; exit 0; fi
+  echo "PART $t: FAIL $REL_FAILS of $((REL_CHECKS + REL_FAILS)) checks"; exit 1
 }
 
 # REL_EXITING_THREADS: extra settings for a profiled run whose CUDA-calling

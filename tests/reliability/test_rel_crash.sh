@@ -77,11 +77,11 @@ print("signal", os.WTERMSIG(st) if os.WIFSIGNALED(st) else -1, "core", int(os.WC
     if grep -q "core 1" "$a/.out" && [ "$ca" -ge 1 ]; then
       [ "$cb" -ge 1 ]; rel_check $? "core $kind: no core file under the profiler"
     else
-      echo "note: core $kind: this machine does not let the bare run dump core ($(tail -1 "$a/.out")): only the status was compared"
+      rel_skip "core_$kind" "this machine does not let the bare run dump core ($(tail -1 "$a/.out")): only the status was compared"
     fi
   done
 else
-  echo "note: core dump case not run (sanitizer build, no python3, or core_pattern is not 'core')"
+  rel_skip core_dump "sanitizer build, no python3, or core_pattern is not 'core'"
 fi
 
 # RLIMIT_FSIZE for real: the shell sets the limit for the program (and for
@@ -114,7 +114,7 @@ if mount -t tmpfs -o size=64k tmpfs "$e/mnt" 2>/dev/null; then
   [ "$rc" = 0 ] && grep -q "disk is full" "$e/rep"
   rel_check $? "ENOSPC: the report (rc $rc) should say the disk was full: $(head -c 300 "$e/rep.err")"
 else
-  echo "note: cannot mount a tmpfs here: real ENOSPC case not run (test_rel_faults injects it)"
+  rel_skip real_enospc "cannot mount a tmpfs here (test_rel_faults injects ENOSPC)"
 fi
 
 # GPUPHASE_MAX_BYTES.

@@ -62,7 +62,7 @@ if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-
   [ "$(grep -ac '^gpuphase: cannot write trace' "$u/.err")" = 1 ] && [ -z "$(ls -A "$u/ro")" ]
   rel_check $? "unwritable directory: expected one refusal and no file: $(head -c 300 "$u/.err")"
 else
-  echo "note: setpriv cannot drop to uid 65534 here: unwritable-directory case not run"
+  rel_skip unwritable_dir "setpriv cannot drop to uid 65534 here"
 fi
 
 # Read-only file system.
@@ -73,7 +73,7 @@ if mount -t tmpfs -o ro,size=1m tmpfs "$ro/mnt" 2>/dev/null; then
   refused "$ro" "read-only file system"
   grep -aq "Read-only file system" "$ro/.err"; rel_check $? "read-only fs: the message does not say why: $(cat "$ro/.err")"
 else
-  echo "note: cannot mount a tmpfs here (not root or no CAP_SYS_ADMIN): read-only file system case not run"
+  rel_skip readonly_fs "cannot mount a tmpfs here (not root or no CAP_SYS_ADMIN)"
 fi
 
 # The trigger socket's directory (GPUPHASE_WINDOW=trigger): a pre-placed
@@ -100,7 +100,7 @@ if [ "$(id -u)" = 0 ]; then ctl_case "owned by nobody" ctl_other; fi
 # programs ignore LD_LIBRARY_PATH), set-user-ID to nobody, in a directory
 # anyone may write to (so only the library's own check can stop a trace).
 if [ -n "${GP_SAN:-}" ]; then
-  echo "note: AT_SECURE case not run under $GP_SAN: a secure program ignores LD_PRELOAD, so the sanitizer runtime the instrumented library needs cannot be preloaded"
+  rel_skip at_secure "not under $GP_SAN: a secure program ignores LD_PRELOAD, so the sanitizer runtime the instrumented library needs cannot be preloaded"
 elif [ "$(id -u)" = 0 ] && [ -x "$REL_B/tests/rel/rel_prog_rpath" ]; then
   s=$(rel_dir secure); chmod 1777 "$s"; chmod 755 "$REL_TMP"
   cp "$REL_B/tests/rel/rel_prog_rpath" "$s/prog"; chown 65534 "$s/prog"
@@ -115,7 +115,7 @@ elif [ "$(id -u)" = 0 ] && [ -x "$REL_B/tests/rel/rel_prog_rpath" ]; then
   [ ! -e "$t/secure.gpht" ] && ! grep -aq '^gpuphase: ' "$t/.err"
   rel_check $? "AT_SECURE: the library was not inert: $(ls "$t") $(head -c 300 "$t/.err")"
 elif [ "$(id -u)" != 0 ]; then
-  echo "note: AT_SECURE case not run: it needs root (to make a set-user-ID copy owned by nobody)"
+  rel_skip at_secure "it needs root (to make a set-user-ID copy owned by nobody)"
 else
   rel_fail "AT_SECURE case: $REL_B/tests/rel/rel_prog_rpath is not built"
 fi

@@ -62,7 +62,7 @@ done
 # "dup thread with used id", its thread registry still holding the parent's
 # threads). docs/reliability.md, Sanitizers.
 if [ "${GP_SAN:-}" = tsan ]; then
-  echo "follow fork: case not run under TSan (TSan cannot start threads in the child of a multi-threaded fork)"
+  rel_skip follow_fork "not under TSan (TSan cannot start threads in the child of a multi-threaded fork)"
 else
   b=$(rel_dir follow); rel_run "$b" pre GPUPHASE_FOLLOW_FORK=1 -- "$REL_PROG" fork $N
   a=$(rel_dir followbare); rel_run "$a" bare -- "$REL_PROG" fork $N
