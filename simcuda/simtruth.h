@@ -17,6 +17,8 @@
  *                  docs/simcuda.md), tid, start, end, api_corr, waited_corr
  *   SIM_EV_OVERHEAD tid, start, end, api_corr (CUPTI's own host time inside
  *                  that API call)
+ * Lines of type "cupti_kind" (CUPTI's activity switches) and the api lines'
+ * "rec" are skipped: only the Python checkers read them.
  */
 #ifndef SIMTRUTH_H
 #define SIMTRUTH_H
