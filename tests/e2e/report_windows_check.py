@@ -12,12 +12,17 @@ Checks, with the windows the report found (summary.windows):
   * not_captured: between_ns = the gaps between the windows, before_ns = the
     time from the traced start to the first window;
   * the text says "over the ... capture window(s) only" and "not captured:";
+  * every window lies where CUPTI really collected: its start mark after
+    simcuda's truth says CUPTI's kinds were all on, its stop mark before one
+    went off (report_truth_check.capture_rules, from the truth's cupti_kind
+    lines: windows shifted outward are refused);
   * each stage's dominant operator and its launch + execute = the truth's:
     the operator with the most launch + execute among the captured calls
     that began in the stage (launch as report_truth_check.py defines it;
-    captured as it defines it too: a call at a window's edge may be in the
-    trace or not, so the truth with and without those calls is accepted,
-    and the operator's time anywhere between);
+    captured as it defines it too: a call made during full collection must
+    be in the trace, one that overlaps CUPTI switching on or off may be or
+    not, so the truth with and without those calls is accepted, and the
+    operator's time anywhere between);
   * warm=KERNEL: the warm-up stage is the captured part of the run up to the
     end of the last iteration that ran KERNEL (the truth's synchronize that
     ended it), within 20 us, and counts the captured iterations that ran it.
@@ -88,11 +93,14 @@ def main():
         bad.append("before_ns larger than the first window's start")
     if not re.search(r"over the (\d+ )?capture windows? only", text) or "not captured:" not in text:
         bad.append("text: no 'over the capture window(s) only' / 'not captured:' line")
-    # dominant operators against the truth, over the calls the capture holds
-    # (report_truth_check.py's rules: calls at a window's edge are optional)
-    in_window, lost, optional = report_truth_check.capture_rules(truth, wins)
+    # the windows where CUPTI really collected, and the dominant operators
+    # against the truth over the calls the capture must hold (held) and may
+    # hold (optional): report_truth_check.py's rules, from simcuda's record
+    # of CUPTI's switches
+    must, optional, refusals = report_truth_check.capture_rules(truth, wins)
+    bad += refusals
     calls = [t for t in truth if t["type"] == "api"]
-    held = {t["corr"] for t in calls if in_window(t) and not lost(t)}
+    held = {t["corr"] for t in calls if must(t)}
     maybe_held = held | {t["corr"] for t in calls if optional(t)}
     apis = {t["corr"]: t for t in calls if t["corr"] in maybe_held}
     ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and t.get("api_corr") in apis]
@@ -152,7 +160,7 @@ def main():
         d = i["dominant_operator"]
         if not agrees(d, i["name"]):
             bad.append(f"{i['name']}: dominated by {d and (d['name'], d['ns'])}, truth {shown(want)} "
-                       f"(without the calls at the windows' edges {shown(dominant(per_lo, i['name']))})")
+                       f"(without the optional calls {shown(dominant(per_lo, i['name']))})")
         elif d:
             print(f"{i['name']}: dominated by {d['name']} {d['ns']} (truth {want and want[0]})")
         else:

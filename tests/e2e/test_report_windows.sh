@@ -8,7 +8,17 @@
 # the windows only: their times the parts inside the windows, adding up to
 # the window wall, what was not captured said apart, each stage's dominant
 # operator and its time equal to the truth's, and the warm-up the captured
-# part of the run's warm-up (report_windows_check.py).
+# part of the run's warm-up (report_windows_check.py). Which calls must be
+# in the report, and where the windows may lie, come from simcuda's record
+# of CUPTI's switches (the truth's cupti_kind lines, docs/simcuda.md): every
+# call made during full collection is required whole, and a window edge
+# outside it is refused.
+# Tamper control (each run): the report's windows moved outward by 150 us
+# and by 1.5 ms (what an independent review did to the library's marks,
+# which the earlier, margin-based rule accepted in 4 of 6 runs) must be
+# refused by both checkers, for the window rule's reason; and the same
+# shifted report must pass report_truth_check.py with its window refusals
+# taken out, so the shift alone is what changes the verdict.
 #   iters     analyses_run, skip=3,iters=10: the window holds the end of the
 #             warm-up (warm_k's iterations) and the start of the steady state
 #   repeat    analyses_run, skip=2,iters=3,repeat=3: the first window all
@@ -64,7 +74,58 @@ check() {
 		>"$tmp/$name.check" ||
 		{ grep MISMATCH "$tmp/$name.check"; return 1; }
 	grep '^windows' "$tmp/$name.check"
-	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@"
+	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@" ||
+		return 1
+	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@"
+}
+
+# tamper NAME SHIFT_NS [warm=KERNEL]: NAME's report with every window moved
+# outward by SHIFT_NS (wall_ns kept their sum) is refused by both checkers
+# because a window edge lies outside CUPTI's full collection, and passes
+# report_truth_check.py with those refusals taken out (the control of the
+# control: nothing else in the shifted report is wrong)
+tamper() {
+	local name=$1 sh=$2 f=$tmp/$1.shift$2
+	shift 2
+	python3 - "$tmp/$name.json" "$f.json" "$sh" <<'PY' || { echo "$name: cannot shift the windows"; return 1; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+sh = int(sys.argv[3])
+s = r["summary"]
+for w in s["windows"]:
+    w["start_ns"] -= sh
+    w["stop_ns"] += sh
+    w["wall_ns"] = w["stop_ns"] - w["start_ns"]
+s["wall_ns"] = sum(w["wall_ns"] for w in s["windows"])
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	if QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "$f.json" \
+		>"$f.check"; then
+		echo "$name: windows shifted outward by $sh ns accepted by report_truth_check.py"
+		return 1
+	fi
+	grep -q "outside CUPTI's full collection" "$f.check" ||
+		{ echo "$name: shift $sh ns refused, but not by the window rule: $(grep -m1 MISMATCH "$f.check")"; return 1; }
+	if python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$f.json" "$tmp/$name.txt" "$@" \
+		>"$f.wcheck"; then
+		echo "$name: windows shifted outward by $sh ns accepted by report_windows_check.py"
+		return 1
+	fi
+	grep -q "outside CUPTI's full collection" "$f.wcheck" ||
+		{ echo "$name: shift $sh ns refused by report_windows_check.py, not by the window rule"; return 1; }
+	QUEUE_SLACK_NS=${SLACK:-0} python3 - "$S/tests/e2e" "$tmp/$name.truth" "$f.json" >"$f.off" 2>&1 <<'PY' ||
+import sys
+sys.path.insert(0, sys.argv[1])
+import report_truth_check as r
+rules = r.capture_rules
+r.capture_rules = lambda truth, wins: rules(truth, wins)[:2] + ([],)  # the window refusals taken out
+sys.argv = ["report_truth_check.py"] + sys.argv[2:]
+sys.exit(r.main())
+PY
+		{ echo "$name: control: shift $sh ns refused even without the window rule: $(grep -m1 MISMATCH "$f.off")"
+		  return 1; }
+	echo "$name: windows shifted outward by $sh ns: refused ($(grep -c "outside CUPTI's full collection" "$f.check")" \
+		"window edges), accepted without the window rule"
 }
 
 # run NAME PROGRAM MODEL ENV... -- CHECK-ARGS...
