@@ -115,8 +115,9 @@ def demangle(names):
 # each call's "rec" (the instant after CUPTI's last look at its switches for
 # the call; docs/simcuda.md "Ground truth").
 #   full collection: every kind the run ever enabled is on, and every
-#     per-cbid API switch that was on at both ends of such a stretch (so the
-#     calibration's brief switches of its own calls do not count);
+#     per-cbid API switch that was on at either end of such a stretch (one
+#     switched on late or off early counts; the calibration's brief switches
+#     of its own calls, undone inside the stretch, do not);
 #   held: a call whose span start..rec lies inside one stretch of full
 #     collection: it must be in the report, whole (its API record, its op,
 #     its waits);
@@ -186,7 +187,7 @@ def capture_rules(truth, wins):
 
     kcbids = set()
     for a, b, first, last in stretches(lambda r: r[1]):
-        kcbids |= first[2] & last[2]
+        kcbids |= first[2] | last[2]
     full = [(a, b) for a, b, _, _ in stretches(lambda r: r[1] and kcbids <= r[2])]
     anyon = [(a, b) for a, b, _, _ in stretches(lambda r: r[3])]
 
