@@ -125,6 +125,8 @@ def main():
         launch = a["end"] - a["start"] - (ex if a["name"] in BLOCKING or (
             o["type"] == "memcpy" and "Async" in a["name"] and a["end"] >= o["end"]) else 0)
         launch = max(0, launch - own_block.get(a["corr"], 0))
+        if a["corr"] not in held:  # optional: maybe timed from its hook, which returns after the truth's rec
+            launch += a.get("rec", a["end"]) - a["end"]
         for i in items:
             if i["start_ns"] <= a["start"] < i["end_ns"]:
                 k = (i["name"], name)
