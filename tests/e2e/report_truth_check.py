@@ -134,26 +134,12 @@ def demangle(names):
 # Without any "cupti_kind" line (CUPTI never switched: hook-only capture)
 # the windows' own edges decide: held inside a window, optional across an
 # edge.
-def capture_rules(truth, wins):
-    """Which calls of the truth a windowed capture holds: predicates
-    held(call), optional(call), and refusals (a list of lines: windows
-    outside CUPTI's real collection). report_windows_check.py uses them
-    too."""
+def full_collection(truth):
+    """From the truth's cupti_kind lines: (full, anyon, kinds, cbids, lines):
+    the stretches [from, to) of full collection and those with any switch
+    on (to = inf when never switched off), the kinds and per-cbid switches
+    full collection needs, the number of lines."""
     sw = sorted((t for t in truth if t["type"] == "cupti_kind"), key=lambda t: t["t"])
-
-    def span(t):
-        return t["start"], t.get("rec", t["end"])
-
-    if not sw:
-        print("capture: no CUPTI switches in the truth (hook-only): the windows' own edges decide")
-
-        def held0(t):
-            return any(a <= t["start"] and t["end"] <= b for a, b in wins)
-
-        def optional0(t):
-            return not held0(t) and any(t["start"] < b and a < t["end"] for a, b in wins)
-
-        return held0, optional0, []
     kinds = {t["kind"] for t in sw if "cbid" not in t and t["on"]}
     cbids = {(t["kind"], t["cbid"]) for t in sw if "cbid" in t}
     kind_on, sel, seg = {}, {}, []  # seg: (from, kinds all on, cbids on, anything on)
@@ -190,6 +176,29 @@ def capture_rules(truth, wins):
         kcbids |= first[2] | last[2]
     full = [(a, b) for a, b, _, _ in stretches(lambda r: r[1] and kcbids <= r[2])]
     anyon = [(a, b) for a, b, _, _ in stretches(lambda r: r[3])]
+    return full, anyon, kinds, kcbids, len(sw)
+
+
+def capture_rules(truth, wins):
+    """Which calls of the truth a windowed capture holds: predicates
+    held(call), optional(call), and refusals (a list of lines: windows
+    outside CUPTI's real collection). report_windows_check.py uses them
+    too."""
+    full, anyon, kinds, kcbids, nsw = full_collection(truth)
+
+    def span(t):
+        return t["start"], t.get("rec", t["end"])
+
+    if not nsw:
+        print("capture: no CUPTI switches in the truth (hook-only): the windows' own edges decide")
+
+        def held0(t):
+            return any(a <= t["start"] and t["end"] <= b for a, b in wins)
+
+        def optional0(t):
+            return not held0(t) and any(t["start"] < b and a < t["end"] for a, b in wins)
+
+        return held0, optional0, []
 
     def within(iv, x, y):
         return next(((a, b) for a, b in iv if a <= x and y <= b), None)
@@ -207,7 +216,7 @@ def capture_rules(truth, wins):
     def us(ns):
         return f"{ns / 1e3:.1f} us"
 
-    print(f"capture: CUPTI collected fully in {len(full)} stretches (truth: {len(sw)} cupti_kind lines, "
+    print(f"capture: CUPTI collected fully in {len(full)} stretches (truth: {nsw} cupti_kind lines, "
           f"{len(kinds)} kinds, {len(kcbids)} per-cbid switches): " +
           ", ".join(f"{a}..{b}" for a, b in full[:6]) + (" ..." if len(full) > 6 else ""))
     calls = [t for t in truth if t["type"] == "api"]

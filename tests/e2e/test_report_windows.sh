@@ -18,7 +18,9 @@
 # which the earlier, margin-based rule accepted in 4 of 6 runs) must be
 # refused by both checkers, for the window rule's reason; and the same
 # shifted report must pass report_truth_check.py with its window refusals
-# taken out, so the shift alone is what changes the verdict.
+# taken out, so the shift alone is what changes the verdict. The window rule
+# has no margin: the windows moved out to the truth's own edges of full
+# collection pass, 1 ns beyond them every moved edge is refused.
 #   iters     analyses_run, skip=3,iters=10: the window holds the end of the
 #             warm-up (warm_k's iterations) and the start of the steady state
 #   repeat    analyses_run, skip=2,iters=3,repeat=3: the first window all
@@ -76,7 +78,7 @@ check() {
 	grep '^windows' "$tmp/$name.check"
 	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@" ||
 		return 1
-	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@"
+	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@" && edge "$name"
 }
 
 # tamper NAME SHIFT_NS [warm=KERNEL]: NAME's report with every window moved
@@ -126,6 +128,44 @@ PY
 		  return 1; }
 	echo "$name: windows shifted outward by $sh ns: refused ($(grep -c "outside CUPTI's full collection" "$f.check")" \
 		"window edges), accepted without the window rule"
+}
+
+# edge NAME: the control just beyond the window rule, which has no margin:
+# each window moved outward to the truth's own edges of full collection
+# (the last kind on, the first off, from its cupti_kind lines) still
+# passes report_truth_check.py; 1 ns further, every moved edge is refused
+edge() {
+	local name=$1 f=$tmp/$1.edge
+	python3 - "$S/tests/e2e" "$tmp/$name.truth" "$tmp/$name.json" "$f" <<'PY' || { echo "$name: cannot move the edges"; return 1; }
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import report_truth_check as r
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+full = r.full_collection(truth)[0]
+for beyond in (0, 1):
+    rep = json.load(open(sys.argv[3]))
+    s, moved = rep["summary"], 0
+    for w in s["windows"]:
+        a, b = next((a, b) for a, b in full if a <= w["start_ns"] <= b)
+        w["start_ns"], moved = a - beyond, moved + 1
+        if b != float("inf"):
+            w["stop_ns"], moved = int(b) + beyond, moved + 1
+        w["wall_ns"] = w["stop_ns"] - w["start_ns"]
+    s["wall_ns"] = sum(w["wall_ns"] for w in s["windows"])
+    json.dump(rep, open(f"{sys.argv[4]}{beyond}.json", "w"))
+open(f"{sys.argv[4]}.moved", "w").write(f"{moved}\n")
+PY
+	QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "${f}0.json" \
+		>"${f}0.check" ||
+		{ echo "$name: windows moved to the truth's edges of full collection refused: $(grep -m1 MISMATCH "${f}0.check")"
+		  return 1; }
+	QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "${f}1.json" \
+		>"${f}1.check"
+	local n
+	n=$(grep -c "outside CUPTI's full collection" "${f}1.check")
+	[ "$n" = "$(cat "$f.moved")" ] ||
+		{ echo "$name: edges moved 1 ns beyond full collection: $n of $(cat "$f.moved") refused"; return 1; }
+	echo "$name: window edges at the truth's full collection accepted, 1 ns beyond refused ($n edges)"
 }
 
 # run NAME PROGRAM MODEL ENV... -- CHECK-ARGS...
