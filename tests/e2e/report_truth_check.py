@@ -568,6 +568,20 @@ def main():
         print(f"windows {len(wins)}: wall_ns {s['wall_ns']} (sum of windows {wall}), idle {s['gpu_idle_ns']}")
         if s["wall_ns"] != wall:
             bad.append(f"wall_ns {s['wall_ns']} != sum of the capture windows {wall}")
+        # every runtime record CUPTI wrote for a call it had to hold is in
+        # the report: host_api_ns, their plain sum (metrics.md §6), is at
+        # least the held calls' and at most that plus the optional calls'
+        # (exact: the records carry the truth's own start and end)
+        own_calls = {t["api_corr"] for t in truth if t["type"] == "kernel" and t["name"] == CALIB_KERNEL}
+        rt = [t for t in truth if t["type"] == "api" and t.get("cupti_write_rt") and t["corr"] not in own_calls]
+        if rt and "host_api_ns" in s:
+            lo = sum(t["end"] - t["start"] for t in rt if held(t))
+            hi = lo + sum(t["end"] - t["start"] for t in rt if optional(t))
+            print(f"host_api_ns {s['host_api_ns']} (truth: held calls' runtime records {lo}, with the optional {hi})")
+            if not lo <= s["host_api_ns"] <= hi:
+                bad.append(f"host_api_ns {s['host_api_ns']} outside the runtime records of the held calls {lo}"
+                           f"..{hi} (with the optional calls): " +
+                           ("a held call's API record is missing" if s["host_api_ns"] < lo else "records beyond them"))
         if s["gpu_idle_ns"] > wall:
             bad.append(f"gpu_idle_ns {s['gpu_idle_ns']} > wall {wall}")
         empty = [i["iter"] for i in report.get("iterations", {}).get("items", []) if not i.get("ops")]

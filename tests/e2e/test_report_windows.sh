@@ -11,8 +11,8 @@
 # part of the run's warm-up (report_windows_check.py). Which calls must be
 # in the report, and where the windows may lie, come from simcuda's record
 # of CUPTI's switches (the truth's cupti_kind lines, docs/simcuda.md): every
-# call made during full collection is required whole, and a window edge
-# outside it is refused.
+# call made during full collection is required whole (its op, its waits,
+# its runtime record), and a window edge outside it is refused.
 # Tamper control (each run): the report's windows moved outward by 150 us
 # and by 1.5 ms (what an independent review did to the library's marks,
 # which the earlier, margin-based rule accepted in 4 of 6 runs) must be
@@ -20,7 +20,10 @@
 # shifted report must pass report_truth_check.py with its window refusals
 # taken out, so the shift alone is what changes the verdict. The window rule
 # has no margin: the windows moved out to the truth's own edges of full
-# collection pass, 1 ns beyond them every moved edge is refused.
+# collection pass, 1 ns beyond them every moved edge is refused. Every
+# runtime record CUPTI wrote for a held call must be in host_api_ns (an exact
+# sum, up to the optional calls' records): at the held calls' sum it passes,
+# 1 ns below it is refused.
 #   iters     analyses_run, skip=3,iters=10: the window holds the end of the
 #             warm-up (warm_k's iterations) and the start of the steady state
 #   repeat    analyses_run, skip=2,iters=3,repeat=3: the first window all
@@ -78,7 +81,7 @@ check() {
 	grep '^windows' "$tmp/$name.check"
 	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@" ||
 		return 1
-	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@" && edge "$name"
+	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@" && edge "$name" && dropped "$name"
 }
 
 # tamper NAME SHIFT_NS [warm=KERNEL]: NAME's report with every window moved
@@ -166,6 +169,36 @@ PY
 	[ "$n" = "$(cat "$f.moved")" ] ||
 		{ echo "$name: edges moved 1 ns beyond full collection: $n of $(cat "$f.moved") refused"; return 1; }
 	echo "$name: window edges at the truth's full collection accepted, 1 ns beyond refused ($n edges)"
+}
+
+# dropped NAME: host_api_ns may lie anywhere from the held calls' runtime
+# records to those plus the optional calls' (whose records CUPTI may or may
+# not have written); the control just below that range, as if one held
+# call's record were lost beyond what the optional calls can hide, is
+# refused, and the range's own floor is accepted
+dropped() {
+	local name=$1 f=$tmp/$1.dropped
+	python3 - "$S/tests/e2e" "$tmp/$name.truth" "$tmp/$name.json" "$f" >/dev/null <<'PY' ||
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import report_truth_check as r
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+rep = json.load(open(sys.argv[3]))
+held = r.capture_rules(truth, [(w["start_ns"], w["stop_ns"]) for w in rep["summary"]["windows"]])[0]
+lo = sum(t["end"] - t["start"] for t in truth if t["type"] == "api" and t.get("cupti_write_rt") and held(t))
+for below in (0, 1):
+    rep["summary"]["host_api_ns"] = lo - below
+    json.dump(rep, open(f"{sys.argv[4]}{below}.json", "w"))
+PY
+		{ echo "$name: cannot drop a record"; return 1; }
+	QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "${f}0.json" \
+		>"${f}0.check" || { echo "$name: host_api_ns at the held calls' records refused"; return 1; }
+	if QUEUE_SLACK_NS=${SLACK:-0} python3 "$S/tests/e2e/report_truth_check.py" "$tmp/$name.truth" "${f}1.json" \
+		>"${f}1.check" || ! grep -q "API record is missing" "${f}1.check"; then
+		echo "$name: host_api_ns 1 ns below the held calls' records: not refused for it"
+		return 1
+	fi
+	echo "$name: host_api_ns at the held calls' runtime records accepted, 1 ns below refused"
 }
 
 # run NAME PROGRAM MODEL ENV... -- CHECK-ARGS...
