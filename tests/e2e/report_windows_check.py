@@ -3,7 +3,7 @@
 simcuda's truth (docs/metrics.md §15, "In a windowed capture"): the stages
 are taken over the capture windows only.
 
-usage: report_windows_check.py TRUTH.jsonl REPORT.json REPORT.txt [warm=KERNEL]
+usage: report_windows_check.py TRUTH.jsonl REPORT.json REPORT.txt [warm=KERNEL] [export=SQLITE]
 
 Checks, with the windows the report found (summary.windows):
   * the listed stages' times add up to the window wall (each stage's time is
@@ -23,6 +23,10 @@ Checks, with the windows the report found (summary.windows):
     be in the trace, one that overlaps CUPTI switching on or off may be or
     not, so the truth with and without those calls is accepted, and the
     operator's time anywhere between);
+  * export=SQLITE (`gpuphase export sqlite` of the same trace): call by
+    call, each call CUPTI had to hold has its runtime record (where CUPTI
+    wrote one), each of its ops and each of its waits there, and no call
+    made while every CUPTI switch was off is there;
   * warm=KERNEL: the warm-up stage is the captured part of the run up to the
     end of the last iteration that ran KERNEL (the truth's synchronize that
     ended it), within 20 us, and counts the captured iterations that ran it.
@@ -31,6 +35,7 @@ Python 3 standard library only.
 """
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -167,6 +172,38 @@ def main():
             print(f"{i['name']}: dominated by {d['name']} {d['ns']} (truth {want and want[0]})")
         else:
             print(f"{i['name']}: no operator (the truth has none there)")
+    # export=SQLITE (gpuphase export sqlite of the same trace): call by call,
+    # every held call is there whole: its runtime record (when CUPTI wrote
+    # one), each of its ops, each of its waits; no call made while every
+    # CUPTI switch was off is there
+    if "export" in opts:
+        db = sqlite3.connect(opts["export"])
+        rt_rows = {c for (c,) in db.execute("SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+        op_rows = {c for (c,) in db.execute("SELECT correlationId FROM GPUPHASE_OPS")}
+        sync_rows = {c for (c,) in db.execute("SELECT correlationId FROM GPUPHASE_SYNCS")}
+        ops_of, waits_of = {}, {}
+        for t in truth:
+            if t["type"] in ("kernel", "memcpy", "memset") and t.get("name") != report_truth_check.CALIB_KERNEL:
+                ops_of.setdefault(t["api_corr"], []).append(t)
+            elif t["type"] == "sync" and t["waited_corr"]:
+                waits_of.setdefault(t["api_corr"], []).append(t)
+        incomplete, extra, nheld = [], [], 0
+        for t in calls:
+            c = t["corr"]
+            if t["corr"] in held:
+                nheld += 1
+                miss = ([f"runtime record"] if t.get("cupti_write_rt") and c not in rt_rows else []) + \
+                       [f"{o['type']} {o['corr']}" for o in ops_of.get(c, [])
+                        if o["corr"] not in op_rows and o["api_corr"] not in op_rows] + \
+                       ([f"{len(waits_of[c])} waits"] if c in waits_of and c not in sync_rows else [])
+                if miss:
+                    incomplete.append(f"{t['name']} corr {c} at {t['start']}: no {', '.join(miss)}")
+            elif t["corr"] not in maybe_held and (c in rt_rows or any(o["corr"] in op_rows for o in ops_of.get(c, []))):
+                extra.append(f"{t['name']} corr {c} at {t['start']}")
+        print(f"export: {nheld} held calls checked one by one, {len(incomplete)} incomplete, "
+              f"{len(extra)} made with CUPTI off yet present")
+        bad += [f"held call incomplete in the export: {m}" for m in incomplete[:10]]
+        bad += [f"call made with every CUPTI switch off in the export: {m}" for m in extra[:10]]
     # warm-up
     if "warm" in opts:
         k = opts["warm"]

@@ -23,7 +23,9 @@
 # collection pass, 1 ns beyond them every moved edge is refused. Every
 # runtime record CUPTI wrote for a held call must be in host_api_ns (an exact
 # sum, up to the optional calls' records): at the held calls' sum it passes,
-# 1 ns below it is refused.
+# 1 ns below it is refused. And call by call (the trace's SQLite export):
+# removing one held call's runtime record, another's op, another's wait is
+# refused once per row removed.
 #   iters     analyses_run, skip=3,iters=10: the window holds the end of the
 #             warm-up (warm_k's iterations) and the start of the steady state
 #   repeat    analyses_run, skip=2,iters=3,repeat=3: the first window all
@@ -79,9 +81,11 @@ check() {
 		>"$tmp/$name.check" ||
 		{ grep MISMATCH "$tmp/$name.check"; return 1; }
 	grep '^windows' "$tmp/$name.check"
-	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@" ||
-		return 1
-	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@" && edge "$name" && dropped "$name"
+	"$B/bin/gpuphase" export sqlite "$tmp/$name.sqlite" "$tmp/$name.gpht" >/dev/null 2>>"$tmp/$name.err" ||
+		{ echo "$name: export failed: $(tail -1 "$tmp/$name.err")"; return 1; }
+	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" "$@" \
+		export="$tmp/$name.sqlite" || return 1
+	tamper "$name" 150000 "$@" && tamper "$name" 1500000 "$@" && edge "$name" && dropped "$name" && gone "$name"
 }
 
 # tamper NAME SHIFT_NS [warm=KERNEL]: NAME's report with every window moved
@@ -199,6 +203,44 @@ PY
 		return 1
 	fi
 	echo "$name: host_api_ns at the held calls' runtime records accepted, 1 ns below refused"
+}
+
+# gone NAME: the export less one held call's runtime record, less another's
+# op, less another's wait (each where the run has one) is refused, once per
+# row removed
+gone() {
+	local name=$1 f=$tmp/$1.gone
+	cp "$tmp/$name.sqlite" "$f.sqlite"
+	local n
+	n=$(python3 - "$S/tests/e2e" "$tmp/$name.truth" "$tmp/$name.json" "$f.sqlite" <<'PY'
+import contextlib, io, json, sqlite3, sys
+sys.path.insert(0, sys.argv[1])
+import report_truth_check as r
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+rep = json.load(open(sys.argv[3]))
+with contextlib.redirect_stdout(io.StringIO()):
+    held = r.capture_rules(truth, [(w["start_ns"], w["stop_ns"]) for w in rep["summary"]["windows"]])[0]
+calls = [t for t in truth if t["type"] == "api" and held(t)]
+ops = {t["api_corr"] for t in truth if t["type"] == "kernel"}
+waits = {t["api_corr"] for t in truth if t["type"] == "sync" and t["waited_corr"]}
+db, used, n = sqlite3.connect(sys.argv[4]), set(), 0
+for table, pick in (("CUPTI_ACTIVITY_KIND_RUNTIME", lambda t: t.get("cupti_write_rt") and t["corr"] not in ops),
+                    ("GPUPHASE_OPS", lambda t: t["corr"] in ops), ("GPUPHASE_SYNCS", lambda t: t["corr"] in waits)):
+    c = next((t["corr"] for t in calls if pick(t) and t["corr"] not in used), None)
+    if c is not None:
+        used.add(c)
+        n += db.execute(f"DELETE FROM {table} WHERE correlationId = ?", (c,)).rowcount > 0
+db.commit()
+print(n)
+PY
+) || { echo "$name: cannot remove rows"; return 1; }
+	python3 "$S/tests/e2e/report_windows_check.py" "$tmp/$name.truth" "$tmp/$name.json" "$tmp/$name.txt" \
+		export="$f.sqlite" >"$f.check"
+	local got
+	got=$(grep -c "held call incomplete in the export" "$f.check")
+	[ "$n" -ge 1 ] && [ "$got" = "$n" ] ||
+		{ echo "$name: $n rows of held calls removed from the export, $got refused"; return 1; }
+	echo "$name: $n rows of held calls removed from the export: each refused"
 }
 
 # run NAME PROGRAM MODEL ENV... -- CHECK-ARGS...
