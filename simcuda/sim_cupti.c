@@ -8,7 +8,10 @@
  *
  * Threads and locks:
  *  - g.mx guards the staging list (records produced but not yet copied into
- *    a client buffer), the kind table writes and the flush handshake.
+ *    a client buffer), the kind table and per-cbid switch writes (each
+ *    flip tells the runtime's switch hook, for the truth's "cupti_kind"
+ *    line, under it: lines in the order of the flips) and the flush
+ *    handshake.
  *  - g.deliver_mx serialises everything that touches client buffers; it is
  *    held (g.mx is NOT) while the client's request/complete callbacks run,
  *    so a client may call cuptiActivityGetNextRecord / GetNumDroppedRecords /
