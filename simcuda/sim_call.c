@@ -6,7 +6,8 @@
  * correlation ids are drawn, the subscriber's ENTER callbacks run, runtime
  * then driver, then CUPTI's instrumentation overhead is spent) and
  * leaves (sim_call_exit: DRIVER then RUNTIME activity records, the truth "api"
- * line, EXIT callbacks, the thread's last error). Driver start, once per
+ * line with "rec", the instant after CUPTI's last look at its switches for
+ * the call, EXIT callbacks, the thread's last error). Driver start, once per
  * process: load the cost model (SIMCUDA_CONFIG, SIMCUDA_<KEY>), open the
  * truth file, register the clock-rebase hook and the exit handler, load the
  * CUPTI client named by CUDA_INJECTION64_PATH and run its
@@ -158,6 +159,10 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 	w0 = simcupti_now();
 	int rt_written =
 		simcupti_emit_api(CUPTI_ACTIVITY_KIND_RUNTIME, c->cbid, c->api_start, end, c->corr, (uint32_t)ret);
+	/* CUPTI's last look at its switches for this call: what it decided
+	 * (overhead, GPU and sync records, API records) lies in api_start..rec
+	 * (truth "rec"; the checkers hold it against the "cupti_kind" lines) */
+	uint64_t rec = simcupti_now();
 	if (c->ovh_end)
 		sim_truth_overhead(c->ovh_tid, c->ovh_start, c->ovh_end, c->ovh_corr);
 	uint64_t w1 = simcupti_now();
@@ -165,7 +170,7 @@ cudaError_t sim_call_exit(struct sim_call *c, cudaError_t ret, uint64_t end)
 		write_rt = w1 - w0;
 	else if (write_drv)
 		write_drv += w1 - w0;
-	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, c->corr, write_rt, write_drv);
+	sim_truth_api(c->name, simcupti_thread_id(), c->api_start, end, rec, c->corr, write_rt, write_drv);
 	sim_api_callback(c, CUPTI_API_EXIT, CUPTI_CB_DOMAIN_RUNTIME_API, &ret);
 	if (ret != cudaSuccess && ret != cudaErrorNotReady)
 		t_last_error = ret;
@@ -262,6 +267,7 @@ static void sim_driver_start(void)
 	simcupti_configure(&cp); /* before the injection enables anything */
 	sim_truth_clock_now();
 	simcupti_set_rebase_hook(sim_rebase);
+	simcupti_set_switch_hook(sim_truth_cupti_kind); /* before the injection switches anything */
 	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (inj && *inj) {

@@ -263,9 +263,13 @@ void sim_truth_flush(void);
  * summed per name, written at each flush as "outside" lines. */
 void sim_truth_outside_add(const char *name, uint64_t ns);
 /* write_rt/write_drv: CUPTI's time writing the call's runtime/driver
- * records after `end` (0 when that layer wrote none). */
-void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr, uint64_t write_rt,
-		   uint64_t write_drv);
+ * records after `end` (0 when that layer wrote none); rec: the instant
+ * after CUPTI's last look at its switches for the call (its runtime
+ * record written or not), whatever they said. sim_truth_cupti_kind: a
+ * switch flipped at t (simcupti_set_switch_hook). */
+void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint64_t rec, uint32_t corr,
+		   uint64_t write_rt, uint64_t write_drv);
+void sim_truth_cupti_kind(const char *kind, int cbid, int on, uint64_t t);
 void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr);
 /* A launch replayed `replay` times for CUPTI's range profiler (sim_replay.c). */
 void sim_truth_kernel_replay(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,

@@ -8,7 +8,10 @@
  *
  * Threads and locks:
  *  - g.mx guards the staging list (records produced but not yet copied into
- *    a client buffer), the kind table writes and the flush handshake.
+ *    a client buffer), the kind table and per-cbid switch writes (each
+ *    flip tells the runtime's switch hook, for the truth's "cupti_kind"
+ *    line, under it: lines in the order of the flips) and the flush
+ *    handshake.
  *  - g.deliver_mx serialises everything that touches client buffers; it is
  *    held (g.mx is NOT) while the client's request/complete callbacks run,
  *    so a client may call cuptiActivityGetNextRecord / GetNumDroppedRecords /
@@ -117,6 +120,7 @@ static struct {
 	void *sub_user;
 	uint8_t cb_on[SIM_MAX_DOMAIN][SIM_MAX_CBID / 8];
 	void (*rebase)(int64_t);
+	void (*switched)(const char *kind, int cbid, int on, uint64_t t); /* truth line, under mx */
 } g = {
 	.mx = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
@@ -135,12 +139,14 @@ static _Atomic int g_per_thread = 1;
 static _Atomic unsigned g_lane_next;
 static __thread unsigned t_lane; /* 0 = not assigned yet */
 
-/* Enabled kinds: written under g.mx, read lock-free (relaxed; a record racing
- * an enable/disable may or may not be produced, as with real CUPTI). */
+/* Enabled kinds: written under g.mx (sim_switch_locked, which tells the
+ * truth when), read lock-free (acquire; a record racing an enable/disable
+ * may or may not be produced, as with real CUPTI). */
 static _Atomic int g_kind_on[SIM_MAX_KIND];
 /* Per-cbid API record switches (cuptiActivityEnableRuntimeApi/DriverApi):
  * 0 = as the kind says, 1 = on, 2 = off; enabling or disabling the kind
- * resets them (the kind overrides what was set before it). Relaxed. */
+ * resets them (the kind overrides what was set before it). Set under g.mx
+ * (sim_switch_locked), read acquire. */
 static _Atomic unsigned char g_rt_sel[SIM_MAX_CBID], g_drv_sel[SIM_MAX_CBID];
 /* Correlation ids: relaxed fetch_add, only uniqueness matters. */
 static _Atomic uint32_t g_corr = 0;
@@ -216,7 +222,7 @@ int simcupti_enabled(CUpti_ActivityKind k)
 {
 	if ((unsigned)k >= SIM_MAX_KIND)
 		return 0;
-	return atomic_load_explicit(&g_kind_on[k], memory_order_relaxed);
+	return atomic_load_explicit(&g_kind_on[k], memory_order_acquire); /* pair: sim_switch_locked */
 }
 
 static struct CUctx_st_sim {
@@ -232,6 +238,29 @@ void simcupti_set_rebase_hook(void (*hook)(int64_t delta))
 {
 	pthread_mutex_lock(&g.mx);
 	g.rebase = hook;
+	pthread_mutex_unlock(&g.mx);
+}
+
+static const char *sim_kind_name(CUpti_ActivityKind k);
+
+void simcupti_set_switch_hook(void (*hook)(const char *kind, int cbid, int on, uint64_t t))
+{
+	pthread_mutex_lock(&g.mx);
+	g.switched = hook;
+	/* switches a client flipped before the runtime started (none of the
+	 * program's calls was made yet): on from now */
+	uint64_t t = simcupti_now();
+	for (int k = 0; hook && k < SIM_MAX_KIND; k++)
+		if (atomic_load_explicit(&g_kind_on[k], memory_order_relaxed))
+			hook(sim_kind_name((CUpti_ActivityKind)k), -1, 1, t);
+	for (int i = 0; hook && i < SIM_MAX_CBID; i++) {
+		unsigned r = atomic_load_explicit(&g_rt_sel[i], memory_order_relaxed);
+		unsigned d = atomic_load_explicit(&g_drv_sel[i], memory_order_relaxed);
+		if (r)
+			hook("RUNTIME", i, r == 1, t);
+		if (d)
+			hook("DRIVER", i, d == 1, t);
+	}
 	pthread_mutex_unlock(&g.mx);
 }
 
@@ -604,7 +633,7 @@ int simcupti_api_traced(CUpti_ActivityKind kind, CUpti_CallbackId cbid)
 {
 	if (cbid < SIM_MAX_CBID && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) {
 		_Atomic unsigned char *sel = kind == CUPTI_ACTIVITY_KIND_DRIVER ? g_drv_sel : g_rt_sel;
-		unsigned v = atomic_load_explicit(&sel[cbid], memory_order_relaxed);
+		unsigned v = atomic_load_explicit(&sel[cbid], memory_order_acquire); /* pair: sim_switch_locked */
 		if (v)
 			return v == 1;
 	}
@@ -876,6 +905,46 @@ static int sim_kind_supported(CUpti_ActivityKind k)
 	}
 }
 
+/* A kind's name in the truth's "cupti_kind" lines (the enum without its
+ * CUPTI_ACTIVITY_KIND_ prefix); only the kinds sim_kind_supported accepts. */
+static const char *sim_kind_name(CUpti_ActivityKind k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_KIND_KERNEL: return "KERNEL";
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+	case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+	case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+	case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+	case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
+	case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: return "INTERNAL_LAUNCH_API";
+	case CUPTI_ACTIVITY_KIND_MARKER: return "MARKER";
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+	default: return "?";
+	}
+}
+
+/*
+ * Flip one switch and tell the truth when (g.mx held). The instant is taken
+ * on the safe side of the store: after it for an on, before it for an off,
+ * so a call whose span (truth "start" .. "rec") lies between a kind's on and
+ * off instants saw it on at every look. sel: NULL for a kind, else the
+ * per-cbid table (value 1 on, 2 off).
+ */
+static void sim_switch_locked(CUpti_ActivityKind kind, _Atomic unsigned char *sel, int cbid, int on)
+{
+	uint64_t t = on ? 0 : simcupti_now();
+	if (sel)
+		atomic_store_explicit(&sel[cbid], on ? 1 : 2, memory_order_seq_cst);
+	else
+		atomic_store_explicit(&g_kind_on[kind], on, memory_order_seq_cst);
+	if (on)
+		t = simcupti_now();
+	if (g.switched)
+		g.switched(sim_kind_name(kind), sel ? cbid : -1, on, t);
+}
+
 static CUptiResult sim_set_kind(CUpti_ActivityKind kind, int on)
 {
 	if (!sim_kind_supported(kind))
@@ -886,13 +955,14 @@ static CUptiResult sim_set_kind(CUpti_ActivityKind kind, int on)
 		pthread_mutex_unlock(&g.mx);
 		return sim_err(CUPTI_ERROR_NOT_COMPATIBLE);
 	}
-	atomic_store_explicit(&g_kind_on[kind], on, memory_order_relaxed);
 	if (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER) {
-		/* the kind overrides per-cbid choices made before it */
+		/* the kind overrides per-cbid choices made before it (the truth's
+		 * line for the kind says so: its readers reset them too) */
 		_Atomic unsigned char *sel = kind == CUPTI_ACTIVITY_KIND_DRIVER ? g_drv_sel : g_rt_sel;
 		for (int i = 0; i < SIM_MAX_CBID; i++)
 			atomic_store_explicit(&sel[i], 0, memory_order_relaxed);
 	}
+	sim_switch_locked(kind, NULL, 0, on);
 	pthread_mutex_unlock(&g.mx);
 	return CUPTI_SUCCESS;
 }
@@ -928,7 +998,9 @@ CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
 	if (cbid >= SIM_MAX_CBID)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
-	atomic_store_explicit(&g_rt_sel[cbid], enable ? 1 : 2, memory_order_relaxed);
+	pthread_mutex_lock(&g.mx);
+	sim_switch_locked(CUPTI_ACTIVITY_KIND_RUNTIME, g_rt_sel, (int)cbid, enable != 0);
+	pthread_mutex_unlock(&g.mx);
 	return CUPTI_SUCCESS;
 }
 
@@ -936,7 +1008,9 @@ CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
 	if (cbid >= SIM_MAX_CBID)
 		return sim_err(CUPTI_ERROR_INVALID_PARAMETER);
-	atomic_store_explicit(&g_drv_sel[cbid], enable ? 1 : 2, memory_order_relaxed);
+	pthread_mutex_lock(&g.mx);
+	sim_switch_locked(CUPTI_ACTIVITY_KIND_DRIVER, g_drv_sel, (int)cbid, enable != 0);
+	pthread_mutex_unlock(&g.mx);
 	return CUPTI_SUCCESS;
 }
 
@@ -1256,7 +1330,8 @@ CUptiResult cuptiFinalize(void)
 		g.done_cb = NULL;
 	}
 	for (int k = 0; k < SIM_MAX_KIND; k++)
-		atomic_store_explicit(&g_kind_on[k], 0, memory_order_relaxed);
+		if (atomic_load_explicit(&g_kind_on[k], memory_order_relaxed))
+			sim_switch_locked((CUpti_ActivityKind)k, NULL, 0, 0);
 	g.subscribed = 0;
 	g.sub_cb = NULL;
 	memset(g.cb_on, 0, sizeof g.cb_on);

@@ -93,6 +93,11 @@ void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 /* libcudart registers this: add delta to every stored timeline time. */
 void simcupti_set_rebase_hook(void (*hook)(int64_t delta));
+/* libcudart registers this: an activity kind (cbid -1) or a per-cbid API
+ * switch (kind "RUNTIME"/"DRIVER", cbid >= 0) went on or off at t (CUPTI's
+ * clock), for the truth's "cupti_kind" lines. Called under libcupti's lock;
+ * at registration once for each switch already on. */
+void simcupti_set_switch_hook(void (*hook)(const char *kind, int cbid, int on, uint64_t t));
 /* The simulated context handle and ids (one device, one primary context). */
 CUcontext simcupti_context(void);
 /*

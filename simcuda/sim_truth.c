@@ -3,13 +3,16 @@
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
  * ("sync"), per interval CUPTI itself spent inside an API call
- * ("overhead"), per setting of CUPTI's clock error ("gpu_clock") and, per
- * function, simcuda's own time in calls outside their intervals
- * ("outside"). The format is simcuda's contract with the tests
- * (docs/simcuda.md "Ground truth"; simtruth.c reads it back): every line type
- * has its writer here, so the format lives in one place.
+ * ("overhead"), per setting of CUPTI's clock error ("gpu_clock"), per flip
+ * of a CUPTI activity switch ("cupti_kind") and, per function, simcuda's own
+ * time in calls outside their intervals ("outside"). The format is simcuda's
+ * contract with the tests (docs/simcuda.md "Ground truth"; simtruth.c reads
+ * it back): every line type has its writer here, so the format lives in one
+ * place.
  *
  * Callers: the runtime's files, on application threads, any number at once;
+ * libcupti's switch hook (sim_truth_cupti_kind, on the client's thread,
+ * libcupti's lock held: that lock before g_truth.mx, never the reverse);
  * the exit handler (flush). g_truth.mx guards the FILE, so lines never
  * interleave. Opened once at driver start (sim_call.c), before any line is
  * written; without SIMCUDA_TRUTH every writer returns at once.
@@ -145,18 +148,32 @@ void sim_truth_flush(void)
 	pthread_mutex_unlock(&g_truth.mx);
 }
 
-void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint32_t corr, uint64_t write_rt,
-		   uint64_t write_drv)
+void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end, uint64_t rec, uint32_t corr,
+		   uint64_t write_rt, uint64_t write_drv)
 {
 	if (!write_rt && !write_drv) {
-		sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"corr\":%u}\n",
-			  name, tid, (unsigned long long)start, (unsigned long long)end, corr);
+		sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"rec\":%llu,"
+			  "\"corr\":%u}\n",
+			  name, tid, (unsigned long long)start, (unsigned long long)end, (unsigned long long)rec, corr);
 		return;
 	}
-	sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"corr\":%u,"
-		  "\"cupti_write_rt\":%llu,\"cupti_write_drv\":%llu}\n",
-		  name, tid, (unsigned long long)start, (unsigned long long)end, corr, (unsigned long long)write_rt,
-		  (unsigned long long)write_drv);
+	sim_truth("{\"type\":\"api\",\"name\":\"%s\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"rec\":%llu,"
+		  "\"corr\":%u,\"cupti_write_rt\":%llu,\"cupti_write_drv\":%llu}\n",
+		  name, tid, (unsigned long long)start, (unsigned long long)end, (unsigned long long)rec, corr,
+		  (unsigned long long)write_rt, (unsigned long long)write_drv);
+}
+
+/* An activity kind (cbid < 0) or one cbid's API records (kind RUNTIME or
+ * DRIVER) switched on or off at t; libcupti's lock is held (its lines come
+ * in the order of the switches). */
+void sim_truth_cupti_kind(const char *kind, int cbid, int on, uint64_t t)
+{
+	if (cbid < 0)
+		sim_truth("{\"type\":\"cupti_kind\",\"kind\":\"%s\",\"on\":%d,\"t\":%llu}\n", kind, on,
+			  (unsigned long long)t);
+	else
+		sim_truth("{\"type\":\"cupti_kind\",\"kind\":\"%s\",\"cbid\":%d,\"on\":%d,\"t\":%llu}\n", kind,
+			  cbid, on, (unsigned long long)t);
 }
 
 /* A kernel's corr is its launch call's: api_corr repeats it. */

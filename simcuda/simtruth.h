@@ -17,7 +17,9 @@
  *                  docs/simcuda.md), tid, start, end, api_corr, waited_corr
  *   SIM_EV_OVERHEAD tid, start, end, api_corr (CUPTI's own host time inside
  *                  that API call)
- * Lines of other types ("gpu_clock", any later one) are skipped.
+ * Lines of other types ("gpu_clock", "cupti_kind", "outside", any later
+ * one) and the api lines' "rec" are skipped: only the Python checkers read
+ * them.
  */
 #ifndef SIMTRUTH_H
 #define SIMTRUTH_H

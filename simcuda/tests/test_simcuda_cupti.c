@@ -807,3 +807,73 @@ Test(simcuda_cupti_config, keys_parse_with_their_signs)
 	cr_expect_eq(sim_config_parse(&c, "cupti_clock_drift_ppm nan\n", "t", err, sizeof err), -1);
 	sim_config_free(&c);
 }
+
+/* ---- the truth's record of CUPTI's switches --------------------------------------- */
+
+/* The value of "key": in a truth line, or -1. */
+static long long line_num(const char *line, const char *key)
+{
+	char k[40];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *p = strstr(line, k);
+	return p ? strtoll(p + strlen(k), NULL, 10) : -1;
+}
+
+Test(simcuda_cupti, truth_says_when_each_switch_flipped)
+{
+	/* switched on before the driver started (told at its start), then a
+	 * cbid switch, a launch, the kind off, a launch: every flip is a
+	 * cupti_kind line, on the safe side of the calls around it */
+	cr_assert_eq(cuptiActivityRegisterCallbacks(tu_request, tu_complete), CUPTI_SUCCESS);
+	cr_assert_eq(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
+	int cnt;
+	cr_assert_eq(cudaGetDeviceCount(&cnt), cudaSuccess);
+	cr_assert_eq(cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1),
+		     CUPTI_SUCCESS);
+	cr_assert_eq(tu_launch(&tu_stub_mm, NULL), cudaSuccess);
+	cr_assert_eq(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
+	cr_assert_eq(tu_launch(&tu_stub_other, NULL), cudaSuccess);
+	cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+	cr_assert_eq(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+	cr_assert_eq(cudaDeviceReset(), cudaSuccess); /* flushes the truth */
+	FILE *f = fopen(tu_truth_path, "r");
+	cr_assert_not_null(f);
+	char line[512];
+	long long k_on = -1, k_off = -1, cb_on = -1, first_start = -1;
+	long long l_start[2] = {-1, -1}, l_rec[2] = {-1, -1}, l_corr[2] = {-1, -1};
+	int launches = 0, apis = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strstr(line, "\"type\":\"cupti_kind\"")) {
+			if (strstr(line, "\"kind\":\"CONCURRENT_KERNEL\"") && line_num(line, "cbid") < 0)
+				*(line_num(line, "on") ? &k_on : &k_off) = line_num(line, "t");
+			if (strstr(line, "\"kind\":\"RUNTIME\"") &&
+			    line_num(line, "cbid") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
+			    line_num(line, "on") == 1)
+				cb_on = line_num(line, "t");
+		} else if (strstr(line, "\"type\":\"api\"")) {
+			apis++;
+			cr_expect_geq(line_num(line, "rec"), line_num(line, "end"), "rec after the call's end: %s", line);
+			if (first_start < 0)
+				first_start = line_num(line, "start");
+			if (strstr(line, "\"name\":\"cudaLaunchKernel\"") && launches < 2) {
+				l_start[launches] = line_num(line, "start");
+				l_rec[launches] = line_num(line, "rec");
+				l_corr[launches] = line_num(line, "corr");
+				launches++;
+			}
+		}
+	}
+	fclose(f);
+	unlink(tu_truth_path);
+	cr_assert_eq(launches, 2);
+	cr_assert_gt(apis, 2);
+	cr_expect(k_on >= 0 && k_on <= first_start, "kind on (%lld) told at driver start, before the first call (%lld)",
+		  k_on, first_start);
+	cr_expect(cb_on >= 0 && cb_on <= l_start[0], "cbid on (%lld) before the first launch (%lld)", cb_on,
+		  l_start[0]);
+	cr_expect(l_rec[0] <= k_off && k_off <= l_start[1], "kind off (%lld) between the launches (%lld..%lld)", k_off,
+		  l_rec[0], l_start[1]);
+	cr_expect_not_null(tu_find(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, (uint32_t)l_corr[0]), "first kernel recorded");
+	cr_expect_null(tu_find(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, (uint32_t)l_corr[1]), "second not");
+	cr_expect_not_null(tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, (uint32_t)l_corr[1]), "its launch call is");
+}

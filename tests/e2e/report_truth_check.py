@@ -77,14 +77,6 @@ import subprocess
 import sys
 
 REL, ABS_NS = 0.01, 2000
-# a windowed call that lost its CUPTI API record to the window's stop is
-# timed from its hook: the hook's own time around the call (a few us, more
-# under a sanitizer) is in its launch
-LOST_SLACK_NS = float(os.environ.get("LOST_SLACK_NS", 20000))
-# how near a window's edge such calls lie: CUPTI being turned on before a
-# start mark (hundreds of us under a sanitizer), a record written after a
-# call's end
-EDGE_NS = float(os.environ.get("EDGE_NS", 2000000))
 CALIB_KERNEL = "gpuphase_calibrate"  # collector/gp_format.h GP_CALIB_KERNEL
 NOMINAL_REL = float(os.environ.get("NOMINAL_REL", REL))
 NOMINAL_ABS_NS = float(os.environ.get("NOMINAL_ABS_NS", ABS_NS))
@@ -125,47 +117,147 @@ def demangle(names):
     return out
 
 
-# In a windowed capture, which calls are in the trace (docs/metrics.md
-# §6). Every call made wholly inside a window, except that with CUPTI's
-# API records (the truth's cupti_write_*) a call inside whose thread was
-# preempted between its end and its records' writing can lose its API
-# record to the window's stop ("lost": a call of a name CUPTI traced,
-# without records): its op may still be in the report, from its GPU
-# record and its hook (its launch then the hook's time, up to
-# LOST_SLACK_NS more than the truth's), its waits are not. And a call
-# CUPTI wrote records for although a window's edge cuts it, or made
-# while CUPTI was being turned on before the start mark, may be in the
-# report, whole or in part (its GPU record may be missing: CUPTI's kinds
-# are turned on and off one by one). Such calls, within EDGE_NS of an
-# edge, are optional: each operator's count and phases must lie between
-# the expectation without them and the one with them (tolerances on both
-# sides).
-# (the report takes a call from its runtime record when the trace has
-# runtime records: a call whose driver record was written but not its
-# runtime one, the stop falling between the two, has lost its record)
+# In a windowed capture, which calls the report must hold, which it may
+# hold, and whether its windows lie where CUPTI really collected
+# (docs/metrics.md §6). All from simcuda's own account of CUPTI, never from
+# what the product says it captured: the truth's "cupti_kind" lines (each
+# activity kind, and each cbid's API records, switched on or off at t) and
+# each call's "rec" (the instant after CUPTI's last look at its switches for
+# the call; docs/simcuda.md "Ground truth").
+#   full collection: every kind the run ever enabled is on, and every
+#     per-cbid API switch that was on at either end of such a stretch (one
+#     switched on late or off early counts; the calibration's brief switches
+#     of its own calls, undone inside the stretch, do not);
+#   held: a call whose span start..rec lies inside one stretch of full
+#     collection: it must be in the report, whole (its API record, its op,
+#     its waits);
+#   absent: a call during which no switch was on: not in the report;
+#   optional: any other call (it overlaps a switching, or CUPTI looked at
+#     its switches for it after one went off: its API record may be lost, its
+#     op then timed from its hook): in the report or not, whole or in part.
+#     Each operator's count and phases must lie between the expectation
+#     without them and the one with them (tolerances on both sides).
+#   refusals: a window edge outside full collection (a start mark before
+#     CUPTI's kinds were all on, a stop mark after one went off) or a window
+#     across a stretch with nothing on: the product claimed a capture CUPTI
+#     did not make.
+# Without any "cupti_kind" line (CUPTI never switched: hook-only capture)
+# the windows' own edges decide: held inside a window, optional across an
+# edge.
+def full_collection(truth):
+    """From the truth's cupti_kind lines: (full, anyon, kinds, cbids, lines):
+    the stretches [from, to) of full collection and those with any switch
+    on (to = inf when never switched off), the kinds and per-cbid switches
+    full collection needs, the number of lines."""
+    sw = sorted((t for t in truth if t["type"] == "cupti_kind"), key=lambda t: t["t"])
+    kinds = {t["kind"] for t in sw if "cbid" not in t and t["on"]}
+    cbids = {(t["kind"], t["cbid"]) for t in sw if "cbid" in t}
+    kind_on, sel, seg = {}, {}, []  # seg: (from, kinds all on, cbids on, anything on)
+    for t in sw:
+        if "cbid" in t:
+            sel[(t["kind"], t["cbid"])] = 1 if t["on"] else 2
+        else:
+            kind_on[t["kind"]] = t["on"]
+            if t["kind"] in ("RUNTIME", "DRIVER"):  # the kind overrides the cbids' switches
+                sel = {k: v for k, v in sel.items() if k[0] != t["kind"]}
+        eff = frozenset(k for k in cbids if sel.get(k) == 1 or (not sel.get(k) and kind_on.get(k[0])))
+        row = (t["t"], all(kind_on.get(k) for k in kinds), eff, any(kind_on.values()) or bool(eff))
+        if seg and seg[-1][0] == t["t"]:
+            seg[-1] = row  # switches at one instant: the state after the last
+        else:
+            seg.append(row)
+    INF = float("inf")
+    bounds = [(r[0], seg[i + 1][0] if i + 1 < len(seg) else INF) for i, r in enumerate(seg)]
+
+    def stretches(pred):
+        out = []
+        for (a, b), r in zip(bounds, seg):
+            if not pred(r):
+                continue
+            if out and out[-1][1] == a:
+                out[-1][1] = b
+                out[-1][3] = r
+            else:
+                out.append([a, b, r, r])
+        return out
+
+    kcbids = set()
+    for a, b, first, last in stretches(lambda r: r[1]):
+        kcbids |= first[2] | last[2]
+    full = [(a, b) for a, b, _, _ in stretches(lambda r: r[1] and kcbids <= r[2])]
+    anyon = [(a, b) for a, b, _, _ in stretches(lambda r: r[3])]
+    return full, anyon, kinds, kcbids, len(sw)
+
+
 def capture_rules(truth, wins):
     """Which calls of the truth a windowed capture holds: predicates
-    inside(call), lost(call), optional(call) (report_windows_check.py uses
-    them too)."""
-    layer = "cupti_write_rt" if any(t.get("cupti_write_rt") for t in truth if t["type"] == "api") else "cupti_write_drv"
-    wrote = {t["name"] for t in truth if t["type"] == "api" and t.get(layer)}
+    held(call), optional(call), and refusals (a list of lines: windows
+    outside CUPTI's real collection). report_windows_check.py uses them
+    too."""
+    full, anyon, kinds, kcbids, nsw = full_collection(truth)
 
-    def inside(t):
-        return any(a <= t["start"] and t["end"] <= b for a, b in wins)
+    def span(t):
+        return t["start"], t.get("rec", t["end"])
 
-    def written(t):
-        return bool(t.get(layer))
+    if not nsw:
+        print("capture: no CUPTI switches in the truth (hook-only): the windows' own edges decide")
 
-    def near_edge(t):
-        return any(abs(x - e) <= EDGE_NS for a, b in wins for e in (a, b) for x in (t["start"], t["end"]))
+        def held0(t):
+            return any(a <= t["start"] and t["end"] <= b for a, b in wins)
 
-    def lost(t):
-        return bool(wins) and inside(t) and near_edge(t) and t["name"] in wrote and not written(t)
+        def optional0(t):
+            return not held0(t) and any(t["start"] < b and a < t["end"] for a, b in wins)
 
-    def optional(t):  # (a call outside with only its driver record may be an op: its GPU record joins it)
-        return lost(t) or (not inside(t) and (t.get("cupti_write_rt") or t.get("cupti_write_drv")) and near_edge(t))
+        return held0, optional0, []
 
-    return inside, lost, optional
+    def within(iv, x, y):
+        return next(((a, b) for a, b in iv if a <= x and y <= b), None)
+
+    def held(t):
+        return within(full, *span(t)) is not None
+
+    def absent(t):
+        x, y = span(t)
+        return not any(x <= b and a <= y for a, b in anyon)
+
+    def optional(t):
+        return not held(t) and not absent(t)
+
+    def us(ns):
+        return f"{ns / 1e3:.1f} us"
+
+    print(f"capture: CUPTI collected fully in {len(full)} stretches (truth: {nsw} cupti_kind lines, "
+          f"{len(kinds)} kinds, {len(kcbids)} per-cbid switches): " +
+          ", ".join(f"{a}..{b}" for a, b in full[:6]) + (" ..." if len(full) > 6 else ""))
+    calls = [t for t in truth if t["type"] == "api"]
+    late = []
+    for t in calls:
+        if held(t):
+            continue
+        iv = within(full, t["start"], t["end"])
+        if iv:
+            late.append(span(t)[1] - iv[1])
+    if late:
+        print(f"capture: allowance: {len(late)} calls ended inside full collection but CUPTI looked at its "
+              f"switches for them after one went off (truth rec, up to {us(max(late))} past the cupti_kind "
+              f"off line): optional (an API record may be lost, the op then timed from its hook)")
+    nopt = sum(1 for t in calls if optional(t)) - len(late)
+    if nopt:
+        print(f"capture: {nopt} calls overlap CUPTI switching on or off (truth cupti_kind lines): optional")
+    refusals = []
+    for k, (x, y) in enumerate(wins):
+        if not within(full, x, x):
+            on = min((a for a, b in full if a > x), default=None)
+            refusals.append(f"window {k}: start mark {x} outside CUPTI's full collection" +
+                            (f" ({us(on - x)} before its kinds were all on at {on})" if on is not None else ""))
+        if not within(full, y, y):
+            off = max((b for a, b in full if b < y), default=None)
+            refusals.append(f"window {k}: stop mark {y} outside CUPTI's full collection" +
+                            (f" ({us(y - off)} after a kind went off at {off})" if off is not None else ""))
+        if not within(anyon, x, y):
+            refusals.append(f"window {k}: {x}..{y} is not inside one stretch with a CUPTI switch on "
+                            "(the truth's cupti_kind lines: everything was off within it)")
+    return held, optional, refusals
 
 
 def gpu_clock(truth):
@@ -254,7 +346,7 @@ def main():
 
     if report["summary"].get("cupti_unavailable") and not wins:
         return hook_only(truth, report, specs)
-    inside, lost, optional = capture_rules(truth, wins)
+    held, optional, refusals = capture_rules(truth, wins) if wins else (None, None, [])
 
     # CUPTI's own time inside each call (simcuda's overhead lines), when the
     # report took it out of the phases (docs/metrics.md §3)
@@ -319,23 +411,23 @@ def main():
               f"timestamp expected with that sign (up to {clk} ns from the host's)")
 
     why = {}  # the allowances of the last expect(), by reason
+    late = [0]  # launch the optional calls may have from their hooks beyond the truth's (last expect())
 
     def expect(with_optional):
         """The operators the truth expects: without or with the optional calls."""
         own = {t["corr"] for t in truth if t["type"] == "kernel" and t["name"] == CALIB_KERNEL}
 
         def captured(t):
-            if not wins or (inside(t) and not lost(t)):
+            if not wins or held(t):
                 return True
             return with_optional and optional(t)
 
         apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t) and t["corr"] not in own}
         ops = [dict(t, start=gpu(t["start"]), end=gpu(t["end"])) for t in gpu_ops
                if (not wins or t.get("api_corr") in apis) and t.get("name") != CALIB_KERNEL]
-        lost_calls = {c for c, a in apis.items() if lost(a)}
         syncs = {}
         for t in truth:
-            if t["type"] == "sync" and (not wins or (t["api_corr"] in apis and t["api_corr"] not in lost_calls)):
+            if t["type"] == "sync" and (not wins or t["api_corr"] in apis):
                 syncs[(t["api_corr"], t["start"], t["end"])] = t  # the truth may repeat a line
         syncs = list(syncs.values())
         own_block = {}
@@ -482,13 +574,14 @@ def main():
             if f is None or o["end"] > f["end"]:
                 last_of[o["corr"]] = o
         want = {}
+        late[0] = 0
         for o in ops:
             name = names[o["name"]] if o["type"] == "kernel" else (
                 "memcpy " + o.get("kind", "") if o["type"] == "memcpy" else "memset")
             if by_stream:
                 name = f"device {dev_of.get(o['stream'], 0)} stream {o['stream']}"
             g = want.setdefault(name, {"count": 0, "launch_ns": 0, "queue_ns": 0, "execute_ns": 0, "sync_ns": 0,
-                                       "qfull_ns": 0, "maybe_sync": 0, "maybe_launch": 0, "lost_calls": 0})
+                                       "qfull_ns": 0, "maybe_sync": 0, "maybe_launch": 0})
             api = apis.get(o.get("api_corr"))
             ex = o["end"] - o["start"]
             g["count"] += 1
@@ -502,8 +595,13 @@ def main():
                 launch -= own_block.get(api["corr"], 0)
                 if api["corr"] in first_of and first_of[api["corr"]] is not o:
                     launch = 0
+                elif wins and not held(api):
+                    # an optional call may have lost its API record: its op
+                    # is then timed from its hook, which returns after
+                    # CUPTI's last look for it (the truth's rec)
+                    late[0] += api.get("rec", api["end"]) - api["end"]
+                    launch += api.get("rec", api["end"]) - api["end"]
                 g["launch_ns"] += max(0, launch)
-                g["lost_calls"] += api["corr"] in lost_calls
                 g["queue_ns"] += max(0, o["start"] - api["end"])
                 g["maybe_launch"] += maybe_launch.get(api["corr"], 0)
             if last_of.get(o["corr"]) is o:
@@ -515,13 +613,10 @@ def main():
     want_lo, ops_lo, _ = expect(False)
     want, ops, unattributed = expect(True)
     nopt = sum(1 for t in truth if t["type"] == "api" and wins and optional(t))
-    if nopt:
-        allowances.append(("calls at the windows' edges that may or may not be in the trace", nopt,
-                           "capture_rules (the truth's CUPTI records against the windows)"))
-    nlost = sum(w["lost_calls"] for w in want.values())
-    if nlost:
-        allowances.append(("launch of calls that lost their API record to a window's stop (their hook's time)",
-                           LOST_SLACK_NS * nlost, f"{nlost} calls x LOST_SLACK_NS {LOST_SLACK_NS:.0f}"))
+    if late[0]:
+        allowances.append(("the optional calls' launch up to their truth rec, beyond their ends (timed from a "
+                           "hook when CUPTI's record was lost)", late[0],
+                           "the truth's rec: CUPTI's last look at its switches for each call"))
     for reason, (n, ns, most) in sorted(why.items()):
         allowances.append((f"sync the report may charge (and launch it may lose) for {n} calls, up to {most} ns "
                            f"a call", ns, reason))
@@ -539,9 +634,8 @@ def main():
         without the optional calls to the one with them, each with its
         tolerance and what the report may charge on top (maybe_sync) or
         move out (maybe_launch)."""
-        slack = LOST_SLACK_NS * w["lost_calls"] if k == "launch_ns" else 0
-        lo = min(x[k] - base(x[k]) - slack - (x["maybe_launch"] if k == "launch_ns" else 0) for x in (w, wl))
-        hi = max(x[k] + base(x[k]) + slack + (x["maybe_sync"] if k == "sync_ns" else 0) for x in (w, wl))
+        lo = min(x[k] - base(x[k]) - (x["maybe_launch"] if k == "launch_ns" else 0) for x in (w, wl))
+        hi = max(x[k] + base(x[k]) + (x["maybe_sync"] if k == "sync_ns" else 0) for x in (w, wl))
         return lo, hi
 
     def totals(ws):
@@ -591,14 +685,14 @@ def main():
                 continue
             if not wl["count"] <= g["count"] <= w["count"]:
                 bad.append(f"{name}: count {g['count']} != truth {w['count']}" +
-                           (f" (without the calls at the windows' edges {wl['count']})"
+                           (f" (without the optional calls {wl['count']})"
                             if wl["count"] != w["count"] else ""))
             for k in keys:
                 lo, hi = interval(w, wl, k)
                 if not lo <= g[k] <= hi:
                     bad.append(f"{name}: {k} {g[k]} != truth {w[k]} (diff {g[k] - w[k]:+d} ns; accepted "
                                f"{lo:.0f}..{hi:.0f})" +
-                               (f" (without the calls at the windows' edges {wl[k]})" if wl[k] != w[k] else ""))
+                               (f" (without the optional calls {wl[k]})" if wl[k] != w[k] else ""))
             if not raw and "verdict" in g and w["count"]:
                 allowed = verdicts(w, wl)
                 if g["verdict"] not in allowed:
@@ -612,7 +706,7 @@ def main():
                 bad.append(f"{name}: in the report but not in the truth")
         tg = {k: sum(o[k] for o in rep["operators"]) for k in keys}
         for k in (keys if not top else ()):
-            tot = {"count": 0, "lost_calls": sum(w["lost_calls"] for w in want.values()),
+            tot = {"count": 0,
                    "maybe_sync": sum(w["maybe_sync"] for w in want.values()),
                    "maybe_launch": sum(w["maybe_launch"] for w in want.values())}
             lo, hi = interval(dict(tot, **{k: tw[k]}), dict(tot, **{k: twl[k]}), k)
@@ -631,6 +725,23 @@ def main():
             empty = [i["iter"] for i in rep.get("iterations", {}).get("items", []) if not i.get("ops")]
             if empty:
                 bad.append(f"iterations without ops listed in a windowed capture: {empty[:5]}")
+            # every runtime record CUPTI wrote for a call it had to hold is in
+            # the report: host_api_ns, their plain sum (metrics.md §6), is at
+            # least the held calls' and at most that plus the optional calls'
+            # (exact: the records carry the truth's own start and end)
+            own_calls = {t["api_corr"] for t in truth if t["type"] == "kernel" and t["name"] == CALIB_KERNEL}
+            rt = [t for t in truth if t["type"] == "api" and t.get("cupti_write_rt") and t["corr"] not in own_calls]
+            if rt and "host_api_ns" in s:
+                lo = sum(t["end"] - t["start"] for t in rt if held(t))
+                hi = lo + sum(t["end"] - t["start"] for t in rt if optional(t))
+                if not quiet:
+                    print(f"host_api_ns {s['host_api_ns']} (truth: held calls' runtime records {lo}, with the "
+                          f"optional {hi})")
+                if not lo <= s["host_api_ns"] <= hi:
+                    bad.append(f"host_api_ns {s['host_api_ns']} outside the runtime records of the held calls {lo}"
+                               f"..{hi} (with the optional calls): " +
+                               ("a held call's API record is missing" if s["host_api_ns"] < lo
+                                else "records beyond them"))
         for spec in specs:
             if "@" in spec:
                 name, nums = spec.split("@", 1)
@@ -676,8 +787,8 @@ def main():
         return busy
 
     busy, busy_lo = union(ops), union(ops_lo)
-    nopt and print(f"{nopt} calls at the windows' edges may or may not be in the trace")
-    bad = compare(report)
+    nopt and print(f"{nopt} calls at the windows' edges may or may not be in the trace (optional)")
+    bad = list(refusals) + compare(report)
     print(f"gpu_busy_ns {report['summary']['gpu_busy_ns']} (truth union {busy}, plain sum "
           f"{sum(o['end'] - o['start'] for o in ops)})")
     if wins:

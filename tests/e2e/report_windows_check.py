@@ -3,7 +3,7 @@
 simcuda's truth (docs/metrics.md §15, "In a windowed capture"): the stages
 are taken over the capture windows only.
 
-usage: report_windows_check.py TRUTH.jsonl REPORT.json REPORT.txt [warm=KERNEL]
+usage: report_windows_check.py TRUTH.jsonl REPORT.json REPORT.txt [warm=KERNEL] [export=SQLITE]
 
 Checks, with the windows the report found (summary.windows):
   * the listed stages' times add up to the window wall (each stage's time is
@@ -12,12 +12,21 @@ Checks, with the windows the report found (summary.windows):
   * not_captured: between_ns = the gaps between the windows, before_ns = the
     time from the traced start to the first window;
   * the text says "over the ... capture window(s) only" and "not captured:";
+  * every window lies where CUPTI really collected: its start mark after
+    simcuda's truth says CUPTI's kinds were all on, its stop mark before one
+    went off (report_truth_check.capture_rules, from the truth's cupti_kind
+    lines: windows shifted outward are refused);
   * each stage's dominant operator and its launch + execute = the truth's:
     the operator with the most launch + execute among the captured calls
     that began in the stage (launch as report_truth_check.py defines it;
-    captured as it defines it too: a call at a window's edge may be in the
-    trace or not, so the truth with and without those calls is accepted,
-    and the operator's time anywhere between);
+    captured as it defines it too: a call made during full collection must
+    be in the trace, one that overlaps CUPTI switching on or off may be or
+    not, so the truth with and without those calls is accepted, and the
+    operator's time anywhere between);
+  * export=SQLITE (`gpuphase export sqlite` of the same trace): call by
+    call, each call CUPTI had to hold has its runtime record (where CUPTI
+    wrote one), each of its ops and each of its waits there, and no call
+    made while every CUPTI switch was off is there;
   * warm=KERNEL: the warm-up stage is the captured part of the run up to the
     end of the last iteration that ran KERNEL (the truth's synchronize that
     ended it), within 20 us, and counts the captured iterations that ran it.
@@ -26,6 +35,7 @@ Python 3 standard library only.
 """
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -88,11 +98,14 @@ def main():
         bad.append("before_ns larger than the first window's start")
     if not re.search(r"over the (\d+ )?capture windows? only", text) or "not captured:" not in text:
         bad.append("text: no 'over the capture window(s) only' / 'not captured:' line")
-    # dominant operators against the truth, over the calls the capture holds
-    # (report_truth_check.py's rules: calls at a window's edge are optional)
-    in_window, lost, optional = report_truth_check.capture_rules(truth, wins)
+    # the windows where CUPTI really collected, and the dominant operators
+    # against the truth over the calls the capture must hold (held) and may
+    # hold (optional): report_truth_check.py's rules, from simcuda's record
+    # of CUPTI's switches
+    must, optional, refusals = report_truth_check.capture_rules(truth, wins)
+    bad += refusals
     calls = [t for t in truth if t["type"] == "api"]
-    held = {t["corr"] for t in calls if in_window(t) and not lost(t)}
+    held = {t["corr"] for t in calls if must(t)}
     maybe_held = held | {t["corr"] for t in calls if optional(t)}
     apis = {t["corr"]: t for t in calls if t["corr"] in maybe_held}
     ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and t.get("api_corr") in apis]
@@ -117,6 +130,8 @@ def main():
         launch = a["end"] - a["start"] - (ex if a["name"] in BLOCKING or (
             o["type"] == "memcpy" and "Async" in a["name"] and a["end"] >= o["end"]) else 0)
         launch = max(0, launch - own_block.get(a["corr"], 0))
+        if a["corr"] not in held:  # optional: maybe timed from its hook, which returns after the truth's rec
+            launch += a.get("rec", a["end"]) - a["end"]
         for i in items:
             if i["start_ns"] <= a["start"] < i["end_ns"]:
                 k = (i["name"], name)
@@ -152,11 +167,43 @@ def main():
         d = i["dominant_operator"]
         if not agrees(d, i["name"]):
             bad.append(f"{i['name']}: dominated by {d and (d['name'], d['ns'])}, truth {shown(want)} "
-                       f"(without the calls at the windows' edges {shown(dominant(per_lo, i['name']))})")
+                       f"(without the optional calls {shown(dominant(per_lo, i['name']))})")
         elif d:
             print(f"{i['name']}: dominated by {d['name']} {d['ns']} (truth {want and want[0]})")
         else:
             print(f"{i['name']}: no operator (the truth has none there)")
+    # export=SQLITE (gpuphase export sqlite of the same trace): call by call,
+    # every held call is there whole: its runtime record (when CUPTI wrote
+    # one), each of its ops, each of its waits; no call made while every
+    # CUPTI switch was off is there
+    if "export" in opts:
+        db = sqlite3.connect(opts["export"])
+        rt_rows = {c for (c,) in db.execute("SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+        op_rows = {c for (c,) in db.execute("SELECT correlationId FROM GPUPHASE_OPS")}
+        sync_rows = {c for (c,) in db.execute("SELECT correlationId FROM GPUPHASE_SYNCS")}
+        ops_of, waits_of = {}, {}
+        for t in truth:
+            if t["type"] in ("kernel", "memcpy", "memset") and t.get("name") != report_truth_check.CALIB_KERNEL:
+                ops_of.setdefault(t["api_corr"], []).append(t)
+            elif t["type"] == "sync" and t["waited_corr"]:
+                waits_of.setdefault(t["api_corr"], []).append(t)
+        incomplete, extra, nheld = [], [], 0
+        for t in calls:
+            c = t["corr"]
+            if t["corr"] in held:
+                nheld += 1
+                miss = ([f"runtime record"] if t.get("cupti_write_rt") and c not in rt_rows else []) + \
+                       [f"{o['type']} {o['corr']}" for o in ops_of.get(c, [])
+                        if o["corr"] not in op_rows and o["api_corr"] not in op_rows] + \
+                       ([f"{len(waits_of[c])} waits"] if c in waits_of and c not in sync_rows else [])
+                if miss:
+                    incomplete.append(f"{t['name']} corr {c} at {t['start']}: no {', '.join(miss)}")
+            elif t["corr"] not in maybe_held and (c in rt_rows or any(o["corr"] in op_rows for o in ops_of.get(c, []))):
+                extra.append(f"{t['name']} corr {c} at {t['start']}")
+        print(f"export: {nheld} held calls checked one by one, {len(incomplete)} incomplete, "
+              f"{len(extra)} made with CUPTI off yet present")
+        bad += [f"held call incomplete in the export: {m}" for m in incomplete[:10]]
+        bad += [f"call made with every CUPTI switch off in the export: {m}" for m in extra[:10]]
     # warm-up
     if "warm" in opts:
         k = opts["warm"]
