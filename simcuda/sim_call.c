@@ -203,6 +203,24 @@ static void sim_at_exit_dso(void *arg)
 	sim_at_exit();
 }
 
+/* The truth's gpu_clock line: CUPTI's clock error as it applies now. */
+static void sim_truth_clock_now(void)
+{
+	int64_t off;
+	double ppm;
+	uint64_t origin;
+	simcupti_clock(&off, &ppm, &origin);
+	sim_truth_gpu_clock(off, ppm, origin);
+}
+
+/* CUPTI's rebase hook: the timeline follows the new clock, and so does the
+ * origin of CUPTI's drift, which the truth states again. */
+static void sim_rebase(int64_t delta)
+{
+	sim_timeline_rebase(delta);
+	sim_truth_clock_now();
+}
+
 static void sim_die_config(const char *msg)
 {
 	fprintf(stderr, "simcuda: bad cost model: %s\n", msg);
@@ -236,7 +254,8 @@ static void sim_driver_start(void)
 				     .buffer_records = g_cfg.cupti_buffer_records,
 				     .no_overhead_kind = !g_cfg.cupti_overhead_records};
 	simcupti_configure(&cp); /* before the injection enables anything */
-	simcupti_set_rebase_hook(sim_timeline_rebase);
+	sim_truth_clock_now();
+	simcupti_set_rebase_hook(sim_rebase);
 	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (inj && *inj) {

@@ -274,6 +274,8 @@ void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, u
 			    uint32_t corr, const struct sim_truth_node *n);
 /* CUPTI's own host time inside the API call api_corr (sim_call.c). */
 void sim_truth_overhead(uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr);
+/* CUPTI's clock error (simcupti_clock), written when its origin is set. */
+void sim_truth_gpu_clock(int64_t offset_ns, double drift_ppm, uint64_t origin);
 void sim_truth_sync(const char *kind, uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr,
 		    uint32_t waited_corr);
 void sim_truth_memset(uint32_t stream, uint64_t start, uint64_t end, uint32_t corr, uint32_t api_corr,

@@ -537,6 +537,15 @@ void simcupti_configure(const struct simcupti_params *p)
 	pthread_mutex_unlock(&g.mx);
 }
 
+void simcupti_clock(int64_t *offset_ns, double *drift_ppm, uint64_t *origin)
+{
+	pthread_mutex_lock(&g.mx);
+	*offset_ns = g.par.clock_offset_ns;
+	*drift_ppm = g.par.clock_drift_ppm;
+	*origin = g.t0;
+	pthread_mutex_unlock(&g.mx);
+}
+
 void simcupti_emit(const void *rec, size_t size, uint64_t ready_at,
 		   unsigned start_off, unsigned end_off, unsigned completed_off)
 {

@@ -82,6 +82,10 @@ struct simcupti_params {
 	int no_overhead_kind; /* refuse CUPTI_ACTIVITY_KIND_OVERHEAD (cupti_overhead_records 0) */
 };
 void simcupti_configure(const struct simcupti_params *p);
+/* CUPTI's clock error as applied now: a GPU-side host time t is delivered as
+ * t + *offset_ns + round((t - *origin) * *drift_ppm / 1e6) (the origin moves
+ * with a timestamp callback's rebase). For the truth's "gpu_clock" line. */
+void simcupti_clock(int64_t *offset_ns, double *drift_ppm, uint64_t *origin);
 /* Call the subscriber's callback if (domain, cbid) is enabled. */
 void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		       const void *data);

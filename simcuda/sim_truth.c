@@ -2,8 +2,8 @@
  * sim_truth.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
- * ("sync") and per interval CUPTI itself spent inside an API call
- * ("overhead"). The format is simcuda's contract with the tests (docs/simcuda.md
+ * ("sync"), per interval CUPTI itself spent inside an API call
+ * ("overhead") and per setting of CUPTI's clock error ("gpu_clock"). The format is simcuda's contract with the tests (docs/simcuda.md
  * "Ground truth"; simtruth.c reads it back): every line type has its writer
  * here, so the format lives in one place.
  *
@@ -101,6 +101,15 @@ void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, u
 
 /* Host time the simulated CUPTI spent inside API call api_corr (its
  * instrumentation: cupti_api_overhead_ns, cupti_launch_overhead_ns). */
+/* A GPU-side host time t is delivered in CUPTI's records as
+ * t + offset_ns + round((t - origin) * drift_ppm / 1e6) (sim_cupti.c's
+ * sim_gpu_time). Written at driver start and after each clock rebase. */
+void sim_truth_gpu_clock(int64_t offset_ns, double drift_ppm, uint64_t origin)
+{
+	sim_truth("{\"type\":\"gpu_clock\",\"offset_ns\":%lld,\"drift_ppm\":%.17g,\"origin\":%llu}\n",
+		  (long long)offset_ns, drift_ppm, (unsigned long long)origin);
+}
+
 void sim_truth_overhead(uint32_t tid, uint64_t start, uint64_t end, uint32_t api_corr)
 {
 	sim_truth("{\"type\":\"overhead\",\"tid\":%u,\"start\":%llu,\"end\":%llu,\"api_corr\":%u}\n", tid,

@@ -1,7 +1,8 @@
 /*
  * simtruth.c — parser for simcuda's ground-truth JSON Lines (simtruth.h).
  * Accepts exactly what simcuda writes: flat objects of string and unsigned
- * integer values; unknown keys are skipped, so the format can grow.
+ * integer values; unknown keys, and lines of unknown types, are skipped, so
+ * the format can grow.
  */
 #include "simtruth.h"
 
@@ -10,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parse one flat JSON object line into *e; 0 or -1. */
+/* Parse one flat JSON object line into *e; 0, 1 when the line is of a type
+ * this reader does not load ("gpu_clock", any later one: skipped whatever
+ * its values), or -1 when malformed. "type" comes first in simcuda's lines. */
 static int sim_truth_line(const char *s, struct sim_ev *e)
 {
 	memset(e, 0, sizeof *e);
@@ -62,7 +65,7 @@ static int sim_truth_line(const char *s, struct sim_ev *e)
 				else if (strcmp(val, "overhead") == 0)
 					e->type = SIM_EV_OVERHEAD;
 				else
-					return -1;
+					return 1; /* a type this reader does not know: skipped */
 			} else if (strcmp(key, "name") == 0) {
 				snprintf(e->name, sizeof e->name, "%s", val);
 			} else if (strcmp(key, "kind") == 0) {
@@ -127,12 +130,14 @@ int sim_truth_load(const char *path, struct sim_ev **out, size_t *n)
 			v = nv;
 			cap = nc;
 		}
-		if (sim_truth_line(line, &v[cnt]) < 0) {
+		int lr = sim_truth_line(line, &v[cnt]);
+		if (lr < 0) {
 			fprintf(stderr, "simtruth: %s:%d: malformed truth line\n", path, lineno);
 			rc = -EINVAL;
 			break;
 		}
-		cnt++;
+		if (lr == 0)
+			cnt++;
 	}
 	free(line);
 	fclose(f);

@@ -17,6 +17,7 @@
  *                  docs/simcuda.md), tid, start, end, api_corr, waited_corr
  *   SIM_EV_OVERHEAD tid, start, end, api_corr (CUPTI's own host time inside
  *                  that API call)
+ * Lines of other types ("gpu_clock", any later one) are skipped.
  */
 #ifndef SIMTRUTH_H
 #define SIMTRUTH_H
