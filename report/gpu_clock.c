@@ -400,7 +400,7 @@ static int64_t gp_gpu_clock_at(struct gp_gpu_clock_dev *v, uint64_t t)
 	}
 	v->cache = i;
 	double f = (double)(t - v->pt[i]) / (double)(v->pt[i + 1] - v->pt[i]);
-	return v->pe[i] + (int64_t)((double)(v->pe[i + 1] - v->pe[i]) * f);
+	return v->pe[i] + (int64_t)(((double)v->pe[i + 1] - (double)v->pe[i]) * f); /* no int64 overflow */
 }
 
 void gp_gpu_clock_correct(struct gp_an *an, struct gp_an_gpu *g)
