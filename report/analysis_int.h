@@ -21,8 +21,9 @@
  *               (struct gp_gpu_clock)
  *   strtab.c    the string table (strtab.h), kernel names via kernel_name.h
  *
- * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c ->
- * join.c -> analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c.
+ * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c,
+ * gpu_clock.c -> join.c -> analysis_fold.c -> sync.c -> analysis_names.c ->
+ * strtab.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)
