@@ -313,15 +313,16 @@ static void gp_out_text_gpu_clock(FILE *f, const struct gp_rep *rep, const char 
 	for (size_t i = 0; i < rep->ngpu_clock; i++) {
 		const struct gp_rep_gpu_clock *c = &rep->gpu_clock[i];
 		char e[40], lo[40], hi[40], a[40], z[40];
-		fprintf(f, "%sGPU clock, device %u: CUPTI's times %s the host's by %s, bound %s .. %s (%" PRIu64
-			   " ops, %" PRIu64 " blocking copies)",
-			li, c->device, c->raw ? "off" : "corrected, off", gp_out_sdur(c->offset_ns, e, sizeof e),
-			c->has_lo ? gp_out_sdur(c->lo_ns, lo, sizeof lo) : "(none)",
-			c->has_hi ? gp_out_sdur(c->hi_ns, hi, sizeof hi) : "(none)", c->ops, c->waits);
-		if (c->points > 1 && c->first_ns != c->last_ns)
-			fprintf(f, "; %s to %s over %s", gp_out_sdur(c->first_ns, a, sizeof a),
-				gp_out_sdur(c->last_ns, z, sizeof z), gp_fmt_dur(c->span_ns, e, sizeof e));
-		fprintf(f, "%s\n", c->raw ? "; not applied (GPUPHASE_REPORT_GPU_CLOCK=raw)" : "");
+		fprintf(f, "%sGPU clock, device %u: CUPTI's times off the host's by %s (bound %s .. %s from %" PRIu64
+			   " ops and %" PRIu64 " blocking copies)",
+			li, c->device, gp_out_sdur(c->offset_ns, e, sizeof e),
+			c->has_lo ? gp_out_sdur(c->lo_ns, lo, sizeof lo) : "none below",
+			c->has_hi ? gp_out_sdur(c->hi_ns, hi, sizeof hi) : "none above", c->ops, c->waits);
+		gp_out_sdur(c->first_ns, a, sizeof a);
+		gp_out_sdur(c->last_ns, z, sizeof z);
+		if (c->points > 1 && strcmp(a, z) != 0) /* a drift the text shows */
+			fprintf(f, ", %s to %s over %s", a, z, gp_fmt_dur(c->span_ns, e, sizeof e));
+		fprintf(f, "%s\n", c->raw ? "; left in (GPUPHASE_REPORT_GPU_CLOCK=raw)" : "; taken out");
 	}
 }
 
