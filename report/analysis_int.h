@@ -295,7 +295,8 @@ struct gp_gpu_clock_dev {
 	uint64_t base;                /* GPU time of segment 0's start        */
 	unsigned shift;               /* log2 of a segment's length           */
 	int64_t lo, hi;               /* over the run                         */
-	uint64_t nlo, nhi;
+	uint64_t nlo, nhi;            /* ... from copies, from ops           */
+	uint64_t nsync;               /* device synchronizes in lo (bound only) */
 	uint64_t *pt;                 /* after pass 1: the correction's points */
 	int64_t *pe, flat;            /* ... their values; without any, flat  */
 	size_t np, cache;
@@ -317,6 +318,15 @@ struct gp_gpu_clock {
 	uint64_t seq;                 /* pass-1 API and GPU records seen      */
 	int raw;                      /* GPUPHASE_REPORT_GPU_CLOCK=raw        */
 	struct gp_gpu_clock_dev *dev[256];
+	/* device synchronizes (bound only): the last GP_GPU_CLOCK_RING of
+	 * them in start order, and of the joined ops in arrival order */
+	struct { uint64_t s0, s1; } *syncs;
+	struct { uint64_t a1, g1; uint8_t dev; } *ops;
+	size_t sync_head, nsyncs, ops_next, nops;
+	int64_t sync_lo[256];         /* per device: max gpu_end - sync end  */
+	uint64_t sync_n[256];         /* ... pairs found                      */
+	uint64_t nsync_calls;         /* device synchronizes seen            */
+	uint8_t dev_seen[256];        /* devices with GPU records            */
 };
 
 /* --- CUPTI's own cost in traced calls (cupti_cost.c) ----------------------------- */

@@ -12,7 +12,10 @@
  *    memory, which CUDA also completes before returning), or an async copy
  *    to pageable memory that CUDA made synchronous (metrics.md §2's rule),
  *    cannot return before its own transfer ended: offset >= gpu_end -
- *    api_end (the lower bound, "waits").
+ *    api_end (the lower bound, "waits"); and so cannot a
+ *    cudaDeviceSynchronize return before an op enqueued before it ended
+ *    (loosely: the bound, never the estimate; one-device traces only, the
+ *    trace does not name the synchronized device).
  * Pass 1 (gp_gpu_clock_api, gp_gpu_clock_gpu) joins API and GPU records on
  * the join key in a small table of its own (pending entries older than
  * GP_GPU_CLOCK_AGE records are dropped: a call that made no op, a lost
@@ -57,6 +60,8 @@
 					or sooner (simcuda: 26-50 ns): a lower
 					bound that close below zero does not tell
 					an offset from none */
+#define GP_GPU_CLOCK_RING 4096u     /* recent device syncs and joined ops    */
+#define GP_GPU_CLOCK_SCAN 64u       /* joined ops a new sync looks back at   */
 #define GP_GPU_CLOCK_DRIFT_PPM 10.0  /* the drift believed at most: a lower bound
 					that one elsewhere beats by more is weak */
 
@@ -123,10 +128,91 @@ static struct gp_gpu_clock_seg *gp_gpu_clock_seg(struct gp_an *an, uint8_t d, ui
 	return &v->seg[i];
 }
 
+/* A device synchronize [s0, s1] returned after every op enqueued before it
+ * ended: offset >= g1 - s1 for an op whose call ended (a1) by s0. Loose
+ * (the call's own time after the wait) and valid only on the device it
+ * synchronized, which the trace does not name: kept per device of the op,
+ * used by prepare for the bound alone, and only when one device ran ops. */
+static void gp_gpu_clock_sync_pair(struct gp_gpu_clock *c, uint8_t dev, uint64_t g1, uint64_t s1)
+{
+	int64_t lo = (int64_t)(g1 - s1);
+	if (!c->sync_n[dev] || lo > c->sync_lo[dev])
+		c->sync_lo[dev] = lo;
+	c->sync_n[dev]++;
+}
+
+#define GP_SYNC_AT(c, i) ((c)->syncs[((c)->sync_head + (i)) % GP_GPU_CLOCK_RING])
+
+/* A joined op: the first recent sync that began after its call ended. */
+static void gp_gpu_clock_op_syncs(struct gp_an *an, uint8_t dev, uint64_t a1, uint64_t g1)
+{
+	struct gp_gpu_clock *c = &an->gclock;
+	if (!c->ops) {
+		c->ops = calloc(GP_GPU_CLOCK_RING, sizeof *c->ops);
+		if (!c->ops) {
+			gp_an_fail(an, -ENOMEM);
+			return;
+		}
+	}
+	c->ops[c->ops_next].a1 = a1;
+	c->ops[c->ops_next].g1 = g1;
+	c->ops[c->ops_next].dev = dev;
+	c->ops_next = (c->ops_next + 1) % GP_GPU_CLOCK_RING;
+	if (c->nops < GP_GPU_CLOCK_RING)
+		c->nops++;
+	size_t lo = 0, hi = c->nsyncs; /* the first with s0 >= a1 */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (GP_SYNC_AT(c, mid).s0 < a1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->nsyncs)
+		gp_gpu_clock_sync_pair(c, dev, g1, GP_SYNC_AT(c, lo).s1);
+}
+
+/* A device synchronize: into the ring (start order), and against the
+ * recent joined ops whose call ended by its start. */
+static void gp_gpu_clock_sync(struct gp_an *an, uint64_t s0, uint64_t s1)
+{
+	struct gp_gpu_clock *c = &an->gclock;
+	if (!c->syncs) {
+		c->syncs = calloc(GP_GPU_CLOCK_RING, sizeof *c->syncs);
+		if (!c->syncs) {
+			gp_an_fail(an, -ENOMEM);
+			return;
+		}
+	}
+	if (c->nsyncs == GP_GPU_CLOCK_RING) { /* the oldest leaves */
+		c->sync_head = (c->sync_head + 1) % GP_GPU_CLOCK_RING;
+		c->nsyncs--;
+	}
+	size_t i = c->nsyncs++;
+	for (; i > 0 && GP_SYNC_AT(c, i - 1).s0 > s0; i--) /* records come nearly in order */
+		GP_SYNC_AT(c, i) = GP_SYNC_AT(c, i - 1);
+	GP_SYNC_AT(c, i).s0 = s0;
+	GP_SYNC_AT(c, i).s1 = s1;
+	/* one call has up to three records (hook, runtime, driver), nested:
+	 * counted once */
+	int nested = 0;
+	for (size_t k = i ? i - 1 : 0; k <= i + 1 && k < c->nsyncs; k++) {
+		uint64_t t0 = GP_SYNC_AT(c, k).s0, t1 = GP_SYNC_AT(c, k).s1;
+		if (k != i && ((t0 <= s0 && s1 <= t1) || (s0 <= t0 && t1 <= s1)))
+			nested = 1;
+	}
+	c->nsync_calls += !nested;
+	for (size_t k = 0; k < c->nops && k < GP_GPU_CLOCK_SCAN; k++) {
+		size_t j = (c->ops_next + GP_GPU_CLOCK_RING - 1 - k) % GP_GPU_CLOCK_RING;
+		if (c->ops[j].a1 <= s0)
+			gp_gpu_clock_sync_pair(c, c->ops[j].dev, c->ops[j].g1, s1);
+	}
+}
+
 /* A joined op: its call [a0, a1] of class cls, its GPU record g. */
 static void gp_gpu_clock_pair(struct gp_an *an, uint64_t a0, uint64_t a1, uint8_t cls, const struct gp_gpu_clock_pend *g)
 {
-	if (!g->a || !a0)
+	if (!g->a)
 		return;
 	struct gp_gpu_clock_seg *s = gp_gpu_clock_seg(an, g->dev, g->a);
 	if (!s)
@@ -139,6 +225,8 @@ static void gp_gpu_clock_pair(struct gp_an *an, uint64_t a0, uint64_t a1, uint8_
 	if (hi < v->hi)
 		v->hi = hi;
 	v->nhi++;
+	if (a1 && g->b && !(g->flags & GP_GPU_CLOCK_MISSING))
+		gp_gpu_clock_op_syncs(an, g->dev, a1, g->b);
 	/* a copy that returned after its own transfer, as CUDA documents it
 	 * ("API synchronization behavior"): a cudaMemcpy DtoH, or HtoD from
 	 * pinned memory (from pageable memory it "will return once the
@@ -228,7 +316,20 @@ static void gp_gpu_clock_tick(struct gp_an *an)
 void gp_gpu_clock_api(struct gp_an *an, uint8_t type, const struct gp_an_api *a)
 {
 	struct gp_gpu_clock *c = &an->gclock;
-	if ((type != GP_REC_RUNTIME_API && type != GP_REC_DRIVER_API) || !gp_an_is_op_class(a->api_class))
+	/* a hook's interval holds its call's: a device synchronize's bound
+	 * from it is looser, as valid, and there where CUPTI traced no
+	 * runtime record of it (lean mode) */
+	if (type != GP_REC_RUNTIME_API && type != GP_REC_DRIVER_API &&
+	    !(type == GP_REC_HOOK_API && a->api_class == GP_API_SYNC_DEVICE && !a->nested))
+		return;
+	if (a->api_class == GP_API_SYNC_DEVICE) {
+		if (a->start && a->end >= a->start)
+			gp_gpu_clock_sync(an, a->start, a->end);
+		return;
+	}
+	if (type == GP_REC_HOOK_API)
+		return;
+	if (!gp_an_is_op_class(a->api_class))
 		return;
 	gp_gpu_clock_tick(an);
 	uint64_t *v = gp_map_get(&c->gpu, a->corr);
@@ -253,6 +354,7 @@ void gp_gpu_clock_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *g)
 {
 	struct gp_gpu_clock *c = &an->gclock;
 	gp_gpu_clock_tick(an);
+	c->dev_seen[g->device] = 1;
 	struct gp_gpu_clock_pend op = { .a = g->start, .b = g->end, .dev = g->device, .copy_kind = g->copy_kind };
 	op.flags = (uint8_t)((type == GP_REC_MEMCPY ? GP_GPU_CLOCK_MEMCPY : 0) | (g->pageable ? GP_GPU_CLOCK_PAGEABLE : 0) |
 			     (g->end_missing ? GP_GPU_CLOCK_MISSING : 0));
@@ -309,7 +411,7 @@ static void gp_gpu_clock_points(struct gp_an *an, struct gp_gpu_clock_dev *v)
 	for (size_t i = 0; i < v->nseg; i++)
 		n += gp_gpu_clock_point(&v->seg[i]);
 	/* without a point: the least correction the bounds demand */
-	v->flat = v->nlo && v->lo > 0 ? v->lo : v->nhi && v->hi < 0 ? v->hi : 0;
+	v->flat = (v->nlo || v->nsync) && v->lo > 0 ? v->lo : v->nhi && v->hi < 0 ? v->hi : 0;
 	if (!n)
 		return;
 	v->pt = malloc(n * sizeof *v->pt);
@@ -366,6 +468,18 @@ void gp_gpu_clock_prepare(struct gp_an *an)
 	struct gp_gpu_clock *c = &an->gclock;
 	const char *e = getenv("GPUPHASE_REPORT_GPU_CLOCK");
 	c->raw = e && strcmp(e, "raw") == 0;
+	int ndev = 0, only = -1;
+	for (int d = 0; d < 256; d++)
+		if (c->dev_seen[d]) {
+			ndev++;
+			only = d;
+		}
+	if (ndev == 1 && c->sync_n[only] && c->dev[only]) { /* the bound, not the estimate */
+		struct gp_gpu_clock_dev *v = c->dev[only];
+		if (!v->nlo || c->sync_lo[only] > v->lo)
+			v->lo = c->sync_lo[only];
+		v->nsync = c->nsync_calls;
+	}
 	for (int d = 0; d < 256; d++)
 		if (c->dev[d])
 			gp_gpu_clock_points(an, c->dev[d]);
@@ -375,6 +489,11 @@ void gp_gpu_clock_prepare(struct gp_an *an)
 	c->slot = NULL;
 	c->nslot = c->capslot = 0;
 	c->free_head = GP_NONE32;
+	free(c->syncs);
+	free(c->ops);
+	c->syncs = NULL;
+	c->ops = NULL;
+	c->nsyncs = c->nops = 0;
 }
 
 /* The correction at delivered GPU time t on device v. */
@@ -427,7 +546,7 @@ int gp_gpu_clock_finish(const struct gp_an *an, struct gp_rep *rep)
 	const struct gp_gpu_clock *c = &an->gclock;
 	size_t n = 0;
 	for (int d = 0; d < 256; d++)
-		n += c->dev[d] && (c->dev[d]->nlo || c->dev[d]->nhi);
+		n += c->dev[d] && (c->dev[d]->nlo || c->dev[d]->nsync || c->dev[d]->nhi);
 	if (!n)
 		return 0;
 	rep->gpu_clock = calloc(n, sizeof *rep->gpu_clock);
@@ -435,16 +554,16 @@ int gp_gpu_clock_finish(const struct gp_an *an, struct gp_rep *rep)
 		return -ENOMEM;
 	for (int d = 0; d < 256; d++) {
 		const struct gp_gpu_clock_dev *v = c->dev[d];
-		if (!v || !(v->nlo || v->nhi))
+		if (!v || !(v->nlo || v->nsync || v->nhi))
 			continue;
 		struct gp_rep_gpu_clock *o = &rep->gpu_clock[rep->ngpu_clock++];
 		o->device = (uint8_t)d;
-		o->has_lo = v->nlo != 0;
+		o->has_lo = v->nlo || v->nsync;
 		o->has_hi = v->nhi != 0;
-		o->lo_ns = v->nlo ? v->lo : 0;
+		o->lo_ns = o->has_lo ? v->lo : 0;
 		o->hi_ns = v->nhi ? v->hi : 0;
 		o->ops = v->nhi;
-		o->waits = v->nlo;
+		o->waits = v->nlo + v->nsync;
 		o->points = v->np;
 		o->raw = c->raw;
 		/* where the bound is tightest: from the largest lower bound;
@@ -462,6 +581,8 @@ void gp_gpu_clock_free(struct gp_gpu_clock *c)
 	gp_map_free(&c->api);
 	gp_map_free(&c->gpu);
 	free(c->slot);
+	free(c->syncs);
+	free(c->ops);
 	for (int d = 0; d < 256; d++) {
 		if (!c->dev[d])
 			continue;

@@ -314,7 +314,7 @@ static void gp_out_text_gpu_clock(FILE *f, const struct gp_rep *rep, const char 
 		const struct gp_rep_gpu_clock *c = &rep->gpu_clock[i];
 		char e[40], lo[40], hi[40], a[40], z[40];
 		fprintf(f, "%sGPU clock, device %u: CUPTI's times off the host's by %s (bound %s .. %s from %" PRIu64
-			   " ops and %" PRIu64 " blocking copies)",
+			   " ops and %" PRIu64 " waits)",
 			li, c->device, gp_out_sdur(c->offset_ns, e, sizeof e),
 			c->has_lo ? gp_out_sdur(c->lo_ns, lo, sizeof lo) : "none below",
 			c->has_hi ? gp_out_sdur(c->hi_ns, hi, sizeof hi) : "none above", c->ops, c->waits);
