@@ -33,8 +33,7 @@
  * late bounds the offset loosely); between the points, linear (the drift),
  * flat beyond them. A device without a point is corrected by the least the
  * bounds demand (the lower bound when positive, the upper one when
- * negative, else nothing): never past
- * what the trace bounds. Pass 2 (gp_gpu_clock_correct) moves each GPU
+ * negative, else nothing): never past what the trace bounds. Pass 2 (gp_gpu_clock_correct) moves each GPU
  * record's start and end by the correction at each, so queue, waits and
  * every "ended before the call" decision see host time, ops that touch on
  * a stream still touch, and execute loses the drift inside it.
@@ -44,7 +43,8 @@
  * Single-threaded, one per analyser (struct gp_gpu_clock in analysis_int.h).
  * Invariants: a table entry is in exactly one of api/gpu, its slot not on the
  * free list; segment i of a device covers [base + (i << shift), base + ((i +
- * 1) << shift)); points are in time order.
+ * 1) << shift)); points are in time order; the synchronizes' ring is in
+ * start order. The pass-1 tables and rings are freed by prepare.
  */
 #include <stdlib.h>
 #include <string.h>
