@@ -29,6 +29,7 @@ struct gp_an *gp_an_new(const struct gp_an_config *cfg)
 	if (!an->cfg.evict_after_ns)
 		an->cfg.evict_after_ns = 120ULL * 1000000000ULL;
 	an->strings = an->cfg.strings ? an->cfg.strings : &an->own_strings;
+	an->gclock.free_head = GP_NONE32;
 	if (!an->cfg.api_classes)
 		an->cfg.api_classes = UINT32_MAX;
 	/* views exist for these record types (analysis.h) */
@@ -367,6 +368,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_RUNTIME_API:
 	case GP_REC_DRIVER_API:
 		gp_an_scan1_api(an, &r->api, &v.api);
+		gp_gpu_clock_api(an, r->type, &v.api);
 		break;
 	case GP_REC_SYNC:
 		gp_an_seen(an, r->sync.start, r->sync.end);
@@ -375,6 +377,7 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_MEMCPY:
 	case GP_REC_MEMSET:
 		gp_an_decode_gpu(r, &v.gpu);
+		gp_gpu_clock_gpu(an, r->type, &v.gpu);
 		gp_an_seen(an, v.gpu.start, v.gpu.end);
 		if (v.gpu.end > an->edges.last_activity)
 			an->edges.last_activity = v.gpu.end;
@@ -460,6 +463,7 @@ int gp_an_prepare(struct gp_an *an)
 	an->hook_only = an->status[GP_STATUS_CUPTI_UNAVAILABLE] ||
 			(!have_cupti && an->have_hooks && !an->status[GP_STATUS_CUPTI_OK]);
 	gp_cost_prepare(an);
+	gp_gpu_clock_prepare(an);
 	gp_sym_resolve(an);
 	gp_clockmap_sort(&an->clocks);
 
@@ -726,6 +730,7 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_MEMCPY:
 	case GP_REC_MEMSET:
 		gp_an_decode_gpu(r, &v.gpu);
+		gp_gpu_clock_correct(an, &v.gpu);
 		gp_join_gpu(an, r->type, &v.gpu);
 		break;
 	default:
@@ -839,6 +844,7 @@ void gp_an_free(struct gp_an *an)
 	gp_sync_free(&an->sync);
 	gp_join_free(&an->join);
 	gp_cost_free(&an->cost);
+	gp_gpu_clock_free(&an->gclock);
 	free(an->iters);
 	gp_map_free(&an->nvtx);
 	for (size_t i = 0; i < an->nnvtx; i++)

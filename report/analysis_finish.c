@@ -200,6 +200,7 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 	gp_join_flush(an);       /* every op folded */
 	gp_sync_finish(an, rep); /* every wait charged */
 	gp_cost_finish(an, rep);
+	gp_an_fail(an, gp_gpu_clock_finish(an, rep));
 	gp_an_finish_window(an, rep);
 	gp_an_finish_conditions(an, rep);
 	if (gp_an_finish_devices(an, rep) || gp_an_finish_groups(an, rep) || gp_an_finish_iters(an, rep))

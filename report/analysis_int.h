@@ -16,10 +16,14 @@
  *   cupti_cost.c  CUPTI's own cost in each traced call, from its overhead
  *               records or the library's calibration, and the library's
  *               own calibration calls, left out (struct gp_cost)
+ *   gpu_clock.c the offset of CUPTI's GPU timestamps from the host clock:
+ *               bounded in pass 1, taken out of GPU times in pass 2
+ *               (struct gp_gpu_clock)
  *   strtab.c    the string table (strtab.h), kernel names via kernel_name.h
  *
- * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c ->
- * join.c -> analysis_fold.c -> sync.c -> analysis_names.c -> strtab.c.
+ * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c,
+ * gpu_clock.c -> join.c -> analysis_fold.c -> sync.c -> analysis_names.c ->
+ * strtab.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)
@@ -276,6 +280,55 @@ struct gp_join {
 	uint64_t max_ts;             /* newest pass-2 time seen (eviction clock) */
 };
 
+/* --- the GPU's clock against the host's (gpu_clock.c) ------------------------ */
+
+/* A segment of one device's GPU time: the tightest bounds on the offset
+ * found in it (lo: the largest lower bound, at GPU time t_lo). */
+struct gp_gpu_clock_seg {
+	int64_t lo, hi;
+	uint64_t t_lo;
+	uint32_t nlo, nhi;
+};
+struct gp_gpu_clock_dev {
+	struct gp_gpu_clock_seg *seg; /* GP_GPU_CLOCK_SEGS, nseg used        */
+	size_t nseg;
+	uint64_t base;                /* GPU time of segment 0's start        */
+	unsigned shift;               /* log2 of a segment's length           */
+	int64_t lo, hi;               /* over the run                         */
+	uint64_t nlo, nhi;            /* ... from copies, from ops           */
+	uint64_t nsync;               /* device synchronizes in lo (bound only) */
+	uint64_t *pt;                 /* after pass 1: the correction's points */
+	int64_t *pe, flat;            /* ... their values; without any, flat  */
+	size_t np, cache;
+};
+/* A pass-1 API or GPU record waiting for its other half. */
+#define GP_GPU_CLOCK_MEMCPY 1u
+#define GP_GPU_CLOCK_PAGEABLE 2u
+#define GP_GPU_CLOCK_MISSING 4u
+struct gp_gpu_clock_pend {
+	uint64_t a, b, seq;           /* API: start, end; GPU: start, end     */
+	uint32_t next_free;
+	uint8_t cls, dev, copy_kind, flags;
+};
+struct gp_gpu_clock {
+	struct gp_map api, gpu;       /* join key -> slot                     */
+	struct gp_gpu_clock_pend *slot;
+	size_t nslot, capslot;
+	uint32_t free_head;
+	uint64_t seq;                 /* pass-1 API and GPU records seen      */
+	int raw;                      /* GPUPHASE_REPORT_GPU_CLOCK=raw        */
+	struct gp_gpu_clock_dev *dev[256];
+	/* device synchronizes (bound only): the last GP_GPU_CLOCK_RING of
+	 * them in start order, and of the joined ops in arrival order */
+	struct { uint64_t s0, s1; } *syncs;
+	struct { uint64_t a1, g1; uint8_t dev; } *ops;
+	size_t sync_head, nsyncs, ops_next, nops;
+	int64_t sync_lo[256];         /* per device: max gpu_end - sync end  */
+	uint64_t sync_n[256];         /* ... pairs found                      */
+	uint64_t nsync_calls;         /* device synchronizes seen            */
+	uint8_t dev_seen[256];        /* devices with GPU records            */
+};
+
 /* --- CUPTI's own cost in traced calls (cupti_cost.c) ----------------------------- */
 
 /* Where a call's CUPTI cost comes from (metrics.md §3, "CUPTI's own cost"). */
@@ -385,6 +438,7 @@ struct gp_an {
 	struct gp_sync sync;
 	struct gp_join join;
 	struct gp_cost cost;
+	struct gp_gpu_clock gclock;  /* pass 1 bounds it, pass 2 corrects     */
 	uint64_t group_last_key;     /* last group lookup                      */
 	uint32_t group_last;
 	struct gp_map nvtx;          /* tid -> index into nvtx_stacks          */
@@ -488,6 +542,15 @@ void gp_cost_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
 uint64_t gp_cost_call(struct gp_an *an, const struct gp_rec_api *a);
 void gp_cost_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_cost_free(struct gp_cost *c);
+
+/* gpu_clock.c: pass 1 (api, gpu), after it (prepare), pass 2 (correct a
+ * decoded GPU record in place), finish (rep->gpu_clock: 0 or -ENOMEM). */
+void gp_gpu_clock_api(struct gp_an *an, uint8_t type, const struct gp_an_api *a);
+void gp_gpu_clock_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *g);
+void gp_gpu_clock_prepare(struct gp_an *an);
+void gp_gpu_clock_correct(struct gp_an *an, struct gp_an_gpu *g);
+int gp_gpu_clock_finish(const struct gp_an *an, struct gp_rep *rep);
+void gp_gpu_clock_free(struct gp_gpu_clock *c);
 
 /* sync.c */
 void gp_sync_init(struct gp_sync *s);

@@ -297,6 +297,35 @@ static void gp_out_text_cupti(FILE *f, const struct gp_rep *rep, const char *li)
 		gp_fmt_dur(rep->launch_raw_ns, b4, 32));
 }
 
+/* A signed duration: +1.0us, -250ns. */
+static const char *gp_out_sdur(int64_t v, char *b, size_t n)
+{
+	char d[32];
+	uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	snprintf(b, n, "%s%s", v < 0 ? "-" : "+", gp_fmt_dur(m, d, sizeof d));
+	return b;
+}
+
+/* One line per device: the GPU clock's offset, its bound and the correction
+ * (metrics.md §2, "The GPU's clock"). */
+static void gp_out_text_gpu_clock(FILE *f, const struct gp_rep *rep, const char *li)
+{
+	for (size_t i = 0; i < rep->ngpu_clock; i++) {
+		const struct gp_rep_gpu_clock *c = &rep->gpu_clock[i];
+		char e[40], lo[40], hi[40], a[40], z[40];
+		fprintf(f, "%sGPU clock, device %u: CUPTI's times off the host's by %s (bound %s .. %s from %" PRIu64
+			   " ops and %" PRIu64 " waits)",
+			li, c->device, gp_out_sdur(c->offset_ns, e, sizeof e),
+			c->has_lo ? gp_out_sdur(c->lo_ns, lo, sizeof lo) : "none below",
+			c->has_hi ? gp_out_sdur(c->hi_ns, hi, sizeof hi) : "none above", c->ops, c->waits);
+		gp_out_sdur(c->first_ns, a, sizeof a);
+		gp_out_sdur(c->last_ns, z, sizeof z);
+		if (c->points > 1 && strcmp(a, z) != 0) /* a drift the text shows */
+			fprintf(f, ", %s to %s over %s", a, z, gp_fmt_dur(c->span_ns, e, sizeof e));
+		fprintf(f, "%s\n", c->raw ? "; left in (GPUPHASE_REPORT_GPU_CLOCK=raw)" : "; taken out");
+	}
+}
+
 /* The window summary and the whole run's verdict. */
 static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
 {
@@ -325,6 +354,7 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		gp_fmt_dur(rep->execute_ns, b2, 32), gp_fmt_pct(rep->execute_ns, tot),
 		gp_fmt_dur(rep->sync_ns, b3, 32), gp_fmt_pct(rep->sync_ns, tot), gp_fmt_dur(rep->queue_ns, b4, 32));
 	gp_out_text_cupti(f, rep, li);
+	gp_out_text_gpu_clock(f, rep, li);
 	fprintf(f, "%ssync with nothing outstanding %s in %" PRIu64 " calls\n", li,
 		gp_fmt_dur(rep->sync_unattributed_ns, b1, 32), rep->sync_unattributed_calls);
 	fprintf(f, "%sunattributed (no op launching, running or waited for) %s (%.1f%% of wall)\n", li,
@@ -767,6 +797,23 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 				(c->calib_flags & GP_CALIBF_LAUNCH) ? "true" : "false", c->calib_rt_ns, c->calib_drv_ns,
 				c->calib_launch_ns, c->calib_start, c->calib_dur_ns);
 		fprintf(f, "}, ");
+	}
+	if (rep->ngpu_clock) {
+		/* the GPU clock's offset from the host's (metrics.md §2) */
+		fprintf(f, "\"gpu_clock\": [");
+		for (size_t i = 0; i < rep->ngpu_clock; i++) {
+			const struct gp_rep_gpu_clock *c = &rep->gpu_clock[i];
+			fprintf(f, "%s{\"device\": %u, \"offset_ns\": %" PRId64, i ? ", " : "", c->device, c->offset_ns);
+			if (c->has_lo)
+				fprintf(f, ", \"lo_ns\": %" PRId64, c->lo_ns);
+			if (c->has_hi)
+				fprintf(f, ", \"hi_ns\": %" PRId64, c->hi_ns);
+			fprintf(f, ", \"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 ", \"span_ns\": %" PRIu64
+				   ", \"applied\": %s, \"from\": {\"ops\": %" PRIu64 ", \"waits\": %" PRIu64
+				   ", \"points\": %" PRIu64 "}}",
+				c->first_ns, c->last_ns, c->span_ns, c->raw ? "false" : "true", c->ops, c->waits, c->points);
+		}
+		fprintf(f, "], ");
 	}
 	gp_out_json_verdict(f, rep, NULL, &o->th);
 	fprintf(f, "}");

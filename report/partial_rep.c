@@ -179,6 +179,19 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_pw_u64(w, r->callsites[i].sync_ns);
 	}
 	gp_prep_int(w, r->group_by);
+	gp_pw_u64(w, r->ngpu_clock); /* the GPU clock's offset (metrics.md §2) */
+	for (size_t i = 0; i < r->ngpu_clock; i++) {
+		const struct gp_rep_gpu_clock *c = &r->gpu_clock[i];
+		gp_pw_u8(w, c->device);
+		gp_pw_u8(w, (uint8_t)((c->has_lo ? 1 : 0) | (c->has_hi ? 2 : 0) | (c->raw ? 4 : 0)));
+		const int64_t v[] = { c->lo_ns, c->hi_ns, c->offset_ns, c->first_ns, c->last_ns };
+		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+			gp_pw_i64(w, v[k]);
+		gp_pw_u64(w, c->span_ns);
+		gp_pw_u64(w, c->ops);
+		gp_pw_u64(w, c->waits);
+		gp_pw_u64(w, c->points);
+	}
 }
 
 /* ---- load ---------------------------------------------------------------------- */
@@ -397,6 +410,26 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	rep->group_by = gp_prep_int_load(r);
 	if (!r->err && (rep->group_by < GP_REP_GROUP_BY_MIN || rep->group_by > GP_REP_GROUP_BY_MAX))
 		gp_pr_fail(r, "the report's grouping is none the report knows"); /* the outputs index names by it */
+	size_t nc2 = 0;
+	rep->gpu_clock = gp_prep_table(r, &nc2, sizeof *rep->gpu_clock, 2 + 5 * 8 + 4 * 8);
+	for (size_t i = 0; i < nc2 && !r->err; i++) {
+		struct gp_rep_gpu_clock *c = &rep->gpu_clock[i];
+		rep->ngpu_clock = i + 1;
+		c->device = gp_pr_u8(r);
+		uint8_t f = gp_pr_u8(r);
+		if (!r->err && f > 7)
+			gp_pr_fail(r, "a GPU clock's flags are none the report knows");
+		c->has_lo = (f & 1) != 0;
+		c->has_hi = (f & 2) != 0;
+		c->raw = (f & 4) != 0;
+		int64_t *v[] = { &c->lo_ns, &c->hi_ns, &c->offset_ns, &c->first_ns, &c->last_ns };
+		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+			*v[k] = gp_pr_i64(r);
+		c->span_ns = gp_pr_u64(r);
+		c->ops = gp_pr_u64(r);
+		c->waits = gp_pr_u64(r);
+		c->points = gp_pr_u64(r);
+	}
 	if (r->err) {
 		gp_rep_free(rep); /* what was read; the rest of each table is zeroed */
 		return r->err;
@@ -407,12 +440,13 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1176u
+#define GP_PREP_SIZE_REP 1192u
 #define GP_PREP_SIZE_GROUP 184u
 #define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u
 #define GP_PREP_SIZE_CALLSITE 32u
 #define GP_PREP_SIZE_KV 16u
+#define GP_PREP_SIZE_GPU_CLOCK 88u
 
 int gp_partial_rep_layout_ok(char *why, size_t n)
 {
@@ -427,6 +461,7 @@ int gp_partial_rep_layout_ok(char *why, size_t n)
 		{ "struct gp_rep_window", sizeof(struct gp_rep_window), GP_PREP_SIZE_WINDOW },
 		{ "struct gp_rep_callsite", sizeof(struct gp_rep_callsite), GP_PREP_SIZE_CALLSITE },
 		{ "struct gp_rep_kv", sizeof(struct gp_rep_kv), GP_PREP_SIZE_KV },
+		{ "struct gp_rep_gpu_clock", sizeof(struct gp_rep_gpu_clock), GP_PREP_SIZE_GPU_CLOCK },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (t[i].size != t[i].known) {

@@ -44,6 +44,7 @@ void gp_rep_free(struct gp_rep *rep)
 	free(rep->groups);
 	free(rep->iters);
 	free(rep->windows);
+	free(rep->gpu_clock);
 	for (size_t i = 0; i < rep->ncallsites; i++) {
 		free(rep->callsites[i].name);
 		free(rep->callsites[i].stack);

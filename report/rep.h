@@ -152,6 +152,19 @@ struct gp_rep {
 		uint64_t calib_start;  /* ... and its start (trace clock)       */
 	} cupti;
 	uint64_t launch_raw_ns; /* launch with CUPTI's own cost left in          */
+	/* the offset of CUPTI's GPU timestamps from the host clock, per device
+	 * with GPU records joined to calls (metrics.md §2, "The GPU's clock") */
+	struct gp_rep_gpu_clock {
+		uint8_t device;
+		int has_lo, has_hi;    /* a bound found on that side             */
+		int raw;               /* not applied (GPUPHASE_REPORT_GPU_CLOCK=raw) */
+		int64_t lo_ns, hi_ns;  /* the bound over the run                 */
+		int64_t offset_ns;     /* the estimate where the bound is tightest */
+		int64_t first_ns, last_ns; /* ... at its first and last point    */
+		uint64_t span_ns;      /* GPU time between those points          */
+		uint64_t ops, waits, points; /* upper bounds, lower bounds, points */
+	} *gpu_clock;
+	size_t ngpu_clock;
 };
 
 void gp_rep_free(struct gp_rep *rep);

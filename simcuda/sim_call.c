@@ -266,6 +266,8 @@ static void sim_driver_start(void)
 				     .no_overhead_kind = !g_cfg.cupti_overhead_records};
 	simcupti_configure(&cp); /* before the injection enables anything */
 	sim_truth_clock_now();
+	for (int d = 0; d < sim_timeline_device_count(); d++) /* the legacy streams' devices */
+		sim_truth_stream(SIM_LEGACY_STREAM_ID + (uint32_t)d, d);
 	simcupti_set_rebase_hook(sim_rebase);
 	simcupti_set_switch_hook(sim_truth_cupti_kind); /* before the injection switches anything */
 	__cxa_atexit(sim_at_exit_dso, NULL, &__dso_handle);

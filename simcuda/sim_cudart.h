@@ -258,6 +258,8 @@ int sim_call_context_alive(void);
 /* Open SIMCUDA_TRUTH's path for writing; 0 or -errno. */
 int sim_truth_open(const char *path);
 void sim_truth_flush(void);
+/* Stream `stream` belongs to device `device` (the ops' lines name streams). */
+void sim_truth_stream(uint32_t stream, int device);
 /* simcuda's own time in a call of `name` outside its truth interval (its
  * entry before start, its records, truth line and callbacks after end):
  * summed per name, written at each flush as "outside" lines. */

@@ -120,6 +120,7 @@ struct sim_stream *sim_timeline_stream_new(int nonblocking)
 	s->next = g_dev.streams;
 	g_dev.streams = s;
 	pthread_mutex_unlock(&g_dev.mx);
+	sim_truth_stream(s->id, s->device);
 	return s;
 }
 

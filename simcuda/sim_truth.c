@@ -4,7 +4,8 @@
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
  * ("sync"), per interval CUPTI itself spent inside an API call
  * ("overhead"), per setting of CUPTI's clock error ("gpu_clock"), per flip
- * of a CUPTI activity switch ("cupti_kind") and, per function, simcuda's own
+ * of a CUPTI activity switch ("cupti_kind"), per stream its device
+ * ("stream") and, per function, simcuda's own
  * time in calls outside their intervals ("outside"). The format is simcuda's
  * contract with the tests (docs/simcuda.md "Ground truth"; simtruth.c reads
  * it back): every line type has its writer here, so the format lives in one
@@ -174,6 +175,11 @@ void sim_truth_cupti_kind(const char *kind, int cbid, int on, uint64_t t)
 	else
 		sim_truth("{\"type\":\"cupti_kind\",\"kind\":\"%s\",\"cbid\":%d,\"on\":%d,\"t\":%llu}\n", kind,
 			  cbid, on, (unsigned long long)t);
+}
+
+void sim_truth_stream(uint32_t stream, int device)
+{
+	sim_truth("{\"type\":\"stream\",\"stream\":%u,\"device\":%d}\n", stream, device);
 }
 
 /* A kernel's corr is its launch call's: api_corr repeats it. */

@@ -63,8 +63,9 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
 # the what-if predictions against programs with the change made for real,
 # capture windows (iterations, time, trigger, profiler), two devices,
-# queue-full records delivered late, and CUPTI's own cost taken out of the
-# phases (records, calibration, self-overhead).
+# queue-full records delivered late, CUPTI's own cost taken out of the
+# phases (records, calibration, self-overhead), and the GPU clock's offset
+# bounded and taken out of queue and waits.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
 	 tests/e2e/test_report_cupti_awkward.sh tests/e2e/test_report_cupti_cost.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
@@ -73,7 +74,7 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
 	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh tests/e2e/test_report_truth_modes.sh \
-	 tests/e2e/test_report_tampers.sh
+	 tests/e2e/test_report_tampers.sh tests/e2e/test_report_gpu_clock.sh
 # A job past one machine: rank variables and names, clock pairs, two ranks as
 # two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
 TESTS += tests/e2e/test_multinode.sh

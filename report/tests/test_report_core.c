@@ -284,6 +284,9 @@ Test(report_core, op_enqueued_during_the_wait_is_not_waited_for)
 
 Test(report_core, blocking_memcpy_splits_into_sync_launch_execute)
 {
+	/* a clock without error: the copy's return after its transfer is no
+	 * offset here (docs/metrics.md §2, "The GPU's clock") */
+	setenv("GPUPHASE_REPORT_GPU_CLOCK", "raw", 1);
 	/* kernel K runs [100, 500]; cudaMemcpy called at 200 returns at 700;
 	 * its copy runs [520, 600]. Sync part = 500 - 200 charged to K; the copy
 	 * keeps launch = 500 - 80 - 300 and execute 80. */
@@ -987,10 +990,74 @@ Test(report_core, advice_fits_the_operator)
 	cr_expect_eq(gp_verdict_of_op(9000, 1000, 0, 20000, &th), GP_VERDICT_LAUNCH);
 }
 
+/* --- the GPU's clock (metrics.md §2) ---------------------------------------------- */
+
+Test(report_core, gpu_clock_offset_bounded_and_taken_out)
+{
+	/* CUPTI's GPU times 3000 ns late. Kernel K really runs [1500, 2500]
+	 * (delivered [4500, 5500]) after its launch [1000, 1010]; a cudaMemcpy
+	 * DtoH [2000, 3050] waits for it, then copies [3000, 3040] (delivered
+	 * [6000, 6040]). Upper bound: min(4500 - 1000, 6000 - 2000) = 3500;
+	 * lower: 6040 - 3050 = 2990, the estimate. Corrected, K runs [1510,
+	 * 2510]: queue 500 (10 ns of the copy's return left), its wait 510. */
+	struct recs t = { .n = 0 };
+	rec_string(&t, 1, "K");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10, 1);
+	rec_kernel(&t, 7, 4500, 5500, 1, 1);
+	rec_api(&t, RT, GP_API_MEMCPY_SYNC, 1, 2000, 1050, 2);
+	rec_copy(&t, GP_REC_MEMCPY, 0, 7, 6000, 40, 3, 2, 2 /* DtoH */);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ngpu_clock, 1);
+	const struct gp_rep_gpu_clock *c = &rep.gpu_clock[0];
+	cr_expect(c->has_lo && c->has_hi && !c->raw);
+	cr_expect_eq(c->lo_ns, 2990);
+	cr_expect_eq(c->hi_ns, 3500);
+	cr_expect_eq(c->offset_ns, 2990);
+	cr_expect_eq(c->ops, 2);
+	cr_expect_eq(c->waits, 1);
+	const struct gp_rep_group *k = group(&rep, "K");
+	cr_expect_eq(k->queue_ns, 500);
+	cr_expect_eq(k->sync_ns, 510);
+	cr_expect_eq(k->execute_ns, 1000);
+	gp_rep_free(&rep);
+	/* the control: left in, K's queue is 3490 and the copy waited for nothing
+	 * it saw end (K "ended" after the call returned) */
+	setenv("GPUPHASE_REPORT_GPU_CLOCK", "raw", 1);
+	rep = run(&t, GP_GROUP_KERNEL);
+	cr_assert_eq(rep.ngpu_clock, 1);
+	cr_expect(rep.gpu_clock[0].raw);
+	cr_expect_eq(group(&rep, "K")->queue_ns, 3490);
+	gp_rep_free(&rep);
+}
+
+Test(report_core, gpu_clock_one_sided_bound_corrects_only_what_it_proves)
+{
+	/* no blocking copy: only the upper bound, 2000 - 1000 = 1000 > 0,
+	 * so nothing is corrected; with the kernel delivered before its
+	 * call began (upper bound -500), the times move by that much */
+	for (int early = 0; early <= 1; early++) {
+		struct recs t = { .n = 0 };
+		rec_string(&t, 1, "K");
+		rec_api(&t, RT, GP_API_LAUNCH, 1, 1000, 10, 1);
+		rec_kernel(&t, 7, early ? 500 : 2000, early ? 1500 : 3000, 1, 1);
+		struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+		cr_assert_eq(rep.ngpu_clock, 1);
+		const struct gp_rep_gpu_clock *c = &rep.gpu_clock[0];
+		cr_expect(!c->has_lo && c->has_hi);
+		cr_expect_eq(c->hi_ns, early ? -500 : 1000);
+		cr_expect_eq(c->offset_ns, early ? -500 : 0);
+		cr_expect_eq(group(&rep, "K")->queue_ns, early ? 0 : 990);
+		gp_rep_free(&rep);
+	}
+}
+
 /* --- real-CUDA behaviours -------------------------------------------------------- */
 
 Test(report_core, pageable_async_copy_waits_then_copies)
 {
+	/* a clock without error: the copy's return after its transfer is no
+	 * offset here (docs/metrics.md §2, "The GPU's clock") */
+	setenv("GPUPHASE_REPORT_GPU_CLOCK", "raw", 1);
 	/* cudaMemcpyAsync from pageable memory: the call waits for the kernel
 	 * (that kernel's sync), then copies (the copy's execute); the rest of
 	 * the call is its launch. A pinned copy of the same shape does not. */
@@ -1279,6 +1346,9 @@ Test(report_core, sync_call_site_when_the_ext_corr_comes_between_the_hook_and_it
  * interval (the case that gave "(no stack)"). */
 static void copy_hook_after_cupti(int ext)
 {
+	/* a clock without error: the copy's return after its transfer is no
+	 * offset here (docs/metrics.md §2, "The GPU's clock") */
+	setenv("GPUPHASE_REPORT_GPU_CLOCK", "raw", 1);
 	uint32_t htid = ext ? 4 : 1;
 	struct recs t = { .n = 0 };
 	rec_string(&t, 1, "k");

@@ -251,6 +251,9 @@ Test(report_cupti_cost, an_op_that_ended_during_cuptis_time_was_not_waited_for_l
 
 Test(report_cupti_cost, a_blocking_copy_waits_after_cuptis_cost)
 {
+	/* a clock without error: the copy's return after its transfer is no
+	 * offset here (docs/metrics.md §2, "The GPU's clock") */
+	setenv("GPUPHASE_REPORT_GPU_CLOCK", "raw", 1);
 	/* kernel K runs [100, 50000]; cudaMemcpy [20000, 70000] with 2 us of
 	 * CUPTI at its entry waits for K from 22000 to 50000, then copies
 	 * [60000, 65000]: K's sync 28000, the copy's launch the rest, CUPTI's

@@ -22,10 +22,18 @@ the freed op's end).
 Nothing is passed in by the calling script: every correction is derived
 here, with its sign, from the truth and the report's own stated figures,
 and printed with its source:
- * GPU timestamps are read as the report reads them: simcuda's conversion
-   (the truth's `gpu_clock` line: offset and drift) less the offset the
-   report says it took out (`summary.gpu_clock`); queue, execute, GPU busy
-   and every wait that ends at a GPU timestamp follow.
+ * GPU timestamps are read as the report reads them, per device (the
+   truth's `stream` lines give each op's device): where the report took
+   nothing out (`summary.gpu_clock[].applied` false, or no entry), with
+   simcuda's conversion (the truth's `gpu_clock` line: offset and drift,
+   with their sign); where it took one figure out (no point of its own),
+   with that conversion less the figure; where it follows the offset from
+   its points (copies' returns, metrics.md §2 "The GPU's clock"), on the
+   host's clock, up to the truth's wake-up of a blocking copy late (per
+   segment the least: an allowance, printed). Queue, execute, GPU busy and
+   every wait that ends at a GPU timestamp follow. A report whose stated
+   bound leaves out the truth's offset, or that estimated an offset and
+   left it in, is refused.
  * CUPTI's own time: with the source `records` the truth's `overhead`
    lines leave each call's launch, and a wait that begins at the call's
    entry begins after them; with `calibration` the report's per-call
@@ -279,17 +287,47 @@ def gpu_clock(truth):
 
 
 def report_clock(report):
-    """The offset the report says it took out of the GPU's timestamps
-    (summary.gpu_clock, docs/report-json.md), per device; 0 when it took
-    none."""
-    g = report["summary"].get("gpu_clock")
-    if not g:
-        return {}
-    items = g if isinstance(g, list) else g.get("devices", [g]) if isinstance(g, dict) else []
+    """What the report says it took out of each device's GPU timestamps
+    (summary.gpu_clock[], docs/report-json.md §2 "The GPU's clock"):
+    device -> the entry, for the devices whose correction was applied."""
     out = {}
-    for d in items:
-        if isinstance(d, dict) and "offset_ns" in d:
-            out[d.get("device", 0)] = d["offset_ns"]
+    for d in report["summary"].get("gpu_clock") or []:
+        if isinstance(d, dict) and d.get("applied"):
+            out[d.get("device", 0)] = d
+    return out
+
+
+SEGMENT_NS = 1 << 24  # docs/metrics.md §2 "The GPU's clock": the report's segments of GPU time
+
+
+def wake_bound(truth, dev_of):
+    """Per device, how far after the truth's own times the report may put
+    its GPU times once it tracks the offset from copies' returns: each point
+    of its correction is a copy that returned after its transfer, read
+    `wake` late (the call's end less its op's end, both on the truth's
+    clock); per segment the report keeps the tightest, so the residual is at
+    most, over segments, the least wake of a blocking copy there (a segment
+    with only pageable host-to-device copies, which the report does not use,
+    counts its largest: conservative)."""
+    api = {t["corr"]: t for t in truth if t["type"] == "api"}
+    seg = {}
+    for o in truth:
+        a = api.get(o.get("api_corr"))
+        if o["type"] != "memcpy" or not a or a["name"] not in BLOCKING:
+            continue
+        wake = a["end"] - o["end"]
+        if wake < 0:
+            continue
+        key = (dev_of.get(o["stream"], 0), o["end"] // SEGMENT_NS)
+        lo, hi_htod = seg.get(key, (None, 0))
+        if o.get("kind") == "HtoD":
+            hi_htod = max(hi_htod, wake)
+        else:
+            lo = wake if lo is None else min(lo, wake)
+        seg[key] = (lo, hi_htod)
+    out = {}
+    for (d, _), (lo, hi_htod) in seg.items():
+        out[d] = max(out.get(d, 0), lo if lo is not None else hi_htod)
     return out
 
 
@@ -381,39 +419,69 @@ def main():
     # truth's gpu_clock) less the offset the report took out (its summary)
     shift, clock_lines = gpu_clock(truth)
     took = report_clock(report)
-    took_one = next(iter(took.values()), 0)
-    if len(set(took.values())) > 1:
-        print(f"note: the report took different offsets per device {took}; simcuda applies one to all")
 
     # CUPTI's COMMAND_BUFFER_FULL records come with its overhead records;
     # without them (the calibration's case) the report infers full queues
     inferred_queue = source == "calibration"
 
-    def gpu(t):
-        return t + shift(t) - took_one
-
-    # stream id -> device (from "device D stream S" operator names)
-    dev_of = {}
+    # stream id -> device (the truth's stream lines; else "device D stream
+    # S" operator names)
+    dev_of = {t["stream"]: t["device"] for t in truth if t["type"] == "stream"}
     for src in (report, json.load(open(os.environ["STREAM_REPORT"])) if os.environ.get("STREAM_REPORT") else None):
         for op in (src or {}).get("operators", []):
             f = op["name"].split()
             if len(f) == 4 and f[0] == "device" and f[2] == "stream":
-                dev_of[int(f[3])] = int(f[1])
+                dev_of.setdefault(int(f[3]), int(f[1]))
     by_stream = report.get("group_by") == "stream"
 
     gpu_ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset")]
-    resid = [abs(shift(x) - took_one) for o in gpu_ops for x in (o["start"], o["end"])]
-    clk = max(resid, default=0)  # what is left of the offset after the report's correction
+    # per device: the report's correction follows the offset from its
+    # points (copies' returns: the GPU times then lie 0..wake after the
+    # truth's), or is one figure where it had no point, or none
+    wake = wake_bound(truth, dev_of)
+    bounds_bad = []  # a stated bound the truth's offset lies outside, an offset proved and left in
+    for e in report["summary"].get("gpu_clock") or []:
+        lo, hi = e.get("lo_ns"), e.get("hi_ns")
+        if not e.get("applied") and ((lo is not None and lo > 0) or (hi is not None and hi < 0) or
+                                     e.get("from", {}).get("points")):
+            bounds_bad.append(f"GPU clock, device {e.get('device', 0)}: the report estimated the offset "
+                              f"({e.get('offset_ns')} ns, bound {lo}..{hi}, {e.get('from', {}).get('points', 0)} "
+                              f"points) and did not take it out (metrics.md §2)")
+    c = clock_lines[-1] if clock_lines else {"offset_ns": 0, "drift_ppm": 0}
     if clock_lines or took:
-        c = clock_lines[-1] if clock_lines else {"offset_ns": 0, "drift_ppm": 0}
         print(f"GPU clock: simcuda shifts GPU timestamps by {c['offset_ns']:+d} ns + {c['drift_ppm']} ppm "
-              f"(truth gpu_clock), the report took out {took_one:+d} ns (summary.gpu_clock): every GPU "
-              f"timestamp expected with that sign (up to {clk} ns from the host's)")
+              f"(truth gpu_clock)")
+    for d in sorted({dev_of.get(o["stream"], 0) for o in gpu_ops}):
+        e = took.get(d)
+        if not e:
+            print(f"GPU clock, device {d}: the report took nothing out: every GPU time expected with simcuda's shift")
+        elif e.get("from", {}).get("points"):
+            print(f"GPU clock, device {d}: the report follows the offset from {e['from']['points']} points: GPU "
+                  f"times expected on the host's clock, up to {wake.get(d, 0)} ns late (allowance: the least "
+                  f"wake of a blocking copy per segment, the truth's call ends less its ops' ends)")
+            lo, hi = e.get("lo_ns"), e.get("hi_ns")
+            sh = [shift(o[x]) for o in gpu_ops for x in ("start", "end") if dev_of.get(o["stream"], 0) == d]
+            if sh and ((lo is not None and lo > max(sh)) or (hi is not None and hi < min(sh))):
+                bounds_bad.append(f"GPU clock, device {d}: the report's bound {lo}..{hi} leaves out the truth's "
+                                  f"offset {min(sh)}..{max(sh)}")
+        else:
+            print(f"GPU clock, device {d}: the report took out {e['offset_ns']:+d} ns (no point: its bound's "
+                  f"side): every GPU time expected with that sign")
+
+    def gpu(t, dev, far):
+        """A GPU-side truth time t as the report reads it (far: at the far
+        end of the tracking residual)."""
+        e = took.get(dev)
+        if not e:
+            return t + shift(t)
+        if e.get("from", {}).get("points"):
+            return t + (wake.get(dev, 0) if far else 0)
+        return t + shift(t) - e["offset_ns"]
 
     why = {}  # the allowances of the last expect(), by reason
     late = [0]  # launch the optional calls may have from their hooks beyond the truth's (last expect())
 
-    def expect(with_optional):
+    def expect(with_optional, far=False):
         """The operators the truth expects: without or with the optional calls."""
         own = {t["corr"] for t in truth if t["type"] == "kernel" and t["name"] == CALIB_KERNEL}
 
@@ -423,7 +491,8 @@ def main():
             return with_optional and optional(t)
 
         apis = {t["corr"]: t for t in truth if t["type"] == "api" and captured(t) and t["corr"] not in own}
-        ops = [dict(t, start=gpu(t["start"]), end=gpu(t["end"])) for t in gpu_ops
+        ops = [dict(t, start=gpu(t["start"], dev_of.get(t["stream"], 0), far),
+                    end=gpu(t["end"], dev_of.get(t["stream"], 0), far)) for t in gpu_ops
                if (not wins or t.get("api_corr") in apis) and t.get("name") != CALIB_KERNEL]
         syncs = {}
         for t in truth:
@@ -612,6 +681,11 @@ def main():
 
     want_lo, ops_lo, _ = expect(False)
     want, ops, unattributed = expect(True)
+    tracking = any(e.get("from", {}).get("points") and wake.get(d) for d, e in took.items())
+    # with the report following the offset, the same at the far end of its
+    # residual: any value between the two is accepted
+    (want_r, ops_r, _), (want_lo_r, ops_lo_r, _) = (expect(True, True), expect(False, True)) if tracking else \
+        ((want, ops, 0), (want_lo, ops_lo, 0))
     nopt = sum(1 for t in truth if t["type"] == "api" and wins and optional(t))
     if late[0]:
         allowances.append(("the optional calls' launch up to their truth rec, beyond their ends (timed from a "
@@ -629,13 +703,14 @@ def main():
     def base(wv):
         return max(REL * abs(wv), ABS_NS)
 
-    def interval(w, wl, k):
-        """The values the check accepts for sum k: from the expectation
-        without the optional calls to the one with them, each with its
-        tolerance and what the report may charge on top (maybe_sync) or
-        move out (maybe_launch)."""
-        lo = min(x[k] - base(x[k]) - (x["maybe_launch"] if k == "launch_ns" else 0) for x in (w, wl))
-        hi = max(x[k] + base(x[k]) + (x["maybe_sync"] if k == "sync_ns" else 0) for x in (w, wl))
+    def interval(ws, k):
+        """The values the check accepts for sum k: from the least to the
+        largest of the expectations ws (without and with the optional calls,
+        at either end of the clock's residual), each with its tolerance and
+        what the report may charge on top (maybe_sync) or move out
+        (maybe_launch)."""
+        lo = min(x[k] - base(x[k]) - (x["maybe_launch"] if k == "launch_ns" else 0) for x in ws)
+        hi = max(x[k] + base(x[k]) + (x["maybe_sync"] if k == "sync_ns" else 0) for x in ws)
         return lo, hi
 
     def totals(ws):
@@ -650,18 +725,24 @@ def main():
     if flt:
         pat = re.compile(flt)
         print(f"filter {flt!r}: the truth's operators whose name it matches")
-        want = {n: w for n, w in want.items() if pat.search(n)}
-        want_lo = {n: w for n, w in want_lo.items() if pat.search(n)}
-    tw, twl = totals(want), totals(want_lo)
+        want, want_lo, want_r, want_lo_r = ({n: w for n, w in v.items() if pat.search(n)}
+                                            for v in (want, want_lo, want_r, want_lo_r))
+    variants = (want, want_lo, want_r, want_lo_r)
+
+    def group(name):
+        return [v.get(name, zero) for v in variants]
+    tws = [totals(v) for v in variants]
+    tw = tws[0]
     th = report.get("thresholds", {})
     th = {"sync": th.get("sync_pct", 30), "launch": th.get("launch_pct", 20), "execute": th.get("execute_pct", 80),
           "min": th.get("min_pct", 1)}
     run_total = tw_all["launch_ns"] + tw_all["execute_ns"] + tw_all["sync_ns"] + unattributed
 
-    def verdicts(w, wl):
+    def verdicts(ws):
         """Every verdict the rule (metrics.md §5) gives on the truth's sums
         anywhere within the check's intervals (extremes and middle)."""
-        iv = {k: interval(w, wl, k) for k in ("launch_ns", "execute_ns", "sync_ns")}
+        w = ws[0]
+        iv = {k: interval(ws, k) for k in ("launch_ns", "execute_ns", "sync_ns")}
         out = set()
         pts = lambda k: (iv[k][0], w[k], iv[k][1])
         for l in pts("launch_ns"):
@@ -677,7 +758,8 @@ def main():
         got = {o["name"]: o for o in rep["operators"]}
         bad = []
         for name in sorted(set(want) | set(want_lo)):
-            w, wl = want.get(name, zero), want_lo.get(name, zero)
+            ws = group(name)
+            w, wl = ws[0], ws[1]
             g = got.get(name)
             if not g:
                 if wl["count"] and not (top and len(got) >= top):
@@ -688,13 +770,13 @@ def main():
                            (f" (without the optional calls {wl['count']})"
                             if wl["count"] != w["count"] else ""))
             for k in keys:
-                lo, hi = interval(w, wl, k)
+                lo, hi = interval(ws, k)
                 if not lo <= g[k] <= hi:
                     bad.append(f"{name}: {k} {g[k]} != truth {w[k]} (diff {g[k] - w[k]:+d} ns; accepted "
                                f"{lo:.0f}..{hi:.0f})" +
                                (f" (without the optional calls {wl[k]})" if wl[k] != w[k] else ""))
             if not raw and "verdict" in g and w["count"]:
-                allowed = verdicts(w, wl)
+                allowed = verdicts(ws)
                 if g["verdict"] not in allowed:
                     bad.append(f"{name}: verdict {g['verdict']}, expected {' or '.join(sorted(allowed))} by the "
                                f"truth's sums")
@@ -709,11 +791,11 @@ def main():
             tot = {"count": 0,
                    "maybe_sync": sum(w["maybe_sync"] for w in want.values()),
                    "maybe_launch": sum(w["maybe_launch"] for w in want.values())}
-            lo, hi = interval(dict(tot, **{k: tw[k]}), dict(tot, **{k: twl[k]}), k)
+            lo, hi = interval([dict(tot, **{k: t[k]}) for t in tws], k)
             if not lo <= tg[k] <= hi:
                 bad.append(f"all operators: {k} {tg[k]} != truth {tw[k]} (accepted {lo:.0f}..{hi:.0f})")
         gb = rep["summary"]["gpu_busy_ns"]
-        if not (close(gb, busy) or close(gb, busy_lo) or between(gb, busy_lo, busy)):
+        if not between(gb, min(busies), max(busies)):
             bad.append(f"gpu_busy_ns {gb} != truth union {busy}")
         if wins:
             wall = sum(b - a for a, b in wins)
@@ -762,11 +844,9 @@ def main():
                 bad.append(f"{name}: verdict {v}, expected {verdict}")
         return bad
 
-    def close(a, b):
-        return abs(a - b) <= base(b)
-
     def between(gv, x, y):
-        """Optional calls: anywhere from the expectation without them to the one with them."""
+        """Anywhere from one expectation to another (optional calls, the
+        clock's residual), with the tolerance."""
         lo, hi = min(x, y), max(x, y)
         return lo - base(lo) <= gv <= hi + base(hi)
 
@@ -786,9 +866,10 @@ def main():
                 busy += cur_e - cur_s
         return busy
 
-    busy, busy_lo = union(ops), union(ops_lo)
+    busies = [union(x) for x in (ops, ops_lo, ops_r, ops_lo_r)]
+    busy = busies[0]
     nopt and print(f"{nopt} calls at the windows' edges may or may not be in the trace (optional)")
-    bad = list(refusals) + compare(report)
+    bad = list(refusals) + bounds_bad + compare(report)
     print(f"gpu_busy_ns {report['summary']['gpu_busy_ns']} (truth union {busy}, plain sum "
           f"{sum(o['end'] - o['start'] for o in ops)})")
     if wins:
@@ -799,7 +880,7 @@ def main():
         print("MISMATCH " + b)
     if bad or not tamper:
         return 1 if bad else 0
-    return tamper_controls(report, want, want_lo, keys, base, interval, verdicts, compare)
+    return tamper_controls(report, want, group, keys, base, interval, verdicts, compare)
 
 
 def hooked_op(name):
@@ -910,7 +991,7 @@ def hook_only(truth, report, specs):
     return 1 if accepted else 0
 
 
-def tamper_controls(report, want, want_lo, keys, base, interval, verdicts, compare):
+def tamper_controls(report, want, group, keys, base, interval, verdicts, compare):
     """Feeds the check the honest report altered just beyond what it
     accepts: a value set half a base tolerance (max(REL, ABS_NS) of the
     truth's value, so 1.5 x that tolerance from the truth where no allowance
@@ -936,12 +1017,13 @@ def tamper_controls(report, want, want_lo, keys, base, interval, verdicts, compa
         tampers.append((desc, r))
 
     def wants(o):
-        return want[o["name"]], want_lo.get(o["name"], want[o["name"]])
+        return group(o["name"])
 
     def past(o, k, up):
         """Half a base tolerance past the end of k's accepted interval."""
-        w, wl = wants(o)
-        lo, hi = interval(w, wl, k)
+        ws = wants(o)
+        w = ws[0]
+        lo, hi = interval(ws, k)
         extra = 0.5 * base(w[k])
         return int(hi + extra) + 1 if up else int(lo - extra) - 1
 
@@ -983,7 +1065,7 @@ def tamper_controls(report, want, want_lo, keys, base, interval, verdicts, compa
         op(r, dom["name"])["name"] += "_renamed"
     altered(f"{dom['name']}: the dominant operator renamed", rename)
     if "verdict" in dom and len(keys) > 1:
-        allowed = verdicts(*wants(dom))
+        allowed = verdicts(wants(dom))
         other = next((v for v in ("compute-bound", "balanced", "sync-bound", "launch-bound", "minor")
                       if v not in allowed), None)
         if other:
