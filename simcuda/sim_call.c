@@ -266,6 +266,7 @@ static void sim_driver_start(void)
 				     .no_overhead_kind = !g_cfg.cupti_overhead_records};
 	simcupti_configure(&cp); /* before the injection enables anything */
 	sim_truth_clock_now();
+	sim_truth_cupti_config(g_cfg.cupti_overhead_records != 0);
 	for (int d = 0; d < sim_timeline_device_count(); d++) /* the legacy streams' devices */
 		sim_truth_stream(SIM_LEGACY_STREAM_ID + (uint32_t)d, d);
 	simcupti_set_rebase_hook(sim_rebase);

@@ -166,8 +166,10 @@ static void sim_copy_report(const struct sim_xfer *x, const struct sim_copy_op *
 		simcupti_emit(&m, sizeof m, o->end, offsetof(CUpti_ActivityMemcpy6, start),
 			      offsetof(CUpti_ActivityMemcpy6, end), SIM_NO_OFF);
 	}
+	/* the host side's memory, for a copy to or from the host */
+	int host = o->ck == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? o->sk : o->ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? o->dk : -1;
 	sim_truth_memcpy(sim_copy_kind_name(o->ck), o->stream_id, o->start, o->end, o->corr, o->api_corr,
-			 o->bytes);
+			 o->bytes, host < 0 ? -1 : host == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
 }
 
 static cudaError_t sim_xfer(const struct sim_xfer *x)

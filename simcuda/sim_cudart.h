@@ -291,8 +291,12 @@ void sim_truth_sync(const char *kind, uint32_t tid, uint64_t start, uint64_t end
 		    uint32_t waited_corr);
 void sim_truth_memset(uint32_t stream, uint64_t start, uint64_t end, uint32_t corr, uint32_t api_corr,
 		      uint64_t bytes);
+/* host_pageable: for a copy to or from the host, 1 when the host memory is
+ * pageable, 0 when pinned; -1 otherwise (no "pageable" field). */
 void sim_truth_memcpy(const char *kind, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,
-		      uint32_t api_corr, uint64_t bytes);
+		      uint32_t api_corr, uint64_t bytes, int host_pageable);
+/* CUPTI as configured: whether its OVERHEAD kind can be enabled. */
+void sim_truth_cupti_config(int overhead_records);
 
 /* ---- registration (sim_register.c) -------------------------------------------- */
 

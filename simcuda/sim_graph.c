@@ -663,7 +663,7 @@ static void sim_graph_xfer_report(const struct sim_gnode *n, uint32_t stream_id,
 		simcupti_emit(&m, sizeof m, end, offsetof(CUpti_ActivityMemcpy6, start),
 			      offsetof(CUpti_ActivityMemcpy6, end), SIM_NO_OFF);
 	}
-	sim_truth_memcpy(kn, stream_id, start, end, corr, corr, bytes);
+	sim_truth_memcpy(kn, stream_id, start, end, corr, corr, bytes, -1);
 }
 
 /*

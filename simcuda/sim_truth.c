@@ -253,10 +253,18 @@ void sim_truth_memset(uint32_t stream, uint64_t start, uint64_t end, uint32_t co
 
 /* kind: HtoD, DtoH, DtoD, PtoP or HtoH; the name is "memcpy<kind>". */
 void sim_truth_memcpy(const char *kind, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,
-		      uint32_t api_corr, uint64_t bytes)
+		      uint32_t api_corr, uint64_t bytes, int host_pageable)
 {
+	char host[24] = "";
+	if (host_pageable >= 0)
+		snprintf(host, sizeof host, ",\"pageable\":%d", host_pageable);
 	sim_truth("{\"type\":\"memcpy\",\"name\":\"memcpy%s\",\"kind\":\"%s\",\"stream\":%u,"
-		  "\"start\":%llu,\"end\":%llu,\"corr\":%u,\"api_corr\":%u,\"bytes\":%llu}\n",
+		  "\"start\":%llu,\"end\":%llu,\"corr\":%u,\"api_corr\":%u,\"bytes\":%llu%s}\n",
 		  kind, kind, stream, (unsigned long long)start, (unsigned long long)end, corr, api_corr,
-		  (unsigned long long)bytes);
+		  (unsigned long long)bytes, host);
+}
+
+void sim_truth_cupti_config(int overhead_records)
+{
+	sim_truth("{\"type\":\"cupti_config\",\"overhead_records\":%d}\n", overhead_records);
 }

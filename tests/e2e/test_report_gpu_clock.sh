@@ -11,7 +11,10 @@
 # operator matches the truth within report_truth_check.py's default
 # tolerance, with no QUEUE_SLACK_NS (a clean environment). The control: a
 # report of the ±5 µs runs with the correction off
-# (GPUPHASE_REPORT_GPU_CLOCK=raw, for this control only) must be refused.
+# (GPUPHASE_REPORT_GPU_CLOCK=raw, for this control only) must be refused
+# for its queue, and so must the same report with its statement of the
+# clock (summary.gpu_clock) removed: the check takes what must be taken
+# out from the truth, not from the report.
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME;
 # KEEP=1 keeps the traces, truths and reports.
 set -u
@@ -81,8 +84,18 @@ PY
 		if check "$tmp/$name.truth" "$tmp/$name.raw.json" >"$tmp/$name.raw.check"; then
 			fail "$name: the check accepted a report with the clock offset left in"
 		else
-			grep -q "queue_ns" "$tmp/$name.raw.check" ||
+			grep -q '^MISMATCH .*queue_ns' "$tmp/$name.raw.check" ||
 				fail "$name: the uncorrected report was refused, but not for queue: $(grep -m2 MISMATCH "$tmp/$name.raw.check")"
+		fi
+		# and without its statement (summary.gpu_clock removed): the truth
+		# alone says what must be taken out
+		python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["summary"].pop("gpu_clock", None); json.dump(r, open(sys.argv[2], "w"))' \
+			"$tmp/$name.raw.json" "$tmp/$name.raw2.json"
+		if check --no-tamper "$tmp/$name.truth" "$tmp/$name.raw2.json" >"$tmp/$name.raw2.check"; then
+			fail "$name: the check accepted an uncorrected report that says nothing of its clock"
+		else
+			grep -q '^MISMATCH .*queue_ns' "$tmp/$name.raw2.check" ||
+				fail "$name: the uncorrected report without its statement was refused, but not for queue"
 		fi
 	fi
 done

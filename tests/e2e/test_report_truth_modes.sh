@@ -107,6 +107,14 @@ if verd("thresholds") == verd("plain"):
     bad.append(f"--thresholds changed no verdict: {verd('plain')}")
 if len(r["top"]["operators"]) != 2 or len(r["all"]["operators"]) != 2:
     bad.append("--top 2 did not list 2 operators")
+# what each report says it applied is what it was asked (the check reads it)
+for n, flt, top, th in (("plain", None, 0, (30, 20, 80, 1)), ("filter", "rc_(long|short)", 0, (30, 20, 80, 1)),
+                        ("thresholds", None, 0, (10, 5, 50, 0.1)), ("top", None, 2, (30, 20, 80, 1)),
+                        ("all", "^rc_", 2, (60, 40, 95, 0))):
+    t = r[n]["thresholds"]
+    got = (r[n].get("filter"), r[n].get("top"), (t["sync_pct"], t["launch_pct"], t["execute_pct"], t["min_pct"]))
+    if got != (flt, top, th):
+        bad.append(f"{n}: the report states filter/top/thresholds {got}, asked {(flt, top, th)}")
 print("verdicts, default thresholds:", verd("plain"), "; sync=10,launch=5,execute=50,min=0.1:", verd("thresholds"))
 for b in bad:
     print("MISMATCH", b)
