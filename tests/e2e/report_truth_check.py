@@ -306,11 +306,15 @@ def clock_truth(truth, dev_of, shift, in_trace=lambda call: True):
         such a copy there, as {segment: ns} with the largest under None;
     only the calls in_trace(call) count (a windowed capture: the calls held
     in its windows);
+        A copy's point is dropped as the report drops it: its lower bound
+        more than 10 us below zero, or below another point moved by 10 ppm of
+        the time between them (a copy whose call returned late);
       "fixed": otherwise the least correction its bounds demand: the lower
-        bound when positive (from device synchronizes, in a one-device run:
-        an op's delivered end less the end of the first synchronize begun
-        after its call), the upper one when negative (an op's delivered
-        start less its call's start), else 0: figure = that offset."""
+        bound when positive (from such copies, and device synchronizes in a
+        one-device run: an op's delivered end less the end of the first
+        synchronize begun after its call), the upper one when negative (an
+        op's delivered start less its call's start), else 0: figure = that
+        offset."""
     api = {t["corr"]: t for t in truth if t["type"] == "api" and in_trace(t)}
     ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset") and t.get("api_corr") in api]
     devs = {dev_of.get(o["stream"], 0) for o in ops}
@@ -325,14 +329,26 @@ def clock_truth(truth, dev_of, shift, in_trace=lambda call: True):
         wake = a["end"] - o["end"]
         if not bounding or wake < 0:
             continue
-        key = (dev_of.get(o["stream"], 0), o["end"] // SEGMENT_NS)
-        segs[key] = min(segs.get(key, wake), wake)
+        d = dev_of.get(o["stream"], 0)
+        low = shift(o["end"]) - wake  # the lower bound this copy gives (delivered end less call end)
+        key = (d, o["end"] // SEGMENT_NS)
+        if key not in segs or low > segs[key][1]:
+            segs[key] = (o["end"], low, wake)  # per segment the tightest: its point
+    # points the report drops (metrics.md §2): more than 10 us below zero, or
+    # below another point moved by a drift of 10 ppm of the time between them
+    lo = {}
+    for (d, g), (t, low, w) in segs.items():
+        lo[d] = max(lo.get(d, -10 ** 18), low)
+    kept = {}
+    for (d, g), (t, low, w) in segs.items():
+        if low < -10000 or any(l2 - 1e-5 * abs(t2 - t) > low for (d2, _), (t2, l2, _) in segs.items() if d2 == d):
+            continue
+        kept[(d, g)] = w
     out = {}
-    for (d, g), w in segs.items():
+    for (d, g), w in kept.items():
         m = out.setdefault(d, ("follow", {None: 0}, "copies"))[1]
         m[g] = w
         m[None] = max(m[None], w)
-    lo = {}
     if len(devs) == 1:
         d = next(iter(devs))
         joined = sorted((api[o["api_corr"]]["end"], o["end"] + shift(o["end"])) for o in ops if o.get("api_corr") in api)
@@ -345,7 +361,7 @@ def clock_truth(truth, dev_of, shift, in_trace=lambda call: True):
             if t["type"] == "api" and t["name"] == "cudaDeviceSynchronize":
                 k = bisect.bisect_right(ends, t["start"]) - 1
                 if k >= 0:
-                    lo[d] = max(lo.get(d, -10 ** 18), pre[k] - t["end"])
+                    lo[d] = max(lo.get(d, -10 ** 18), pre[k] - t["end"])  # (a bound, never a point)
     hi = {}
     for o in ops:
         a = api.get(o.get("api_corr"))
