@@ -64,8 +64,10 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # the what-if predictions against programs with the change made for real,
 # capture windows (iterations, time, trigger, profiler), two devices,
 # queue-full records delivered late, CUPTI's own cost taken out of the
-# phases (records, calibration, self-overhead), and the GPU clock's offset
-# bounded and taken out of queue and waits.
+# phases (records, calibration, self-overhead), the GPU clock's offset
+# bounded and taken out of queue and waits, hook-only captures and the
+# --filter/--thresholds/--top views held to the truth, and the tampers a
+# review found the truth check accepting, each refused.
 TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/test_analyses_e2e.sh \
 	 tests/e2e/test_report_cupti_awkward.sh tests/e2e/test_report_cupti_cost.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
