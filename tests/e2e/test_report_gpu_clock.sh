@@ -18,20 +18,10 @@
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME;
 # KEEP=1 keeps the traces, truths and reports.
 set -u
-B=${GP_BUILD:?GP_BUILD not set}
-S=${GP_SRC:?GP_SRC not set}
-R=$B/bin/gpuphase-report
+tmp_name=gp_gpu_clock
+. "${GP_SRC:?GP_SRC not set}/tests/e2e/report_common.sh"
+# (called through check() below, in a clean environment)
 CHECK=$S/tests/e2e/report_truth_check.py
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d /tmp/gp_gpu_clock.XXXXXX)
-if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
-preload=$B/lib/libgpuphase.so
-asan_opts=${ASAN_OPTIONS:-}
-if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
-	preload="$GP_SAN_RUNTIME:$preload"
-	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
-fi
 PROG=$B/examples/sync_bound
 MODEL=$S/examples/sync_bound.simcuda
 # a 20 us launch latency (queue) instead of 3: what the correction cannot

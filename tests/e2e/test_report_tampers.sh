@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_report_tampers.sh — the tampers an independent review showed our truth
-# check accepting (issue 27), each applied to the honest report of the
+# check accepting, each applied to the honest report of the
 # capture it was found on, each required refused by report_truth_check.py
 # run with its defaults (nothing passed in), while the honest report itself
 # passes:
@@ -21,20 +21,8 @@
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME;
 # KEEP=1 keeps the files.
 set -u
-B=${GP_BUILD:?GP_BUILD not set}
-S=${GP_SRC:?GP_SRC not set}
-R=$B/bin/gpuphase-report
-CHECK="python3 $S/tests/e2e/report_truth_check.py"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d /tmp/gp_tampers.XXXXXX)
-if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
-preload=$B/lib/libgpuphase.so
-asan_opts=${ASAN_OPTIONS:-}
-if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
-	preload="$GP_SAN_RUNTIME:$preload"
-	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
-fi
+tmp_name=gp_tampers
+. "${GP_SRC:?GP_SRC not set}/tests/e2e/report_common.sh"
 RC=$B/tests/e2e/report_realcuda
 RCM=$S/tests/e2e/report_realcuda.simcuda
 

@@ -22,20 +22,8 @@
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME;
 # KEEP=1 keeps the files.
 set -u
-B=${GP_BUILD:?GP_BUILD not set}
-S=${GP_SRC:?GP_SRC not set}
-R=$B/bin/gpuphase-report
-CHECK="python3 $S/tests/e2e/report_truth_check.py"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-tmp=$(mktemp -d /tmp/gp_truth_modes.XXXXXX)
-if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
-preload=$B/lib/libgpuphase.so
-asan_opts=${ASAN_OPTIONS:-}
-if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
-	preload="$GP_SAN_RUNTIME:$preload"
-	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
-fi
+tmp_name=gp_truth_modes
+. "${GP_SRC:?GP_SRC not set}/tests/e2e/report_common.sh"
 
 (cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
 	SIMCUDA_CONFIG="$S/tests/e2e/report_realcuda.simcuda" SIMCUDA_TRUTH="$tmp/run.truth" \
