@@ -37,8 +37,8 @@
 #include <string.h>
 #include "gp_format.h"
 #include "rep.h"
-#include "stats.h"
-#include "strtab.h"
+#include "report/util/stats.h"
+#include "report/util/strtab.h"
 
 enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM, GP_GROUP_PHASE };
 

@@ -35,9 +35,9 @@
 #include <errno.h>
 
 #include "analysis.h"
-#include "clockmap.h"
-#include "map.h"
-#include "strtab.h"
+#include "report/util/clockmap.h"
+#include "report/util/map.h"
+#include "report/util/strtab.h"
 
 #define GP_EXT_KIND_CUSTOM2 5u /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 */
 #define GP_NONE32 UINT32_MAX

@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "export.h"
 #include "analyses.h"
-#include "map.h"
-#include "outfile.h"
+#include "report/util/map.h"
+#include "report/util/outfile.h"
 #include "verdict.h"
 #include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/assets/ */
 

@@ -30,7 +30,7 @@
 #include "depgraph.h"
 #include "diff.h"
 #include "export.h"
-#include "outfile.h"
+#include "report/util/outfile.h"
 #include "output.h"
 #include "partial.h"
 #include "pipeline.h"

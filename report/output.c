@@ -6,7 +6,7 @@
  * Every number printed is a field of gp_rep or a ratio of two of them;
  * docs/metrics.md names the field behind each column.
  */
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "output.h"
 #include "analyses.h"
 

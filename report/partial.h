@@ -32,7 +32,7 @@
 #include <stdio.h>
 
 #include "rep.h"
-#include "strtab.h"
+#include "report/util/strtab.h"
 
 #define GP_PARTIAL_MAGIC "GPHPARTL"      /* 8 bytes, no NUL                   */
 #define GP_PARTIAL_VERSION 2u

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "report/analyses.h"
-#include "report/fmt.h"
+#include "report/util/fmt.h"
 #include "report/peaks.h"
 
 #define GP_COPIES_SET 16u /* row kind of sets (copy kinds are 0..15 here) */

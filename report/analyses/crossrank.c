@@ -47,8 +47,8 @@
 
 #include "report/analyses.h"
 #include "report/analyses/collmatch.h"
-#include "report/clockmap.h"
-#include "report/fmt.h"
+#include "report/util/clockmap.h"
+#include "report/util/fmt.h"
 
 #define GP_CR_MAX_COLL 8192u /* NCCL kernels kept per trace (a sample beyond) */
 #define GP_CR_MIN_MATCH GP_COLL_MIN_PAIRS /* matched collectives needed to refine an offset */

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/map.h"
+#include "report/util/fmt.h"
+#include "report/util/map.h"
 
 /* A graph node captured from a stream (GP_GRAPH_CAPTURED). */
 struct gp_graphs_cap {

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "report/analyses.h"
-#include "report/fmt.h"
+#include "report/util/fmt.h"
 #include "report/peaks.h"
 #include "report/verdict.h"
 

@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/map.h"
+#include "report/util/fmt.h"
+#include "report/util/map.h"
 
 #define GP_STAGE_MAX 16
 #define GP_STAGE_MAX_RANGES 65536 /* outermost NVTX ranges kept            */

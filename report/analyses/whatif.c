@@ -24,7 +24,7 @@
 
 #include "report/analyses.h"
 #include "report/depgraph.h"
-#include "report/fmt.h"
+#include "report/util/fmt.h"
 
 #define GP_WI_MAX 24                /* what-ifs kept                          */
 #define GP_WI_TOP 3                 /* operators tried per kind               */

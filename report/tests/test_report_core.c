@@ -17,10 +17,10 @@
 #include <string.h>
 
 #include "report/analysis.h"
-#include "report/fmt.h"
+#include "report/util/fmt.h"
 #include "report/output.h"
-#include "report/map.h"
-#include "report/stats.h"
+#include "report/util/map.h"
+#include "report/util/stats.h"
 #include "report/verdict.h"
 #include "trace_builder.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "report/analyses.h"
-#include "report/clockmap.h"
+#include "report/util/clockmap.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

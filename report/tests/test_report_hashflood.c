@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "gp_collector.h"
-#include "report/map.h"
+#include "report/util/map.h"
 #include "report/pipeline.h"
 
 #define N_KEYS 60000u
