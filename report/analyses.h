@@ -45,7 +45,7 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include "analysis.h"
+#include "report/core/analysis.h"
 #include "partial.h"
 
 /* What an analysis is created with (the report's options). */

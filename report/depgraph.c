@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "gp_format.h"
-#include "report/analysis.h"
+#include "report/core/analysis.h"
 #include "report/depgraph.h"
 
 struct gp_dg_c {

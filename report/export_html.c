@@ -35,7 +35,7 @@
 #include "analyses.h"
 #include "report/util/map.h"
 #include "report/util/outfile.h"
-#include "verdict.h"
+#include "report/core/verdict.h"
 #include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/assets/ */
 
 #define GP_HTML_MAX_OPS 20000

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "analyses.h"
-#include "analysis.h"
+#include "report/core/analysis.h"
 #include "depgraph.h"
 #include "diff.h"
 #include "export.h"

@@ -8,8 +8,8 @@
 
 #include <regex.h>
 #include <stdio.h>
-#include "analysis.h"
-#include "verdict.h"
+#include "report/core/analysis.h"
+#include "report/core/verdict.h"
 
 /* --format json schema versions (docs/report-json.md); 2 added "analyses" */
 #define GP_REPORT_JSON_VERSION 2

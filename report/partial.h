@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rep.h"
+#include "report/core/rep.h"
 #include "report/util/strtab.h"
 
 #define GP_PARTIAL_MAGIC "GPHPARTL"      /* 8 bytes, no NUL                   */

@@ -24,7 +24,7 @@
 #define GP_REPORT_PIPELINE_H
 
 #include <stddef.h>
-#include "analysis.h"
+#include "report/core/analysis.h"
 #include "export.h"
 
 /* What a run computes besides the core's aggregates. */

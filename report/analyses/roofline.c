@@ -24,7 +24,7 @@
 #include "report/analyses.h"
 #include "report/util/fmt.h"
 #include "report/peaks.h"
-#include "report/verdict.h"
+#include "report/core/verdict.h"
 
 #define GP_ROOF_NEAR 0.60 /* within 60 % of a roof: bound by it            */
 #define GP_ROOF_OPS 8     /* replayed launches named per kernel             */

@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
+#include "report/core/analysis.h"
 #include "report/util/fmt.h"
 #include "report/output.h"
 #include "report/util/map.h"
 #include "report/util/stats.h"
-#include "report/verdict.h"
+#include "report/core/verdict.h"
 #include "trace_builder.h"
 
 /* --- record builders ------------------------------------------------------- */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
+#include "report/core/analysis.h"
 #include "trace_builder.h"
 
 /* CUPTI's INSTRUMENTATION time [start, start + ns] in call corr. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gp_format.h"
-#include "report/analysis.h"
+#include "report/core/analysis.h"
 #include "report/depgraph.h"
 
 #define LAUNCH 5000u   /* launch call                      */
