@@ -32,7 +32,7 @@
 
 #include "report/util/fmt.h"
 #include "export.h"
-#include "analyses.h"
+#include "report/analyses/registry.h"
 #include "report/util/map.h"
 #include "report/util/outfile.h"
 #include "report/core/verdict.h"

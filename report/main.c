@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyses.h"
+#include "report/analyses/registry.h"
 #include "report/core/analysis.h"
-#include "depgraph.h"
+#include "report/analyses/depgraph.h"
 #include "diff.h"
 #include "export.h"
 #include "report/util/outfile.h"

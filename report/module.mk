@@ -6,7 +6,7 @@
 REPORT_CORE_SRCS := report/pipeline.c \
                     report/core/analysis.c report/core/analysis_names.c report/core/analysis_fold.c report/core/analysis_finish.c \
                     report/core/join.c report/core/sync.c report/core/sync_queue.c report/core/cupti_cost.c report/core/gpu_clock.c report/core/symbolize.c report/util/strtab.c report/util/map.c report/util/stats.c report/util/clockmap.c \
-                    report/analyses.c report/depgraph.c report/peaks.c $(wildcard report/analyses/*.c) \
+                    $(wildcard report/analyses/*.c) \
                     report/core/rep.c report/core/verdict.c report/util/fmt.c report/output.c report/diff.c report/util/outfile.c \
                     report/stability.c report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
                     report/export_html.c report/partial.c report/partial_rep.c

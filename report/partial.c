@@ -3,7 +3,7 @@
  * the encoding primitives (gp_pw, gp_pr) and the file's framing — magic,
  * version, then chunks of tag, CRC32C and length: OPTS (the options that
  * shaped the aggregates), one TRCE per trace (its report, partial_rep.c,
- * then its analyses, analyses.c), END (the number of traces). Called on the
+ * then its analyses, analyses/registry.c), END (the number of traces). Called on the
  * report's only thread by main.c (--partial writes, inputs are sniffed) and
  * pipeline.c (--merge reads). Invariants: the reader holds one chunk in
  * memory at a time, its length checked against the bytes left in the file
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "gp_file.h"
-#include "analyses.h"
+#include "report/analyses/registry.h"
 #include "partial.h"
 
 /* ---- gp_pw -------------------------------------------------------------------- */

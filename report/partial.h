@@ -15,7 +15,7 @@
  * anything is allocated, and every problem is one message naming the file,
  * the chunk and the byte offset.
  *
- * Encoding (for partial_rep.c and the analyses' save/load, analyses.h):
+ * Encoding (for partial_rep.c and the analyses' save/load, analyses/registry.h):
  * gp_pw appends fixed-width little-endian fields and length-prefixed
  * strings to a growing buffer; gp_pr reads them from a bounded span and
  * keeps its first error (later reads return zeros), so a loader reads
@@ -138,7 +138,7 @@ int gp_partial_write(FILE *f, const struct gp_partial_opts *o, const struct gp_r
 int gp_partial_read_opts(const char *path, struct gp_partial_opts *o, char *err, size_t en);
 
 /* Read every trace of path: each report and its analyses (loaded with env:
- * analyses.h gp_analyses_load) go to add, which takes them (it frees them
+ * analyses/registry.h gp_analyses_load) go to add, which takes them (it frees them
  * when it fails). Returns 0, add's error, or an error with err set. */
 int gp_partial_read(const char *path, const struct gp_analysis_env *env,
 		    int (*add)(void *ctx, struct gp_rep *rep, struct gp_analyses *set), void *ctx, char *err,

@@ -13,15 +13,15 @@
  * have no link peak. docs/metrics.md "Copy bandwidth" defines each number.
  *
  * Memory: one row per (device, copy kind) seen, never per op. A plug-in of
- * analyses.h; report thread only.
+ * registry.h; report thread only.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
+#include "registry.h"
 #include "report/util/fmt.h"
-#include "report/peaks.h"
+#include "peaks.h"
 
 #define GP_COPIES_SET 16u /* row kind of sets (copy kinds are 0..15 here) */
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
+#include "registry.h"
 #include "report/util/fmt.h"
 
 #define GP_HOST_BUSY_PCT 50.0     /* a sample interval is "busy" above this */

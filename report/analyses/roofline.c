@@ -14,16 +14,16 @@
  *
  * Memory: one entry per sampled kernel (and device), the first
  * GP_ROOF_OPS op ids of its samples; never per op. A plug-in of
- * analyses.h; report thread only.
+ * registry.h; report thread only.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
+#include "registry.h"
 #include "report/util/fmt.h"
-#include "report/peaks.h"
+#include "peaks.h"
 #include "report/core/verdict.h"
 
 #define GP_ROOF_NEAR 0.60 /* within 60 % of a roof: bound by it            */

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
+#include "registry.h"
 #include "report/util/fmt.h"
 #include "report/util/map.h"
 

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/depgraph.h"
+#include "registry.h"
+#include "depgraph.h"
 #include "report/util/fmt.h"
 
 #define GP_WI_MAX 24                /* what-ifs kept                          */

@@ -10,7 +10,7 @@
 
 #include "gp_format.h"
 #include "report/core/analysis.h"
-#include "report/depgraph.h"
+#include "report/analyses/depgraph.h"
 
 #define LAUNCH 5000u   /* launch call                      */
 #define LAT 3000u      /* launch return -> op start        */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/analyses.h"
+#include "report/analyses/registry.h"
 #include "report/output.h"
 #include "report/partial.h"
 #include "report/pipeline.h"

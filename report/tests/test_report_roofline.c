@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "gp_collector.h"
-#include "report/analyses.h"
+#include "report/analyses/registry.h"
 #include "report/output.h"
-#include "report/peaks.h"
+#include "report/analyses/peaks.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

@@ -33,7 +33,7 @@
 #include "fuzz_trace.h"
 #include "gp_file.h"
 #include "report/export.h"
-#include "report/analyses.h"
+#include "report/analyses/registry.h"
 #include "report/output.h"
 #include "report/partial.h"
 #include "report/pipeline.h"

@@ -1,12 +1,12 @@
 /*
- * analyses.c — the list of analyses every trace gets, and running them
- * (analyses.h): the pipeline creates one set per trace and connects it to
+ * registry.c — the list of analyses every trace gets, and running them
+ * (registry.h): the pipeline creates one set per trace and connects it to
  * the core's sinks; the outputs print it. Report thread only.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses.h"
+#include "registry.h"
 
 /* The analyses, in the order the report prints them: X(NAME) for each
  * report/analyses/NAME.c defining gp_analysis_NAME. */

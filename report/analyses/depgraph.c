@@ -27,7 +27,7 @@
 
 #include "gp_format.h"
 #include "report/core/analysis.h"
-#include "report/depgraph.h"
+#include "depgraph.h"
 
 struct gp_dg_c {
 	uint64_t start, end;

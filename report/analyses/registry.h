@@ -1,6 +1,6 @@
 /*
- * analyses.h — the analysis plug-in interface, and the list of analyses the
- * pipeline runs on every trace (analyses.c).
+ * registry.h — the analysis plug-in interface, and the list of analyses the
+ * pipeline runs on every trace (registry.c).
  *
  * An analysis reads what the analysis core decoded — record views
  * (struct gp_an_rec) of the types it names, every joined op, and the core's
@@ -38,7 +38,7 @@
  *
  * Adding an analysis: one file in report/analyses/ defining a
  * `const struct gp_analysis gp_analysis_NAME`, and one line in the list in
- * analyses.c (docs/CONTRIBUTING.md has an example).
+ * registry.c (docs/CONTRIBUTING.md has an example).
  */
 #ifndef GP_REPORT_ANALYSES_H
 #define GP_REPORT_ANALYSES_H
@@ -46,7 +46,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include "report/core/analysis.h"
-#include "partial.h"
+#include "report/partial.h"
 
 /* What an analysis is created with (the report's options). */
 struct gp_analysis_env {
