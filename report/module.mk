@@ -7,21 +7,21 @@ REPORT_CORE_SRCS := report/pipeline.c \
                     report/core/analysis.c report/core/analysis_names.c report/core/analysis_fold.c report/core/analysis_finish.c \
                     report/core/join.c report/core/sync.c report/core/sync_queue.c report/core/cupti_cost.c report/core/gpu_clock.c report/core/symbolize.c report/util/strtab.c report/util/map.c report/util/stats.c report/util/clockmap.c \
                     $(wildcard report/analyses/*.c) \
-                    report/core/rep.c report/core/verdict.c report/util/fmt.c report/output.c report/diff.c report/util/outfile.c \
-                    report/stability.c report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
-                    report/export_html.c report/partial.c report/partial_rep.c
+                    report/core/rep.c report/core/verdict.c report/util/fmt.c report/outputs/output.c report/outputs/diff.c report/util/outfile.c \
+                    report/stability.c report/outputs/export_chrome.c report/outputs/export_perfetto.c report/outputs/export_sqlite.c \
+                    report/outputs/export_html.c report/outputs/partial.c report/outputs/partial_rep.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
 REPORT_GEN       := $(B)/gen/report
 
-# The HTML page's script and style, kept as files (report/assets/) and
+# The HTML page's script and style, kept as files (report/outputs/assets/) and
 # compiled in as C strings so the page needs nothing at run time.
-$(REPORT_GEN)/html_assets.h: report/assets/report.js report/assets/report.css
+$(REPORT_GEN)/html_assets.h: report/outputs/assets/report.js report/outputs/assets/report.css
 	@mkdir -p $(dir $@)
 	{ for a in js css; do echo "static const char gp_html_$$a[] ="; \
-	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
-$(B)/obj/report/export_html.o: $(REPORT_GEN)/html_assets.h
-$(B)/obj/report/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/outputs/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
+$(B)/obj/report/outputs/export_html.o: $(REPORT_GEN)/html_assets.h
+$(B)/obj/report/outputs/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
 REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm -ldl
 
 $(REPORT_LIB): $(REPORT_CORE_OBJS)

@@ -19,7 +19,7 @@
 
 #include "gp_reader.h"
 #include "report/analyses/registry.h"
-#include "partial.h"
+#include "report/outputs/partial.h"
 #include "pipeline.h"
 
 struct gp_pipeline {

@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 #include "report/core/analysis.h"
-#include "export.h"
+#include "report/outputs/export.h"
 
 /* What a run computes besides the core's aggregates. */
 #define GP_PIPE_ANALYSES 1u /* the analyses (stages ... whatif: analyses/registry.c) */

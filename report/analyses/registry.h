@@ -46,7 +46,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include "report/core/analysis.h"
-#include "report/partial.h"
+#include "report/outputs/partial.h"
 
 /* What an analysis is created with (the report's options). */
 struct gp_analysis_env {

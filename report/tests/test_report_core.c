@@ -18,7 +18,7 @@
 
 #include "report/core/analysis.h"
 #include "report/util/fmt.h"
-#include "report/output.h"
+#include "report/outputs/output.h"
 #include "report/util/map.h"
 #include "report/util/stats.h"
 #include "report/core/verdict.h"

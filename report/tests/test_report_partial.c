@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "report/analyses/registry.h"
-#include "report/output.h"
-#include "report/partial.h"
+#include "report/outputs/output.h"
+#include "report/outputs/partial.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

@@ -14,7 +14,7 @@
 
 #include "gp_collector.h"
 #include "report/analyses/registry.h"
-#include "report/output.h"
+#include "report/outputs/output.h"
 #include "report/analyses/peaks.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
