@@ -1,5 +1,5 @@
 # report/module.mk — gpuphase-report, the offline analyser, its unit tests
-# (report/tests/) and its benchmark. libgpreport.a holds the driver
+# (report/tests/) and its benchmark (report/bench/). libgpreport.a holds the driver
 # (pipeline.c, which reads traces through the collector's reader: link
 # libgpcollector.a after it), the analysis core, the analyses (every file in
 # report/analyses/) and the outputs.
@@ -40,14 +40,14 @@ $(B)/tests/test_report_%: $(B)/obj/report/tests/test_report_%.o $(REPORT_LIB) $(
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
-$(B)/bench/bench_report: $(B)/obj/report/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+$(B)/bench/bench_report: $(B)/obj/report/bench/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
 ALL_TARGETS += $(REPORT_LIB) $(B)/bin/gpuphase-report $(REPORT_TESTS)
 TESTS       += $(REPORT_TESTS)
 
-.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/tests/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o
+.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/tests/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench/bench_report.o
 
 ALL_TARGETS += $(B)/bench/bench_report
 BENCHES     += $(B)/bench/bench_report
