@@ -5,7 +5,7 @@
 # report/analyses/) and the outputs.
 REPORT_CORE_SRCS := report/pipeline.c \
                     report/core/analysis.c report/core/analysis_names.c report/core/analysis_fold.c report/core/analysis_finish.c \
-                    report/core/join.c report/core/sync.c report/core/sync_queue.c report/core/cupti_cost.c report/core/gpu_clock.c report/core/symbolize.c report/util/strtab.c report/util/map.c report/util/stats.c report/util/clockmap.c \
+                    report/core/join.c report/core/sync.c report/core/sync_queue.c report/core/cupti_cost.c report/core/gpu_clock.c report/core/symbolize.c report/util/strtab.c report/util/codec.c report/util/map.c report/util/stats.c report/util/clockmap.c \
                     $(wildcard report/analyses/*.c) \
                     report/core/rep.c report/core/verdict.c report/util/fmt.c report/outputs/output.c report/outputs/diff.c report/util/outfile.c \
                     report/stability.c report/outputs/export_chrome.c report/outputs/export_perfetto.c report/outputs/export_sqlite.c \
