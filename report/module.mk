@@ -1,15 +1,31 @@
 # report/module.mk — gpuphase-report, the offline analyser, its unit tests
-# (report/tests/) and its benchmark (report/bench/). libgpreport.a holds the driver
-# (pipeline.c, which reads traces through the collector's reader: link
-# libgpcollector.a after it), the analysis core, the analyses (every file in
-# report/analyses/) and the outputs.
-REPORT_CORE_SRCS := report/pipeline.c \
-                    report/core/analysis.c report/core/analysis_names.c report/core/analysis_fold.c report/core/analysis_finish.c \
-                    report/core/join.c report/core/sync.c report/core/sync_queue.c report/core/cupti_cost.c report/core/gpu_clock.c report/core/symbolize.c report/util/strtab.c report/util/codec.c report/util/map.c report/util/stats.c report/util/clockmap.c \
-                    $(wildcard report/analyses/*.c) \
-                    report/core/rep.c report/core/verdict.c report/util/fmt.c report/outputs/output.c report/outputs/diff.c report/util/outfile.c \
-                    report/stability.c report/outputs/export_chrome.c report/outputs/export_perfetto.c report/outputs/export_sqlite.c \
-                    report/outputs/export_html.c report/outputs/partial.c report/outputs/partial_rep.c
+# (report/tests/) and its benchmark (report/bench/). libgpreport.a holds
+# every layer below main.c; pipeline.c reads traces through the collector's
+# reader (link libgpcollector.a after it).
+#
+# Layers, each calling only the ones below it (tests/layout/test_report_layers.sh
+# holds includes to this order, keeps folders free of circles and the module
+# maps complete):
+#   report/            top: main.c (the command), pipeline.c (reading traces
+#                      into the core and the analyses), stability.c
+#   report/outputs/    what a reader gets: output.c (text, markdown, csv,
+#                      json), diff.c, export_*.c (Chrome, Perfetto, SQLite,
+#                      HTML; the page's script and style in report/outputs/assets/),
+#                      partial.c and partial_rep.c (the .gpp partial results)
+#   report/analyses/   registry.c/.h (the plug-in interface and the list), one
+#                      file per analysis, depgraph.c (what-if), peaks.c
+#   report/core/       the analysis core: analysis.c (the two-pass protocol;
+#                      analysis_int.h maps its files), the join, sync
+#                      attribution, rep.c (the aggregates), verdict.c
+#   report/util/       leaves: map, strtab, stats, clockmap, fmt, outfile,
+#                      codec (the bounded binary encoding)
+# report/bench/ and report/tests/ are programs over the library, above it.
+# One list per layer, top to bottom; every .c of a layer's folder is built.
+REPORT_CORE_SRCS := report/pipeline.c report/stability.c \
+                    $(sort $(wildcard report/outputs/*.c)) \
+                    $(sort $(wildcard report/analyses/*.c)) \
+                    $(sort $(wildcard report/core/*.c)) \
+                    $(sort $(wildcard report/util/*.c))
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
 REPORT_GEN       := $(B)/gen/report
