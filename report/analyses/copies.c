@@ -8,7 +8,7 @@
  * (PCIe, NVLink-C2C on GH200), peer copies the NVLink peer link, device ->
  * device copies and sets move device memory (a copy reads and writes each
  * byte: twice its bytes of traffic, a set writes them once). The peaks are
- * the device's row of the per-architecture table (report/peaks.h), looked
+ * the device's row of the per-architecture table (report/analyses/peaks.h), looked
  * up by the name in the trace's GP_REC_DEVICE record; host-to-host copies
  * have no link peak. docs/metrics.md "Copy bandwidth" defines each number.
  *

@@ -5,7 +5,7 @@
  * its sampled launches, its arithmetic intensity, and which roof bounds it
  * — memory, compute, or neither (latency) — against its device's peaks:
  * the peaks the counters measured (peak_sustained x clock, op-0 records),
- * else the per-architecture table (report/peaks.h). It names the launches
+ * else the per-architecture table (report/analyses/peaks.h). It names the launches
  * that were replayed (the core leaves them out of every phase, metrics.md
  * §20) and says why there are no counters when the trace asked for them and
  * CUPTI refused (GP_STATUS_COUNTERS). Its annotate step gives each kernel

@@ -1,6 +1,6 @@
 /*
  * test_report_depgraph.c — Criterion suite for the dependency graph and its
- * replay (report/depgraph.c) on hand-built timelines whose every timestamp
+ * replay (report/analyses/depgraph.c) on hand-built timelines whose every timestamp
  * follows from a few constants: the unchanged replay gives back the measured
  * wall exactly, and each transformation's predicted wall is the one the
  * timeline's arithmetic gives; the --whatif grammar. Test thread only.
