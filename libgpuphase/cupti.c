@@ -18,7 +18,7 @@
  * synchronizing calls that take a stack, or never; SYNCHRONIZATION and
  * OVERHEAD records on or off. Without an external correlation per call the
  * report joins a hook to its CUPTI API record by thread and time nesting
- * (report/join.c), which needs CUPTI's thread ids to be the hooks' (gettid:
+ * (report/core/join.c), which needs CUPTI's thread ids to be the hooks' (gettid:
  * cuptiSetThreadIdType SYSTEM) and CUPTI's times on our clock: when either
  * is refused, gp_cupti_open falls back to a push around every call. The
  * mode used (after fallbacks) is gp_cupti_mode_text, in the trace header.
@@ -590,7 +590,7 @@ static void gp_cupti_api_layer(int driver, int on)
 
 /* Hooks that push their op id as external correlation: every one, the
  * synchronizing calls whose stacks the report attaches to their waits
- * (report/sync.c), or none (joined by thread and time, report/join.c). */
+ * (report/core/sync.c), or none (joined by thread and time, report/core/join.c). */
 static unsigned gp_cupti_push_mask(void)
 {
 	if (gp_cupti_mode.extcorr == GP_CUPTI_EXT_ALL)

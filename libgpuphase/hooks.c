@@ -13,7 +13,7 @@
  * real call (see below), two clock reads, one GP_REC_HOOK_API store into this thread's
  * ring (plus a GP_REC_STACK_REF when stacks are on). The push happens only for
  * the classes GPUPHASE_CUPTI's extcorr= names (gp_cupti_push_bits); the other
- * calls are joined to CUPTI by thread and time (report/join.c). The real function's
+ * calls are joined to CUPTI by thread and time (report/core/join.c). The real function's
  * result is returned unchanged and the CUDA error state is never read or
  * reset (no cudaGetLastError here).
  *

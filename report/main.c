@@ -25,14 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyses.h"
-#include "analysis.h"
-#include "depgraph.h"
-#include "diff.h"
-#include "export.h"
-#include "outfile.h"
-#include "output.h"
-#include "partial.h"
+#include "report/analyses/registry.h"
+#include "report/core/analysis.h"
+#include "report/analyses/depgraph.h"
+#include "report/outputs/diff.h"
+#include "report/outputs/export.h"
+#include "report/util/outfile.h"
+#include "report/outputs/output.h"
+#include "report/outputs/partial.h"
 #include "pipeline.h"
 #include "stability.h"
 

@@ -1,27 +1,43 @@
 # report/module.mk — gpuphase-report, the offline analyser, its unit tests
-# (report/tests/) and its benchmark. libgpreport.a holds the driver
-# (pipeline.c, which reads traces through the collector's reader: link
-# libgpcollector.a after it), the analysis core, the analyses (every file in
-# report/analyses/) and the outputs.
-REPORT_CORE_SRCS := report/pipeline.c \
-                    report/analysis.c report/analysis_names.c report/analysis_fold.c report/analysis_finish.c \
-                    report/join.c report/sync.c report/sync_queue.c report/cupti_cost.c report/gpu_clock.c report/symbolize.c report/strtab.c report/map.c report/stats.c report/clockmap.c \
-                    report/analyses.c report/depgraph.c report/peaks.c $(wildcard report/analyses/*.c) \
-                    report/rep.c report/verdict.c report/fmt.c report/output.c report/diff.c report/outfile.c \
-                    report/stability.c report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
-                    report/export_html.c report/partial.c report/partial_rep.c
+# (report/tests/) and its benchmark (report/bench/). libgpreport.a holds
+# every layer below main.c; pipeline.c reads traces through the collector's
+# reader (link libgpcollector.a after it).
+#
+# Layers, each calling only the ones below it (tests/layout/test_report_layers.sh
+# holds includes to this order, keeps folders free of circles and the module
+# maps complete):
+#   report/            top: main.c (the command), pipeline.c (reading traces
+#                      into the core and the analyses), stability.c
+#   report/outputs/    what a reader gets: output.c (text, markdown, csv,
+#                      json), diff.c, export_*.c (Chrome, Perfetto, SQLite,
+#                      HTML; the page's script and style in report/outputs/assets/),
+#                      partial.c and partial_rep.c (the .gpp partial results)
+#   report/analyses/   registry.c/.h (the plug-in interface and the list), one
+#                      file per analysis, depgraph.c (what-if), peaks.c
+#   report/core/       the analysis core: analysis.c (the two-pass protocol;
+#                      analysis_int.h maps its files), the join, sync
+#                      attribution, rep.c (the aggregates), verdict.c
+#   report/util/       leaves: map, strtab, stats, clockmap, fmt, outfile,
+#                      codec (the bounded binary encoding)
+# report/bench/ and report/tests/ are programs over the library, above it.
+# One list per layer, top to bottom; every .c of a layer's folder is built.
+REPORT_CORE_SRCS := report/pipeline.c report/stability.c \
+                    $(sort $(wildcard report/outputs/*.c)) \
+                    $(sort $(wildcard report/analyses/*.c)) \
+                    $(sort $(wildcard report/core/*.c)) \
+                    $(sort $(wildcard report/util/*.c))
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
 REPORT_GEN       := $(B)/gen/report
 
-# The HTML page's script and style, kept as files (report/assets/) and
+# The HTML page's script and style, kept as files (report/outputs/assets/) and
 # compiled in as C strings so the page needs nothing at run time.
-$(REPORT_GEN)/html_assets.h: report/assets/report.js report/assets/report.css
+$(REPORT_GEN)/html_assets.h: report/outputs/assets/report.js report/outputs/assets/report.css
 	@mkdir -p $(dir $@)
 	{ for a in js css; do echo "static const char gp_html_$$a[] ="; \
-	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
-$(B)/obj/report/export_html.o: $(REPORT_GEN)/html_assets.h
-$(B)/obj/report/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/outputs/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
+$(B)/obj/report/outputs/export_html.o: $(REPORT_GEN)/html_assets.h
+$(B)/obj/report/outputs/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
 REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm -ldl
 
 $(REPORT_LIB): $(REPORT_CORE_OBJS)
@@ -40,14 +56,14 @@ $(B)/tests/test_report_%: $(B)/obj/report/tests/test_report_%.o $(REPORT_LIB) $(
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
-$(B)/bench/bench_report: $(B)/obj/report/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+$(B)/bench/bench_report: $(B)/obj/report/bench/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
 ALL_TARGETS += $(REPORT_LIB) $(B)/bin/gpuphase-report $(REPORT_TESTS)
 TESTS       += $(REPORT_TESTS)
 
-.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/tests/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench_report.o
+.SECONDARY: $(patsubst $(B)/tests/%,$(B)/obj/report/tests/%.o,$(REPORT_TESTS)) $(B)/obj/report/bench/bench_report.o
 
 ALL_TARGETS += $(B)/bench/bench_report
 BENCHES     += $(B)/bench/bench_report

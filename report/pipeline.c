@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "gp_reader.h"
-#include "analyses.h"
-#include "partial.h"
+#include "report/analyses/registry.h"
+#include "report/outputs/partial.h"
 #include "pipeline.h"
 
 struct gp_pipeline {
@@ -409,7 +409,7 @@ int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_
 		memset(&p->reps[first], 0, sizeof p->reps[first]);
 		return 0;
 	}
-	/* one job: the analyses that look across its ranks (analyses.h merge) */
+	/* one job: the analyses that look across its ranks (analyses/registry.h merge) */
 	const struct gp_rep **one = calloc(n, sizeof *one);
 	if (!one)
 		return -ENOMEM;

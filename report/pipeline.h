@@ -24,11 +24,11 @@
 #define GP_REPORT_PIPELINE_H
 
 #include <stddef.h>
-#include "analysis.h"
-#include "export.h"
+#include "report/core/analysis.h"
+#include "report/outputs/export.h"
 
 /* What a run computes besides the core's aggregates. */
-#define GP_PIPE_ANALYSES 1u /* the analyses (stages ... whatif: analyses.c) */
+#define GP_PIPE_ANALYSES 1u /* the analyses (stages ... whatif: analyses/registry.c) */
 #define GP_PIPE_FOOTER 2u   /* header key/values and footer facts into rep   */
 #define GP_PIPE_ALL (GP_PIPE_ANALYSES | GP_PIPE_FOOTER)
 
@@ -79,7 +79,7 @@ struct gp_analyses *const *gp_pipeline_analyses(const struct gp_pipeline *p);
  * Returns 0 or -ENOMEM. */
 int gp_pipeline_report(struct gp_pipeline *p, size_t first, size_t n, struct gp_rep *out);
 /* The analyses across the ranks of the last merged report when its traces
- * are one job (analyses.h gp_analyses_job), else NULL; owned by p. */
+ * are one job (analyses/registry.h gp_analyses_job), else NULL; owned by p. */
 struct gp_analyses *gp_pipeline_job_analyses(const struct gp_pipeline *p);
 void gp_pipeline_free(struct gp_pipeline *p);
 

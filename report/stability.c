@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "pipeline.h"
 #include "stability.h"
 

@@ -93,6 +93,10 @@ TESTS      += tests/e2e/test_pyframes.sh tests/e2e/test_pyframes_py39.sh tests/e
               tests/e2e/test_pyframes_fallback.sh tests/e2e/test_native_names.sh
 TSAN_TESTS += tests/e2e/test_preload_sanitizer.sh
 
+# The report's layers: no include up a layer, no circle between folders,
+# module maps that name every file (reads sources only).
+TESTS += tests/layout/test_report_layers.sh
+
 # The report corpus: committed traces and the outputs the report must give
 # for them, byte for byte (tests/corpus/make-corpus.sh says how to rebuild).
 TESTS += tests/corpus/test_report_corpus.sh

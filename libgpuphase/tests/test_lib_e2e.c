@@ -142,7 +142,7 @@ static int lt_trace_has_op(const struct lt_trace *t, const struct sim_ev *e, cha
  * timestamps, joined to its CUPTI runtime record; with hooks, also to a hook
  * record whose interval contains the runtime call: the one its EXTCORR
  * (CUSTOM2) names (GPUPHASE_CUPTI=full), else one of the same thread
- * (lean, minimal: CUPTI reports system thread ids, report/join.c joins by
+ * (lean, minimal: CUPTI reports system thread ids, report/core/join.c joins by
  * thread and time). No op outside `want` is in the trace. Returns the
  * number checked.
  */

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "report/analyses/collmatch.h"
-#include "report/clockmap.h"
+#include "report/util/clockmap.h"
 
 #define GP_COLL_END_TOL 25000 /* ns: ends this close count as one collective's (coarse lag) */
 

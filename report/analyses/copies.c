@@ -8,20 +8,20 @@
  * (PCIe, NVLink-C2C on GH200), peer copies the NVLink peer link, device ->
  * device copies and sets move device memory (a copy reads and writes each
  * byte: twice its bytes of traffic, a set writes them once). The peaks are
- * the device's row of the per-architecture table (report/peaks.h), looked
+ * the device's row of the per-architecture table (report/analyses/peaks.h), looked
  * up by the name in the trace's GP_REC_DEVICE record; host-to-host copies
  * have no link peak. docs/metrics.md "Copy bandwidth" defines each number.
  *
  * Memory: one row per (device, copy kind) seen, never per op. A plug-in of
- * analyses.h; report thread only.
+ * registry.h; report thread only.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/peaks.h"
+#include "registry.h"
+#include "report/util/fmt.h"
+#include "peaks.h"
 
 #define GP_COPIES_SET 16u /* row kind of sets (copy kinds are 0..15 here) */
 

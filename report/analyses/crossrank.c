@@ -1,6 +1,6 @@
 /*
  * crossrank.c — the "crossrank" analysis: the ranks of one job on one time
- * line, and what that time line shows. A plug-in of analyses.h with a
+ * line, and what that time line shows. A plug-in of registry.h with a
  * merge: for each trace it keeps what the merge needs; given every trace of
  * a job (the pipeline's merged report, when the traces are one job), the
  * merge
@@ -45,10 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
+#include "registry.h"
 #include "report/analyses/collmatch.h"
-#include "report/clockmap.h"
-#include "report/fmt.h"
+#include "report/util/clockmap.h"
+#include "report/util/fmt.h"
 
 #define GP_CR_MAX_COLL 8192u /* NCCL kernels kept per trace (a sample beyond) */
 #define GP_CR_MIN_MATCH GP_COLL_MIN_PAIRS /* matched collectives needed to refine an offset */

@@ -9,15 +9,15 @@
  * kernel with its GP_GRAPH_OP record and sums it into its node and graph;
  * finish names nodes and call sites and builds the section's table (kept in
  * partial results: save/load); the section and its JSON array
- * ("cuda_graphs", docs/report-json.md) follow. A plug-in of analyses.h;
+ * ("cuda_graphs", docs/report-json.md) follow. A plug-in of registry.h;
  * report thread only. docs/metrics.md "CUDA graphs" defines the numbers.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/map.h"
+#include "registry.h"
+#include "report/util/fmt.h"
+#include "report/util/map.h"
 
 /* A graph node captured from a stream (GP_GRAPH_CAPTURED). */
 struct gp_graphs_cap {

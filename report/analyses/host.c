@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/fmt.h"
+#include "registry.h"
+#include "report/util/fmt.h"
 
 #define GP_HOST_BUSY_PCT 50.0     /* a sample interval is "busy" above this */
 #define GP_HOST_FLAG_SHARE 0.5    /* flag an operator when this share of its

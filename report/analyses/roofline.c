@@ -5,7 +5,7 @@
  * its sampled launches, its arithmetic intensity, and which roof bounds it
  * — memory, compute, or neither (latency) — against its device's peaks:
  * the peaks the counters measured (peak_sustained x clock, op-0 records),
- * else the per-architecture table (report/peaks.h). It names the launches
+ * else the per-architecture table (report/analyses/peaks.h). It names the launches
  * that were replayed (the core leaves them out of every phase, metrics.md
  * §20) and says why there are no counters when the trace asked for them and
  * CUPTI refused (GP_STATUS_COUNTERS). Its annotate step gives each kernel
@@ -14,17 +14,17 @@
  *
  * Memory: one entry per sampled kernel (and device), the first
  * GP_ROOF_OPS op ids of its samples; never per op. A plug-in of
- * analyses.h; report thread only.
+ * registry.h; report thread only.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/peaks.h"
-#include "report/verdict.h"
+#include "registry.h"
+#include "report/util/fmt.h"
+#include "peaks.h"
+#include "report/core/verdict.h"
 
 #define GP_ROOF_NEAR 0.60 /* within 60 % of a roof: bound by it            */
 #define GP_ROOF_OPS 8     /* replayed launches named per kernel             */

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/map.h"
+#include "registry.h"
+#include "report/util/fmt.h"
+#include "report/util/map.h"
 
 #define GP_STAGE_MAX 16
 #define GP_STAGE_MAX_RANGES 65536 /* outermost NVTX ranges kept            */

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/fmt.h"
-#include "report/map.h"
+#include "registry.h"
+#include "report/util/fmt.h"
+#include "report/util/map.h"
 
 #define GP_TREND_MIN_CALLS 10   /* drift: at least this many calls            */
 #define GP_TREND_MIN_R2 0.5     /* drift: fit quality                          */

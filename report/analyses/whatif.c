@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/depgraph.h"
-#include "report/fmt.h"
+#include "registry.h"
+#include "depgraph.h"
+#include "report/util/fmt.h"
 
 #define GP_WI_MAX 24                /* what-ifs kept                          */
 #define GP_WI_TOP 3                 /* operators tried per kind               */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "gp_collector.h"
-#include "report/analyses.h"
+#include "report/analyses/registry.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

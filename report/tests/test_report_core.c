@@ -1,10 +1,11 @@
 /*
  * test_report_core.c — Criterion suite for the report's analysis core
- * (report/analysis.c, stats.c, map.c, verdict.c). Every test builds a small
- * synthetic timeline as record arrays (no trace file), runs both passes and
- * compares with the values the phase definitions (docs/metrics.md) give for
- * that timeline; the expected values are computed in the test from the
- * timeline's own constants. Runs on the test thread only.
+ * (report/core/: analysis.c, verdict.c; report/util/: stats.c, map.c).
+ * Every test builds a small synthetic timeline as record arrays (no trace
+ * file), runs both passes and compares with the values the phase definitions
+ * (docs/metrics.md) give for that timeline; the expected values are computed
+ * in the test from the timeline's own constants. Runs on the test thread
+ * only.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -16,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
-#include "report/fmt.h"
-#include "report/output.h"
-#include "report/map.h"
-#include "report/stats.h"
-#include "report/verdict.h"
+#include "report/core/analysis.h"
+#include "report/util/fmt.h"
+#include "report/outputs/output.h"
+#include "report/util/map.h"
+#include "report/util/stats.h"
+#include "report/core/verdict.h"
 #include "trace_builder.h"
 
 /* --- record builders ------------------------------------------------------- */
@@ -856,7 +857,7 @@ Test(report_stats, dmap_matches_reference_with_colliding_ids)
 	gp_dmap_free(&d);
 }
 
-/* --- names from the profiled program through report/fmt.c ------------------ */
+/* --- names from the profiled program through report/util/fmt.c ------------------ */
 
 static char *fmt_to_str(void (*fn)(FILE *, const char *), const char *in)
 {

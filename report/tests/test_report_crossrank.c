@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyses.h"
-#include "report/clockmap.h"
+#include "report/analyses/registry.h"
+#include "report/util/clockmap.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_report_cupti_cost.c — Criterion suite for CUPTI's own cost taken out
- * of the phases (report/cupti_cost.c, docs/metrics.md §3 "CUPTI's own
+ * of the phases (report/core/cupti_cost.c, docs/metrics.md §3 "CUPTI's own
  * cost"): per call from CUPTI's INSTRUMENTATION overhead records (in either
  * order with the call's API record, and from a nested driver call's record),
  * or from the library's calibration record when the trace has none; the
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
+#include "report/core/analysis.h"
 #include "trace_builder.h"
 
 /* CUPTI's INSTRUMENTATION time [start, start + ns] in call corr. */

@@ -1,6 +1,6 @@
 /*
  * test_report_depgraph.c — Criterion suite for the dependency graph and its
- * replay (report/depgraph.c) on hand-built timelines whose every timestamp
+ * replay (report/analyses/depgraph.c) on hand-built timelines whose every timestamp
  * follows from a few constants: the unchanged replay gives back the measured
  * wall exactly, and each transformation's predicted wall is the one the
  * timeline's arithmetic gives; the --whatif grammar. Test thread only.
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "gp_format.h"
-#include "report/analysis.h"
-#include "report/depgraph.h"
+#include "report/core/analysis.h"
+#include "report/analyses/depgraph.h"
 
 #define LAUNCH 5000u   /* launch call                      */
 #define LAT 3000u      /* launch return -> op start        */

@@ -1,6 +1,6 @@
 /*
  * test_report_hashflood.c — no trace makes the report slower than linear
- * (report/map.h: the keyed hash). The attacker's keys are crafted against
+ * (report/util/map.h: the keyed hash). The attacker's keys are crafted against
  * the report's former, public, invertible hash: every key lands on the same
  * slot of any table up to 2^20 entries, which made inserting N of them take
  * N^2/2 probes (a 2.5 MB trace: 9 s). Each case times the crafted input
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "gp_collector.h"
-#include "report/map.h"
+#include "report/util/map.h"
 #include "report/pipeline.h"
 
 #define N_KEYS 60000u

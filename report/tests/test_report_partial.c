@@ -1,7 +1,7 @@
 /*
  * test_report_partial.c — Criterion suite for partial results
- * (report/partial.h): the encoding primitives never read past their span
- * and keep their first error; a gp_rep survives the file bit for bit (a
+ * (report/outputs/partial.h, report/util/codec.h): the encoding primitives
+ * never read past their span and keep their first error; a gp_rep survives the file bit for bit (a
  * report read back writes the same bytes again), execute distributions in
  * both their forms; counts of record types this build does not know are
  * refused; gp_rep's layout is still the one the encoder knows; and a trace
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/analyses.h"
-#include "report/output.h"
-#include "report/partial.h"
+#include "report/analyses/registry.h"
+#include "report/outputs/output.h"
+#include "report/outputs/partial.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

@@ -1,7 +1,7 @@
 /*
  * test_report_roofline.c — Criterion suite for the analyses that place
  * operators against the device's peaks (report/analyses/copies.c, the
- * per-architecture table report/peaks.c, report/analyses/roofline.c and the
+ * per-architecture table report/analyses/peaks.c, report/analyses/roofline.c and the
  * core leaving replayed launches out), run by the pipeline on synthetic
  * record arrays whose bytes, FLOPs and durations make every expected number
  * plain arithmetic. Runs on the test thread only.
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "gp_collector.h"
-#include "report/analyses.h"
-#include "report/output.h"
-#include "report/peaks.h"
+#include "report/analyses/registry.h"
+#include "report/outputs/output.h"
+#include "report/analyses/peaks.h"
 #include "report/pipeline.h"
 #include "trace_builder.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/e2e/test_native_names.sh — native call sites named offline from the
-# files (report/symbolize.c, libdw): a program without exported symbols
+# files (report/core/symbolize.c, libdw): a program without exported symbols
 # waits in a static function; the report names the function from .symtab,
 # and native_app.c:LINE when it was built with -g. dladdr alone (the
 # capture-time names) could only print an address there. The site is read

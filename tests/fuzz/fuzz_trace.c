@@ -2,9 +2,9 @@
  * fuzz_trace.c — one input through everything the report does with a trace
  * file: the report's driver (report/pipeline.c: the reader, both analysis
  * passes with the join, the analyses, finish), the text and JSON writers
- * (report/output.c) and, for two inputs in three, the Chrome-trace or HTML
+ * (report/outputs/output.c) and, for two inputs in three, the Chrome-trace or HTML
  * exporter, in gpuphase-report's order. Every trace analysed is also
- * written as partial results (report/partial.h) and read back: the report
+ * written as partial results (report/outputs/partial.h) and read back: the report
  * printed from them must be the same bytes (a difference aborts). An input
  * that starts with the partial-results magic goes through their reader
  * instead, and the report of what it holds is printed.
@@ -32,10 +32,10 @@
 
 #include "fuzz_trace.h"
 #include "gp_file.h"
-#include "report/export.h"
-#include "report/analyses.h"
-#include "report/output.h"
-#include "report/partial.h"
+#include "report/outputs/export.h"
+#include "report/analyses/registry.h"
+#include "report/outputs/output.h"
+#include "report/outputs/partial.h"
 #include "report/pipeline.h"
 
 static void gp_fuzz_check_msg(const char *path, const char *err)

@@ -27,7 +27,7 @@ ALL_TARGETS += $(B)/tests/fuzz_replay
 TESTS       += tests/fuzz/test_fuzz_regress.sh
 .SECONDARY: $(B)/obj/tests/fuzz/fuzz_replay.o $(B)/obj/tests/fuzz/fuzz_trace.o
 
-$(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h collector/*.h) $(REPORT_GEN)/html_assets.h
+$(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h report/*/*.h collector/*.h) $(REPORT_GEN)/html_assets.h
 	@bash scripts/deps.sh fuzz
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -I. -Icollector -I$(REPORT_GEN) -I$(CUDA_HOME)/include \

@@ -8,14 +8,14 @@
 
 #include <regex.h>
 #include <stdio.h>
-#include "analysis.h"
-#include "verdict.h"
+#include "report/core/analysis.h"
+#include "report/core/verdict.h"
 
 /* --format json schema versions (docs/report-json.md); 2 added "analyses" */
 #define GP_REPORT_JSON_VERSION 2
 #define GP_DIFF_JSON_VERSION 1
 
-struct gp_analyses; /* analyses.h: the analyses of one trace */
+struct gp_analyses; /* analyses/registry.h: the analyses of one trace */
 
 enum gp_format { GP_FMT_TEXT = 0, GP_FMT_MARKDOWN, GP_FMT_CSV, GP_FMT_JSON };
 enum gp_sort { GP_SORT_TOTAL = 0, GP_SORT_LAUNCH, GP_SORT_QUEUE, GP_SORT_EXECUTE, GP_SORT_SYNC, GP_SORT_COUNT,

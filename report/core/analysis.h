@@ -10,7 +10,7 @@
  *   for every group, same order: gp_an_scan2(an, rec, nslots);   pass 2
  *   gp_an_finish(an, &rep);   fills a gp_rep (aggregates only)
  *
- * Analyses (analyses.h) never read records: the core decodes each record
+ * Analyses (analyses/registry.h) never read records: the core decodes each record
  * kind once and hands the decoded view (struct gp_an_rec) of the kinds they
  * asked for to cfg.on_rec, in pass order, after its own use of the record;
  * they read the rest through the accessors below.
@@ -37,8 +37,8 @@
 #include <string.h>
 #include "gp_format.h"
 #include "rep.h"
-#include "stats.h"
-#include "strtab.h"
+#include "report/util/stats.h"
+#include "report/util/strtab.h"
 
 enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM, GP_GROUP_PHASE };
 

@@ -37,11 +37,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clockmap.h"
+#include "report/util/clockmap.h"
 #include "export.h"
 #include "gp_reader.h"
-#include "map.h"
-#include "outfile.h"
+#include "report/util/map.h"
+#include "report/util/outfile.h"
 
 enum { ST_STR, ST_API, ST_OP, ST_SYNC, ST_MARK, ST_ITER, ST_KERN, ST_MEMCPY, ST_MEMSET, ST_CSYNC, ST_THREAD,
        ST_STREAM, ST_COUNT };

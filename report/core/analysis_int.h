@@ -1,6 +1,6 @@
 /*
  * analysis_int.h — the analysis core's private state, shared by its files
- * and by nothing else (analysis.h is the core's API):
+ * in report/core/ and by nothing else (analysis.h is the core's API):
  *
  *   analysis.c  the two-pass protocol: pass 1 and pass 2 scans (one function
  *               per record kind, and the views the analyses get), prepare,
@@ -19,11 +19,20 @@
  *   gpu_clock.c the offset of CUPTI's GPU timestamps from the host clock:
  *               bounded in pass 1, taken out of GPU times in pass 2
  *               (struct gp_gpu_clock)
- *   strtab.c    the string table (strtab.h), kernel names via kernel_name.h
+ *   sync_queue.c  launch-queue back-pressure: time blocked on a full
+ *               launch queue, charged through sync.c's wait machinery
+ *   symbolize.c native frame names from the module files (libdw, loaded
+ *               with dlopen), at prepare
+ *
+ * Beside them in report/core/, not sharing this state: rep.c (rep.h, the
+ * report of one trace or several merged) and verdict.c (verdict.h, the
+ * bound of an operator or a run). Below the core, in report/util/:
+ * util/strtab.c, the string table (strtab.h), kernel names via
+ * kernel_name.h; map, stats and clockmap.
  *
  * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c,
- * gpu_clock.c -> join.c -> analysis_fold.c -> sync.c -> analysis_names.c ->
- * strtab.c.
+ * gpu_clock.c, symbolize.c -> join.c -> analysis_fold.c -> sync.c,
+ * sync_queue.c -> analysis_names.c -> util/strtab.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)
@@ -35,9 +44,9 @@
 #include <errno.h>
 
 #include "analysis.h"
-#include "clockmap.h"
-#include "map.h"
-#include "strtab.h"
+#include "report/util/clockmap.h"
+#include "report/util/map.h"
+#include "report/util/strtab.h"
 
 #define GP_EXT_KIND_CUSTOM2 5u /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 */
 #define GP_NONE32 UINT32_MAX

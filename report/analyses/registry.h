@@ -1,6 +1,6 @@
 /*
- * analyses.h — the analysis plug-in interface, and the list of analyses the
- * pipeline runs on every trace (analyses.c).
+ * registry.h — the analysis plug-in interface, and the list of analyses the
+ * pipeline runs on every trace (registry.c).
  *
  * An analysis reads what the analysis core decoded — record views
  * (struct gp_an_rec) of the types it names, every joined op, and the core's
@@ -23,7 +23,7 @@
  * a->merge(st, traces, reps, n) with every trace's state and report; an
  * analysis with a merge speaks only there, once for the job
  * (gp_analyses_job), never in a trace's own section.
- * Partial results (partial.h, `gpuphase-report --partial` / `--merge`): after
+ * Partial results (outputs/partial.h, `gpuphase-report --partial` / `--merge`): after
  * finish, a->save writes what text, json and figure read; a->load fills a
  * state fresh from create with it, in another process, so that they print
  * the same bytes. An analysis without save/load is left out of a report
@@ -38,15 +38,15 @@
  *
  * Adding an analysis: one file in report/analyses/ defining a
  * `const struct gp_analysis gp_analysis_NAME`, and one line in the list in
- * analyses.c (docs/CONTRIBUTING.md has an example).
+ * registry.c (docs/CONTRIBUTING.md has an example).
  */
 #ifndef GP_REPORT_ANALYSES_H
 #define GP_REPORT_ANALYSES_H
 
 #include <errno.h>
 #include <stdio.h>
-#include "analysis.h"
-#include "partial.h"
+#include "report/core/analysis.h"
+#include "report/util/codec.h"
 
 /* What an analysis is created with (the report's options). */
 struct gp_analysis_env {
@@ -102,6 +102,8 @@ static inline void gp_analysis_fail(int *err, int rc)
 }
 
 #define GP_ANALYSES_MAX 16
+/* analysis entries of one trace that a partial-results file may hold */
+#define GP_ANALYSES_MAX_SAVED 64u
 
 /* The analyses of one trace, in list order, and the string table their
  * names point into (the core fills it: analysis.h cfg.strings). */

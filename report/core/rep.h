@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gp_format.h"
-#include "stats.h"
+#include "report/util/stats.h"
 #include "verdict.h"
 
 struct gp_rep_group {

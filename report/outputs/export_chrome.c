@@ -34,11 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "export.h"
-#include "clockmap.h"
-#include "map.h"
-#include "outfile.h"
+#include "report/util/clockmap.h"
+#include "report/util/map.h"
+#include "report/util/outfile.h"
 
 struct gp_chrome_trace {       /* what close() needs of each trace          */
 	uint64_t base;

@@ -1,6 +1,6 @@
 /*
  * export_html.c — `--export html FILE`: one self-contained page (no
- * network, no library: its script and style are report/assets/report.js
+ * network, no library: its script and style are report/outputs/assets/report.js
  * and report.css, compiled in) with
  *   - the operator table, sortable (sort state in aria-sort) and filterable,
  *     each operator's verdict, its reason and the advice beside it, every
@@ -30,13 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "export.h"
-#include "analyses.h"
-#include "map.h"
-#include "outfile.h"
-#include "verdict.h"
-#include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/assets/ */
+#include "report/analyses/registry.h"
+#include "report/util/map.h"
+#include "report/util/outfile.h"
+#include "report/core/verdict.h"
+#include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/outputs/assets/ */
 
 #define GP_HTML_MAX_OPS 20000
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "report/util/fmt.h"
 
 struct gp_diff_row {
 	const char *name;

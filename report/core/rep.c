@@ -13,7 +13,7 @@
  * ranks of long runs: docs/performance.md "Partial results").
  */
 #include "rep.h"
-#include "map.h"
+#include "report/util/map.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "gp_format.h"
-#include "report/analysis.h"
-#include "report/depgraph.h"
+#include "report/core/analysis.h"
+#include "depgraph.h"
 
 struct gp_dg_c {
 	uint64_t start, end;

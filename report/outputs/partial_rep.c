@@ -270,9 +270,10 @@ static void *gp_prep_table(struct gp_pr *r, size_t *n, size_t elem, size_t min_s
 	return t;
 }
 
-int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
+/* The trace: its path and key/values, process, start, devices, how the
+ * recording went, and the record counts. */
+static void gp_prep_load_trace(struct gp_pr *r, struct gp_rep *rep)
 {
-	memset(rep, 0, sizeof *rep);
 	int here;
 	rep->path = gp_pr_strdup(r, NULL); /* NULL: records from memory (tests) */
 	size_t nkv = 0;
@@ -312,6 +313,12 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 	rep->host_busy_max_pct = gp_pr_f64(r);
 	rep->records = gp_pr_u64(r);
 	gp_prep_counts_load(r, rep->rec_count, GP_REC_TYPE_COUNT, "record types");
+}
+
+/* The totals: drops, join counts, times, late waits, CUPTI's own cost
+ * and the sync calls by class. */
+static void gp_prep_load_totals(struct gp_pr *r, struct gp_rep *rep)
+{
 	uint64_t *counts[] = { &rep->dropped_ring, &rep->dropped_cupti, &rep->dropped_write, &rep->dropped_records,
 			       &rep->ops, &rep->ops_joined, &rep->ops_no_api, &rep->ops_no_gpu, &rep->ops_end_missing,
 			       &rep->ops_no_hook, &rep->hooks_unjoined, &rep->api_unjoined, &rep->evicted, &rep->launches_captured,
@@ -345,6 +352,12 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		*calib[i] = gp_pr_u32(r);
 	gp_prep_counts_load(r, rep->sync_calls, GP_API_CLASS_COUNT, "API classes");
 	gp_prep_counts_load(r, rep->sync_kind_ns, GP_API_CLASS_COUNT, "API classes");
+}
+
+/* The per-operator table. */
+static void gp_prep_load_groups(struct gp_pr *r, struct gp_rep *rep)
+{
+	int here;
 	size_t ng = 0;
 	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 12 * 8 + 4 + 33 + 1);
 	for (size_t i = 0; i < ng && !r->err; i++) {
@@ -367,6 +380,11 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 			gp_pr_fail(r, "an operator's roofline bound is none the report knows");
 		g->launch_raw_ns = gp_pr_u64(r);
 	}
+}
+
+/* The time line: the trigger windows and the iterations. */
+static void gp_prep_load_timeline(struct gp_pr *r, struct gp_rep *rep)
+{
 	rep->windows = gp_prep_table(r, &rep->nwindows, sizeof *rep->windows, 7 * 8 + 3 * 4);
 	for (size_t i = 0; i < rep->nwindows && !r->err; i++) {
 		struct gp_rep_window *x = &rep->windows[i];
@@ -395,6 +413,12 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		it->sync_ns = gp_pr_u64(r);
 		it->replayed = gp_pr_u64(r);
 	}
+}
+
+/* The call sites, the grouping, and each device's GPU clock. */
+static void gp_prep_load_sites_clocks(struct gp_pr *r, struct gp_rep *rep)
+{
+	int here;
 	size_t nc = 0;
 	rep->callsites = gp_prep_table(r, &nc, sizeof *rep->callsites, 4 + 4 + 16);
 	for (size_t i = 0; i < nc && !r->err; i++) {
@@ -430,6 +454,18 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 		c->waits = gp_pr_u64(r);
 		c->points = gp_pr_u64(r);
 	}
+}
+
+/* In the order gp_partial_rep_save wrote them; a stage after a failure
+ * reads zeros (r->err is sticky) and allocates nothing. */
+int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
+{
+	memset(rep, 0, sizeof *rep);
+	gp_prep_load_trace(r, rep);
+	gp_prep_load_totals(r, rep);
+	gp_prep_load_groups(r, rep);
+	gp_prep_load_timeline(r, rep);
+	gp_prep_load_sites_clocks(r, rep);
 	if (r->err) {
 		gp_rep_free(rep); /* what was read; the rest of each table is zeroed */
 		return r->err;

@@ -16,7 +16,7 @@
 #define GP_REPORT_EXPORT_H
 
 #include <stddef.h>
-#include "analysis.h"
+#include "report/core/analysis.h"
 #include "output.h"
 
 struct gp_exporter {

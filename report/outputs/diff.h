@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "output.h"
-#include "rep.h"
+#include "report/core/rep.h"
 
 enum gp_diff_phase { GP_DIFF_TOTAL = 0, GP_DIFF_LAUNCH, GP_DIFF_QUEUE, GP_DIFF_EXECUTE, GP_DIFF_SYNC };
 

@@ -1,14 +1,14 @@
 /*
  * output.c — renders a gp_rep as text, markdown, csv or json (see
  * output.h; the diff of reports is diff.c); json also carries each trace's analyses
- * ("analyses": each analysis writes its own member, analyses.h).
+ * ("analyses": each analysis writes its own member, analyses/registry.h).
  * Called by main.c on the report thread.
  * Every number printed is a field of gp_rep or a ratio of two of them;
  * docs/metrics.md names the field behind each column.
  */
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "output.h"
-#include "analyses.h"
+#include "report/analyses/registry.h"
 
 #include <errno.h>
 #include <inttypes.h>

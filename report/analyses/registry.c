@@ -1,12 +1,12 @@
 /*
- * analyses.c — the list of analyses every trace gets, and running them
- * (analyses.h): the pipeline creates one set per trace and connects it to
+ * registry.c — the list of analyses every trace gets, and running them
+ * (registry.h): the pipeline creates one set per trace and connects it to
  * the core's sinks; the outputs print it. Report thread only.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses.h"
+#include "registry.h"
 
 /* The analyses, in the order the report prints them: X(NAME) for each
  * report/analyses/NAME.c defining gp_analysis_NAME. */
@@ -253,7 +253,7 @@ struct gp_analyses *gp_analyses_load(const struct gp_analysis_env *env, struct g
 		gp_pr_oom(r);
 		return NULL;
 	}
-	size_t n = gp_pr_count(r, 4 + 8, GP_PARTIAL_MAX_ANALYSES);
+	size_t n = gp_pr_count(r, 4 + 8, GP_ANALYSES_MAX_SAVED);
 	for (size_t i = 0; i < n && !r->err; i++) {
 		char *name = gp_pr_strdup(r, NULL);
 		uint64_t len = gp_pr_u64(r);

@@ -32,11 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "report/util/fmt.h"
 #include "export.h"
-#include "clockmap.h"
-#include "map.h"
-#include "outfile.h"
+#include "report/util/clockmap.h"
+#include "report/util/map.h"
+#include "report/util/outfile.h"
 
 /* perfetto.protos field numbers (trace_packet.proto, track_event.proto,
  * track_descriptor.proto, interned_data.proto, debug_annotation.proto) */
