@@ -154,20 +154,6 @@ static void gp_host_op(void *p, const struct gp_an_op *op)
 	}
 }
 
-/* A wait found in a call after its op reached gp_host_op (a blocking
- * copy's wait, a launch on a full queue) leaves that op's launch. */
-static void gp_host_wait(void *p, const struct gp_an_wait *w)
-{
-	struct gp_host *h = p;
-	if (w->launch_group < 0 || (size_t)w->launch_group >= h->ngrp || w->w1 <= w->w0)
-		return;
-	struct gp_host_op *g = &h->grp[w->launch_group];
-	uint64_t d = w->w1 - w->w0;
-	g->launch_all -= d < g->launch_all ? d : g->launch_all;
-	if (gp_host_busy_at(h, w->call_start))
-		g->launch_busy -= d < g->launch_busy ? d : g->launch_busy;
-}
-
 static int gp_host_busy(const struct gp_host_sample *h)
 {
 	return h->busy_pm / 10.0 > GP_HOST_BUSY_PCT;
@@ -422,7 +408,6 @@ const struct gp_analysis gp_analysis_host = {
 	.record = gp_host_record,
 	.prepare = gp_host_prepare,
 	.op = gp_host_op,
-	.wait = gp_host_wait,
 	.finish = gp_host_finish,
 	.text = gp_host_text,
 	.json = gp_host_json,

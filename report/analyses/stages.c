@@ -454,20 +454,6 @@ static void gp_stage_op(void *p, const struct gp_an_op *op)
 		gp_stage_add_to(sg, &sg->stage_grp, (uint64_t)st << 32 | op->group, op->launch_ns + op->execute_ns);
 }
 
-/* A wait found in a call after its op reached gp_stage_op (a blocking
- * copy's wait for earlier work, a launch on a full queue): it leaves that
- * op's launch. */
-static void gp_stage_wait(void *p, const struct gp_an_wait *w)
-{
-	struct gp_stages *sg = p;
-	if (w->launch_group < 0 || w->w1 <= w->w0)
-		return;
-	int st = gp_stage_of(sg, w->call_start);
-	uint64_t *v = st >= 0 ? gp_map_get(&sg->stage_grp, (uint64_t)st << 32 | (uint32_t)w->launch_group) : NULL;
-	if (v)
-		*v -= w->w1 - w->w0 < *v ? w->w1 - w->w0 : *v;
-}
-
 static int gp_stage_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
 {
 	(void)an;
@@ -871,7 +857,6 @@ const struct gp_analysis gp_analysis_stages = {
 	.record = gp_stage_record,
 	.prepare = gp_stage_prepare,
 	.op = gp_stage_op,
-	.wait = gp_stage_wait,
 	.finish = gp_stage_finish,
 	.text = gp_stage_text,
 	.json = gp_stage_json,

@@ -133,24 +133,6 @@ static void gp_trend_op(void *p, const struct gp_an_op *op)
 		gp_trend_add(t, (uint64_t)op->iter << 20 | op->group, v);
 }
 
-/* A wait found in a call after its op reached gp_trend_op (a blocking
- * copy's wait, a launch on a full queue) leaves that op's launch. */
-static void gp_trend_wait(void *p, const struct gp_an_wait *w)
-{
-	struct gp_trends *t = p;
-	if (w->launch_group < 0 || w->launch_iter < 0 || w->w1 <= w->w0)
-		return;
-	uint64_t d = w->w1 - w->w0, g = (uint32_t)w->launch_group;
-	uint64_t *cls = gp_map_get(&t->iter_class, (uint64_t)w->launch_iter);
-	uint64_t *v = NULL;
-	if (cls && *cls == 1 && g < t->ngrp)
-		v = &t->grp[g].normal_ns;
-	else if (cls && *cls == 2 && g < (1u << 20))
-		v = gp_map_get(&t->iter_grp, (uint64_t)w->launch_iter << 20 | g);
-	if (v)
-		*v -= d < *v ? d : *v;
-}
-
 static int gp_trend_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
 {
 	(void)an;
@@ -547,7 +529,6 @@ const struct gp_analysis gp_analysis_trends = {
 	.create = gp_trend_create,
 	.prepare = gp_trend_prepare,
 	.op = gp_trend_op,
-	.wait = gp_trend_wait,
 	.finish = gp_trend_finish,
 	.text = gp_trend_text,
 	.json = gp_trend_json,

@@ -173,12 +173,6 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 {
 	struct gp_whatif *w = p;
 	unsigned k = wt->kind;
-	if (k == GP_API_LAUNCH && wt->launch_group >= 0 && (size_t)wt->launch_group < w->nops && wt->w1 > wt->w0) {
-		/* a launch's wait on a full queue found after its op came: not
-		 * launch (the candidates rank kernels by launch time) */
-		uint64_t *l = &w->ops[wt->launch_group].launch_ns, d = wt->w1 - wt->w0;
-		*l -= d < *l ? d : *l;
-	}
 	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
 		return;
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);

@@ -581,7 +581,7 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
 	const char *n = gp_an_api_name(an, GP_REC_HOOK_API, a->api_id);
 	op.name = n ? n : "(hooked call)";
 	op.nvtx_phase = gp_an_nvtx_phase(an, a->tid);
-	gp_an_fold(an, &op, 0, gp_an_nvtx_top(an, a->tid), GP_NONE32);
+	gp_fold_arrive(an, &op, 0, gp_an_nvtx_top(an, a->tid), GP_NONE32);
 }
 
 /* A hooked call: an op of its own in a hook-only trace, else a hook that
@@ -837,6 +837,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->symnames);
 	free(an->modules);
 	gp_clockmap_free(&an->clocks);
+	free(an->line.e);
 	gp_map_free(&an->drops);
 	gp_map_free(&an->replayed);
 	free(an->marks);

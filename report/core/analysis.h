@@ -63,7 +63,9 @@ struct gp_an_op {
 	uint32_t api_id, api_domain;
 	uint64_t api_start, api_end;
 	uint64_t gpu_start, gpu_end;
-	uint64_t launch_ns, queue_ns, execute_ns; /* sync is known only at the end */
+	uint64_t launch_ns, queue_ns, execute_ns; /* final: every wait in the call
+	                          is out of launch (sync is per group, at the
+	                          end, and per wait in the wait sink)       */
 	uint64_t cupti_ns;     /* CUPTI's own cost at the call's entry (metrics.md
 	                          §3): out of launch, or of the wait it began   */
 	uint64_t launch_raw_ns; /* launch with that cost left in                */
@@ -86,13 +88,6 @@ struct gp_an_wait {
 	uint32_t site;         /* the blocking call's call site as the report names
 	                          it: a canonical string of gp_an_strings, or
 	                          UINT32_MAX when it has none                    */
-	int32_t launch_group;  /* >= 0: the blocked part leaves the launch of the
-	                          call's own op, of this group (a blocking copy
-	                          or set, a launch on a full queue), which the op
-	                          sink saw before, with it still in its
-	                          launch_ns: a consumer keeping launch per op
-	                          subtracts w1 - w0 there; -1 otherwise       */
-	int64_t launch_iter;   /* ... that op's iteration (gp_an_op.iter)       */
 };
 
 /* A GPU op record, decoded (GP_REC_KERNEL, GP_REC_MEMCPY, GP_REC_MEMSET). */
@@ -186,8 +181,10 @@ struct gp_an_rec {
 
 struct gp_an_config {
 	enum gp_group_by group_by;
-	/* optional sinks for exports: every joined op (after pass 2 folds it) and
-	 * every blocking interval (at finish) */
+	/* optional sinks for exports and analyses: every joined op, once, when
+	 * its phases are final (the fold line, analysis_int.h: in arrival order,
+	 * after any wait in its call was charged, so possibly after that wait's
+	 * on_wait), and every blocking interval when it is charged */
 	void (*on_op)(const struct gp_an_op *op, void *ctx);
 	void (*on_wait)(const struct gp_an_wait *w, void *ctx);
 	void *ctx;

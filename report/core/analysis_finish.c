@@ -197,8 +197,9 @@ int gp_an_finish(struct gp_an *an, struct gp_rep *rep)
 	if (an->err)
 		return an->err;
 	gp_an_hook_done(an);     /* the last record's hook */
-	gp_join_flush(an);       /* every op folded */
+	gp_join_flush(an);       /* every op arrived */
 	gp_sync_finish(an, rep); /* every wait charged */
+	gp_fold_flush(an);       /* every op folded */
 	gp_cost_finish(an, rep);
 	gp_an_fail(an, gp_gpu_clock_finish(an, rep));
 	gp_an_finish_window(an, rep);

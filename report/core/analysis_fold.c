@@ -1,9 +1,22 @@
 /*
- * analysis_fold.c — folding one joined op into the aggregates (called by
- * the join, join.c, and by the protocol for hook-only ops): its group by
- * the --group-by key, its iteration, the GPU-busy and covered sweeps, and
- * sync attribution's recent-ops buffer (sync.c); then the op sink. Memory:
- * one entry per group and iteration, never per op. Report thread only.
+ * analysis_fold.c — the fold line: every joined op arrives here once
+ * (called by the join, join.c, and by the protocol for hook-only ops) and is
+ * folded once.
+ *
+ * On arrival the op's group (by the --group-by key) and iteration are
+ * decided, the GPU-busy and covered sweeps take it, the launch-queue check
+ * runs and sync attribution (sync.c) offers it to the waits. It then waits
+ * in the line, in arrival order, while a wait that may still take time out
+ * of its launch holds it (its own blocking copy's wait, a full queue's wait
+ * not confirmed or whose CUPTI record may still come): such a wait takes
+ * that time out of the op in the line (gp_fold_less), never out of sums.
+ * When nothing holds it and every op before it is folded, it is folded into
+ * its group, the run's totals, its iteration and capture window, and handed
+ * to the op sink: each op once, its launch, queue and execute final.
+ *
+ * Memory: one entry per group and iteration, and the line, which holds the
+ * ops of at most the waits' horizon (GP_WAIT_HORIZON ops, GP_LAUNCHES
+ * launches in a trace with CUPTI's overhead records). Report thread only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,17 +124,28 @@ void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns)
 		an->iters[slot].replayed++;
 }
 
-/* Fold one complete op into every aggregate (called by the join). */
-void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
-		       uint32_t name_str)
+/* The window of the capture the op's call began in (at t). */
+static struct gp_rep_window *gp_fold_window(struct gp_an *an, uint64_t t)
 {
-	char cbuf[32];
-	op->nvtx = gp_strtab_text(an->strings, nvtx_str);
-	op->callsite = gp_an_callsite(an, hook_stack, cbuf, sizeof cbuf);
-	/* group */
+	size_t lo = 0, hi = an->nwins;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (an->wins[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &an->wins[lo ? lo - 1 : 0];
+}
+
+/* The op's group by the --group-by key: its index, GP_NONE32 on ENOMEM. */
+static uint32_t gp_fold_group_of(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
+				 uint32_t name_str)
+{
 	uint64_t key;
 	uint32_t gname = GP_NONE32;
 	const char *synth = op->name;
+	char sb[48];
 	switch (an->cfg.group_by) {
 	case GP_GROUP_NVTX:
 		gname = nvtx_str;
@@ -130,9 +154,8 @@ void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint
 		break;
 	case GP_GROUP_CALLSITE:
 		if (op->callsite) {
-			uint32_t c = gp_an_canon(an, op->callsite, strlen(op->callsite));
-			gname = c;
-			key = (1ULL << 40) | c;
+			gname = gp_an_canon(an, op->callsite, strlen(op->callsite));
+			key = (1ULL << 40) | gname;
 		} else {
 			key = 2ULL << 40;
 			synth = "(no stack)";
@@ -144,18 +167,15 @@ void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint
 		uint64_t k = 0;
 		while (k < 3 && strcmp(phases[k], ph))
 			k++;
-		op->group = gp_an_group(an, (5ULL << 40) | k, GP_NONE32, ph);
-		goto grouped;
+		key = (5ULL << 40) | k;
+		synth = ph;
+		break;
 	}
-	case GP_GROUP_STREAM: {
-		char sb[48];
+	case GP_GROUP_STREAM:
 		snprintf(sb, sizeof sb, "device %u stream %u", op->device, op->stream);
 		key = (3ULL << 40) | ((uint64_t)op->device << 32) | op->stream;
-		gname = GP_NONE32;
 		synth = sb;
-		op->group = gp_an_group(an, key, gname, synth);
-		goto grouped;
-	}
+		break;
 	default:
 		if (name_str != GP_NONE32) {
 			gname = name_str;
@@ -167,10 +187,16 @@ void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint
 		}
 		break;
 	}
-	op->group = gp_an_group(an, key, gname, synth);
-grouped:
-	if (op->group == GP_NONE32)
-		return;
+	return gp_an_group(an, key, gname, synth);
+}
+
+/* Fold one op whose launch is final into every aggregate: its group, the
+ * run's totals, its iteration and capture window; then the op sink. */
+static void gp_fold_sums(struct gp_an *an, struct gp_fold_ent *e)
+{
+	struct gp_an_op *op = &e->op;
+	if (e->callsite[0])
+		op->callsite = e->callsite;
 	struct gp_group *g = &an->groups[op->group];
 	g->count++;
 	g->kinds |= op->kind == GP_OP_MEMCPY ? GP_GKIND_COPY : op->kind == GP_OP_MEMSET ? GP_GKIND_SET
@@ -204,32 +230,87 @@ grouped:
 		an->ops_no_gpu++;
 	if (op->has_api && op->has_gpu)
 		an->ops_joined++;
-	int64_t slot;
-	op->iter = gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
 	if (an->nwins) { /* the capture window the op's call began in */
-		uint64_t t = op->has_api ? op->api_start : op->gpu_start;
-		size_t lo = 0, hi = an->nwins;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (an->wins[mid].start <= t)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		struct gp_rep_window *w = &an->wins[lo ? lo - 1 : 0];
+		struct gp_rep_window *w = gp_fold_window(an, op->has_api ? op->api_start : op->gpu_start);
 		w->ops++;
 		w->launch_ns += op->launch_ns;
 		w->execute_ns += op->execute_ns;
 	}
-	if (slot >= 0) {
-		struct gp_iterx *it = &an->iters[slot];
+	if (e->slot >= 0) {
+		struct gp_iterx *it = &an->iters[e->slot];
 		it->ops++;
 		it->launch += op->launch_ns;
 		it->queue += op->queue_ns;
 		it->exec += op->execute_ns;
 	}
+	if (an->cfg.on_op)
+		an->cfg.on_op(op, an->cfg.ctx);
+}
+
+static struct gp_fold_ent *gp_fold_ent(struct gp_an *an, uint64_t seq)
+{
+	struct gp_fold_line *l = &an->line;
+	if (seq < l->head_seq || seq - l->head_seq >= l->n)
+		return NULL;
+	return &l->e[(l->head + (seq - l->head_seq)) & (l->cap - 1)];
+}
+
+/* Fold the ops at the head of the line that nothing holds (all of them
+ * when final). */
+static void gp_fold_drain(struct gp_an *an, int final)
+{
+	struct gp_fold_line *l = &an->line;
+	while (l->n && (final || !l->e[l->head].holds)) {
+		gp_fold_sums(an, &l->e[l->head]);
+		l->head = (l->head + 1) & (l->cap - 1);
+		l->n--;
+		l->head_seq++;
+	}
+}
+
+/* A place at the tail of the line (the ring doubles when full, in order). */
+static struct gp_fold_ent *gp_fold_push(struct gp_an *an)
+{
+	struct gp_fold_line *l = &an->line;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 64;
+		struct gp_fold_ent *e = malloc(nc * sizeof *e);
+		if (!e)
+			return NULL;
+		for (size_t i = 0; i < l->n; i++)
+			e[i] = l->e[(l->head + i) & (l->cap - 1)];
+		free(l->e);
+		l->e = e;
+		l->cap = nc;
+		l->head = 0;
+	}
+	return &l->e[(l->head + l->n++) & (l->cap - 1)];
+}
+
+uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
+			uint32_t name_str)
+{
+	char cbuf[32];
+	op->nvtx = gp_strtab_text(an->strings, nvtx_str);
+	op->callsite = gp_an_callsite(an, hook_stack, cbuf, sizeof cbuf);
+	op->group = gp_fold_group_of(an, op, hook_stack, nvtx_str, name_str);
+	if (op->group == GP_NONE32)
+		return UINT64_MAX;
+	int64_t slot;
+	op->iter = gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
+	struct gp_fold_ent *e = gp_fold_push(an);
+	if (!e)
+		return gp_an_fail(an, -ENOMEM), UINT64_MAX;
+	uint64_t seq = an->line.head_seq + an->line.n - 1;
+	*e = (struct gp_fold_ent){ .op = *op, .hook_stack = hook_stack, .nvtx_str = nvtx_str, .name_str = name_str,
+				   .holds = 1, .slot = slot };
+	if (op->callsite == cbuf) { /* made up: kept with the op */
+		memcpy(e->callsite, cbuf, sizeof e->callsite);
+		e->callsite[sizeof e->callsite - 1] = 0;
+	}
+	op = &e->op; /* from here on, what the waits take out of it shows */
 	/* a launch that waited on a full queue: that wait is not launching */
-	op->launch_ns -= gp_sync_queue_wait(an, op, slot);
+	gp_sync_queue_wait(an, op, seq);
 	if (op->has_api && op->launch_ns)
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
 	if (op->has_gpu) {
@@ -237,38 +318,45 @@ grouped:
 		an->busy_used[op->device] = 1;
 		gp_an_fail(an, gp_sweep_add(&an->busy[op->device], op->gpu_start, op->gpu_end));
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->gpu_start, op->gpu_end));
-		if (gp_sync_folded(an, op, slot, hook_stack))
-			return gp_an_fail(an, -ENOMEM);
+		if (gp_sync_arrived(an, op, slot, hook_stack, seq))
+			gp_an_fail(an, -ENOMEM);
 	}
-	if (an->cfg.on_op)
-		an->cfg.on_op(op, an->cfg.ctx);
+	gp_fold_release(an, seq); /* arrived */
+	return seq;
 }
 
-
-/* Take w out of the launch of an op folded already (a wait found in its
- * call afterwards, sync.c): its group, iteration slot, the capture window
- * its call began in (at t) and the totals, each floored at 0. */
-void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t t, uint64_t w)
+struct gp_an_op *gp_fold_op(struct gp_an *an, uint64_t seq)
 {
-	if (group < an->ngroups) {
-		struct gp_group *g = &an->groups[group];
-		g->launch -= w < g->launch ? w : g->launch;
-	}
-	an->launch -= w < an->launch ? w : an->launch;
-	if (slot >= 0 && (size_t)slot < an->niters) {
-		struct gp_iterx *it = &an->iters[slot];
-		it->launch -= w < it->launch ? w : it->launch;
-	}
-	if (an->nwins) {
-		size_t lo = 0, hi = an->nwins;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (an->wins[mid].start <= t)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		struct gp_rep_window *win = &an->wins[lo ? lo - 1 : 0];
-		win->launch_ns -= w < win->launch_ns ? w : win->launch_ns;
-	}
+	struct gp_fold_ent *e = gp_fold_ent(an, seq);
+	return e ? &e->op : NULL;
+}
+
+void gp_fold_hold(struct gp_an *an, uint64_t seq)
+{
+	struct gp_fold_ent *e = gp_fold_ent(an, seq);
+	if (e)
+		e->holds++;
+}
+
+void gp_fold_release(struct gp_an *an, uint64_t seq)
+{
+	struct gp_fold_ent *e = gp_fold_ent(an, seq);
+	if (e && e->holds && !--e->holds && seq == an->line.head_seq)
+		gp_fold_drain(an, 0);
+}
+
+void gp_fold_less(struct gp_an *an, uint64_t seq, uint64_t w, uint64_t w_raw)
+{
+	struct gp_fold_ent *e = gp_fold_ent(an, seq);
+	if (!e)
+		return;
+	e->op.launch_ns -= w < e->op.launch_ns ? w : e->op.launch_ns;
+	e->op.launch_raw_ns -= w_raw < e->op.launch_raw_ns ? w_raw : e->op.launch_raw_ns;
+}
+
+void gp_fold_flush(struct gp_an *an)
+{
+	gp_fold_drain(an, 1);
+	free(an->line.e);
+	an->line = (struct gp_fold_line){ 0 };
 }

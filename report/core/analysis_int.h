@@ -79,8 +79,9 @@ struct gp_wait {
 	                        call's entry: w0 counts it from the entry)        */
 	uint64_t seq;        /* op sequence number when it became active          */
 	uint64_t own_gpu_start, own_launch, own_launch_raw;
-	int64_t own_iter;
-	uint32_t own_group;
+	uint8_t own_held;    /* the call's own op waits in the fold line for this
+	                        wait's charge (analysis_fold.c), at own_seq     */
+	uint64_t own_seq;
 	struct gp_wait_cand best; /* the op it waited for, so far (has_best) */
 	uint32_t next_free;
 	/* several devices (sync.c gp_sync_pick): the device of the own op, and
@@ -112,6 +113,7 @@ struct gp_wait {
 #define GP_WAIT_HORIZON 65536u /* ops folded after a wait became active */
 struct gp_recent {
 	uint64_t e, api_end, gpu_start, launch, launch_raw;
+	uint64_t seq;        /* its place in the fold line (analysis_fold.c)  */
 	uint32_t stream, group, corr;
 	int32_t iter;
 	uint8_t has_api, copy_sync, device;
@@ -139,8 +141,9 @@ struct gp_settled {
  * waits of the first of them, charged once the level proves to be a cap. */
 #define GP_QUEUE_HITS 3u
 struct gp_queue_wait {
-	uint32_t op_group, best_group;
-	int32_t op_iter, best_iter;
+	uint64_t op_seq;     /* the call's op in the fold line                */
+	uint32_t best_group;
+	int32_t best_iter;
 	uint64_t w;
 	uint64_t cupti;  /* CUPTI's cost before the wait (it began at a0 + it) */
 	uint32_t tid, corr, best_corr, stream; /* for the exports' wait sink */
@@ -157,10 +160,10 @@ struct gp_queue_dev {
  * GP_LAUNCHES, by corr). */
 #define GP_LAUNCHES GP_RECENT
 struct gp_launch {
-	uint64_t a0, a1, launch; /* the call; its launch after the fold        */
-	uint32_t corr, tid, stream, group;
+	uint64_t a0, a1, launch; /* the call; its launch on arrival             */
+	uint64_t seq;            /* its op in the fold line, held while here    */
+	uint32_t corr, tid, stream;
 	uint32_t wait;           /* its open queue wait's slot, or GP_NONE32    */
-	int32_t slot;            /* iteration slot, -1 = none                   */
 	uint8_t device, cbf;     /* cbf: a record of it was applied             */
 };
 
@@ -371,6 +374,28 @@ struct gp_cost {
 	uint64_t calls, in_calls_ns, from_launch_ns, from_sync_ns;
 };
 
+/* --- the fold line (analysis_fold.c) ------------------------------------------ */
+
+/* An op that arrived (joined, analysis_fold.c gp_fold_arrive) and waits to
+ * be folded into the sums and handed to the op sink: while something may
+ * still take a wait out of its launch (holds > 0), or while an op that
+ * arrived before it waits. */
+struct gp_fold_ent {
+	struct gp_an_op op;
+	uint32_t hook_stack, nvtx_str, name_str;
+	uint32_t holds;        /* waits that may still take time out of its launch */
+	int64_t slot;          /* iteration slot, -1 = none                        */
+	char callsite[32];     /* op.callsite's text when it was made up ("0x...") */
+};
+
+/* Arrived ops in arrival order: a ring of cap (a power of two) entries;
+ * entry i holds the op of sequence number head_seq + i. */
+struct gp_fold_line {
+	struct gp_fold_ent *e;
+	size_t head, n, cap;
+	uint64_t head_seq;
+};
+
 /* --- the protocol and the aggregates (analysis.c) ----------------------------- */
 
 struct gp_group {
@@ -448,6 +473,7 @@ struct gp_an {
 	struct gp_join join;
 	struct gp_cost cost;
 	struct gp_gpu_clock gclock;  /* pass 1 bounds it, pass 2 corrects     */
+	struct gp_fold_line line;    /* arrived ops not folded yet             */
 	uint64_t group_last_key;     /* last group lookup                      */
 	uint32_t group_last;
 	struct gp_map nvtx;          /* tid -> index into nvtx_stacks          */
@@ -533,12 +559,25 @@ uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
 #define GP_PHASE_BACKWARD 1
 #define GP_PHASE_OPTIMIZER 2
 uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
-/* analysis_fold.c: fold one complete op into every aggregate (and the
- * sinks). */
-void gp_an_fold(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str, uint32_t name_str);
-/* ... and take w out of a folded op's launch (group, iteration slot, the
- * window its call began in at t, totals). */
-void gp_an_launch_less(struct gp_an *an, uint32_t group, int64_t slot, uint64_t t, uint64_t w);
+/* analysis_fold.c: the fold line. An op arrives once, joined and complete
+ * (its group, iteration, GPU-busy and the sync side are decided then, and
+ * the waits offered it); it is folded into every aggregate and handed to the
+ * op sink once, in arrival order, when no wait can still take time out of
+ * its launch (docs/metrics.md §3, "Fold once"). Returns the op's sequence
+ * number in the line. */
+uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
+			uint32_t name_str);
+/* The op of sequence number seq while it is in the line, else NULL. */
+struct gp_an_op *gp_fold_op(struct gp_an *an, uint64_t seq);
+/* Keep op seq in the line for a wait that may take time out of its launch,
+ * and let it go (it folds once nothing holds it or anything before it). */
+void gp_fold_hold(struct gp_an *an, uint64_t seq);
+void gp_fold_release(struct gp_an *an, uint64_t seq);
+/* Take w out of held op seq's launch and w_raw out of its launch with
+ * CUPTI's cost left in (each floored at 0); the rest is the op's launch. */
+void gp_fold_less(struct gp_an *an, uint64_t seq, uint64_t w, uint64_t w_raw);
+/* Finish: fold every op still in the line (every hold released before). */
+void gp_fold_flush(struct gp_an *an);
 /* ... and instead of folding it, count a launch replayed for counters, of
  * ns GPU time, whose call began at t: the run's and its iteration's. */
 void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns);
@@ -571,8 +610,8 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
 int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns, uint64_t end);
-uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot);
-int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack);
+void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t seq);
+int gp_sync_arrived(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack, uint64_t seq);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_sync_free(struct gp_sync *s);
 /* ... the wait machinery sync_queue.c charges through */
@@ -584,6 +623,7 @@ void gp_sync_search(struct gp_an *an, struct gp_wait *w);
 /* sync_queue.c: launch-queue back-pressure (gp_sync_queue_wait above is its
  * entry from the fold) */
 void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w);
+void gp_sync_queue_expire(struct gp_an *an, int final);
 void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1);
 
 /* join.c */

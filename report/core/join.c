@@ -7,7 +7,7 @@
  * launched through the driver). An entry collects the CUPTI API record, the
  * GPU record and, through the CUSTOM2 external correlation record, the hook
  * record (thread, stream handle, NVTX range, stack). It is folded into the
- * aggregates (gp_an_fold) as soon as API + GPU are present and the hook is
+ * fold line (gp_fold_arrive) as soon as API + GPU are present and the hook is
  * either present or was never announced (no external correlation for that
  * corr). The kernels of one graph launch share its corr: while they wait for
  * the launch's API record or hook, earlier ones wait in a bounded stash
@@ -326,7 +326,7 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 	} else {
 		op.name = "memset";
 	}
-	gp_an_fold(an, &op, stack, nvtx, name_str);
+	gp_fold_arrive(an, &op, stack, nvtx, name_str);
 }
 
 static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final)

@@ -2,7 +2,7 @@
  * sync.c — sync attribution: which op each blocking call waited for.
  *
  * Blocking intervals are the API records of synchronize calls and of
- * blocking copies/sets; each op folded in pass 2 offers itself as a
+ * blocking copies/sets; each op arriving in pass 2 offers itself as a
  * candidate to the (at most one per thread) interval containing its gpu_end,
  * and each interval keeps the last-finishing candidate. Charging happens
  * when the interval leaves the horizon, or at finish.
@@ -10,8 +10,8 @@
  * A wait slot is created by whichever of its records comes first (the CUPTI
  * API record, the SYNC record with the stream scope, the external correlation
  * that carries the sync hook's stack) and becomes active with its API record.
- * Active, it takes the best candidate among the ops already folded (the
- * GP_RECENT latest, sorted by gpu_end) and then every op folded afterwards is
+ * Active, it takes the best candidate among the ops arrived already (the
+ * GP_RECENT latest, sorted by gpu_end) and then every op arriving afterwards is
  * offered to it; it is charged GP_WAIT_HORIZON ops later, or at the end. So
  * memory holds GP_RECENT ops and the waits of the last GP_WAIT_HORIZON ops,
  * whatever the trace length; an op arriving more than that many ops late
@@ -66,6 +66,10 @@ static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 		gp_dmap_del(&an->sync.wait_by_corr, w->corr);
 	w->next_free = an->sync.wait_free;
 	an->sync.wait_free = (uint32_t)(w - an->sync.waits);
+	if (w->own_held) { /* its call's op: nothing more to take out */
+		w->own_held = 0;
+		gp_fold_release(an, w->own_seq);
+	}
 }
 
 static void gp_sync_cand(struct gp_wait_cand *c, const struct gp_recent *r)
@@ -93,8 +97,6 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->own_gpu_start = r->gpu_start;
 		w->own_launch = r->launch;
 		w->own_launch_raw = r->launch_raw;
-		w->own_group = r->group;
-		w->own_iter = r->iter;
 		w->own_device = r->device;
 		return;
 	}
@@ -148,7 +150,7 @@ const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
 	return &an->sync.recent[(an->sync.recent_head + i) & (GP_RECENT - 1)];
 }
 
-/* Best candidate among the folded ops still in the recent buffer. */
+/* Best candidate among the arrived ops still in the recent buffer. */
 void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 {
 	w->has_best = w->has_in = 0;
@@ -228,7 +230,7 @@ void gp_sync_activate(struct gp_an *an, struct gp_wait *w)
 	q->n++;
 }
 
-/* Offer a folded op to the active waits containing its gpu_end: per thread
+/* Offer an arriving op to the active waits containing its gpu_end: per thread
  * the last wait that began before it, and the ones before that whose clock
  * tolerance still reaches it (a thread's calls do not overlap, but a wait's
  * tolerance past its end may cover the start of the next one). */
@@ -307,7 +309,7 @@ static void gp_sync_settle(struct gp_an *an, const struct gp_wait *w)
 		s->settled_max_w1 = w->w1;
 }
 
-/* An op folded after the wait it ended in was charged (metrics.md §3,
+/* An op arriving after the wait it ended in was charged (metrics.md §3,
  * streaming bounds): the wait went to an earlier op or to nothing
  * outstanding. Counted in waits_late; only ops ending before the latest
  * charged wait's end are looked at. */
@@ -344,7 +346,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	 * profiler's, never the wait (metrics.md §3); the exports get the call */
 	struct gp_an_wait out = { .kind = w->kind, .tid = w->tid, .corr = w->corr, .stream = w->stream,
 				  .call_start = w->w0 - w->cupti, .call_end = w->w1, .w0 = w->w0, .group = -1,
-				  .site = UINT32_MAX, .launch_group = -1, .launch_iter = -1 };
+				  .site = UINT32_MAX };
 	uint64_t s;
 	gp_sync_pick(w);
 	gp_sync_settle(an, w);
@@ -363,19 +365,11 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 		if (w->has_own && raw > w->own_launch_raw)
 			raw = w->own_launch_raw; /* >= own_launch >= s */
 		an->cost.from_sync_ns += raw - s;
-		if (w->copy && w->has_own && w->own_group < an->ngroups) {
-			/* the blocked part leaves the copy's launch (the op sink had
-			 * it in the copy's launch_ns) */
-			out.launch_group = (int32_t)w->own_group;
-			out.launch_iter = w->own_iter >= 0 ? an->iters[w->own_iter].iter : -1;
-			gp_an_launch_less(an, w->own_group, w->own_iter, w->w0, s);
-			/* ... and from the launch with CUPTI's cost left in, the wait
-			 * as measured from the call's entry */
-			struct gp_group *og = &an->groups[w->own_group];
-			og->launch_raw -= raw < og->launch_raw ? raw : og->launch_raw;
-			an->launch_raw -= raw < an->launch_raw ? raw : an->launch_raw;
-			an->cost.from_launch_ns -= raw - s < an->cost.from_launch_ns ? raw - s : an->cost.from_launch_ns;
-		}
+		/* the blocked part leaves the copy's launch, which waits in the
+		 * fold line for it; from the launch with CUPTI's cost left in, the
+		 * wait as measured from the call's entry */
+		if (w->copy && w->has_own && w->own_held)
+			gp_fold_less(an, w->own_seq, s, raw);
 	} else {
 		s = w->w1 - w->w0;
 		out.w1 = w->w1;
@@ -426,6 +420,7 @@ void gp_sync_expire(struct gp_an *an, int final)
 		if (!q->n)
 			q->head = q->cache = 0;
 	}
+	gp_sync_queue_expire(an, final);
 	if (!final && (an->sync.op_seq & (GP_WAIT_HORIZON - 1)) != 0)
 		return; /* the pool is swept once per horizon */
 	for (size_t i = 0; i < an->sync.nwaits; i++) {
@@ -504,7 +499,7 @@ void gp_sync_api(struct gp_an *an, const struct gp_rec_api *a, uint64_t cupti)
 		w->stream = GP_NONE32;
 	w->copy = gp_an_is_copy_sync(c);
 	if (c == GP_API_MEMCPY_ASYNC) {
-		/* blocking only if its op says pageable memory (gp_sync_folded);
+		/* blocking only if its op says pageable memory (gp_sync_arrived);
 		 * the join folds the op after this record, never before */
 		w->tentative = 1;
 		return;
@@ -584,7 +579,7 @@ void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
  * call (correlation id) waited on a full launch queue, kept until the
  * call's op folds (gp_sync_queue_wait). CUPTI writes it in the calling
  * thread's buffer, before the call's own API record, so it usually arrives
- * before the fold; one that comes after is applied to the folded launch
+ * before the call's op arrives; one that comes after is applied to the kept launch
  * (gp_sync_queue_late). Several for one call merge (first start, last
  * end). Bounded: the maps are emptied when they reach GP_RECENT entries. */
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
@@ -593,12 +588,12 @@ void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 	if (o->kind != GP_OVH_COMMAND_BUFFER_FULL || !o->corr || o->end <= o->start)
 		return;
 	uint64_t *li = s->launch_by_corr.count ? gp_map_get(&s->launch_by_corr, o->corr) : NULL;
-	if (li) { /* its call's op is folded already */
+	if (li) { /* its call's op has arrived already */
 		gp_sync_queue_late(an, &s->launches[*li], o->start, o->end);
 		return;
 	}
 	if (s->launch_gone_max && o->corr <= s->launch_gone_max) {
-		/* a call folded more than GP_LAUNCHES launches ago (or as late
+		/* a call arrived more than GP_LAUNCHES launches ago (or as late
 		 * itself): beyond the bounds */
 		s->queue_late++;
 		s->waits_late++;
@@ -657,14 +652,15 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e)
 	return !(*sh & GP_SHOOK_COPY);
 }
 
-/* An op with GPU times was folded (iteration slot `slot`): keep it in the
- * recent buffer, offer it to the waits, and charge the waits past the
- * horizon. Returns 0 or -ENOMEM (the recent buffer). */
-int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack)
+/* An op with GPU times arrived (iteration slot `slot`, place `seq` in the
+ * fold line): keep it in the recent buffer, offer it to the waits, hold it
+ * in the line for its own blocking call's wait, and charge the waits past
+ * the horizon. Returns 0 or -ENOMEM (the recent buffer). */
+int gp_sync_arrived(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack, uint64_t seq)
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_recent r = { .e = op->gpu_end, .api_end = op->api_end, .gpu_start = op->gpu_start,
-			       .launch = op->launch_ns, .launch_raw = op->launch_raw_ns, .stream = op->stream,
+			       .launch = op->launch_ns, .launch_raw = op->launch_raw_ns, .seq = seq, .stream = op->stream,
 			       .group = op->group, .corr = op->corr, .iter = (int32_t)slot, .has_api = op->has_api, .device = op->device,
 			       .copy_sync = (uint8_t)(op->has_api && op->blocking) };
 	/* the recent buffer: sorted by e, the oldest dropped when full */
@@ -709,6 +705,12 @@ int gp_sync_folded(struct gp_an *an, const struct gp_an_op *op, int64_t slot, ui
 	} else if (w) {
 		gp_sync_consider(w, &r);
 	}
+	if (w && w->copy && !w->own_held) {
+		/* its launch is final once this wait is charged */
+		w->own_held = 1;
+		w->own_seq = seq;
+		gp_fold_hold(an, seq);
+	}
 	if ((++s->op_seq & 1023u) == 0)
 		gp_sync_expire(an, 0);
 	return 0;
@@ -725,6 +727,11 @@ void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
 {
 	struct gp_sync *s = &an->sync;
 	gp_sync_expire(an, 1);
+	while (s->nlaunches) { /* no COMMAND_BUFFER_FULL record can come now */
+		gp_fold_release(an, s->launches[s->launch_head].seq);
+		s->launch_head = (s->launch_head + 1) % GP_LAUNCHES;
+		s->nlaunches--;
+	}
 	if (s->ncs) /* qsort(NULL, 0) is undefined (UBSan: nonnull) */
 		qsort(s->cs, s->ncs, sizeof *s->cs, gp_sync_cmp_cs);
 	rep->callsites = s->cs;

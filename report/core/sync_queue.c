@@ -3,13 +3,16 @@
  * a launch, async copy/set or graph launch spent blocked on a full launch
  * queue, taken out of its launch and charged as sync to the op whose end
  * freed the slot. From CUPTI's COMMAND_BUFFER_FULL overhead records when the
- * trace has them (a record that comes after its call's op re-folds it: the
- * last GP_LAUNCHES launches are kept), inferred from the queue's level
- * otherwise. The wait machinery it charges through is sync.c's.
+ * trace has them (a record may come after its call's op: the last
+ * GP_LAUNCHES launches are kept, each op held in the fold line while kept),
+ * inferred from the queue's level otherwise (a new level's first launches
+ * held until it is confirmed, within GP_WAIT_HORIZON ops). The wait
+ * machinery it charges through is sync.c's.
  *
  * Called by the core and sync.c on the report thread, in pass 2 and at
- * finish. Invariant: a queue wait leaves its call's launch once and is
- * charged once (to an op, or to nothing outstanding).
+ * finish. Invariant: a queue wait leaves its call's launch once, while that
+ * op is in the fold line, and is charged once (to an op, or to nothing
+ * outstanding).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,22 +21,19 @@
 
 #include "analysis_int.h"
 
-/* Charge a launch's wait on a full queue: out of its launch (group,
- * iteration, window, totals), into the sync of the op whose end freed the
- * slot. seen: the op sink had the op already, with the wait in its launch
- * (the wait sink's launch_group then says so). */
-static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q, int seen)
+/* Charge a launch's wait on a full queue: out of the launch of its call's
+ * op (in the fold line), into the sync of the op whose end freed the slot. */
+static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q)
 {
 	struct gp_sync *s = &an->sync;
-	struct gp_group *og = &an->groups[q->op_group], *g = &an->groups[q->best_group];
-	uint64_t w = q->w < og->launch ? q->w : og->launch;
-	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, w);
+	struct gp_group *g = &an->groups[q->best_group];
+	const struct gp_an_op *op = gp_fold_op(an, q->op_seq);
+	if (!op)
+		return; /* folded: cannot happen while the wait holds it */
+	uint64_t w = q->w < op->launch_ns ? q->w : op->launch_ns;
 	/* the wait began after CUPTI's own cost (q->cupti); measured from the
 	 * call's entry it would have held that cost too (launch_raw) */
-	uint64_t wr = w + q->cupti;
-	og->launch_raw -= wr < og->launch_raw ? wr : og->launch_raw;
-	an->launch_raw -= wr < an->launch_raw ? wr : an->launch_raw;
-	an->cost.from_launch_ns -= q->cupti < an->cost.from_launch_ns ? q->cupti : an->cost.from_launch_ns;
+	gp_fold_less(an, q->op_seq, w, w + q->cupti);
 	an->cost.from_sync_ns += q->cupti;
 	g->sync += w;
 	g->sync_queue += w;
@@ -47,35 +47,33 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
 					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->w0, .w1 = q->w0 + w,
 					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
-					  .site = UINT32_MAX, .launch_group = seen ? (int32_t)q->op_group : -1,
-					  .launch_iter = seen && q->op_iter >= 0 ? an->iters[q->op_iter].iter : -1 };
+					  .site = UINT32_MAX };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
 }
 
 /* A full queue's wait whose freeing op is out of sight: it leaves the
  * launch all the same, as sync with nothing to charge. */
-static void gp_sync_queue_unattr(struct gp_an *an, const struct gp_queue_wait *q, int seen)
+static void gp_sync_queue_unattr(struct gp_an *an, const struct gp_queue_wait *q)
 {
 	struct gp_sync *s = &an->sync;
-	gp_an_launch_less(an, q->op_group, q->op_iter, q->a0, q->w);
+	gp_fold_less(an, q->op_seq, q->w, 0);
 	s->queue_calls++;
 	s->queue_ns += q->w;
 	s->sync_unattr_ns += q->w;
 	s->sync_unattr_calls++;
-	if (an->cfg.on_wait && seen) {
+	if (an->cfg.on_wait) {
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .tid = q->tid, .corr = q->corr, .stream = q->stream,
 					  .w0 = q->w0, .w1 = q->w0 + q->w, .call_start = q->a0, .call_end = q->a1,
-					  .group = -1, .site = UINT32_MAX, .launch_group = (int32_t)q->op_group,
-					  .launch_iter = q->op_iter >= 0 ? an->iters[q->op_iter].iter : -1 };
+					  .group = -1, .site = UINT32_MAX };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
 }
 
 /* A full queue's wait [c0, c1] (CUPTI's COMMAND_BUFFER_FULL) of launch L,
- * whose op is folded, left open: it takes the first op of L's device
- * enqueued before the call to end in it, among the folded ops and those
- * folded in the next GP_WAIT_HORIZON, like any wait (metrics.md §3, late
+ * whose op has arrived (and waits in the fold line for it), left open: it
+ * takes the first op of L's device enqueued before the call to end in it,
+ * among the arrived ops and those arriving in the next GP_WAIT_HORIZON, like any wait (metrics.md §3, late
  * records). Returns its slot or GP_NONE32 (ENOMEM). */
 static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, uint64_t c0, uint64_t c1)
 {
@@ -95,8 +93,9 @@ static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, 
 	w->w1 = c1;
 	w->call0 = L->a0;
 	w->call1 = L->a1;
-	w->own_group = L->group;
-	w->own_iter = L->slot;
+	w->own_held = 1; /* the call's op stays in the fold line for it */
+	w->own_seq = L->seq;
+	gp_fold_hold(an, L->seq);
 	w->own_launch = L->launch;
 	w->own_device = L->device;
 	w->best.group = GP_NONE32;
@@ -113,19 +112,19 @@ void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w)
 	uint64_t d = end > w->w0 ? end - w->w0 : 0;
 	if (d > w->own_launch)
 		d = w->own_launch;
-	if (!d || w->own_group >= an->ngroups)
+	if (!d || !w->own_held)
 		return;
-	struct gp_queue_wait q = { .op_group = w->own_group, .best_group = w->best.group,
-				   .op_iter = (int32_t)w->own_iter, .best_iter = (int32_t)w->best.iter, .w = d,
+	struct gp_queue_wait q = { .op_seq = w->own_seq, .best_group = w->best.group,
+				   .best_iter = (int32_t)w->best.iter, .w = d,
 				   .tid = w->tid, .corr = w->corr, .best_corr = w->best.corr, .stream = w->stream,
 				   .a0 = w->call0, .a1 = w->call1, .w0 = w->w0 };
 	if (w->has_best && w->best.group < an->ngroups)
-		gp_sync_queue_charge(an, &q, 1);
+		gp_sync_queue_charge(an, &q);
 	else
-		gp_sync_queue_unattr(an, &q, 1);
+		gp_sync_queue_unattr(an, &q);
 }
 
-/* Keep a folded launch for a COMMAND_BUFFER_FULL record that comes later
+/* Keep an arrived launch for a COMMAND_BUFFER_FULL record that comes later
  * (a ring of GP_LAUNCHES, by corr; the largest corr that left it is kept:
  * a record of an older call is too late to apply). */
 static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
@@ -140,15 +139,18 @@ static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
 			gp_map_del(&s->launch_by_corr, old->corr);
 		if (old->corr > s->launch_gone_max)
 			s->launch_gone_max = old->corr;
+		uint64_t gone = old->seq;
 		s->launch_head = (s->launch_head + 1) % GP_LAUNCHES;
 		s->nlaunches--;
+		gp_fold_release(an, gone); /* no record of it can apply now */
 	}
 	size_t i = (s->launch_head + s->nlaunches++) % GP_LAUNCHES;
 	s->launches[i] = *L;
+	gp_fold_hold(an, L->seq); /* its launch is final once it leaves */
 	gp_an_fail(an, gp_map_put(&s->launch_by_corr, L->corr, i));
 }
 
-/* A COMMAND_BUFFER_FULL record [c0, c1] of a call whose op was folded
+/* A COMMAND_BUFFER_FULL record [c0, c1] of a call whose op arrived
  * before it came (metrics.md §3, late records): merged into the call's open
  * queue wait, or opened as one; when the call's wait was charged already,
  * or the call left the ring, it is counted in waits_late. */
@@ -183,20 +185,22 @@ void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint
  * COMMAND_BUFFER_FULL interval [c0, c1] is its wait, ended by the first op of
  * its device enqueued before the call and ending after c0 (at most c1 + the
  * clock tolerance): W = [c0, min(that end, c1)], charged as sync to that op
- * at the fold when that op is folded already, else left open for it (the
- * op's records late). A call without the record did not wait, whatever its
- * length, unless the record comes later (gp_sync_queue_late). */
-static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+ * on the call's op's arrival when that op has arrived already, else left
+ * open for it (the op's records late). A call without the record did not
+ * wait, whatever its length, unless the record comes later
+ * (gp_sync_queue_late): until it leaves the ring of kept launches, its op
+ * waits in the fold line. */
+static void gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, uint64_t seq)
 {
 	struct gp_sync *s = &an->sync;
-	struct gp_launch L = { .a0 = op->api_start, .a1 = op->api_end, .launch = op->launch_ns, .corr = op->corr,
-			       .tid = op->tid, .stream = op->stream, .group = op->group, .wait = GP_NONE32,
-			       .slot = (int32_t)slot, .device = op->device };
+	struct gp_launch L = { .a0 = op->api_start, .a1 = op->api_end, .launch = op->launch_ns, .seq = seq,
+			       .corr = op->corr, .tid = op->tid, .stream = op->stream, .wait = GP_NONE32,
+			       .device = op->device };
 	uint64_t *pa = s->cbf_start.count ? gp_map_get(&s->cbf_start, op->corr) : NULL;
 	uint64_t *pb = pa ? gp_map_get(&s->cbf_end, op->corr) : NULL;
 	if (!pa || !pb) {
 		gp_sync_launch_keep(an, &L);
-		return 0;
+		return;
 	}
 	uint64_t c0 = *pa, c1 = *pb;
 	gp_map_del(&s->cbf_start, op->corr);
@@ -221,25 +225,45 @@ static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op,
 		}
 	}
 	if (!best || best->group >= an->ngroups) {
-		/* the op that freed the slot is not folded yet: the wait stays
-		 * open for it */
+		/* the op that freed the slot has not arrived yet: the wait
+		 * stays open for it */
 		if (c1 > c0)
 			L.wait = gp_sync_queue_open(an, &L, c0, c1 < op->api_end ? c1 : op->api_end);
 		gp_sync_launch_keep(an, &L);
-		return 0;
+		return;
 	}
 	uint64_t w = (best->e < c1 ? best->e : c1) - c0;
 	if (w > op->launch_ns)
 		w = op->launch_ns;
 	gp_sync_launch_keep(an, &L);
 	if (!w)
-		return 0;
-	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = w, .tid = op->tid, .corr = op->corr,
-				   .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
-				   .a1 = op->api_end, .w0 = c0 };
-	gp_sync_queue_charge(an, &q, 0);
-	return w;
+		return;
+	struct gp_queue_wait q = { .op_seq = seq, .best_group = best->group, .best_iter = best->iter, .w = w,
+				   .tid = op->tid, .corr = op->corr, .best_corr = best->corr, .stream = op->stream,
+				   .a0 = op->api_start, .a1 = op->api_end, .w0 = c0 };
+	gp_sync_queue_charge(an, &q);
+}
+
+/* Let go of the candidates of a level not (or no longer) confirmed: their
+ * calls' launches are final as they are. */
+static void gp_sync_queue_drop(struct gp_an *an, struct gp_queue_dev *d)
+{
+	for (uint32_t k = 0; k < d->ncand; k++)
+		gp_fold_release(an, d->cand[k].op_seq);
+	d->ncand = 0;
+}
+
+/* Candidates whose level was not confirmed within GP_WAIT_HORIZON ops of
+ * the fold line (all of them when final) are let go (metrics.md §3). */
+void gp_sync_queue_expire(struct gp_an *an, int final)
+{
+	struct gp_sync *s = &an->sync;
+	uint64_t now = an->line.head_seq + an->line.n;
+	for (size_t i = 0; s->queue && i < 256; i++) {
+		struct gp_queue_dev *d = &s->queue[i];
+		if (d->ncand && (final || d->cand[0].op_seq + GP_WAIT_HORIZON < now))
+			gp_sync_queue_drop(an, d);
+	}
 }
 
 /* Back-pressure (metrics.md §3): a launch, async copy/set or graph launch
@@ -250,21 +274,24 @@ static uint64_t gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op,
  * of them ended, waited on the full launch queue from its start to the
  * first such end (that op's end freed the slot). The wait is charged as
  * sync to that op and taken out of the call's launch (the first launches at
- * a new level are charged once the level is confirmed). Called by the fold
- * after the op's own sums (slot: its iteration); the ops it looks at are
- * folded already (they end before it). Returns the wait charged for op. */
-uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t slot)
+ * a new level wait in the fold line until the level is confirmed, within
+ * GP_WAIT_HORIZON ops). Called on the op's arrival (seq: its place in
+ * the fold line); the ops it looks at have arrived
+ * already (they end before it). */
+void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t seq)
 {
 	struct gp_sync *s = &an->sync;
 	if (!op->has_api || op->blocking || !op->launch_ns || op->group >= an->ngroups)
-		return 0;
+		return;
 	if (op->api_class != GP_API_LAUNCH && op->api_class != GP_API_MEMCPY_ASYNC &&
 	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
-		return 0;
-	if (an->status[GP_STATUS_CUPTI_OVERHEAD])
-		return gp_sync_queue_cupti(an, op, slot); /* (its freeing op may come later) */
+		return;
+	if (an->status[GP_STATUS_CUPTI_OVERHEAD]) {
+		gp_sync_queue_cupti(an, op, seq); /* (its freeing op may come later) */
+		return;
+	}
 	if (!s->nrecent)
-		return 0;
+		return;
 	/* the call, from after CUPTI's own cost at its entry (metrics.md §3) */
 	uint64_t a0 = op->api_start + op->cupti_ns, a1 = op->api_end;
 	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
@@ -276,7 +303,7 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 			hi = mid;
 	}
 	if (s->nrecent - lo < GP_QUEUE_DEEP)
-		return 0;
+		return;
 	const struct gp_recent *best = NULL;
 	unsigned pending = 0;
 	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
@@ -289,32 +316,36 @@ uint64_t gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, int64_t
 	}
 	if (!s->queue && !(s->queue = calloc(256, sizeof *s->queue))) {
 		gp_an_fail(an, -ENOMEM);
-		return 0;
+		return;
 	}
 	struct gp_queue_dev *d = &s->queue[op->device];
 	if (pending > d->max) {
 		d->max = pending;
-		d->hits = d->ncand = 0;
+		d->hits = 0;
+		gp_sync_queue_drop(an, d);
 	}
 	if (pending < GP_QUEUE_DEEP || pending < d->max)
-		return 0;
+		return;
 	d->hits++;
 	if (!best || best->group >= an->ngroups)
-		return 0;
-	struct gp_queue_wait q = { .op_group = op->group, .best_group = best->group, .op_iter = (int32_t)slot,
-				   .best_iter = best->iter, .w = best->e - a0, .cupti = op->cupti_ns, .tid = op->tid,
-				   .corr = op->corr, .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start,
-				   .a1 = a1, .w0 = a0 };
+		return;
+	struct gp_queue_wait q = { .op_seq = seq, .best_group = best->group, .best_iter = best->iter,
+				   .w = best->e - a0, .cupti = op->cupti_ns, .tid = op->tid, .corr = op->corr,
+				   .best_corr = best->corr, .stream = op->stream, .a0 = op->api_start, .a1 = a1,
+				   .w0 = a0 };
 	if (q.w > op->launch_ns)
 		q.w = op->launch_ns;
 	if (d->hits < GP_QUEUE_HITS) {
-		if (d->ncand < GP_QUEUE_HITS - 1)
+		if (d->ncand < GP_QUEUE_HITS - 1) {
 			d->cand[d->ncand++] = q;
-		return 0;
+			gp_fold_hold(an, seq); /* its launch waits for the level */
+		}
+		return;
 	}
-	for (uint32_t k = 0; k < d->ncand; k++)
-		gp_sync_queue_charge(an, &d->cand[k], 1); /* folded already */
+	for (uint32_t k = 0; k < d->ncand; k++) {
+		gp_sync_queue_charge(an, &d->cand[k]);
+		gp_fold_release(an, d->cand[k].op_seq);
+	}
 	d->ncand = 0;
-	gp_sync_queue_charge(an, &q, 0);
-	return q.w;
+	gp_sync_queue_charge(an, &q);
 }

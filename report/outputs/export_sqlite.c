@@ -128,10 +128,10 @@ static const char gp_sq_schema[] =
 	"CREATE TABLE GPUPHASE_ITERATIONS(rank INTEGER, iteration INTEGER, start INTEGER, end INTEGER,"
 	" duration_ns INTEGER, ops INTEGER, launch_ns INTEGER, queue_ns INTEGER, execute_ns INTEGER, sync_ns INTEGER);";
 
-/* The per-op phases and the per-name summary, made at close: the blocked
- * part of a blocking copy or set — its own rows in GPUPHASE_SYNCS (same
- * correlationId, API class 2 memcpy, 3 async memcpy on pageable memory,
- * 4 memset) — leaves its launch. */
+/* The per-op phases and the per-name summary, made at close: each op's
+ * launch, queue and execute as its GPUPHASE_OPS row has them (final: a
+ * blocking call's wait is out of its launch already), and the sync charged
+ * to it (its attributed rows in GPUPHASE_SYNCS). */
 static const char gp_sq_views[] =
 	"CREATE INDEX ops_corr ON GPUPHASE_OPS(rank, correlationId);"
 	"CREATE INDEX syncs_op ON GPUPHASE_SYNCS(rank, op_correlationId);"
@@ -143,9 +143,7 @@ static const char gp_sq_views[] =
 	" queue_ns INTEGER, execute_ns INTEGER, sync_ns INTEGER);"
 	"INSERT INTO GPUPHASE_OP_PHASES SELECT o.rank, o.kind, o.name, o.deviceId, o.streamId, o.correlationId,"
 	" o.globalTid, o.iteration, o.nvtx, o.callsite,"
-	" MAX(o.launch_ns - COALESCE((SELECT SUM(s.blocked_ns) FROM GPUPHASE_SYNCS s WHERE s.rank = o.rank AND"
-	"  s.correlationId = o.correlationId AND s.kind IN (2, 3, 4)), 0), 0),"
-	" o.queue_ns, o.execute_ns,"
+	" o.launch_ns, o.queue_ns, o.execute_ns,"
 	" COALESCE((SELECT SUM(s.blocked_ns) FROM GPUPHASE_SYNCS s WHERE s.rank = o.rank AND s.attributed = 1 AND"
 	"  s.op_correlationId = o.correlationId), 0)"
 	" FROM GPUPHASE_OPS o;"
