@@ -24,12 +24,13 @@
  * the attach or the capture: reported, exit 1.
  *
  * Architecture: x86-64 and aarch64. What differs (the registers of a
- * call, its frame, the system call restart, the FP/vector state) is in one
- * section, "the architecture", below; everything else is shared. Other
- * architectures build a verb that says it is not available.
+ * call, its frame, the system call restart, the FP/vector state) is in
+ * ptcall.c, which makes the stopped thread call a function; the dynamic
+ * symbols come from elfscan.c; this file reads the target from /proc,
+ * parses the verb's options and drives the attach. Other architectures
+ * build a verb that says it is not available.
  */
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -40,23 +41,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/un.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-
-#if defined(__aarch64__)
-#include <asm/ptrace.h> /* struct user_sve_header, SVE_PT_* */
-#endif
+#include "ptcall.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 /* The register handling of other architectures is not written (see
@@ -69,8 +63,6 @@ int gp_attach_main(int argc, char **argv)
 	return 1;
 }
 #else
-
-#define GP_ATTACH_FP_MAX 16384 /* x86 XSTATE with AMX tiles is ~11 KiB */
 
 static pid_t gp_attach_pid;
 
@@ -248,353 +240,16 @@ static pid_t gp_attach_pick_thread(pid_t pid)
 	return best ? best : pid;
 }
 
-/* ---- ELF: a dynamic symbol's value in a file ------------------------------ */
-
-static int gp_attach_elf_sym(pid_t pid, const char *path, const char *name, uintptr_t *value)
+/* The value of function name in the object at path as the target sees it
+ * (through its root: its mount namespace), else as we see it. */
+static int gp_attach_sym(pid_t pid, const char *path, const char *name, uintptr_t *value)
 {
 	char root[PATH_MAX + 64];
-	snprintf(root, sizeof root, "/proc/%ld/root%s", (long)pid, path); /* the target's mount namespace */
-	int fd = open(root, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -EINVAL;
-	}
-	size_t sz = (size_t)st.st_size;
-	const uint8_t *p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	int rc = -ENOENT;
-	const Elf64_Ehdr *eh = (const void *)p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > sz) {
-		rc = -EINVAL;
-		goto out;
-	}
-	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum && rc; i++) {
-		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-			continue;
-		const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-		if (sh[i].sh_offset + sh[i].sh_size > sz || ss->sh_offset + ss->sh_size > sz)
-			continue;
-		const Elf64_Sym *sym = (const void *)(p + sh[i].sh_offset);
-		const char *str = (const char *)(p + ss->sh_offset);
-		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
-			if (sym[k].st_name >= ss->sh_size || sym[k].st_shndx == SHN_UNDEF || !sym[k].st_value)
-				continue;
-			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
-			    strncmp(str + sym[k].st_name, name, ss->sh_size - sym[k].st_name) != 0)
-				continue;
-			*value = (uintptr_t)sym[k].st_value;
-			rc = 0;
-			break;
-		}
-	}
-out:
-	munmap((void *)p, sz);
+	uint64_t v = 0;
+	snprintf(root, sizeof root, "/proc/%ld/root%s", (long)pid, path);
+	int rc = gp_elfscan_dynsym(access(root, R_OK) == 0 ? root : path, name, &v);
+	*value = (uintptr_t)v;
 	return rc;
-}
-
-/* ---- the architecture: registers, the call frame, extra state -------------
- *
- * A call in the stopped thread (gp_attach_call) sets the program counter to
- * the function, its two arguments, a stack pointer below the thread's own
- * data, and a return address of 0: the function returns to address 0, an
- * instruction fetch fault that stops the thread with SIGSEGV at pc 0. That
- * fault plays the part int3 / BRK play for debuggers, and needs no code
- * written into the process. Per architecture:
- *
- *               x86-64                      aarch64
- *   registers   user_regs_struct            user_regs_struct (= user_pt_regs)
- *               (NT_PRSTATUS)               (NT_PRSTATUS)
- *   pc, sp      rip, rsp                    pc, sp
- *   arguments   rdi, rsi (up to 6)          x0, x1 (up to 8: x0-x7)
- *   result      rax                         x0
- *   return to 0 0 pushed at [rsp]           x30 (the link register) = 0
- *   no restart  orig_rax = -1 in the call   syscallno = -1 (NT_ARM_SYSTEM_CALL)
- *               regs                        during the calls
- *   restart of  the saved rax/orig_rax:     prepared by the kernel before the
- *   the call    the kernel restarts it at   stop (pc back on the svc, x0 =
- *   it was in   the detach                  orig_x0): the saved registers
- *                                           re-issue it; a restart block (a
- *                                           relative nanosleep, poll with a
- *                                           timeout) starts over in full
- *   FP/vector   NT_X86_XSTATE, else         NT_PRFPREG, and NT_ARM_SVE when
- *               NT_PRFPREG                  the thread has live SVE state
- *   also        -                           PSTATE.BTYPE cleared for the call
- *
- * x86-64 is run by the tests; aarch64 is compiled (make cross-aarch64),
- * not run: docs/attach.md says what is verified where.
- */
-
-struct gp_attach_thread {
-	pid_t tid;
-	struct user_regs_struct regs;    /* saved at the stop */
-	uint8_t fp[GP_ATTACH_FP_MAX];    /* saved FP/vector state */
-	size_t fplen;
-	int fpset;                       /* x86: NT_X86_XSTATE (else NT_PRFPREG) */
-#if defined(__aarch64__)
-	uint8_t sve[GP_ATTACH_FP_MAX];   /* NT_ARM_SVE, when sve_live */
-	size_t svelen;
-	int sve_live;
-	int syscallno, have_syscallno;   /* NT_ARM_SYSTEM_CALL at the stop */
-#endif
-	int pending_sig;                 /* a signal that arrived meanwhile */
-	int gone;                        /* the thread (process) exited     */
-};
-
-/* Read (set 0) or write one register set of *len bytes; a read sets *len
- * to what the kernel gave. */
-static int gp_attach_regset(pid_t tid, int set, unsigned type, void *buf, size_t *len)
-{
-	struct iovec io = {buf, *len};
-	if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid, (void *)(uintptr_t)type, &io))
-		return -errno;
-	*len = io.iov_len;
-	return 0;
-}
-
-/* Read a register set whose size varies by machine into buf (cap bytes):
- * one that fills buf to the brim may have been cut short and would be
- * restored half, so it is refused (-E2BIG). */
-static int gp_attach_regset_var(pid_t tid, unsigned type, void *buf, size_t cap, size_t *len)
-{
-	*len = cap;
-	int rc = gp_attach_regset(tid, 0, type, buf, len);
-	return rc ? rc : *len >= cap ? -E2BIG : 0;
-}
-
-static int gp_attach_getregs(pid_t tid, struct user_regs_struct *r)
-{
-	struct iovec io = {r, sizeof *r};
-	return ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
-}
-
-static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
-{
-	struct iovec io = {r, sizeof *r};
-	return ptrace(PTRACE_SETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
-}
-
-#if defined(__x86_64__)
-
-static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
-{
-	r->rip = fn;
-	r->rdi = a0;
-	r->rsi = a1;
-	r->rax = 0;
-	r->rsp = sp;      /* holds the return address 0 (gp_attach_frame) */
-	r->orig_rax = -1; /* not in a system call: no restart logic on resume */
-}
-
-static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
-{
-	return r->rax;
-}
-
-static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
-{
-	return r->rip;
-}
-
-static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
-{
-	return r->rsp;
-}
-
-static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len);
-
-/* The frame at function entry: the return address 0 at *sp, sp + 8
- * 16-aligned (the psABI's rule at a call). */
-static int gp_attach_frame(pid_t tid, uintptr_t *sp)
-{
-	uint64_t zero = 0;
-	*sp = (*sp & ~(uintptr_t)15) - 8;
-	return gp_attach_poke(tid, *sp, &zero, sizeof zero);
-}
-
-/* Nothing beyond orig_rax, which gp_attach_set_call sets. */
-static int gp_attach_no_restart(struct gp_attach_thread *t)
-{
-	(void)t;
-	return 0;
-}
-
-static int gp_attach_save_extra(struct gp_attach_thread *t)
-{
-	t->fpset = 1;
-	int rc = gp_attach_regset_var(t->tid, NT_X86_XSTATE, t->fp, sizeof t->fp, &t->fplen);
-	if (rc == -E2BIG)
-		return rc;
-	if (rc) {
-		t->fpset = 0;
-		return gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
-	}
-	return 0;
-}
-
-static void gp_attach_restore_extra(struct gp_attach_thread *t)
-{
-	(void)gp_attach_regset(t->tid, 1, t->fpset ? NT_X86_XSTATE : NT_PRFPREG, t->fp, &t->fplen);
-}
-
-#elif defined(__aarch64__)
-
-static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
-{
-	r->pc = fn;
-	r->regs[0] = a0;
-	r->regs[1] = a1;
-	r->regs[30] = 0;             /* the link register: return to address 0 */
-	r->sp = sp;
-	r->pstate &= ~0xc00ull;      /* PSTATE.BTYPE: no branch-target check pending at fn */
-}
-
-static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
-{
-	return r->regs[0];
-}
-
-static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
-{
-	return r->pc;
-}
-
-static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
-{
-	return r->sp;
-}
-
-/* The return address is in x30: the stack only needs its 16-byte
- * alignment (AAPCS64; no red zone on Linux). */
-static int gp_attach_frame(pid_t tid, uintptr_t *sp)
-{
-	(void)tid;
-	*sp &= ~(uintptr_t)15;
-	return 0;
-}
-
-/* syscallno = -1: resuming at the call is not a return from a system call
- * (the kernel forgot it at the stop already; kept for older kernels). A
- * kernel without NT_ARM_SYSTEM_CALL (before 3.19) has nothing to forget. */
-static int gp_attach_no_restart(struct gp_attach_thread *t)
-{
-	int none = -1;
-	size_t len = sizeof none;
-	if (t->have_syscallno)
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &none, &len);
-	return 0;
-}
-
-static int gp_attach_save_extra(struct gp_attach_thread *t)
-{
-	int rc = gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
-	if (rc)
-		return rc;
-	/* no SVE (EINVAL, ENODEV): the FPSIMD set is all there is */
-	rc = gp_attach_regset_var(t->tid, NT_ARM_SVE, t->sve, sizeof t->sve, &t->svelen);
-	if (rc == -E2BIG)
-		return rc; /* a vector length we cannot hold: do not touch the thread */
-	const struct user_sve_header *h = (const void *)t->sve;
-	t->sve_live = rc == 0 && t->svelen >= sizeof *h && (h->flags & SVE_PT_REGS_MASK) == SVE_PT_REGS_SVE;
-	size_t len = sizeof t->syscallno;
-	t->have_syscallno = gp_attach_regset(t->tid, 0, NT_ARM_SYSTEM_CALL, &t->syscallno, &len) == 0 &&
-			    len == sizeof t->syscallno;
-	return 0;
-}
-
-static void gp_attach_restore_extra(struct gp_attach_thread *t)
-{
-	(void)gp_attach_regset(t->tid, 1, NT_PRFPREG, t->fp, &t->fplen);
-	if (t->sve_live) /* after the FPSIMD view: the SVE registers extend it */
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SVE, t->sve, &t->svelen);
-	if (t->have_syscallno) {
-		size_t len = sizeof t->syscallno;
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &t->syscallno, &len);
-	}
-}
-
-#endif /* the architecture */
-
-/* ---- ptrace: one call in the stopped thread ------------------------------- */
-
-static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
-{
-	struct iovec l = {(void *)buf, len}, rm = {(void *)addr, len};
-	if (process_vm_writev(tid, &l, 1, &rm, 1, 0) == (ssize_t)len)
-		return 0;
-	/* /proc/PID/mem writes through read-only mappings and works where
-	 * process_vm_writev is blocked (the stack is writable anyway) */
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/mem", (long)tid);
-	int fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : -EIO;
-}
-
-/* Wait for the thread's next stop. Returns the stop signal, 0 for a
- * ptrace event stop, or -1 when the thread exited (t->gone). */
-static int gp_attach_wait(struct gp_attach_thread *t)
-{
-	int st;
-	for (;;) {
-		pid_t r = waitpid(t->tid, &st, __WALL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
-			t->gone = 1;
-			return -1;
-		}
-		if (WIFSTOPPED(st))
-			return (st >> 16) ? 0 : WSTOPSIG(st);
-	}
-}
-
-/* Run fn(a0, a1) in the stopped thread; *ret gets its return value. The
- * stack below the red zone holds data (already written by the caller at
- * [sp, ...)); the frame (gp_attach_frame) goes below it. */
-static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp,
-			  uintptr_t *ret)
-{
-	int rc = gp_attach_frame(t->tid, &sp);
-	if (rc)
-		return rc;
-	struct user_regs_struct r = t->regs;
-	gp_attach_set_call(&r, fn, a0, a1, sp);
-	if ((rc = gp_attach_setregs(t->tid, &r)) || (rc = gp_attach_no_restart(t)))
-		return rc;
-	for (;;) {
-		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
-			return -errno;
-		int sig = gp_attach_wait(t);
-		if (sig < 0)
-			return -ESRCH;
-		if (sig == 0)
-			continue; /* a late interrupt stop */
-		if ((sig == SIGSEGV || sig == SIGBUS) && gp_attach_getregs(t->tid, &r) == 0 && gp_attach_pc(&r) == 0) {
-			*ret = gp_attach_ret(&r);
-			return 0;
-		}
-		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT)
-			return -EFAULT; /* the call itself crashed: leave it to the restore */
-		t->pending_sig = sig; /* someone else's signal: delivered at detach */
-	}
-}
-
-static void gp_attach_restore(struct gp_attach_thread *t)
-{
-	gp_attach_restore_extra(t);
-	gp_attach_setregs(t->tid, &t->regs);
 }
 
 /* ---- the verb ---------------------------------------------------------- */
@@ -828,13 +483,13 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 	if (!m.libc[0])
 		return gp_attach_fail("process %ld has no libc.so.6 mapped: cannot find its dlopen", pid);
 	uintptr_t dlopen_off = 0;
-	if (gp_attach_elf_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
+	if (gp_attach_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
 		pl->dlopen_at = m.libc_base + dlopen_off;
-	else if (m.libdl[0] && gp_attach_elf_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
+	else if (m.libdl[0] && gp_attach_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
 		pl->dlopen_at = m.libdl_base + dlopen_off;
 	else
 		return gp_attach_fail("cannot find dlopen in process %ld's C library", pid);
-	if (gp_attach_elf_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
+	if (gp_attach_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
 		return gp_attach_fail("%s has no gpuphase_attach_begin (an older build?)", lib);
 	return 0;
 }
@@ -868,19 +523,19 @@ static int gp_attach_listen(char *dir, char *sock, size_t socklen)
 /* Inside the stop: make the stopped thread t call dlopen(lib) and then the
  * library's gpuphase_attach_begin(req); NULL, or why it failed ("exited"
  * when the process is gone). *ret: gpuphase_attach_begin's result. */
-static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const char *lib, const char *req, size_t rl,
+static const char *gp_attach_calls(struct gp_ptcall_thread *t, long pid, const char *lib, const char *req, size_t rl,
 				   const struct gp_attach_plan *pl, uintptr_t *ret)
 {
-	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_extra(t))
+	if (gp_ptcall_save(t))
 		return "registers unreadable";
 	/* data on the thread's stack, below the red zone */
-	uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
+	uintptr_t sp = (gp_ptcall_stack(t) - 128 - 4096) & ~(uintptr_t)15;
 	size_t ll = strlen(lib) + 1;
 	uintptr_t a_lib = sp, a_req = sp + ((ll + 15) & ~(size_t)15);
 	int rc;
-	if (gp_attach_poke(t->tid, a_lib, lib, ll) || gp_attach_poke(t->tid, a_req, req, rl + 1))
+	if (gp_ptcall_poke(t->tid, a_lib, lib, ll) || gp_ptcall_poke(t->tid, a_req, req, rl + 1))
 		return "cannot write to its memory";
-	if ((rc = gp_attach_call(t, pl->dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, ret)))
+	if ((rc = gp_ptcall_run(t, pl->dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, ret)))
 		return rc == -ESRCH ? "exited" : "dlopen crashed";
 	if (!*ret)
 		return "dlopen of libgpuphase.so failed in the process (another C library, or a path it cannot "
@@ -888,7 +543,7 @@ static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const c
 	struct gp_attach_maps m2;
 	if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
 		return "libgpuphase.so not mapped after dlopen";
-	if ((rc = gp_attach_call(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
+	if ((rc = gp_ptcall_run(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
 		return rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
 	return NULL;
 }
@@ -926,7 +581,7 @@ static uint64_t gp_attach_work(long pid, long tid)
 static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
 			    struct gp_attach_stop *st)
 {
-	struct gp_attach_thread *t = calloc(1, sizeof *t);
+	struct gp_ptcall_thread *t = calloc(1, sizeof *t);
 	if (!t)
 		return gp_attach_fail("out of memory");
 	t->tid = gp_attach_pick_thread((pid_t)pid);
@@ -938,7 +593,7 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 	}
 	uint64_t t0 = gp_attach_now(), w0 = gp_attach_work(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-	int sig = gp_attach_wait(t);
+	int sig = gp_ptcall_wait(t);
 	const char *why = NULL;
 	uintptr_t ret = 0;
 	if (sig < 0) {
@@ -948,7 +603,7 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 			t->pending_sig = sig; /* a signal-delivery stop came first: deliver it at detach */
 		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
 		if (!t->gone) {
-			gp_attach_restore(t);
+			gp_ptcall_restore(t);
 			w1 = gp_attach_work(pid, t->tid); /* while it is still stopped */
 			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
 		}

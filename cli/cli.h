@@ -16,6 +16,7 @@
 #define GP_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GP_CLI_VERSION "0.1.0"
 
@@ -71,5 +72,10 @@ struct gp_elf_info {
  * -EINVAL with a message in err for a malformed ELF. Reads every offset with
  * bounds checks; never crashes on a hostile file. */
 int gp_elfscan_inspect(const char *path, struct gp_elf_info *out, char *err, size_t errlen);
+/* The value (address relative to the load base) of the defined function
+ * name in the dynamic symbol table of the 64-bit ELF file at path. Returns
+ * 0, -ENOENT when it has no such function, -EINVAL for a file that is not
+ * 64-bit ELF or is malformed, or -errno if it cannot be read. */
+int gp_elfscan_dynsym(const char *path, const char *name, uint64_t *value);
 
 #endif /* GP_CLI_H */

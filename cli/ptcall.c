@@ -1,309 +1,39 @@
 /*
- * attach.c — `gpuphase attach PID [--iters N | --duration T] [-o FILE]
- * [report options]`: profile a process that is already running,
- * unmodified, leave it as it was, then print the report of the trace (the
- * report options of `gpuphase report`, or record's --report=OPTS; run by
- * report.c's gp_report_run once the process is left alone).
+ * ptcall.c — make a thread of another process, stopped under ptrace, call a
+ * function of its own and come back: the registers of a call, its frame,
+ * the system call restart and the FP/vector state, for x86-64 and aarch64
+ * (ptcall.h is the interface). `gpuphase attach` (attach.c) uses it to call
+ * dlopen() and gpuphase_attach_begin() in the target.
  *
- * Technique: the one debuggers use to call a function in a live process
- * (gdb's `call`, and injectors built the same way): ptrace-seize ONE thread
- * of the target (the others keep running), interrupt it, save its registers
- * and FP/vector state, make it call the dynamic loader's dlopen() on
- * libgpuphase.so with a return address of 0 (the call ends in a SIGSEGV stop
- * we catch and swallow), then call the library's gpuphase_attach_begin() the
- * same way, restore the registers and detach. The thread resumes where it
- * was; a system call it was blocked in is restarted by the kernel (the saved
- * registers carry its restart state). Everything else — CUPTI, the GOT
- * patching, the window, the trace, the clean detach — happens on the
- * library's own session thread (libgpuphase/attach.c), which reports back
- * over a UNIX socket this command listens on.
- *
- * Single-threaded. Refusals (no process, no permission, no CUDA, static
- * cudart, already profiled or attached) are one "gpuphase: attach: ..."
- * line and exit 1 before the target is touched. A target that exits during
- * the attach or the capture: reported, exit 1.
- *
- * Architecture: x86-64 and aarch64. What differs (the registers of a
- * call, its frame, the system call restart, the FP/vector state) is in one
- * section, "the architecture", below; everything else is shared. Other
- * architectures build a verb that says it is not available.
+ * Called on the command's only thread, with the target thread seized and in
+ * a ptrace stop. Invariants: the thread's registers and FP/vector state are
+ * saved (gp_ptcall_save) before the first call and put back
+ * (gp_ptcall_restore) before the detach, so the thread resumes where it was;
+ * nothing is written into the process but the stack below its red zone.
+ * Other architectures compile this file to nothing (attach.c says the verb
+ * is not available there).
  */
-#include <dirent.h>
+#include "ptcall.h"
+
+#if defined(__x86_64__) || defined(__aarch64__)
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/un.h>
-#include <sys/user.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#include "cli.h"
 
 #if defined(__aarch64__)
 #include <asm/ptrace.h> /* struct user_sve_header, SVE_PT_* */
 #endif
 
-#if !defined(__x86_64__) && !defined(__aarch64__)
-/* The register handling of other architectures is not written (see
- * docs/attach.md, "Limits"): the verb exists and says so. */
-int gp_attach_main(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "gpuphase: attach: not available on this architecture (x86-64 and aarch64 only)\n");
-	return 1;
-}
-#else
-
-#define GP_ATTACH_FP_MAX 16384 /* x86 XSTATE with AMX tiles is ~11 KiB */
-
-static pid_t gp_attach_pid;
-
-static uint64_t gp_attach_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int gp_attach_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int gp_attach_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gpuphase: attach: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return 1;
-}
-
-/* ---- reading the target from /proc ------------------------------------- */
-
-struct gp_attach_maps {
-	char cudart[PATH_MAX], cupti[PATH_MAX], libc[PATH_MAX], libdl[PATH_MAX], self_lib[PATH_MAX];
-	uintptr_t libc_base, libdl_base, self_base;
-};
-
-static int gp_attach_base_name(const char *path, const char *prefix)
-{
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	return strncmp(b, prefix, strlen(prefix)) == 0;
-}
-
-/* Fill *m from /proc/PID/maps: the lowest mapping (load base) of each
- * object of interest. Returns 0 or -errno. */
-static int gp_attach_read_maps(pid_t pid, struct gp_attach_maps *m)
-{
-	char p[64], line[PATH_MAX + 128];
-	snprintf(p, sizeof p, "/proc/%ld/maps", (long)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return -errno;
-	memset(m, 0, sizeof *m);
-	int any = 0;
-	while (fgets(line, sizeof line, f)) {
-		any = 1;
-		unsigned long lo, off;
-		int pos = 0;
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || !pos)
-			continue;
-		char *path = line + pos;
-		path[strcspn(path, "\n")] = 0;
-		if (path[0] != '/')
-			continue;
-		struct {
-			const char *prefix;
-			char *dst;
-			uintptr_t *base;
-		} want[] = {{"libcudart.so", m->cudart, NULL},	  {"libcupti.so", m->cupti, NULL},
-			    {"libc.so.6", m->libc, &m->libc_base},	  {"libdl.so.2", m->libdl, &m->libdl_base},
-			    {"libgpuphase.so", m->self_lib, &m->self_base}};
-		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-			if (!gp_attach_base_name(path, want[i].prefix) || want[i].dst[0])
-				continue;
-			snprintf(want[i].dst, PATH_MAX, "%s", path);
-			if (want[i].base)
-				*want[i].base = lo - off; /* first mapping: offset 0, or the image start */
-		}
-	}
-	fclose(f);
-	/* a process we may not trace reads as an empty file (kernel check on read) */
-	return any ? 0 : -EACCES;
-}
-
-/* Does the NUL-separated file /proc/PID/<name> hold an entry containing s? */
-static int gp_attach_proc_has(pid_t pid, const char *name, const char *s)
-{
-	char p[64];
-	static char buf[1 << 16];
-	snprintf(p, sizeof p, "/proc/%ld/%s", (long)pid, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
-		if (strstr(e, s))
-			return 1;
-	return 0;
-}
-
-/* Is an attach session running in pid (its abstract socket is bound)? */
-static int gp_attach_session_running(pid_t pid)
-{
-	char want[64], line[512];
-	snprintf(want, sizeof want, "@gpuphase-attach.%ld\n", (long)pid);
-	FILE *f = fopen("/proc/net/unix", "re");
-	if (!f)
-		return 0;
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		size_t n = strlen(line), w = strlen(want);
-		found = n >= w && !strcmp(line + n - w, want);
-	}
-	fclose(f);
-	return found;
-}
-
-static int gp_attach_threads(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/task", (long)pid);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-/* The thread to stop: one blocked in a call where programs wait for work
- * (it holds no lock of the C library or the loader), the main thread first;
- * else the main thread wherever it is. */
-static pid_t gp_attach_pick_thread(pid_t pid)
-{
-	/* the numbers of this architecture (aarch64 has no poll, select,
-	 * pause or epoll_wait: its C library uses the p- variants) */
-	static const long waits[] = {
-		SYS_read,     SYS_recvfrom,  SYS_recvmsg,	  SYS_accept,	  SYS_accept4, SYS_wait4,
-		SYS_nanosleep, SYS_clock_nanosleep, SYS_pselect6, SYS_ppoll, SYS_epoll_pwait,
-#ifdef SYS_poll
-		SYS_poll,
-#endif
-#ifdef SYS_select
-		SYS_select,
-#endif
-#ifdef SYS_epoll_wait
-		SYS_epoll_wait,
-#endif
-#ifdef SYS_pause
-		SYS_pause,
-#endif
-	};
-	char p[96], d[64];
-	snprintf(d, sizeof d, "/proc/%ld/task", (long)pid);
-	DIR *dir = opendir(d);
-	if (!dir)
-		return pid;
-	pid_t best = 0;
-	for (struct dirent *e; (e = readdir(dir));) {
-		if (e->d_name[0] == '.')
-			continue;
-		pid_t tid = (pid_t)atol(e->d_name);
-		snprintf(p, sizeof p, "/proc/%ld/task/%ld/syscall", (long)pid, (long)tid);
-		FILE *f = fopen(p, "re");
-		long nr = -1;
-		if (f) {
-			if (fscanf(f, "%ld", &nr) != 1)
-				nr = -1;
-			fclose(f);
-		}
-		for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
-			if (nr == waits[i] && (!best || tid == pid))
-				best = tid;
-	}
-	closedir(dir);
-	return best ? best : pid;
-}
-
-/* ---- ELF: a dynamic symbol's value in a file ------------------------------ */
-
-static int gp_attach_elf_sym(pid_t pid, const char *path, const char *name, uintptr_t *value)
-{
-	char root[PATH_MAX + 64];
-	snprintf(root, sizeof root, "/proc/%ld/root%s", (long)pid, path); /* the target's mount namespace */
-	int fd = open(root, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -EINVAL;
-	}
-	size_t sz = (size_t)st.st_size;
-	const uint8_t *p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	int rc = -ENOENT;
-	const Elf64_Ehdr *eh = (const void *)p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > sz) {
-		rc = -EINVAL;
-		goto out;
-	}
-	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum && rc; i++) {
-		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-			continue;
-		const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-		if (sh[i].sh_offset + sh[i].sh_size > sz || ss->sh_offset + ss->sh_size > sz)
-			continue;
-		const Elf64_Sym *sym = (const void *)(p + sh[i].sh_offset);
-		const char *str = (const char *)(p + ss->sh_offset);
-		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
-			if (sym[k].st_name >= ss->sh_size || sym[k].st_shndx == SHN_UNDEF || !sym[k].st_value)
-				continue;
-			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
-			    strncmp(str + sym[k].st_name, name, ss->sh_size - sym[k].st_name) != 0)
-				continue;
-			*value = (uintptr_t)sym[k].st_value;
-			rc = 0;
-			break;
-		}
-	}
-out:
-	munmap((void *)p, sz);
-	return rc;
-}
-
 /* ---- the architecture: registers, the call frame, extra state -------------
  *
- * A call in the stopped thread (gp_attach_call) sets the program counter to
+ * A call in the stopped thread (gp_ptcall_run) sets the program counter to
  * the function, its two arguments, a stack pointer below the thread's own
  * data, and a return address of 0: the function returns to address 0, an
  * instruction fetch fault that stops the thread with SIGSEGV at pc 0. That
@@ -333,25 +63,10 @@ out:
  * not run: docs/attach.md says what is verified where.
  */
 
-struct gp_attach_thread {
-	pid_t tid;
-	struct user_regs_struct regs;    /* saved at the stop */
-	uint8_t fp[GP_ATTACH_FP_MAX];    /* saved FP/vector state */
-	size_t fplen;
-	int fpset;                       /* x86: NT_X86_XSTATE (else NT_PRFPREG) */
-#if defined(__aarch64__)
-	uint8_t sve[GP_ATTACH_FP_MAX];   /* NT_ARM_SVE, when sve_live */
-	size_t svelen;
-	int sve_live;
-	int syscallno, have_syscallno;   /* NT_ARM_SYSTEM_CALL at the stop */
-#endif
-	int pending_sig;                 /* a signal that arrived meanwhile */
-	int gone;                        /* the thread (process) exited     */
-};
 
 /* Read (set 0) or write one register set of *len bytes; a read sets *len
  * to what the kernel gave. */
-static int gp_attach_regset(pid_t tid, int set, unsigned type, void *buf, size_t *len)
+static int gp_ptcall_regset(pid_t tid, int set, unsigned type, void *buf, size_t *len)
 {
 	struct iovec io = {buf, *len};
 	if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid, (void *)(uintptr_t)type, &io))
@@ -363,20 +78,20 @@ static int gp_attach_regset(pid_t tid, int set, unsigned type, void *buf, size_t
 /* Read a register set whose size varies by machine into buf (cap bytes):
  * one that fills buf to the brim may have been cut short and would be
  * restored half, so it is refused (-E2BIG). */
-static int gp_attach_regset_var(pid_t tid, unsigned type, void *buf, size_t cap, size_t *len)
+static int gp_ptcall_regset_var(pid_t tid, unsigned type, void *buf, size_t cap, size_t *len)
 {
 	*len = cap;
-	int rc = gp_attach_regset(tid, 0, type, buf, len);
+	int rc = gp_ptcall_regset(tid, 0, type, buf, len);
 	return rc ? rc : *len >= cap ? -E2BIG : 0;
 }
 
-static int gp_attach_getregs(pid_t tid, struct user_regs_struct *r)
+static int gp_ptcall_getregs(pid_t tid, struct user_regs_struct *r)
 {
 	struct iovec io = {r, sizeof *r};
 	return ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
 }
 
-static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
+static int gp_ptcall_setregs(pid_t tid, struct user_regs_struct *r)
 {
 	struct iovec io = {r, sizeof *r};
 	return ptrace(PTRACE_SETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
@@ -384,70 +99,68 @@ static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
 
 #if defined(__x86_64__)
 
-static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
+static void gp_ptcall_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
 {
 	r->rip = fn;
 	r->rdi = a0;
 	r->rsi = a1;
 	r->rax = 0;
-	r->rsp = sp;      /* holds the return address 0 (gp_attach_frame) */
+	r->rsp = sp;      /* holds the return address 0 (gp_ptcall_frame) */
 	r->orig_rax = -1; /* not in a system call: no restart logic on resume */
 }
 
-static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
+static uintptr_t gp_ptcall_ret(const struct user_regs_struct *r)
 {
 	return r->rax;
 }
 
-static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
+static uintptr_t gp_ptcall_pc(const struct user_regs_struct *r)
 {
 	return r->rip;
 }
 
-static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
+static uintptr_t gp_ptcall_sp(const struct user_regs_struct *r)
 {
 	return r->rsp;
 }
 
-static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len);
-
 /* The frame at function entry: the return address 0 at *sp, sp + 8
  * 16-aligned (the psABI's rule at a call). */
-static int gp_attach_frame(pid_t tid, uintptr_t *sp)
+static int gp_ptcall_frame(pid_t tid, uintptr_t *sp)
 {
 	uint64_t zero = 0;
 	*sp = (*sp & ~(uintptr_t)15) - 8;
-	return gp_attach_poke(tid, *sp, &zero, sizeof zero);
+	return gp_ptcall_poke(tid, *sp, &zero, sizeof zero);
 }
 
-/* Nothing beyond orig_rax, which gp_attach_set_call sets. */
-static int gp_attach_no_restart(struct gp_attach_thread *t)
+/* Nothing beyond orig_rax, which gp_ptcall_set_call sets. */
+static int gp_ptcall_no_restart(struct gp_ptcall_thread *t)
 {
 	(void)t;
 	return 0;
 }
 
-static int gp_attach_save_extra(struct gp_attach_thread *t)
+static int gp_ptcall_save_extra(struct gp_ptcall_thread *t)
 {
 	t->fpset = 1;
-	int rc = gp_attach_regset_var(t->tid, NT_X86_XSTATE, t->fp, sizeof t->fp, &t->fplen);
+	int rc = gp_ptcall_regset_var(t->tid, NT_X86_XSTATE, t->fp, sizeof t->fp, &t->fplen);
 	if (rc == -E2BIG)
 		return rc;
 	if (rc) {
 		t->fpset = 0;
-		return gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
+		return gp_ptcall_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
 	}
 	return 0;
 }
 
-static void gp_attach_restore_extra(struct gp_attach_thread *t)
+static void gp_ptcall_restore_extra(struct gp_ptcall_thread *t)
 {
-	(void)gp_attach_regset(t->tid, 1, t->fpset ? NT_X86_XSTATE : NT_PRFPREG, t->fp, &t->fplen);
+	(void)gp_ptcall_regset(t->tid, 1, t->fpset ? NT_X86_XSTATE : NT_PRFPREG, t->fp, &t->fplen);
 }
 
 #elif defined(__aarch64__)
 
-static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
+static void gp_ptcall_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
 {
 	r->pc = fn;
 	r->regs[0] = a0;
@@ -457,24 +170,24 @@ static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr
 	r->pstate &= ~0xc00ull;      /* PSTATE.BTYPE: no branch-target check pending at fn */
 }
 
-static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
+static uintptr_t gp_ptcall_ret(const struct user_regs_struct *r)
 {
 	return r->regs[0];
 }
 
-static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
+static uintptr_t gp_ptcall_pc(const struct user_regs_struct *r)
 {
 	return r->pc;
 }
 
-static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
+static uintptr_t gp_ptcall_sp(const struct user_regs_struct *r)
 {
 	return r->sp;
 }
 
 /* The return address is in x30: the stack only needs its 16-byte
  * alignment (AAPCS64; no red zone on Linux). */
-static int gp_attach_frame(pid_t tid, uintptr_t *sp)
+static int gp_ptcall_frame(pid_t tid, uintptr_t *sp)
 {
 	(void)tid;
 	*sp &= ~(uintptr_t)15;
@@ -484,40 +197,40 @@ static int gp_attach_frame(pid_t tid, uintptr_t *sp)
 /* syscallno = -1: resuming at the call is not a return from a system call
  * (the kernel forgot it at the stop already; kept for older kernels). A
  * kernel without NT_ARM_SYSTEM_CALL (before 3.19) has nothing to forget. */
-static int gp_attach_no_restart(struct gp_attach_thread *t)
+static int gp_ptcall_no_restart(struct gp_ptcall_thread *t)
 {
 	int none = -1;
 	size_t len = sizeof none;
 	if (t->have_syscallno)
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &none, &len);
+		(void)gp_ptcall_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &none, &len);
 	return 0;
 }
 
-static int gp_attach_save_extra(struct gp_attach_thread *t)
+static int gp_ptcall_save_extra(struct gp_ptcall_thread *t)
 {
-	int rc = gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
+	int rc = gp_ptcall_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
 	if (rc)
 		return rc;
 	/* no SVE (EINVAL, ENODEV): the FPSIMD set is all there is */
-	rc = gp_attach_regset_var(t->tid, NT_ARM_SVE, t->sve, sizeof t->sve, &t->svelen);
+	rc = gp_ptcall_regset_var(t->tid, NT_ARM_SVE, t->sve, sizeof t->sve, &t->svelen);
 	if (rc == -E2BIG)
 		return rc; /* a vector length we cannot hold: do not touch the thread */
 	const struct user_sve_header *h = (const void *)t->sve;
 	t->sve_live = rc == 0 && t->svelen >= sizeof *h && (h->flags & SVE_PT_REGS_MASK) == SVE_PT_REGS_SVE;
 	size_t len = sizeof t->syscallno;
-	t->have_syscallno = gp_attach_regset(t->tid, 0, NT_ARM_SYSTEM_CALL, &t->syscallno, &len) == 0 &&
+	t->have_syscallno = gp_ptcall_regset(t->tid, 0, NT_ARM_SYSTEM_CALL, &t->syscallno, &len) == 0 &&
 			    len == sizeof t->syscallno;
 	return 0;
 }
 
-static void gp_attach_restore_extra(struct gp_attach_thread *t)
+static void gp_ptcall_restore_extra(struct gp_ptcall_thread *t)
 {
-	(void)gp_attach_regset(t->tid, 1, NT_PRFPREG, t->fp, &t->fplen);
+	(void)gp_ptcall_regset(t->tid, 1, NT_PRFPREG, t->fp, &t->fplen);
 	if (t->sve_live) /* after the FPSIMD view: the SVE registers extend it */
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SVE, t->sve, &t->svelen);
+		(void)gp_ptcall_regset(t->tid, 1, NT_ARM_SVE, t->sve, &t->svelen);
 	if (t->have_syscallno) {
 		size_t len = sizeof t->syscallno;
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &t->syscallno, &len);
+		(void)gp_ptcall_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &t->syscallno, &len);
 	}
 }
 
@@ -525,7 +238,18 @@ static void gp_attach_restore_extra(struct gp_attach_thread *t)
 
 /* ---- ptrace: one call in the stopped thread ------------------------------- */
 
-static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
+int gp_ptcall_save(struct gp_ptcall_thread *t)
+{
+	int rc = gp_ptcall_getregs(t->tid, &t->regs);
+	return rc ? rc : gp_ptcall_save_extra(t);
+}
+
+uintptr_t gp_ptcall_stack(const struct gp_ptcall_thread *t)
+{
+	return gp_ptcall_sp(&t->regs);
+}
+
+int gp_ptcall_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
 {
 	struct iovec l = {(void *)buf, len}, rm = {(void *)addr, len};
 	if (process_vm_writev(tid, &l, 1, &rm, 1, 0) == (ssize_t)len)
@@ -544,7 +268,7 @@ static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len
 
 /* Wait for the thread's next stop. Returns the stop signal, 0 for a
  * ptrace event stop, or -1 when the thread exited (t->gone). */
-static int gp_attach_wait(struct gp_attach_thread *t)
+int gp_ptcall_wait(struct gp_ptcall_thread *t)
 {
 	int st;
 	for (;;) {
@@ -562,27 +286,26 @@ static int gp_attach_wait(struct gp_attach_thread *t)
 
 /* Run fn(a0, a1) in the stopped thread; *ret gets its return value. The
  * stack below the red zone holds data (already written by the caller at
- * [sp, ...)); the frame (gp_attach_frame) goes below it. */
-static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp,
-			  uintptr_t *ret)
+ * [sp, ...)); the frame (gp_ptcall_frame) goes below it. */
+int gp_ptcall_run(struct gp_ptcall_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp, uintptr_t *ret)
 {
-	int rc = gp_attach_frame(t->tid, &sp);
+	int rc = gp_ptcall_frame(t->tid, &sp);
 	if (rc)
 		return rc;
 	struct user_regs_struct r = t->regs;
-	gp_attach_set_call(&r, fn, a0, a1, sp);
-	if ((rc = gp_attach_setregs(t->tid, &r)) || (rc = gp_attach_no_restart(t)))
+	gp_ptcall_set_call(&r, fn, a0, a1, sp);
+	if ((rc = gp_ptcall_setregs(t->tid, &r)) || (rc = gp_ptcall_no_restart(t)))
 		return rc;
 	for (;;) {
 		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
 			return -errno;
-		int sig = gp_attach_wait(t);
+		int sig = gp_ptcall_wait(t);
 		if (sig < 0)
 			return -ESRCH;
 		if (sig == 0)
 			continue; /* a late interrupt stop */
-		if ((sig == SIGSEGV || sig == SIGBUS) && gp_attach_getregs(t->tid, &r) == 0 && gp_attach_pc(&r) == 0) {
-			*ret = gp_attach_ret(&r);
+		if ((sig == SIGSEGV || sig == SIGBUS) && gp_ptcall_getregs(t->tid, &r) == 0 && gp_ptcall_pc(&r) == 0) {
+			*ret = gp_ptcall_ret(&r);
 			return 0;
 		}
 		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT)
@@ -591,580 +314,10 @@ static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0
 	}
 }
 
-static void gp_attach_restore(struct gp_attach_thread *t)
+void gp_ptcall_restore(struct gp_ptcall_thread *t)
 {
-	gp_attach_restore_extra(t);
-	gp_attach_setregs(t->tid, &t->regs);
+	gp_ptcall_restore_extra(t);
+	gp_ptcall_setregs(t->tid, &t->regs);
 }
 
-/* ---- the verb ---------------------------------------------------------- */
-
-static int gp_attach_usage(const char *msg)
-{
-	fprintf(stderr, "gpuphase: attach: %s\n%s\n", msg, gp_help_usage("attach"));
-	return 2;
-}
-
-/* "2s", "500ms", "1.5" (seconds) -> ns; 0 on error. */
-static uint64_t gp_attach_duration(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v <= 0)
-		return 0;
-	if (!strcmp(end, "ms"))
-		v /= 1e3;
-	else if (strcmp(end, "s") && *end)
-		return 0;
-	return v > 1e6 ? 0 : (uint64_t)(v * 1e9);
-}
-
-static volatile sig_atomic_t gp_attach_interrupted;
-static void gp_attach_on_signal(int sig)
-{
-	(void)sig;
-	gp_attach_interrupted = 1;
-}
-
-static int gp_attach_alive(pid_t pid)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-}
-
-/* What the command line asked for. */
-struct gp_attach_opts {
-	const char *out, *lib, *stacks;
-	unsigned long long iters;
-	uint64_t duration;
-	long pid;
-	int no_report;
-	char **report;   /* gpuphase-report's options, in order (argv's strings) */
-	size_t nreport;
-};
-
-/* One report option (and its values) for the report printed after the
- * capture; a word of --report=OPTS is split in place (argv is ours). -1 to
- * go on, else the exit status of a usage error. *i: the last word used. */
-static int gp_attach_report_opt(int argc, char **argv, int *i, struct gp_attach_opts *o)
-{
-	char *a = argv[*i];
-	if (!strncmp(a, "--report", 8) && (a[8] == 0 || a[8] == '=')) { /* record's spelling */
-		char *save = NULL;
-		for (char *t = a[8] ? strtok_r(a + 9, " \t", &save) : NULL; t; t = strtok_r(NULL, " \t", &save))
-			o->report[o->nreport++] = t;
-		return -1;
-	}
-	int n = gp_report_option_arity(a);
-	if (n < 0) {
-		char m[160];
-		snprintf(m, sizeof m, "unknown option '%s' (neither attach's nor gpuphase report's)", a);
-		return gp_attach_usage(m);
-	}
-	if (*i + n >= argc) {
-		char m[160];
-		snprintf(m, sizeof m, "option '%s' needs %s", a, n == 2 ? "two values" : "a value");
-		return gp_attach_usage(m);
-	}
-	for (int k = 0; k <= n; k++)
-		o->report[o->nreport++] = argv[*i + k];
-	*i += n;
-	return -1;
-}
-
-/* Parse argv into o: -1 to go on, else the exit status (help, bad usage). */
-static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
-{
-	memset(o, 0, sizeof *o);
-	o->stacks = "off";
-	/* every word of argv, plus the words of --report=OPTS strings */
-	size_t cap = (size_t)argc;
-	for (int i = 1; i < argc; i++)
-		if (!strncmp(argv[i], "--report=", 9))
-			cap += strlen(argv[i]) / 2 + 1;
-	if (!(o->report = calloc(cap + 1, sizeof *o->report))) {
-		fprintf(stderr, "gpuphase: attach: out of memory\n");
-		return 1;
-	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			gp_help_print("attach");
-			return 0;
-		} else if ((!strcmp(a, "--iters") || !strcmp(a, "-n")) && i + 1 < argc) {
-			char *e;
-			o->iters = strtoull(argv[++i], &e, 10);
-			if (*e || !o->iters || o->iters > (1ull << 40))
-				return gp_attach_usage("--iters takes an integer >= 1");
-		} else if ((!strcmp(a, "--duration") || !strcmp(a, "-d")) && i + 1 < argc) {
-			if (!(o->duration = gp_attach_duration(argv[++i])))
-				return gp_attach_usage("--duration takes a time such as 2s or 500ms");
-		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-			o->out = argv[++i]; /* the trace, as for record (the report's own -o: --report='-o F') */
-		} else if (!strcmp(a, "--no-report")) {
-			o->no_report = 1;
-		} else if (!strcmp(a, "--stacks") && i + 1 < argc) {
-			o->stacks = argv[++i];
-			if (strcmp(o->stacks, "off") && strcmp(o->stacks, "sync") && strcmp(o->stacks, "launch") &&
-			    strcmp(o->stacks, "all"))
-				return gp_attach_usage("--stacks takes off, sync, launch or all");
-		} else if (!strcmp(a, "--lib") && i + 1 < argc) {
-			o->lib = argv[++i];
-		} else if (a[0] != '-' && !o->pid) {
-			char *e;
-			o->pid = strtol(a, &e, 10);
-			if (*e || o->pid <= 0)
-				return gp_attach_usage("PID must be a process id");
-		} else if (a[0] == '-' && a[1] && strcmp(a, "-o") && strcmp(a, "--output")) {
-			int rc = gp_attach_report_opt(argc, argv, &i, o);
-			if (rc >= 0)
-				return rc;
-		} else {
-			char m[160];
-			snprintf(m, sizeof m, "unknown or incomplete option '%s'", a);
-			return gp_attach_usage(m);
-		}
-	}
-	if (!o->pid)
-		return gp_attach_usage("which process? (a PID)");
-	if (o->iters && o->duration)
-		return gp_attach_usage("--iters and --duration exclude each other");
-	if (o->no_report && o->nreport)
-		return gp_attach_usage("--no-report and report options exclude each other");
-	if (!o->iters && !o->duration)
-		o->iters = 100;
-	return -1;
-}
-
-/* The library and the output as absolute paths (the target's working
- * directory is not ours). 0, or the exit status of a refusal. */
-static int gp_attach_paths(const struct gp_attach_opts *o, char *lib, char *outabs)
-{
-	char found[PATH_MAX], cwd[PATH_MAX];
-	const char *out = o->out;
-	if (o->lib ? !realpath(o->lib, lib)
-		   : (gp_locate_component("../lib/libgpuphase.so", NULL, found, sizeof found) != 0 ||
-		      !realpath(found, lib)))
-		return gp_attach_fail("libgpuphase.so not found (next to this command in ../lib, or --lib PATH)");
-	if (!out) {
-		snprintf(found, sizeof found, "gpuphase-attach-%ld.gpht", o->pid);
-		out = found;
-	}
-	if (out[0] == '/')
-		snprintf(outabs, PATH_MAX, "%s", out);
-	else if (!getcwd(cwd, sizeof cwd) || (size_t)snprintf(outabs, PATH_MAX, "%s/%s", cwd, out) >= PATH_MAX)
-		return gp_attach_fail("output path too long");
-	if (strchr(outabs, '%'))
-		return gp_attach_fail("-o: '%%' patterns are not expanded by attach; give a plain path");
-	return 0;
-}
-
-/* What the injection needs, found before the target is touched. */
-struct gp_attach_plan {
-	uintptr_t dlopen_at, begin_off;
-	char perm[320]; /* the no-permission line */
-};
-
-/* Every refusal, before the target is touched: one line, exit status 1;
- * 0 when the process can be attached (plan filled). */
-static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan *pl)
-{
-	if (kill((pid_t)pid, 0) && errno == ESRCH)
-		return gp_attach_fail("no process %ld", pid);
-	struct gp_attach_maps m;
-	int rc = gp_attach_read_maps((pid_t)pid, &m);
-	if (rc == -ENOENT || !gp_attach_alive((pid_t)pid))
-		return gp_attach_fail("no process %ld", pid);
-	char scope[8] = "", yama[48] = "";
-	FILE *sf = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	if (sf) {
-		if (!fgets(scope, sizeof scope, sf))
-			scope[0] = 0;
-		scope[strcspn(scope, "\n")] = 0;
-		fclose(sf);
-	}
-	if (scope[0] && strcmp(scope, "0"))
-		snprintf(yama, sizeof yama, ", kernel.yama.ptrace_scope=%s", scope);
-	snprintf(pl->perm, sizeof pl->perm,
-		 "no permission to trace process %ld (another user's process or no CAP_SYS_PTRACE%s: see "
-		 "docs/attach.md)",
-		 pid, yama);
-	if (rc)
-		return gp_attach_fail("%s", pl->perm);
-	if (m.self_lib[0] && gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
-		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
-				      "gpuphase trigger",
-				      pid);
-	if (gp_attach_session_running((pid_t)pid))
-		return gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
-	if (!m.cudart[0]) {
-		char exe[64], err[128];
-		struct gp_elf_info ei;
-		snprintf(exe, sizeof exe, "/proc/%ld/exe", pid);
-		if (gp_elfscan_inspect(exe, &ei, err, sizeof err) == 0 && ei.cudart == GP_ELF_CUDART_STATIC)
-			return gp_attach_fail("process %ld has the CUDA runtime linked statically: attach cannot hook it "
-					      "(start it under gpuphase record instead)",
-					      pid);
-		return gp_attach_fail("process %ld does not use CUDA (no libcudart.so loaded)", pid);
-	}
-	/* nsys, ncu and other CUPTI tools load themselves with this variable;
-	 * a subscriber that got in another way is found by the library
-	 * (cuptiSubscribe refuses) before it patches or writes anything */
-	if (gp_attach_proc_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
-	    !gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
-		return gp_attach_fail("another tool holds CUPTI in process %ld (it was started with "
-				      "CUDA_INJECTION64_PATH set)",
-				      pid);
-	if (!m.libc[0])
-		return gp_attach_fail("process %ld has no libc.so.6 mapped: cannot find its dlopen", pid);
-	uintptr_t dlopen_off = 0;
-	if (gp_attach_elf_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
-		pl->dlopen_at = m.libc_base + dlopen_off;
-	else if (m.libdl[0] && gp_attach_elf_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
-		pl->dlopen_at = m.libdl_base + dlopen_off;
-	else
-		return gp_attach_fail("cannot find dlopen in process %ld's C library", pid);
-	if (gp_attach_elf_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
-		return gp_attach_fail("%s has no gpuphase_attach_begin (an older build?)", lib);
-	return 0;
-}
-
-/* The socket the session connects back to, in a fresh directory dir (a
- * mkdtemp template): its descriptor, or -1 after one line. */
-static int gp_attach_listen(char *dir, char *sock, size_t socklen)
-{
-	if (!mkdtemp(dir)) {
-		gp_attach_fail("cannot create a temporary directory: %s", strerror(errno));
-		return -1;
-	}
-	chmod(dir, 0711); /* the target may run as another user (we check its pid on accept) */
-	snprintf(sock, socklen, "%s/s", dir);
-	struct sockaddr_un sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
-	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) || chmod(sock, 0666) || listen(ls, 2)) {
-		int e = errno;
-		if (ls >= 0)
-			close(ls);
-		rmdir(dir);
-		gp_attach_fail("cannot listen on %s: %s", sock, strerror(e));
-		return -1;
-	}
-	return ls;
-}
-
-/* Inside the stop: make the stopped thread t call dlopen(lib) and then the
- * library's gpuphase_attach_begin(req); NULL, or why it failed ("exited"
- * when the process is gone). *ret: gpuphase_attach_begin's result. */
-static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const char *lib, const char *req, size_t rl,
-				   const struct gp_attach_plan *pl, uintptr_t *ret)
-{
-	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_extra(t))
-		return "registers unreadable";
-	/* data on the thread's stack, below the red zone */
-	uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
-	size_t ll = strlen(lib) + 1;
-	uintptr_t a_lib = sp, a_req = sp + ((ll + 15) & ~(size_t)15);
-	int rc;
-	if (gp_attach_poke(t->tid, a_lib, lib, ll) || gp_attach_poke(t->tid, a_req, req, rl + 1))
-		return "cannot write to its memory";
-	if ((rc = gp_attach_call(t, pl->dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, ret)))
-		return rc == -ESRCH ? "exited" : "dlopen crashed";
-	if (!*ret)
-		return "dlopen of libgpuphase.so failed in the process (another C library, or a path it cannot "
-		       "see?)";
-	struct gp_attach_maps m2;
-	if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
-		return "libgpuphase.so not mapped after dlopen";
-	if ((rc = gp_attach_call(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
-		return rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
-	return NULL;
-}
-
-/* The stop, measured: which thread, for how long, and how much of that was
- * the attach's own work on a CPU (the stopped thread running dlopen and the
- * session start, this command driving it); the rest is waiting for a CPU
- * on a loaded machine. */
-struct gp_attach_stop {
-	pid_t tid;
-	uint64_t ns, work_ns;
-};
-
-/* CPU time so far of thread tid of pid, which is stopped (the first field
- * of its schedstat: exact for a thread that is not running), plus this
- * thread's own. */
-static uint64_t gp_attach_work(long pid, long tid)
-{
-	char p[96];
-	unsigned long long run = 0;
-	snprintf(p, sizeof p, "/proc/%ld/task/%ld/schedstat", pid, tid);
-	FILE *f = fopen(p, "re");
-	if (f) {
-		if (fscanf(f, "%llu", &run) != 1)
-			run = 0;
-		fclose(f);
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return run + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The stop: seize one thread, two calls, restore, detach. 0 when the
- * session started (*st: the stop), else 1 after one line. */
-static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
-			    struct gp_attach_stop *st)
-{
-	struct gp_attach_thread *t = calloc(1, sizeof *t);
-	if (!t)
-		return gp_attach_fail("out of memory");
-	t->tid = gp_attach_pick_thread((pid_t)pid);
-	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
-		int e = errno;
-		free(t);
-		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
-				  : gp_attach_fail("%s", pl->perm);
-	}
-	uint64_t t0 = gp_attach_now(), w0 = gp_attach_work(pid, t->tid), w1 = w0;
-	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-	int sig = gp_attach_wait(t);
-	const char *why = NULL;
-	uintptr_t ret = 0;
-	if (sig < 0) {
-		why = "exited";
-	} else {
-		if (sig > 0 && sig != SIGTRAP)
-			t->pending_sig = sig; /* a signal-delivery stop came first: deliver it at detach */
-		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
-		if (!t->gone) {
-			gp_attach_restore(t);
-			w1 = gp_attach_work(pid, t->tid); /* while it is still stopped */
-			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
-		}
-	}
-	st->ns = gp_attach_now() - t0;
-	st->work_ns = w1 > w0 ? w1 - w0 : 0;
-	st->tid = t->tid;
-	int gone = t->gone;
-	free(t);
-	if (gone || (why && !strcmp(why, "exited")))
-		return gp_attach_fail("process %ld exited during the attach", pid);
-	if (why)
-		return gp_attach_fail("cannot load the library into process %ld: %s", pid, why);
-	if ((int)ret == -EBUSY)
-		return gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
-	if ((int)ret)
-		return gp_attach_fail("the library could not start its session in process %ld: %s", pid,
-				      strerror(-(int)ret));
-	return 0;
-}
-
-/* What the session said, for the command. */
-struct gp_attach_result {
-	long session_tid;       /* its thread                          */
-	char trace[PATH_MAX];   /* "done PATH": the trace it wrote      */
-};
-
-/* One line from the session: its thread, progress, an error or the end.
- * Returns 0 to go on, 1 done (detached), 2 failed. */
-static int gp_attach_line(char *line, long pid, const struct gp_attach_stop *st, struct gp_attach_result *res,
-			  int *said)
-{
-	if (!strncmp(line, "ok tid=", 7)) {
-		res->session_tid = atol(line + 7);
-	} else if (!strncmp(line, "info ", 5)) {
-		if (!(*said)++) /* said with the first info: a refusal stays one line */
-			fprintf(stderr,
-				"gpuphase: attach: %ld: thread %ld stopped for %.2f ms (%.2f ms of work: dlopen + "
-				"session start; the rest waiting for a CPU)\n",
-				pid, (long)st->tid, st->ns / 1e6, st->work_ns / 1e6);
-		fprintf(stderr, "gpuphase: attach: %ld: %s\n", pid, line + 5);
-	} else if (!strncmp(line, "error ", 6)) {
-		gp_attach_fail("process %ld: %s", pid, line + 6);
-		return 2;
-	} else if (!strncmp(line, "done ", 5)) {
-		fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, line + 5);
-		static const char early[] = " (stopped early)";
-		size_t n = strlen(line + 5), e = sizeof early - 1;
-		if (n >= e && !strcmp(line + 5 + n - e, early))
-			n -= e;
-		snprintf(res->trace, sizeof res->trace, "%.*s", (int)n, line + 5);
-		return 1;
-	}
-	return 0;
-}
-
-/* Follow the session over ls until it says done or error, the process
- * exits, or it never connects; Ctrl-C / SIGTERM asks it to stop early.
- * Returns 1 done, 2 failed, 0 no result; *res: what the session said. */
-static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, struct gp_attach_result *res)
-{
-	struct sigaction act;
-	memset(&act, 0, sizeof act);
-	act.sa_handler = gp_attach_on_signal;
-	sigaction(SIGINT, &act, NULL);
-	sigaction(SIGTERM, &act, NULL);
-	int c = -1, stop_sent = 0, done = 0, said = 0;
-	char buf[1024];
-	size_t bl = 0;
-	uint64_t deadline = gp_attach_now() + 10000000000ull; /* the session connects within 10 s */
-	while (!done) {
-		struct pollfd p = {c >= 0 ? c : ls, POLLIN, 0};
-		int r = poll(&p, 1, 100);
-		if (gp_attach_interrupted && c >= 0 && !stop_sent) {
-			(void)!send(c, "stop\n", 5, MSG_NOSIGNAL);
-			stop_sent = 1;
-		}
-		if (!gp_attach_alive((pid_t)pid)) {
-			gp_attach_fail("process %ld exited during the capture%s", pid,
-				       c >= 0 ? " (the trace may be partial)" : "");
-			break;
-		}
-		if (c < 0 && gp_attach_now() > deadline) {
-			gp_attach_fail("the library in process %ld did not connect back", pid);
-			break;
-		}
-		if (r <= 0)
-			continue;
-		if (c < 0) {
-			int n = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-			struct ucred cr;
-			socklen_t cl = sizeof cr;
-			if (n >= 0 && getsockopt(n, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && cr.pid == (pid_t)pid)
-				c = n;
-			else if (n >= 0)
-				close(n);
-			continue;
-		}
-		ssize_t k = read(c, buf + bl, sizeof buf - 1 - bl);
-		if (k <= 0) {
-			/* a killed process closes its descriptors before it is a
-			 * zombie: give it a moment to look dead before blaming the
-			 * session */
-			for (int i = 0; i < 100 && gp_attach_alive((pid_t)pid); i++)
-				usleep(5000);
-			if (gp_attach_alive((pid_t)pid))
-				gp_attach_fail("the session in process %ld ended without a result", pid);
-			else
-				gp_attach_fail("process %ld exited during the capture (the trace may be partial)", pid);
-			break;
-		}
-		bl += (size_t)k;
-		buf[bl] = 0;
-		char *nl;
-		while ((nl = strchr(buf, '\n'))) {
-			*nl = 0;
-			int d = gp_attach_line(buf, pid, st, res, &said);
-			if (d)
-				done = d;
-			size_t used = (size_t)(nl + 1 - buf);
-			memmove(buf, nl + 1, bl - used + 1);
-			bl -= used;
-		}
-	}
-	if (c >= 0)
-		close(c);
-	return done;
-}
-
-/* The report of the trace just written, on stdout, with the report options
- * given (like record --report). The exit status stays attach's: the trace
- * was written and the process left as it was; a failed report says so. */
-static void gp_attach_report(const struct gp_attach_opts *o, char *trace)
-{
-	int st = gp_report_run("attach", o->report, o->nreport, &trace, 1);
-	if (st != 0 && st != 3) /* 3: a truncated trace, reported all the same */
-		fprintf(stderr, "gpuphase: attach: the report failed (see above); the trace is kept: %s\n", trace);
-}
-
-/* After "done": the session thread exits right after its last line, and
- * CUPTI's own threads end with cuptiFinalize: wait for both, so the process
- * has the threads it had when this returns. */
-static void gp_attach_settle(long pid, long session_tid, int threads_before, int detached)
-{
-	char tp[96];
-	snprintf(tp, sizeof tp, "/proc/%ld/task/%ld", pid, session_tid);
-	for (int i = 0; i < 200 && session_tid && access(tp, F_OK) == 0; i++)
-		usleep(5000);
-	if (!detached)
-		return;
-	int threads_after = gp_attach_threads((pid_t)pid);
-	for (int i = 0; i < 200 && threads_after > threads_before; i++) {
-		usleep(5000);
-		threads_after = gp_attach_threads((pid_t)pid);
-	}
-	if (threads_after > threads_before)
-		fprintf(stderr, "gpuphase: attach: %ld: note: %d threads before, %d after\n", pid, threads_before,
-			threads_after);
-}
-
-/* Everything between the options and the report: checks, the stop, the
- * capture, the detach. Returns the exit status; *res: what the session
- * said. */
-static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_result *res)
-{
-	long pid = o->pid;
-	gp_attach_pid = (pid_t)pid;
-	char lib[PATH_MAX], outabs[PATH_MAX];
-	struct gp_attach_plan pl;
-	int rc;
-	if ((rc = gp_attach_paths(o, lib, outabs)) || (rc = gp_attach_preflight(pid, lib, &pl)))
-		return rc;
-	char dir[] = "/tmp/gpuphase-attach.XXXXXX", sock[sizeof dir + 2];
-	int ls = gp_attach_listen(dir, sock, sizeof sock);
-	if (ls < 0)
-		return 1;
-	char req[2048];
-	int rl;
-	if (o->duration)
-		rl = snprintf(req, sizeof req,
-			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
-			      "GPUPHASE_STACKS=%s\n",
-			      sock, (unsigned long long)o->duration, outabs, o->stacks);
-	else
-		rl = snprintf(req, sizeof req,
-			      "sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=skip=1,iters=%llu\nGPUPHASE_LOG=off\n"
-			      "GPUPHASE_STACKS=%s\n",
-			      sock, outabs, o->iters, o->stacks);
-	int status = 1;
-	int threads_before = gp_attach_threads((pid_t)pid);
-	struct gp_attach_stop st = {0, 0, 0};
-	if (rl < 0 || (size_t)rl >= sizeof req) {
-		gp_attach_fail("request too long (output path?)");
-	} else if (gp_attach_inject(pid, lib, req, (size_t)rl, &pl, &st) == 0) {
-		int done = gp_attach_follow(ls, pid, &st, res);
-		if (done)
-			gp_attach_settle(pid, res->session_tid, threads_before, done == 1);
-		status = done == 1 ? 0 : 1;
-	}
-	close(ls);
-	unlink(sock);
-	rmdir(dir);
-	return status;
-}
-
-int gp_attach_main(int argc, char **argv)
-{
-	struct gp_attach_opts o;
-	static struct gp_attach_result res;
-	int rc = gp_attach_options(argc, argv, &o);
-	if (rc < 0) {
-		rc = gp_attach_capture(&o, &res);
-		if (rc == 0 && !o.no_report && res.trace[0])
-			gp_attach_report(&o, res.trace);
-	}
-	free(o.report);
-	return rc;
-}
 #endif /* x86-64 or aarch64 */
