@@ -51,6 +51,7 @@
 
 #include "cli.h"
 #include "ptcall.h"
+#include "report/options.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 /* The register handling of other architectures is not written (see
@@ -320,7 +321,7 @@ static int gp_attach_report_opt(int argc, char **argv, int *i, struct gp_attach_
 			o->report[o->nreport++] = t;
 		return -1;
 	}
-	int n = gp_report_option_arity(a);
+	int n = gp_options_arity(a);
 	if (n < 0) {
 		char m[160];
 		snprintf(m, sizeof m, "unknown option '%s' (neither attach's nor gpuphase report's)", a);

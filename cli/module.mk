@@ -6,7 +6,10 @@
 CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/attach.c cli/ptcall.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
 # The library's own GPUPHASE_* parser (pure): `record` checks its options
 # with it, so the command and the library read one grammar.
-CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ)
+# gpuphase-report's option table (report/options.c): `report`, `record
+# --report` and `attach` tell report options from traces by the report's
+# own list.
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ) $(B)/obj/report/options.o
 CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
 
 $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a

@@ -10,6 +10,9 @@ REPORT_CORE_SRCS := report/pipeline.c \
                     report/rep.c report/verdict.c report/fmt.c report/output.c report/diff.c report/outfile.c \
                     report/stability.c report/export_chrome.c report/export_perfetto.c report/export_sqlite.c \
                     report/export_html.c report/partial.c report/partial_rep.c
+# The option table of every command line (options.c): the gpuphase command
+# links it too (cli/module.mk).
+REPORT_CORE_SRCS += report/options.c
 REPORT_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(REPORT_CORE_SRCS))
 REPORT_LIB       := $(B)/lib/libgpreport.a
 REPORT_GEN       := $(B)/gen/report
