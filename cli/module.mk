@@ -17,10 +17,11 @@ $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/lib/libgpcollector.a $(CLI_LDLIBS)
 
 # Unit test of the ELF inspection (Criterion). It inspects the two builds
-# of tests/e2e/cli_app.cu (tests/module.mk).
+# of tests/e2e/cli_app.cu (tests/module.mk), and the C library it runs on
+# (the symbol lookup, against dlsym).
 $(B)/tests/test_cli_elf: $(B)/obj/cli/tests/test_cli_elf.o $(B)/obj/cli/elfscan.o | $(CLI_APP_BINS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion -ldl
 
 ALL_TARGETS += $(B)/bin/gpuphase $(B)/tests/test_cli_elf
 TESTS       += $(B)/tests/test_cli_elf
