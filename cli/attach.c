@@ -25,14 +25,13 @@
  *
  * Architecture: x86-64 and aarch64. What differs (the registers of a
  * call, its frame, the system call restart, the FP/vector state) is in
- * ptcall.c, which makes the stopped thread call a function; the dynamic
- * symbols come from elfscan.c; this file reads the target from /proc,
- * parses the verb's options and drives the attach. Other architectures
- * build a verb that says it is not available.
+ * ptcall.c, which makes the stopped thread call a function; what the
+ * target is (its maps, threads, environment, a function's address) is read
+ * from /proc by target.c; this file parses the verb's options and drives
+ * the attach. Other architectures build a verb that says it is not
+ * available.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -44,13 +43,13 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "ptcall.h"
+#include "target.h"
 #include "report/options.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
@@ -64,8 +63,6 @@ int gp_attach_main(int argc, char **argv)
 	return 1;
 }
 #else
-
-static pid_t gp_attach_pid;
 
 static uint64_t gp_attach_now(void)
 {
@@ -84,173 +81,6 @@ static int gp_attach_fail(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	return 1;
-}
-
-/* ---- reading the target from /proc ------------------------------------- */
-
-struct gp_attach_maps {
-	char cudart[PATH_MAX], cupti[PATH_MAX], libc[PATH_MAX], libdl[PATH_MAX], self_lib[PATH_MAX];
-	uintptr_t libc_base, libdl_base, self_base;
-};
-
-static int gp_attach_base_name(const char *path, const char *prefix)
-{
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	return strncmp(b, prefix, strlen(prefix)) == 0;
-}
-
-/* Fill *m from /proc/PID/maps: the lowest mapping (load base) of each
- * object of interest. Returns 0 or -errno. */
-static int gp_attach_read_maps(pid_t pid, struct gp_attach_maps *m)
-{
-	char p[64], line[PATH_MAX + 128];
-	snprintf(p, sizeof p, "/proc/%ld/maps", (long)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return -errno;
-	memset(m, 0, sizeof *m);
-	int any = 0;
-	while (fgets(line, sizeof line, f)) {
-		any = 1;
-		unsigned long lo, off;
-		int pos = 0;
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || !pos)
-			continue;
-		char *path = line + pos;
-		path[strcspn(path, "\n")] = 0;
-		if (path[0] != '/')
-			continue;
-		struct {
-			const char *prefix;
-			char *dst;
-			uintptr_t *base;
-		} want[] = {{"libcudart.so", m->cudart, NULL},	  {"libcupti.so", m->cupti, NULL},
-			    {"libc.so.6", m->libc, &m->libc_base},	  {"libdl.so.2", m->libdl, &m->libdl_base},
-			    {"libgpuphase.so", m->self_lib, &m->self_base}};
-		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-			if (!gp_attach_base_name(path, want[i].prefix) || want[i].dst[0])
-				continue;
-			snprintf(want[i].dst, PATH_MAX, "%s", path);
-			if (want[i].base)
-				*want[i].base = lo - off; /* first mapping: offset 0, or the image start */
-		}
-	}
-	fclose(f);
-	/* a process we may not trace reads as an empty file (kernel check on read) */
-	return any ? 0 : -EACCES;
-}
-
-/* Does the NUL-separated file /proc/PID/<name> hold an entry containing s? */
-static int gp_attach_proc_has(pid_t pid, const char *name, const char *s)
-{
-	char p[64];
-	static char buf[1 << 16];
-	snprintf(p, sizeof p, "/proc/%ld/%s", (long)pid, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
-		if (strstr(e, s))
-			return 1;
-	return 0;
-}
-
-/* Is an attach session running in pid (its abstract socket is bound)? */
-static int gp_attach_session_running(pid_t pid)
-{
-	char want[64], line[512];
-	snprintf(want, sizeof want, "@gpuphase-attach.%ld\n", (long)pid);
-	FILE *f = fopen("/proc/net/unix", "re");
-	if (!f)
-		return 0;
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		size_t n = strlen(line), w = strlen(want);
-		found = n >= w && !strcmp(line + n - w, want);
-	}
-	fclose(f);
-	return found;
-}
-
-static int gp_attach_threads(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/task", (long)pid);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-/* The thread to stop: one blocked in a call where programs wait for work
- * (it holds no lock of the C library or the loader), the main thread first;
- * else the main thread wherever it is. */
-static pid_t gp_attach_pick_thread(pid_t pid)
-{
-	/* the numbers of this architecture (aarch64 has no poll, select,
-	 * pause or epoll_wait: its C library uses the p- variants) */
-	static const long waits[] = {
-		SYS_read,     SYS_recvfrom,  SYS_recvmsg,	  SYS_accept,	  SYS_accept4, SYS_wait4,
-		SYS_nanosleep, SYS_clock_nanosleep, SYS_pselect6, SYS_ppoll, SYS_epoll_pwait,
-#ifdef SYS_poll
-		SYS_poll,
-#endif
-#ifdef SYS_select
-		SYS_select,
-#endif
-#ifdef SYS_epoll_wait
-		SYS_epoll_wait,
-#endif
-#ifdef SYS_pause
-		SYS_pause,
-#endif
-	};
-	char p[96], d[64];
-	snprintf(d, sizeof d, "/proc/%ld/task", (long)pid);
-	DIR *dir = opendir(d);
-	if (!dir)
-		return pid;
-	pid_t best = 0;
-	for (struct dirent *e; (e = readdir(dir));) {
-		if (e->d_name[0] == '.')
-			continue;
-		pid_t tid = (pid_t)atol(e->d_name);
-		snprintf(p, sizeof p, "/proc/%ld/task/%ld/syscall", (long)pid, (long)tid);
-		FILE *f = fopen(p, "re");
-		long nr = -1;
-		if (f) {
-			if (fscanf(f, "%ld", &nr) != 1)
-				nr = -1;
-			fclose(f);
-		}
-		for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
-			if (nr == waits[i] && (!best || tid == pid))
-				best = tid;
-	}
-	closedir(dir);
-	return best ? best : pid;
-}
-
-/* The value of function name in the object at path as the target sees it
- * (through its root: its mount namespace), else as we see it. */
-static int gp_attach_sym(pid_t pid, const char *path, const char *name, uintptr_t *value)
-{
-	char root[PATH_MAX + 64];
-	uint64_t v = 0;
-	snprintf(root, sizeof root, "/proc/%ld/root%s", (long)pid, path);
-	int rc = gp_elfscan_dynsym(access(root, R_OK) == 0 ? root : path, name, &v);
-	*value = (uintptr_t)v;
-	return rc;
 }
 
 /* ---- the verb ---------------------------------------------------------- */
@@ -280,22 +110,6 @@ static void gp_attach_on_signal(int sig)
 {
 	(void)sig;
 	gp_attach_interrupted = 1;
-}
-
-static int gp_attach_alive(pid_t pid)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
 /* What the command line asked for. */
@@ -437,9 +251,9 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 {
 	if (kill((pid_t)pid, 0) && errno == ESRCH)
 		return gp_attach_fail("no process %ld", pid);
-	struct gp_attach_maps m;
-	int rc = gp_attach_read_maps((pid_t)pid, &m);
-	if (rc == -ENOENT || !gp_attach_alive((pid_t)pid))
+	struct gp_target_maps m;
+	int rc = gp_target_maps((pid_t)pid, &m);
+	if (rc == -ENOENT || !gp_target_alive((pid_t)pid))
 		return gp_attach_fail("no process %ld", pid);
 	char scope[8] = "", yama[48] = "";
 	FILE *sf = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
@@ -457,11 +271,11 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 		 pid, yama);
 	if (rc)
 		return gp_attach_fail("%s", pl->perm);
-	if (m.self_lib[0] && gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
+	if (m.self_lib[0] && gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
 		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
 				      "gpuphase trigger",
 				      pid);
-	if (gp_attach_session_running((pid_t)pid))
+	if (gp_target_attached((pid_t)pid))
 		return gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
 	if (!m.cudart[0]) {
 		char exe[64], err[128];
@@ -476,21 +290,21 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 	/* nsys, ncu and other CUPTI tools load themselves with this variable;
 	 * a subscriber that got in another way is found by the library
 	 * (cuptiSubscribe refuses) before it patches or writes anything */
-	if (gp_attach_proc_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
-	    !gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
+	if (gp_target_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
+	    !gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
 		return gp_attach_fail("another tool holds CUPTI in process %ld (it was started with "
 				      "CUDA_INJECTION64_PATH set)",
 				      pid);
 	if (!m.libc[0])
 		return gp_attach_fail("process %ld has no libc.so.6 mapped: cannot find its dlopen", pid);
 	uintptr_t dlopen_off = 0;
-	if (gp_attach_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
+	if (gp_target_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
 		pl->dlopen_at = m.libc_base + dlopen_off;
-	else if (m.libdl[0] && gp_attach_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
+	else if (m.libdl[0] && gp_target_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
 		pl->dlopen_at = m.libdl_base + dlopen_off;
 	else
 		return gp_attach_fail("cannot find dlopen in process %ld's C library", pid);
-	if (gp_attach_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
+	if (gp_target_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
 		return gp_attach_fail("%s has no gpuphase_attach_begin (an older build?)", lib);
 	return 0;
 }
@@ -541,8 +355,8 @@ static const char *gp_attach_calls(struct gp_ptcall_thread *t, long pid, const c
 	if (!*ret)
 		return "dlopen of libgpuphase.so failed in the process (another C library, or a path it cannot "
 		       "see?)";
-	struct gp_attach_maps m2;
-	if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
+	struct gp_target_maps m2;
+	if (gp_target_maps((pid_t)pid, &m2) || !m2.self_base)
 		return "libgpuphase.so not mapped after dlopen";
 	if ((rc = gp_ptcall_run(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
 		return rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
@@ -558,25 +372,6 @@ struct gp_attach_stop {
 	uint64_t ns, work_ns;
 };
 
-/* CPU time so far of thread tid of pid, which is stopped (the first field
- * of its schedstat: exact for a thread that is not running), plus this
- * thread's own. */
-static uint64_t gp_attach_work(long pid, long tid)
-{
-	char p[96];
-	unsigned long long run = 0;
-	snprintf(p, sizeof p, "/proc/%ld/task/%ld/schedstat", pid, tid);
-	FILE *f = fopen(p, "re");
-	if (f) {
-		if (fscanf(f, "%llu", &run) != 1)
-			run = 0;
-		fclose(f);
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return run + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The stop: seize one thread, two calls, restore, detach. 0 when the
  * session started (*st: the stop), else 1 after one line. */
 static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
@@ -585,14 +380,14 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 	struct gp_ptcall_thread *t = calloc(1, sizeof *t);
 	if (!t)
 		return gp_attach_fail("out of memory");
-	t->tid = gp_attach_pick_thread((pid_t)pid);
+	t->tid = gp_target_pick_thread((pid_t)pid);
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
 		int e = errno;
 		free(t);
 		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
 				  : gp_attach_fail("%s", pl->perm);
 	}
-	uint64_t t0 = gp_attach_now(), w0 = gp_attach_work(pid, t->tid), w1 = w0;
+	uint64_t t0 = gp_attach_now(), w0 = gp_target_cpu_ns(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 	int sig = gp_ptcall_wait(t);
 	const char *why = NULL;
@@ -605,7 +400,7 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
 		if (!t->gone) {
 			gp_ptcall_restore(t);
-			w1 = gp_attach_work(pid, t->tid); /* while it is still stopped */
+			w1 = gp_target_cpu_ns(pid, t->tid); /* while it is still stopped */
 			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
 		}
 	}
@@ -682,7 +477,7 @@ static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, s
 			(void)!send(c, "stop\n", 5, MSG_NOSIGNAL);
 			stop_sent = 1;
 		}
-		if (!gp_attach_alive((pid_t)pid)) {
+		if (!gp_target_alive((pid_t)pid)) {
 			gp_attach_fail("process %ld exited during the capture%s", pid,
 				       c >= 0 ? " (the trace may be partial)" : "");
 			break;
@@ -708,9 +503,9 @@ static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, s
 			/* a killed process closes its descriptors before it is a
 			 * zombie: give it a moment to look dead before blaming the
 			 * session */
-			for (int i = 0; i < 100 && gp_attach_alive((pid_t)pid); i++)
+			for (int i = 0; i < 100 && gp_target_alive((pid_t)pid); i++)
 				usleep(5000);
-			if (gp_attach_alive((pid_t)pid))
+			if (gp_target_alive((pid_t)pid))
 				gp_attach_fail("the session in process %ld ended without a result", pid);
 			else
 				gp_attach_fail("process %ld exited during the capture (the trace may be partial)", pid);
@@ -755,10 +550,10 @@ static void gp_attach_settle(long pid, long session_tid, int threads_before, int
 		usleep(5000);
 	if (!detached)
 		return;
-	int threads_after = gp_attach_threads((pid_t)pid);
+	int threads_after = gp_target_threads((pid_t)pid);
 	for (int i = 0; i < 200 && threads_after > threads_before; i++) {
 		usleep(5000);
-		threads_after = gp_attach_threads((pid_t)pid);
+		threads_after = gp_target_threads((pid_t)pid);
 	}
 	if (threads_after > threads_before)
 		fprintf(stderr, "gpuphase: attach: %ld: note: %d threads before, %d after\n", pid, threads_before,
@@ -771,7 +566,6 @@ static void gp_attach_settle(long pid, long session_tid, int threads_before, int
 static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_result *res)
 {
 	long pid = o->pid;
-	gp_attach_pid = (pid_t)pid;
 	char lib[PATH_MAX], outabs[PATH_MAX];
 	struct gp_attach_plan pl;
 	int rc;
@@ -794,7 +588,7 @@ static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_re
 			      "GPUPHASE_STACKS=%s\n",
 			      sock, outabs, o->iters, o->stacks);
 	int status = 1;
-	int threads_before = gp_attach_threads((pid_t)pid);
+	int threads_before = gp_target_threads((pid_t)pid);
 	struct gp_attach_stop st = {0, 0, 0};
 	if (rl < 0 || (size_t)rl >= sizeof req) {
 		gp_attach_fail("request too long (output path?)");

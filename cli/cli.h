@@ -6,8 +6,8 @@
  * functions (elfscan.c), and finding programs and files (locate.c). Calls go
  * one way: gpuphase.c -> verbs -> help.c, locate.c, elfscan.c (leaves;
  * help.c calls locate.c only); record.c and attach.c also run the report
- * through report.c (gp_report_run). attach.c makes the target's thread call
- * functions through ptcall.h; report.c and attach.c read gpuphase-report's
+ * through report.c (gp_report_run). attach.c reads its target through
+ * target.h and makes the target's thread call functions through ptcall.h; report.c and attach.c read gpuphase-report's
  * option table (report/options.h).
  *
  * The command is an ordinary single-threaded program: verbs return the exit
