@@ -7,8 +7,9 @@
  * one way: gpuphase.c -> verbs -> help.c, locate.c, elfscan.c (leaves;
  * help.c calls locate.c only); record.c and attach.c also run the report
  * through report.c (gp_report_run). attach.c reads its target through
- * target.h and makes the target's thread call functions through ptcall.h; report.c and attach.c read gpuphase-report's
- * option table (report/options.h).
+ * target.h and makes the target's thread call functions through ptcall.h;
+ * report.c and attach.c read gpuphase-report's option table
+ * (report/options.h).
  *
  * The command is an ordinary single-threaded program: verbs return the exit
  * status main() returns; every message goes to stderr prefixed "gpuphase: ",
