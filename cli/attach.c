@@ -24,14 +24,14 @@
  * the attach or the capture: reported, exit 1.
  *
  * Architecture: x86-64 and aarch64. What differs (the registers of a
- * call, its frame, the system call restart, the FP/vector state) is in one
- * section, "the architecture", below; everything else is shared. Other
- * architectures build a verb that says it is not available.
+ * call, its frame, the system call restart, the FP/vector state) is in
+ * ptcall.c, which makes the stopped thread call a function; what the
+ * target is (its maps, threads, environment, a function's address) is read
+ * from /proc by target.c; this file parses the verb's options and drives
+ * the attach. Other architectures build a verb that says it is not
+ * available.
  */
-#include <dirent.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,23 +40,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/un.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-
-#if defined(__aarch64__)
-#include <asm/ptrace.h> /* struct user_sve_header, SVE_PT_* */
-#endif
+#include "ptcall.h"
+#include "target.h"
+#include "report/options.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 /* The register handling of other architectures is not written (see
@@ -69,10 +63,6 @@ int gp_attach_main(int argc, char **argv)
 	return 1;
 }
 #else
-
-#define GP_ATTACH_FP_MAX 16384 /* x86 XSTATE with AMX tiles is ~11 KiB */
-
-static pid_t gp_attach_pid;
 
 static uint64_t gp_attach_now(void)
 {
@@ -91,510 +81,6 @@ static int gp_attach_fail(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	return 1;
-}
-
-/* ---- reading the target from /proc ------------------------------------- */
-
-struct gp_attach_maps {
-	char cudart[PATH_MAX], cupti[PATH_MAX], libc[PATH_MAX], libdl[PATH_MAX], self_lib[PATH_MAX];
-	uintptr_t libc_base, libdl_base, self_base;
-};
-
-static int gp_attach_base_name(const char *path, const char *prefix)
-{
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	return strncmp(b, prefix, strlen(prefix)) == 0;
-}
-
-/* Fill *m from /proc/PID/maps: the lowest mapping (load base) of each
- * object of interest. Returns 0 or -errno. */
-static int gp_attach_read_maps(pid_t pid, struct gp_attach_maps *m)
-{
-	char p[64], line[PATH_MAX + 128];
-	snprintf(p, sizeof p, "/proc/%ld/maps", (long)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return -errno;
-	memset(m, 0, sizeof *m);
-	int any = 0;
-	while (fgets(line, sizeof line, f)) {
-		any = 1;
-		unsigned long lo, off;
-		int pos = 0;
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || !pos)
-			continue;
-		char *path = line + pos;
-		path[strcspn(path, "\n")] = 0;
-		if (path[0] != '/')
-			continue;
-		struct {
-			const char *prefix;
-			char *dst;
-			uintptr_t *base;
-		} want[] = {{"libcudart.so", m->cudart, NULL},	  {"libcupti.so", m->cupti, NULL},
-			    {"libc.so.6", m->libc, &m->libc_base},	  {"libdl.so.2", m->libdl, &m->libdl_base},
-			    {"libgpuphase.so", m->self_lib, &m->self_base}};
-		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-			if (!gp_attach_base_name(path, want[i].prefix) || want[i].dst[0])
-				continue;
-			snprintf(want[i].dst, PATH_MAX, "%s", path);
-			if (want[i].base)
-				*want[i].base = lo - off; /* first mapping: offset 0, or the image start */
-		}
-	}
-	fclose(f);
-	/* a process we may not trace reads as an empty file (kernel check on read) */
-	return any ? 0 : -EACCES;
-}
-
-/* Does the NUL-separated file /proc/PID/<name> hold an entry containing s? */
-static int gp_attach_proc_has(pid_t pid, const char *name, const char *s)
-{
-	char p[64];
-	static char buf[1 << 16];
-	snprintf(p, sizeof p, "/proc/%ld/%s", (long)pid, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
-		if (strstr(e, s))
-			return 1;
-	return 0;
-}
-
-/* Is an attach session running in pid (its abstract socket is bound)? */
-static int gp_attach_session_running(pid_t pid)
-{
-	char want[64], line[512];
-	snprintf(want, sizeof want, "@gpuphase-attach.%ld\n", (long)pid);
-	FILE *f = fopen("/proc/net/unix", "re");
-	if (!f)
-		return 0;
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		size_t n = strlen(line), w = strlen(want);
-		found = n >= w && !strcmp(line + n - w, want);
-	}
-	fclose(f);
-	return found;
-}
-
-static int gp_attach_threads(pid_t pid)
-{
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/task", (long)pid);
-	DIR *d = opendir(p);
-	if (!d)
-		return 0;
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-/* The thread to stop: one blocked in a call where programs wait for work
- * (it holds no lock of the C library or the loader), the main thread first;
- * else the main thread wherever it is. */
-static pid_t gp_attach_pick_thread(pid_t pid)
-{
-	/* the numbers of this architecture (aarch64 has no poll, select,
-	 * pause or epoll_wait: its C library uses the p- variants) */
-	static const long waits[] = {
-		SYS_read,     SYS_recvfrom,  SYS_recvmsg,	  SYS_accept,	  SYS_accept4, SYS_wait4,
-		SYS_nanosleep, SYS_clock_nanosleep, SYS_pselect6, SYS_ppoll, SYS_epoll_pwait,
-#ifdef SYS_poll
-		SYS_poll,
-#endif
-#ifdef SYS_select
-		SYS_select,
-#endif
-#ifdef SYS_epoll_wait
-		SYS_epoll_wait,
-#endif
-#ifdef SYS_pause
-		SYS_pause,
-#endif
-	};
-	char p[96], d[64];
-	snprintf(d, sizeof d, "/proc/%ld/task", (long)pid);
-	DIR *dir = opendir(d);
-	if (!dir)
-		return pid;
-	pid_t best = 0;
-	for (struct dirent *e; (e = readdir(dir));) {
-		if (e->d_name[0] == '.')
-			continue;
-		pid_t tid = (pid_t)atol(e->d_name);
-		snprintf(p, sizeof p, "/proc/%ld/task/%ld/syscall", (long)pid, (long)tid);
-		FILE *f = fopen(p, "re");
-		long nr = -1;
-		if (f) {
-			if (fscanf(f, "%ld", &nr) != 1)
-				nr = -1;
-			fclose(f);
-		}
-		for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
-			if (nr == waits[i] && (!best || tid == pid))
-				best = tid;
-	}
-	closedir(dir);
-	return best ? best : pid;
-}
-
-/* ---- ELF: a dynamic symbol's value in a file ------------------------------ */
-
-static int gp_attach_elf_sym(pid_t pid, const char *path, const char *name, uintptr_t *value)
-{
-	char root[PATH_MAX + 64];
-	snprintf(root, sizeof root, "/proc/%ld/root%s", (long)pid, path); /* the target's mount namespace */
-	int fd = open(root, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -EINVAL;
-	}
-	size_t sz = (size_t)st.st_size;
-	const uint8_t *p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	int rc = -ENOENT;
-	const Elf64_Ehdr *eh = (const void *)p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > sz) {
-		rc = -EINVAL;
-		goto out;
-	}
-	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum && rc; i++) {
-		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-			continue;
-		const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-		if (sh[i].sh_offset + sh[i].sh_size > sz || ss->sh_offset + ss->sh_size > sz)
-			continue;
-		const Elf64_Sym *sym = (const void *)(p + sh[i].sh_offset);
-		const char *str = (const char *)(p + ss->sh_offset);
-		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
-			if (sym[k].st_name >= ss->sh_size || sym[k].st_shndx == SHN_UNDEF || !sym[k].st_value)
-				continue;
-			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
-			    strncmp(str + sym[k].st_name, name, ss->sh_size - sym[k].st_name) != 0)
-				continue;
-			*value = (uintptr_t)sym[k].st_value;
-			rc = 0;
-			break;
-		}
-	}
-out:
-	munmap((void *)p, sz);
-	return rc;
-}
-
-/* ---- the architecture: registers, the call frame, extra state -------------
- *
- * A call in the stopped thread (gp_attach_call) sets the program counter to
- * the function, its two arguments, a stack pointer below the thread's own
- * data, and a return address of 0: the function returns to address 0, an
- * instruction fetch fault that stops the thread with SIGSEGV at pc 0. That
- * fault plays the part int3 / BRK play for debuggers, and needs no code
- * written into the process. Per architecture:
- *
- *               x86-64                      aarch64
- *   registers   user_regs_struct            user_regs_struct (= user_pt_regs)
- *               (NT_PRSTATUS)               (NT_PRSTATUS)
- *   pc, sp      rip, rsp                    pc, sp
- *   arguments   rdi, rsi (up to 6)          x0, x1 (up to 8: x0-x7)
- *   result      rax                         x0
- *   return to 0 0 pushed at [rsp]           x30 (the link register) = 0
- *   no restart  orig_rax = -1 in the call   syscallno = -1 (NT_ARM_SYSTEM_CALL)
- *               regs                        during the calls
- *   restart of  the saved rax/orig_rax:     prepared by the kernel before the
- *   the call    the kernel restarts it at   stop (pc back on the svc, x0 =
- *   it was in   the detach                  orig_x0): the saved registers
- *                                           re-issue it; a restart block (a
- *                                           relative nanosleep, poll with a
- *                                           timeout) starts over in full
- *   FP/vector   NT_X86_XSTATE, else         NT_PRFPREG, and NT_ARM_SVE when
- *               NT_PRFPREG                  the thread has live SVE state
- *   also        -                           PSTATE.BTYPE cleared for the call
- *
- * x86-64 is run by the tests; aarch64 is compiled (make cross-aarch64),
- * not run: docs/attach.md says what is verified where.
- */
-
-struct gp_attach_thread {
-	pid_t tid;
-	struct user_regs_struct regs;    /* saved at the stop */
-	uint8_t fp[GP_ATTACH_FP_MAX];    /* saved FP/vector state */
-	size_t fplen;
-	int fpset;                       /* x86: NT_X86_XSTATE (else NT_PRFPREG) */
-#if defined(__aarch64__)
-	uint8_t sve[GP_ATTACH_FP_MAX];   /* NT_ARM_SVE, when sve_live */
-	size_t svelen;
-	int sve_live;
-	int syscallno, have_syscallno;   /* NT_ARM_SYSTEM_CALL at the stop */
-#endif
-	int pending_sig;                 /* a signal that arrived meanwhile */
-	int gone;                        /* the thread (process) exited     */
-};
-
-/* Read (set 0) or write one register set of *len bytes; a read sets *len
- * to what the kernel gave. */
-static int gp_attach_regset(pid_t tid, int set, unsigned type, void *buf, size_t *len)
-{
-	struct iovec io = {buf, *len};
-	if (ptrace(set ? PTRACE_SETREGSET : PTRACE_GETREGSET, tid, (void *)(uintptr_t)type, &io))
-		return -errno;
-	*len = io.iov_len;
-	return 0;
-}
-
-/* Read a register set whose size varies by machine into buf (cap bytes):
- * one that fills buf to the brim may have been cut short and would be
- * restored half, so it is refused (-E2BIG). */
-static int gp_attach_regset_var(pid_t tid, unsigned type, void *buf, size_t cap, size_t *len)
-{
-	*len = cap;
-	int rc = gp_attach_regset(tid, 0, type, buf, len);
-	return rc ? rc : *len >= cap ? -E2BIG : 0;
-}
-
-static int gp_attach_getregs(pid_t tid, struct user_regs_struct *r)
-{
-	struct iovec io = {r, sizeof *r};
-	return ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
-}
-
-static int gp_attach_setregs(pid_t tid, struct user_regs_struct *r)
-{
-	struct iovec io = {r, sizeof *r};
-	return ptrace(PTRACE_SETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &io) ? -errno : 0;
-}
-
-#if defined(__x86_64__)
-
-static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
-{
-	r->rip = fn;
-	r->rdi = a0;
-	r->rsi = a1;
-	r->rax = 0;
-	r->rsp = sp;      /* holds the return address 0 (gp_attach_frame) */
-	r->orig_rax = -1; /* not in a system call: no restart logic on resume */
-}
-
-static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
-{
-	return r->rax;
-}
-
-static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
-{
-	return r->rip;
-}
-
-static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
-{
-	return r->rsp;
-}
-
-static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len);
-
-/* The frame at function entry: the return address 0 at *sp, sp + 8
- * 16-aligned (the psABI's rule at a call). */
-static int gp_attach_frame(pid_t tid, uintptr_t *sp)
-{
-	uint64_t zero = 0;
-	*sp = (*sp & ~(uintptr_t)15) - 8;
-	return gp_attach_poke(tid, *sp, &zero, sizeof zero);
-}
-
-/* Nothing beyond orig_rax, which gp_attach_set_call sets. */
-static int gp_attach_no_restart(struct gp_attach_thread *t)
-{
-	(void)t;
-	return 0;
-}
-
-static int gp_attach_save_extra(struct gp_attach_thread *t)
-{
-	t->fpset = 1;
-	int rc = gp_attach_regset_var(t->tid, NT_X86_XSTATE, t->fp, sizeof t->fp, &t->fplen);
-	if (rc == -E2BIG)
-		return rc;
-	if (rc) {
-		t->fpset = 0;
-		return gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
-	}
-	return 0;
-}
-
-static void gp_attach_restore_extra(struct gp_attach_thread *t)
-{
-	(void)gp_attach_regset(t->tid, 1, t->fpset ? NT_X86_XSTATE : NT_PRFPREG, t->fp, &t->fplen);
-}
-
-#elif defined(__aarch64__)
-
-static void gp_attach_set_call(struct user_regs_struct *r, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp)
-{
-	r->pc = fn;
-	r->regs[0] = a0;
-	r->regs[1] = a1;
-	r->regs[30] = 0;             /* the link register: return to address 0 */
-	r->sp = sp;
-	r->pstate &= ~0xc00ull;      /* PSTATE.BTYPE: no branch-target check pending at fn */
-}
-
-static uintptr_t gp_attach_ret(const struct user_regs_struct *r)
-{
-	return r->regs[0];
-}
-
-static uintptr_t gp_attach_pc(const struct user_regs_struct *r)
-{
-	return r->pc;
-}
-
-static uintptr_t gp_attach_sp(const struct user_regs_struct *r)
-{
-	return r->sp;
-}
-
-/* The return address is in x30: the stack only needs its 16-byte
- * alignment (AAPCS64; no red zone on Linux). */
-static int gp_attach_frame(pid_t tid, uintptr_t *sp)
-{
-	(void)tid;
-	*sp &= ~(uintptr_t)15;
-	return 0;
-}
-
-/* syscallno = -1: resuming at the call is not a return from a system call
- * (the kernel forgot it at the stop already; kept for older kernels). A
- * kernel without NT_ARM_SYSTEM_CALL (before 3.19) has nothing to forget. */
-static int gp_attach_no_restart(struct gp_attach_thread *t)
-{
-	int none = -1;
-	size_t len = sizeof none;
-	if (t->have_syscallno)
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &none, &len);
-	return 0;
-}
-
-static int gp_attach_save_extra(struct gp_attach_thread *t)
-{
-	int rc = gp_attach_regset_var(t->tid, NT_PRFPREG, t->fp, sizeof t->fp, &t->fplen);
-	if (rc)
-		return rc;
-	/* no SVE (EINVAL, ENODEV): the FPSIMD set is all there is */
-	rc = gp_attach_regset_var(t->tid, NT_ARM_SVE, t->sve, sizeof t->sve, &t->svelen);
-	if (rc == -E2BIG)
-		return rc; /* a vector length we cannot hold: do not touch the thread */
-	const struct user_sve_header *h = (const void *)t->sve;
-	t->sve_live = rc == 0 && t->svelen >= sizeof *h && (h->flags & SVE_PT_REGS_MASK) == SVE_PT_REGS_SVE;
-	size_t len = sizeof t->syscallno;
-	t->have_syscallno = gp_attach_regset(t->tid, 0, NT_ARM_SYSTEM_CALL, &t->syscallno, &len) == 0 &&
-			    len == sizeof t->syscallno;
-	return 0;
-}
-
-static void gp_attach_restore_extra(struct gp_attach_thread *t)
-{
-	(void)gp_attach_regset(t->tid, 1, NT_PRFPREG, t->fp, &t->fplen);
-	if (t->sve_live) /* after the FPSIMD view: the SVE registers extend it */
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SVE, t->sve, &t->svelen);
-	if (t->have_syscallno) {
-		size_t len = sizeof t->syscallno;
-		(void)gp_attach_regset(t->tid, 1, NT_ARM_SYSTEM_CALL, &t->syscallno, &len);
-	}
-}
-
-#endif /* the architecture */
-
-/* ---- ptrace: one call in the stopped thread ------------------------------- */
-
-static int gp_attach_poke(pid_t tid, uintptr_t addr, const void *buf, size_t len)
-{
-	struct iovec l = {(void *)buf, len}, rm = {(void *)addr, len};
-	if (process_vm_writev(tid, &l, 1, &rm, 1, 0) == (ssize_t)len)
-		return 0;
-	/* /proc/PID/mem writes through read-only mappings and works where
-	 * process_vm_writev is blocked (the stack is writable anyway) */
-	char p[64];
-	snprintf(p, sizeof p, "/proc/%ld/mem", (long)tid);
-	int fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : -EIO;
-}
-
-/* Wait for the thread's next stop. Returns the stop signal, 0 for a
- * ptrace event stop, or -1 when the thread exited (t->gone). */
-static int gp_attach_wait(struct gp_attach_thread *t)
-{
-	int st;
-	for (;;) {
-		pid_t r = waitpid(t->tid, &st, __WALL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
-			t->gone = 1;
-			return -1;
-		}
-		if (WIFSTOPPED(st))
-			return (st >> 16) ? 0 : WSTOPSIG(st);
-	}
-}
-
-/* Run fn(a0, a1) in the stopped thread; *ret gets its return value. The
- * stack below the red zone holds data (already written by the caller at
- * [sp, ...)); the frame (gp_attach_frame) goes below it. */
-static int gp_attach_call(struct gp_attach_thread *t, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t sp,
-			  uintptr_t *ret)
-{
-	int rc = gp_attach_frame(t->tid, &sp);
-	if (rc)
-		return rc;
-	struct user_regs_struct r = t->regs;
-	gp_attach_set_call(&r, fn, a0, a1, sp);
-	if ((rc = gp_attach_setregs(t->tid, &r)) || (rc = gp_attach_no_restart(t)))
-		return rc;
-	for (;;) {
-		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
-			return -errno;
-		int sig = gp_attach_wait(t);
-		if (sig < 0)
-			return -ESRCH;
-		if (sig == 0)
-			continue; /* a late interrupt stop */
-		if ((sig == SIGSEGV || sig == SIGBUS) && gp_attach_getregs(t->tid, &r) == 0 && gp_attach_pc(&r) == 0) {
-			*ret = gp_attach_ret(&r);
-			return 0;
-		}
-		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT)
-			return -EFAULT; /* the call itself crashed: leave it to the restore */
-		t->pending_sig = sig; /* someone else's signal: delivered at detach */
-	}
-}
-
-static void gp_attach_restore(struct gp_attach_thread *t)
-{
-	gp_attach_restore_extra(t);
-	gp_attach_setregs(t->tid, &t->regs);
 }
 
 /* ---- the verb ---------------------------------------------------------- */
@@ -626,22 +112,6 @@ static void gp_attach_on_signal(int sig)
 	gp_attach_interrupted = 1;
 }
 
-static int gp_attach_alive(pid_t pid)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-}
-
 /* What the command line asked for. */
 struct gp_attach_opts {
 	const char *out, *lib, *stacks;
@@ -665,7 +135,7 @@ static int gp_attach_report_opt(int argc, char **argv, int *i, struct gp_attach_
 			o->report[o->nreport++] = t;
 		return -1;
 	}
-	int n = gp_report_option_arity(a);
+	int n = gp_options_arity(a);
 	if (n < 0) {
 		char m[160];
 		snprintf(m, sizeof m, "unknown option '%s' (neither attach's nor gpuphase report's)", a);
@@ -781,9 +251,9 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 {
 	if (kill((pid_t)pid, 0) && errno == ESRCH)
 		return gp_attach_fail("no process %ld", pid);
-	struct gp_attach_maps m;
-	int rc = gp_attach_read_maps((pid_t)pid, &m);
-	if (rc == -ENOENT || !gp_attach_alive((pid_t)pid))
+	struct gp_target_maps m;
+	int rc = gp_target_maps((pid_t)pid, &m);
+	if (rc == -ENOENT || !gp_target_alive((pid_t)pid))
 		return gp_attach_fail("no process %ld", pid);
 	char scope[8] = "", yama[48] = "";
 	FILE *sf = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
@@ -801,11 +271,11 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 		 pid, yama);
 	if (rc)
 		return gp_attach_fail("%s", pl->perm);
-	if (m.self_lib[0] && gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
+	if (m.self_lib[0] && gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
 		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
 				      "gpuphase trigger",
 				      pid);
-	if (gp_attach_session_running((pid_t)pid))
+	if (gp_target_attached((pid_t)pid))
 		return gp_attach_fail("process %ld is already attached by another gpuphase attach", pid);
 	if (!m.cudart[0]) {
 		char exe[64], err[128];
@@ -820,21 +290,21 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 	/* nsys, ncu and other CUPTI tools load themselves with this variable;
 	 * a subscriber that got in another way is found by the library
 	 * (cuptiSubscribe refuses) before it patches or writes anything */
-	if (gp_attach_proc_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
-	    !gp_attach_proc_has((pid_t)pid, "environ", "libgpuphase.so"))
+	if (gp_target_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
+	    !gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
 		return gp_attach_fail("another tool holds CUPTI in process %ld (it was started with "
 				      "CUDA_INJECTION64_PATH set)",
 				      pid);
 	if (!m.libc[0])
 		return gp_attach_fail("process %ld has no libc.so.6 mapped: cannot find its dlopen", pid);
 	uintptr_t dlopen_off = 0;
-	if (gp_attach_elf_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
+	if (gp_target_sym((pid_t)pid, m.libc, "dlopen", &dlopen_off) == 0)
 		pl->dlopen_at = m.libc_base + dlopen_off;
-	else if (m.libdl[0] && gp_attach_elf_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
+	else if (m.libdl[0] && gp_target_sym((pid_t)pid, m.libdl, "dlopen", &dlopen_off) == 0)
 		pl->dlopen_at = m.libdl_base + dlopen_off;
 	else
 		return gp_attach_fail("cannot find dlopen in process %ld's C library", pid);
-	if (gp_attach_elf_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
+	if (gp_target_sym((pid_t)pid, lib, "gpuphase_attach_begin", &pl->begin_off))
 		return gp_attach_fail("%s has no gpuphase_attach_begin (an older build?)", lib);
 	return 0;
 }
@@ -868,27 +338,27 @@ static int gp_attach_listen(char *dir, char *sock, size_t socklen)
 /* Inside the stop: make the stopped thread t call dlopen(lib) and then the
  * library's gpuphase_attach_begin(req); NULL, or why it failed ("exited"
  * when the process is gone). *ret: gpuphase_attach_begin's result. */
-static const char *gp_attach_calls(struct gp_attach_thread *t, long pid, const char *lib, const char *req, size_t rl,
+static const char *gp_attach_calls(struct gp_ptcall_thread *t, long pid, const char *lib, const char *req, size_t rl,
 				   const struct gp_attach_plan *pl, uintptr_t *ret)
 {
-	if (gp_attach_getregs(t->tid, &t->regs) || gp_attach_save_extra(t))
+	if (gp_ptcall_save(t))
 		return "registers unreadable";
 	/* data on the thread's stack, below the red zone */
-	uintptr_t sp = (gp_attach_sp(&t->regs) - 128 - 4096) & ~(uintptr_t)15;
+	uintptr_t sp = (gp_ptcall_stack(t) - 128 - 4096) & ~(uintptr_t)15;
 	size_t ll = strlen(lib) + 1;
 	uintptr_t a_lib = sp, a_req = sp + ((ll + 15) & ~(size_t)15);
 	int rc;
-	if (gp_attach_poke(t->tid, a_lib, lib, ll) || gp_attach_poke(t->tid, a_req, req, rl + 1))
+	if (gp_ptcall_poke(t->tid, a_lib, lib, ll) || gp_ptcall_poke(t->tid, a_req, req, rl + 1))
 		return "cannot write to its memory";
-	if ((rc = gp_attach_call(t, pl->dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, ret)))
+	if ((rc = gp_ptcall_run(t, pl->dlopen_at, a_lib, 2 /* RTLD_NOW */, sp, ret)))
 		return rc == -ESRCH ? "exited" : "dlopen crashed";
 	if (!*ret)
 		return "dlopen of libgpuphase.so failed in the process (another C library, or a path it cannot "
 		       "see?)";
-	struct gp_attach_maps m2;
-	if (gp_attach_read_maps((pid_t)pid, &m2) || !m2.self_base)
+	struct gp_target_maps m2;
+	if (gp_target_maps((pid_t)pid, &m2) || !m2.self_base)
 		return "libgpuphase.so not mapped after dlopen";
-	if ((rc = gp_attach_call(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
+	if ((rc = gp_ptcall_run(t, m2.self_base + pl->begin_off, a_req, 0, sp, ret)))
 		return rc == -ESRCH ? "exited" : "gpuphase_attach_begin crashed";
 	return NULL;
 }
@@ -902,43 +372,24 @@ struct gp_attach_stop {
 	uint64_t ns, work_ns;
 };
 
-/* CPU time so far of thread tid of pid, which is stopped (the first field
- * of its schedstat: exact for a thread that is not running), plus this
- * thread's own. */
-static uint64_t gp_attach_work(long pid, long tid)
-{
-	char p[96];
-	unsigned long long run = 0;
-	snprintf(p, sizeof p, "/proc/%ld/task/%ld/schedstat", pid, tid);
-	FILE *f = fopen(p, "re");
-	if (f) {
-		if (fscanf(f, "%llu", &run) != 1)
-			run = 0;
-		fclose(f);
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return run + (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The stop: seize one thread, two calls, restore, detach. 0 when the
  * session started (*st: the stop), else 1 after one line. */
 static int gp_attach_inject(long pid, const char *lib, const char *req, size_t rl, const struct gp_attach_plan *pl,
 			    struct gp_attach_stop *st)
 {
-	struct gp_attach_thread *t = calloc(1, sizeof *t);
+	struct gp_ptcall_thread *t = calloc(1, sizeof *t);
 	if (!t)
 		return gp_attach_fail("out of memory");
-	t->tid = gp_attach_pick_thread((pid_t)pid);
+	t->tid = gp_target_pick_thread((pid_t)pid);
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
 		int e = errno;
 		free(t);
 		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
 				  : gp_attach_fail("%s", pl->perm);
 	}
-	uint64_t t0 = gp_attach_now(), w0 = gp_attach_work(pid, t->tid), w1 = w0;
+	uint64_t t0 = gp_attach_now(), w0 = gp_target_cpu_ns(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-	int sig = gp_attach_wait(t);
+	int sig = gp_ptcall_wait(t);
 	const char *why = NULL;
 	uintptr_t ret = 0;
 	if (sig < 0) {
@@ -948,8 +399,8 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 			t->pending_sig = sig; /* a signal-delivery stop came first: deliver it at detach */
 		why = gp_attach_calls(t, pid, lib, req, rl, pl, &ret);
 		if (!t->gone) {
-			gp_attach_restore(t);
-			w1 = gp_attach_work(pid, t->tid); /* while it is still stopped */
+			gp_ptcall_restore(t);
+			w1 = gp_target_cpu_ns(pid, t->tid); /* while it is still stopped */
 			ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
 		}
 	}
@@ -1026,7 +477,7 @@ static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, s
 			(void)!send(c, "stop\n", 5, MSG_NOSIGNAL);
 			stop_sent = 1;
 		}
-		if (!gp_attach_alive((pid_t)pid)) {
+		if (!gp_target_alive((pid_t)pid)) {
 			gp_attach_fail("process %ld exited during the capture%s", pid,
 				       c >= 0 ? " (the trace may be partial)" : "");
 			break;
@@ -1052,9 +503,9 @@ static int gp_attach_follow(int ls, long pid, const struct gp_attach_stop *st, s
 			/* a killed process closes its descriptors before it is a
 			 * zombie: give it a moment to look dead before blaming the
 			 * session */
-			for (int i = 0; i < 100 && gp_attach_alive((pid_t)pid); i++)
+			for (int i = 0; i < 100 && gp_target_alive((pid_t)pid); i++)
 				usleep(5000);
-			if (gp_attach_alive((pid_t)pid))
+			if (gp_target_alive((pid_t)pid))
 				gp_attach_fail("the session in process %ld ended without a result", pid);
 			else
 				gp_attach_fail("process %ld exited during the capture (the trace may be partial)", pid);
@@ -1099,10 +550,10 @@ static void gp_attach_settle(long pid, long session_tid, int threads_before, int
 		usleep(5000);
 	if (!detached)
 		return;
-	int threads_after = gp_attach_threads((pid_t)pid);
+	int threads_after = gp_target_threads((pid_t)pid);
 	for (int i = 0; i < 200 && threads_after > threads_before; i++) {
 		usleep(5000);
-		threads_after = gp_attach_threads((pid_t)pid);
+		threads_after = gp_target_threads((pid_t)pid);
 	}
 	if (threads_after > threads_before)
 		fprintf(stderr, "gpuphase: attach: %ld: note: %d threads before, %d after\n", pid, threads_before,
@@ -1115,7 +566,6 @@ static void gp_attach_settle(long pid, long session_tid, int threads_before, int
 static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_result *res)
 {
 	long pid = o->pid;
-	gp_attach_pid = (pid_t)pid;
 	char lib[PATH_MAX], outabs[PATH_MAX];
 	struct gp_attach_plan pl;
 	int rc;
@@ -1138,7 +588,7 @@ static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_re
 			      "GPUPHASE_STACKS=%s\n",
 			      sock, outabs, o->iters, o->stacks);
 	int status = 1;
-	int threads_before = gp_attach_threads((pid_t)pid);
+	int threads_before = gp_target_threads((pid_t)pid);
 	struct gp_attach_stop st = {0, 0, 0};
 	if (rl < 0 || (size_t)rl >= sizeof req) {
 		gp_attach_fail("request too long (output path?)");

@@ -1,12 +1,15 @@
 /*
  * cli.h — internal interface between the parts of the `gpuphase` command
  * (cli/): the verb entry points called by main() in gpuphase.c (record.c,
- * trigger.c, report.c), the help texts (help.c), the ELF inspection used by
- * `record` to warn before running (elfscan.c), and finding programs and
- * files (locate.c). Calls go one way: gpuphase.c -> verbs -> help.c,
- * locate.c, elfscan.c (leaves; help.c calls locate.c only); record.c and
- * attach.c also run the report through report.c (gp_report_run) and attach.c
- * reads its option grammar there.
+ * trigger.c, attach.c, report.c), the help texts (help.c), the ELF
+ * inspection used by `record` to warn before running and by `attach` to find
+ * functions (elfscan.c), and finding programs and files (locate.c). Calls go
+ * one way: gpuphase.c -> verbs -> help.c, locate.c, elfscan.c (leaves;
+ * help.c calls locate.c only); record.c and attach.c also run the report
+ * through report.c (gp_report_run). attach.c reads its target through
+ * target.h and makes the target's thread call functions through ptcall.h;
+ * report.c and attach.c read gpuphase-report's option table
+ * (report/options.h).
  *
  * The command is an ordinary single-threaded program: verbs return the exit
  * status main() returns; every message goes to stderr prefixed "gpuphase: ",
@@ -16,6 +19,7 @@
 #define GP_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GP_CLI_VERSION "0.1.0"
 
@@ -32,10 +36,6 @@ int gp_report_exec(const char *verb, int argc, char **argv);
  * truncated trace, ...), or -1 when it could not be run (one
  * "gpuphase: WHO: ..." line said why). */
 int gp_report_run(const char *who, char *const *opts, size_t nopts, char *const *traces, size_t ntraces);
-/* gpuphase-report's grammar: how many arguments follow option a (0, 1, or
- * 2 for --export FORMAT OUT; 0 for --opt=VALUE), -1 when gpuphase-report
- * has no such option. */
-int gp_report_option_arity(const char *a);
 
 /* Help texts (help.c). verb NULL = the top-level help. Returns 0 if the verb
  * is known, -1 otherwise. */
@@ -71,5 +71,10 @@ struct gp_elf_info {
  * -EINVAL with a message in err for a malformed ELF. Reads every offset with
  * bounds checks; never crashes on a hostile file. */
 int gp_elfscan_inspect(const char *path, struct gp_elf_info *out, char *err, size_t errlen);
+/* The value (address relative to the load base) of the defined function
+ * name in the dynamic symbol table of the 64-bit ELF file at path. Returns
+ * 0, -ENOENT when it has no such function, -EINVAL for a file that is not
+ * 64-bit ELF or is malformed, or -errno if it cannot be read. */
+int gp_elfscan_dynsym(const char *path, const char *name, uint64_t *value);
 
 #endif /* GP_CLI_H */

@@ -5,10 +5,15 @@
  * (nvcc's default: only CUPTI through CUDA_INJECTION64_PATH sees the app),
  * or not at all (a script, python: cudart may still be dlopened later).
  *
- * Called by record.c on the main thread of the command. Invariants: the file
- * is mapped read-only and every offset, size and count read from it is
- * checked against the mapping before use, so a truncated or hostile file
- * gives -EINVAL and a message, never a crash.
+ * Also the value of a function in a shared object's dynamic symbol table
+ * (gp_elfscan_dynsym), which `gpuphase attach` adds to the object's load
+ * address in the target to find dlopen() and gpuphase_attach_begin().
+ *
+ * Called by record.c and attach.c on the main thread of the command.
+ * Invariants: the file is mapped read-only and every offset, size and count
+ * read from it is checked against the mapping before use, so a truncated or
+ * hostile file gives -EINVAL (and, from gp_elfscan_inspect, a message),
+ * never a crash.
  *
  * Static cudart is recognised by a string every libcudart_static carries in
  * its error-name table ("cudaErrorCudartUnloading") or by the
@@ -164,11 +169,12 @@ static int gp_elfscan_map(const struct gp_elf_map *m, struct gp_elf_info *out, c
 	return 0;
 }
 
-int gp_elfscan_inspect(const char *path, struct gp_elf_info *out, char *err, size_t errlen)
+/* Map the regular file at path read-only into *m (m->p NULL and m->n 0 for
+ * an empty file). 0 or -errno; unmap with gp_elfscan_unmap. */
+static int gp_elfscan_mmap(const char *path, struct gp_elf_map *m)
 {
-	memset(out, 0, sizeof *out);
-	if (errlen)
-		err[0] = '\0';
+	m->p = NULL;
+	m->n = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -184,15 +190,82 @@ int gp_elfscan_inspect(const char *path, struct gp_elf_info *out, char *err, siz
 	}
 	if (st.st_size == 0) {
 		close(fd);
-		return 0; /* empty: not ELF */
+		return 0;
 	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	int e = errno;
 	close(fd);
 	if (p == MAP_FAILED)
 		return -e;
-	struct gp_elf_map m = { p, (size_t)st.st_size };
-	int rc = gp_elfscan_map(&m, out, err, errlen);
-	munmap(p, m.n);
+	m->p = p;
+	m->n = (size_t)st.st_size;
+	return 0;
+}
+
+static void gp_elfscan_unmap(struct gp_elf_map *m)
+{
+	if (m->p)
+		munmap((void *)m->p, m->n);
+}
+
+int gp_elfscan_inspect(const char *path, struct gp_elf_info *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (errlen)
+		err[0] = '\0';
+	struct gp_elf_map m;
+	int rc = gp_elfscan_mmap(path, &m);
+	if (rc || !m.p)
+		return rc; /* empty: not ELF */
+	rc = gp_elfscan_map(&m, out, err, errlen);
+	gp_elfscan_unmap(&m);
+	return rc;
+}
+
+/* The value of the defined function name in the mapped file's dynamic
+ * symbol tables (every SHT_DYNSYM section). 0, -ENOENT or -EINVAL. */
+static int gp_elfscan_dynsym_map(const struct gp_elf_map *m, const char *name, uint64_t *value)
+{
+	Elf64_Ehdr eh;
+	if (m->n < sizeof eh || memcmp(m->p, ELFMAG, SELFMAG) != 0 || m->p[EI_CLASS] != ELFCLASS64)
+		return -EINVAL;
+	memcpy(&eh, m->p, sizeof eh);
+	if (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) ||
+			   !gp_elfscan_in(m, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr))))
+		return -EINVAL;
+	size_t nlen = strlen(name);
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh, ss;
+		memcpy(&sh, m->p + eh.e_shoff + i * sizeof sh, sizeof sh);
+		if (sh.sh_type != SHT_DYNSYM || sh.sh_link >= eh.e_shnum)
+			continue;
+		memcpy(&ss, m->p + eh.e_shoff + sh.sh_link * sizeof ss, sizeof ss);
+		if (!gp_elfscan_in(m, sh.sh_offset, sh.sh_size) || !gp_elfscan_in(m, ss.sh_offset, ss.sh_size))
+			continue;
+		const char *str = (const char *)m->p + ss.sh_offset;
+		for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); k++) {
+			Elf64_Sym sym;
+			memcpy(&sym, m->p + sh.sh_offset + k * sizeof sym, sizeof sym);
+			if (sym.st_name >= ss.sh_size || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			    ELF64_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			/* the name and its NUL inside the string table */
+			if (ss.sh_size - sym.st_name > nlen && !memcmp(str + sym.st_name, name, nlen + 1)) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int gp_elfscan_dynsym(const char *path, const char *name, uint64_t *value)
+{
+	struct gp_elf_map m;
+	int rc = gp_elfscan_mmap(path, &m);
+	if (rc)
+		return rc;
+	rc = m.p ? gp_elfscan_dynsym_map(&m, name, value) : -EINVAL;
+	gp_elfscan_unmap(&m);
 	return rc;
 }

@@ -3,10 +3,13 @@
 # and the CUDA program they run are built by tests/module.mk, which is
 # included before this file. Included from the top Makefile.
 
-CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/attach.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
+CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/attach.c cli/ptcall.c cli/target.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
 # The library's own GPUPHASE_* parser (pure): `record` checks its options
 # with it, so the command and the library read one grammar.
-CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ)
+# gpuphase-report's option table (report/options.c): `report`, `record
+# --report` and `attach` tell report options from traces by the report's
+# own list.
+CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ) $(B)/obj/report/options.o
 CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
 
 $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
@@ -14,23 +17,25 @@ $(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/lib/libgpcollector.a $(CLI_LDLIBS)
 
 # Unit test of the ELF inspection (Criterion). It inspects the two builds
-# of tests/e2e/cli_app.cu (tests/module.mk).
+# of tests/e2e/cli_app.cu (tests/module.mk), and the C library it runs on
+# (the symbol lookup, against dlsym).
 $(B)/tests/test_cli_elf: $(B)/obj/cli/tests/test_cli_elf.o $(B)/obj/cli/elfscan.o | $(CLI_APP_BINS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion -ldl
 
 ALL_TARGETS += $(B)/bin/gpuphase $(B)/tests/test_cli_elf
 TESTS       += $(B)/tests/test_cli_elf
 .SECONDARY: $(B)/obj/cli/tests/test_cli_elf.o
 
-# make cross-aarch64: the aarch64 code of `gpuphase attach` (cli/attach.c's
-# architecture section) and the library side it drives (GOT and export
-# patching, hooks), compiled with Debian's aarch64 cross compiler — not
-# linked (no aarch64 lz4/libunwind here), not run (no aarch64 machine). The
-# compiler comes from `scripts/deps.sh cross-aarch64` (optional: make test
-# does not need it). Each object is checked to be AArch64 code.
+# make cross-aarch64: the aarch64 code of `gpuphase attach` (cli/ptcall.c,
+# with attach.c, target.c and elfscan.c around it) and the library side it
+# drives (GOT and export patching, hooks), compiled with Debian's aarch64
+# cross compiler — not linked (no aarch64 lz4/libunwind here), not run (no
+# aarch64 machine). The compiler comes from `scripts/deps.sh cross-aarch64`
+# (optional: make test does not need it). Each object is checked to be
+# AArch64 code.
 CROSS_AARCH64_CC   ?= aarch64-linux-gnu-gcc
-CROSS_AARCH64_SRCS := cli/attach.c cli/report.c cli/trigger.c libgpuphase/attach.c libgpuphase/hooks.c libgpuphase/resolve.c \
+CROSS_AARCH64_SRCS := cli/attach.c cli/ptcall.c cli/target.c cli/elfscan.c cli/report.c cli/trigger.c libgpuphase/attach.c libgpuphase/hooks.c libgpuphase/resolve.c \
                       libgpuphase/lib.c
 CROSS_AARCH64_OBJS := $(patsubst %.c,$(B)/cross-aarch64/%.o,$(CROSS_AARCH64_SRCS))
 $(B)/cross-aarch64/.deps-ok: scripts/deps.sh

@@ -5,8 +5,8 @@
  * named (told by the option grammar, never by what exists on disk),
  * `report` reads the newest *.gpht in the current directory. Also the
  * report that `record --report` and `attach` print after a capture
- * (gp_report_run, a child process), and the grammar of gpuphase-report's
- * options that attach accepts on its own command line.
+ * (gp_report_run, a child process). The option grammar is gpuphase-report's
+ * own table (report/options.c, linked in), which attach also reads.
  *
  * Called by main() (gpuphase.c) and the verbs on the command's only thread.
  * Errors: one "gpuphase: ..." line and the exit status (2 usage, 126/127
@@ -23,38 +23,13 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-/* gpuphase-report's options (report/main.c, report/stability.c: kept in
- * step with them): those that take a value (the next argument, unless
- * written --opt=VALUE; --export takes two), and those that take none. The
- * trace arguments are told apart from option values by this grammar alone,
- * never by what exists on disk. */
-static const char *const gp_report_one[] = { "--format", "--sort", "--top", "--group-by", "--filter",
-					     "--thresholds", "--outlier-factor", "--straggler-pct", "-o", "--output",
-					     "--fail-above", "--cv-pct", "--phase", "--min-delta", "--whatif",
-					     "--counter-targets", NULL };
-static const char *const gp_report_flags[] = { "--allow-truncated", "--merge", "-h", "--help", NULL };
-
-int gp_report_option_arity(const char *a)
-{
-	size_t n = strcspn(a, "=");
-	int eq = a[n] == '=';
-	if (!strncmp(a, "--export", n) && n == 8)
-		return eq ? -1 : 2; /* FORMAT and OUT: never one word */
-	for (int i = 0; gp_report_one[i]; i++)
-		if (strlen(gp_report_one[i]) == n && !strncmp(a, gp_report_one[i], n))
-			return eq ? 0 : 1;
-	for (int i = 0; gp_report_flags[i]; i++)
-		if (!eq && !strcmp(a, gp_report_flags[i]))
-			return 0;
-	return -1;
-}
+#include "report/options.h"
 
 /* How many values follow option a (0 for one gpuphase-report does not know:
  * it says so itself). */
 static int gp_report_values(const char *a)
 {
-	int n = gp_report_option_arity(a);
+	int n = gp_options_arity(a);
 	return n < 0 ? 0 : n;
 }
 

@@ -33,6 +33,7 @@
 #include "report/util/outfile.h"
 #include "report/outputs/output.h"
 #include "report/outputs/partial.h"
+#include "options.h"
 #include "pipeline.h"
 #include "stability.h"
 
@@ -381,26 +382,17 @@ static int gp_main_opt_io(int c, struct gp_main *m, int argc, char **argv)
 }
 
 /* Parse options from argv[*i...]; returns -1 on error, 0 ok, 1 for --help.
- * Each option is parsed by the helper for its concern above. */
+ * The options are options.c's table (the `gpuphase` command reads it too);
+ * each is parsed by the helper for its concern above. */
 static int gp_main_options(int argc, char **argv, struct gp_main *m, char ***files, int *nfiles)
 {
-	static const struct option lo[] = {
-		{ "format", required_argument, 0, 'f' },   { "sort", required_argument, 0, 's' },
-		{ "top", required_argument, 0, 't' },      { "group-by", required_argument, 0, 'g' },
-		{ "filter", required_argument, 0, 'F' },   { "thresholds", required_argument, 0, 'T' },
-		{ "outlier-factor", required_argument, 0, 'O' }, { "straggler-pct", required_argument, 0, 'S' },
-		{ "export", required_argument, 0, 'e' },   { "output", required_argument, 0, 'o' },
-		{ "allow-truncated", no_argument, 0, 'A' }, { "fail-above", required_argument, 0, 'X' },
-		{ "whatif", required_argument, 0, 'W' },  { "merge", no_argument, 0, 'G' },
-		{ "phase", required_argument, 0, 'P' },    { "min-delta", required_argument, 0, 'M' },
-		{ "counter-targets", required_argument, 0, 'K' },
-		{ "partial", no_argument, 0, 'R' },
-		{ "help", optional_argument, 0, 'h' },     { 0, 0, 0, 0 }
-	};
+	struct option lo[GP_OPTIONS_MAX + 1];
+	char shortopts[2 * GP_OPTIONS_MAX + 2];
+	gp_options_getopt(GP_OPTIONS_REPORT, lo, shortopts);
 	int c, r;
 	optind = 1;
 	opterr = 0; /* one line of ours instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		if ((r = gp_main_opt_output(c, m)) == 0 && (r = gp_main_opt_analysis(c, m)) == 0)
 			r = gp_main_opt_io(c, m, argc, argv);
 		if (r < 0)

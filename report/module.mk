@@ -7,7 +7,9 @@
 # holds includes to this order, keeps folders free of circles and the module
 # maps complete):
 #   report/            top: main.c (the command), pipeline.c (reading traces
-#                      into the core and the analyses), stability.c
+#                      into the core and the analyses), stability.c,
+#                      options.c (the option table of every command line;
+#                      the gpuphase command links it too, cli/module.mk)
 #   report/outputs/    what a reader gets: output.c (text, markdown, csv,
 #                      json), diff.c, export_*.c (Chrome, Perfetto, SQLite,
 #                      HTML; the page's script and style in report/outputs/assets/),
@@ -21,7 +23,7 @@
 #                      codec (the bounded binary encoding)
 # report/bench/ and report/tests/ are programs over the library, above it.
 # One list per layer, top to bottom; every .c of a layer's folder is built.
-REPORT_CORE_SRCS := report/pipeline.c report/stability.c \
+REPORT_CORE_SRCS := report/pipeline.c report/stability.c report/options.c \
                     $(sort $(wildcard report/outputs/*.c)) \
                     $(sort $(wildcard report/analyses/*.c)) \
                     $(sort $(wildcard report/core/*.c)) \

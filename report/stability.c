@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "report/util/fmt.h"
+#include "options.h"
 #include "pipeline.h"
 #include "stability.h"
 
@@ -137,17 +138,14 @@ static const char *const gp_stab_groups[] = { "kernel", "nvtx", "callsite", "str
 /* Options into st; returns -1 to go on, else the exit status. */
 static int gp_stab_options(int argc, char **argv, struct gp_stab *st)
 {
-	static const struct option lo[] = { { "top", required_argument, 0, 't' },
-					    { "cv-pct", required_argument, 0, 'c' },
-					    { "group-by", required_argument, 0, 'g' },
-					    { "phase", required_argument, 0, 'p' },
-					    { "help", no_argument, 0, 'h' },
-					    { 0, 0, 0, 0 } };
+	struct option lo[GP_OPTIONS_MAX + 1];
+	char shortopts[2 * GP_OPTIONS_MAX + 2];
+	gp_options_getopt(GP_OPTIONS_STABILITY, lo, shortopts); /* options.c's table */
 	int c;
 	char *end;
 	optind = 1;
 	opterr = 0; /* one line of ours instead of getopt's and the usage */
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		switch (c) {
 		case 't': {
 			long v = strtol(optarg, &end, 10);
@@ -178,7 +176,7 @@ static int gp_stab_options(int argc, char **argv, struct gp_stab *st)
 			st->group_by = k;
 			break;
 		}
-		case 'p': {
+		case 'P': {
 			st->ph = -1;
 			for (int i = 0; i < 4; i++)
 				if (!strcmp(optarg, gp_stab_phase[i]))

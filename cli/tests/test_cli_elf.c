@@ -5,13 +5,17 @@
  * absent? Ground truth: the same CUDA source built by nvcc both ways
  * ($GP_BUILD/tests/cli_app_shared, cli_app_static; tests/module.mk), the
  * system shell, a script, and damaged copies of a real binary, which must
- * give -EINVAL with a message and never crash.
+ * give -EINVAL with a message and never crash. Also the dynamic-symbol
+ * lookup `gpuphase attach` uses (gp_elfscan_dynsym), checked against this
+ * process's own dynamic loader on the C library.
  *
  * Single-threaded; each Test runs in its own process (Criterion).
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,5 +194,56 @@ Test(cli_elf, hostile_offsets_rejected)
 	cr_assert(strstr(err, "DT_NEEDED"), "message: %s", err);
 	unlink(out);
 	free(bad);
+	free(img);
+}
+
+/* gp_elfscan_dynsym, attach's lookup of dlopen() in the target's C
+ * library: the value it reads from the file is what the dynamic loader
+ * resolved in this process, less the object's load base. */
+Test(cli_elf, dynsym_matches_the_loader)
+{
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	Dl_info di;
+	cr_assert(fn && dladdr(fn, &di) && di.dli_fname, "getpid not found by the loader");
+	uint64_t v = 0;
+	cr_assert_eq(gp_elfscan_dynsym(di.dli_fname, "getpid", &v), 0, "getpid not in %s", di.dli_fname);
+	cr_assert_eq(v, (uint64_t)((uintptr_t)fn - (uintptr_t)di.dli_fbase));
+	cr_assert_eq(gp_elfscan_dynsym(di.dli_fname, "getpi", &v), -ENOENT, "a prefix is not the name");
+	cr_assert_eq(gp_elfscan_dynsym(di.dli_fname, "gp_no_such_function", &v), -ENOENT);
+}
+
+Test(cli_elf, dynsym_refuses_what_is_not_elf)
+{
+	char out[] = "/tmp/gp_cli_elf_symXXXXXX";
+	int fd = mkstemp(out);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "#!/bin/sh\n", 10), 10);
+	close(fd);
+	uint64_t v;
+	cr_assert_eq(gp_elfscan_dynsym(out, "main", &v), -EINVAL);
+	unlink(out);
+	cr_assert_eq(gp_elfscan_dynsym("/nonexistent/libc.so.6", "dlopen", &v), -ENOENT);
+	cr_assert_eq(gp_elfscan_dynsym("/tmp", "dlopen", &v), -EISDIR);
+}
+
+/* Every truncation of the C library's first 64 KiB (its dynamic symbols
+ * lie in it): no crash, a symbol found or a clean refusal. */
+Test(cli_elf, dynsym_truncated_copies_never_crash)
+{
+	Dl_info di;
+	cr_assert(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &di) && di.dli_fname);
+	char out[] = "/tmp/gp_cli_elf_symcutXXXXXX";
+	size_t n;
+	unsigned char *img = slurp(di.dli_fname, &n);
+	int fd = mkstemp(out);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	for (size_t cut = 1; cut < 65536 && cut < n; cut += 997) {
+		spill(out, img, cut);
+		uint64_t v;
+		int rc = gp_elfscan_dynsym(out, "getpid", &v);
+		cr_assert(rc == 0 || rc == -EINVAL || rc == -ENOENT, "cut at %zu: rc %d", cut, rc);
+	}
+	unlink(out);
 	free(img);
 }

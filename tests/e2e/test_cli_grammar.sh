@@ -11,6 +11,9 @@
 #    library's accepted text; accepted = it ran the program, and then the
 #    library inside must not have refused the value either;
 # and fails on any disagreement, and on a verdict other than the one listed.
+# Then every option gpuphase-report's help lists (one option table,
+# report/options.c, is compiled into both programs): `gpuphase report` and
+# `gpuphase attach` take it and its values, `record --report=` passes it on.
 set -u
 . "$(dirname "$0")/cli_common.sh"
 APP=$B/tests/cli_app_shared
@@ -96,4 +99,48 @@ case_ ok   --counters GPUPHASE_COUNTERS 'samples=2,kernel=cli_*;k<int, float>'
 case_ ok   --counters GPUPHASE_COUNTERS 'top=3,warmup=5'
 
 echo "test_cli_grammar: $n values compared"
+
+# gpuphase-report's options as its help lists them: "  -o, --output FILE" lines,
+# "[--top N]" in stability's usage, and "--export FORMAT OUT" (two values).
+# Printed as "OPTION NVALUES", one a line.
+R=$B/bin/gpuphase-report
+require "$R"
+report_options() {
+	{ "$R" --help; "$R" --help=diff; "$R" --help=export; "$R" stability --help; } 2>&1 |
+		grep -oE '^  (-[a-z], )?--[a-z-]+( [^ ])?|\[--[a-z-]+( [^]])?|--export FORMAT OUT' |
+		sed -E 's/^  (-[a-z], )?//; s/^\[//' |
+		awk '$1 == "--export" && NF == 3 { print "--export 2"; next } { print $1, (NF > 1 ? 1 : 0) }' |
+		sort -u | awk '{ if ($1 == last) next; last = $1; print }'
+}
+mkdir -p "$tmp/none"
+nopt=0
+while read -r opt nval; do
+	nopt=$((nopt + 1))
+	vals=()
+	for ((k = 0; k < nval; k++)); do vals+=(1); done
+	# report: the values are the option's, not traces, so no trace is named
+	if [ "$nval" -gt 0 ]; then
+		(cd "$tmp/none" && "$G" report "$opt" "${vals[@]}") >/dev/null 2>"$tmp/rep.err"
+		grep -qF 'no trace named and no *.gpht' "$tmp/rep.err" ||
+			fail "gpuphase report $opt ${vals[*]}: a value taken for a trace: $(head -2 "$tmp/rep.err")"
+	fi
+	# attach: its own -o and --help aside, a report option is accepted before
+	# it looks for the process (which does not exist: exit 1, not a usage error)
+	case $opt in --output | --help) continue ;; esac
+	"$G" attach 2147483646 "$opt" "${vals[@]}" >/dev/null 2>"$tmp/att.err"
+	rc=$?
+	{ [ "$rc" = 1 ] && grep -qF 'no process 2147483646' "$tmp/att.err"; } ||
+		fail "gpuphase attach PID $opt ${vals[*]}: exit $rc: $(head -2 "$tmp/att.err")"
+done < <(report_options)
+[ "$nopt" -ge 20 ] || fail "only $nopt options read from gpuphase-report's help: $(report_options | tr '\n' ' ')"
+grep -q '^--partial 0$' < <(report_options) || fail "--partial not in gpuphase-report's help"
+# report --partial: -o's value is not a trace; record --report= passes --partial on
+(cd "$tmp/none" && "$G" report --partial -o p.gpp) >/dev/null 2>"$tmp/rep.err"
+grep -qF 'no trace named and no *.gpht' "$tmp/rep.err" || fail "report --partial -o p.gpp: $(head -2 "$tmp/rep.err")"
+"$G" record -q -o "$tmp/part.gpht" --report="--partial -o $tmp/rec.gpp" -- "$APP" 0 1 >/dev/null 2>"$tmp/rec.err" ||
+	fail "record --report='--partial -o F.gpp': $(head -3 "$tmp/rec.err")"
+[ -s "$tmp/rec.gpp" ] || fail "record --report='--partial -o F.gpp' wrote no partial results: $(head -3 "$tmp/rec.err")"
+"$G" report --partial -o "$tmp/rep.gpp" "$tmp/part.gpht" >/dev/null 2>"$tmp/rep.err" && [ -s "$tmp/rep.gpp" ] ||
+	fail "report --partial -o F.gpp TRACE: $(head -3 "$tmp/rep.err")"
+echo "test_cli_grammar: $nopt report options checked"
 finish

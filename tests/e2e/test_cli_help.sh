@@ -53,12 +53,13 @@ for pair in record:cli/record.c trigger:cli/trigger.c; do
 done
 
 # report stability (reached through `gpuphase report`): named in the top help,
-# the report page and the man page, with every option of its getopt table.
+# the report page and the man page, with every option the report's option
+# table (report/options.c) gives its command line (S).
 grep -q "report stability" "$tmp/top" || fail "gpuphase --help does not mention 'report stability'"
 grep -q "gpuphase report stability" "$tmp/report" || fail "gpuphase report --help does not describe 'report stability'"
 grep -q 'gpuphase report stability' "$S/cli/gpuphase.1" || fail "cli/gpuphase.1 does not describe 'report stability'"
 n=0
-for o in $(sed -n '/struct option lo\[\]/,/{ 0, 0, 0, 0 }/p' "$S/report/stability.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//'); do
+for o in $(grep -E '^\s*\{ "[a-z-]+",.*[ |]S \},' "$S/report/options.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//'); do
 	n=$((n + 1))
 	[ "$o" = help ] && continue
 	grep -q -- "--$o\b" "$tmp/report" || fail "gpuphase report --help does not document stability --$o"
