@@ -3,7 +3,7 @@
 #
 #   $(B)/simcuda/libcupti.so.13   (+ libcupti.so)   simulated CUPTI 13
 #   $(B)/simcuda/libcudart.so.13  (+ libcudart.so)  simulated CUDA runtime 13
-#   $(B)/lib/libsimtruth.a                          ground-truth JSONL loader
+#   $(B)/lib/libsimtruth.a                          ground-truth reader (sim_truth_reader.c)
 #   $(B)/tests/test_simcuda_*                       Criterion suites
 
 SIMCUDA_DIR := $(B)/simcuda
@@ -38,7 +38,7 @@ $(SIMCUDA_DIR)/libcupti.so.13: $(SIMCUDA_CUPTI_OBJS) simcuda/cupti.map
 	  -Wl,--version-script=simcuda/cupti.map $(LDFLAGS) -ldl
 
 # The runtime, one file per concern (sim_cudart.h lists them).
-SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth.o \
+SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth_writer.o \
                          sim_register.o sim_launch.o sim_replay.o sim_copy.o sim_memory.o sim_stream.o \
                          sim_graph.o sim_device.o sim_config.o) \
                        $(B)/obj/collector/kernel_name.o
@@ -69,7 +69,7 @@ $(SIMCUDA_DIR)/libcudart.so: $(SIMCUDA_DIR)/libcudart.so.13
 	ln -sf libcudart.so.13 $@
 
 # Ground-truth loader, linked by other modules' tests.
-$(B)/lib/libsimtruth.a: $(B)/obj/simcuda/simtruth.o
+$(B)/lib/libsimtruth.a: $(B)/obj/simcuda/sim_truth_reader.o
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 

@@ -1,5 +1,5 @@
 /*
- * sim_truth.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
+ * sim_truth_writer.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
  * ("sync"), per interval CUPTI itself spent inside an API call
@@ -7,7 +7,7 @@
  * of a CUPTI activity switch ("cupti_kind"), per stream its device
  * ("stream") and, per function, simcuda's own
  * time in calls outside their intervals ("outside"). The format is simcuda's
- * contract with the tests (docs/simcuda.md "Ground truth"; simtruth.c reads
+ * contract with the tests (docs/simcuda.md "Ground truth"; sim_truth_reader.c reads
  * it back): every line type has its writer here, so the format lives in one
  * place.
  *
