@@ -24,14 +24,16 @@ $(SIMCUDA_GEN)/sim_cbid_names.h: $(CUDA_HOME)/include/cupti_runtime_cbid.h $(CUD
 	  sed -n 's/^ *CUPTI_DRIVER_TRACE_CBID_\([A-Za-z0-9_]*\) *= *\([0-9]*\),.*/{\2, "\1"},/p' $(CUDA_HOME)/include/cupti_driver_cbid.h | grep -v '"INVALID"\|"SIZE"\|"FORCE_INT"'; \
 	  echo '};'; } > $@.tmp && mv $@.tmp $@
 
-$(B)/obj/simcuda/sim_cupti.o: $(SIMCUDA_GEN)/sim_cbid_names.h
-$(B)/obj/simcuda/sim_cupti.o: CPPFLAGS += -I$(SIMCUDA_GEN)
+$(B)/obj/simcuda/sim_cupti_callback.o: $(SIMCUDA_GEN)/sim_cbid_names.h
+$(B)/obj/simcuda/sim_cupti_callback.o: CPPFLAGS += -I$(SIMCUDA_GEN)
 
 # The profiling API (sim_profiler.c) includes cupti_profiler_host.h, which
 # includes the C++ <string>: simcuda/cshim holds an empty stand-in.
 $(B)/obj/simcuda/sim_profiler.o: CPPFLAGS += -Isimcuda/cshim
 
-SIMCUDA_CUPTI_OBJS := $(B)/obj/simcuda/sim_cupti.o $(B)/obj/simcuda/sim_profiler.o
+# CUPTI, one file per concern (sim_cupti_state.h lists them).
+SIMCUDA_CUPTI_OBJS := $(addprefix $(B)/obj/simcuda/,sim_cupti.o sim_cupti_buffers.o sim_cupti_kinds.o \
+                        sim_cupti_callback.o sim_profiler.o)
 $(SIMCUDA_DIR)/libcupti.so.13: $(SIMCUDA_CUPTI_OBJS) simcuda/cupti.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(SIMCUDA_CUPTI_OBJS) -Wl,-soname,libcupti.so.13 \

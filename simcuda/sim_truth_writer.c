@@ -217,7 +217,7 @@ void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, u
 /* Host time the simulated CUPTI spent inside API call api_corr (its
  * instrumentation: cupti_api_overhead_ns, cupti_launch_overhead_ns). */
 /* A GPU-side host time t is delivered in CUPTI's records as
- * t + offset_ns + round((t - origin) * drift_ppm / 1e6) (sim_cupti.c's
+ * t + offset_ns + round((t - origin) * drift_ppm / 1e6) (sim_cupti_buffers.c's
  * sim_gpu_time). Written at driver start and after each clock rebase. */
 void sim_truth_gpu_clock(int64_t offset_ns, double drift_ppm, uint64_t origin)
 {
