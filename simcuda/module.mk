@@ -3,7 +3,7 @@
 #
 #   $(B)/simcuda/libcupti.so.13   (+ libcupti.so)   simulated CUPTI 13
 #   $(B)/simcuda/libcudart.so.13  (+ libcudart.so)  simulated CUDA runtime 13
-#   $(B)/lib/libsimtruth.a                          ground-truth JSONL loader
+#   $(B)/lib/libsimtruth.a                          ground-truth reader (sim_truth_reader.c)
 #   $(B)/tests/test_simcuda_*                       Criterion suites
 
 SIMCUDA_DIR := $(B)/simcuda
@@ -24,21 +24,23 @@ $(SIMCUDA_GEN)/sim_cbid_names.h: $(CUDA_HOME)/include/cupti_runtime_cbid.h $(CUD
 	  sed -n 's/^ *CUPTI_DRIVER_TRACE_CBID_\([A-Za-z0-9_]*\) *= *\([0-9]*\),.*/{\2, "\1"},/p' $(CUDA_HOME)/include/cupti_driver_cbid.h | grep -v '"INVALID"\|"SIZE"\|"FORCE_INT"'; \
 	  echo '};'; } > $@.tmp && mv $@.tmp $@
 
-$(B)/obj/simcuda/sim_cupti.o: $(SIMCUDA_GEN)/sim_cbid_names.h
-$(B)/obj/simcuda/sim_cupti.o: CPPFLAGS += -I$(SIMCUDA_GEN)
+$(B)/obj/simcuda/sim_cupti_callback.o: $(SIMCUDA_GEN)/sim_cbid_names.h
+$(B)/obj/simcuda/sim_cupti_callback.o: CPPFLAGS += -I$(SIMCUDA_GEN)
 
 # The profiling API (sim_profiler.c) includes cupti_profiler_host.h, which
 # includes the C++ <string>: simcuda/cshim holds an empty stand-in.
 $(B)/obj/simcuda/sim_profiler.o: CPPFLAGS += -Isimcuda/cshim
 
-SIMCUDA_CUPTI_OBJS := $(B)/obj/simcuda/sim_cupti.o $(B)/obj/simcuda/sim_profiler.o
+# CUPTI, one file per concern (sim_cupti_state.h lists them).
+SIMCUDA_CUPTI_OBJS := $(addprefix $(B)/obj/simcuda/,sim_cupti.o sim_cupti_buffers.o sim_cupti_kinds.o \
+                        sim_cupti_callback.o sim_profiler.o)
 $(SIMCUDA_DIR)/libcupti.so.13: $(SIMCUDA_CUPTI_OBJS) simcuda/cupti.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(SIMCUDA_CUPTI_OBJS) -Wl,-soname,libcupti.so.13 \
 	  -Wl,--version-script=simcuda/cupti.map $(LDFLAGS) -ldl
 
 # The runtime, one file per concern (sim_cudart.h lists them).
-SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth.o \
+SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth_writer.o \
                          sim_register.o sim_launch.o sim_replay.o sim_copy.o sim_memory.o sim_stream.o \
                          sim_graph.o sim_device.o sim_config.o) \
                        $(B)/obj/collector/kernel_name.o
@@ -69,7 +71,7 @@ $(SIMCUDA_DIR)/libcudart.so: $(SIMCUDA_DIR)/libcudart.so.13
 	ln -sf libcudart.so.13 $@
 
 # Ground-truth loader, linked by other modules' tests.
-$(B)/lib/libsimtruth.a: $(B)/obj/simcuda/simtruth.o
+$(B)/lib/libsimtruth.a: $(B)/obj/simcuda/sim_truth_reader.o
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 

@@ -41,7 +41,7 @@ struct sim_config {
 	uint64_t exec_jitter_pct;   /* kernel time uniform within +-P % of its cost */
 	uint64_t seed;              /* seed of every random draw                */
 	uint64_t devices;           /* simulated devices, 1..SIM_MAX_DEVICES    */
-	/* CUPTI: how the simulated CUPTI differs from a kind one (sim_cupti.c) */
+	/* CUPTI: how the simulated CUPTI differs from a kind one (sim_cupti_buffers.c) */
 	uint64_t cupti_delivery_delay_ns;  /* background delivery >= op end + this  */
 	int64_t cupti_clock_offset_ns;     /* GPU-side timestamps shifted by this     */
 	double cupti_clock_drift_ppm;      /* ... plus this many ppm of elapsed time  */

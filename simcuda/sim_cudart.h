@@ -9,7 +9,7 @@
  *                   (tails), scheduling an op, the device lock and memory lock
  *   sim_call.c      the frame of every API call (enter/exit, API records and
  *                   callbacks, the last error), driver start and exit
- *   sim_truth.c     the ground-truth file (SIMCUDA_TRUTH), one writer a line type
+ *   sim_truth_writer.c     the ground-truth file (SIMCUDA_TRUTH), one writer a line type
  *   sim_register.c  what nvcc registers before main (fat binaries, kernels,
  *                   __device__ variables), kernel lookup, launch configurations
  *   sim_launch.c    kernel launches and host functions
@@ -42,7 +42,7 @@
  * Locks: g_dev.mx guards the timeline (streams, events, graphs' node lists,
  * the registries of kernels, variables and allocations); it is never held
  * while waiting, spinning or calling out to CUPTI or the client. The truth
- * file has its own lock (sim_truth.c). g_mem_mx is the device's memory:
+ * file has its own lock (sim_truth_writer.c). g_mem_mx is the device's memory:
  * every op that moves bytes in device memory at call time (a copy, a set, a
  * kernel's host body, also at graph launch) does so under it, whole, so ops
  * issued by several host threads at once are applied one after another as
@@ -253,7 +253,7 @@ int sim_call_context_alive(void);
 		return sim_call_exit(&c_, r_, 0);                                              \
 	} while (0)
 
-/* ---- the ground truth (sim_truth.c): one function a line type ------------------ */
+/* ---- the ground truth (sim_truth_writer.c): one function a line type ------------------ */
 
 /* Open SIMCUDA_TRUTH's path for writing; 0 or -errno. */
 int sim_truth_open(const char *path);

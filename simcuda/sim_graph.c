@@ -5,7 +5,7 @@
  *
  * It schedules on the runtime's timeline (sim_timeline.c) and reports
  * through the same call frame, records and truth as a launch (sim_call.c,
- * sim_launch.c, sim_truth.c). Callers: app threads, any number; the timeline
+ * sim_launch.c, sim_truth_writer.c). Callers: app threads, any number; the timeline
  * lock g_dev.mx guards every graph's node list (graphs are not thread-safe
  * objects in CUDA either; the lock only keeps the simulator itself sound).
  *

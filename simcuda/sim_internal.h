@@ -1,13 +1,30 @@
 /*
  * sim_internal.h — the private interface between the two simcuda libraries.
  *
- * libcupti.so.13 (sim_cupti.c) owns everything CUPTI: the clock, correlation
- * ids, the activity buffers and their delivery thread, external correlation
- * stacks and the callback subscriber. libcudart.so.13 (the files sim_cudart.h
- * lists) owns the
- * simulated device timeline and calls into libcupti through the functions
- * below (exported under the version node SIMCUDA_PRIVATE, never part of any
- * real CUDA API). Any thread may call any of them; each is thread-safe.
+ * libcupti.so.13 owns everything CUPTI: the clock, correlation ids, the
+ * activity buffers and their delivery thread, external correlation stacks
+ * and the callback subscriber. libcudart.so.13 owns the simulated device
+ * timeline and calls into libcupti through the functions below (exported
+ * under the version node SIMCUDA_PRIVATE, never part of any real CUDA API).
+ * Any thread may call any of them; each is thread-safe.
+ *
+ * simcuda's files (docs/simcuda.md "Sources"):
+ *   libcupti.so.13 (sim_cupti_state.h: their shared state)
+ *     sim_cupti.c           CUPTI's clock and ids, external correlation, API
+ *                           and overhead records, last error, finalize
+ *     sim_cupti_buffers.c   staging, client buffers, the delivery thread, flushes
+ *     sim_cupti_kinds.c     activity kinds and per-cbid API record switches
+ *     sim_cupti_callback.c  the callback API (one subscriber), callback names
+ *     sim_profiler.c        the profiling API: Range Profiler, Profiler Host
+ *   libcudart.so.13 (sim_cudart.h: their jobs, threads and locks)
+ *     sim_timeline.c sim_call.c sim_truth_writer.c sim_register.c
+ *     sim_launch.c sim_replay.c sim_copy.c sim_memory.c sim_stream.c
+ *     sim_graph.c sim_graph_build.c sim_device.c sim_attributes.c
+ *     sim_api_host.c sim_api_exec.c sim_unsupported.c
+ *     sim_unsupported_stubs.c sim_config.c (the cost model, also linked by
+ *     the in-process tests)
+ *   $(B)/lib/libsimtruth.a, for tests
+ *     sim_truth_reader.c    reads back what sim_truth_writer.c wrote
  *
  * Invariant: every timestamp passed in or out is on CUPTI's current clock
  * (simcupti_now()); when a client registers a timestamp callback the clock

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "gp_reader.h"
-#include "simcuda/simtruth.h"
+#include "simcuda/sim_truth_reader.h"
 
 extern char **environ;
 

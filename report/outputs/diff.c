@@ -3,7 +3,8 @@
  * new side, each one or more runs of the same program, and the CI gate
  * (docs/metrics.md §10). Called by main.c on the report's single thread with
  * the per-run reports (gp_pipeline_report of each trace); writes text,
- * markdown (as text), CSV or JSON.
+ * markdown (as text), CSV or JSON. One compute step (struct gp_diff: rows,
+ * run totals, the gate) and one render function per format.
  *
  * For each operator and each side: the mean over the side's runs of the
  * chosen phase (--phase, default total = launch + execute + sync) and the
@@ -241,149 +242,221 @@ static const char *gp_diff_paths(const struct gp_rep *r, size_t n, char *buf, si
 	return buf;
 }
 
-int gp_diff_write(FILE *f, const struct gp_rep *base, size_t nb, const struct gp_rep *cur, size_t nn,
-		  const struct gp_diff_opts *d, const struct gp_out_opts *o, int *regressed)
-{
-	*regressed = 0;
+/* The whole comparison, computed once and rendered by one function per format. */
+struct gp_diff {
+	const struct gp_rep *base, *cur;
+	size_t nb, nn;
+	struct gp_diff_row *rows; /* sorted by |delta|, largest first */
 	size_t n;
-	struct gp_diff_row *rows = gp_diff_rows(base, nb, cur, nn, d, &n);
-	if (!rows)
+	double tb, tn, sb, sn;    /* the run total of the phase: means and spreads */
+	double tp;                /* its delta%, INFINITY from a zero base         */
+	int total_tripped;
+	size_t ntop;              /* operators the gate watches                    */
+	int regressed;
+};
+
+/* Rows, run totals and the gate's verdict. 0 or -ENOMEM (nothing to free). */
+static int gp_diff_compute(struct gp_diff *x, const struct gp_rep *base, size_t nb, const struct gp_rep *cur,
+			   size_t nn, const struct gp_diff_opts *d)
+{
+	memset(x, 0, sizeof *x);
+	x->base = base;
+	x->cur = cur;
+	x->nb = nb;
+	x->nn = nn;
+	x->rows = gp_diff_rows(base, nb, cur, nn, d, &x->n);
+	if (!x->rows)
 		return -ENOMEM;
 	/* the run total of the phase, per side */
-	double *v = malloc((nb + nn + 1) * sizeof *v), tb, tn, sb, sn;
+	double *v = malloc((nb + nn + 1) * sizeof *v);
 	if (!v) {
-		free(rows);
+		free(x->rows);
+		x->rows = NULL;
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nb; i++)
 		v[i] = (double)gp_diff_run_phase(&base[i], d->phase);
-	gp_diff_stats(v, nb, &tb, &sb);
+	gp_diff_stats(v, nb, &x->tb, &x->sb);
 	for (size_t i = 0; i < nn; i++)
 		v[i] = (double)gp_diff_run_phase(&cur[i], d->phase);
-	gp_diff_stats(v, nn, &tn, &sn);
+	gp_diff_stats(v, nn, &x->tn, &x->sn);
 	free(v);
-	int total_tripped = gp_diff_trips(d, tb, tn, sb, sn);
-	size_t ntripped = 0, ntop = 0;
-	for (size_t k = 0; k < n; k++) {
-		ntripped += rows[k].tripped;
-		ntop += rows[k].top;
+	x->total_tripped = gp_diff_trips(d, x->tb, x->tn, x->sb, x->sn);
+	size_t ntripped = 0;
+	for (size_t k = 0; k < x->n; k++) {
+		ntripped += x->rows[k].tripped;
+		x->ntop += x->rows[k].top;
 	}
-	*regressed = total_tripped || ntripped;
-	double tp = gp_diff_pct(tb, tn);
+	x->regressed = x->total_tripped || ntripped;
+	x->tp = gp_diff_pct(x->tb, x->tn);
+	return 0;
+}
+
+static int gp_diff_multi(const struct gp_diff *x)
+{
+	return x->nb > 1 || x->nn > 1;
+}
+
+static void gp_diff_render_json(FILE *f, const struct gp_diff *x, const struct gp_diff_opts *d,
+				const struct gp_out_opts *o)
+{
+	fprintf(f, "{\n\"schema\": \"gpuphase-diff\",\n\"schema_version\": %d,\n\"base\": ", GP_DIFF_JSON_VERSION);
+	gp_fmt_json_str(f, x->base[0].path);
+	fprintf(f, ",\n\"new\": ");
+	gp_fmt_json_str(f, x->cur[0].path);
+	fprintf(f, ",\n\"phase\": \"%s\",\n\"runs_base\": %zu,\n\"runs_new\": %zu,\n\"min_delta_ns\": %" PRIu64
+		   ",\n\"total\": {\"base_ns\": %.0f, \"new_ns\": %.0f, \"delta_pct\": %.4f, \"base_spread_ns\": %.0f"
+		   ", \"new_spread_ns\": %.0f, \"gate\": %s},\n\"operators\": [",
+		gp_diff_phase_name(d->phase), x->nb, x->nn, d->min_delta_ns, x->tb, x->tn, isinf(x->tp) ? 1e308 : x->tp,
+		x->sb, x->sn, x->total_tripped ? "true" : "false");
+	for (size_t k = 0; k < x->n; k++) {
+		const struct gp_diff_row *w = &x->rows[k];
+		double p = gp_diff_pct(w->mb, w->mn);
+		const char *va = gp_diff_verdict(gp_diff_run_of(x->base, x->nb, w->gb), w->gb, &o->th);
+		const char *vb = gp_diff_verdict(gp_diff_run_of(x->cur, x->nn, w->gn), w->gn, &o->th);
+		fprintf(f, "%s\n  {\"name\": ", k ? "," : "");
+		gp_fmt_json_str(f, w->name);
+		fprintf(f, ", \"status\": \"%s\", \"base_total_ns\": %.0f, \"new_total_ns\": %.0f"
+			   ", \"delta_total_pct\": %.4f, \"delta_launch_ns\": %.0f, \"delta_queue_ns\": %.0f"
+			   ", \"delta_execute_ns\": %.0f, \"delta_sync_ns\": %.0f, \"base_verdict\": \"%s\""
+			   ", \"new_verdict\": \"%s\", \"gate\": %s, \"base_spread_ns\": %.0f, \"new_spread_ns\": %.0f"
+			   ", \"tripped\": %s}",
+			gp_diff_status(w), w->mb, w->mn, isinf(p) ? 1e308 : p, w->d_launch, w->d_queue, w->d_execute,
+			w->d_sync, va, vb, w->top ? "true" : "false", w->sb, w->sn, w->tripped ? "true" : "false");
+	}
+	fprintf(f, "\n],\n\"fail_above_pct\": %g,\n\"regressed\": %s\n}\n", d->fail_above_pct,
+		x->regressed ? "true" : "false");
+}
+
+static void gp_diff_render_csv(FILE *f, const struct gp_diff *x, const struct gp_out_opts *o)
+{
+	fprintf(f, "operator,status,base_total_ns,new_total_ns,delta_total_ns,delta_total_pct,delta_launch_ns,"
+		   "delta_queue_ns,delta_execute_ns,delta_sync_ns,base_verdict,new_verdict,gate,base_spread_ns,"
+		   "new_spread_ns,tripped\n");
+	for (size_t k = 0; k < x->n; k++) {
+		const struct gp_diff_row *w = &x->rows[k];
+		double p = gp_diff_pct(w->mb, w->mn);
+		const char *va = gp_diff_verdict(gp_diff_run_of(x->base, x->nb, w->gb), w->gb, &o->th);
+		const char *vb = gp_diff_verdict(gp_diff_run_of(x->cur, x->nn, w->gn), w->gn, &o->th);
+		gp_fmt_csv_str(f, w->name);
+		fprintf(f, ",%s,%.0f,%.0f,%.0f,%.4f,%.0f,%.0f,%.0f,%.0f,%s,%s,%d,%.0f,%.0f,%d\n", gp_diff_status(w), w->mb,
+			w->mn, w->mn - w->mb, isinf(p) ? 1e308 : p, w->d_launch, w->d_queue, w->d_execute, w->d_sync, va,
+			vb, w->top, w->sb, w->sn, w->tripped);
+	}
+}
+
+/* The text table's heading: both sides, the run totals, the column names. */
+static void gp_diff_text_head(FILE *f, const struct gp_diff *x, const struct gp_diff_opts *d)
+{
+	char b1[64], b2[80], b3[48], b4[48], pb[600], pn[600];
 	const char *ph = gp_diff_phase_name(d->phase);
-	int json = o->format == GP_FMT_JSON, csv = o->format == GP_FMT_CSV;
-	char b1[64], b2[80], b3[48], b4[48], b5[48], b6[48], pb[600], pn[600];
-	gp_diff_paths(base, nb, pb, sizeof pb);
-	gp_diff_paths(cur, nn, pn, sizeof pn);
-	if (json) {
-		fprintf(f, "{\n\"schema\": \"gpuphase-diff\",\n\"schema_version\": %d,\n\"base\": ", GP_DIFF_JSON_VERSION);
-		gp_fmt_json_str(f, base[0].path);
-		fprintf(f, ",\n\"new\": ");
-		gp_fmt_json_str(f, cur[0].path);
-		fprintf(f, ",\n\"phase\": \"%s\",\n\"runs_base\": %zu,\n\"runs_new\": %zu,\n\"min_delta_ns\": %" PRIu64
-			   ",\n\"total\": {\"base_ns\": %.0f, \"new_ns\": %.0f, \"delta_pct\": %.4f, \"base_spread_ns\": %.0f"
-			   ", \"new_spread_ns\": %.0f, \"gate\": %s},\n\"operators\": [",
-			ph, nb, nn, d->min_delta_ns, tb, tn, isinf(tp) ? 1e308 : tp, sb, sn,
-			total_tripped ? "true" : "false");
-	} else if (csv) {
-		fprintf(f, "operator,status,base_total_ns,new_total_ns,delta_total_ns,delta_total_pct,delta_launch_ns,"
-			   "delta_queue_ns,delta_execute_ns,delta_sync_ns,base_verdict,new_verdict,gate,base_spread_ns,"
-			   "new_spread_ns,tripped\n");
-	} else {
-		fputs("gpuphase diff: ", f);
-		gp_fmt_text_str(f, pb);
-		fputs(" -> ", f);
-		gp_fmt_text_str(f, pn);
-		fputs("\n\n", f);
-		fprintf(f, "%s%s: %s -> %s (%+.1f%%)", ph, d->phase == GP_DIFF_TOTAL ? " (launch + execute + sync)" : "",
-			gp_fmt_ns(tb, b1, sizeof b1), gp_fmt_ns(tn, b2, sizeof b2), isinf(tp) ? 0.0 : tp);
-		if (nb > 1 || nn > 1)
-			fprintf(f, "; spread over the runs %s | %s", gp_fmt_ns(sb, b3, sizeof b3), gp_fmt_ns(sn, b4, sizeof b4));
-		fprintf(f, "\nwall: %s -> %s\n", gp_fmt_ns(gp_diff_wall(base, nb), b3, sizeof b3),
-			gp_fmt_ns(gp_diff_wall(cur, nn), b4, sizeof b4));
-		fprintf(f, "%s, sorted by the change of %s\n\n", nb > 1 || nn > 1 ? "means over the runs" : "one run per side",
-			ph);
-		fprintf(f, "%-32s %6s %10s %10s %11s %8s %10s %11s %11s %11s %11s  %s\n", "operator", "status", "base", "new",
-			"delta", "delta%", "spread", "d launch", "d queue", "d execute", "d sync", "verdict");
+	gp_diff_paths(x->base, x->nb, pb, sizeof pb);
+	gp_diff_paths(x->cur, x->nn, pn, sizeof pn);
+	fputs("gpuphase diff: ", f);
+	gp_fmt_text_str(f, pb);
+	fputs(" -> ", f);
+	gp_fmt_text_str(f, pn);
+	fputs("\n\n", f);
+	fprintf(f, "%s%s: %s -> %s (%+.1f%%)", ph, d->phase == GP_DIFF_TOTAL ? " (launch + execute + sync)" : "",
+		gp_fmt_ns(x->tb, b1, sizeof b1), gp_fmt_ns(x->tn, b2, sizeof b2), isinf(x->tp) ? 0.0 : x->tp);
+	if (gp_diff_multi(x))
+		fprintf(f, "; spread over the runs %s | %s", gp_fmt_ns(x->sb, b3, sizeof b3), gp_fmt_ns(x->sn, b4, sizeof b4));
+	fprintf(f, "\nwall: %s -> %s\n", gp_fmt_ns(gp_diff_wall(x->base, x->nb), b3, sizeof b3),
+		gp_fmt_ns(gp_diff_wall(x->cur, x->nn), b4, sizeof b4));
+	fprintf(f, "%s, sorted by the change of %s\n\n", gp_diff_multi(x) ? "means over the runs" : "one run per side",
+		ph);
+	fprintf(f, "%-32s %6s %10s %10s %11s %8s %10s %11s %11s %11s %11s  %s\n", "operator", "status", "base", "new",
+		"delta", "delta%", "spread", "d launch", "d queue", "d execute", "d sync", "verdict");
+}
+
+/* One operator's line of the text table. */
+static void gp_diff_text_row(FILE *f, const struct gp_diff *x, const struct gp_diff_row *w,
+			     const struct gp_out_opts *o)
+{
+	double p = gp_diff_pct(w->mb, w->mn), spread = w->sb > w->sn ? w->sb : w->sn;
+	const char *va = gp_diff_verdict(gp_diff_run_of(x->base, x->nb, w->gb), w->gb, &o->th);
+	const char *vb = gp_diff_verdict(gp_diff_run_of(x->cur, x->nn, w->gn), w->gn, &o->th);
+	char nm[40], pct[16], sp[32], b2[80], b3[48], b4[48], b5[48], b6[48], mb[32], mn[32];
+	gp_fmt_cut(w->name, 32, nm, sizeof nm);
+	if (isinf(p))
+		snprintf(pct, sizeof pct, "new");
+	else
+		snprintf(pct, sizeof pct, "%+.1f%%", p);
+	if (gp_diff_multi(x))
+		gp_fmt_ns(spread, sp, sizeof sp);
+	else
+		snprintf(sp, sizeof sp, "-");
+	gp_diff_signed(w->mn - w->mb, b2, sizeof b2);
+	gp_diff_signed(w->d_launch, b3, sizeof b3);
+	gp_diff_signed(w->d_queue, b4, sizeof b4);
+	gp_diff_signed(w->d_execute, b5, sizeof b5);
+	gp_diff_signed(w->d_sync, b6, sizeof b6);
+	gp_fmt_text_pad(f, nm, 32); /* names from the program: escaped */
+	fprintf(f, " %6s %10s %10s %11s %8s %10s %11s %11s %11s %11s  %s%s%s%s\n", gp_diff_status(w),
+		gp_fmt_ns(w->mb, mb, sizeof mb), gp_fmt_ns(w->mn, mn, sizeof mn), b2, pct, sp, b3, b4, b5, b6, va,
+		strcmp(va, vb) ? " -> " : "", strcmp(va, vb) ? vb : "", w->tripped ? "  <- gate" : "");
+}
+
+/* The gate line names every operator that tripped it, with its numbers. */
+static void gp_diff_text_gate(FILE *f, const struct gp_diff *x, const struct gp_diff_opts *d)
+{
+	char b1[64], b2[80], b3[48], b4[48];
+	fprintf(f, "\ngate: %s (%s: fail above %+.1f%% on the total or on any of the base's top %zu operators",
+		x->regressed ? "REGRESSED" : "ok", gp_diff_phase_name(d->phase), d->fail_above_pct, x->ntop);
+	if (d->min_delta_ns)
+		fprintf(f, ", changes under %s ignored", gp_fmt_ns((double)d->min_delta_ns, b1, sizeof b1));
+	if (gp_diff_multi(x))
+		fprintf(f, ", and only beyond the runs' spread");
+	fprintf(f, ")");
+	const char *sep = ": ";
+	if (x->total_tripped) {
+		fprintf(f, "%stotal %+.1f%% (%s -> %s)", sep, isinf(x->tp) ? 0.0 : x->tp, gp_fmt_ns(x->tb, b1, sizeof b1),
+			gp_fmt_ns(x->tn, b2, sizeof b2));
+		sep = "; ";
 	}
-	for (size_t k = 0; k < n; k++) {
-		const struct gp_diff_row *w = &rows[k];
+	for (size_t k = 0; k < x->n; k++) {
+		const struct gp_diff_row *w = &x->rows[k];
+		if (!w->tripped)
+			continue;
 		double p = gp_diff_pct(w->mb, w->mn), spread = w->sb > w->sn ? w->sb : w->sn;
-		const char *va = gp_diff_verdict(gp_diff_run_of(base, nb, w->gb), w->gb, &o->th);
-		const char *vb = gp_diff_verdict(gp_diff_run_of(cur, nn, w->gn), w->gn, &o->th);
-		if (json) {
-			fprintf(f, "%s\n  {\"name\": ", k ? "," : "");
-			gp_fmt_json_str(f, w->name);
-			fprintf(f, ", \"status\": \"%s\", \"base_total_ns\": %.0f, \"new_total_ns\": %.0f"
-				   ", \"delta_total_pct\": %.4f, \"delta_launch_ns\": %.0f, \"delta_queue_ns\": %.0f"
-				   ", \"delta_execute_ns\": %.0f, \"delta_sync_ns\": %.0f, \"base_verdict\": \"%s\""
-				   ", \"new_verdict\": \"%s\", \"gate\": %s, \"base_spread_ns\": %.0f, \"new_spread_ns\": %.0f"
-				   ", \"tripped\": %s}",
-				gp_diff_status(w), w->mb, w->mn, isinf(p) ? 1e308 : p, w->d_launch, w->d_queue, w->d_execute,
-				w->d_sync, va, vb, w->top ? "true" : "false", w->sb, w->sn, w->tripped ? "true" : "false");
-		} else if (csv) {
-			gp_fmt_csv_str(f, w->name);
-			fprintf(f, ",%s,%.0f,%.0f,%.0f,%.4f,%.0f,%.0f,%.0f,%.0f,%s,%s,%d,%.0f,%.0f,%d\n", gp_diff_status(w), w->mb,
-				w->mn, w->mn - w->mb, isinf(p) ? 1e308 : p, w->d_launch, w->d_queue, w->d_execute, w->d_sync, va,
-				vb, w->top, w->sb, w->sn, w->tripped);
-		} else {
-			char nm[40], pct[16], sp[32];
-			gp_fmt_cut(w->name, 32, nm, sizeof nm);
-			if (isinf(p))
-				snprintf(pct, sizeof pct, "new");
-			else
-				snprintf(pct, sizeof pct, "%+.1f%%", p);
-			if (nb > 1 || nn > 1)
-				gp_fmt_ns(spread, sp, sizeof sp);
-			else
-				snprintf(sp, sizeof sp, "-");
-			gp_diff_signed(w->mn - w->mb, b2, sizeof b2);
-			gp_diff_signed(w->d_launch, b3, sizeof b3);
-			gp_diff_signed(w->d_queue, b4, sizeof b4);
-			gp_diff_signed(w->d_execute, b5, sizeof b5);
-			gp_diff_signed(w->d_sync, b6, sizeof b6);
-			char mb[32], mn[32];
-			gp_fmt_text_pad(f, nm, 32); /* names from the program: escaped */
-			fprintf(f, " %6s %10s %10s %11s %8s %10s %11s %11s %11s %11s  %s%s%s%s\n", gp_diff_status(w),
-				gp_fmt_ns(w->mb, mb, sizeof mb), gp_fmt_ns(w->mn, mn, sizeof mn), b2, pct, sp, b3, b4, b5, b6, va,
-				strcmp(va, vb) ? " -> " : "", strcmp(va, vb) ? vb : "", w->tripped ? "  <- gate" : "");
-		}
-	}
-	if (json) {
-		fprintf(f, "\n],\n\"fail_above_pct\": %g,\n\"regressed\": %s\n}\n", d->fail_above_pct,
-			*regressed ? "true" : "false");
-	} else if (!csv && d->fail_above_pct >= 0) {
-		/* the gate line names every operator that tripped it, with its numbers */
-		fprintf(f, "\ngate: %s (%s: fail above %+.1f%% on the total or on any of the base's top %zu operators",
-			*regressed ? "REGRESSED" : "ok", ph, d->fail_above_pct, ntop);
-		if (d->min_delta_ns)
-			fprintf(f, ", changes under %s ignored", gp_fmt_ns((double)d->min_delta_ns, b1, sizeof b1));
-		if (nb > 1 || nn > 1)
-			fprintf(f, ", and only beyond the runs' spread");
+		fputs(sep, f);
+		gp_fmt_text_str(f, w->name);
+		fprintf(f, " %+.1f%% (%s -> %s, %s%s", isinf(p) ? 0.0 : p, gp_fmt_ns(w->mb, b1, sizeof b1),
+			gp_fmt_ns(w->mn, b2, sizeof b2), w->mn > w->mb ? "+" : "", gp_fmt_ns(w->mn - w->mb, b3, sizeof b3));
+		if (gp_diff_multi(x))
+			fprintf(f, " > spread %s", gp_fmt_ns(spread, b4, sizeof b4));
 		fprintf(f, ")");
-		const char *sep = ": ";
-		if (total_tripped) {
-			fprintf(f, "%stotal %+.1f%% (%s -> %s)", sep, isinf(tp) ? 0.0 : tp, gp_fmt_ns(tb, b1, sizeof b1),
-				gp_fmt_ns(tn, b2, sizeof b2));
-			sep = "; ";
-		}
-		for (size_t k = 0; k < n; k++) {
-			const struct gp_diff_row *w = &rows[k];
-			if (!w->tripped)
-				continue;
-			double p = gp_diff_pct(w->mb, w->mn), spread = w->sb > w->sn ? w->sb : w->sn;
-			fputs(sep, f);
-			gp_fmt_text_str(f, w->name);
-			fprintf(f, " %+.1f%% (%s -> %s, %s%s", isinf(p) ? 0.0 : p,
-				gp_fmt_ns(w->mb, b1, sizeof b1), gp_fmt_ns(w->mn, b2, sizeof b2), w->mn > w->mb ? "+" : "",
-				gp_fmt_ns(w->mn - w->mb, b3, sizeof b3));
-			if (nb > 1 || nn > 1)
-				fprintf(f, " > spread %s", gp_fmt_ns(spread, b4, sizeof b4));
-			fprintf(f, ")");
-			sep = "; ";
-		}
-		fprintf(f, "\n");
+		sep = "; ";
 	}
-	free(rows);
+	fprintf(f, "\n");
+}
+
+/* Text, and markdown (the same table): heading, rows, the gate when one is set. */
+static void gp_diff_render_text(FILE *f, const struct gp_diff *x, const struct gp_diff_opts *d,
+				const struct gp_out_opts *o)
+{
+	gp_diff_text_head(f, x, d);
+	for (size_t k = 0; k < x->n; k++)
+		gp_diff_text_row(f, x, &x->rows[k], o);
+	if (d->fail_above_pct >= 0)
+		gp_diff_text_gate(f, x, d);
+}
+
+int gp_diff_write(FILE *f, const struct gp_rep *base, size_t nb, const struct gp_rep *cur, size_t nn,
+		  const struct gp_diff_opts *d, const struct gp_out_opts *o, int *regressed)
+{
+	struct gp_diff x;
+	*regressed = 0;
+	int rc = gp_diff_compute(&x, base, nb, cur, nn, d);
+	if (rc)
+		return rc;
+	*regressed = x.regressed;
+	if (o->format == GP_FMT_JSON)
+		gp_diff_render_json(f, &x, d, o);
+	else if (o->format == GP_FMT_CSV)
+		gp_diff_render_csv(f, &x, o);
+	else
+		gp_diff_render_text(f, &x, d, o);
+	free(x.rows);
 	return ferror(f) ? -EIO : 0;
 }

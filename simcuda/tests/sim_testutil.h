@@ -23,7 +23,7 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
-#include "simcuda/simtruth.h"
+#include "simcuda/sim_truth_reader.h"
 
 /* nvcc's registration entry points (declared by crt/host_runtime.h in C++). */
 void **__cudaRegisterFatBinary(void *fatCubin);

@@ -1,6 +1,6 @@
 /*
  * test_simcuda_cupti.c — Criterion suite for the ways simcuda's CUPTI is as
- * awkward as the real one (simcuda/sim_cupti.c, docs/simcuda.md "CUPTI"),
+ * awkward as the real one (simcuda/sim_cupti_buffers.c, docs/simcuda.md "CUPTI"),
  * driven in-process (sim_testutil.h). Each behaviour is shown in the truth
  * and in CUPTI's records, and turned off by its cost-model key:
  *   - cupti_delivery_delay_ns: background delivery waits that long after an

@@ -21,7 +21,7 @@
 #include "tests/common/tcrit.h" /* Criterion, or its stand-in under TSan */
 #include <cupti.h>
 
-#include "simcuda/simtruth.h"
+#include "simcuda/sim_truth_reader.h"
 
 static char g_tmp[256];
 

@@ -1,10 +1,11 @@
 /*
- * simtruth.c — parser for simcuda's ground-truth JSON Lines (simtruth.h).
- * Accepts exactly what simcuda writes: flat objects of string and unsigned
- * integer values; unknown keys, and lines of unknown types, are skipped, so
- * the format can grow.
+ * sim_truth_reader.c — reads back the ground truth sim_truth_writer.c writes:
+ * a parser for its JSON Lines (sim_truth_reader.h), for tests. Accepts
+ * exactly what simcuda writes: flat objects of string and unsigned integer
+ * values; unknown keys, and lines of unknown types, are skipped, so the
+ * format can grow.
  */
-#include "simtruth.h"
+#include "sim_truth_reader.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -134,7 +135,7 @@ int sim_truth_load(const char *path, struct sim_ev **out, size_t *n)
 		}
 		int lr = sim_truth_line(line, &v[cnt]);
 		if (lr < 0) {
-			fprintf(stderr, "simtruth: %s:%d: malformed truth line\n", path, lineno);
+			fprintf(stderr, "sim_truth_reader: %s:%d: malformed truth line\n", path, lineno);
 			rc = -EINVAL;
 			break;
 		}

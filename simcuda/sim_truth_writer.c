@@ -1,5 +1,5 @@
 /*
- * sim_truth.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
+ * sim_truth_writer.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
  * ("sync"), per interval CUPTI itself spent inside an API call
@@ -7,7 +7,7 @@
  * of a CUPTI activity switch ("cupti_kind"), per stream its device
  * ("stream") and, per function, simcuda's own
  * time in calls outside their intervals ("outside"). The format is simcuda's
- * contract with the tests (docs/simcuda.md "Ground truth"; simtruth.c reads
+ * contract with the tests (docs/simcuda.md "Ground truth"; sim_truth_reader.c reads
  * it back): every line type has its writer here, so the format lives in one
  * place.
  *
@@ -217,7 +217,7 @@ void sim_truth_graph_kernel(const char *name, uint32_t stream, uint64_t start, u
 /* Host time the simulated CUPTI spent inside API call api_corr (its
  * instrumentation: cupti_api_overhead_ns, cupti_launch_overhead_ns). */
 /* A GPU-side host time t is delivered in CUPTI's records as
- * t + offset_ns + round((t - origin) * drift_ppm / 1e6) (sim_cupti.c's
+ * t + offset_ns + round((t - origin) * drift_ppm / 1e6) (sim_cupti_buffers.c's
  * sim_gpu_time). Written at driver start and after each clock rebase. */
 void sim_truth_gpu_clock(int64_t offset_ns, double drift_ppm, uint64_t origin)
 {

@@ -1,6 +1,7 @@
 /*
- * simtruth.h — loads the ground truth simcuda writes (SIMCUDA_TRUTH=path, one
- * JSON object per line; docs/simcuda.md "Ground truth"). Linked by any test
+ * sim_truth_reader.h — loads the ground truth sim_truth_writer.c writes
+ * (SIMCUDA_TRUTH=path, one JSON object per line; docs/simcuda.md "Ground
+ * truth"). Linked by any test
  * that compares what it measured against what simcuda really did
  * ($(B)/lib/libsimtruth.a). Plain functions, no global state, any thread.
  *
@@ -21,8 +22,8 @@
  * one) and the api lines' "rec" are skipped: only the Python checkers read
  * them.
  */
-#ifndef SIMTRUTH_H
-#define SIMTRUTH_H
+#ifndef SIM_TRUTH_READER_H
+#define SIM_TRUTH_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
