@@ -55,7 +55,7 @@ static struct gp_cupti_mode gp_cupti_mode; /* the mode used, fallbacks applied *
 static char gp_cupti_mode_str[192];
 static int gp_cupti_usable;  /* subscribed, functions resolved           */
 static int gp_cupti_calibrated;
-int gp_cupti_keep_clock; /* attach.c: measure the offset, register no timestamp callback */
+int gp_cupti_keep_clock; /* attach_session.c: measure the offset, register no timestamp callback */
 static int64_t gp_cupti_offset;
 static int gp_cupti_registered;
 static int gp_cupti_marker_kind;

@@ -14,7 +14,7 @@
  *   stacks.c   libunwind call stacks, per-thread interning, symbolisation
  *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
  *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
- *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
+ *   attach_session.c  the session `gpuphase attach` starts in a running process (GOT patching)
  *   hostload.c the host-load sampler thread
  *   clocks.c   (CLOCK_REALTIME, trace clock) pairs for lining up hosts
  *   counters.c hardware counters of sampled launches (CUPTI range profiler)
@@ -154,8 +154,8 @@ void gp_lib_emit1(const union gp_rec *r);
 /* Emit a GP_REC_STATUS. */
 void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail);
 
-/* Attach (attach.c): start capture in a running process whose GOT entries
- * and runtime exports attach.c will patch (patched: some exist) with CUPTI already opened by it
+/* Attach (attach_session.c): start capture in a running process whose GOT entries
+ * and runtime exports attach_session.c will patch (patched: some exist) with CUPTI already opened by it
  * (cupti_rc, why, cres as gp_cupti_open gave them). Returns 1 when running.
  * Stop: close the window, flush, write the trace (its path into path), go
  * inert; the library may be started again by a later attach. */
@@ -278,7 +278,7 @@ extern unsigned gp_window_turns; /* on/off transitions so far (relaxed)       */
  * threads. Called once from the start path. */
 int gp_window_start(void);
 /* Hold the window (on = 1): until released, iteration markers are neither
- * counted nor applied, and the window stays as it is (attach.c holds it,
+ * counted nor applied, and the window stays as it is (attach_session.c holds it,
  * closed, from before the library starts until every entry is patched, so
  * that iteration 0 is the one in flight when the patch completed, not one
  * the program began before). Releasing applies the window at once. */

@@ -246,7 +246,7 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 #undef GP_HOOK
 #undef GP_HOOK_TWIN
 
-/* Each hook's function and its real_<name> slot, by hook id (attach.c
+/* Each hook's function and its real_<name> slot, by hook id (attach_session.c
  * points GOT entries and the runtime's exports at the former, checked
  * against the latter). The functions through their local aliases: the
  * exported name binds in the global scope, where a library loaded after the

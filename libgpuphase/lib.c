@@ -59,7 +59,7 @@ static uint32_t gp_lib_op_counter = 1;
 static int gp_lib_injected;
 static int gp_lib_forked_child;
 static char gp_lib_warnings[1024];
-static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach.c), or NULL */
+static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach_session.c), or NULL */
 
 /* ---- small services for the other modules ---------------------------------- */
 
@@ -306,7 +306,7 @@ static int gp_lib_start(void)
 
 	const char *why = NULL;
 	int cres = 0, cupti_rc = -EPERM;
-	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
+	if (gp_lib_attach) { /* attach_session.c opened CUPTI once the context existed */
 		cupti_rc = gp_lib_attach->cupti_rc;
 		why = gp_lib_attach->why;
 		cres = gp_lib_attach->cres;
@@ -615,7 +615,7 @@ __attribute__((constructor)) static void gp_lib_ctor(void)
 	errno = saved;
 }
 
-/* ---- attach (attach.c) ----------------------------------------------------------- */
+/* ---- attach (attach_session.c) --------------------------------------------------- */
 
 int gp_lib_attach_start(const struct gp_lib_attach_info *a)
 {

@@ -37,7 +37,7 @@
 #include "kernel_name.h"
 
 int gp_window_on; /* pair: stored under gp_window_lock, loaded relaxed by hooks */
-unsigned gp_window_turns; /* window on/off transitions so far (attach.c polls it, relaxed) */
+unsigned gp_window_turns; /* window on/off transitions so far (attach_session.c polls it, relaxed) */
 
 static pthread_mutex_t gp_window_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t gp_window_iter;      /* current iteration; -1 before the first start */

@@ -1,5 +1,5 @@
 /*
- * attach.c — what libgpuphase.so does when `gpuphase attach PID` loads it
+ * attach_session.c — what libgpuphase.so does when `gpuphase attach PID` loads it
  * into a process that is already running: one capture session, started by
  * gpuphase_attach_begin and ended by the library itself, after which the
  * process is left as it was (the library's code stays mapped, inert).
