@@ -762,7 +762,7 @@ void gp_cupti_capture(int on)
 		if (on && k == CUPTI_ACTIVITY_KIND_OVERHEAD && res == CUPTI_SUCCESS && !gp_cupti_overhead_said) {
 			/* the report trusts COMMAND_BUFFER_FULL records; calibrate.c reads it */
 			__atomic_store_n(&gp_cupti_overhead_said, 1, __ATOMIC_RELAXED);
-			gp_lib_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
+			gp_state_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
 		}
 		if (res != CUPTI_SUCCESS)
 			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",

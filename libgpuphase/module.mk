@@ -5,7 +5,7 @@
 # (default visibility, unversioned); everything else is hidden. No DT_NEEDED on
 # libcudart or libcupti: both are found at run time (resolve.c, cupti.c).
 
-GP_LIB_SRCS := libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
+GP_LIB_SRCS := libgpuphase/state.c libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
                libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c libgpuphase/pyframes.c \
                libgpuphase/attach_session.c libgpuphase/clocks.c libgpuphase/counters.c libgpuphase/calibrate.c
