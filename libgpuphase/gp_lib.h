@@ -76,11 +76,11 @@ enum gp_state {
 extern struct gp_config gp_cfg;
 /* enum gp_state, atomic. Pair: lib.c moves it with an acq_rel CAS
  * (IDLE -> STARTING) and release stores (RUNNING, INERT, IDLE after fork);
- * hooks.c, nvtx.c, graphs.c, window.c and lib.c read it with acquire
- * loads, so a thread that sees RUNNING also sees the started collector and
- * gp_cfg. window.c's gp_window_apply reads it relaxed, as a hint: it gates
- * only gp_watch and window records, which the collector refuses (-EPIPE)
- * when it is not running. */
+ * hooks.c, nvtx.c, graphs.c, window.c, attach_session.c and lib.c read it
+ * with acquire loads, so a thread that sees RUNNING also sees the started
+ * collector and gp_cfg. window.c's gp_window_apply reads it relaxed, as a
+ * hint: it gates only gp_watch and window records, which the collector
+ * refuses (-EPIPE) when it is not running. */
 extern int gp_state;
 extern int gp_state_preloaded;   /* our hooks interpose cudart                 */
 extern uint64_t gp_state_t0;     /* trace clock at library load (delay= origin) */
