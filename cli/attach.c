@@ -15,7 +15,7 @@
  * was; a system call it was blocked in is restarted by the kernel (the saved
  * registers carry its restart state). Everything else — CUPTI, the GOT
  * patching, the window, the trace, the clean detach — happens on the
- * library's own session thread (libgpuphase/attach.c), which reports back
+ * library's own session thread (libgpuphase/attach_session.c), which reports back
  * over a UNIX socket this command listens on.
  *
  * Single-threaded. Refusals (no process, no permission, no CUDA, static

@@ -35,7 +35,7 @@ TESTS       += $(B)/tests/test_cli_elf
 # (optional: make test does not need it). Each object is checked to be
 # AArch64 code.
 CROSS_AARCH64_CC   ?= aarch64-linux-gnu-gcc
-CROSS_AARCH64_SRCS := cli/attach.c cli/ptcall.c cli/target.c cli/elfscan.c cli/report.c cli/trigger.c libgpuphase/attach.c libgpuphase/hooks.c libgpuphase/resolve.c \
+CROSS_AARCH64_SRCS := cli/attach.c cli/ptcall.c cli/target.c cli/elfscan.c cli/report.c cli/trigger.c libgpuphase/attach_session.c libgpuphase/hooks.c libgpuphase/resolve.c \
                       libgpuphase/lib.c
 CROSS_AARCH64_OBJS := $(patsubst %.c,$(B)/cross-aarch64/%.o,$(CROSS_AARCH64_SRCS))
 $(B)/cross-aarch64/.deps-ok: scripts/deps.sh

@@ -71,11 +71,11 @@ static const char gp_calib_stub = 0;
 
 void gp_calibrate_arm(int attach, int forked)
 {
-	if (gp_cfg.cupti_calibrate > 0 && (!gp_lib_preloaded || attach || forked)) /* asked for, cannot */
-		gp_lib_status(GP_STATUS_CALIBRATION, -ENOTSUP,
-			      !gp_lib_preloaded ? "no runtime hooks (injection only): no launch to calibrate in"
+	if (gp_cfg.cupti_calibrate > 0 && (!gp_state_preloaded || attach || forked)) /* asked for, cannot */
+		gp_state_status(GP_STATUS_CALIBRATION, -ENOTSUP,
+			      !gp_state_preloaded ? "no runtime hooks (injection only): no launch to calibrate in"
 						: "not in an attach session or a fork child");
-	if (!gp_cfg.cupti_calibrate || !gp_lib_preloaded || attach || forked)
+	if (!gp_cfg.cupti_calibrate || !gp_state_preloaded || attach || forked)
 		return;
 	__atomic_store_n(&gp_calib_state, GP_CALIB_ARMED, __ATOMIC_RELEASE);
 }
@@ -232,7 +232,7 @@ static void gp_calib_run(void)
 	union gp_rec r;
 	memset(&r, 0, sizeof r);
 	r.calib.type = GP_REC_CALIBRATION;
-	r.calib.tid = gp_lib_tid();
+	r.calib.tid = gp_state_tid();
 	r.calib.start = t0;
 	gp_cupti_push_id(GP_CALIB_EXT_ID); /* the report leaves these calls out */
 	uint32_t rt = 0, drv = 0, launch = 0;
@@ -260,7 +260,7 @@ static void gp_calib_run(void)
 	}
 	r.calib.samples = n_api > n_launch ? n_api : n_launch;
 	r.calib.dur = (uint32_t)(t1 - t0 < UINT32_MAX ? t1 - t0 : UINT32_MAX);
-	gp_lib_emit1(&r);
+	gp_state_emit1(&r);
 	if (rc_api || rc_launch) {
 		int rc = rc_api ? rc_api : rc_launch;
 		const char *why = rc == -ENOSYS ? "this CUPTI cannot trace one cbid alone: per-layer cost not measured"
@@ -268,7 +268,7 @@ static void gp_calib_run(void)
 				  : rc == -EBUSY   ? "the program had a CUDA error pending: per-launch cost not measured"
 				  : rc == -ETIME   ? "calibration took too long: stopped"
 						   : "a CUDA call of the calibration failed";
-		gp_lib_status(GP_STATUS_CALIBRATION, rc, why);
+		gp_state_status(GP_STATUS_CALIBRATION, rc, why);
 		gp_log(GP_LOG_INFO, "CUPTI cost calibration: %s (%d)", why, rc);
 	}
 	gp_log(GP_LOG_INFO, "CUPTI cost calibration: %u ns a runtime call, %u ns a driver call, %u ns more a launch "

@@ -103,7 +103,7 @@ void gp_clocks_tick(void)
 			if (!gp_clk.last_written)
 				gp_clocks_write(&gp_clk.last, GP_CLOCK_STEP);
 			gp_clocks_write(&p, GP_CLOCK_STEP);
-			gp_lib_status(GP_STATUS_REALTIME_STEP, moved,
+			gp_state_status(GP_STATUS_REALTIME_STEP, moved,
 				      "CLOCK_REALTIME stepped: traces of other hosts line up less well around here");
 			gp_clk.last = p;
 			gp_clk.last_written = 1;

@@ -233,7 +233,7 @@ void gp_counters_context(void *ctx, int created)
 {
 	if (created && __atomic_load_n(&gp_ctr_ctx, __ATOMIC_RELAXED) == ctx)
 		return; /* the runtime-API callbacks, until setup turns them off */
-	int cs = gp_lib_lock(&gp_ctr_mx);
+	int cs = gp_state_lock(&gp_ctr_mx);
 	if (created) {
 		__atomic_store_n(&gp_ctr_ctx, ctx, __ATOMIC_RELAXED);
 	} else if (ctx == gp_ctr_ctx) {
@@ -247,7 +247,7 @@ void gp_counters_context(void *ctx, int created)
 		}
 		gp_ctr_s.ready = 0;
 	}
-	gp_lib_unlock(&gp_ctr_mx, cs);
+	gp_state_unlock(&gp_ctr_mx, cs);
 }
 
 void gp_counters_kernel_time(const char *name, uint64_t ns)
@@ -371,7 +371,7 @@ static void gp_ctr_fail(const char *what, CUptiResult r)
 		snprintf(why, sizeof why, "counters unavailable: %s: %s", what, gp_ctr_err(r));
 	gp_ctr_s.failed = 1;
 	__atomic_store_n(&gp_counters_on, 0, __ATOMIC_RELAXED);
-	gp_lib_status(GP_STATUS_COUNTERS, r ? -(int64_t)r : -1, why);
+	gp_state_status(GP_STATUS_COUNTERS, r ? -(int64_t)r : -1, why);
 	gp_log(GP_LOG_ERROR, "%s", why);
 }
 
@@ -482,7 +482,7 @@ static int gp_ctr_setup(void)
 	snprintf(what, sizeof what, "counters: GPUPHASE_COUNTERS=%.400s: %u sampled launches a kernel after %u, %zu replay "
 		 "passes each (CUPTI range profiler, kernel replay)", gp_cfg.counters_text, gp_cfg.counters_samples,
 		 gp_cfg.counters_skip, gp_ctr_s.passes);
-	gp_lib_status(GP_STATUS_COUNTERS, (int64_t)gp_ctr_s.passes, what);
+	gp_state_status(GP_STATUS_COUNTERS, (int64_t)gp_ctr_s.passes, what);
 	return 0;
 }
 
@@ -524,7 +524,7 @@ int gp_counters_begin(const void *func, uint32_t op)
 		gp_ctr_in = 1;
 		return 1;
 	}
-	int cs = gp_lib_lock(&gp_ctr_mx);
+	int cs = gp_state_lock(&gp_ctr_mx);
 	t->internal++; /* cudaFuncGetName, CUPTI: never traced */
 	int sample = 0;
 	uint32_t idx = 0;
@@ -543,7 +543,7 @@ int gp_counters_begin(const void *func, uint32_t op)
 			idx = k->samples++;
 	}
 	t->internal--;
-	gp_lib_unlock(&gp_ctr_mx, cs);
+	gp_state_unlock(&gp_ctr_mx, cs);
 	gp_ctr_in = 1;
 	if (!sample) {
 		pthread_rwlock_rdlock(&gp_ctr_rw);
@@ -551,9 +551,9 @@ int gp_counters_begin(const void *func, uint32_t op)
 	}
 	pthread_rwlock_wrlock(&gp_ctr_rw);
 	t->internal++;
-	cs = gp_lib_lock(&gp_ctr_mx);
+	cs = gp_state_lock(&gp_ctr_mx);
 	int ok = !gp_ctr_s.failed && (gp_ctr_s.ready || gp_ctr_setup() == 0) && gp_ctr_start() == 0;
-	gp_lib_unlock(&gp_ctr_mx, cs);
+	gp_state_unlock(&gp_ctr_mx, cs);
 	t->internal--;
 	if (!ok) {
 		pthread_rwlock_unlock(&gp_ctr_rw);
@@ -648,10 +648,10 @@ void gp_counters_end(int token, int launched)
 	}
 	struct gp_tls *t = &gp_tls;
 	t->internal++;
-	int cs = gp_lib_lock(&gp_ctr_mx);
+	int cs = gp_state_lock(&gp_ctr_mx);
 	if (gp_ctr_s.ready)
 		gp_ctr_collect(launched);
-	gp_lib_unlock(&gp_ctr_mx, cs);
+	gp_state_unlock(&gp_ctr_mx, cs);
 	t->internal--;
 	pthread_rwlock_unlock(&gp_ctr_rw);
 }

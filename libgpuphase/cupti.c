@@ -55,7 +55,7 @@ static struct gp_cupti_mode gp_cupti_mode; /* the mode used, fallbacks applied *
 static char gp_cupti_mode_str[192];
 static int gp_cupti_usable;  /* subscribed, functions resolved           */
 static int gp_cupti_calibrated;
-int gp_cupti_keep_clock; /* attach.c: measure the offset, register no timestamp callback */
+int gp_cupti_keep_clock; /* attach_session.c: measure the offset, register no timestamp callback */
 static int64_t gp_cupti_offset;
 static int gp_cupti_registered;
 static int gp_cupti_marker_kind;
@@ -762,7 +762,7 @@ void gp_cupti_capture(int on)
 		if (on && k == CUPTI_ACTIVITY_KIND_OVERHEAD && res == CUPTI_SUCCESS && !gp_cupti_overhead_said) {
 			/* the report trusts COMMAND_BUFFER_FULL records; calibrate.c reads it */
 			__atomic_store_n(&gp_cupti_overhead_said, 1, __ATOMIC_RELAXED);
-			gp_lib_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
+			gp_state_status(GP_STATUS_CUPTI_OVERHEAD, 1, NULL);
 		}
 		if (res != CUPTI_SUCCESS)
 			gp_log(GP_LOG_DEBUG, "cuptiActivity%s(kind %d): CUptiResult %d", on ? "Enable" : "Disable",

@@ -2,22 +2,39 @@
  * gp_lib.h — internal interfaces between the files of libgpuphase.so (the
  * preloaded / injected capture library). Nothing here is exported: the .so is
  * built with -fvisibility=hidden and only the hooks (hooks.c), the injection
- * entry points (lib.c, nvtx.c) carry GP_EXPORT.
+ * entry points (lib.c, nvtx.c) and the attach entry (attach_session.c) carry
+ * GP_EXPORT.
  *
- * Module map (one file per module, function prefix = file name):
- *   config.c   the GPUPHASE_* table, parsing, output-path expansion
- *   lib.c      process life: constructor, lazy start, atexit, fork, injection
- *   hooks.c    the generated runtime-API hooks (hooks.def) and their hot path
- *   resolve.c  real-symbol resolution (RTLD_NEXT, then RTLD_LOCAL cudart)
- *   cupti.c    CUPTI: dlopen, subscription, clock, buffers, record conversion
- *   window.c   capture window, iteration markers, timer and trigger socket
- *   stacks.c   libunwind call stacks, per-thread interning, symbolisation
- *   nvtx.c     NVTX injection (InitializeInjectionNvtx2)
- *   log.c      the gpuphase: diagnostic channel (stderr or a file, never stdout)
- *   attach.c   `gpuphase attach`: a session in a running process (GOT patching)
- *   hostload.c the host-load sampler thread
- *   clocks.c   (CLOCK_REALTIME, trace clock) pairs for lining up hosts
- *   counters.c hardware counters of sampled launches (CUPTI range profiler)
+ * Module map (one file per module, function prefix = file name; the test
+ * tests/layout/test_module_maps.sh holds it to the file list):
+ *   state.c     ground floor: gp_cfg, the state word, per-thread state, op
+ *               ids, record emission, the start-up loss count
+ *   log.c       ground floor: the gpuphase: diagnostic channel (stderr or a
+ *               file, never stdout)
+ *   config.c    the GPUPHASE_* table, parsing, output-path expansion (pure)
+ *   lib.c       top floor, process life: constructor, lazy start, atexit,
+ *               fork, InitializeInjection, an attach session's start and stop
+ *   hooks.c     the generated runtime-API hooks (hooks.def) and their hot path
+ *   resolve.c   real-symbol resolution (RTLD_NEXT, then RTLD_LOCAL cudart)
+ *   cupti.c     CUPTI: dlopen, subscription, clock, buffers, record conversion
+ *   window.c    capture window, iteration markers, timer and trigger socket
+ *   stacks.c    libunwind call stacks, per-thread interning, symbolisation
+ *   pyframes.c  the calling thread's CPython frames, read in place
+ *   nvtx.c      NVTX injection (InitializeInjectionNvtx2)
+ *   graphs.c    CUDA graph capture mapping (CUPTI graph-node callbacks)
+ *   attach_session.c  the session `gpuphase attach` runs inside the target
+ *               process (prefix gp_attach_): GOT and export patching, CUPTI
+ *               after the context
+ *   hostload.c  the host-load sampler thread
+ *   clocks.c    (CLOCK_REALTIME, trace clock) pairs for lining up hosts
+ *   counters.c  hardware counters of sampled launches (CUPTI range profiler)
+ *   calibrate.c the start-up calibration of CUPTI's own cost per traced call
+ *
+ * Direction: state.c calls no other file of the library (only the
+ * collector) and log.c none; every module may call them. lib.c starts,
+ * finishes and forks every module; a module calls lib.c only to ask for one
+ * of those (gp_lib_ensure_started*, gp_lib_cuda_use, gp_lib_finish,
+ * gp_lib_attach_*), never for shared state.
  *
  * Errors inside the library are 0 / -errno; nothing here exits or aborts.
  */
@@ -37,6 +54,8 @@
 #define GP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GP_TLS __thread __attribute__((tls_model("initial-exec")))
 
+/* ==== the ground floor: config.c, log.c, state.c (below every module) === */
+
 /* ---- config.c: gp_config.h (pure; also linked into the gpuphase command) */
 
 /* ---- log.c ------------------------------------------------------------- */
@@ -45,9 +64,9 @@ void gp_log_init(const struct gp_config *cfg);
 void gp_log(enum gp_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gp_log_line(const char *line); /* unconditional, stderr: config errors  */
 
-/* ---- lib.c ------------------------------------------------------------- */
+/* ---- state.c: the state and services every module shares ------------- */
 
-enum gp_lib_state {
+enum gp_state {
 	GP_STATE_IDLE = 0,     /* constructed, not started (first hook starts)  */
 	GP_STATE_STARTING = 1,
 	GP_STATE_RUNNING = 2,
@@ -55,38 +74,28 @@ enum gp_lib_state {
 };
 
 extern struct gp_config gp_cfg;
-/* enum gp_lib_state, atomic. Pair: lib.c moves it with an acq_rel CAS
+/* enum gp_state, atomic. Pair: lib.c moves it with an acq_rel CAS
  * (IDLE -> STARTING) and release stores (RUNNING, INERT, IDLE after fork);
- * hooks.c, nvtx.c, graphs.c, window.c and lib.c read it with acquire
- * loads, so a thread that sees RUNNING also sees the started collector and
- * gp_cfg. window.c's gp_window_apply reads it relaxed, as a hint: it gates
- * only gp_watch and window records, which the collector refuses (-EPIPE)
- * when it is not running. */
-extern int gp_lib_state;
-extern int gp_lib_preloaded;   /* our hooks interpose cudart                 */
-extern uint64_t gp_lib_t0;     /* trace clock at library load (delay= origin) */
+ * hooks.c, nvtx.c, graphs.c, window.c, attach_session.c and lib.c read it
+ * with acquire loads, so a thread that sees RUNNING also sees the started
+ * collector and gp_cfg. window.c's gp_window_apply reads it relaxed, as a
+ * hint: it gates only gp_watch and window records, which the collector
+ * refuses (-EPIPE) when it is not running. */
+extern int gp_state;
+extern int gp_state_preloaded;   /* our hooks interpose cudart                 */
+extern uint64_t gp_state_t0;     /* trace clock at library load (delay= origin) */
+extern const char *gp_state_trace_path; /* the trace file once started, else "" */
 
-/* Start capture if not started; any thread. Returns 1 when running. Never
- * blocks on another thread's start (returns 0 instead). */
-int gp_lib_ensure_started(void);
-/* The same for a hooked call of the program: when it returns 0 because
- * another thread is starting the library, the call is counted as lost (on
- * this thread, added to its ring's drops by gp_lib_startup_flush on its next
- * recorded call). */
-int gp_lib_ensure_started_counted(void);
-void gp_lib_startup_flush(void);
 /* 1 once the window has been applied after start (gp_window_start): until
  * then a running library records nothing (the window is not open yet), so a
  * call of the whole-run window made in between is counted as lost
- * (gp_lib_count_startup_lost). Release store, acquire load. */
-extern int gp_lib_window_ready;
-void gp_lib_count_startup_lost(void);
-/* Set by the hooks' slow path (and InitializeInjection): the program itself
- * uses CUDA, so the library may too (device queries, the exit synchronize).
- * gp_lib_cuda_use sets it and emits the device records once if the library
- * started before (from NVTX). */
-extern int gp_lib_cuda_used;
-void gp_lib_cuda_use(void);
+ * (gp_state_count_startup_lost). Release store, acquire load. */
+extern int gp_state_window_ready;
+void gp_state_count_startup_lost(void);
+/* Set by lib.c's gp_lib_cuda_use (the hooks' slow path) and
+ * InitializeInjection: the program itself uses CUDA, so the library may too
+ * (device queries, the exit synchronize). */
+extern int gp_state_cuda_used;
 
 /* Trace clock: CLOCK_MONOTONIC_RAW ns. Registered with CUPTI too. */
 static inline uint64_t gp_now(void)
@@ -107,14 +116,14 @@ struct gp_tls {
 	uint32_t startup_lost; /* calls lost while another thread started us     */
 };
 extern GP_TLS struct gp_tls gp_tls;
-uint32_t gp_lib_tid_slow(void);
-uint32_t gp_lib_op_block(void);
+uint32_t gp_state_tid_slow(void);
+uint32_t gp_state_op_block(void);
 /* The op-id block [*next, *end) made of the counter value b a fetch returned
  * (the counter moves by 64 and wraps at 2^32): never holds id 0 — a block
- * that crosses 2^32 stops at UINT32_MAX (*end = 0, which gp_lib_next_op reads
+ * that crosses 2^32 stops at UINT32_MAX (*end = 0, which gp_state_next_op reads
  * as exhausted once op_next wraps to it), a block starting at 0 starts at 1.
- * Pure; gp_lib_op_block's arithmetic, exposed for its unit test. */
-static inline void gp_lib_op_range(uint32_t b, uint32_t *next, uint32_t *end)
+ * Pure; gp_state_op_block's arithmetic, exposed for its unit test. */
+static inline void gp_state_op_range(uint32_t b, uint32_t *next, uint32_t *end)
 {
 	uint32_t e = b + 64u;
 	*next = b ? b : 1u;
@@ -123,51 +132,44 @@ static inline void gp_lib_op_range(uint32_t b, uint32_t *next, uint32_t *end)
 /* Library locks taken on the program's threads: cancellation is disabled
  * while one is held (a log write, CUPTI or dl* call under it may be a
  * cancellation point; a thread cancelled there would leave the lock held and
- * block every later caller). gp_lib_lock returns the previous cancel state,
- * which its pair gp_lib_unlock restores after unlocking; a pending cancel
+ * block every later caller). gp_state_lock returns the previous cancel state,
+ * which its pair gp_state_unlock restores after unlocking; a pending cancel
  * then acts at the thread's next cancellation point outside the library. */
-static inline int gp_lib_lock(pthread_mutex_t *m)
+static inline int gp_state_lock(pthread_mutex_t *m)
 {
 	int old = PTHREAD_CANCEL_ENABLE;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	pthread_mutex_lock(m);
 	return old;
 }
-static inline void gp_lib_unlock(pthread_mutex_t *m, int cancel_state)
+static inline void gp_state_unlock(pthread_mutex_t *m, int cancel_state)
 {
 	int ignored;
 	pthread_mutex_unlock(m);
 	pthread_setcancelstate(cancel_state, &ignored);
 }
 /* gettid, cached per thread. */
-static inline uint32_t gp_lib_tid(void)
+static inline uint32_t gp_state_tid(void)
 {
-	return GP_LIKELY(gp_tls.tid) ? gp_tls.tid : gp_lib_tid_slow();
+	return GP_LIKELY(gp_tls.tid) ? gp_tls.tid : gp_state_tid_slow();
 }
 /* Next op id: per-thread blocks of 64 from one atomic counter (never 0). */
-static inline uint32_t gp_lib_next_op(void)
+static inline uint32_t gp_state_next_op(void)
 {
-	return GP_LIKELY(gp_tls.op_next != gp_tls.op_end) ? gp_tls.op_next++ : gp_lib_op_block();
+	return GP_LIKELY(gp_tls.op_next != gp_tls.op_end) ? gp_tls.op_next++ : gp_state_op_block();
 }
 /* Emit one record (head only). */
-void gp_lib_emit1(const union gp_rec *r);
+void gp_state_emit1(const union gp_rec *r);
 /* Emit a GP_REC_STATUS. */
-void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail);
+void gp_state_status(enum gp_status_kind kind, int64_t value, const char *detail);
+/* Calls lost while another thread was starting the library: the thread
+ * that lost them adds its own to its ring's drops on its next recorded call
+ * (gp_state_startup_flush); finish takes what no thread flushed
+ * (gp_state_startup_take: the remainder, zeroed). */
+void gp_state_startup_flush(void);
+uint64_t gp_state_startup_take(void);
 
-/* Attach (attach.c): start capture in a running process whose GOT entries
- * and runtime exports attach.c will patch (patched: some exist) with CUPTI already opened by it
- * (cupti_rc, why, cres as gp_cupti_open gave them). Returns 1 when running.
- * Stop: close the window, flush, write the trace (its path into path), go
- * inert; the library may be started again by a later attach. */
-struct gp_lib_attach_info {
-	int patched;
-	int cupti_rc;
-	const char *why;
-	int cres;
-	const char *hooks; /* what was hooked: the trace's "attach_hooks" */
-};
-int gp_lib_attach_start(const struct gp_lib_attach_info *a);
-void gp_lib_attach_stop(char *path, size_t len);
+/* ==== the modules ======================================================= */
 
 /* ---- hooks.c ----------------------------------------------------------- */
 
@@ -278,7 +280,7 @@ extern unsigned gp_window_turns; /* on/off transitions so far (relaxed)       */
  * threads. Called once from the start path. */
 int gp_window_start(void);
 /* Hold the window (on = 1): until released, iteration markers are neither
- * counted nor applied, and the window stays as it is (attach.c holds it,
+ * counted nor applied, and the window stays as it is (attach_session.c holds it,
  * closed, from before the library starts until every entry is patched, so
  * that iteration 0 is the one in flight when the patch completed, not one
  * the program began before). Releasing applies the window at once. */
@@ -292,12 +294,6 @@ void gp_window_profiler(int start, uint32_t tid);       /* marker = profiler*/
 unsigned gp_window_marker_bits(void);
 /* Close the window at exit (emits WINDOW STOP if capturing). */
 void gp_window_finish(void);
-/* lib.c: end capture for good and complete the trace (window closed, GPU
- * work flushed, stacks symbolised, footer written): what exit does, callable
- * from any thread while the program runs on. 1 if it finished the trace, 0
- * if there was nothing running. */
-int gp_lib_finish(void);
-extern const char *gp_lib_trace_path; /* the trace file, once started */
 void gp_window_forget(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);
@@ -382,5 +378,39 @@ void gp_calibrate_forget(void);
 
 /* ---- nvtx.c ------------------------------------------------------------ */
 extern int gp_nvtx_used;
+
+/* ==== lib.c: the top floor, process life (start, finish, fork) ========== */
+
+/* Start capture if not started; any thread. Returns 1 when running. Never
+ * blocks on another thread's start (returns 0 instead). */
+int gp_lib_ensure_started(void);
+/* The same for a hooked call of the program: when it returns 0 because
+ * another thread is starting the library, the call is counted as lost (on
+ * this thread, added to its ring's drops by gp_state_startup_flush on its next
+ * recorded call). */
+int gp_lib_ensure_started_counted(void);
+/* The program uses CUDA (a hook's slow path): sets gp_state_cuda_used and
+ * emits the device records once if the library started before (from NVTX). */
+void gp_lib_cuda_use(void);
+/* End capture for good and complete the trace (window closed, GPU
+ * work flushed, stacks symbolised, footer written): what exit does, callable
+ * from any thread while the program runs on. 1 if it finished the trace, 0
+ * if there was nothing running. */
+int gp_lib_finish(void);
+/* Attach (attach_session.c): start capture in a running process whose GOT
+ * entries and runtime exports attach_session.c will patch (patched: some
+ * exist) with CUPTI already opened by it (cupti_rc, why, cres as
+ * gp_cupti_open gave them). Returns 1 when running.
+ * Stop: close the window, flush, write the trace (its path into path), go
+ * inert; the library may be started again by a later attach. */
+struct gp_lib_attach_info {
+	int patched;
+	int cupti_rc;
+	const char *why;
+	int cres;
+	const char *hooks; /* what was hooked: the trace's "attach_hooks" */
+};
+int gp_lib_attach_start(const struct gp_lib_attach_info *a);
+void gp_lib_attach_stop(char *path, size_t len);
 
 #endif /* GP_LIB_H */

@@ -42,7 +42,7 @@ void gp_graphs_callback(unsigned cbid, const void *data)
 {
 	const CUpti_ResourceData *rd = data;
 	if (!rd || !rd->resourceDescriptor || !gp_graphs_node_id ||
-	    __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
+	    __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
 		return;
 	const CUpti_GraphData *gd = rd->resourceDescriptor;
 	union gp_rec r;
@@ -55,7 +55,7 @@ void gp_graphs_callback(unsigned cbid, const void *data)
 	if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
 		r.graph.kind = GP_GRAPH_CAPTURED;
 		r.graph.corr = gp_tls.cur_op;
-		r.graph.aux32 = gp_lib_tid();
+		r.graph.aux32 = gp_state_tid();
 		aux = gp_now();
 	} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
 		uint32_t og = 0;

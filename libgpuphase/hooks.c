@@ -73,7 +73,7 @@ void gp_hooks_emit_names(void)
 		r.api_name.api_id = (uint16_t)i;
 		r.api_name.name = gp_collector_intern(gp_hook_info[i].name, strlen(gp_hook_info[i].name));
 		r.api_name.api_class = gp_hook_info[i].cls;
-		gp_lib_emit1(&r);
+		gp_state_emit1(&r);
 	}
 }
 
@@ -110,17 +110,17 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	if (t->internal)
 		return 0;
 	int *err = &errno, e = *err;
-	if (GP_UNLIKELY(!__atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED)))
+	if (GP_UNLIKELY(!__atomic_load_n(&gp_state_cuda_used, __ATOMIC_RELAXED)))
 		gp_lib_cuda_use();
-	if (GP_UNLIKELY(__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) &&
+	if (GP_UNLIKELY(__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) &&
 	    !gp_lib_ensure_started_counted()) {
 		*err = e;
 		return 0;
 	}
 	if (GP_UNLIKELY(t->startup_lost))
-		gp_lib_startup_flush();
+		gp_state_startup_flush();
 	c->err = err;
-	uint32_t tid = gp_lib_tid();
+	uint32_t tid = gp_state_tid();
 	if (GP_UNLIKELY(gp_cfg.marker == GP_MARKER_KERNEL || gp_cfg.marker == GP_MARKER_PROFILER)) {
 		t->internal++; /* marker code may call cudaFuncGetName */
 		if (cls == GP_API_LAUNCH && gp_cfg.marker == GP_MARKER_KERNEL && func)
@@ -142,12 +142,12 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	/* running, but the starting thread has not opened the whole-run window
 	 * yet: not recorded, so counted (written = read + dropped) */
 	if (GP_UNLIKELY(!c->active) && gp_cfg.win_mode == GP_WINMODE_ALL &&
-	    !__atomic_load_n(&gp_lib_window_ready, __ATOMIC_ACQUIRE))
-		gp_lib_count_startup_lost();
+	    !__atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE))
+		gp_state_count_startup_lost();
 	if (c->active) {
 		c->nested = t->depth > 0;
 		t->depth++;
-		c->op = gp_lib_next_op();
+		c->op = gp_state_next_op();
 		c->prev_op = t->cur_op;
 		t->cur_op = c->op;
 		c->stream = gp_hooks_stream(stream, twin);
@@ -246,7 +246,7 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 #undef GP_HOOK
 #undef GP_HOOK_TWIN
 
-/* Each hook's function and its real_<name> slot, by hook id (attach.c
+/* Each hook's function and its real_<name> slot, by hook id (attach_session.c
  * points GOT entries and the runtime's exports at the former, checked
  * against the latter). The functions through their local aliases: the
  * exported name binds in the global scope, where a library loaded after the

@@ -135,7 +135,7 @@ static uint64_t gp_hostload_calibrate(void)
 	volatile uint64_t sink = 0;
 	for (int i = 0; i < 9 * GP_HOSTLOAD_CALIB_ITERS; i++) {
 		uint64_t a = gp_now();
-		uint32_t op = gp_lib_next_op();
+		uint32_t op = gp_state_next_op();
 		/* as a launch's hook: its push when the CUPTI mode has one */
 		int cupti = (__atomic_load_n(&gp_cupti_push_bits, __ATOMIC_RELAXED) &
 			     GP_CLASS_BIT(GP_API_LAUNCH)) != 0;
@@ -230,7 +230,7 @@ static void *gp_hostload_main(void *arg)
 
 void gp_hostload_start(void)
 {
-	int cs = gp_lib_lock(&gp_hl.mx); /* program thread; logs under the lock */
+	int cs = gp_state_lock(&gp_hl.mx); /* program thread; logs under the lock */
 	if (!gp_hl.running && !gp_hl.forked) {
 		gp_hl.stop = 0;
 		static int cv_ready; /* under gp_hl.mx; a later start reuses it */
@@ -252,7 +252,7 @@ void gp_hostload_start(void)
 			gp_log(GP_LOG_INFO, "host load sampler not started: no host samples in this trace");
 		}
 	}
-	gp_lib_unlock(&gp_hl.mx, cs);
+	gp_state_unlock(&gp_hl.mx, cs);
 }
 
 void gp_hostload_stop(void)
@@ -260,12 +260,12 @@ void gp_hostload_stop(void)
 	/* a fork child has no sampler, and the lock may have been held at fork */
 	if (__atomic_load_n(&gp_hl.owner, __ATOMIC_ACQUIRE) != getpid())
 		return;
-	int cs = gp_lib_lock(&gp_hl.mx);
+	int cs = gp_state_lock(&gp_hl.mx);
 	int join = gp_hl.running;
 	gp_hl.stop = 1;
 	gp_hl.running = 0;
 	pthread_cond_signal(&gp_hl.cv);
-	gp_lib_unlock(&gp_hl.mx, cs);
+	gp_state_unlock(&gp_hl.mx, cs);
 	if (join)
 		pthread_join(gp_hl.thread, NULL);
 }

@@ -1,6 +1,10 @@
 /*
- * lib.c — process life of libgpuphase.so: constructor, lazy start, exit
- * flush, fork, and the CUDA injection entry point.
+ * lib.c — process life of libgpuphase.so, its top floor: constructor, lazy
+ * start, exit flush, fork, the CUDA injection entry point and an attach
+ * session's start and stop. It starts, finishes and forks every module; the
+ * state they all share (gp_cfg, gp_state, gp_tls, record emission) is
+ * state.c's, below them, which this file writes as the owner of the state's
+ * transitions.
  *
  * Who calls what, on which thread:
  *  - the ELF constructor (loading thread): reads GPUPHASE_* (config.c),
@@ -10,7 +14,7 @@
  *    versions (preload only), CUPTI (cupti.c), the collector, the window.
  *    Other threads arriving meanwhile pass through unrecorded and, in the
  *    whole-run window, counted: each adds its count to its own ring's drops
- *    on its next call (gp_lib_startup_flush), the rest is added at finish,
+ *    on its next call (gp_state_startup_flush), the rest is added at finish,
  *    so written = read + dropped holds from the first call; the starting
  *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
  *    STARTING and returns at once.
@@ -22,7 +26,7 @@
  *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
  *    GPUPHASE_FOLLOW_FORK=1, hook-only capture into the child's own file).
  *
- * Invariants: gp_lib_state moves IDLE -> STARTING -> RUNNING -> INERT (or
+ * Invariants: gp_state moves IDLE -> STARTING -> RUNNING -> INERT (or
  * IDLE -> INERT); the library never exits, aborts or writes to stdout; a bad
  * configuration leaves it inert with one stderr line.
  */
@@ -35,7 +39,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -45,63 +48,18 @@
 
 extern char **environ;
 
-struct gp_config gp_cfg;
-unsigned gp_stacks_classes; /* set once before the state becomes RUNNING */
-int gp_lib_state = GP_STATE_IDLE; /* pair: CAS/release stores here, acquire loads in hooks */
-int gp_lib_preloaded;
-uint64_t gp_lib_t0;
-GP_TLS struct gp_tls gp_tls;
-
-const char *gp_lib_trace_path = ""; /* this process's trace, once started (static storage) */
-int gp_lib_cuda_used; /* the program is known to use CUDA; relaxed (a hint, set once) */
 static int gp_lib_devices_done; /* device records emitted (exchange: once) */
-static uint32_t gp_lib_op_counter = 1;
 static int gp_lib_injected;
 static int gp_lib_forked_child;
 static char gp_lib_warnings[1024];
-static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach.c), or NULL */
-
-/* ---- small services for the other modules ---------------------------------- */
-
-uint32_t gp_lib_tid_slow(void)
-{
-	gp_tls.tid = (uint32_t)syscall(SYS_gettid);
-	return gp_tls.tid;
-}
-
-uint32_t gp_lib_op_block(void)
-{
-	struct gp_tls *t = &gp_tls;
-	/* 0 is never an op id: blocks start at values = 1 mod 64, so the one
-	 * crossing 2^32 would end with 0; gp_lib_op_range cuts it there. */
-	uint32_t b = __atomic_fetch_add(&gp_lib_op_counter, 64, __ATOMIC_RELAXED);
-	gp_lib_op_range(b, &t->op_next, &t->op_end);
-	return t->op_next++;
-}
-
-void gp_lib_emit1(const union gp_rec *r)
-{
-	gp_collector_emit(r, 1);
-}
-
-void gp_lib_status(enum gp_status_kind kind, int64_t value, const char *detail)
-{
-	union gp_rec r;
-	memset(&r, 0, sizeof r);
-	r.status.type = GP_REC_STATUS;
-	r.status.kind = (uint8_t)kind;
-	r.status.detail = detail ? gp_collector_intern(detail, strlen(detail)) : 0;
-	r.status.ts = gp_now();
-	r.status.value = value;
-	gp_collector_emit(&r, 1);
-}
+static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach_session.c), or NULL */
 
 static void gp_lib_atexit(void);
 
 static void gp_lib_go_inert(void)
 {
 	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&gp_lib_state, GP_STATE_INERT, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_state, GP_STATE_INERT, __ATOMIC_RELEASE);
 }
 
 /* ---- start ---------------------------------------------------------------------- */
@@ -196,7 +154,7 @@ static int gp_lib_trace_name(const char *pattern, const char *host, const struct
 static void gp_lib_cuda_versions(char *rtv, char *drv, size_t n)
 {
 	rtv[0] = drv[0] = 0;
-	if (gp_lib_preloaded) {
+	if (gp_state_preloaded) {
 		/* Off the hot path and never from a constructor: this is the first
 		 * hook or NVTX call. Through the real functions (not hooked). */
 		static void *real_rt, *real_drv;
@@ -230,8 +188,8 @@ static size_t gp_lib_header(struct gp_kv *kv, const char *host, const char *cmd,
 	kv[nkv++] = (struct gp_kv){"marker", gp_cfg.marker_text};
 	kv[nkv++] = (struct gp_kv){"stacks", stacks_names[gp_cfg.stacks]};
 	kv[nkv++] = (struct gp_kv){"clock", "CLOCK_MONOTONIC_RAW"};
-	kv[nkv++] = (struct gp_kv){"capture", gp_lib_attach ? (gp_lib_preloaded ? "attach" : "attach (CUPTI API records only)")
-					      : gp_lib_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
+	kv[nkv++] = (struct gp_kv){"capture", gp_lib_attach ? (gp_state_preloaded ? "attach" : "attach (CUPTI API records only)")
+					      : gp_state_preloaded ? (gp_lib_injected ? "preload+injection" : "preload")
 								 : "injection"};
 	kv[nkv++] = (struct gp_kv){"cupti", cupti_rc == 0 ? gp_cupti_mode_text() : "off"};
 	if (gp_lib_attach && gp_lib_attach->hooks)
@@ -265,25 +223,25 @@ static size_t gp_lib_header(struct gp_kv *kv, const char *host, const char *cmd,
 static void gp_lib_start_status(int cupti_rc, int cres, const char *why)
 {
 	if (cupti_rc == 0) {
-		gp_lib_status(GP_STATUS_CUPTI_OK, 0, NULL);
+		gp_state_status(GP_STATUS_CUPTI_OK, 0, NULL);
 		if (gp_cupti_clock_calibrated())
-			gp_lib_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
+			gp_state_status(GP_STATUS_CLOCK_CALIBRATED, gp_cupti_clock_offset(),
 				      "cuptiActivityRegisterTimestampCallback refused: offset added to CUPTI times");
 	} else {
-		gp_lib_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
+		gp_state_status(GP_STATUS_CUPTI_UNAVAILABLE, cres, why ? why : "CUPTI unavailable");
 	}
-	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_lib_preloaded || gp_counters_unavailable()))
-		gp_lib_status(GP_STATUS_COUNTERS, -1,
+	if (gp_cfg.counters != GP_COUNTERS_OFF && (cupti_rc || !gp_state_preloaded || gp_counters_unavailable()))
+		gp_state_status(GP_STATUS_COUNTERS, -1,
 			      cupti_rc ? "counters unavailable: CUPTI is unavailable"
-			      : !gp_lib_preloaded ? "counters unavailable: they need the preloaded launch hooks"
+			      : !gp_state_preloaded ? "counters unavailable: they need the preloaded launch hooks"
 						  : gp_counters_unavailable());
-	if (!gp_lib_preloaded)
-		gp_lib_status(GP_STATUS_HOOKS_ABSENT, 0,
+	if (!gp_state_preloaded)
+		gp_state_status(GP_STATUS_HOOKS_ABSENT, 0,
 			      gp_lib_attach ? "attach: no loaded object imports a hooked runtime function (nothing to "
 					      "patch): CUPTI API records only"
 					    : "injection only: runtime API hooks not interposed");
 	if (gp_lib_forked_child)
-		gp_lib_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
+		gp_state_status(GP_STATUS_FORKED_CHILD, (int64_t)getppid(), "fork child (GPUPHASE_FOLLOW_FORK=1): hook-only");
 }
 
 /* Start tracing: find how the library is loaded, open CUPTI, name the
@@ -297,7 +255,7 @@ static int gp_lib_start(void)
 	void *launch = dlsym(RTLD_DEFAULT, "cudaLaunchKernel");
 	if (!launch)
 		(void)dlerror(); /* no error string of ours left for the program */
-	gp_lib_preloaded = gp_lib_self(launch) || (gp_lib_attach && gp_lib_attach->patched);
+	gp_state_preloaded = gp_lib_self(launch) || (gp_lib_attach && gp_lib_attach->patched);
 	if (gethostname(host, sizeof host - 1))
 		strcpy(host, "unknown");
 	gp_lib_cmdline(cmd, sizeof cmd);
@@ -306,7 +264,7 @@ static int gp_lib_start(void)
 
 	const char *why = NULL;
 	int cres = 0, cupti_rc = -EPERM;
-	if (gp_lib_attach) { /* attach.c opened CUPTI once the context existed */
+	if (gp_lib_attach) { /* attach_session.c opened CUPTI once the context existed */
 		cupti_rc = gp_lib_attach->cupti_rc;
 		why = gp_lib_attach->why;
 		cres = gp_lib_attach->cres;
@@ -356,7 +314,7 @@ static int gp_lib_start(void)
 			gp_cupti_close();
 		return 0;
 	}
-	gp_lib_trace_path = path; /* the trace exists now */
+	gp_state_trace_path = path; /* the trace exists now */
 	gp_clocks_start(); /* where the wall clock stood: lining up hosts */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);
 
@@ -367,7 +325,7 @@ static int gp_lib_start(void)
 	/* Devices only once the program itself uses CUDA: started from an NVTX
 	 * call, the process may never touch CUDA (cudaGetDeviceCount would
 	 * cuInit for it); then gp_lib_cuda_use does it at the first hook. */
-	if (gp_lib_preloaded && __atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED) &&
+	if (gp_state_preloaded && __atomic_load_n(&gp_state_cuda_used, __ATOMIC_RELAXED) &&
 	    !__atomic_exchange_n(&gp_lib_devices_done, 1, __ATOMIC_RELAXED))
 		gp_lib_devices();
 	/* Again, now that cudart is initialised: atexit handlers run in reverse
@@ -381,10 +339,10 @@ static int gp_lib_start(void)
 
 void gp_lib_cuda_use(void)
 {
-	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED);
-	/* the state first: gp_lib_preloaded is written by the starting thread
+	__atomic_store_n(&gp_state_cuda_used, 1, __ATOMIC_RELAXED);
+	/* the state first: gp_state_preloaded is written by the starting thread
 	 * before its release store of RUNNING, which this acquire pairs with */
-	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING && gp_lib_preloaded &&
+	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING && gp_state_preloaded &&
 	    !__atomic_exchange_n(&gp_lib_devices_done, 1, __ATOMIC_RELAXED)) {
 		int saved = errno;
 		gp_tls.internal++;
@@ -394,17 +352,10 @@ void gp_lib_cuda_use(void)
 	}
 }
 
-/* Calls of the program that arrived while another thread was starting the
- * library, so were not recorded, and that no thread has yet added to its
- * ring's drop count (gp_lib_startup_flush); the rest is added at finish.
- * Atomic, relaxed: a count. */
-static uint64_t gp_lib_startup_lost;
-int gp_lib_window_ready;
-
 /* *starting is set when 0 is returned because another thread is starting. */
 static int gp_lib_ensure_started_ex(int *starting)
 {
-	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	int s = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
 	if (s == GP_STATE_RUNNING)
 		return 1;
 	if (s != GP_STATE_IDLE) {
@@ -412,7 +363,7 @@ static int gp_lib_ensure_started_ex(int *starting)
 		return 0;
 	}
 	int expect = GP_STATE_IDLE;
-	if (!__atomic_compare_exchange_n(&gp_lib_state, &expect, GP_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
+	if (!__atomic_compare_exchange_n(&gp_state, &expect, GP_STATE_STARTING, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		*starting = expect == GP_STATE_STARTING;
 		return expect == GP_STATE_RUNNING;
@@ -425,9 +376,9 @@ static int gp_lib_ensure_started_ex(int *starting)
 	gp_stacks_classes = gp_stacks_mask(gp_cfg.stacks);
 	int ok = gp_lib_start();
 	if (ok) {
-		__atomic_store_n(&gp_lib_state, GP_STATE_RUNNING, __ATOMIC_RELEASE);
+		__atomic_store_n(&gp_state, GP_STATE_RUNNING, __ATOMIC_RELEASE);
 		gp_window_start();
-		__atomic_store_n(&gp_lib_window_ready, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&gp_state_window_ready, 1, __ATOMIC_RELEASE);
 		gp_hostload_start(); /* hostload.c: host samples off the hot path */
 	} else {
 		gp_lib_go_inert();
@@ -452,28 +403,8 @@ int gp_lib_ensure_started_counted(void)
 	/* A call the whole-run window would have recorded: lost, so counted
 	 * (written = read + dropped). Other windows start closed. */
 	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL)
-		gp_lib_count_startup_lost();
+		gp_state_count_startup_lost();
 	return 0;
-}
-
-void gp_lib_count_startup_lost(void)
-{
-	gp_tls.startup_lost++;
-	__atomic_fetch_add(&gp_lib_startup_lost, 1, __ATOMIC_RELAXED);
-}
-
-void gp_lib_startup_flush(void)
-{
-	uint64_t n = gp_tls.startup_lost, have = __atomic_load_n(&gp_lib_startup_lost, __ATOMIC_RELAXED);
-	gp_tls.startup_lost = 0;
-	/* claim them from the shared count first: finish may have taken the
-	 * remainder already, and nothing is counted twice */
-	do {
-		if (have < n)
-			return;
-	} while (!__atomic_compare_exchange_n(&gp_lib_startup_lost, &have, have - n, 1, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	gp_collector_count_lost(n);
 }
 
 /* ---- exit and fork --------------------------------------------------------------- */
@@ -491,7 +422,7 @@ static void gp_lib_atexit(void)
 int gp_lib_finish(void)
 {
 	pthread_mutex_lock(&gp_lib_finish_lock);
-	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) {
+	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) {
 		pthread_mutex_unlock(&gp_lib_finish_lock);
 		return 0;
 	}
@@ -507,7 +438,7 @@ int gp_lib_finish(void)
 		gp_cupti_quiesce();
 		/* never in a process whose program did not use CUDA (it would
 		 * create a context for it) */
-		if (sync && !gp_lib_forked_child && __atomic_load_n(&gp_lib_cuda_used, __ATOMIC_RELAXED))
+		if (sync && !gp_lib_forked_child && __atomic_load_n(&gp_state_cuda_used, __ATOMIC_RELAXED))
 			sync();
 	}
 	gp_cupti_capture(0);
@@ -517,8 +448,7 @@ int gp_lib_finish(void)
 	gp_hostload_stop();
 	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
 	/* start-up losses of threads that made no call since: this ring's */
-	gp_tls.startup_lost = 0;
-	uint64_t lost = __atomic_exchange_n(&gp_lib_startup_lost, 0, __ATOMIC_RELAXED);
+	uint64_t lost = gp_state_startup_take();
 	if (lost)
 		gp_collector_count_lost(lost);
 	gp_collector_stop();
@@ -539,14 +469,14 @@ static void gp_lib_atfork_child(void)
 
 static void gp_lib_atfork_child_work(void)
 {
-	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	int s = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
 	gp_tls.tid = 0;
 	gp_tls.depth = 0;
 	gp_tls.internal = 0;
 	gp_tls.stacks = NULL;
 	gp_stacks_forget();
 	gp_lib_forked_child = 1;
-	gp_lib_window_ready = 0; /* a followed child starts its own window */
+	gp_state_window_ready = 0; /* a followed child starts its own window */
 	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
@@ -563,7 +493,7 @@ static void gp_lib_atfork_child_work(void)
 	/* Follow the fork: own file (new %p), hook-only (CUPTI is the parent's). */
 	gp_cfg.cupti = 0;
 	__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
-	__atomic_store_n(&gp_lib_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
 }
 
 /* ---- entry points ------------------------------------------------------------------ */
@@ -576,7 +506,7 @@ static void gp_lib_warn(const char *line)
 
 static void gp_lib_ctor_work(void)
 {
-	gp_lib_t0 = gp_now();
+	gp_state_t0 = gp_now();
 	if (getauxval(AT_SECURE)) { /* setuid/setgid: never trust the environment */
 		gp_lib_go_inert();
 		return;
@@ -615,19 +545,19 @@ __attribute__((constructor)) static void gp_lib_ctor(void)
 	errno = saved;
 }
 
-/* ---- attach (attach.c) ----------------------------------------------------------- */
+/* ---- attach (attach_session.c) --------------------------------------------------- */
 
 int gp_lib_attach_start(const struct gp_lib_attach_info *a)
 {
-	int s = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	int s = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING || gp_lib_forked_child)
 		return 0;
 	gp_lib_attach = a;
-	gp_lib_t0 = gp_now();
-	gp_lib_trace_path = "";
-	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED); /* cudart is mapped and the context exists */
+	gp_state_t0 = gp_now();
+	gp_state_trace_path = "";
+	__atomic_store_n(&gp_state_cuda_used, 1, __ATOMIC_RELAXED); /* cudart is mapped and the context exists */
 	__atomic_store_n(&gp_lib_devices_done, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&gp_lib_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
+	__atomic_store_n(&gp_state, GP_STATE_IDLE, __ATOMIC_RELEASE);
 	int ok = gp_lib_ensure_started();
 	gp_lib_attach = NULL; /* read by gp_lib_start only */
 	return ok;
@@ -636,7 +566,7 @@ int gp_lib_attach_start(const struct gp_lib_attach_info *a)
 void gp_lib_attach_stop(char *path, size_t len)
 {
 	gp_lib_atexit();
-	snprintf(path, len, "%s", gp_lib_trace_path);
+	snprintf(path, len, "%s", gp_state_trace_path);
 }
 
 /* CUDA_INJECTION64_PATH entry: called by the driver's cuInit before any
@@ -646,7 +576,7 @@ GP_EXPORT int InitializeInjection(void)
 {
 	int saved = errno; /* the program's (cuInit's caller), on every path */
 	gp_lib_injected = 1;
-	__atomic_store_n(&gp_lib_cuda_used, 1, __ATOMIC_RELAXED); /* called from cuInit */
+	__atomic_store_n(&gp_state_cuda_used, 1, __ATOMIC_RELAXED); /* called from cuInit */
 	gp_lib_ensure_started();
 	errno = saved;
 	return 1;

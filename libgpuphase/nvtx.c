@@ -77,10 +77,10 @@ static void gp_nvtx_record(uint8_t kind, const char *text, uint64_t id)
 static void gp_nvtx_record_in(uint8_t kind, const char *text, uint64_t id)
 {
 	uint64_t ts = gp_now();
-	uint32_t tid = gp_lib_tid();
+	uint32_t tid = gp_state_tid();
 	if (text && (kind == GP_MARK_PUSH || kind == GP_MARK_START))
 		gp_window_nvtx(text, tid);
-	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING && !gp_lib_ensure_started())
+	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING && !gp_lib_ensure_started())
 		return;
 	union gp_rec r;
 	memset(&r, 0, sizeof r);
@@ -176,7 +176,7 @@ GP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
 
 static int gp_nvtx_inject(NvtxGetExportTableFunc_t get_table)
 {
-	if (!get_table || __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) == GP_STATE_INERT)
+	if (!get_table || __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) == GP_STATE_INERT)
 		return 0;
 	const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get_table(NVTX_ETID_CALLBACKS);
 	if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)

@@ -103,7 +103,7 @@ void *gp_resolve_real(const char *name, void **slot)
 	if (p && gp_resolve_is_self(p))
 		p = NULL;
 	if (!p) {
-		int cs = gp_lib_lock(&gp_resolve_lock);
+		int cs = gp_state_lock(&gp_resolve_lock);
 		for (int pass = 0; pass < 2 && !p; pass++) {
 			if (pass == 1)
 				gp_resolve_scan();
@@ -119,7 +119,7 @@ void *gp_resolve_real(const char *name, void **slot)
 					p = NULL;
 			}
 		}
-		gp_lib_unlock(&gp_resolve_lock, cs);
+		gp_state_unlock(&gp_resolve_lock, cs);
 	}
 	if (p)
 		__atomic_store_n(slot, p, __ATOMIC_RELAXED);

@@ -60,6 +60,10 @@ struct gp_stack_table {
 	struct gp_pyframes_cache py; /* Python frame names (pyframes.c) */
 };
 
+/* Classes (GP_CLASS_BIT) that get a stack: lib.c stores gp_stacks_mask of
+ * the configuration once, before its release store of RUNNING; hooks.c and
+ * cupti.c read it after an acquire load of the state. */
+unsigned gp_stacks_classes;
 static struct gp_stack_table *gp_stacks_all; /* pair: release push / acquire walk */
 /* Tables of ended threads. Pair: release CAS in gp_stacks_put (the old
  * owner's writes to the table) / acquire exchange in gp_stacks_take. */

@@ -37,7 +37,7 @@
 #include "kernel_name.h"
 
 int gp_window_on; /* pair: stored under gp_window_lock, loaded relaxed by hooks */
-unsigned gp_window_turns; /* window on/off transitions so far (attach.c polls it, relaxed) */
+unsigned gp_window_turns; /* window on/off transitions so far (attach_session.c polls it, relaxed) */
 
 static pthread_mutex_t gp_window_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t gp_window_iter;      /* current iteration; -1 before the first start */
@@ -83,7 +83,7 @@ static int gp_window_kernel_matches(const void *func)
 		fn = (getname_fn)gp_resolve_real("cudaFuncGetName", &real_cudaFuncGetName);
 	if (fn && fn(&name, func) == 0 && name)
 		match = gp_kernel_name_match(gp_cfg.marker_arg, name);
-	int cs = gp_lib_lock(&gp_window_kcache_lock);
+	int cs = gp_state_lock(&gp_window_kcache_lock);
 	for (size_t i = 0; i < GP_KCACHE; i++) {
 		size_t j = (h + i) & (GP_KCACHE - 1);
 		const void *f = gp_window_kcache[j].func;
@@ -95,7 +95,7 @@ static int gp_window_kernel_matches(const void *func)
 			break;
 		}
 	}
-	gp_lib_unlock(&gp_window_kcache_lock, cs);
+	gp_state_unlock(&gp_window_kcache_lock, cs);
 	return match;
 }
 
@@ -160,13 +160,13 @@ static void gp_window_mark(uint8_t type, uint8_t kind, uint32_t tid, int32_t rea
 	r.mark.iter = gp_window_iter < 0 ? 0 : (uint64_t)gp_window_iter;
 	r.mark.reason = reason;
 	r.mark.name = gp_collector_intern(gp_cfg.marker_text, strlen(gp_cfg.marker_text));
-	gp_lib_emit1(&r);
+	gp_state_emit1(&r);
 }
 
 static void gp_window_apply(uint32_t tid)
 {
 	if (!gp_window_started || gp_window_held ||
-	    __atomic_load_n(&gp_lib_state, __ATOMIC_RELAXED) != GP_STATE_RUNNING)
+	    __atomic_load_n(&gp_state, __ATOMIC_RELAXED) != GP_STATE_RUNNING)
 		return;
 	int want = gp_window_want();
 	if (want == gp_window_on)
@@ -205,34 +205,34 @@ static void gp_window_boundary_locked(uint32_t tid)
 
 void gp_window_sync_done(uint32_t tid)
 {
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_boundary_locked(tid);
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_kernel(const void *func, uint32_t tid)
 {
 	if (!gp_window_kernel_matches(func))
 		return;
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_boundary_locked(tid);
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_nvtx(const char *name, uint32_t tid)
 {
 	if (gp_cfg.marker != GP_MARKER_NVTX || !name || strcmp(name, gp_cfg.marker_arg) != 0)
 		return;
-	if (__atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING && !gp_lib_ensure_started())
+	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING && !gp_lib_ensure_started())
 		return;
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_boundary_locked(tid);
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_profiler(int start, uint32_t tid)
 {
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	if (start) {
 		gp_window_in_range = 1;
 		gp_window_boundary_locked(tid);
@@ -240,7 +240,7 @@ void gp_window_profiler(int start, uint32_t tid)
 		gp_window_in_range = 0;
 		gp_window_apply(tid);
 	}
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 /* ---- timer ------------------------------------------------------------------ */
@@ -260,18 +260,18 @@ static void gp_window_sleep_until(uint64_t t)
 static void *gp_window_timer(void *arg)
 {
 	(void)arg;
-	uint64_t on_at = gp_lib_t0 + gp_cfg.delay_ns;
+	uint64_t on_at = gp_state_t0 + gp_cfg.delay_ns;
 	gp_window_sleep_until(on_at);
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_timer_on = 1;
-	gp_window_apply(gp_lib_tid());
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_window_apply(gp_state_tid());
+	gp_state_unlock(&gp_window_lock, cs);
 	/* the duration counts from when capture really started */
 	gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
-	cs = gp_lib_lock(&gp_window_lock);
+	cs = gp_state_lock(&gp_window_lock);
 	gp_window_timer_on = 0;
-	gp_window_apply(gp_lib_tid());
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_window_apply(gp_state_tid());
+	gp_state_unlock(&gp_window_lock, cs);
 	return NULL;
 }
 
@@ -282,7 +282,7 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	unsigned long long n;
 	double s;
 	char extra;
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	if (gp_cfg.win_mode != GP_WINMODE_TRIGGER) {
 		snprintf(reply, len, "error not started with GPUPHASE_WINDOW=trigger");
 	} else if (sscanf(line, "capture iters=%llu%c", &n, &extra) == 1 && n > 0 && n < (1ull << 40)) {
@@ -292,7 +292,7 @@ void gp_window_request(const char *line, char *reply, size_t len)
 			 (long long)gp_window_trig_to - 1, gp_cfg.marker_text);
 	} else if (sscanf(line, "capture seconds=%lf%c", &s, &extra) == 1 && s > 0 && s < 1e6) {
 		gp_window_trig_until = gp_now() + (uint64_t)(s * 1e9);
-		gp_window_apply(gp_lib_tid());
+		gp_window_apply(gp_state_tid());
 		snprintf(reply, len, "ok capturing for %g s", s);
 	} else if (!strcmp(line, "status")) {
 		snprintf(reply, len, "ok %s iter=%lld pid=%ld marker=%s", gp_window_on ? "capturing" : "idle",
@@ -300,7 +300,7 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	} else {
 		snprintf(reply, len, "error expected 'capture iters=M', 'capture seconds=S' or 'status'");
 	}
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 static void gp_window_serve_one(int fd)
@@ -336,7 +336,7 @@ static void gp_window_serve_one(int fd)
 		int done = gp_lib_finish();
 		snprintf(reply, sizeof reply - 1, done ? "ok capture ended, trace complete: %s"
 						       : "error no capture running (already stopped?)%s",
-			 done ? gp_lib_trace_path : "");
+			 done ? gp_state_trace_path : "");
 		gp_window_stopped = done;
 	} else {
 		gp_window_request(buf, reply, sizeof reply - 1);
@@ -351,17 +351,17 @@ static void *gp_window_server(void *arg)
 	(void)arg;
 	for (;;) {
 		int timeout = -1;
-		int cs = gp_lib_lock(&gp_window_lock);
+		int cs = gp_state_lock(&gp_window_lock);
 		if (gp_window_trig_until) {
 			uint64_t now = gp_now();
 			if (now >= gp_window_trig_until) {
 				gp_window_trig_until = 0;
-				gp_window_apply(gp_lib_tid());
+				gp_window_apply(gp_state_tid());
 			} else {
 				timeout = (int)((gp_window_trig_until - now) / 1000000u) + 1;
 			}
 		}
-		gp_lib_unlock(&gp_window_lock, cs);
+		gp_state_unlock(&gp_window_lock, cs);
 		struct pollfd p = {gp_window_listen_fd, POLLIN, 0};
 		int r = poll(&p, 1, timeout);
 		if (r < 0 && errno != EINTR)
@@ -448,7 +448,7 @@ static int gp_window_thread(void *(*fn)(void *))
 
 int gp_window_start(void)
 {
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_iter = gp_cfg.marker == GP_MARKER_SYNC ? 0 : -1;
 	gp_window_started = 1;
 	/* atomic: other threads' hooks may already read it (the state is
@@ -458,10 +458,10 @@ int gp_window_start(void)
 	 * narrowing it before (as this did) let another thread's call skip the
 	 * hooks in between, neither recorded nor counted, in a whole-run capture
 	 * (test_rel_startup: a few calls short). */
-	gp_window_apply(gp_lib_tid());
+	gp_window_apply(gp_state_tid());
 	if (!__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED))
 		__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 	if (gp_cfg.win_mode == GP_WINMODE_TIME && gp_window_thread(gp_window_timer))
 		gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
 	if (gp_cfg.win_mode == GP_WINMODE_TRIGGER && gp_window_listen() == 0) {
@@ -477,19 +477,19 @@ int gp_window_start(void)
 
 void gp_window_hold(int on)
 {
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_held = on;
 	if (!on)
-		gp_window_apply(gp_lib_tid());
-	gp_lib_unlock(&gp_window_lock, cs);
+		gp_window_apply(gp_state_tid());
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_finish(void)
 {
-	int cs = gp_lib_lock(&gp_window_lock);
+	int cs = gp_state_lock(&gp_window_lock);
 	if (gp_window_on) {
 		int early = gp_cfg.win_mode == GP_WINMODE_ITERS;
-		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_lib_tid(), 0);
+		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_state_tid(), 0);
 	}
 	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
@@ -498,7 +498,7 @@ void gp_window_finish(void)
 	if (gp_window_sock_path[0])
 		unlink(gp_window_sock_path);
 	gp_window_sock_path[0] = 0;
-	gp_lib_unlock(&gp_window_lock, cs);
+	gp_state_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_forget(void)

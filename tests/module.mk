@@ -104,3 +104,7 @@ TESTS += tests/corpus/test_report_corpus.sh
 # The test runner's own test: fake tests of known honest count (passes,
 # failures, skips, parts, majority retries) against its closing line.
 TESTS += tests/runner/test_run_tests.sh
+
+# The layout: each component's module map (a header's file list) against the
+# files really there, with a tamper control (a map line removed must fail).
+TESTS += tests/layout/test_module_maps.sh

@@ -391,8 +391,8 @@ Test(lib_config, disable_is_inert, .timeout = 60)
 	lt_rmdir(dir);
 }
 
-/* Op-id blocks across the 32-bit wrap (gp_lib_op_range is gp_lib_op_block's
- * arithmetic): replay gp_lib_op_block + gp_lib_next_op from a counter 3 blocks
+/* Op-id blocks across the 32-bit wrap (gp_state_op_range is gp_state_op_block's
+ * arithmetic): replay gp_state_op_block + gp_state_next_op from a counter 3 blocks
  * (and, for other alignments, a few ids) short of 2^32 for 8 blocks; every id
  * handed out must be nonzero, each exactly one more than the last (mod 2^32,
  * skipping 0), so nothing is lost or repeated. */
@@ -409,7 +409,7 @@ Test(lib_config, op_ids_skip_zero_at_wrap)
 				id = next++;
 				want = prev + 1u;
 			} else {
-				gp_lib_op_range(counter, &next, &end);
+				gp_state_op_range(counter, &next, &end);
 				want = counter ? counter : 1u; /* a new block starts at the counter */
 				counter += 64u;
 				blocks++;

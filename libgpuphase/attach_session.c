@@ -1,5 +1,5 @@
 /*
- * attach.c — what libgpuphase.so does when `gpuphase attach PID` loads it
+ * attach_session.c — what libgpuphase.so does when `gpuphase attach PID` loads it
  * into a process that is already running: one capture session, started by
  * gpuphase_attach_begin and ended by the library itself, after which the
  * process is left as it was (the library's code stays mapped, inert).
@@ -491,7 +491,7 @@ static void gp_attach_session(void)
 	int flag = gp_attach_flag();
 	gp_attach_say("ok tid=%ld", (long)syscall(SYS_gettid));
 
-	int st = __atomic_load_n(&gp_lib_state, __ATOMIC_ACQUIRE);
+	int st = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
 	char msg[512];
 	if (st == GP_STATE_RUNNING || st == GP_STATE_STARTING) {
 		gp_attach_say("error this process is already profiled by gpuphase (started under gpuphase record)");
