@@ -13,7 +13,7 @@
  * interval is summed per operator, and finish sums the samples (what
  * partial results keep); the section and its JSON
  * object ("host_conditions", docs/report-json.md) follow. A plug-in of
- * analyses.h; report thread only. docs/metrics.md "Host conditions" defines
+ * registry.h; report thread only. docs/metrics.md "Host conditions" defines
  * the numbers.
  */
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * CUDA call, first launch, last kernel end, last record) and computes the stages (so that pass 2 can
  * fold each op and each other runtime call into its stage); the section and
  * its JSON object ("stages", docs/report-json.md) are printed after finish.
- * A plug-in of analyses.h; report thread only. docs/metrics.md §15.
+ * A plug-in of registry.h; report thread only. docs/metrics.md §15.
  */
 #include <stdio.h>
 #include <stdlib.h>

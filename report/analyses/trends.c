@@ -8,7 +8,7 @@
  * core's iteration starts; each op is folded into its operator's sums and,
  * in an outlier iteration, into a per-(iteration, operator) sum. The section
  * and its JSON object ("trends", docs/report-json.md) follow. A plug-in of
- * analyses.h; report thread only. Definitions and thresholds:
+ * registry.h; report thread only. Definitions and thresholds:
  * docs/metrics.md §13; the thresholds are the GP_TREND_* constants below.
  */
 #include <limits.h>

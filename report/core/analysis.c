@@ -837,7 +837,7 @@ void gp_an_free(struct gp_an *an)
 	gp_map_free(&an->symnames);
 	free(an->modules);
 	gp_clockmap_free(&an->clocks);
-	free(an->line.e);
+	gp_line_free(an);
 	gp_map_free(&an->drops);
 	gp_map_free(&an->replayed);
 	free(an->marks);

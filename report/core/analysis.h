@@ -219,7 +219,7 @@ void gp_an_set_windowed(struct gp_an *an, int windowed);
  * "lean", "full,extcorr=off"; NULL for traces that predate it): when its
  * hooks pushed no external correlation around every call, a hook joins its
  * CUPTI API record by thread and time nesting, and an API record waits for
- * a hook of its thread that may still come (report/join.c). Before pass 2. */
+ * a hook of its thread that may still come (join.c). Before pass 2. */
 void gp_an_set_cupti(struct gp_an *an, const char *mode);
 int gp_an_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_an_free(struct gp_an *an);

@@ -9,7 +9,7 @@
  * in the line, in arrival order, while a wait that may still take time out
  * of its launch holds it (its own blocking copy's wait, a full queue's wait
  * not confirmed or whose CUPTI record may still come): such a wait takes
- * that time out of the op in the line (gp_fold_less), never out of sums.
+ * that time out of the op in the line (fold_line.c), never out of sums.
  * When nothing holds it and every op before it is folded, it is folded into
  * its group, the run's totals, its iteration and capture window, and handed
  * to the op sink: each op once, its launch, queue and execute final.
@@ -247,44 +247,15 @@ static void gp_fold_sums(struct gp_an *an, struct gp_fold_ent *e)
 		an->cfg.on_op(op, an->cfg.ctx);
 }
 
-static struct gp_fold_ent *gp_fold_ent(struct gp_an *an, uint64_t seq)
-{
-	struct gp_fold_line *l = &an->line;
-	if (seq < l->head_seq || seq - l->head_seq >= l->n)
-		return NULL;
-	return &l->e[(l->head + (seq - l->head_seq)) & (l->cap - 1)];
-}
-
 /* Fold the ops at the head of the line that nothing holds (all of them
  * when final). */
 static void gp_fold_drain(struct gp_an *an, int final)
 {
-	struct gp_fold_line *l = &an->line;
-	while (l->n && (final || !l->e[l->head].holds)) {
-		gp_fold_sums(an, &l->e[l->head]);
-		l->head = (l->head + 1) & (l->cap - 1);
-		l->n--;
-		l->head_seq++;
+	struct gp_fold_ent *e;
+	while ((e = gp_line_head(an, final))) {
+		gp_fold_sums(an, e);
+		gp_line_pop(an);
 	}
-}
-
-/* A place at the tail of the line (the ring doubles when full, in order). */
-static struct gp_fold_ent *gp_fold_push(struct gp_an *an)
-{
-	struct gp_fold_line *l = &an->line;
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 64;
-		struct gp_fold_ent *e = malloc(nc * sizeof *e);
-		if (!e)
-			return NULL;
-		for (size_t i = 0; i < l->n; i++)
-			e[i] = l->e[(l->head + i) & (l->cap - 1)];
-		free(l->e);
-		l->e = e;
-		l->cap = nc;
-		l->head = 0;
-	}
-	return &l->e[(l->head + l->n++) & (l->cap - 1)];
 }
 
 uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
@@ -298,10 +269,10 @@ uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_sta
 		return UINT64_MAX;
 	int64_t slot;
 	op->iter = gp_an_iter_of(an, op->has_api ? op->api_start : op->gpu_start, &slot);
-	struct gp_fold_ent *e = gp_fold_push(an);
+	uint64_t seq;
+	struct gp_fold_ent *e = gp_line_push(an, &seq);
 	if (!e)
 		return gp_an_fail(an, -ENOMEM), UINT64_MAX;
-	uint64_t seq = an->line.head_seq + an->line.n - 1;
 	*e = (struct gp_fold_ent){ .op = *op, .hook_stack = hook_stack, .nvtx_str = nvtx_str, .name_str = name_str,
 				   .holds = 1, .slot = slot };
 	if (op->callsite == cbuf) { /* made up: kept with the op */
@@ -310,7 +281,7 @@ uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_sta
 	}
 	op = &e->op; /* from here on, what the waits take out of it shows */
 	/* a launch that waited on a full queue: that wait is not launching */
-	gp_sync_queue_wait(an, op, seq);
+	gp_qfull_arrived(an, op, seq);
 	if (op->has_api && op->launch_ns)
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
 	if (op->has_gpu) {
@@ -321,42 +292,13 @@ uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_sta
 		if (gp_sync_arrived(an, op, slot, hook_stack, seq))
 			gp_an_fail(an, -ENOMEM);
 	}
-	gp_fold_release(an, seq); /* arrived */
+	gp_line_release(an, seq); /* arrived */
+	gp_fold_drain(an, 0);    /* it, and what the waits let go */
 	return seq;
-}
-
-struct gp_an_op *gp_fold_op(struct gp_an *an, uint64_t seq)
-{
-	struct gp_fold_ent *e = gp_fold_ent(an, seq);
-	return e ? &e->op : NULL;
-}
-
-void gp_fold_hold(struct gp_an *an, uint64_t seq)
-{
-	struct gp_fold_ent *e = gp_fold_ent(an, seq);
-	if (e)
-		e->holds++;
-}
-
-void gp_fold_release(struct gp_an *an, uint64_t seq)
-{
-	struct gp_fold_ent *e = gp_fold_ent(an, seq);
-	if (e && e->holds && !--e->holds && seq == an->line.head_seq)
-		gp_fold_drain(an, 0);
-}
-
-void gp_fold_less(struct gp_an *an, uint64_t seq, uint64_t w, uint64_t w_raw)
-{
-	struct gp_fold_ent *e = gp_fold_ent(an, seq);
-	if (!e)
-		return;
-	e->op.launch_ns -= w < e->op.launch_ns ? w : e->op.launch_ns;
-	e->op.launch_raw_ns -= w_raw < e->op.launch_raw_ns ? w_raw : e->op.launch_raw_ns;
 }
 
 void gp_fold_flush(struct gp_an *an)
 {
 	gp_fold_drain(an, 1);
-	free(an->line.e);
-	an->line = (struct gp_fold_line){ 0 };
+	gp_line_free(an);
 }

@@ -5,7 +5,8 @@
  *   analysis.c  the two-pass protocol: pass 1 and pass 2 scans (one function
  *               per record kind, and the views the analyses get), prepare,
  *               accessors
- *   analysis_fold.c    folding a joined op into its group and iteration
+ *   analysis_fold.c    an op's arrival and its one fold (into its group,
+ *               iteration, window and the totals; then the op sink)
  *   analysis_finish.c  finish: the aggregates into a gp_rep
  *   analysis_names.c   lookups: strings, API names, call sites, NVTX ranges
  *   join.c      the correlation join: pending entries per join key, launch
@@ -19,8 +20,10 @@
  *   gpu_clock.c the offset of CUPTI's GPU timestamps from the host clock:
  *               bounded in pass 1, taken out of GPU times in pass 2
  *               (struct gp_gpu_clock)
- *   sync_queue.c  launch-queue back-pressure: time blocked on a full
+ *   queue_full.c  launch-queue back-pressure: time blocked on a full
  *               launch queue, charged through sync.c's wait machinery
+ *   fold_line.c the fold line's bookkeeping: arrived ops in order, what
+ *               holds each until its launch is final (struct gp_fold_line)
  *   symbolize.c native frame names from the module files (libdw, loaded
  *               with dlopen), at prepare
  *
@@ -32,7 +35,7 @@
  *
  * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c,
  * gpu_clock.c, symbolize.c -> join.c -> analysis_fold.c -> sync.c,
- * sync_queue.c -> analysis_names.c -> util/strtab.c.
+ * queue_full.c -> fold_line.c, analysis_names.c -> util/strtab.c.
  *
  * Single-threaded: one analyser per trace, on the report thread. Every
  * function here records its first failure with gp_an_fail (sticky an->err)
@@ -92,7 +95,7 @@ struct gp_wait {
 	/* a launch's wait on a full queue, from CUPTI's COMMAND_BUFFER_FULL
 	 * record, left open after the fold of its call's op (own_*: that op):
 	 * it takes the first op of own_device enqueued before the call (api_end
-	 * <= call0) to end in [w0, w1] (sync.c gp_sync_queue_open) */
+	 * <= call0) to end in [w0, w1] (sync.c gp_qfull_open) */
 	uint8_t queue;
 	uint64_t call0, call1;
 };
@@ -559,28 +562,34 @@ uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
 #define GP_PHASE_BACKWARD 1
 #define GP_PHASE_OPTIMIZER 2
 uint8_t gp_an_nvtx_phase(const struct gp_an *an, uint32_t tid);
-/* analysis_fold.c: the fold line. An op arrives once, joined and complete
- * (its group, iteration, GPU-busy and the sync side are decided then, and
- * the waits offered it); it is folded into every aggregate and handed to the
- * op sink once, in arrival order, when no wait can still take time out of
- * its launch (docs/metrics.md §3, "Fold once"). Returns the op's sequence
- * number in the line. */
+/* analysis_fold.c: an op arrives once, joined and complete (its group,
+ * iteration, GPU-busy and the sync side are decided then, and the waits
+ * offered it); it is folded into every aggregate and handed to the op sink
+ * once, in arrival order, when no wait can still take time out of its
+ * launch (docs/metrics.md §3, "Fold once"). Returns its sequence number in
+ * the fold line (UINT64_MAX on ENOMEM). */
 uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_stack, uint32_t nvtx_str,
 			uint32_t name_str);
-/* The op of sequence number seq while it is in the line, else NULL. */
-struct gp_an_op *gp_fold_op(struct gp_an *an, uint64_t seq);
-/* Keep op seq in the line for a wait that may take time out of its launch,
- * and let it go (it folds once nothing holds it or anything before it). */
-void gp_fold_hold(struct gp_an *an, uint64_t seq);
-void gp_fold_release(struct gp_an *an, uint64_t seq);
-/* Take w out of held op seq's launch and w_raw out of its launch with
- * CUPTI's cost left in (each floored at 0); the rest is the op's launch. */
-void gp_fold_less(struct gp_an *an, uint64_t seq, uint64_t w, uint64_t w_raw);
 /* Finish: fold every op still in the line (every hold released before). */
 void gp_fold_flush(struct gp_an *an);
 /* ... and instead of folding it, count a launch replayed for counters, of
  * ns GPU time, whose call began at t: the run's and its iteration's. */
 void gp_an_fold_replayed(struct gp_an *an, uint64_t t, uint64_t ns);
+
+/* fold_line.c: the line's bookkeeping, below the waits. */
+struct gp_fold_ent *gp_line_push(struct gp_an *an, uint64_t *seq); /* NULL: ENOMEM */
+struct gp_fold_ent *gp_line_head(struct gp_an *an, int final); /* NULL: held, or empty */
+void gp_line_pop(struct gp_an *an);
+/* The op of sequence number seq while it is in the line, else NULL. */
+struct gp_an_op *gp_line_op(struct gp_an *an, uint64_t seq);
+/* Keep op seq in the line for a wait that may take time out of its launch,
+ * and let it go (the fold takes it once nothing holds it or an op before it). */
+void gp_line_hold(struct gp_an *an, uint64_t seq);
+void gp_line_release(struct gp_an *an, uint64_t seq);
+/* Take w out of held op seq's launch and w_raw out of its launch with
+ * CUPTI's cost left in (each floored at 0). */
+void gp_line_less(struct gp_an *an, uint64_t seq, uint64_t w, uint64_t w_raw);
+void gp_line_free(struct gp_an *an);
 
 /* cupti_cost.c */
 void gp_cost_scan1(struct gp_an *an, const union gp_rec *r);
@@ -610,21 +619,22 @@ int gp_sync_extcorr(struct gp_an *an, const struct gp_rec_extcorr *e);
 void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr);
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o);
 int gp_sync_cupti_late(struct gp_an *an, uint32_t corr, uint64_t ns, uint64_t end);
-void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t seq);
+void gp_qfull_arrived(struct gp_an *an, const struct gp_an_op *op, uint64_t seq);
 int gp_sync_arrived(struct gp_an *an, const struct gp_an_op *op, int64_t slot, uint32_t stack, uint64_t seq);
 void gp_sync_finish(struct gp_an *an, struct gp_rep *rep);
 void gp_sync_free(struct gp_sync *s);
-/* ... the wait machinery sync_queue.c charges through */
+/* ... the wait machinery queue_full.c charges through */
 void gp_sync_activate(struct gp_an *an, struct gp_wait *w);
 void gp_sync_expire(struct gp_an *an, int final);
 const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i);
+size_t gp_sync_recent_after(const struct gp_an *an, uint64_t t);
 void gp_sync_search(struct gp_an *an, struct gp_wait *w);
 
-/* sync_queue.c: launch-queue back-pressure (gp_sync_queue_wait above is its
+/* queue_full.c: launch-queue back-pressure (gp_qfull_arrived above is its
  * entry from the fold) */
-void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w);
-void gp_sync_queue_expire(struct gp_an *an, int final);
-void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1);
+void gp_qfull_finalize(struct gp_an *an, const struct gp_wait *w);
+void gp_qfull_expire(struct gp_an *an, int final);
+void gp_qfull_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1);
 
 /* join.c */
 void gp_join_init(struct gp_join *j);

@@ -62,13 +62,13 @@ static int gp_sync_live(const struct gp_an *an, const struct gp_wait *w)
 
 static void gp_sync_release(struct gp_an *an, struct gp_wait *w)
 {
-	if (!w->queue) /* a queue wait is in no map (gp_sync_queue_open) */
+	if (!w->queue) /* a queue wait is in no map (gp_qfull_open) */
 		gp_dmap_del(&an->sync.wait_by_corr, w->corr);
 	w->next_free = an->sync.wait_free;
 	an->sync.wait_free = (uint32_t)(w - an->sync.waits);
 	if (w->own_held) { /* its call's op: nothing more to take out */
 		w->own_held = 0;
-		gp_fold_release(an, w->own_seq);
+		gp_line_release(an, w->own_seq);
 	}
 }
 
@@ -150,16 +150,16 @@ const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
 	return &an->sync.recent[(an->sync.recent_head + i) & (GP_RECENT - 1)];
 }
 
-/* Best candidate among the arrived ops still in the recent buffer. */
-void gp_sync_search(struct gp_an *an, struct gp_wait *w)
+/* The first entry of the recent buffer that ended after t (nrecent when
+ * none): the one search of the buffer. What is looked for is usually
+ * recent: it gallops back from the newest entry, bounding the search to
+ * the cache lines near the end. */
+size_t gp_sync_recent_after(const struct gp_an *an, uint64_t t)
 {
-	w->has_best = w->has_in = 0;
-	size_t lo = 0, hi = an->sync.nrecent; /* first entry with e > w1 */
-	/* the wait is usually recent: gallop back from the newest entry to
-	 * bound the search to the cache lines near the end */
+	size_t lo = 0, hi = an->sync.nrecent;
 	for (size_t step = 1; hi > 0; step *= 2) {
 		size_t i = hi > step ? hi - step : 0;
-		if (gp_sync_recent_at(an, i)->e <= w->w1 + GP_CLOCK_TOLERANCE_NS) {
+		if (gp_sync_recent_at(an, i)->e <= t) {
 			lo = i + 1;
 			break;
 		}
@@ -167,11 +167,19 @@ void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= w->w1 + GP_CLOCK_TOLERANCE_NS)
+		if (gp_sync_recent_at(an, mid)->e <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Best candidate among the arrived ops still in the recent buffer. */
+void gp_sync_search(struct gp_an *an, struct gp_wait *w)
+{
+	w->has_best = w->has_in = 0;
+	size_t lo = gp_sync_recent_after(an, w->w1 + GP_CLOCK_TOLERANCE_NS);
 	/* own op first (a copy's own op bounds its candidates), then the rest */
 	for (int round = w->copy ? 0 : 1; round < 2; round++)
 		for (size_t i = lo; i > 0; i--) {
@@ -338,7 +346,7 @@ static void gp_sync_late(struct gp_an *an, const struct gp_recent *r)
 static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 {
 	if (w->queue) {
-		gp_sync_queue_finalize(an, w);
+		gp_qfull_finalize(an, w);
 		gp_sync_release(an, w);
 		return;
 	}
@@ -369,7 +377,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 		 * fold line for it; from the launch with CUPTI's cost left in, the
 		 * wait as measured from the call's entry */
 		if (w->copy && w->has_own && w->own_held)
-			gp_fold_less(an, w->own_seq, s, raw);
+			gp_line_less(an, w->own_seq, s, raw);
 	} else {
 		s = w->w1 - w->w0;
 		out.w1 = w->w1;
@@ -420,7 +428,7 @@ void gp_sync_expire(struct gp_an *an, int final)
 		if (!q->n)
 			q->head = q->cache = 0;
 	}
-	gp_sync_queue_expire(an, final);
+	gp_qfull_expire(an, final);
 	if (!final && (an->sync.op_seq & (GP_WAIT_HORIZON - 1)) != 0)
 		return; /* the pool is swept once per horizon */
 	for (size_t i = 0; i < an->sync.nwaits; i++) {
@@ -577,10 +585,10 @@ void gp_sync_early_ext(struct gp_an *an, uint64_t ext, uint32_t corr)
 
 /* A CUPTI OVERHEAD record: a COMMAND_BUFFER_FULL one is the interval its
  * call (correlation id) waited on a full launch queue, kept until the
- * call's op folds (gp_sync_queue_wait). CUPTI writes it in the calling
+ * call's op folds (gp_qfull_arrived). CUPTI writes it in the calling
  * thread's buffer, before the call's own API record, so it usually arrives
  * before the call's op arrives; one that comes after is applied to the kept launch
- * (gp_sync_queue_late). Several for one call merge (first start, last
+ * (gp_qfull_late). Several for one call merge (first start, last
  * end). Bounded: the maps are emptied when they reach GP_RECENT entries. */
 void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 {
@@ -589,7 +597,7 @@ void gp_sync_overhead(struct gp_an *an, const struct gp_rec_overhead *o)
 		return;
 	uint64_t *li = s->launch_by_corr.count ? gp_map_get(&s->launch_by_corr, o->corr) : NULL;
 	if (li) { /* its call's op has arrived already */
-		gp_sync_queue_late(an, &s->launches[*li], o->start, o->end);
+		gp_qfull_late(an, &s->launches[*li], o->start, o->end);
 		return;
 	}
 	if (s->launch_gone_max && o->corr <= s->launch_gone_max) {
@@ -709,7 +717,7 @@ int gp_sync_arrived(struct gp_an *an, const struct gp_an_op *op, int64_t slot, u
 		/* its launch is final once this wait is charged */
 		w->own_held = 1;
 		w->own_seq = seq;
-		gp_fold_hold(an, seq);
+		gp_line_hold(an, seq);
 	}
 	if ((++s->op_seq & 1023u) == 0)
 		gp_sync_expire(an, 0);
@@ -728,7 +736,7 @@ void gp_sync_finish(struct gp_an *an, struct gp_rep *rep)
 	struct gp_sync *s = &an->sync;
 	gp_sync_expire(an, 1);
 	while (s->nlaunches) { /* no COMMAND_BUFFER_FULL record can come now */
-		gp_fold_release(an, s->launches[s->launch_head].seq);
+		gp_line_release(an, s->launches[s->launch_head].seq);
 		s->launch_head = (s->launch_head + 1) % GP_LAUNCHES;
 		s->nlaunches--;
 	}

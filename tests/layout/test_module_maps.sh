@@ -11,10 +11,8 @@
 #    naming the file missing from the map; every entry names a file that
 #    exists, else the part fails naming the entry with no file;
 #  * maps checked: libgpuphase/gp_lib.h ("Module map") against
-#    libgpuphase/*.c; simcuda/sim_cudart.h ("The runtime, by concern") against
-#    simcuda/sim_*.c less the simulated CUPTI's files (sim_cupti.c,
-#    sim_profiler.c: libcupti.so.13, sim_internal.h's side), each of which
-#    must exist. collector/ has no module map (gp_collector_int.h names the
+#    libgpuphase/*.c; simcuda/sim_internal.h ("simcuda's files", both
+#    libraries and the truth reader) against simcuda/*.c. collector/ has no module map (gp_collector_int.h names the
 #    files that share its internals, not the component's files), so it is not
 #    checked here;
 #  * tamper control: the check run on a temporary copy of gp_lib.h with one
@@ -73,8 +71,7 @@ part()
 }
 
 part libgpuphase map_check "$S/libgpuphase/gp_lib.h" "Module map" "$S/libgpuphase" '*.c'
-part simcuda map_check "$S/simcuda/sim_cudart.h" "The runtime, by concern" "$S/simcuda" 'sim_*.c' \
-	sim_cupti.c sim_profiler.c
+part simcuda map_check "$S/simcuda/sim_internal.h" "simcuda's files" "$S/simcuda" '*.c'
 
 # Tamper control: the check on copies of libgpuphase's map, one line taken
 # out, one entry added for a file that does not exist; each must fail and

@@ -1,5 +1,5 @@
 /*
- * sync_queue.c — launch-queue back-pressure (docs/metrics.md §3): the time
+ * queue_full.c — launch-queue back-pressure (docs/metrics.md §3): the time
  * a launch, async copy/set or graph launch spent blocked on a full launch
  * queue, taken out of its launch and charged as sync to the op whose end
  * freed the slot. From CUPTI's COMMAND_BUFFER_FULL overhead records when the
@@ -23,17 +23,17 @@
 
 /* Charge a launch's wait on a full queue: out of the launch of its call's
  * op (in the fold line), into the sync of the op whose end freed the slot. */
-static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q)
+static void gp_qfull_charge(struct gp_an *an, const struct gp_queue_wait *q)
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_group *g = &an->groups[q->best_group];
-	const struct gp_an_op *op = gp_fold_op(an, q->op_seq);
+	const struct gp_an_op *op = gp_line_op(an, q->op_seq);
 	if (!op)
 		return; /* folded: cannot happen while the wait holds it */
 	uint64_t w = q->w < op->launch_ns ? q->w : op->launch_ns;
 	/* the wait began after CUPTI's own cost (q->cupti); measured from the
 	 * call's entry it would have held that cost too (launch_raw) */
-	gp_fold_less(an, q->op_seq, w, w + q->cupti);
+	gp_line_less(an, q->op_seq, w, w + q->cupti);
 	an->cost.from_sync_ns += q->cupti;
 	g->sync += w;
 	g->sync_queue += w;
@@ -54,10 +54,10 @@ static void gp_sync_queue_charge(struct gp_an *an, const struct gp_queue_wait *q
 
 /* A full queue's wait whose freeing op is out of sight: it leaves the
  * launch all the same, as sync with nothing to charge. */
-static void gp_sync_queue_unattr(struct gp_an *an, const struct gp_queue_wait *q)
+static void gp_qfull_unattr(struct gp_an *an, const struct gp_queue_wait *q)
 {
 	struct gp_sync *s = &an->sync;
-	gp_fold_less(an, q->op_seq, q->w, 0);
+	gp_line_less(an, q->op_seq, q->w, 0);
 	s->queue_calls++;
 	s->queue_ns += q->w;
 	s->sync_unattr_ns += q->w;
@@ -75,7 +75,7 @@ static void gp_sync_queue_unattr(struct gp_an *an, const struct gp_queue_wait *q
  * takes the first op of L's device enqueued before the call to end in it,
  * among the arrived ops and those arriving in the next GP_WAIT_HORIZON, like any wait (metrics.md §3, late
  * records). Returns its slot or GP_NONE32 (ENOMEM). */
-static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, uint64_t c0, uint64_t c1)
+static uint32_t gp_qfull_open(struct gp_an *an, const struct gp_launch *L, uint64_t c0, uint64_t c1)
 {
 	struct gp_sync *s = &an->sync;
 	uint32_t idx;
@@ -95,7 +95,7 @@ static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, 
 	w->call1 = L->a1;
 	w->own_held = 1; /* the call's op stays in the fold line for it */
 	w->own_seq = L->seq;
-	gp_fold_hold(an, L->seq);
+	gp_line_hold(an, L->seq);
 	w->own_launch = L->launch;
 	w->own_device = L->device;
 	w->best.group = GP_NONE32;
@@ -106,7 +106,7 @@ static uint32_t gp_sync_queue_open(struct gp_an *an, const struct gp_launch *L, 
 /* Charge an open queue wait (gp_sync_expire): W = [w0, min(the freeing
  * op's end, w1)], at most the launch left; the op sink had the call's op
  * with W in its launch. */
-void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w)
+void gp_qfull_finalize(struct gp_an *an, const struct gp_wait *w)
 {
 	uint64_t end = w->has_best && w->best.e < w->w1 ? w->best.e : w->w1;
 	uint64_t d = end > w->w0 ? end - w->w0 : 0;
@@ -119,15 +119,15 @@ void gp_sync_queue_finalize(struct gp_an *an, const struct gp_wait *w)
 				   .tid = w->tid, .corr = w->corr, .best_corr = w->best.corr, .stream = w->stream,
 				   .a0 = w->call0, .a1 = w->call1, .w0 = w->w0 };
 	if (w->has_best && w->best.group < an->ngroups)
-		gp_sync_queue_charge(an, &q);
+		gp_qfull_charge(an, &q);
 	else
-		gp_sync_queue_unattr(an, &q);
+		gp_qfull_unattr(an, &q);
 }
 
 /* Keep an arrived launch for a COMMAND_BUFFER_FULL record that comes later
  * (a ring of GP_LAUNCHES, by corr; the largest corr that left it is kept:
  * a record of an older call is too late to apply). */
-static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
+static void gp_qfull_keep(struct gp_an *an, const struct gp_launch *L)
 {
 	struct gp_sync *s = &an->sync;
 	if (!s->launches && !(s->launches = malloc(GP_LAUNCHES * sizeof *s->launches)))
@@ -142,11 +142,11 @@ static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
 		uint64_t gone = old->seq;
 		s->launch_head = (s->launch_head + 1) % GP_LAUNCHES;
 		s->nlaunches--;
-		gp_fold_release(an, gone); /* no record of it can apply now */
+		gp_line_release(an, gone); /* no record of it can apply now */
 	}
 	size_t i = (s->launch_head + s->nlaunches++) % GP_LAUNCHES;
 	s->launches[i] = *L;
-	gp_fold_hold(an, L->seq); /* its launch is final once it leaves */
+	gp_line_hold(an, L->seq); /* its launch is final once it leaves */
 	gp_an_fail(an, gp_map_put(&s->launch_by_corr, L->corr, i));
 }
 
@@ -154,7 +154,7 @@ static void gp_sync_launch_keep(struct gp_an *an, const struct gp_launch *L)
  * before it came (metrics.md §3, late records): merged into the call's open
  * queue wait, or opened as one; when the call's wait was charged already,
  * or the call left the ring, it is counted in waits_late. */
-void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1)
+void gp_qfull_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint64_t c1)
 {
 	struct gp_sync *s = &an->sync;
 	if (c0 < L->a0)
@@ -178,7 +178,7 @@ void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint
 		return;
 	}
 	L->cbf = 1;
-	L->wait = gp_sync_queue_open(an, L, c0, c1);
+	L->wait = gp_qfull_open(an, L, c0, c1);
 }
 
 /* Back-pressure as CUPTI reports it (metrics.md §3): the call's
@@ -188,9 +188,9 @@ void gp_sync_queue_late(struct gp_an *an, struct gp_launch *L, uint64_t c0, uint
  * on the call's op's arrival when that op has arrived already, else left
  * open for it (the op's records late). A call without the record did not
  * wait, whatever its length, unless the record comes later
- * (gp_sync_queue_late): until it leaves the ring of kept launches, its op
+ * (gp_qfull_late): until it leaves the ring of kept launches, its op
  * waits in the fold line. */
-static void gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, uint64_t seq)
+static void gp_qfull_cupti(struct gp_an *an, const struct gp_an_op *op, uint64_t seq)
 {
 	struct gp_sync *s = &an->sync;
 	struct gp_launch L = { .a0 = op->api_start, .a1 = op->api_end, .launch = op->launch_ns, .seq = seq,
@@ -199,21 +199,14 @@ static void gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, uin
 	uint64_t *pa = s->cbf_start.count ? gp_map_get(&s->cbf_start, op->corr) : NULL;
 	uint64_t *pb = pa ? gp_map_get(&s->cbf_end, op->corr) : NULL;
 	if (!pa || !pb) {
-		gp_sync_launch_keep(an, &L);
+		gp_qfull_keep(an, &L);
 		return;
 	}
 	uint64_t c0 = *pa, c1 = *pb;
 	gp_map_del(&s->cbf_start, op->corr);
 	gp_map_del(&s->cbf_end, op->corr);
 	L.cbf = 1;
-	size_t lo = 0, hi = s->nrecent; /* first entry with e > c0 */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= c0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = gp_sync_recent_after(an, c0);
 	const struct gp_recent *best = NULL;
 	for (size_t i = lo, n = 0; i < s->nrecent && n < GP_QUEUE_SCAN; i++, n++) {
 		const struct gp_recent *r = gp_sync_recent_at(an, i);
@@ -228,41 +221,41 @@ static void gp_sync_queue_cupti(struct gp_an *an, const struct gp_an_op *op, uin
 		/* the op that freed the slot has not arrived yet: the wait
 		 * stays open for it */
 		if (c1 > c0)
-			L.wait = gp_sync_queue_open(an, &L, c0, c1 < op->api_end ? c1 : op->api_end);
-		gp_sync_launch_keep(an, &L);
+			L.wait = gp_qfull_open(an, &L, c0, c1 < op->api_end ? c1 : op->api_end);
+		gp_qfull_keep(an, &L);
 		return;
 	}
 	uint64_t w = (best->e < c1 ? best->e : c1) - c0;
 	if (w > op->launch_ns)
 		w = op->launch_ns;
-	gp_sync_launch_keep(an, &L);
+	gp_qfull_keep(an, &L);
 	if (!w)
 		return;
 	struct gp_queue_wait q = { .op_seq = seq, .best_group = best->group, .best_iter = best->iter, .w = w,
 				   .tid = op->tid, .corr = op->corr, .best_corr = best->corr, .stream = op->stream,
 				   .a0 = op->api_start, .a1 = op->api_end, .w0 = c0 };
-	gp_sync_queue_charge(an, &q);
+	gp_qfull_charge(an, &q);
 }
 
 /* Let go of the candidates of a level not (or no longer) confirmed: their
  * calls' launches are final as they are. */
-static void gp_sync_queue_drop(struct gp_an *an, struct gp_queue_dev *d)
+static void gp_qfull_drop(struct gp_an *an, struct gp_queue_dev *d)
 {
 	for (uint32_t k = 0; k < d->ncand; k++)
-		gp_fold_release(an, d->cand[k].op_seq);
+		gp_line_release(an, d->cand[k].op_seq);
 	d->ncand = 0;
 }
 
 /* Candidates whose level was not confirmed within GP_WAIT_HORIZON ops of
  * the fold line (all of them when final) are let go (metrics.md §3). */
-void gp_sync_queue_expire(struct gp_an *an, int final)
+void gp_qfull_expire(struct gp_an *an, int final)
 {
 	struct gp_sync *s = &an->sync;
 	uint64_t now = an->line.head_seq + an->line.n;
 	for (size_t i = 0; s->queue && i < 256; i++) {
 		struct gp_queue_dev *d = &s->queue[i];
 		if (d->ncand && (final || d->cand[0].op_seq + GP_WAIT_HORIZON < now))
-			gp_sync_queue_drop(an, d);
+			gp_qfull_drop(an, d);
 	}
 }
 
@@ -278,7 +271,7 @@ void gp_sync_queue_expire(struct gp_an *an, int final)
  * GP_WAIT_HORIZON ops). Called on the op's arrival (seq: its place in
  * the fold line); the ops it looks at have arrived
  * already (they end before it). */
-void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t seq)
+void gp_qfull_arrived(struct gp_an *an, const struct gp_an_op *op, uint64_t seq)
 {
 	struct gp_sync *s = &an->sync;
 	if (!op->has_api || op->blocking || !op->launch_ns || op->group >= an->ngroups)
@@ -287,21 +280,14 @@ void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t se
 	    op->api_class != GP_API_MEMSET_ASYNC && op->api_class != GP_API_GRAPH_LAUNCH)
 		return;
 	if (an->status[GP_STATUS_CUPTI_OVERHEAD]) {
-		gp_sync_queue_cupti(an, op, seq); /* (its freeing op may come later) */
+		gp_qfull_cupti(an, op, seq); /* (its freeing op may come later) */
 		return;
 	}
 	if (!s->nrecent)
 		return;
 	/* the call, from after CUPTI's own cost at its entry (metrics.md §3) */
 	uint64_t a0 = op->api_start + op->cupti_ns, a1 = op->api_end;
-	size_t lo = 0, hi = s->nrecent; /* first entry with e > a0 */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (gp_sync_recent_at(an, mid)->e <= a0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = gp_sync_recent_after(an, a0);
 	if (s->nrecent - lo < GP_QUEUE_DEEP)
 		return;
 	const struct gp_recent *best = NULL;
@@ -322,7 +308,7 @@ void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t se
 	if (pending > d->max) {
 		d->max = pending;
 		d->hits = 0;
-		gp_sync_queue_drop(an, d);
+		gp_qfull_drop(an, d);
 	}
 	if (pending < GP_QUEUE_DEEP || pending < d->max)
 		return;
@@ -338,14 +324,14 @@ void gp_sync_queue_wait(struct gp_an *an, const struct gp_an_op *op, uint64_t se
 	if (d->hits < GP_QUEUE_HITS) {
 		if (d->ncand < GP_QUEUE_HITS - 1) {
 			d->cand[d->ncand++] = q;
-			gp_fold_hold(an, seq); /* its launch waits for the level */
+			gp_line_hold(an, seq); /* its launch waits for the level */
 		}
 		return;
 	}
 	for (uint32_t k = 0; k < d->ncand; k++) {
-		gp_sync_queue_charge(an, &d->cand[k]);
-		gp_fold_release(an, d->cand[k].op_seq);
+		gp_qfull_charge(an, &d->cand[k]);
+		gp_line_release(an, d->cand[k].op_seq);
 	}
 	d->ncand = 0;
-	gp_sync_queue_charge(an, &q);
+	gp_qfull_charge(an, &q);
 }
