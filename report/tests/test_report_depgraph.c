@@ -33,6 +33,14 @@ static void op(struct gp_dg *g, uint64_t s, uint64_t e, uint64_t as, uint64_t ae
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 }
 
+/* The core's attribution of the synchronize [s, e], without identity. */
+static void wait_on(struct gp_dg *g, uint64_t s, uint64_t e, int attributed, uint32_t op_corr, const char *site)
+{
+	struct gp_dg_wait w = { .start = s, .end = e, .attributed = (uint8_t)attributed, .op_corr = op_corr,
+				.site = site };
+	cr_assert_eq(gp_dg_add_wait(g, &w), 0);
+}
+
 /* Each step: launch k (LAUNCH), its op LAT later for EXEC, a synchronize
  * released by it (SYNC after), HOST of host work. Returns the wall. */
 static uint64_t sync_loop(struct gp_dg *g)
@@ -104,7 +112,7 @@ static uint64_t two_site_loop(struct gp_dg *g)
 			cr_assert_eq(gp_dg_add_op(g, &o), 0);
 			uint64_t s = t + LAUNCH, e = os + EXEC + SYNC;
 			call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-			cr_assert_eq(gp_dg_add_wait(g, s, e, 1, corr++, site ? "loop.c:20 (step)" : "loop.c:10 (step)"), 0);
+			wait_on(g, s, e, 1, corr++, site ? "loop.c:20 (step)" : "loop.c:10 (step)");
 			t = e + HOST;
 		}
 	}
@@ -280,7 +288,7 @@ Test(depgraph, core_attribution_wins)
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 	uint64_t s = 1000 + LAUNCH, e = s + 2 * EXEC;
 	call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-	cr_assert_eq(gp_dg_add_wait(g, s, e, 0, 0, NULL), 0);
+	wait_on(g, s, e, 0, 0, NULL);
 	cr_assert_eq(gp_dg_build(g), 0);
 	cr_assert_eq(gp_dg_empty_waits(g), 1);
 	uint64_t r;
@@ -294,7 +302,7 @@ Test(depgraph, core_attribution_wins)
 	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 	call(g, s, o.end + SYNC, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-	cr_assert_eq(gp_dg_add_wait(g, s, o.end + SYNC, 1, 42, NULL), 0);
+	wait_on(g, s, o.end + SYNC, 1, 42, NULL);
 	cr_assert_eq(gp_dg_build(g), 0);
 	cr_assert_eq(gp_dg_empty_waits(g), 0);
 	struct gp_dg_change sc = { .kind = GP_DG_SCALE, .target = "k", .factor = 0.5 };
