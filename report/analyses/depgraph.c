@@ -2,11 +2,16 @@
  * depgraph.c — the dependency graph of a window and its replay
  * (depgraph.h; docs/metrics.md "What-if" defines every rule used here).
  *
- * Build: calls sorted per thread (the host time between two calls is kept
- * as a gap), ops sorted per stream, each op joined to its launching call by
- * the call's start and end, each blocking call joined to the op whose end
- * released it (a sync: the latest op end inside the call; a blocking copy or
- * set: its own op). Each op's start is explained by its binding constraint:
+ * Build, in stages: calls sorted per thread (the host time between two
+ * calls is kept as a gap), ops sorted per stream, and indexes over both;
+ * each op joined to its launching call by the call's identity (record
+ * domain, thread, correlation id); each blocking call joined to the op
+ * whose end released it (a sync: the op the core charged its wait to,
+ * found by the same identity, else the latest op end inside the call; a
+ * blocking copy or set: its own op). Where the calls came from another
+ * source than the core's joins and waits (the hooks beside CUPTI driver
+ * records), or carry no identity, an equal start and end pairs them
+ * instead. Each op's start is explained by its binding constraint:
  * the call that issued it plus the launch latency, the previous op of its
  * stream, or an op of another stream that ended just before it started (an
  * event wait, the legacy stream); the part of the measured start that the
@@ -20,7 +25,6 @@
  * bounded by GP_DG_MAX_NODES.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <fnmatch.h>
 #include <string.h>
@@ -29,13 +33,20 @@
 #include "report/core/analysis.h"
 #include "depgraph.h"
 
+/* A call's identity: the record it came from (GP_REC_*_API; 0 = none),
+ * its thread and its correlation id as that record says them. */
+struct gp_dg_id {
+	uint32_t tid, corr;
+	uint8_t domain;
+};
+
 struct gp_dg_c {
 	uint64_t start, end;
 	uint64_t gap;          /* host time since the previous call of its thread */
 	uint64_t post;         /* blocking: time from the release to its return  */
 	const char *name;
 	const char *site;      /* sync: its call site (the core's), or NULL      */
-	uint32_t tid;
+	struct gp_dg_id id;
 	int32_t wait;          /* op that released it, -1 none                   */
 	int32_t op;            /* an op it launched (the last one), -1 none      */
 	uint32_t nops;         /* ops it launched (graph launch: its nodes)      */
@@ -47,15 +58,19 @@ struct gp_dg_o {
 	uint64_t lat, prev_gap, dep_gap;
 	const char *name;
 	uint32_t stream, corr;
+	uint32_t tid;          /* its launching call's thread; with corr and
+	                          domain, that call's identity                   */
 	int32_t call, prev, dep, prev_same; /* prev_same: previous op of the same
 	                                       class (copy / not copy) of its stream */
+	uint8_t domain;
 	uint8_t kind, copy_kind, sync_issue, anchor;
 };
 
 struct gp_dg_w {
 	uint64_t start, end;
 	const char *site;
-	uint32_t corr;
+	struct gp_dg_id id;    /* the blocking call's                            */
+	uint32_t op_corr;
 	uint8_t attributed;
 };
 
@@ -98,8 +113,8 @@ int gp_dg_add_call(struct gp_dg *g, const struct gp_dg_call *c)
 		return 0;
 	if (GP_AN_GROW(g->c, g->nc, g->capc))
 		return -ENOMEM;
-	g->c[g->nc++] = (struct gp_dg_c){ .start = c->start, .end = c->end, .tid = c->tid, .cls = c->cls,
-					  .name = c->name, .wait = -1, .op = -1 };
+	g->c[g->nc++] = (struct gp_dg_c){ .start = c->start, .end = c->end, .id = { c->tid, c->corr, c->domain },
+					  .cls = c->cls, .name = c->name, .wait = -1, .op = -1 };
 	return 0;
 }
 
@@ -115,16 +130,13 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
 		return -ENOMEM;
 	g->o[g->no++] = (struct gp_dg_o){ .start = o->start, .end = o->end, .api_start = o->api_start,
 					  .api_end = o->api_end, .stream = o->stream, .corr = o->corr,
-					  .kind = o->kind, .copy_kind = o->copy_kind, .name = o->name, .call = -1, .prev = -1,
-					  .dep = -1, .prev_same = -1 };
+					  .tid = o->tid, .domain = o->api_domain, .kind = o->kind,
+					  .copy_kind = o->copy_kind, .name = o->name, .call = -1, .prev = -1, .dep = -1,
+					  .prev_same = -1 };
 	return 0;
 }
 
-/* qsort_r is not portable: the index sorts read the graph through this. */
-static const struct gp_dg *gp_dg_sorting;
-
-int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr,
-		   const char *site)
+int gp_dg_add_wait(struct gp_dg *g, const struct gp_dg_wait *w)
 {
 	if (g->nc + g->no + g->nw >= GP_DG_MAX_NODES) {
 		g->truncated = 1;
@@ -132,7 +144,9 @@ int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed
 	}
 	if (GP_AN_GROW(g->w, g->nw, g->capw))
 		return -ENOMEM;
-	g->w[g->nw++] = (struct gp_dg_w){ start, end, site, op_corr, (uint8_t)!!attributed };
+	g->w[g->nw++] = (struct gp_dg_w){ .start = w->start, .end = w->end, .site = w->site,
+					  .id = { w->tid, w->corr, w->domain }, .op_corr = w->op_corr,
+					  .attributed = (uint8_t)!!w->attributed };
 	return 0;
 }
 
@@ -144,55 +158,63 @@ static int gp_dg_cmp_wait(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
-static int gp_dg_cmp_ocorr(const void *a, const void *b)
+static int gp_dg_cmp_id(const struct gp_dg_id *x, const struct gp_dg_id *y)
 {
-	uint32_t x = gp_dg_sorting->o[*(const uint32_t *)a].corr, y = gp_dg_sorting->o[*(const uint32_t *)b].corr;
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int gp_dg_cmp_u32(uint32_t x, uint32_t y)
+{
 	return (x > y) - (x < y);
 }
 
-/* The core's attribution of the synchronize [start, end]: 1 with *op set
- * (-1: nothing outstanding), or 0 when the core said nothing of it. */
-static int gp_dg_core_wait(const struct gp_dg *g, const uint32_t *ocorr, uint64_t start, uint64_t end,
-			   int32_t *op, const char **site)
+/* The index sorts (qsort_r: arg is the graph). Entries that tie on the key
+ * keep their index order where the result depends on it. */
+static int gp_dg_cmp_cid(const void *a, const void *b, void *arg)
 {
-	size_t lo = 0, hi = g->nw;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (g->w[mid].start < start || (g->w[mid].start == start && g->w[mid].end < end))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == g->nw || g->w[lo].start != start || g->w[lo].end != end)
-		return 0;
-	*site = g->w[lo].site;
-	*op = -1;
-	if (!g->w[lo].attributed)
-		return 1;
-	/* the ops of that correlation id (a graph launch's nodes share it): the
-	 * one that ended last inside the wait */
-	uint32_t corr = g->w[lo].corr;
-	size_t a = 0, b = g->no;
-	while (a < b) {
-		size_t mid = (a + b) / 2;
-		if (g->o[ocorr[mid]].corr < corr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	for (; a < g->no && g->o[ocorr[a]].corr == corr; a++) {
-		const struct gp_dg_o *o = &g->o[ocorr[a]];
-		if (o->end <= end && o->end > start && (*op < 0 || g->o[*op].end < o->end))
-			*op = (int32_t)ocorr[a];
-	}
-	return *op >= 0; /* the op is not in the graph: decide from the times */
+	const struct gp_dg *g = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int r = gp_dg_cmp_id(&g->c[x].id, &g->c[y].id);
+	return r ? r : gp_dg_cmp_u32(x, y);
+}
+
+static int gp_dg_cmp_wid(const void *a, const void *b, void *arg)
+{
+	const struct gp_dg *g = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int r = gp_dg_cmp_id(&g->w[x].id, &g->w[y].id);
+	return r ? r : gp_dg_cmp_u32(x, y);
+}
+
+static int gp_dg_cmp_ocorr(const void *a, const void *b, void *arg)
+{
+	const struct gp_dg *g = arg;
+	return gp_dg_cmp_u32(g->o[*(const uint32_t *)a].corr, g->o[*(const uint32_t *)b].corr);
+}
+
+static int gp_dg_cmp_cstart(const void *a, const void *b, void *arg)
+{
+	const struct gp_dg *g = arg;
+	uint64_t x = g->c[*(const uint32_t *)a].start, y = g->c[*(const uint32_t *)b].start;
+	return (x > y) - (x < y);
+}
+
+static int gp_dg_cmp_oend(const void *a, const void *b, void *arg)
+{
+	const struct gp_dg *g = arg;
+	uint64_t x = g->o[*(const uint32_t *)a].end, y = g->o[*(const uint32_t *)b].end;
+	return (x > y) - (x < y);
 }
 
 static int gp_dg_cmp_call(const void *a, const void *b)
 {
 	const struct gp_dg_c *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
+	if (x->id.tid != y->id.tid)
+		return x->id.tid < y->id.tid ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return (x->end > y->end) - (x->end < y->end);
@@ -208,17 +230,77 @@ static int gp_dg_cmp_op(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
+/* The build's indexes over the sorted graph: node numbers in another order. */
+struct gp_dg_index {
+	uint32_t *cstart;      /* calls by start                                 */
+	uint32_t *cid;         /* calls by identity                              */
+	uint32_t *oend;        /* ops by end                                     */
+	uint32_t *ocorr;       /* ops by correlation id                          */
+	uint32_t *wid;         /* waits by identity (g->w itself is by time)     */
+	uint32_t cdomains, wdomains; /* bit d: a call / a wait of domain d       */
+};
 
-static int gp_dg_cmp_cstart(const void *a, const void *b)
+static void gp_dg_index_free(struct gp_dg_index *ix)
 {
-	uint64_t x = gp_dg_sorting->c[*(const uint32_t *)a].start, y = gp_dg_sorting->c[*(const uint32_t *)b].start;
-	return (x > y) - (x < y);
+	free(ix->cstart), free(ix->cid), free(ix->oend), free(ix->ocorr), free(ix->wid);
 }
 
-static int gp_dg_cmp_oend(const void *a, const void *b)
+static int gp_dg_index_new(struct gp_dg_index *ix, struct gp_dg *g)
 {
-	uint64_t x = gp_dg_sorting->o[*(const uint32_t *)a].end, y = gp_dg_sorting->o[*(const uint32_t *)b].end;
-	return (x > y) - (x < y);
+	memset(ix, 0, sizeof *ix);
+	ix->cstart = malloc((g->nc + 1) * sizeof *ix->cstart), ix->cid = malloc((g->nc + 1) * sizeof *ix->cid);
+	ix->oend = malloc((g->no + 1) * sizeof *ix->oend), ix->ocorr = malloc((g->no + 1) * sizeof *ix->ocorr);
+	ix->wid = malloc((g->nw + 1) * sizeof *ix->wid);
+	if (!ix->cstart || !ix->cid || !ix->oend || !ix->ocorr || !ix->wid) {
+		gp_dg_index_free(ix);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->nc; i++) {
+		ix->cstart[i] = ix->cid[i] = (uint32_t)i;
+		ix->cdomains |= g->c[i].id.domain < 32 ? 1u << g->c[i].id.domain : 0;
+	}
+	for (size_t i = 0; i < g->no; i++)
+		ix->oend[i] = ix->ocorr[i] = (uint32_t)i;
+	qsort_r(ix->cstart, g->nc, sizeof *ix->cstart, gp_dg_cmp_cstart, g);
+	qsort_r(ix->cid, g->nc, sizeof *ix->cid, gp_dg_cmp_cid, g);
+	qsort_r(ix->oend, g->no, sizeof *ix->oend, gp_dg_cmp_oend, g);
+	qsort_r(ix->ocorr, g->no, sizeof *ix->ocorr, gp_dg_cmp_ocorr, g);
+	if (g->nw) /* qsort's base must not be NULL, even for nothing */
+		qsort(g->w, g->nw, sizeof *g->w, gp_dg_cmp_wait);
+	for (size_t i = 0; i < g->nw; i++) {
+		ix->wid[i] = (uint32_t)i;
+		ix->wdomains |= g->w[i].id.domain < 32 ? 1u << g->w[i].id.domain : 0;
+	}
+	qsort_r(ix->wid, g->nw, sizeof *ix->wid, gp_dg_cmp_wid, g);
+	return 0;
+}
+
+/* Whether identities of domain d can be looked up among nodes of `domains`:
+ * d is known and some node of that domain is there. Otherwise the two sides
+ * came from different sources (hooks for the calls, CUPTI for the core's
+ * joins and waits) or carry no identity, and only the times can pair them. */
+static int gp_dg_id_usable(uint8_t d, uint32_t domains)
+{
+	return d && d < 32 && (domains >> d & 1);
+}
+
+/* The first entry of idx (n entries by identity; `calls`: of g->c, else of
+ * g->w) whose identity is key, or -1. */
+static long gp_dg_find_id(const struct gp_dg *g, const uint32_t *idx, size_t n, int calls,
+			  const struct gp_dg_id *key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct gp_dg_id *id = calls ? &g->c[idx[mid]].id : &g->w[idx[mid]].id;
+		if (gp_dg_cmp_id(id, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n || gp_dg_cmp_id(calls ? &g->c[idx[lo]].id : &g->w[idx[lo]].id, key))
+		return -1;
+	return (long)idx[lo];
 }
 
 /* Index of the last entry of idx (sorted by key) whose key <= t, or -1. */
@@ -234,6 +316,57 @@ static long gp_dg_last_le(const uint32_t *idx, size_t n, uint64_t t, int calls, 
 			hi = mid;
 	}
 	return (long)lo - 1;
+}
+
+/* The wait the core reported for sync call c: by the call's identity, or,
+ * where the call and the waits came from different sources or the call has
+ * no identity, by equal start and end. Its index in g->w, or -1. */
+static long gp_dg_wait_of(const struct gp_dg *g, const struct gp_dg_index *ix, const struct gp_dg_c *c)
+{
+	if (gp_dg_id_usable(c->id.domain, ix->wdomains))
+		return gp_dg_find_id(g, ix->wid, g->nw, 0, &c->id);
+	size_t lo = 0, hi = g->nw;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->w[mid].start < c->start || (g->w[mid].start == c->start && g->w[mid].end < c->end))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == g->nw || g->w[lo].start != c->start || g->w[lo].end != c->end)
+		return -1;
+	return (long)lo;
+}
+
+/* The core's attribution of sync call c: 1 with *op set (-1: nothing
+ * outstanding), or 0 when the core said nothing of it. */
+static int gp_dg_core_wait(const struct gp_dg *g, const struct gp_dg_index *ix, const struct gp_dg_c *c,
+			   int32_t *op, const char **site)
+{
+	long k = gp_dg_wait_of(g, ix, c);
+	if (k < 0)
+		return 0;
+	const struct gp_dg_w *w = &g->w[k];
+	*site = w->site;
+	*op = -1;
+	if (!w->attributed)
+		return 1;
+	/* the ops of that correlation id (a graph launch's nodes share it): the
+	 * one that ended last inside the wait */
+	size_t a = 0, b = g->no;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (g->o[ix->ocorr[mid]].corr < w->op_corr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < g->no && g->o[ix->ocorr[a]].corr == w->op_corr; a++) {
+		const struct gp_dg_o *o = &g->o[ix->ocorr[a]];
+		if (o->end <= w->end && o->end > w->start && (*op < 0 || g->o[*op].end < o->end))
+			*op = (int32_t)ix->ocorr[a];
+	}
+	return *op >= 0; /* the op is not in the graph: decide from the times */
 }
 
 static int gp_dg_is_sync(unsigned c)
@@ -274,10 +407,10 @@ static void gp_dg_cut(struct gp_dg *g)
 	g->no = n;
 }
 
-int gp_dg_build(struct gp_dg *g)
+/* Calls by thread and time with the host gap between them, ops by stream
+ * and time; the window's span. */
+static void gp_dg_sort(struct gp_dg *g)
 {
-	if (g->truncated)
-		gp_dg_cut(g);
 	if (g->nc)
 		qsort(g->c, g->nc, sizeof *g->c, gp_dg_cmp_call);
 	if (g->no)
@@ -286,7 +419,7 @@ int gp_dg_build(struct gp_dg *g)
 	g->t1 = 0;
 	for (size_t i = 0; i < g->nc; i++) {
 		struct gp_dg_c *c = &g->c[i];
-		c->first = !i || g->c[i - 1].tid != c->tid;
+		c->first = !i || g->c[i - 1].id.tid != c->id.tid;
 		c->gap = c->first ? 0 : c->start > g->c[i - 1].end ? c->start - g->c[i - 1].end : 0;
 		c->blocking = gp_dg_is_sync(c->cls) || gp_dg_is_copy_sync(c->cls);
 		g->t0 = c->start < g->t0 ? c->start : g->t0;
@@ -296,33 +429,36 @@ int gp_dg_build(struct gp_dg *g)
 		g->t0 = g->o[i].start < g->t0 ? g->o[i].start : g->t0;
 		g->t1 = g->o[i].end > g->t1 ? g->o[i].end : g->t1;
 	}
-	if (!g->nc && !g->no) {
+	if (!g->nc && !g->no)
 		g->t0 = g->t1 = 0;
-		return 0;
-	}
-	uint32_t *cidx = malloc((g->nc + 1) * sizeof *cidx), *oidx = malloc((g->no + 1) * sizeof *oidx);
-	uint64_t *costs = malloc((g->nc + 1) * sizeof *costs);
-	uint32_t *ocorr = malloc((g->no + 1) * sizeof *ocorr);
-	if (!cidx || !oidx || !costs || !ocorr) {
-		free(cidx);
-		free(oidx);
-		free(costs);
-		free(ocorr);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < g->nc; i++)
-		cidx[i] = (uint32_t)i;
-	for (size_t i = 0; i < g->no; i++)
-		oidx[i] = ocorr[i] = (uint32_t)i;
-	gp_dg_sorting = g;
-	qsort(cidx, g->nc, sizeof *cidx, gp_dg_cmp_cstart);
-	qsort(oidx, g->no, sizeof *oidx, gp_dg_cmp_oend);
-	qsort(ocorr, g->no, sizeof *ocorr, gp_dg_cmp_ocorr);
-	gp_dg_sorting = NULL;
-	if (g->nw) /* qsort's base must not be NULL, even for nothing */
-		qsort(g->w, g->nw, sizeof *g->w, gp_dg_cmp_wait);
+}
 
-	/* launch edges: the call with the op's call start and end */
+/* The call that launched op o: the one of its identity (several ops share
+ * it for a graph launch), or, where the op's join and the calls came from
+ * different sources or the op carries no identity, the call with the op's
+ * call start and end. -1 when none. */
+static int32_t gp_dg_launcher(const struct gp_dg *g, const struct gp_dg_index *ix, const struct gp_dg_o *o)
+{
+	if (gp_dg_id_usable(o->domain, ix->cdomains)) {
+		struct gp_dg_id key = { o->tid, o->corr, o->domain };
+		return (int32_t)gp_dg_find_id(g, ix->cid, g->nc, 1, &key);
+	}
+	if (!o->api_start && !o->api_end)
+		return -1;
+	for (long j = gp_dg_last_le(ix->cstart, g->nc, o->api_start, 1, g); j >= 0; j--) {
+		const struct gp_dg_c *c = &g->c[ix->cstart[j]];
+		if (c->start != o->api_start)
+			break;
+		if (c->end == o->api_end)
+			return (int32_t)ix->cstart[j];
+	}
+	return -1;
+}
+
+/* Stream edges (the previous op, and the previous of the same class) and
+ * launch edges. */
+static void gp_dg_link_launches(struct gp_dg *g, const struct gp_dg_index *ix)
+{
 	for (size_t i = 0; i < g->no; i++) {
 		struct gp_dg_o *o = &g->o[i];
 		if (i && g->o[i - 1].stream == o->stream) {
@@ -333,17 +469,7 @@ int gp_dg_build(struct gp_dg *g)
 					break;
 				}
 		}
-		if (!o->api_start && !o->api_end)
-			continue;
-		for (long j = gp_dg_last_le(cidx, g->nc, o->api_start, 1, g); j >= 0; j--) {
-			const struct gp_dg_c *c = &g->c[cidx[j]];
-			if (c->start != o->api_start)
-				break;
-			if (c->end == o->api_end) {
-				o->call = (int32_t)cidx[j];
-				break;
-			}
-		}
+		o->call = gp_dg_launcher(g, ix, o);
 		if (o->call >= 0) {
 			struct gp_dg_c *c = &g->c[o->call];
 			c->nops++;
@@ -352,18 +478,19 @@ int gp_dg_build(struct gp_dg *g)
 			o->sync_issue = o->start < c->end;
 		}
 	}
-	/* waits: a sync is released by the latest op end inside it; a blocking
-	 * copy or set by its own op */
-	size_t nasync = 0, nnodes = 0;
-	uint64_t node_host = 0;
+}
+
+/* Waits: a sync is released by the op the core charged it to, else by the
+ * latest op end inside it; a blocking copy or set by its own op. */
+static void gp_dg_link_waits(struct gp_dg *g, const struct gp_dg_index *ix)
+{
 	for (size_t i = 0; i < g->nc; i++) {
 		struct gp_dg_c *c = &g->c[i];
 		if (gp_dg_is_sync(c->cls)) {
-			long j = gp_dg_last_le(oidx, g->no, c->end, 0, g);
+			long j = gp_dg_last_le(ix->oend, g->no, c->end, 0, g);
 			int32_t w = -1;
-			if (!gp_dg_core_wait(g, ocorr, c->start, c->end, &w, &c->site) && j >= 0 &&
-			    g->o[oidx[j]].end > c->start)
-				w = (int32_t)oidx[j];
+			if (!gp_dg_core_wait(g, ix, c, &w, &c->site) && j >= 0 && g->o[ix->oend[j]].end > c->start)
+				w = (int32_t)ix->oend[j];
 			c->wait = w;
 			if (w < 0)
 				c->empty = 1, g->empty++;
@@ -372,6 +499,20 @@ int gp_dg_build(struct gp_dg *g)
 		}
 		if (c->wait >= 0)
 			c->post = c->end - (g->o[c->wait].end > c->start ? g->o[c->wait].end : c->start);
+	}
+}
+
+/* The what-ifs' host costs: the median non-blocking non-launch call, the
+ * host cost per node of a graph launch. */
+static int gp_dg_host_costs(struct gp_dg *g)
+{
+	uint64_t *costs = malloc((g->nc + 1) * sizeof *costs);
+	if (!costs)
+		return -ENOMEM;
+	size_t nasync = 0, nnodes = 0;
+	uint64_t node_host = 0;
+	for (size_t i = 0; i < g->nc; i++) {
+		const struct gp_dg_c *c = &g->c[i];
 		if (!c->blocking && c->cls != GP_API_LAUNCH && c->cls != GP_API_GRAPH_LAUNCH &&
 		    c->cls != GP_API_HOST_FUNC && c->nops == 0)
 			costs[nasync++] = c->end - c->start;
@@ -383,10 +524,17 @@ int gp_dg_build(struct gp_dg *g)
 	qsort(costs, nasync, sizeof *costs, gp_dg_cmp_u64);
 	g->async_cost = nasync ? costs[nasync / 2] : 0;
 	g->node_cost = nnodes ? node_host / nnodes : 0;
-	/* launch latency: the least time from issue to start */
+	free(costs);
+	return 0;
+}
+
+/* Launch latency: the least time from issue to start, for ops issued
+ * synchronously (at the call's start) and asynchronously (at its end). */
+static void gp_dg_launch_latency(struct gp_dg *g)
+{
 	g->lat_async = g->lat_sync = UINT64_MAX;
 	for (size_t i = 0; i < g->no; i++) {
-		struct gp_dg_o *o = &g->o[i];
+		const struct gp_dg_o *o = &g->o[i];
 		if (o->call < 0)
 			continue;
 		uint64_t issue = o->sync_issue ? g->c[o->call].start : g->c[o->call].end;
@@ -396,7 +544,11 @@ int gp_dg_build(struct gp_dg *g)
 	}
 	g->lat_sync = g->lat_sync == UINT64_MAX ? 0 : g->lat_sync;
 	g->lat_async = g->lat_async == UINT64_MAX ? g->lat_sync : g->lat_async; /* none: as for blocking ones */
-	/* each op's binding constraint, and the gap it leaves */
+}
+
+/* Each op's binding constraint, and the gap it leaves. */
+static void gp_dg_bind_ops(struct gp_dg *g, const struct gp_dg_index *ix)
+{
 	for (size_t i = 0; i < g->no; i++) {
 		struct gp_dg_o *o = &g->o[i];
 		uint64_t lat = o->sync_issue ? g->lat_sync : g->lat_async;
@@ -410,11 +562,11 @@ int gp_dg_build(struct gp_dg *g)
 		if (!hi && !hp)
 			lb = 0;
 		if (o->start > lb) { /* unexplained: an op of another stream? */
-			long j = gp_dg_last_le(oidx, g->no, o->start, 0, g);
-			for (; j >= 0 && g->o[oidx[j]].end > lb; j--)
-				if (g->o[oidx[j]].stream != o->stream) {
-					o->dep = (int32_t)oidx[j];
-					cd = g->o[oidx[j]].end;
+			long j = gp_dg_last_le(ix->oend, g->no, o->start, 0, g);
+			for (; j >= 0 && g->o[ix->oend[j]].end > lb; j--)
+				if (g->o[ix->oend[j]].stream != o->stream) {
+					o->dep = (int32_t)ix->oend[j];
+					cd = g->o[ix->oend[j]].end;
 					break;
 				}
 		}
@@ -428,11 +580,28 @@ int gp_dg_build(struct gp_dg *g)
 		else
 			o->anchor = 1;
 	}
-	free(cidx);
-	free(oidx);
-	free(costs);
-	free(ocorr);
-	return 0;
+}
+
+int gp_dg_build(struct gp_dg *g)
+{
+	if (g->truncated)
+		gp_dg_cut(g);
+	gp_dg_sort(g);
+	if (!g->nc && !g->no)
+		return 0;
+	struct gp_dg_index ix;
+	int rc = gp_dg_index_new(&ix, g);
+	if (rc)
+		return rc;
+	gp_dg_link_launches(g, &ix);
+	gp_dg_link_waits(g, &ix);
+	rc = gp_dg_host_costs(g);
+	if (!rc) {
+		gp_dg_launch_latency(g);
+		gp_dg_bind_ops(g, &ix);
+	}
+	gp_dg_index_free(&ix);
+	return rc;
 }
 
 uint64_t gp_dg_wall(const struct gp_dg *g)
@@ -792,81 +961,4 @@ int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t 
 	}
 	gp_dg_run_free(&r);
 	return rc;
-}
-
-static int gp_dg_refuse(char *why, size_t wn, const char *msg)
-{
-	if (why && wn)
-		snprintf(why, wn, "%s", msg);
-	return -EINVAL;
-}
-
-/* A non-negative integer after "key=" at *p, up to ':' or the end. */
-static int gp_dg_parse_u64(const char *p, uint64_t *v)
-{
-	char *end;
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	unsigned long long x = strtoull(p, &end, 10);
-	if (*end)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
-int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, char *why, size_t wn)
-{
-	memset(ch, 0, sizeof *ch);
-	if (!spec)
-		return gp_dg_refuse(why, wn, "empty");
-	if (!strcmp(spec, "empty-waits")) {
-		ch->kind = GP_DG_DROP_EMPTY;
-		return 0;
-	}
-	if (!strcmp(spec, "overlap-copies")) {
-		ch->kind = GP_DG_OVERLAP_COPIES;
-		return 0;
-	}
-	static const struct {
-		const char *key, *opt;
-		enum gp_dg_change_kind kind;
-	} kinds[] = { { "kernel=", "scale=", GP_DG_SCALE },
-		      { "sync=", NULL, GP_DG_DROP_SYNC },
-		      { "site=", NULL, GP_DG_DROP_SITE },
-		      { "graph=", "node_ns=", GP_DG_GRAPH_LAUNCH },
-		      { "pinned=", "call_ns=", GP_DG_PINNED } };
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-		size_t kl = strlen(kinds[i].key);
-		if (strncmp(spec, kinds[i].key, kl))
-			continue;
-		const char *t = spec + kl, *colon = strrchr(t, ':');
-		const char *opt = NULL;
-		if (colon && kinds[i].opt && !strncmp(colon + 1, kinds[i].opt, strlen(kinds[i].opt)))
-			opt = colon + 1 + strlen(kinds[i].opt);
-		else
-			colon = NULL;
-		size_t tl = colon ? (size_t)(colon - t) : strlen(t);
-		if (!tl)
-			return gp_dg_refuse(why, wn, "the name is empty");
-		if (tl >= n)
-			return gp_dg_refuse(why, wn, "the name is too long");
-		memcpy(buf, t, tl);
-		buf[tl] = 0;
-		ch->kind = kinds[i].kind;
-		ch->target = buf;
-		if (ch->kind == GP_DG_SCALE) {
-			char *end;
-			if (!opt)
-				return gp_dg_refuse(why, wn, "kernel=NAME needs :scale=F");
-			ch->factor = strtod(opt, &end);
-			if (*end || end == opt || !(ch->factor > 0) || ch->factor > 1e6)
-				return gp_dg_refuse(why, wn, "scale=F needs a positive number");
-		} else if (opt && gp_dg_parse_u64(opt, &ch->cost_ns)) {
-			return gp_dg_refuse(why, wn, "node_ns= / call_ns= need a non-negative integer");
-		}
-		return 0;
-	}
-	return gp_dg_refuse(why, wn,
-			    "expected kernel=NAME:scale=F, sync=API, site=GLOB, empty-waits, graph=NAME[:node_ns=N], "
-			    "pinned=NAME[:call_ns=N] or overlap-copies");
 }

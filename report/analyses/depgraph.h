@@ -23,23 +23,47 @@
 
 #define GP_DG_MAX_NODES (1u << 19)
 
-/* A host call (outermost CUDA call of a thread). */
+/* A host call (outermost CUDA call of a thread). Its identity is (domain,
+ * tid, corr): the record it came from, its thread and its correlation id as
+ * that record says them; domain 0 means it has none. */
 struct gp_dg_call {
 	uint64_t start, end;
 	uint32_t tid;
+	uint32_t corr;
+	uint8_t domain;        /* GP_REC_HOOK_API, _RUNTIME_API, _DRIVER_API, 0 */
 	uint8_t cls;           /* enum gp_api_class                             */
 	const char *name;      /* API function name (string table), or NULL    */
 };
 
-/* A GPU op. */
+/* A GPU op. Its launching call is the call of identity (api_domain, tid,
+ * corr) when the graph holds calls of that domain (a graph launch's nodes
+ * share one), else the call that starts at api_start and ends at api_end. */
 struct gp_dg_op {
 	uint64_t start, end;
 	uint64_t api_start, api_end; /* its launching call (both 0 = unknown)   */
 	uint32_t stream;
-	uint32_t corr;         /* its correlation id (the core's op_corr)       */
+	uint32_t corr;         /* its correlation id (the core's op_corr), its
+	                          launching call's too                          */
+	uint32_t tid;          /* its launching call's thread                   */
+	uint8_t api_domain;    /* its launching call's record type, 0 = unknown */
 	uint8_t kind;          /* enum gp_op_kind                               */
 	uint8_t copy_kind;
 	const char *name;      /* operator name (string table)                  */
+};
+
+/* The core's attribution of a synchronize (docs/metrics.md section 3): the
+ * op of correlation id op_corr released it, or (attributed 0) nothing was
+ * outstanding. It belongs to the sync call of its identity (domain, tid,
+ * corr) when the graph holds waits of that call's domain, else to the sync
+ * call with its start and end. */
+struct gp_dg_wait {
+	uint64_t start, end;   /* the blocking call                             */
+	uint32_t tid, corr;    /* its identity, as in struct gp_dg_call         */
+	uint8_t domain;
+	uint8_t attributed;
+	uint32_t op_corr;
+	const char *site;      /* its call site as the report names it (NULL:
+	                          none; the string must outlive the graph)      */
 };
 
 /* One transformation of the graph (docs/metrics.md lists them). */
@@ -95,13 +119,9 @@ void gp_dg_free(struct gp_dg *g);
 /* Add a node; 0, -ENOMEM, or 1 when the bound is reached (not added). */
 int gp_dg_add_call(struct gp_dg *g, const struct gp_dg_call *c);
 int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o);
-/* The core's attribution of a synchronize [start, end] (docs/metrics.md
- * section 3): the op of correlation id op_corr released it, or (attributed
- * 0) nothing was outstanding. A synchronize without one is released by the
- * latest op end inside it; site is its call site as the report names it
- * (NULL: none; the string must outlive the graph). Same returns as the adds. */
-int gp_dg_add_wait(struct gp_dg *g, uint64_t start, uint64_t end, int attributed, uint32_t op_corr,
-		   const char *site);
+/* A synchronize without a wait is released by the latest op end inside
+ * it. Same returns as the adds. */
+int gp_dg_add_wait(struct gp_dg *g, const struct gp_dg_wait *w);
 /* Sort, cut to a consistent prefix when bounded, and link every edge. */
 int gp_dg_build(struct gp_dg *g);
 

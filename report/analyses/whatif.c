@@ -122,8 +122,8 @@ static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec 
 	if (v->api.nested || (v->type == GP_REC_HOOK_API) != w->use_hooks)
 		return 0;
 	const char *name = gp_an_api_name(an, v->type, v->api.api_id);
-	struct gp_dg_call c = { .start = v->api.start, .end = v->api.end, .tid = v->api.tid,
-				.cls = v->api.api_class, .name = name };
+	struct gp_dg_call c = { .start = v->api.start, .end = v->api.end, .tid = v->api.tid, .corr = v->api.corr,
+				.domain = v->type, .cls = v->api.api_class, .name = name };
 	int rc = gp_dg_add_call(w->g, &c);
 	if (rc < 0)
 		return w->err = rc;
@@ -148,8 +148,10 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	struct gp_dg_op o = { .start = op->gpu_start, .end = op->gpu_end, .stream = op->stream, .corr = op->corr,
 			      .kind = op->kind,
 			      .copy_kind = op->copy_kind, .name = op->name };
-	if (op->has_api)
+	if (op->has_api) { /* the record it was joined to: its call's identity */
 		o.api_start = op->api_start, o.api_end = op->api_end;
+		o.tid = op->tid, o.api_domain = (uint8_t)op->api_domain;
+	}
 	int rc = gp_dg_add_op(w->g, &o);
 	if (rc < 0) {
 		w->err = rc;
@@ -176,7 +178,12 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
 		return;
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
-	int rc = gp_dg_add_wait(w->g, wt->call_start, wt->call_end, wt->attributed, wt->op_corr, site);
+	/* the core's waits come from the CUPTI runtime records when the trace
+	 * has any, else from the driver's (sync.c) */
+	struct gp_dg_wait dw = { .start = wt->call_start, .end = wt->call_end, .tid = wt->tid, .corr = wt->corr,
+				 .domain = w->use_hooks ? GP_REC_DRIVER_API : GP_REC_RUNTIME_API,
+				 .attributed = wt->attributed, .op_corr = wt->op_corr, .site = site };
+	int rc = gp_dg_add_wait(w->g, &dw);
 	if (site) { /* blocked time per call site: the candidates of remove_sync_site */
 		size_t i = 0;
 		while (i < w->nsites && w->sites[i].name != site)

@@ -33,6 +33,14 @@ static void op(struct gp_dg *g, uint64_t s, uint64_t e, uint64_t as, uint64_t ae
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 }
 
+/* The core's attribution of the synchronize [s, e], without identity. */
+static void wait_on(struct gp_dg *g, uint64_t s, uint64_t e, int attributed, uint32_t op_corr, const char *site)
+{
+	struct gp_dg_wait w = { .start = s, .end = e, .attributed = (uint8_t)attributed, .op_corr = op_corr,
+				.site = site };
+	cr_assert_eq(gp_dg_add_wait(g, &w), 0);
+}
+
 /* Each step: launch k (LAUNCH), its op LAT later for EXEC, a synchronize
  * released by it (SYNC after), HOST of host work. Returns the wall. */
 static uint64_t sync_loop(struct gp_dg *g)
@@ -104,7 +112,7 @@ static uint64_t two_site_loop(struct gp_dg *g)
 			cr_assert_eq(gp_dg_add_op(g, &o), 0);
 			uint64_t s = t + LAUNCH, e = os + EXEC + SYNC;
 			call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-			cr_assert_eq(gp_dg_add_wait(g, s, e, 1, corr++, site ? "loop.c:20 (step)" : "loop.c:10 (step)"), 0);
+			wait_on(g, s, e, 1, corr++, site ? "loop.c:20 (step)" : "loop.c:10 (step)");
 			t = e + HOST;
 		}
 	}
@@ -280,7 +288,7 @@ Test(depgraph, core_attribution_wins)
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 	uint64_t s = 1000 + LAUNCH, e = s + 2 * EXEC;
 	call(g, s, e, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-	cr_assert_eq(gp_dg_add_wait(g, s, e, 0, 0, NULL), 0);
+	wait_on(g, s, e, 0, 0, NULL);
 	cr_assert_eq(gp_dg_build(g), 0);
 	cr_assert_eq(gp_dg_empty_waits(g), 1);
 	uint64_t r;
@@ -294,12 +302,88 @@ Test(depgraph, core_attribution_wins)
 	call(g, 1000, 1000 + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
 	cr_assert_eq(gp_dg_add_op(g, &o), 0);
 	call(g, s, o.end + SYNC, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
-	cr_assert_eq(gp_dg_add_wait(g, s, o.end + SYNC, 1, 42, NULL), 0);
+	wait_on(g, s, o.end + SYNC, 1, 42, NULL);
 	cr_assert_eq(gp_dg_build(g), 0);
 	cr_assert_eq(gp_dg_empty_waits(g), 0);
 	struct gp_dg_change sc = { .kind = GP_DG_SCALE, .target = "k", .factor = 0.5 };
 	cr_assert_eq(gp_dg_replay(g, &sc, &r, NULL, 0, NULL), 0);
 	cr_assert_eq(r, LAUNCH + LAT + EXEC / 2 + SYNC);
+	gp_dg_free(g);
+}
+
+/* A CUPTI runtime call of thread tid with correlation id corr. */
+static void id_call(struct gp_dg *g, uint64_t s, uint64_t e, uint32_t tid, uint32_t corr, uint8_t cls,
+		    const char *name)
+{
+	struct gp_dg_call c = { .start = s, .end = e, .tid = tid, .corr = corr, .domain = GP_REC_RUNTIME_API,
+				.cls = cls, .name = name };
+	cr_assert_eq(gp_dg_add_call(g, &c), 0);
+}
+
+/* An op joined to the runtime call (tid, corr) of [as, ae]. */
+static void id_op(struct gp_dg *g, uint64_t s, uint64_t e, uint64_t as, uint64_t ae, uint32_t tid, uint32_t corr,
+		  uint32_t stream, const char *name)
+{
+	struct gp_dg_op o = { .start = s, .end = e, .api_start = as, .api_end = ae, .stream = stream, .corr = corr,
+			      .tid = tid, .api_domain = GP_REC_RUNTIME_API, .kind = GP_OP_KERNEL, .name = name };
+	cr_assert_eq(gp_dg_add_op(g, &o), 0);
+}
+
+/* Two threads launch at the same instant for the same time, then
+ * synchronize at the same instant: the start and end of a call cannot tell
+ * them apart, their identity does. Thread 1 launches ka (stream 7) and
+ * waits for it; thread 2 launches kb (stream 8, half as long) and its
+ * synchronize found nothing outstanding. */
+Test(depgraph, identity_pairs_calls_of_equal_times)
+{
+	struct gp_dg *g = gp_dg_new();
+	const uint64_t t = 1000, os = t + LAUNCH + LAT, se = os + EXEC + SYNC;
+	id_call(g, t, t + LAUNCH, 1, 10, GP_API_LAUNCH, "cudaLaunchKernel");
+	id_call(g, t, t + LAUNCH, 2, 11, GP_API_LAUNCH, "cudaLaunchKernel");
+	id_op(g, os, os + EXEC, t, t + LAUNCH, 1, 10, 7, "ka");
+	id_op(g, os, os + EXEC / 2, t, t + LAUNCH, 2, 11, 8, "kb");
+	id_call(g, t + LAUNCH, se, 1, 12, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+	id_call(g, t + LAUNCH, se, 2, 13, GP_API_SYNC_STREAM, "cudaStreamSynchronize");
+	struct gp_dg_wait w1 = { .start = t + LAUNCH, .end = se, .tid = 1, .corr = 12,
+				 .domain = GP_REC_RUNTIME_API, .attributed = 1, .op_corr = 10 };
+	struct gp_dg_wait w2 = w1;
+	w2.tid = 2, w2.corr = 13, w2.attributed = 0, w2.op_corr = 0;
+	cr_assert_eq(gp_dg_add_wait(g, &w2), 0);
+	cr_assert_eq(gp_dg_add_wait(g, &w1), 0);
+	cr_assert_eq(gp_dg_build(g), 0);
+	/* each synchronize has its own thread's wait: one of the two was empty
+	 * (matched by times, both would take the same one: 0 or 2) */
+	cr_assert_eq(gp_dg_empty_waits(g), 1);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, se - t);
+	/* thread 2's launch made a graph node costing 80 us: its empty
+	 * synchronize (which keeps its own time) begins that much later and
+	 * ends the window. Matched by times, both ops would belong to one call,
+	 * whose last op is ka: no call would launch kb, nothing would change. */
+	struct gp_dg_change ch = { .kind = GP_DG_GRAPH_LAUNCH, .target = "kb", .cost_ns = 80000 };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, 80000 + (se - t - LAUNCH));
+	gp_dg_free(g);
+}
+
+/* A graph launch's nodes share its correlation id: every one of them is
+ * the call's, beside another thread's graph launch of the same times. */
+Test(depgraph, identity_graph_launch_nodes)
+{
+	struct gp_dg *g = gp_dg_new();
+	const uint64_t t = 1000, d = 6000, os = t + d + LAT;
+	id_call(g, t, t + d, 1, 5, GP_API_GRAPH_LAUNCH, "cudaGraphLaunch");
+	id_call(g, t, t + d, 2, 6, GP_API_GRAPH_LAUNCH, "cudaGraphLaunch");
+	id_op(g, os, os + EXEC, t, t + d, 1, 5, 7, "n1");
+	id_op(g, os + EXEC, os + 2 * EXEC, t, t + d, 1, 5, 7, "n2");
+	id_op(g, os, os + EXEC, t, t + d, 2, 6, 8, "m1");
+	cr_assert_eq(gp_dg_build(g), 0);
+	/* 2 calls of d for 3 nodes (by times: one call of d for 3) */
+	cr_assert_eq(gp_dg_graph_node_cost(g), 2 * d / 3);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, d + LAT + 2 * EXEC);
 	gp_dg_free(g);
 }
 
