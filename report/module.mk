@@ -15,7 +15,8 @@
 #                      HTML; the page's script and style in report/outputs/assets/),
 #                      partial.c and partial_rep.c (the .gpp partial results)
 #   report/analyses/   registry.c/.h (the plug-in interface and the list), one
-#                      file per analysis, depgraph.c (what-if), peaks.c
+#                      file per analysis, depgraph.c (the what-if graph;
+#                      depgraph_parse.c its --whatif grammar), peaks.c
 #   report/core/       the analysis core: analysis.c (the two-pass protocol;
 #                      analysis_int.h maps its files), the join, sync
 #                      attribution, rep.c (the aggregates), verdict.c
