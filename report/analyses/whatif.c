@@ -12,7 +12,7 @@
  * operators with the most launch time launched at a graph node's cost; each
  * blocking copy operator made pinned and asynchronous; copies moved to a
  * copy stream; the three operators with the most execute time twice as
- * fast. A plug-in of analyses.h; report thread only. This analysis keeps
+ * fast. A plug-in of registry.h; report thread only. This analysis keeps
  * one node per call and op, which the plug-in rule of folding everything
  * does not allow elsewhere: that memory is bounded by GP_DG_MAX_NODES, and
  * the output says when the graph is a prefix of the window. Partial
