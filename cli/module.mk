@@ -7,11 +7,11 @@ CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/attach.c cli/report.c 
 # The library's own GPUPHASE_* parser (pure): `record` checks its options
 # with it, so the command and the library read one grammar.
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ)
-CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
+CLI_LDLIBS = $(GP_TRACE_LIBS)
 
-$(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
+$(B)/bin/gpuphase: $(CLI_OBJS) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/lib/libgpcollector.a $(CLI_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(GP_TRACE_LIB) $(CLI_LDLIBS)
 
 # Unit test of the ELF inspection (Criterion). It inspects the two builds
 # of tests/e2e/cli_app.cu (tests/module.mk).
