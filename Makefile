@@ -1,9 +1,9 @@
 # gpuphase — top-level build.
 #
-# Each component adds itself through its own module.mk (collector/, libgpuphase/,
-# report/, simcuda/, examples/, tests/): it appends to the lists below and
-# defines its own rules. Everything is built under $(B) (default build/), so
-# sanitizer variants live side by side (build/asan, build/tsan).
+# Each component adds itself through its own module.mk (trace/, collector/,
+# libgpuphase/, report/, simcuda/, examples/, tests/): it appends to the lists
+# below and defines its own rules. Everything is built under $(B) (default
+# build/), so sanitizer variants live side by side (build/asan, build/tsan).
 #
 #   make            build everything
 #   make test       build, then run every Criterion suite and end-to-end test
@@ -33,7 +33,7 @@ CSTD      = -std=c11
 SANFLAGS_asan = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SANFLAGS_tsan = -fsanitize=thread
 SANFLAGS  = $(SANFLAGS_$(SAN))
-CPPFLAGS += -D_GNU_SOURCE -I. -Icollector -I$(CUDA_HOME)/include
+CPPFLAGS += -D_GNU_SOURCE -I. -Itrace -Icollector -I$(CUDA_HOME)/include
 CFLAGS   += $(CSTD) $(WARN) $(OPT) -g -fPIC -pthread $(SANFLAGS)
 LDFLAGS  += -pthread $(SANFLAGS)
 CUDA_LIBDIR = $(CUDA_HOME)/lib64
@@ -62,6 +62,9 @@ $(B)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# trace/ first: the format library depends on nothing, and every component
+# above names $(GP_TRACE_LIB) in its rules.
+include trace/module.mk
 include collector/module.mk
 -include simcuda/module.mk
 -include examples/module.mk

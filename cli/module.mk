@@ -10,11 +10,11 @@ CLI_SRCS := cli/gpuphase.c cli/record.c cli/trigger.c cli/attach.c cli/ptcall.c 
 # --report` and `attach` tell report options from traces by the report's
 # own list.
 CLI_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRCS)) $(GP_LIB_CONFIG_OBJ) $(B)/obj/report/options.o
-CLI_LDLIBS = $(GP_COLLECTOR_LIBS)
+CLI_LDLIBS = $(GP_TRACE_LIBS)
 
-$(B)/bin/gpuphase: $(CLI_OBJS) $(B)/lib/libgpcollector.a
+$(B)/bin/gpuphase: $(CLI_OBJS) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/lib/libgpcollector.a $(CLI_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(GP_TRACE_LIB) $(CLI_LDLIBS)
 
 # Unit test of the ELF inspection (Criterion). It inspects the two builds
 # of tests/e2e/cli_app.cu (tests/module.mk), and the C library it runs on

@@ -1,33 +1,33 @@
-# collector/module.mk — the collector: rings, registry, interning, writer
-# thread, trace file writer and reader (libgpcollector.a), gpuphase-dump, and
-# the collector's tests and benchmark.
+# collector/module.mk — the collector, the in-process transport of a trace:
+# per-thread rings, the registry, string interning and the writer thread that
+# drains the rings into a trace file (libgpcollector.a), with its tests and
+# benchmark. libgpuphase.so links it (and tests that need real traces); the
+# file format it writes, and the reader, are the trace library below it
+# (trace/module.mk), so libgpcollector.a is always followed on a link line by
+# $(GP_TRACE_LIB).
 #
-# Anything that links $(B)/lib/libgpcollector.a must also link $(GP_COLLECTOR_LIBS).
-# A program that must always demangle kernel names (the report, tests) also
-# links $(GP_DEMANGLE_LIBS): kernel_name.c uses the process's own C++ runtime
-# (dlsym) so that libgpuphase.so never needs one, and --as-needed would drop a
-# plain -lstdc++ that no object references directly.
+# Threads: any number of producers (each owns its ring) and one writer thread
+# (gp_collector.h, gp_collector_int.h give the rules).
+# Invariants: the collector moves records but does not define them: every
+# byte it writes is laid out by trace/gp_format.h and trace/gp_file.h, and it
+# calls down into libgptrace.a (the block CRC) and never the other way.
+#
+# Anything that links $(GP_COLLECTOR_LIB) links, after it,
+# $(GP_TRACE_LIB) $(GP_COLLECTOR_LIBS).
 
-GP_COLLECTOR_SRCS := collector/collector.c collector/crc32c.c collector/ring.c collector/registry.c \
-                     collector/intern.c collector/writer.c collector/reader.c \
-                     collector/kernel_name.c
+GP_COLLECTOR_SRCS := collector/collector.c collector/ring.c collector/registry.c \
+                     collector/intern.c collector/writer.c
 GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
 GP_COLLECTOR_LIB  := $(B)/lib/libgpcollector.a
-GP_COLLECTOR_LIBS := -llz4 -ldl -pthread
-GP_DEMANGLE_LIBS  := -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
+GP_COLLECTOR_LIBS := $(GP_TRACE_LIBS) -pthread
 
 $(GP_COLLECTOR_LIB): $(GP_COLLECTOR_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/bin/gpuphase-dump: $(B)/obj/collector/dump.o $(GP_COLLECTOR_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
-
-GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_format \
-                      $(B)/tests/test_collector_never \
-                      $(B)/tests/test_collector_stress $(B)/tests/test_collector_kernel_name
+GP_COLLECTOR_TESTS := $(B)/tests/test_collector_ring $(B)/tests/test_collector_never \
+                      $(B)/tests/test_collector_stress
 
 # Criterion cannot start under ThreadSanitizer (tests/common/tcrit.h):
 # tsan builds run the same suites on a minimal stand-in runner.
@@ -38,15 +38,15 @@ else
 GP_COLLECTOR_TEST_LIBS := -lcriterion
 endif
 
-$(B)/tests/test_collector_%: $(B)/obj/collector/tests/test_collector_%.o $(GP_COLLECTOR_LIB)
+$(B)/tests/test_collector_%: $(B)/obj/collector/tests/test_collector_%.o $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_TEST_LIBS) $(GP_COLLECTOR_LIBS) $(GP_DEMANGLE_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_TEST_LIBS) $(GP_COLLECTOR_LIBS)
 
-$(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLLECTOR_LIB)
+$(B)/bench/bench_collector: $(B)/obj/collector/bench/bench_collector.o $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS) -lm
 
-ALL_TARGETS += $(GP_COLLECTOR_LIB) $(B)/bin/gpuphase-dump $(GP_COLLECTOR_TESTS) $(B)/bench/bench_collector
+ALL_TARGETS += $(GP_COLLECTOR_LIB) $(GP_COLLECTOR_TESTS) $(B)/bench/bench_collector
 BENCHES     += $(B)/bench/bench_collector
 TESTS       += $(GP_COLLECTOR_TESTS)
 TSAN_TESTS  += $(B)/tests/test_collector_ring $(B)/tests/test_collector_stress $(B)/tests/test_collector_never

@@ -3,5 +3,5 @@
 // (calibrate.c). Built into a fat binary (SASS for the supported
 // architectures and PTX) and embedded in libgpuphase.so as bytes: the library
 // links no CUDA runtime code of its own. Its name is GP_CALIB_KERNEL
-// (collector/gp_format.h): the report leaves its records out.
+// (trace/gp_format.h): the report leaves its records out.
 extern "C" __global__ void gpuphase_calibrate(void) {}

@@ -10,7 +10,7 @@
  * (op 0). The report keeps replayed launches out of every phase.
  *
  * Which launches: the kernels `kernel=GLOB;GLOB...` names (matched as the
- * iteration marker matches, collector/kernel_name.h), or with `top=N` the N
+ * iteration marker matches, trace/kernel_name.h), or with `top=N` the N
  * kernels with the most GPU time in CUPTI's kernel records of the first
  * `warmup` launches (flushed and ranked at that launch). Of a selected
  * kernel, launches skip+1 .. skip+samples (counted from the start of the

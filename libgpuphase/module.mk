@@ -46,10 +46,10 @@ $(GP_LIB_GEN)/gp_cbids.h: libgpuphase/gen-cbids.sh $(CUDA_HOME)/include/cupti_ru
 	@mkdir -p $(dir $@)
 	bash libgpuphase/gen-cbids.sh $(CUDA_HOME)/include > $@.tmp && mv $@.tmp $@
 
-$(GP_LIB_SO): $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB)
+$(GP_LIB_SO): $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-soname,libgpuphase.so \
-	  -o $@ $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) -ldl $(GP_COLLECTOR_LIBS)
+	  -o $@ $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB) -ldl $(GP_COLLECTOR_LIBS)
 
 ALL_TARGETS += $(GP_LIB_SO)
 
@@ -68,17 +68,17 @@ $(B)/tests/lib/lt_local_main: libgpuphase/tests/lt_local_main.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
-GP_LIB_TEST_LIBS := $(B)/lib/libsimtruth.a $(GP_COLLECTOR_LIB)
+GP_LIB_TEST_LIBS := $(B)/lib/libsimtruth.a $(GP_TRACE_LIB)
 
 $(B)/tests/test_lib_config: $(B)/obj/libgpuphase/tests/test_lib_config.o $(B)/obj/libgpuphase/config.o \
                             $(GP_LIB_TEST_LIBS) | $(GP_LIB_SO) $(EXAMPLE_BINS) $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(GP_TRACE_LIBS)
 
 $(B)/tests/test_lib_e2e: $(B)/obj/libgpuphase/tests/test_lib_e2e.o $(GP_LIB_TEST_LIBS) \
                          | $(GP_LIB_SO) $(GP_LIB_TPROGS) $(EXAMPLE_BINS) $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(GP_TRACE_LIBS)
 
 GP_LIB_TESTS := $(B)/tests/test_lib_config $(B)/tests/test_lib_e2e
 ALL_TARGETS  += $(GP_LIB_TPROGS) $(GP_LIB_TESTS)
@@ -87,10 +87,10 @@ TESTS        += $(GP_LIB_TESTS)
 
 # ---- benchmark -------------------------------------------------------------
 $(B)/bench/bench_hooks: libgpuphase/bench/bench_hooks.cu $(B)/obj/libgpuphase/bench/bench_floor.o \
-                        $(GP_COLLECTOR_LIB) | $(GP_LIB_SO) $(SIMCUDA_LIBS)
+                        $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB) | $(GP_LIB_SO) $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< \
-	  $(B)/obj/libgpuphase/bench/bench_floor.o $(GP_COLLECTOR_LIB) -llz4 -lpthread -ldl
+	  $(B)/obj/libgpuphase/bench/bench_floor.o $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB) -llz4 -lpthread -ldl
 # nvcc links without the sanitizer runtime, and a sanitized bench measures
 # nothing useful: the bench exists in the plain build only.
 ifeq ($(SAN),)

@@ -1,7 +1,7 @@
 # report/module.mk — gpuphase-report, the offline analyser, its unit tests
 # (report/tests/) and its benchmark (report/bench/). libgpreport.a holds
-# every layer below main.c; pipeline.c reads traces through the collector's
-# reader (link libgpcollector.a after it).
+# every layer below main.c; pipeline.c reads traces through the trace
+# library's reader (link libgptrace.a after it).
 #
 # Layers, each calling only the ones below it (tests/layout/test_report_layers.sh
 # holds includes to this order, keeps folders free of circles and the module
@@ -48,18 +48,18 @@ $(REPORT_LIB): $(REPORT_CORE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/bin/gpuphase-report: $(B)/obj/report/main.o $(REPORT_LIB) $(GP_COLLECTOR_LIB)
+$(B)/bin/gpuphase-report: $(B)/obj/report/main.o $(REPORT_LIB) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_TRACE_LIBS)
 
 # Unit tests: report/tests/test_report_*.c, one binary each in $(B)/tests/.
 REPORT_TESTS := $(patsubst report/tests/%.c,$(B)/tests/%,$(wildcard report/tests/test_report_*.c))
 
-$(B)/tests/test_report_%: $(B)/obj/report/tests/test_report_%.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+$(B)/tests/test_report_%: $(B)/obj/report/tests/test_report_%.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB) | $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) -lcriterion $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 
-$(B)/bench/bench_report: $(B)/obj/report/bench/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) | $(B)/bin/gpuphase-report
+$(B)/bench/bench_report: $(B)/obj/report/bench/bench_report.o $(REPORT_LIB) $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB) | $(B)/bin/gpuphase-report
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
 

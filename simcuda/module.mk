@@ -42,8 +42,7 @@ $(SIMCUDA_DIR)/libcupti.so.13: $(SIMCUDA_CUPTI_OBJS) simcuda/cupti.map
 # The runtime, one file per concern (sim_cudart.h lists them).
 SIMCUDA_CUDART_OBJS := $(addprefix $(B)/obj/simcuda/,sim_timeline.o sim_call.o sim_truth_writer.o \
                          sim_register.o sim_launch.o sim_replay.o sim_copy.o sim_memory.o sim_stream.o \
-                         sim_graph.o sim_device.o sim_config.o) \
-                       $(B)/obj/collector/kernel_name.o
+                         sim_graph.o sim_device.o sim_config.o)
 # The rest of the runtime API (docs/simcuda.md "Runtime API coverage").
 SIMCUDA_CUDART_OBJS += $(addprefix $(B)/obj/simcuda/,sim_api_host.o sim_api_exec.o sim_graph_build.o \
                          sim_attributes.o)
@@ -61,8 +60,10 @@ $(B)/obj/simcuda/sim_unsupported_stubs.o: CPPFLAGS += -I$(SIMCUDA_GEN)
 SIMCUDA_CUDART_OBJS_ALL := $(SIMCUDA_CUDART_OBJS) $(addprefix $(B)/obj/simcuda/,sim_unsupported.o \
                            sim_unsupported_stubs.o)
 
-$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
-	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS_ALL) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
+# The kernel-name rule (sim_config.c, sim_register.c) comes from the trace
+# library, which defines no CUDA function.
+$(SIMCUDA_DIR)/libcudart.so.13: $(SIMCUDA_CUDART_OBJS_ALL) $(GP_TRACE_LIB) $(SIMCUDA_DIR)/libcupti.so.13 simcuda/cudart.map
+	$(CC) -shared -o $@ $(SIMCUDA_CUDART_OBJS_ALL) $(GP_TRACE_LIB) $(SIMCUDA_DIR)/libcupti.so.13 -Wl,-soname,libcudart.so.13 -Wl,-rpath,'$$ORIGIN' \
 	  -Wl,--version-script=simcuda/cudart.map $(LDFLAGS) -ldl -lm
 
 $(SIMCUDA_DIR)/libcupti.so: $(SIMCUDA_DIR)/libcupti.so.13
@@ -95,10 +96,10 @@ SIMCUDA_TEST_LIBS = $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13
 
 # In-process suite: links the simulator; -rdynamic exports its kernel host twin.
 $(B)/tests/test_simcuda_api: $(B)/obj/simcuda/tests/test_simcuda_api.o $(B)/obj/simcuda/sim_config.o \
-                             $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+                             $(GP_TRACE_LIB) $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_api.o $(B)/obj/simcuda/sim_config.o \
-	  $(B)/obj/collector/kernel_name.o \
+	  $(GP_TRACE_LIB) \
 	  $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) $(SIMCUDA_CRITERION) -lm
 
 # Examples on simcuda, the CUPTI client, bad cost models.
@@ -125,10 +126,10 @@ TSAN_TESTS  += $(B)/tests/test_simcuda_graph
 # The behaviours of real CUDA (pageable copies, implicit sync, the launch
 # queue, jitter, a second device), in-process like the api suite.
 $(B)/tests/test_simcuda_realcuda: $(B)/obj/simcuda/tests/test_simcuda_realcuda.o $(B)/obj/simcuda/sim_config.o \
-                                  $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+                                  $(GP_TRACE_LIB) $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_realcuda.o $(B)/obj/simcuda/sim_config.o \
-	  $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) \
+	  $(GP_TRACE_LIB) $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) \
 	  $(SIMCUDA_CRITERION) -lm
 ALL_TARGETS += $(B)/tests/test_simcuda_realcuda
 TESTS       += $(B)/tests/test_simcuda_realcuda
@@ -137,10 +138,10 @@ TSAN_TESTS  += $(B)/tests/test_simcuda_realcuda
 # CUPTI's awkward behaviours (delivery delay, lanes, clock, device buffer,
 # overhead, idle thread, bounded staging), in-process like the api suite.
 $(B)/tests/test_simcuda_cupti: $(B)/obj/simcuda/tests/test_simcuda_cupti.o $(B)/obj/simcuda/sim_config.o \
-                               $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
+                               $(GP_TRACE_LIB) $(B)/lib/libsimtruth.a $(SIMCUDA_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(B)/obj/simcuda/tests/test_simcuda_cupti.o $(B)/obj/simcuda/sim_config.o \
-	  $(B)/obj/collector/kernel_name.o $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) \
+	  $(GP_TRACE_LIB) $(B)/lib/libsimtruth.a $(SIMCUDA_TEST_LIBS) -rdynamic $(LDFLAGS) \
 	  $(SIMCUDA_CRITERION) -lm
 ALL_TARGETS += $(B)/tests/test_simcuda_cupti
 TESTS       += $(B)/tests/test_simcuda_cupti

@@ -31,9 +31,9 @@ $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 # A trace rewritten with CUPTI's queue-full records delivered late (the
 # report's late-record test), or with some kernel records left out (the
 # cross-rank test's lost collectives).
-$(B)/tests/e2e/trace_reorder: $(B)/obj/tests/e2e/trace_reorder.o $(GP_COLLECTOR_LIB)
+$(B)/tests/e2e/trace_reorder: $(B)/obj/tests/e2e/trace_reorder.o $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(GP_TRACE_LIBS)
 
 # The attach test's program that looks its launch function up itself
 # (dlsym, dlvsym) before and during an attach.

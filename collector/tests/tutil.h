@@ -1,7 +1,9 @@
 /*
- * tutil.h — helpers shared by the collector's Criterion suites: a private
- * temporary directory per test process, whole-file reads and writes, and a
- * reader loop that collects every record group of a trace. Test code only.
+ * tutil.h — helpers shared by the collector's Criterion suites and the trace
+ * format's (trace/tests/test_trace_format.c, which writes its traces through
+ * the collector): a private temporary directory per test process, whole-file
+ * reads and writes, and a reader loop that collects every record group of a
+ * trace. Test code only.
  */
 #ifndef GP_TUTIL_H
 #define GP_TUTIL_H

@@ -3,7 +3,7 @@
  * with a controlled environment (no inherited GPUPHASE_*, simcuda first on
  * LD_LIBRARY_PATH, the sanitizer runtime first in LD_PRELOAD when the library
  * is instrumented), capture its exit status, stdout and stderr; load a trace
- * through collector/gp_reader.h into per-type arrays; load simcuda's ground
+ * through trace/gp_reader.h into per-type arrays; load simcuda's ground
  * truth. Test code only: failures abort the test through cr_assert.
  */
 #ifndef LT_UTIL_H

@@ -33,7 +33,7 @@ struct gp_graphs_rnode {
 	uint64_t node;         /* instantiated node id                          */
 	uint32_t graph;        /* instantiated graph id                         */
 	uint32_t name_id;      /* kernel name string id                         */
-	const char *name;      /* after finish: its short name (collector/kernel_name.h)     */
+	const char *name;      /* after finish: its short name (trace/kernel_name.h)     */
 	uint64_t count, exec_ns;
 };
 

@@ -31,7 +31,7 @@
  * report of one trace or several merged) and verdict.c (verdict.h, the
  * bound of an operator or a run). Below the core, in report/util/:
  * util/strtab.c, the string table (strtab.h), kernel names via
- * kernel_name.h; map, stats and clockmap.
+ * trace/kernel_name.h; map, stats and clockmap.
  *
  * Calls go one way: analysis.c and analysis_finish.c -> cupti_cost.c,
  * gpu_clock.c, symbolize.c -> join.c -> analysis_fold.c -> sync.c,

@@ -1,7 +1,7 @@
 /*
  * analysis_names.c — the analysis core's lookups (analysis.h,
  * analysis_int.h): strings by trace id and by canonical index (strtab.h),
- * API names, the printed short name of a kernel (collector/kernel_name.h), the call site
+ * API names, the printed short name of a kernel (trace/kernel_name.h), the call site
  * of a stack (its innermost actionable frame) and its full text, a thread's innermost NVTX range. The bottom of the core: it
  * calls nothing of the report above the string table, so that the join,
  * the folding and sync attribution can all use it. Report thread only.
@@ -45,7 +45,7 @@ const char *gp_an_api_name(const struct gp_an *an, uint32_t domain, uint32_t api
 	return v ? gp_an_string(an, (uint32_t)*v) : NULL;
 }
 
-/* The operator table's short name of canonical string c (collector/kernel_name.h). */
+/* The operator table's short name of canonical string c (trace/kernel_name.h). */
 const char *gp_an_short(struct gp_an *an, uint32_t c)
 {
 	if (c != GP_NONE32 && an->strings->strs[c].shortname) /* computed before */

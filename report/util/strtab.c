@@ -1,7 +1,7 @@
 /*
  * strtab.c — the report's string table (strtab.h): texts interned by keyed
  * FNV-1a hash with probing on collision, trace string ids mapped to canonical
- * indexes, kernel names' full and short forms (collector/kernel_name.h, the
+ * indexes, kernel names' full and short forms (trace/kernel_name.h, the
  * one rule the capture side and simcuda use too) cached beside each text.
  */
 #include <errno.h>

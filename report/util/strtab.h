@@ -3,7 +3,7 @@
  * records, and texts the analysis makes: call sites, placeholder names)
  * interned once as a canonical index, the trace's string ids mapped onto
  * those indexes, and each text's demangled long and short names computed on
- * first use (collector/kernel_name.h). The analysis core fills it; the analyses keep
+ * first use (trace/kernel_name.h). The analysis core fills it; the analyses keep
  * canonical indexes and print through it after the core is gone (the
  * pipeline keeps each trace's table until its analyses are freed).
  *

@@ -93,7 +93,7 @@ import subprocess
 import sys
 
 REL, ABS_NS = 0.01, 2000
-CALIB_KERNEL = "gpuphase_calibrate"  # collector/gp_format.h GP_CALIB_KERNEL
+CALIB_KERNEL = "gpuphase_calibrate"  # trace/gp_format.h GP_CALIB_KERNEL
 NOMINAL_REL, NOMINAL_ABS_NS = REL, ABS_NS
 IMPLICIT = {"free", "free_host", "host_alloc"}
 IMPLICIT_CALLS = {"cudaFree", "cudaFreeHost", "cudaMallocHost", "cudaHostAlloc"}

@@ -15,22 +15,21 @@
 FUZZ_DIR      := $(B)/fuzz
 FUZZ_SECONDS  ?= 150
 FUZZ_CC       ?= clang
-FUZZ_SRCS     := tests/fuzz/fuzz_main.c tests/fuzz/fuzz_trace.c collector/crc32c.c collector/reader.c \
-                 collector/kernel_name.c $(REPORT_CORE_SRCS)
+FUZZ_SRCS     := tests/fuzz/fuzz_main.c tests/fuzz/fuzz_trace.c $(GP_TRACE_SRCS) $(REPORT_CORE_SRCS)
 
 $(B)/tests/fuzz_replay: $(B)/obj/tests/fuzz/fuzz_replay.o $(B)/obj/tests/fuzz/fuzz_trace.o $(REPORT_LIB) \
-                        $(GP_COLLECTOR_LIB)
+                        $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_COLLECTOR_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(REPORT_LIBS) $(GP_TRACE_LIBS)
 
 ALL_TARGETS += $(B)/tests/fuzz_replay
 TESTS       += tests/fuzz/test_fuzz_regress.sh
 .SECONDARY: $(B)/obj/tests/fuzz/fuzz_replay.o $(B)/obj/tests/fuzz/fuzz_trace.o
 
-$(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h report/*/*.h collector/*.h) $(REPORT_GEN)/html_assets.h
+$(FUZZ_DIR)/fuzz_trace: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h report/*.h report/*/*.h trace/*.h) $(REPORT_GEN)/html_assets.h
 	@bash scripts/deps.sh fuzz
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -I. -Icollector -I$(REPORT_GEN) -I$(CUDA_HOME)/include \
+	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -I. -Itrace -I$(REPORT_GEN) -I$(CUDA_HOME)/include \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -o $@ $(FUZZ_SRCS) -llz4 -lsqlite3 $(GP_DEMANGLE_LIBS) -ldl -lm
 

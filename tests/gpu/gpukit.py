@@ -1024,12 +1024,12 @@ def kv(line):
     return d
 
 
-GP_API_LAUNCH = 1          # enum gp_api_class (collector/gp_format.h)
+GP_API_LAUNCH = 1          # enum gp_api_class (trace/gp_format.h)
 GP_WIN_START, GP_WIN_STOP, GP_WIN_END_EARLY = 1, 2, 3
 
 
 def parse_dump_line(line, st):
-    """Fold one line of gpuphase-dump (collector/dump.c) into st."""
+    """Fold one line of gpuphase-dump (trace/dump.c) into st."""
     line = line.rstrip("\n")
     if not line:
         return

@@ -23,7 +23,7 @@ else
 REL_TEST_LIBS := -lcriterion
 endif
 
-$(B)/tests/test_rel_faults: $(REL_DIR)/test_rel_faults.o $(REL_FI_OBJS)
+$(B)/tests/test_rel_faults: $(REL_DIR)/test_rel_faults.o $(REL_FI_OBJS) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(REL_TEST_LIBS) $(GP_COLLECTOR_LIBS)
 

@@ -1,15 +1,16 @@
 /*
- * test_collector_format.c — the trace file format end to end: what goes in
- * through gp_collector_emit/intern comes out of gp_reader byte for byte, with
- * the header and footer the contract (docs/format.md) promises; a file cut at
- * any byte reads up to its last whole block and says how much was cut; corrupt
- * checksums, bad headers and non-trace inputs give clear errors.
+ * trace/tests/test_trace_format.c — the trace file format end to end: what
+ * goes in through gp_collector_emit/intern (the collector's real writer
+ * thread) comes out of gp_reader byte for byte, with the header and footer
+ * the contract (docs/format.md) promises; a file cut at any byte reads up to
+ * its last whole block and says how much was cut; corrupt checksums, bad
+ * headers and non-trace inputs give clear errors.
  * Each Criterion test runs in its own process, so collector state is fresh.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/wait.h>
-#include "tutil.h"
+#include "collector/tests/tutil.h"
 #include "gp_file.h"
 
 static union gp_rec mk_api(uint32_t i)

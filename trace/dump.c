@@ -1,7 +1,7 @@
 /*
- * dump.c — gpuphase-dump FILE: prints a trace's header and every record as one
- * text line, then what the footer (or the reader) says about the end. A
- * debugging aid for everyone working on the format; an ordinary program
+ * trace/dump.c — gpuphase-dump FILE: prints a trace's header and every record
+ * as one text line, then what the footer (or the reader) says about the end.
+ * A debugging aid for everyone working on the format; an ordinary program
  * (single-threaded, exits non-zero on a bad file with the reader's message).
  */
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /*
- * kernel_name.h — the names of a kernel, one rule for the whole project:
+ * trace/kernel_name.h — the names of a kernel, one rule for the whole project:
  * the capture side (GPUPHASE_ITER_MARKER=kernel:GLOB), the report (operator
  * names, CUDA graphs) and simcuda (cost-model rules, host bodies).
  *
@@ -27,7 +27,7 @@
  * The demangler is the process's own: found with dlsym, never loaded, so the
  * capture library adds no DT_NEEDED on a C++ runtime. A program that must
  * always demangle (the report, tests) links $(GP_DEMANGLE_LIBS)
- * (collector/module.mk); without one, names stay as recorded (-ENOSYS).
+ * (trace/module.mk); without one, names stay as recorded (-ENOSYS).
  */
 #ifndef GP_KERNEL_NAME_H
 #define GP_KERNEL_NAME_H

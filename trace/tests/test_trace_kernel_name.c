@@ -1,6 +1,6 @@
 /*
- * test_collector_kernel_name.c — the names of a kernel (kernel_name.h): the
- * full demangled name, the short name the operator table shows, the base
+ * trace/tests/test_trace_kernel_name.c — the names of a kernel (kernel_name.h):
+ * the full demangled name, the short name the operator table shows, the base
  * identifier read from the mangling, and the kernel:GLOB rule (a glob written
  * as the table shows a name matches it; the name as recorded and the base
  * still match). Demangling uses the C++ runtime this test links.

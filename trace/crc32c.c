@@ -1,8 +1,8 @@
 /*
- * crc32c.c — CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the block
- * checksum of the trace format (gp_file.h). Called by the writer thread when
- * it seals a block and by readers when they load one; pure functions, any
- * thread.
+ * trace/crc32c.c — CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the
+ * block checksum of the trace format (gp_file.h). Called by the collector's
+ * writer thread when it seals a block and by readers when they load one; pure
+ * functions, any thread.
  *
  * On x86-64 with SSE4.2 the crc32 instruction does the work (about 8 bytes
  * per cycle); elsewhere a slicing-by-8 table does. Both give identical results

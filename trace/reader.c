@@ -1,6 +1,7 @@
 /*
- * reader.c — the streaming, bounds-checked trace reader (gp_reader.h) used by
- * report/, gpuphase-dump and the tests. One reader object per thread.
+ * trace/reader.c — the streaming, bounds-checked trace reader (gp_reader.h)
+ * used by report/, the `gpuphase` command, gpuphase-dump and the tests. One
+ * reader object per thread.
  *
  * Memory is bounded by one input buffer (room for the largest legal stored
  * block plus read-ahead) and one decompressed block (GP_BLOCK_MAX_RAW), both

@@ -1,8 +1,8 @@
 /*
- * gp_reader.h — streaming, bounds-checked reader of gpuphase trace files
- * (docs/format.md). Used by report/ and the tests. Memory is bounded by one
- * block, whatever the file size; every length, count and offset read from the
- * file is validated before use. Never crashes on bad input: errors come back
+ * trace/gp_reader.h — streaming, bounds-checked reader of gpuphase trace files
+ * (docs/format.md). Used by report/, the `gpuphase` command, gpuphase-dump and
+ * the tests. Memory is bounded by one block, whatever the file size; every
+ * length, count and offset read from the file is validated before use. Never crashes on bad input: errors come back
  * as a negative errno plus a message naming the file and the problem.
  *
  * Single-threaded: one reader object per thread.

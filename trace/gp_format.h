@@ -1,8 +1,8 @@
 /*
- * gp_format.h — the gpuphase record layout: the one contract shared by the
- * capture side (libgpuphase/, which fills records), the collector (which moves
- * them through rings to disk, byte for byte) and the report (which reads them
- * back through gp_reader.h).
+ * trace/gp_format.h — the gpuphase record layout: the one contract shared by
+ * the capture side (libgpuphase/, which fills records), the collector (which
+ * moves them through rings to disk, byte for byte) and the report (which
+ * reads them back through gp_reader.h).
  *
  * Every record is exactly GP_REC_SIZE (32) bytes, little-endian, naturally
  * aligned, in ring slots and in the file alike. A record whose payload does not

@@ -1,7 +1,7 @@
 /*
- * kernel_name.c — a kernel's full, short and base names and the one glob rule
- * that kernel:GLOB and simcuda's cost-model rules use (kernel_name.h says
- * which name is which and what is safe where).
+ * trace/kernel_name.c — a kernel's full, short and base names and the one glob
+ * rule that kernel:GLOB and simcuda's cost-model rules use (kernel_name.h
+ * says which name is which and what is safe where).
  *
  * Threads: any. The short and base names are computed on the string given,
  * without allocating. Demangling goes to the process's __cxa_demangle, looked

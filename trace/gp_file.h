@@ -1,9 +1,9 @@
 /*
- * gp_file.h — the framing of a gpuphase trace file around the 32-byte records
- * of gp_format.h: file header, block header, footer. docs/format.md is the
- * prose contract; this header is the same contract in C. Shared by the writer
- * (writer.c, one writer thread) and the reader (reader.c, any thread, one
- * reader object per thread). Not used by the capture side.
+ * trace/gp_file.h — the framing of a gpuphase trace file around the 32-byte
+ * records of gp_format.h: file header, block header, footer. docs/format.md is
+ * the prose contract; this header is the same contract in C. Shared by the
+ * writer (collector/writer.c, one writer thread) and the reader (reader.c,
+ * any thread, one reader object per thread). Not used by the capture side.
  *
  * Invariants: everything is little-endian and naturally aligned; every on-disk
  * struct has a _Static_assert on its size; a file is
