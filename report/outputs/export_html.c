@@ -201,6 +201,7 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	struct gp_out_opts all = *o;
 	all.top = 0;
 	size_t *sel = NULL, n = gp_out_select(rep, &all, &sel);
+	int rg = gp_out_run_graphs(rep); /* once: the advice of every operator reads it */
 	fprintf(f, "{\"top\": %zu, \"operators\": [", o->top ? o->top : 10);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
@@ -220,7 +221,7 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 			gp_hist_quantile(&g->exec, 0.50), gp_hist_quantile(&g->exec, 0.95), g->exec.max, gp_verdict_name(v));
 		gp_html_json_str(f, why);
 		fputs(", \"advice\": ", f);
-		gp_html_json_str(f, gp_out_advice(rep, g, v));
+		gp_html_json_str(f, gp_out_advice_rg(rep, g, v, rg));
 		fputc('}', f);
 	}
 	free(sel);
