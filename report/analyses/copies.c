@@ -191,10 +191,11 @@ static void gp_copies_text(FILE *f, const void *p, const struct gp_rep *rep, con
 	fprintf(f, s->markdown ? "\n## Copy bandwidth\n\n" : "\nCopy bandwidth\n");
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct gp_copies_row *r = &c->rows[i];
-		char b1[32], b2[32], dev[24] = "";
+		char b1[32], b2[32], dev[24] = "", nb[256];
 		if (c->multi_device)
 			snprintf(dev, sizeof dev, " (device %u)", r->device);
-		fprintf(f, "%s%s%s: %" PRIu64 " %s, %s in %s: %.2f GB/s (fastest %.2f GB/s)", li, r->name, dev,
+		fprintf(f, "%s%s%s: %" PRIu64 " %s, %s in %s: %.2f GB/s (fastest %.2f GB/s)", li,
+			gp_fmt_name_buf(r->name, s->markdown, nb, sizeof nb), dev,
 			r->count, r->count == 1 ? "op" : "ops", gp_copies_bytes(r->bytes, b1, sizeof b1),
 			gp_fmt_ns((double)r->busy_ns, b2, sizeof b2), gp_copies_gbps(r), r->best_gbps);
 		if (r->peak_gbps > 0)

@@ -227,7 +227,7 @@ static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const
 {
 	const struct gp_host *h = p;
 	int md = style->markdown;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], nb[256];
 	const char *ind = md ? "- " : "  ";
 	struct gp_host_sum sum = gp_host_summarise(h, rep);
 	fprintf(f, md ? "\n## Host conditions\n\n" : "\nHost conditions\n");
@@ -249,7 +249,7 @@ static void gp_host_text(FILE *f, const void *p, const struct gp_rep *rep, const
 			}
 			fprintf(f, "%swarning: %s: launch numbers taken while the host was > %.0f%% busy (%llu of %llu "
 				   "launch calls, %.0f%% of its launch time): launch times are inflated\n",
-				ind, rep->groups[g].name, GP_HOST_BUSY_PCT, (unsigned long long)x->calls_busy,
+				ind, gp_fmt_name_buf(rep->groups[g].name, md, nb, sizeof nb), GP_HOST_BUSY_PCT, (unsigned long long)x->calls_busy,
 				(unsigned long long)x->calls_all, 100.0 * (double)x->launch_busy / (double)x->launch_all);
 			nflag++;
 		}

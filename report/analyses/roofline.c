@@ -243,9 +243,10 @@ static void gp_roof_text(FILE *f, const void *p, const struct gp_rep *rep, const
 	if (!r->asked && !r->nk)
 		return;
 	const char *li = s->markdown ? "- " : "  ";
+	char wb[512];
 	fprintf(f, s->markdown ? "\n## Roofline (hardware counters)\n\n" : "\nRoofline (hardware counters)\n");
 	if (r->asked && r->status < 0)
-		fprintf(f, "%s%s\n", li, r->why ? r->why : "counters unavailable");
+		fprintf(f, "%s%s\n", li, r->why ? gp_fmt_name_buf(r->why, s->markdown, wb, sizeof wb) : "counters unavailable");
 	if (!r->nk) {
 		if (!(r->asked && r->status < 0))
 			fprintf(f, "%scounters asked for, no launch sampled\n", li);
@@ -277,7 +278,7 @@ static void gp_roof_text(FILE *f, const void *p, const struct gp_rep *rep, const
 		if (s->top && shown++ >= s->top)
 			break;
 		fprintf(f, "%s", li);
-		gp_fmt_text_str(f, k->name);
+		gp_fmt_name(f, k->name, s->markdown);
 		fprintf(f, ": %s-bound: %.1f GB/s (%.1f%% of memory), %.1f GFLOP/s", gp_bound_name(k->bound), k->gbps,
 			100 * k->mem_share, k->gflops);
 		if (k->prec >= 0)

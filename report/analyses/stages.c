@@ -483,8 +483,11 @@ static void gp_stage_dom_find(const struct gp_stages *sg, const struct gp_rep *r
 			*cbest = v, *c = (uint32_t)key;
 }
 
+/* gp_stage_dominant's md for names left as they are (a JSON string's text). */
+#define GP_STAGE_RAW (-1)
+
 /* The "dominated by" text of stage st (one line's tail, no newline). */
-static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct gp_rep *rep, size_t st)
+static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct gp_rep *rep, size_t st, int md)
 {
 	const struct gp_stage *s = &sg->stages[st];
 	if (!strcmp(s->name, "start-up") && !sg->nvtx_stages) {
@@ -501,8 +504,12 @@ static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct 
 	uint64_t gbest, cbest;
 	uint32_t g, c;
 	gp_stage_dom_find(sg, rep, st, &g, &gbest, &c, &cbest);
-	char b1[32];
+	char b1[32], gb[256], cb[256];
 	const char *gn = g != UINT32_MAX ? rep->groups[g].name : NULL, *cn = c != UINT32_MAX ? sg->names[c] : NULL;
+	if (md != GP_STAGE_RAW) { /* the names as the text report writes every trace string */
+		gn = gn ? gp_fmt_name_buf(gn, md, gb, sizeof gb) : NULL;
+		cn = cn ? gp_fmt_name_buf(cn, md, cb, sizeof cb) : NULL;
+	}
 	if (!gn && !cn) {
 		fprintf(f, "host only (no CUDA work)");
 		return;
@@ -573,7 +580,7 @@ static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 	if (!sg->nstages)
 		return;
 	fprintf(f, md ? "\n## Stages\n\n" : "\nStages\n");
-	char b1[32];
+	char b1[32], nb[256];
 	if (sg->nwins == 1)
 		fprintf(f, "%sover the capture window only (%s; shares are of that time)\n", md ? "" : "  ",
 			gp_fmt_ns((double)sg->wall, b1, sizeof b1));
@@ -585,14 +592,14 @@ static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 	double total = (double)sg->wall;
 	for (size_t i = 0; i < sg->nstages; i++) {
 		const struct gp_stage *s = &sg->stages[i];
-		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", s->name, gp_fmt_ns((double)s->time, b1, sizeof b1),
+		fprintf(f, "%s%-12s %10s %5.1f%%", md ? "- " : "  ", gp_fmt_name_buf(s->name, md, nb, sizeof nb), gp_fmt_ns((double)s->time, b1, sizeof b1),
 			100.0 * (double)s->time / total);
 		if (sg->nvtx_stages)
 			fprintf(f, " (%zu ranges)", s->count);
 		else if (!strcmp(s->name, "warm-up"))
 			fprintf(f, " (%zu iteration%s)", s->count, s->count == 1 ? "" : "s");
 		fprintf(f, "  dominated by: ");
-		gp_stage_dominant(f, sg, rep, i);
+		gp_stage_dominant(f, sg, rep, i, md);
 		fprintf(f, "\n");
 	}
 	if (sg->nwins)
@@ -607,9 +614,9 @@ static void gp_stage_text(FILE *f, const void *p, const struct gp_rep *rep, cons
 		if (!cov)
 			continue;
 		if (sg->nvtx_stages)
-			fprintf(f, "%s %s", nc++ ? "," : "", s->name);
+			fprintf(f, "%s %s", nc++ ? "," : "", gp_fmt_name_buf(s->name, md, nb, sizeof nb));
 		else
-			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", s->name,
+			fprintf(f, "%s %s (%.0f%%)", nc++ ? "," : "", gp_fmt_name_buf(s->name, md, nb, sizeof nb),
 				100.0 * (double)in / (double)(s->end - s->start));
 	}
 	if (!nc)
@@ -663,7 +670,7 @@ static void gp_stage_json(FILE *f, const void *p, const struct gp_rep *rep, cons
 		size_t len = 0;
 		FILE *mf = open_memstream(&buf, &len);
 		if (mf) {
-			gp_stage_dominant(mf, sg, rep, i);
+			gp_stage_dominant(mf, sg, rep, i, GP_STAGE_RAW); /* the JSON string escapes it */
 			fclose(mf);
 		}
 		gp_fmt_json_str(f, buf ? buf : "");
@@ -706,16 +713,17 @@ static void gp_stage_bar(FILE *f, const struct gp_stages *sg, size_t i, uint64_t
 	double x = left + (double)width * (double)x0 / span, w = (double)width * (double)(x1 - x0) / span;
 	if (x + w > left + width)
 		w = left + width - x;
-	char tip[512];
-	snprintf(tip, sizeof tip, "%s\nfrom %.3f ms to %.3f ms\ncovers %.3f ms (%.1f%% of the %s time)", s->name,
+	char tip[512], nb[256];
+	snprintf(tip, sizeof tip, "%s\nfrom %.3f ms to %.3f ms\ncovers %.3f ms (%.1f%% of the %s time)",
+		 gp_fmt_name_buf(s->name, 0, nb, sizeof nb),
 		 (double)(s->start > sg->t_start ? s->start - sg->t_start : 0) / 1e6,
 		 (double)(s->end > sg->t_start ? s->end - sg->t_start : 0) / 1e6, (double)s->time / 1e6,
 		 sg->wall ? 100.0 * (double)s->time / (double)sg->wall : 0, sg->nwins ? "captured" : "traced");
 	fprintf(f, "<rect x='%.1f' y='%d' width='%.1f' height='%d' fill='%s' data-tip='", x, y + 2, w > 1 ? w : 1,
 		lane - 4, colors[i % 6]);
-	gp_fmt_html_str(f, tip);
+	gp_fmt_html_block(f, tip, 1);
 	fputs("'><title>", f);
-	gp_fmt_html_str(f, tip);
+	gp_fmt_html_block(f, tip, 0);
 	fputs("</title></rect>\n", f);
 }
 

@@ -183,11 +183,11 @@ static size_t gp_trend_drift(FILE *f, const struct gp_trends *tr, const struct g
 		double drift;
 		if (!gp_trend_drifts(tr, g, &fit, &drift))
 			continue;
-		char b1[32], b2[32], b3[32];
+		char b1[32], b2[32], b3[32], nb[256];
 		if (!flagged++)
 			fprintf(f, md ? "\n**Drifting execute time**\n\n" : "  drifting execute time:\n");
 		fprintf(f, "%s%s: %s per call (%+.0f%% over %llu calls: fitted %s -> %s, R^2 %.2f)\n", md ? "- " : "    ",
-			rep->groups[g].name, gp_fmt_ns(fit.slope, b1, sizeof b1), drift * 100.0, (unsigned long long)m,
+			gp_fmt_name_buf(rep->groups[g].name, md, nb, sizeof nb), gp_fmt_ns(fit.slope, b1, sizeof b1), drift * 100.0, (unsigned long long)m,
 			gp_fmt_ns(fit.intercept, b2, sizeof b2),
 			gp_fmt_ns(fit.intercept + fit.slope * (double)(m - 1), b3, sizeof b3), fit.r2);
 	}
@@ -212,10 +212,11 @@ static size_t gp_trend_tails(FILE *f, const struct gp_rep *rep, int md, size_t t
 		uint64_t p50, p99;
 		if (!gp_trend_tail(g, &p50, &p99))
 			continue;
-		char b1[32], b2[32];
+		char b1[32], b2[32], nb[256];
 		if (!flagged++)
 			fprintf(f, md ? "\n**Long-tail operators**\n\n" : "  long-tail operators:\n");
-		fprintf(f, "%s%s: p99 %s vs p50 %s (%.1fx) over %llu calls\n", md ? "- " : "    ", g->name,
+		fprintf(f, "%s%s: p99 %s vs p50 %s (%.1fx) over %llu calls\n", md ? "- " : "    ",
+			gp_fmt_name_buf(g->name, md, nb, sizeof nb),
 			gp_fmt_ns((double)p99, b1, sizeof b1), gp_fmt_ns((double)p50, b2, sizeof b2),
 			p50 ? (double)p99 / (double)p50 : 0.0, (unsigned long long)g->exec.n);
 	}
@@ -348,7 +349,7 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_trends *tr, const struc
 			continue;
 		size_t nx = gp_trend_excess(tr, rep, i, p50, ex);
 		struct gp_phase_excess ph = gp_trend_phase(rep, out, i);
-		char b1[32], b2[32], b3[32], b4[32];
+		char b1[32], b2[32], b3[32], b4[32], nb[256];
 		if (!flagged++)
 			fprintf(f, md ? "\n**Outlier iterations** (duration > %.2g x p50 %s)\n\n"
 				      : "  outlier iterations (duration > %.2g x p50 %s):\n",
@@ -365,7 +366,8 @@ static size_t gp_trend_outliers(FILE *f, const struct gp_trends *tr, const struc
 		else
 			ph.excess = 0;
 		for (size_t k = 0; k < nx && k < GP_OUTLIER_TOP; k++) {
-			fprintf(f, "%s %s +%s (%s vs usual %s)", k ? "," : "; slow:", rep->groups[ex[k].group].name,
+			fprintf(f, "%s %s +%s (%s vs usual %s)", k ? "," : "; slow:",
+				gp_fmt_name_buf(rep->groups[ex[k].group].name, md, nb, sizeof nb),
 				gp_fmt_ns(ex[k].excess, b2, sizeof b2), gp_fmt_ns((double)ex[k].cur, b3, sizeof b3),
 				gp_fmt_ns((double)ex[k].usual, b4, sizeof b4));
 			explained += ex[k].excess;

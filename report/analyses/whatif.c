@@ -416,7 +416,7 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 	(void)rep;
 	if (!w->done || !w->dg_ops)
 		return;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], nb[256];
 	const char *li = s->markdown ? "- " : "  ";
 	fprintf(f, s->markdown ? "\n## What-if\n\n" : "\nWhat-if (replay of the dependency graph)\n");
 	if (w->replay_rc) {
@@ -438,13 +438,15 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 			snprintf(fac, sizeof fac, " x%g", it->ch.factor);
 		fprintf(f, "%ssaves %s (%.1f%%, %s) with %s%s%s%s, predicted wall %s%s\n", li,
 			gp_fmt_ns((double)it->saving, b2, sizeof b2), gp_fmt_pct(it->saving, w->window), it->phase,
-			it->change, it->ch.target ? " " : "", it->ch.target ? it->ch.target : "", fac,
+			it->change, it->ch.target ? " " : "",
+			it->ch.target ? gp_fmt_name_buf(it->ch.target, s->markdown, nb, sizeof nb) : "", fac,
 			gp_fmt_ns((double)it->predicted, b1, sizeof b1), it->user ? " [--whatif]" : "");
 	}
 	if (w->npath) {
 		fprintf(f, "%scritical path:", li);
 		for (size_t i = 0; i < w->npath && i < 5; i++)
-			fprintf(f, "%s %s %s (%.1f%%)", i ? "," : "", w->path[i].name,
+			fprintf(f, "%s %s %s (%.1f%%)", i ? "," : "",
+				gp_fmt_name_buf(w->path[i].name, s->markdown, nb, sizeof nb),
 				gp_fmt_ns((double)w->path[i].ns, b3, sizeof b3), gp_fmt_pct(w->path[i].ns, w->replayed));
 		fputc('\n', f);
 	}

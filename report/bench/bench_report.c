@@ -18,6 +18,10 @@
  *   bench: report_peak_rss_small|big M MiB
  *       peak RSS of the report on a 5M- and on the 50M-record trace: memory
  *       follows distinct operators, not records.
+ *   bench: report_json_vs_text_128k_ops J s floor=T ratio=J/T
+ *       --format json (J) against --format text (T) over a trace with 131072
+ *       distinct kernel names, best of 2 each: every output linear in the
+ *       operators (target ratio <= 2).
  *
  * The traces are written once into $GP_BUILD/bench/ (kept between runs; the
  * file name carries the record count and the generator version) through
@@ -25,7 +29,7 @@
  * record, the CUSTOM2 external correlation, the CUPTI runtime record and the
  * kernel record; every 10th op a stream synchronize (hook, ext corr, runtime
  * record, CUPTI sync record); an iteration mark every 100 ops; 64 kernel
- * names.
+ * names (131072 in the many-operators trace).
  *
  * Usage: bench_report [RECORDS]   (default 50000000)
  */
@@ -45,6 +49,7 @@
 #include "gp_reader.h"
 
 #define GEN_VERSION 2
+#define GP_BENCH_MANY_OPS 131072u /* distinct kernel names of the many-operators trace */
 
 static double now_s(void)
 {
@@ -66,7 +71,7 @@ static void emit(const union gp_rec *r)
 		sched_yield(); /* the ring is full: let the writer drain (counted as a drop, re-sent) */
 }
 
-static int generate(const char *path, uint64_t records)
+static int generate(const char *path, uint64_t records, uint32_t nnames)
 {
 	struct gp_kv kv[] = { { "cmdline", "bench_report synthetic trace" }, { "host", "bench" } };
 	struct gp_collector_config cfg = { .path = path, .ring_records = 1u << 20, .flush_ms = 10,
@@ -76,11 +81,16 @@ static int generate(const char *path, uint64_t records)
 		fprintf(stderr, "bench_report: %s: cannot start the collector: %s\n", path, strerror(-rc));
 		return -1;
 	}
-	uint32_t names[64];
-	for (int i = 0; i < 64; i++) {
+	uint32_t *names = malloc(nnames * sizeof *names);
+	for (uint32_t i = 0; names && i < nnames; i++) {
 		char buf[64];
-		int n = snprintf(buf, sizeof buf, "_Z14bench_kernel%02dPfS_i", i);
+		int n = nnames == 64 ? snprintf(buf, sizeof buf, "_Z14bench_kernel%02uPfS_i", i)
+				     : snprintf(buf, sizeof buf, "bench_op_%06u", i);
 		names[i] = gp_collector_intern(buf, (size_t)n);
+	}
+	if (!names) {
+		gp_collector_stop();
+		return -1;
 	}
 	uint64_t t = 1000000000ull, emitted = 0, op = 0, launches = 0;
 	uint32_t corr = 1, tid = 4242, ctid = 77;
@@ -118,7 +128,7 @@ static int generate(const char *path, uint64_t records)
 		r.kernel.start = t + 9000;
 		r.kernel.end = t + 9000 + 2000 + (op % 64) * 100;
 		r.kernel.corr = corr;
-		r.kernel.name = names[op % 64];
+		r.kernel.name = names[op % nnames];
 		emit(&r);
 		emitted += 4;
 		corr++;
@@ -173,20 +183,25 @@ static int generate(const char *path, uint64_t records)
 		}
 	}
 	gp_collector_stop();
+	free(names);
 	return 0;
 }
 
-/* The trace file for `records`, generated when missing. */
-static int trace_for(const char *dir, uint64_t records, char *path, size_t n)
+/* The trace file for `records` over nnames kernel names, generated when
+ * missing. */
+static int trace_for(const char *dir, uint64_t records, uint32_t nnames, char *path, size_t n)
 {
-	snprintf(path, n, "%s/report_synth_v%d_%" PRIu64 ".gpht", dir, GEN_VERSION, records);
+	if (nnames == 64)
+		snprintf(path, n, "%s/report_synth_v%d_%" PRIu64 ".gpht", dir, GEN_VERSION, records);
+	else
+		snprintf(path, n, "%s/report_synth_v%d_%" PRIu64 "_%u_names.gpht", dir, GEN_VERSION, records, nnames);
 	struct stat st;
 	if (stat(path, &st) == 0 && st.st_size > 0)
 		return 0;
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
 	double t0 = now_s();
-	if (generate(tmp, records) || rename(tmp, path)) {
+	if (generate(tmp, records, nnames) || rename(tmp, path)) {
 		unlink(tmp);
 		return -1;
 	}
@@ -257,16 +272,37 @@ static const char py_script[] =
 	"        sums[e['name']] = sums.get(e['name'], 0) + e['dur']\n"
 	"print(len(sums))\n";
 
+/* JSON against text over GP_BENCH_MANY_OPS distinct operators, best of 2
+ * each, in the same run: every output must be linear in the operators. */
+static int bench_many_ops(char *report, char *trace)
+{
+	char *js[] = { report, "--format", "json", trace, NULL }, *tx[] = { report, "--format", "text", trace, NULL };
+	double best_j = -1, best_t = -1;
+	for (int k = 0; k < 2; k++) {
+		double j = run(js, NULL, NULL, NULL), t = run(tx, NULL, NULL, NULL);
+		if (j < 0 || t < 0)
+			return 1;
+		best_j = best_j < 0 || j < best_j ? j : best_j;
+		best_t = best_t < 0 || t < best_t ? t : best_t;
+	}
+	printf("report: %u distinct operators: --format json %.2f s, --format text %.2f s\n", GP_BENCH_MANY_OPS,
+	       best_j, best_t);
+	printf("bench: report_json_vs_text_%uk_ops %.2f s floor=%.2f ratio=%.2f\n", GP_BENCH_MANY_OPS / 1024, best_j,
+	       best_t, best_t > 0 ? best_j / best_t : 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t big_n = argc > 1 ? strtoull(argv[1], NULL, 10) : 50000000ull;
 	const char *build = getenv("GP_BUILD") ? getenv("GP_BUILD") : "build";
-	char dir[4096], report[4200], big[4200], small[4200], py[4200], chrome[4200], pyfile[4200];
+	char dir[4096], report[4200], big[4200], small[4200], py[4200], chrome[4200], pyfile[4200], many[4200];
 	snprintf(dir, sizeof dir, "%s/bench", build);
 	snprintf(report, sizeof report, "%s/bin/gpuphase-report", build);
 	mkdir(dir, 0755);
-	if (trace_for(dir, big_n, big, sizeof big) || trace_for(dir, 5000000ull, small, sizeof small) ||
-	    trace_for(dir, 1000000ull, py, sizeof py))
+	if (trace_for(dir, big_n, 64, big, sizeof big) || trace_for(dir, 5000000ull, 64, small, sizeof small) ||
+	    trace_for(dir, 1000000ull, 64, py, sizeof py) ||
+	    trace_for(dir, GP_BENCH_MANY_OPS * 5ull, GP_BENCH_MANY_OPS, many, sizeof many))
 		return 1;
 
 	/* floor, best of 2 */
@@ -327,5 +363,5 @@ int main(int argc, char **argv)
 	printf("report: python3 json aggregation of %" PRIu64 " records (Chrome JSON) %.2f s\n", py_recs, py_s);
 	printf("bench: report_vs_python_chrome_json %.0f rec/s floor=%.0f ratio=%.1f\n", rate, py_rate, rate / py_rate);
 	unlink(chrome);
-	return 0;
+	return bench_many_ops(report, many);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis_int.h"
+#include "report/util/fmt.h"
 
 /* Intern text; its canonical index or GP_NONE32 (failure recorded). */
 uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len)
@@ -114,8 +115,9 @@ int gp_an_stack_text(const struct gp_an *an, uint32_t stack, char *out, size_t n
 	size_t at = 0;
 	out[0] = 0;
 	for (uint32_t i = 0; i < depth && at + 1 < n; i++) {
-		char b[32];
-		int k = snprintf(out + at, n - at, "%s%s", i ? "\n" : "", gp_an_frame_name(an, pcs[i], b, sizeof b));
+		char b[32], e[1024]; /* frames one a line: a frame's own newline escaped (fmt.h gp_fmt_name) */
+		int k = snprintf(out + at, n - at, "%s%s", i ? "\n" : "",
+				 gp_fmt_name_buf(gp_an_frame_name(an, pcs[i], b, sizeof b), 0, e, sizeof e));
 		if (k < 0)
 			break;
 		at += (size_t)k < n - at ? (size_t)k : n - at - 1;

@@ -201,6 +201,7 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	struct gp_out_opts all = *o;
 	all.top = 0;
 	size_t *sel = NULL, n = gp_out_select(rep, &all, &sel);
+	int rg = gp_out_run_graphs(rep); /* once: the advice of every operator reads it */
 	fprintf(f, "{\"top\": %zu, \"operators\": [", o->top ? o->top : 10);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
@@ -220,7 +221,7 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 			gp_hist_quantile(&g->exec, 0.50), gp_hist_quantile(&g->exec, 0.95), g->exec.max, gp_verdict_name(v));
 		gp_html_json_str(f, why);
 		fputs(", \"advice\": ", f);
-		gp_html_json_str(f, gp_out_advice(rep, g, v));
+		gp_html_json_str(f, gp_out_advice_rg(rep, g, v, rg));
 		fputc('}', f);
 	}
 	free(sel);
@@ -306,7 +307,7 @@ static void gp_html_section(FILE *f, const char *trace, const struct gp_analysis
 			gp_fmt_html_str(f, trace);
 		}
 		fputs("</h2>\n<pre>", f);
-		gp_fmt_html_str(f, nl + 1);
+		gp_fmt_html_block(f, nl + 1, 0);
 		fputs("</pre>\n", f);
 	}
 	free(buf);
@@ -347,7 +348,7 @@ static void gp_html_callsites(FILE *f, const struct gp_rep *rep)
 	for (size_t i = 0; i < rep->ncallsites && i < 20; i++) {
 		const struct gp_rep_callsite *c = &rep->callsites[i];
 		fputs("<tr title=\"", f);
-		gp_fmt_html_str(f, c->stack ? c->stack : c->name);
+		gp_fmt_html_block(f, c->stack ? c->stack : c->name, 1); /* a frame a line */
 		fputs("\"><td>", f);
 		gp_fmt_html_str(f, c->name);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n", c->calls, (double)c->sync_ns / 1e3);
@@ -420,7 +421,7 @@ static void gp_html_page(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	if (mf) {
 		gp_out_report(mf, rep, &to);
 		fclose(mf);
-		gp_fmt_html_str(f, buf);
+		gp_fmt_html_block(f, buf, 0);
 		free(buf);
 	}
 	fputs("</pre>\n<p>Definitions of every number: docs/metrics.md of gpuphase.</p>\n", f);

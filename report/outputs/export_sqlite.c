@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "report/util/clockmap.h"
+#include "report/util/fmt.h"
 #include "export.h"
 #include "gp_reader.h"
 #include "report/util/map.h"
@@ -236,6 +237,22 @@ static uint64_t gp_sq_hash(const char *s)
 	return h;
 }
 
+/* Bind a string from the trace as TEXT: valid UTF-8 as the JSON report
+ * stores it (a byte that is not UTF-8 as U+FFFD), since SQLite keeps any
+ * bytes as TEXT and Python's sqlite3 or pandas then cannot read the row. */
+static void gp_sq_bind_str(struct gp_sq *q, sqlite3_stmt *s, int col, const char *text)
+{
+	if (gp_fmt_utf8_valid(text)) {
+		sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT);
+		return;
+	}
+	char *fixed = gp_fmt_utf8_dup(text);
+	if (!fixed)
+		return gp_sq_fail(q, "out of memory");
+	sqlite3_bind_text(s, col, fixed, -1, SQLITE_TRANSIENT);
+	free(fixed);
+}
+
 /* The StringIds id of `text` (1-based), inserted on first use; 0 on failure.
  * One id space for the whole file, so ids from two traces never collide. */
 static int64_t gp_sq_intern(struct gp_sq *q, const char *text)
@@ -272,7 +289,7 @@ static int64_t gp_sq_intern(struct gp_sq *q, const char *text)
 	int64_t id = (int64_t)q->nstr;
 	sqlite3_stmt *s = q->st[ST_STR];
 	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	gp_sq_bind_str(q, s, 2, text);
 	gp_sq_step(q, ST_STR);
 	return id;
 }
@@ -289,7 +306,7 @@ static void gp_sq_begin(void *ctx, size_t index, const char *trace_path, uint32_
 	if (sqlite3_prepare_v2(q->db, "INSERT INTO TRACES VALUES(?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
 		return gp_sq_fail(q, "insert trace");
 	sqlite3_bind_int64(s, 1, q->rank);
-	sqlite3_bind_text(s, 2, trace_path, -1, SQLITE_TRANSIENT);
+	gp_sq_bind_str(q, s, 2, trace_path);
 	sqlite3_bind_int64(s, 3, pid);
 	sqlite3_bind_int64(s, 4, q->gpid);
 	if (sqlite3_step(s) != SQLITE_DONE)
@@ -354,7 +371,7 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		sqlite3_bind_int64(s, 4, gp_sq_time(q, q->rank, r->marker.ts));
 		sqlite3_bind_int64(s, 5, (int64_t)r->marker.id);
 		if (t)
-			sqlite3_bind_text(s, 6, t, -1, SQLITE_TRANSIENT);
+			gp_sq_bind_str(q, s, 6, t);
 		gp_sq_step(q, ST_MARK);
 		break;
 	}
@@ -417,7 +434,7 @@ static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 	static const char *const kinds[] = { "", "kernel", "memcpy", "memset", "hook-only" };
 	sqlite3_bind_int64(s, 1, q->rank);
 	sqlite3_bind_text(s, 2, kinds[op->kind <= 4 ? op->kind : 0], -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, op->name ? op->name : "", -1, SQLITE_TRANSIENT);
+	gp_sq_bind_str(q, s, 3, op->name ? op->name : "");
 	sqlite3_bind_int64(s, 4, op->device);
 	sqlite3_bind_int64(s, 5, op->stream);
 	sqlite3_bind_int64(s, 6, op->corr);
@@ -441,9 +458,9 @@ static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 	sqlite3_bind_int64(s, 14, (int64_t)op->execute_ns);
 	sqlite3_bind_int64(s, 15, op->iter);
 	if (op->nvtx)
-		sqlite3_bind_text(s, 16, op->nvtx, -1, SQLITE_TRANSIENT);
+		gp_sq_bind_str(q, s, 16, op->nvtx);
 	if (op->callsite)
-		sqlite3_bind_text(s, 17, op->callsite, -1, SQLITE_TRANSIENT);
+		gp_sq_bind_str(q, s, 17, op->callsite);
 	sqlite3_bind_int64(s, 18, (int64_t)op->bytes);
 	sqlite3_bind_int64(s, 19, op->copy_kind);
 	sqlite3_bind_int64(s, 20, op->has_api);

@@ -171,7 +171,7 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 	const char *h = md ? "## " : "";
 	/* header */
 	fprintf(f, "%sgpuphase report: ", md ? "# " : "");
-	gp_fmt_text_str(f, rep->path ? rep->path : "?");
+	gp_fmt_name(f, rep->path ? rep->path : "?", md);
 	fputs("\n\n", f);
 	const char *keys[] = { "cmdline", "host", "gpu0", "driver", "cuda_runtime", "cuda_driver", "window",
 			       "marker", "cupti", NULL };
@@ -180,12 +180,15 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 		const char *v = gp_out_kv(rep, keys[i]);
 		if (v) { /* argv and host name come from the profiled machine */
 			fprintf(f, "%s%-14s ", md ? "- " : "  ", keys[i]);
-			gp_fmt_text_str(f, v);
+			gp_fmt_name(f, v, md);
 			fputc('\n', f);
 		}
 	}
-	for (size_t i = 0; i < rep->ndevices; i++)
-		fprintf(f, "%s%-14s %s\n", md ? "- " : "  ", "device", rep->devices[i]);
+	for (size_t i = 0; i < rep->ndevices; i++) {
+		fprintf(f, "%s%-14s ", md ? "- " : "  ", "device");
+		gp_fmt_name(f, rep->devices[i], md);
+		fputc('\n', f);
+	}
 	fprintf(f, "%s%-14s %s\n", md ? "- " : "  ", "clock",
 		rep->clock_id == 4 ? "CLOCK_MONOTONIC_RAW" : rep->clock_id == 1 ? "CLOCK_MONOTONIC"
 							   : rep->clock_id == 0 ? "CLOCK_REALTIME" : "other");
@@ -238,8 +241,9 @@ static int gp_out_cmp_u64_desc(const void *a, const void *b)
 
 /* --- verdicts and advice that fit the operator ---------------------------------------------------- */
 
-/* Does the program replay CUDA graphs (then it is never told to use them)? */
-static int gp_out_run_graphs(const struct gp_rep *rep)
+/* Does the program replay CUDA graphs (then it is never told to use them)?
+ * A pass over the operators: callers that advise many ask it once. */
+int gp_out_run_graphs(const struct gp_rep *rep)
 {
 	if (rep->launches_captured)
 		return 1;
@@ -261,7 +265,13 @@ enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_gro
 /* The advice for g's verdict v (g NULL: the whole run's). */
 const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v)
 {
-	struct gp_verdict_op op = { .run_graphs = gp_out_run_graphs(rep) };
+	return gp_out_advice_rg(rep, g, v, gp_out_run_graphs(rep));
+}
+
+const char *gp_out_advice_rg(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v,
+			     int run_graphs)
+{
+	struct gp_verdict_op op = { .run_graphs = run_graphs };
 	uint64_t bytes = 0, n = 0;
 	for (size_t i = 0; i < rep->ngroups; i++) {
 		const struct gp_rep_group *x = g ? g : &rep->groups[i];
@@ -442,7 +452,7 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 		}
 	}
 	/* verdict details for shown operators that crossed a threshold */
-	int first = 1;
+	int first = 1, rg = gp_out_run_graphs(rep);
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
 		enum gp_verdict v = gp_out_verdict(rep, g, &o->th);
@@ -454,8 +464,8 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 		uint64_t vsync = gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns);
 		gp_verdict_reason(v, g->launch_ns, g->execute_ns, vsync, &o->th, why, sizeof why);
 		fputs(li, f);
-		gp_fmt_text_str(f, g->name);
-		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_out_advice(rep, g, v));
+		gp_fmt_name(f, g->name, md);
+		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_out_advice_rg(rep, g, v, rg));
 		if (g->pageable)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " copies used pageable host memory, so each call waited "
 				   "for earlier work and for its own transfer: pin the buffer with cudaMallocHost or "
@@ -498,7 +508,7 @@ static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struc
 		fprintf(f, "\n%sSync call sites (by blocked time)\n%s", h, md ? "\n" : "");
 		for (size_t i = 0; i < rep->ncallsites && i < (o->top ? o->top : 10); i++) {
 			fputs(li, f);
-			gp_fmt_text_pad(f, rep->callsites[i].name, 60);
+			gp_fmt_name_pad(f, rep->callsites[i].name, md, 60);
 			fprintf(f, " %6" PRIu64 " calls %10s\n", rep->callsites[i].calls,
 				gp_fmt_dur(rep->callsites[i].sync_ns, b1, 32));
 		}
@@ -696,7 +706,7 @@ static void gp_out_csv(FILE *f, const struct gp_rep *rep, const struct gp_out_op
 
 /* g NULL: the whole run's verdict. */
 static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct gp_rep_group *g,
-				const struct gp_thresholds *th)
+				const struct gp_thresholds *th, int run_graphs)
 {
 	uint64_t l = g ? g->launch_ns : rep->launch_ns, e = g ? g->execute_ns : rep->execute_ns;
 	uint64_t s = g ? gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns) : gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
@@ -706,7 +716,7 @@ static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct 
 	fprintf(f, "\"verdict\": \"%s\", \"verdict_reason\": ", gp_verdict_name(v));
 	gp_fmt_json_str(f, why);
 	fprintf(f, ", \"advice\": ");
-	gp_fmt_json_str(f, gp_out_advice(rep, g, v));
+	gp_fmt_json_str(f, gp_out_advice_rg(rep, g, v, run_graphs));
 }
 
 static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
@@ -815,7 +825,7 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		}
 		fprintf(f, "], ");
 	}
-	gp_out_json_verdict(f, rep, NULL, &o->th);
+	gp_out_json_verdict(f, rep, NULL, &o->th, gp_out_run_graphs(rep));
 	fprintf(f, "}");
 }
 
@@ -852,6 +862,7 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	gp_out_json_summary(f, rep, o);
 	fprintf(f, ",\n\"operators\": [");
 	size_t *sel, n = gp_out_select(rep, o, &sel);
+	int rg = gp_out_run_graphs(rep); /* once: the advice of every operator reads it */
 	for (size_t i = 0; sel && i < n; i++) {
 		const struct gp_rep_group *g = &rep->groups[sel[i]];
 		uint64_t t = gp_rep_group_total(g);
@@ -876,7 +887,7 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
 		if (rep->cupti.source) /* launch with CUPTI's own cost left in (metrics.md §3) */
 			fprintf(f, "\"launch_raw_ns\": %" PRIu64 ", ", g->launch_raw_ns);
-		gp_out_json_verdict(f, rep, g, &o->th);
+		gp_out_json_verdict(f, rep, g, &o->th, rg);
 		fprintf(f, "}");
 	}
 	free(sel);

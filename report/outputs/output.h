@@ -58,5 +58,10 @@ const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_
 enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_group *g,
 			       const struct gp_thresholds *th);
 const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v);
+/* gp_out_advice with gp_out_run_graphs(rep) given: a list of operators asks
+ * that once, so advising every operator stays linear. */
+int gp_out_run_graphs(const struct gp_rep *rep);
+const char *gp_out_advice_rg(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v,
+			     int run_graphs);
 
 #endif

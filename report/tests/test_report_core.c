@@ -881,14 +881,15 @@ Test(report_fmt, terminal_escapes_never_reach_text)
 	cr_assert_null(strchr(o, 0x1b));
 	cr_assert_null(strchr(o, 0x07));
 	cr_assert_null(strstr(o, "\xc2\x9b"));
-	cr_assert_str_eq(o, "k?[2J?]52;c;aGk=?x?1m");
+	cr_assert_str_eq(o, "k\\x1b[2J\\x1b]52;c;aGk=\\x07x\\u009b1m"); /* visible, not acted on */
+	cr_assert_str_eq(fmt_to_str(text_str, "a\nFORGED\r\tb"), "a\\nFORGED\\r\\tb"); /* no line of its own */
 	cr_assert_str_eq(fmt_to_str(text_str, "gemm<\xce\xbb>"), "gemm<\xce\xbb>"); /* valid UTF-8 stays */
 	cr_assert_str_eq(fmt_to_str(text_str, "a\xff" "b\xc3"), "a\xef\xbf\xbd" "b\xef\xbf\xbd");
 }
 
 Test(report_fmt, markdown_cell_stays_one_cell)
 {
-	cr_assert_str_eq(fmt_to_str(gp_fmt_md_str, "a|b\nc\r\td`e\x1b"), "a\\|b c  d\\`e?");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_md_str, "a|b\nc\r\td`e\x1b"), "a\\|b\\nc\\r\\td\\`e\\x1b");
 }
 
 Test(report_fmt, json_is_valid_utf8)
@@ -905,7 +906,7 @@ Test(report_fmt, csv_formula_is_defused)
 	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "@SUM(A1)"), "\"'@SUM(A1)\"");
 	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "memcpy HtoD"), "memcpy HtoD");
 	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a,b"), "\"a,b\"");
-	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a\x1b[31m"), "a?[31m");
+	cr_assert_str_eq(fmt_to_str(gp_fmt_csv_str, "a\x1b[31m"), "a\\x1b[31m");
 }
 
 /* Every report format, end to end, on a kernel whose name a hostile or
@@ -948,7 +949,7 @@ Test(report_fmt, hostile_kernel_name_in_every_format)
 		cr_expect_null(strchr(out, 0x07), "format %d: a bell reached the output", fmt);
 		cr_expect(valid_utf8(out), "format %d: not UTF-8", fmt);
 		if (fmt == GP_FMT_MARKDOWN) /* the row stays one line, the pipe one cell */
-			cr_expect_not_null(strstr(out, "?]0;pwned?\\|a b\xef\xbf\xbd |"), "markdown row:\n%s", out);
+			cr_expect_not_null(strstr(out, "\\x1b]0;pwned\\x07\\|a\\nb\xef\xbf\xbd |"), "markdown row:\n%s", out);
 		if (fmt == GP_FMT_CSV) {
 			cr_expect_not_null(strstr(out, "\n\"'=HYPERLINK("), "csv: the formula is not defused:\n%s", out);
 			cr_expect_null(strstr(out, "\n=HYPERLINK("));

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
@@ -78,6 +79,31 @@ size_t gp_fmt_utf8_len(const unsigned char *p)
 	return n;
 }
 
+int gp_fmt_utf8_valid(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len = gp_fmt_utf8_len(p);
+		if (!len)
+			return 0;
+		p += len;
+	}
+	return 1;
+}
+
+char *gp_fmt_utf8_dup(const char *s)
+{
+	char *out = malloc(3 * strlen(s) + 1), *o = out; /* a stray byte grows to 3 */
+	for (const unsigned char *p = (const unsigned char *)s; out && *p;) {
+		size_t len = gp_fmt_utf8_len(p);
+		memcpy(o, len ? (const char *)p : "\xef\xbf\xbd", len ? len : 3);
+		o += len ? len : 3;
+		p += len ? len : 1;
+	}
+	if (out)
+		*o = 0;
+	return out;
+}
+
 /* A control character a terminal acts on: C0, DEL, and C1 (U+0080..U+009F,
  * UTF-8 c2 80..c2 9f, which some terminals read as CSI and OSC). */
 static int gp_fmt_is_ctl(const unsigned char *p, size_t len)
@@ -85,29 +111,78 @@ static int gp_fmt_is_ctl(const unsigned char *p, size_t len)
 	return (len == 1 && (*p < 0x20 || *p == 0x7f)) || (len == 2 && p[0] == 0xc2 && p[1] < 0xa0);
 }
 
-size_t gp_fmt_text_str(FILE *f, const char *s)
+/* The text or markdown form of the character at p (not NUL) into out (room
+ * for 8 bytes and a NUL): a control character as a visible escape (\n, \r,
+ * \t, \xHH; a C1 character as \u00HH), a byte that is not UTF-8 as U+FFFD,
+ * in markdown | \ ` behind a backslash; anything else as it is. *adv gets
+ * the bytes of s it stands for. Returns the bytes written to out. */
+static size_t gp_fmt_name_unit(const unsigned char *p, int md, char *out, size_t *adv)
+{
+	size_t len = gp_fmt_utf8_len(p);
+	if (!len) {
+		*adv = 1;
+		memcpy(out, "\xef\xbf\xbd", 4);
+		return 3;
+	}
+	*adv = len;
+	if (gp_fmt_is_ctl(p, len)) {
+		if (len == 2)
+			return (size_t)snprintf(out, 9, "\\u%04x", p[1]);
+		const char *named = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
+		return named ? (size_t)snprintf(out, 9, "%s", named) : (size_t)snprintf(out, 9, "\\x%02x", *p);
+	}
+	size_t k = 0;
+	if (md && (*p == '|' || *p == '\\' || *p == '`'))
+		out[k++] = '\\';
+	memcpy(out + k, p, len);
+	return k + len;
+}
+
+size_t gp_fmt_name(FILE *f, const char *s, int md)
 {
 	size_t cols = 0;
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; cols++) {
-		size_t len = gp_fmt_utf8_len(p);
-		if (!len) {
-			fputs("\xef\xbf\xbd", f); /* U+FFFD for a byte that is not UTF-8 */
-			p++;
-		} else if (gp_fmt_is_ctl(p, len)) {
-			fputc('?', f);
-			p += len;
-		} else {
-			fwrite(p, 1, len, f);
-			p += len;
-		}
+	char u[16];
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		size_t adv, n = gp_fmt_name_unit(p, md, u, &adv);
+		fwrite(u, 1, n, f);
+		for (size_t i = 0; i < n; i++)
+			cols += ((unsigned char)u[i] & 0xc0) != 0x80; /* a column per code point written */
+		p += adv;
 	}
 	return cols;
 }
 
+const char *gp_fmt_name_buf(const char *s, int md, char *buf, size_t n)
+{
+	size_t k = 0;
+	char u[16];
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && n;) {
+		size_t adv, m = gp_fmt_name_unit(p, md, u, &adv);
+		if (k + m >= n)
+			break; /* cut between characters, never inside one */
+		memcpy(buf + k, u, m);
+		k += m;
+		p += adv;
+	}
+	if (n)
+		buf[k] = 0;
+	return buf;
+}
+
+size_t gp_fmt_text_str(FILE *f, const char *s)
+{
+	return gp_fmt_name(f, s, 0);
+}
+
+void gp_fmt_name_pad(FILE *f, const char *s, int md, size_t width)
+{
+	for (size_t cols = gp_fmt_name(f, s, md); cols < width; cols++)
+		fputc(' ', f);
+}
+
 void gp_fmt_text_pad(FILE *f, const char *s, size_t width)
 {
-	for (size_t cols = gp_fmt_text_str(f, s); cols < width; cols++)
-		fputc(' ', f);
+	gp_fmt_name_pad(f, s, 0, width);
 }
 
 void gp_fmt_json_str(FILE *f, const char *s)
@@ -124,6 +199,8 @@ void gp_fmt_json_str(FILE *f, const char *s)
 			fprintf(f, "\\%c", *p);
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\u%04x", *p);
+		else if (gp_fmt_is_ctl(p, len))
+			fprintf(f, "\\u%04x", p[1]); /* C1: the same text, no raw control byte in the file */
 		else
 			fwrite(p, 1, len, f);
 		p += len;
@@ -153,22 +230,16 @@ void gp_fmt_csv_str(FILE *f, const char *s)
 	fputc('"', f);
 	if (formula)
 		fputc('\'', f);
+	char u[16];
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t len = gp_fmt_utf8_len(p);
-		if (!len) {
-			fputs("\xef\xbf\xbd", f);
-			p++;
-			continue;
-		}
+		size_t adv, n = gp_fmt_name_unit(p, 0, u, &adv);
 		if (*p == '"')
 			fputc('"', f);
-		if (len == 1 && (*p == '\n' || *p == '\r'))
+		if (*p == '\n' || *p == '\r')
 			fputc(*p, f); /* quoted: the reader keeps it as part of the field */
-		else if (gp_fmt_is_ctl(p, len))
-			fputc('?', f);
 		else
-			fwrite(p, 1, len, f);
-		p += len;
+			fwrite(u, 1, n, f);
+		p += adv;
 	}
 	fputc('"', f);
 }
@@ -177,34 +248,50 @@ void gp_fmt_md_str(FILE *f, const char *s)
 {
 	/* one table cell: a newline would end the row, a pipe the cell, an
 	 * escape sequence would reach the terminal that shows the file */
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t len = gp_fmt_utf8_len(p);
-		if (!len) {
-			fputs("\xef\xbf\xbd", f);
-			p++;
-			continue;
+	gp_fmt_name(f, s, 1);
+}
+
+/* HTML text: attr also puts ' as an entity, layout keeps newlines and tabs
+ * (the report's own text, whose names went through gp_fmt_name). */
+static void gp_fmt_html(FILE *f, const char *s, int attr, int layout)
+{
+	char u[16];
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+		size_t adv, n = gp_fmt_name_unit(p, 0, u, &adv);
+		switch (*p) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'':
+			if (attr)
+				fputs("&#39;", f);
+			else
+				fputc(*p, f);
+			break;
+		case '\n': case '\t':
+			if (layout)
+				fputc(*p, f);
+			else
+				fwrite(u, 1, n, f);
+			break;
+		default: fwrite(u, 1, n, f);
 		}
-		if (*p == '|' || *p == '\\' || *p == '`')
-			fputc('\\', f);
-		if (len == 1 && (*p == '\n' || *p == '\r' || *p == '\t'))
-			fputc(' ', f);
-		else if (gp_fmt_is_ctl(p, len))
-			fputc('?', f);
-		else
-			fwrite(p, 1, len, f);
-		p += len;
+		p += adv;
 	}
 }
 
 void gp_fmt_html_str(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
+	gp_fmt_html(f, s, 0, 0);
+}
+
+void gp_fmt_html_attr(FILE *f, const char *s)
+{
+	gp_fmt_html(f, s, 1, 0);
+}
+
+void gp_fmt_html_block(FILE *f, const char *s, int attr)
+{
+	gp_fmt_html(f, s, attr, 1);
 }

@@ -23,7 +23,14 @@
  * left out, as a CUPTI buffer drop or a trace cut at its start loses them;
  * graph kernels are never counted or dropped.
  *
- * Either way the header is copied, the data written as raw (uncompressed)
+ *   trace_reorder --rename IN OUT OLD NEW [OLD NEW]...
+ *
+ * A third, for the report's escaping test (tests/e2e/test_report_hostile.sh):
+ * every string whose text is OLD gets the bytes NEW instead (any bytes but
+ * NUL: terminal escapes, newlines, invalid UTF-8), its continuation slots
+ * resized, so every section that names a kernel meets the hostile name.
+ *
+ * Every way the header is copied, the data written as raw (uncompressed)
  * blocks of at most 4096 slots, the footer rebuilt with the new block count
  * and record counts (docs/format.md). Exit 0, or 1 with a message.
  * Single-threaded; the whole trace is held in memory (test traces are small).
@@ -75,8 +82,83 @@ static int listed(const char *list, size_t k)
 	return 0;
 }
 
+/* Copy the file header of in to out; returns it (malloc'd) or NULL with a
+ * message. */
+static unsigned char *copy_header(FILE *in, FILE *out)
+{
+	unsigned char hb[24];
+	if (!in || !out || fread(hb, 1, sizeof hb, in) != sizeof hb) {
+		fprintf(stderr, "trace_reorder: cannot copy the header: %s\n", strerror(errno));
+		return NULL;
+	}
+	uint32_t hlen;
+	memcpy(&hlen, hb + 20, 4);
+	unsigned char *hdr = malloc(hlen);
+	rewind(in);
+	if (!hdr || fread(hdr, 1, hlen, in) != hlen || fwrite(hdr, 1, hlen, out) != hlen) {
+		fprintf(stderr, "trace_reorder: cannot copy the header\n");
+		free(hdr);
+		return NULL;
+	}
+	return hdr;
+}
+
+/* The footer: the counts read less the dropped kernels, plus the slots the
+ * renamed strings grew by (the record count counts slots), the new block
+ * count. */
+static int put_footer(FILE *out, const struct gp_trace_end *end, uint64_t seq, size_t dropped, int64_t grown)
+{
+	struct gp_footer_entry fe[GP_FOOTER_MAX_ENTRIES];
+	uint32_t nf = 0;
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, end->records - dropped + (uint64_t)grown };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_BLOCKS, 0, seq };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_RING, 0, end->dropped_ring };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_CUPTI, 0, end->dropped_cupti };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_WRITE_ERRORS, 0, end->write_errors };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_END_REASON, 0, (uint64_t)(int64_t)end->end_reason };
+	fe[nf++] = (struct gp_footer_entry){ GP_FT_LOST_AFTER_STOP, 0, end->lost_after_stop };
+	for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
+		if (end->footer_records[t])
+			fe[nf++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0,
+							     end->footer_records[t] - (t == GP_REC_KERNEL ? dropped : 0) };
+	return put_block(out, GP_FOOTER_MAGIC, seq, fe, nf, nf * (uint32_t)sizeof *fe);
+}
+
+/* The renamed string of string record rec, or NULL: NEW of the first pair
+ * (OLD, NEW) in pairs[0..2n) whose OLD is rec's text. */
+static const char *renamed(const union gp_rec *rec, char **pairs, size_t n)
+{
+	for (size_t i = 0; rec->type == GP_REC_STRING && i < n; i++)
+		if (strlen(pairs[2 * i]) == rec->string.len && !memcmp(rec->string.text, pairs[2 * i], rec->string.len))
+			return pairs[2 * i + 1];
+	return NULL;
+}
+
+/* Write string record rec with text to into slots (room for its slots):
+ * the head's first 16 bytes inline, the rest in raw continuation slots.
+ * Returns the slots written. */
+static uint32_t put_string(union gp_rec *slots, const union gp_rec *rec, const char *to)
+{
+	uint32_t len = (uint32_t)strlen(to), n = 1 + gp_string_cont_slots(len);
+	memset(slots, 0, n * sizeof *slots);
+	slots[0].string = rec->string;
+	slots[0].string.len = len;
+	memset(slots[0].string.text, 0, GP_STRING_INLINE);
+	/* the text runs on from the head into the continuation slots */
+	memcpy((char *)slots + offsetof(struct gp_rec_string, text), to, len);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
+	char **pairs = NULL;
+	size_t npairs = 0;
+	if (argc >= 6 && argc % 2 == 0 && !strcmp(argv[1], "--rename")) {
+		pairs = argv + 4;
+		npairs = (size_t)(argc - 4) / 2;
+		argv += 1;
+		argc = 4;
+	}
 	const char *text = NULL, *drop = NULL;
 	if (argc == 6 && !strcmp(argv[1], "--drop-kernels")) {
 		text = argv[2];
@@ -86,10 +168,11 @@ int main(int argc, char **argv)
 	}
 	if (argc != (text ? 3 : 4) || (text && !*text)) {
 		fprintf(stderr, "usage: trace_reorder IN OUT LATE\n"
-				"       trace_reorder --drop-kernels TEXT N,N,... IN OUT\n");
+				"       trace_reorder --drop-kernels TEXT N,N,... IN OUT\n"
+				"       trace_reorder --rename IN OUT OLD NEW [OLD NEW]...\n");
 		return 1;
 	}
-	size_t late = text ? 0 : strtoull(argv[3], NULL, 10);
+	size_t late = text || npairs ? 0 : strtoull(argv[3], NULL, 10);
 	uint32_t *ids = NULL; /* string ids whose text contains text */
 	size_t nids = 0, capids = 0, seen = 0, dropped = 0;
 	char err[512];
@@ -101,12 +184,15 @@ int main(int argc, char **argv)
 	union gp_rec *slots = NULL;
 	struct group *g = NULL;
 	size_t nslots = 0, capslots = 0, ng = 0, capg = 0, moved = 0;
+	int64_t grown = 0;
 	const union gp_rec *rec;
 	uint32_t n;
 	int rc;
 	while ((rc = gp_reader_next(r, &rec, &n, err, sizeof err)) == 1) {
-		if (nslots + n > capslots) {
-			capslots = (nslots + n) * 2;
+		const char *to = renamed(rec, pairs, npairs);
+		uint32_t room = to ? 1 + gp_string_cont_slots((uint32_t)strlen(to)) : n;
+		if (nslots + room > capslots) {
+			capslots = (nslots + room) * 2;
 			slots = realloc(slots, capslots * sizeof *slots);
 		}
 		if (ng == capg) {
@@ -139,7 +225,13 @@ int main(int argc, char **argv)
 				continue;
 			}
 		}
-		memcpy(slots + nslots, rec, n * sizeof *slots);
+		if (to) {
+			uint32_t was = n;
+			n = put_string(slots + nslots, rec, to);
+			grown += (int64_t)n - (int64_t)was;
+		}
+		else
+			memcpy(slots + nslots, rec, n * sizeof *slots);
 		g[ng] = (struct group){ nslots, n, 2 * ng, ng };
 		if (rec->type == GP_REC_OVERHEAD && rec->overhead.kind == GP_OVH_COMMAND_BUFFER_FULL) {
 			g[ng].key = 2 * (ng + late) + 1;
@@ -160,19 +252,9 @@ int main(int argc, char **argv)
 	qsort(g, ng, sizeof *g, cmp_group);
 	/* the header, as it is */
 	FILE *in = fopen(argv[1], "rb"), *out = fopen(argv[2], "wb");
-	unsigned char hb[24];
-	if (!in || !out || fread(hb, 1, sizeof hb, in) != sizeof hb) {
-		fprintf(stderr, "trace_reorder: cannot copy the header: %s\n", strerror(errno));
+	unsigned char *hdr = copy_header(in, out);
+	if (!hdr)
 		return 1;
-	}
-	uint32_t hlen;
-	memcpy(&hlen, hb + 20, 4);
-	unsigned char *hdr = malloc(hlen);
-	rewind(in);
-	if (!hdr || fread(hdr, 1, hlen, in) != hlen || fwrite(hdr, 1, hlen, out) != hlen) {
-		fprintf(stderr, "trace_reorder: cannot copy the header\n");
-		return 1;
-	}
 	/* the data, in blocks of whole groups */
 	union gp_rec *blk = malloc(GP_BLOCK_MAX_SLOTS * sizeof *blk);
 	uint64_t seq = 0;
@@ -190,27 +272,15 @@ int main(int argc, char **argv)
 			nb += g[i].n;
 		}
 	}
-	/* the footer: the counts read, the new block count */
-	struct gp_footer_entry fe[GP_FOOTER_MAX_ENTRIES];
-	uint32_t nf = 0;
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_RECORDS, 0, end->records - dropped };
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_BLOCKS, 0, seq };
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_RING, 0, end->dropped_ring };
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_DROPPED_CUPTI, 0, end->dropped_cupti };
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_WRITE_ERRORS, 0, end->write_errors };
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_END_REASON, 0, (uint64_t)(int64_t)end->end_reason };
-	fe[nf++] = (struct gp_footer_entry){ GP_FT_LOST_AFTER_STOP, 0, end->lost_after_stop };
-	for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
-		if (end->footer_records[t])
-			fe[nf++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0,
-							     end->footer_records[t] - (t == GP_REC_KERNEL ? dropped : 0) };
-	if (put_block(out, GP_FOOTER_MAGIC, seq, fe, nf, nf * (uint32_t)sizeof *fe) || fclose(out)) {
+	if (put_footer(out, end, seq, dropped, grown) || fclose(out)) {
 		fprintf(stderr, "trace_reorder: write failed\n");
 		return 1;
 	}
 	fclose(in);
 	gp_reader_close(r);
-	if (text)
+	if (npairs)
+		printf("trace_reorder: %zu names replaced\n", npairs);
+	else if (text)
 		printf("trace_reorder: %zu of %zu *%s* kernels dropped\n", dropped, seen, text);
 	else
 		printf("trace_reorder: %zu of %zu record groups moved %zu later\n", moved, ng, late);
