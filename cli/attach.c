@@ -271,7 +271,12 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 		 pid, yama);
 	if (rc)
 		return gp_attach_fail("%s", pl->perm);
-	if (m.self_lib[0] && gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
+	/* started by gpuphase record: the library in its LD_PRELOAD or
+	 * CUDA_INJECTION64_PATH (mapped too: --no-preload maps it only when
+	 * CUDA loads it) */
+	int started_under = gp_target_env_lists((pid_t)pid, "LD_PRELOAD", "libgpuphase.so") ||
+			    gp_target_env_lists((pid_t)pid, "CUDA_INJECTION64_PATH", "libgpuphase.so");
+	if (m.self_lib[0] && started_under)
 		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
 				      "gpuphase trigger",
 				      pid);
@@ -290,8 +295,9 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 	/* nsys, ncu and other CUPTI tools load themselves with this variable;
 	 * a subscriber that got in another way is found by the library
 	 * (cuptiSubscribe refuses) before it patches or writes anything */
-	if (gp_target_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
-	    !gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
+	char inj[16];
+	if (gp_target_env((pid_t)pid, "CUDA_INJECTION64_PATH", inj, sizeof inj) && inj[0] &&
+	    !gp_target_env_lists((pid_t)pid, "CUDA_INJECTION64_PATH", "libgpuphase.so"))
 		return gp_attach_fail("another tool holds CUPTI in process %ld (it was started with "
 				      "CUDA_INJECTION64_PATH set)",
 				      pid);

@@ -88,15 +88,79 @@ int gp_target_maps(pid_t pid, struct gp_target_maps *m)
 	return any ? 0 : -EACCES;
 }
 
-/* Does the NUL-separated file /proc/PID/<name> hold an entry containing s? */
-int gp_target_has(pid_t pid, const char *name, const char *s)
+/* The whole of /proc/PID/environ (malloc'd, NUL-terminated, entries
+ * NUL-separated), its length in *len; NULL when unreadable or empty. */
+static char *gp_target_environ(pid_t pid, size_t *len)
 {
-	static char buf[1 << 16];
-	ssize_t n = gp_target_read(pid, name, buf, sizeof buf);
-	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
-		if (strstr(e, s))
-			return 1;
-	return 0;
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%ld/environ", (long)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	for (ssize_t r = 1; buf && r > 0;) {
+		if (cap - n < 2) {
+			char *bigger = realloc(buf, cap * 2);
+			if (!bigger) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			r = 1;
+		else if (r > 0)
+			n += (size_t)r;
+	}
+	close(fd);
+	if (buf && n == 0) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* The value of var in env (n bytes of NUL-separated entries), or NULL. */
+static char *gp_target_env_find(char *env, size_t n, const char *var)
+{
+	size_t vl = strlen(var);
+	for (char *e = env; e && e < env + n; e += strlen(e) + 1)
+		if (!strncmp(e, var, vl) && e[vl] == '=')
+			return e + vl + 1;
+	return NULL;
+}
+
+int gp_target_env(pid_t pid, const char *var, char *value, size_t cap)
+{
+	size_t n = 0;
+	char *env = gp_target_environ(pid, &n);
+	const char *v = gp_target_env_find(env, n, var);
+	if (v)
+		snprintf(value, cap, "%s", v);
+	free(env);
+	return v != NULL;
+}
+
+int gp_target_env_lists(pid_t pid, const char *var, const char *file)
+{
+	size_t n = 0;
+	char *env = gp_target_environ(pid, &n);
+	char *v = gp_target_env_find(env, n, var), *save = NULL;
+	int found = 0;
+	/* the loader splits LD_PRELOAD at ':' and ' ' */
+	for (char *el = v ? strtok_r(v, ": ", &save) : NULL; el && !found; el = strtok_r(NULL, ": ", &save)) {
+		const char *base = strrchr(el, '/');
+		found = !strcmp(base ? base + 1 : el, file);
+	}
+	free(env);
+	return found;
 }
 
 /* Is an attach session running in pid (its abstract socket is bound)? */

@@ -24,9 +24,15 @@ struct gp_target_maps {
 /* Fill *m from /proc/PID/maps. 0, -ENOENT (no process) or -EACCES (not
  * ours to trace: the kernel shows an empty file). */
 int gp_target_maps(pid_t pid, struct gp_target_maps *m);
-/* Does the NUL-separated file /proc/PID/<name> (environ, cmdline) hold an
- * entry containing s? */
-int gp_target_has(pid_t pid, const char *name, const char *s);
+/* The value of environment variable var in pid (its whole environment
+ * read, however long) into value (cap bytes, cut to fit): 1, or 0 when var
+ * is not set (or the environment cannot be read). */
+int gp_target_env(pid_t pid, const char *var, char *value, size_t cap);
+/* Does var's value in pid, a list split as the loader splits LD_PRELOAD
+ * (at ':' and ' '), hold an element naming the file `file` (its whole last
+ * path component: "libgpuphase.so" matches /opt/lib/libgpuphase.so, not
+ * /opt/libgpuphase.so.old)? 1 or 0. */
+int gp_target_env_lists(pid_t pid, const char *var, const char *file);
 /* Is an attach session running in pid (its abstract socket is bound)? */
 int gp_target_attached(pid_t pid);
 /* How many threads pid has (0 when it is gone). */

@@ -19,7 +19,10 @@
 #  * refusals, one line each, exit 1, target untouched: a second attach
 #    while one runs, a process without CUDA, a static-cudart process, a
 #    process whose CUPTI another tool holds, no permission (as nobody), no
-#    such process; a target killed during the capture: reported, exit 1.
+#    such process, a process started under gpuphase record (its LD_PRELOAD
+#    found past 64 KiB of environment); another variable merely naming
+#    libgpuphase.so.old is no refusal; a target killed during the capture:
+#    reported, exit 1.
 set -u
 . "$(dirname "$0")/cli_common.sh"
 require "$G" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/server" \
@@ -27,9 +30,9 @@ require "$G" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/s
 export SIMCUDA_CONFIG=$S/examples/server/server.simcuda
 chmod 755 "$tmp"
 
-start_server() { # $1 socket, $2 stderr file; env from the caller; prints the pid
+start_server() { # $1 socket, $2 stderr file, then env(1) arguments (VAR=VALUE: added last to its environment); prints the pid
 	: >"$2"
-	"$B/examples/server" "$1" >/dev/null 2>"$2" &
+	env "${@:3}" "$B/examples/server" "$1" >/dev/null 2>"$2" &
 	local p=""
 	for _ in $(seq 1 600); do
 		p=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$2")
@@ -246,6 +249,32 @@ else
 	fail "server 2 did not start: $(cat "$tmp/srv2.err")"
 fi
 kill "$pid2" 2>/dev/null
+
+# "Already runs under gpuphase" is the library named as a whole element of
+# LD_PRELOAD or CUDA_INJECTION64_PATH, read from the whole environment:
+# another variable merely holding the name is no sign (a second attach, the
+# library mapped by the first, goes ahead), and a LD_PRELOAD past 64 KiB of
+# environment is still found.
+pid4=$(start_server "$tmp/srv4.sock" "$tmp/srv4.err" GP_NOTE=/opt/libgpuphase.so.old)
+for k in 1 2; do
+	timeout 60 "$G" attach "$pid4" --duration 100ms -o "$tmp/n$k.gpht" --no-report >/dev/null 2>"$tmp/n$k.err" ||
+		fail "attach $k to a server with libgpuphase.so.old in its environment: $(cat "$tmp/n$k.err")"
+done
+kill "$pid4" 2>/dev/null
+big=$(head -c 70000 /dev/zero | tr '\0' x)
+pid5=$(start_server "$tmp/srv5.sock" "$tmp/srv5.err" -u LD_PRELOAD GP_BIG="$big" GPUPHASE_OUTPUT="$tmp/rec5.gpht" \
+	LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$B/lib/libgpuphase.so")
+grep -qz '^GP_BIG=' "/proc/$pid5/environ" && [ "$(tr '\0' '\n' <"/proc/$pid5/environ" | grep -n '^LD_PRELOAD=' |
+	cut -d: -f1)" -gt "$(tr '\0' '\n' <"/proc/$pid5/environ" | grep -n '^GP_BIG=' | cut -d: -f1)" ] ||
+	fail "server 5: LD_PRELOAD is not after the 70 KiB variable in its environment"
+
+if [ -n "$pid5" ]; then
+	refuse "started under gpuphase" "process $pid5 already runs under gpuphase" \
+		"$G" attach "$pid5" --iters 5 -o "$tmp/x.gpht"
+	kill "$pid5" 2>/dev/null
+else
+	fail "server 5 did not start: $(cat "$tmp/srv5.err")"
+fi
 
 # The target dies during the capture: reported, exit 1.
 pid3=$(start_server "$tmp/srv3.sock" "$tmp/srv3.err")
