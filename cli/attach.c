@@ -389,9 +389,17 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 	t->tid = gp_target_pick_thread((pid_t)pid);
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
 		int e = errno;
+		char comm[64];
+		pid_t tid = t->tid, tracer = e == EPERM ? gp_target_tracer((pid_t)pid, tid, comm, sizeof comm) : 0;
 		free(t);
-		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
-				  : gp_attach_fail("%s", pl->perm);
+		if (e == ESRCH)
+			return gp_attach_fail("process %ld exited before the attach", pid);
+		/* a thread has one tracer: a racing attach or a debugger holds it */
+		if (tracer)
+			return gp_attach_fail("process %ld is already traced (thread %ld by process %ld, %s): another "
+					      "gpuphase attach or a debugger; try again when it has detached",
+					      pid, (long)tid, (long)tracer, comm[0] ? comm : "?");
+		return gp_attach_fail("%s", pl->perm);
 	}
 	uint64_t t0 = gp_attach_now(), w0 = gp_target_cpu_ns(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);

@@ -180,6 +180,32 @@ int gp_target_attached(pid_t pid)
 	return found;
 }
 
+pid_t gp_target_tracer(pid_t pid, pid_t tid, char *comm, size_t cap)
+{
+	char p[96], line[256];
+	long tracer = 0;
+	snprintf(p, sizeof p, "/proc/%ld/task/%ld/status", (long)pid, (long)tid);
+	FILE *f = fopen(p, "re");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	if (f)
+		fclose(f);
+	comm[0] = 0;
+	if (tracer > 0) {
+		char c[64];
+		snprintf(p, sizeof p, "/proc/%ld/comm", tracer);
+		FILE *cf = fopen(p, "re");
+		if (cf && fgets(c, sizeof c, cf)) {
+			c[strcspn(c, "\n")] = 0;
+			snprintf(comm, cap, "%s", c);
+		}
+		if (cf)
+			fclose(cf);
+	}
+	return (pid_t)(tracer > 0 ? tracer : 0);
+}
+
 int gp_target_threads(pid_t pid)
 {
 	char p[64];

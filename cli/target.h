@@ -35,6 +35,9 @@ int gp_target_env(pid_t pid, const char *var, char *value, size_t cap);
 int gp_target_env_lists(pid_t pid, const char *var, const char *file);
 /* Is an attach session running in pid (its abstract socket is bound)? */
 int gp_target_attached(pid_t pid);
+/* The process tracing thread tid of pid (its TracerPid), its name into
+ * comm (cap bytes; "" when unreadable); 0 when none (or gone). */
+pid_t gp_target_tracer(pid_t pid, pid_t tid, char *comm, size_t cap);
 /* How many threads pid has (0 when it is gone). */
 int gp_target_threads(pid_t pid);
 /* The thread to stop: one blocked where programs wait for work, the main

@@ -19,7 +19,8 @@
 #  * refusals, one line each, exit 1, target untouched: a second attach
 #    while one runs, a process without CUDA, a static-cudart process, a
 #    process whose CUPTI another tool holds, no permission (as nobody), no
-#    such process, a process started under gpuphase record (its LD_PRELOAD
+#    such process, a process another tracer holds ("already traced", not
+#    "no permission"), a process started under gpuphase record (its LD_PRELOAD
 #    found past 64 KiB of environment); another variable merely naming
 #    libgpuphase.so.old is no refusal; a target killed during the capture:
 #    reported, exit 1.
@@ -194,6 +195,29 @@ wait "$first"; rc=$?
 grep -q "stopped early" "$tmp/long.err" || fail "interrupted attach: $(cat "$tmp/long.err")"
 state "$pid" fds >"$tmp/state5"
 cmp -s "$tmp/state0fd" "$tmp/state5" || fail "after the interrupted attach: $(diff "$tmp/state0" "$tmp/state5" | tr '\n' ' ')"
+
+# A tracer already holds the server's threads (a racing attach, a
+# debugger): "already traced", naming it, not "no permission". The holder
+# seizes every thread without stopping any; its exit lets them go.
+python3 - "$pid" "$tmp/held" "$tmp/held.go" <<'PY' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+for tid in os.listdir("/proc/%s/task" % sys.argv[1]):
+    if libc.ptrace(0x4206, int(tid), None, None):  # PTRACE_SEIZE
+        sys.exit("seize %s: errno %d" % (tid, ctypes.get_errno()))
+open(sys.argv[2], "w").write(str(os.getpid()))
+for _ in range(600):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+PY
+holder=$!
+for _ in $(seq 1 200); do [ -s "$tmp/held" ] && break; sleep 0.05; done
+refuse "already traced" "process $pid is already traced (thread [0-9]* by process $holder, python3)" \
+	"$G" attach "$pid" --iters 5 -o "$tmp/x.gpht"
+touch "$tmp/held.go"
+wait "$holder" || fail "the tracer holding the server failed"
+"$B/examples/server_client" "$sock" -n 5 >/dev/null 2>&1 || fail "server does not answer after the tracer let go"
 
 # No permission: nobody may not trace root's server.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
