@@ -163,18 +163,52 @@ int gp_target_env_lists(pid_t pid, const char *var, const char *file)
 	return found;
 }
 
-/* Is an attach session running in pid (its abstract socket is bound)? */
+/* Does pid hold the socket of inode ino among its descriptors? */
+static int gp_target_holds_socket(pid_t pid, unsigned long ino)
+{
+	char d[64], p[64 + sizeof ((struct dirent *)0)->d_name], link[64], want[48];
+	snprintf(d, sizeof d, "/proc/%ld/fd", (long)pid);
+	snprintf(want, sizeof want, "socket:[%lu]", ino);
+	DIR *dir = opendir(d);
+	if (!dir)
+		return 0;
+	int found = 0;
+	for (struct dirent *e; !found && (e = readdir(dir));) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+		ssize_t n = readlink(p, link, sizeof link - 1);
+		if (n > 0) {
+			link[n] = 0;
+			found = !strcmp(link, want);
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Is an attach session running in pid? Its abstract socket is bound (seen
+ * in the target's own network namespace) AND held by pid itself: any user
+ * may bind an abstract name, so a name bound by another process (to make
+ * attach refuse) does not count. */
 int gp_target_attached(pid_t pid)
 {
-	char want[64], line[512];
+	char want[64], line[512], p[64];
 	snprintf(want, sizeof want, "@gpuphase-attach.%ld\n", (long)pid);
-	FILE *f = fopen("/proc/net/unix", "re");
+	snprintf(p, sizeof p, "/proc/%ld/net/unix", (long)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		f = fopen("/proc/net/unix", "re");
 	if (!f)
 		return 0;
 	int found = 0;
 	while (!found && fgets(line, sizeof line, f)) {
 		size_t n = strlen(line), w = strlen(want);
-		found = n >= w && !strcmp(line + n - w, want);
+		unsigned long ino;
+		/* Num RefCount Protocol Flags Type St Inode Path */
+		if (n >= w && !strcmp(line + n - w, want) &&
+		    sscanf(line, "%*s %*s %*s %*s %*s %*s %lu", &ino) == 1)
+			found = gp_target_holds_socket(pid, ino);
 	}
 	fclose(f);
 	return found;

@@ -33,7 +33,8 @@ int gp_target_env(pid_t pid, const char *var, char *value, size_t cap);
  * path component: "libgpuphase.so" matches /opt/lib/libgpuphase.so, not
  * /opt/libgpuphase.so.old)? 1 or 0. */
 int gp_target_env_lists(pid_t pid, const char *var, const char *file);
-/* Is an attach session running in pid (its abstract socket is bound)? */
+/* Is an attach session running in pid (its abstract socket is bound, by
+ * pid itself: a name another process bound does not count)? */
 int gp_target_attached(pid_t pid);
 /* The process tracing thread tid of pid (its TracerPid), its name into
  * comm (cap bytes; "" when unreadable); 0 when none (or gone). */

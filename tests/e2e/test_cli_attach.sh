@@ -22,7 +22,8 @@
 #    such process, a process another tracer holds ("already traced", not
 #    "no permission"), a process started under gpuphase record (its LD_PRELOAD
 #    found past 64 KiB of environment); another variable merely naming
-#    libgpuphase.so.old is no refusal; a target killed during the capture:
+#    libgpuphase.so.old is no refusal, nor another user's socket bound to the
+#    session's abstract name; a target killed during the capture:
 #    reported, exit 1.
 set -u
 . "$(dirname "$0")/cli_common.sh"
@@ -218,6 +219,38 @@ refuse "already traced" "process $pid is already traced (thread [0-9]* by proces
 touch "$tmp/held.go"
 wait "$holder" || fail "the tracer holding the server failed"
 "$B/examples/server_client" "$sock" -n 5 >/dev/null 2>&1 || fail "server does not answer after the tracer let go"
+
+# Anyone may bind an abstract socket name: nobody squatting the session's
+# name "@gpuphase-attach.PID" must not block root's attach (the name counts
+# only when the target holds it).
+nobody_py=""
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	for c in "$(command -v python3)" /usr/bin/python3; do # a python nobody may run (not root's pyenv shim)
+		setpriv --reuid nobody --regid nogroup --clear-groups "$c" -c pass 2>/dev/null && { nobody_py=$c; break; }
+	done
+	[ -n "$nobody_py" ] || echo "squatted session name: case not run (no python3 that nobody may run)"
+fi
+if [ -n "$nobody_py" ]; then
+	mkdir -m 777 "$tmp/sq" # where nobody may write
+	setpriv --reuid nobody --regid nogroup --clear-groups "$nobody_py" - "$pid" "$tmp/sq/bound" "$tmp/sq/go" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0gpuphase-attach.%s" % sys.argv[1])
+open(sys.argv[2], "w").write("bound")
+for _ in range(600):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+PY
+	squat=$!
+	for _ in $(seq 1 200); do [ -s "$tmp/sq/bound" ] && break; sleep 0.05; done
+	[ -s "$tmp/sq/bound" ] || fail "squatter: nobody could not bind the session's name"
+	timeout 60 "$G" attach "$pid" --duration 100ms -o "$tmp/squat.gpht" --no-report >/dev/null 2>"$tmp/squat.err" ||
+		fail "attach while nobody holds the session's socket name: $(cat "$tmp/squat.err")"
+	touch "$tmp/sq/go"
+	wait "$squat" || fail "the squatter failed"
+	got "$pid" restored || fail "after the squatted attach: GOT not restored"
+fi
 
 # No permission: nobody may not trace root's server.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
