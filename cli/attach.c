@@ -271,7 +271,12 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 		 pid, yama);
 	if (rc)
 		return gp_attach_fail("%s", pl->perm);
-	if (m.self_lib[0] && gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
+	/* started by gpuphase record: the library in its LD_PRELOAD or
+	 * CUDA_INJECTION64_PATH (mapped too: --no-preload maps it only when
+	 * CUDA loads it) */
+	int started_under = gp_target_env_lists((pid_t)pid, "LD_PRELOAD", "libgpuphase.so") ||
+			    gp_target_env_lists((pid_t)pid, "CUDA_INJECTION64_PATH", "libgpuphase.so");
+	if (m.self_lib[0] && started_under)
 		return gp_attach_fail("process %ld already runs under gpuphase (started with gpuphase record): use "
 				      "gpuphase trigger",
 				      pid);
@@ -290,8 +295,9 @@ static int gp_attach_preflight(long pid, const char *lib, struct gp_attach_plan 
 	/* nsys, ncu and other CUPTI tools load themselves with this variable;
 	 * a subscriber that got in another way is found by the library
 	 * (cuptiSubscribe refuses) before it patches or writes anything */
-	if (gp_target_has((pid_t)pid, "environ", "CUDA_INJECTION64_PATH=") &&
-	    !gp_target_has((pid_t)pid, "environ", "libgpuphase.so"))
+	char inj[16];
+	if (gp_target_env((pid_t)pid, "CUDA_INJECTION64_PATH", inj, sizeof inj) && inj[0] &&
+	    !gp_target_env_lists((pid_t)pid, "CUDA_INJECTION64_PATH", "libgpuphase.so"))
 		return gp_attach_fail("another tool holds CUPTI in process %ld (it was started with "
 				      "CUDA_INJECTION64_PATH set)",
 				      pid);
@@ -383,9 +389,17 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 	t->tid = gp_target_pick_thread((pid_t)pid);
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
 		int e = errno;
+		char comm[64];
+		pid_t tid = t->tid, tracer = e == EPERM ? gp_target_tracer((pid_t)pid, tid, comm, sizeof comm) : 0;
 		free(t);
-		return e == ESRCH ? gp_attach_fail("process %ld exited before the attach", pid)
-				  : gp_attach_fail("%s", pl->perm);
+		if (e == ESRCH)
+			return gp_attach_fail("process %ld exited before the attach", pid);
+		/* a thread has one tracer: a racing attach or a debugger holds it */
+		if (tracer)
+			return gp_attach_fail("process %ld is already traced (thread %ld by process %ld, %s): another "
+					      "gpuphase attach or a debugger; try again when it has detached",
+					      pid, (long)tid, (long)tracer, comm[0] ? comm : "?");
+		return gp_attach_fail("%s", pl->perm);
 	}
 	uint64_t t0 = gp_attach_now(), w0 = gp_target_cpu_ns(pid, t->tid), w1 = w0;
 	ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);

@@ -88,32 +88,156 @@ int gp_target_maps(pid_t pid, struct gp_target_maps *m)
 	return any ? 0 : -EACCES;
 }
 
-/* Does the NUL-separated file /proc/PID/<name> hold an entry containing s? */
-int gp_target_has(pid_t pid, const char *name, const char *s)
+/* The whole of /proc/PID/environ (malloc'd, NUL-terminated, entries
+ * NUL-separated), its length in *len; NULL when unreadable or empty. */
+static char *gp_target_environ(pid_t pid, size_t *len)
 {
-	static char buf[1 << 16];
-	ssize_t n = gp_target_read(pid, name, buf, sizeof buf);
-	for (char *e = buf; e < buf + n; e += strlen(e) + 1)
-		if (strstr(e, s))
-			return 1;
-	return 0;
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%ld/environ", (long)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	for (ssize_t r = 1; buf && r > 0;) {
+		if (cap - n < 2) {
+			char *bigger = realloc(buf, cap * 2);
+			if (!bigger) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			r = 1;
+		else if (r > 0)
+			n += (size_t)r;
+	}
+	close(fd);
+	if (buf && n == 0) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	*len = n;
+	return buf;
 }
 
-/* Is an attach session running in pid (its abstract socket is bound)? */
+/* The value of var in env (n bytes of NUL-separated entries), or NULL. */
+static char *gp_target_env_find(char *env, size_t n, const char *var)
+{
+	size_t vl = strlen(var);
+	for (char *e = env; e && e < env + n; e += strlen(e) + 1)
+		if (!strncmp(e, var, vl) && e[vl] == '=')
+			return e + vl + 1;
+	return NULL;
+}
+
+int gp_target_env(pid_t pid, const char *var, char *value, size_t cap)
+{
+	size_t n = 0;
+	char *env = gp_target_environ(pid, &n);
+	const char *v = gp_target_env_find(env, n, var);
+	if (v)
+		snprintf(value, cap, "%s", v);
+	free(env);
+	return v != NULL;
+}
+
+int gp_target_env_lists(pid_t pid, const char *var, const char *file)
+{
+	size_t n = 0;
+	char *env = gp_target_environ(pid, &n);
+	char *v = gp_target_env_find(env, n, var), *save = NULL;
+	int found = 0;
+	/* the loader splits LD_PRELOAD at ':' and ' ' */
+	for (char *el = v ? strtok_r(v, ": ", &save) : NULL; el && !found; el = strtok_r(NULL, ": ", &save)) {
+		const char *base = strrchr(el, '/');
+		found = !strcmp(base ? base + 1 : el, file);
+	}
+	free(env);
+	return found;
+}
+
+/* Does pid hold the socket of inode ino among its descriptors? */
+static int gp_target_holds_socket(pid_t pid, unsigned long ino)
+{
+	char d[64], p[64 + sizeof ((struct dirent *)0)->d_name], link[64], want[48];
+	snprintf(d, sizeof d, "/proc/%ld/fd", (long)pid);
+	snprintf(want, sizeof want, "socket:[%lu]", ino);
+	DIR *dir = opendir(d);
+	if (!dir)
+		return 0;
+	int found = 0;
+	for (struct dirent *e; !found && (e = readdir(dir));) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+		ssize_t n = readlink(p, link, sizeof link - 1);
+		if (n > 0) {
+			link[n] = 0;
+			found = !strcmp(link, want);
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/* Is an attach session running in pid? Its abstract socket is bound (seen
+ * in the target's own network namespace) AND held by pid itself: any user
+ * may bind an abstract name, so a name bound by another process (to make
+ * attach refuse) does not count. */
 int gp_target_attached(pid_t pid)
 {
-	char want[64], line[512];
+	char want[64], line[512], p[64];
 	snprintf(want, sizeof want, "@gpuphase-attach.%ld\n", (long)pid);
-	FILE *f = fopen("/proc/net/unix", "re");
+	snprintf(p, sizeof p, "/proc/%ld/net/unix", (long)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		f = fopen("/proc/net/unix", "re");
 	if (!f)
 		return 0;
 	int found = 0;
 	while (!found && fgets(line, sizeof line, f)) {
 		size_t n = strlen(line), w = strlen(want);
-		found = n >= w && !strcmp(line + n - w, want);
+		unsigned long ino;
+		/* Num RefCount Protocol Flags Type St Inode Path */
+		if (n >= w && !strcmp(line + n - w, want) &&
+		    sscanf(line, "%*s %*s %*s %*s %*s %*s %lu", &ino) == 1)
+			found = gp_target_holds_socket(pid, ino);
 	}
 	fclose(f);
 	return found;
+}
+
+pid_t gp_target_tracer(pid_t pid, pid_t tid, char *comm, size_t cap)
+{
+	char p[96], line[256];
+	long tracer = 0;
+	snprintf(p, sizeof p, "/proc/%ld/task/%ld/status", (long)pid, (long)tid);
+	FILE *f = fopen(p, "re");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	if (f)
+		fclose(f);
+	comm[0] = 0;
+	if (tracer > 0) {
+		char c[64];
+		snprintf(p, sizeof p, "/proc/%ld/comm", tracer);
+		FILE *cf = fopen(p, "re");
+		if (cf && fgets(c, sizeof c, cf)) {
+			c[strcspn(c, "\n")] = 0;
+			snprintf(comm, cap, "%s", c);
+		}
+		if (cf)
+			fclose(cf);
+	}
+	return (pid_t)(tracer > 0 ? tracer : 0);
 }
 
 int gp_target_threads(pid_t pid)

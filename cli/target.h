@@ -24,11 +24,21 @@ struct gp_target_maps {
 /* Fill *m from /proc/PID/maps. 0, -ENOENT (no process) or -EACCES (not
  * ours to trace: the kernel shows an empty file). */
 int gp_target_maps(pid_t pid, struct gp_target_maps *m);
-/* Does the NUL-separated file /proc/PID/<name> (environ, cmdline) hold an
- * entry containing s? */
-int gp_target_has(pid_t pid, const char *name, const char *s);
-/* Is an attach session running in pid (its abstract socket is bound)? */
+/* The value of environment variable var in pid (its whole environment
+ * read, however long) into value (cap bytes, cut to fit): 1, or 0 when var
+ * is not set (or the environment cannot be read). */
+int gp_target_env(pid_t pid, const char *var, char *value, size_t cap);
+/* Does var's value in pid, a list split as the loader splits LD_PRELOAD
+ * (at ':' and ' '), hold an element naming the file `file` (its whole last
+ * path component: "libgpuphase.so" matches /opt/lib/libgpuphase.so, not
+ * /opt/libgpuphase.so.old)? 1 or 0. */
+int gp_target_env_lists(pid_t pid, const char *var, const char *file);
+/* Is an attach session running in pid (its abstract socket is bound, by
+ * pid itself: a name another process bound does not count)? */
 int gp_target_attached(pid_t pid);
+/* The process tracing thread tid of pid (its TracerPid), its name into
+ * comm (cap bytes; "" when unreadable); 0 when none (or gone). */
+pid_t gp_target_tracer(pid_t pid, pid_t tid, char *comm, size_t cap);
 /* How many threads pid has (0 when it is gone). */
 int gp_target_threads(pid_t pid);
 /* The thread to stop: one blocked where programs wait for work, the main

@@ -27,8 +27,10 @@
  * line per message: "ok tid=N", "info TEXT", "error TEXT", "done PATH"; the
  * command may send "stop" (end the capture now); EOF from the command also
  * ends it. While a session runs it holds the abstract socket
- * "@gpuphase-attach.<pid>", which the command reads in /proc/net/unix to
- * refuse a second attach before touching the process.
+ * "@gpuphase-attach.<pid>", which the command reads in /proc/<pid>/net/unix
+ * to refuse a second attach before touching the process; the name counts
+ * only when this process holds that socket (any user may bind an abstract
+ * name: another's would otherwise block the attach).
  *
  * Invariants: every entry written is restored (compare-and-swap: an entry
  * the loader or the program rewrote meanwhile is left alone) before capture

@@ -1,12 +1,14 @@
 /*
  * config.c — the one table of every GPUPHASE_* environment variable, its
- * parser, and output-path pattern expansion.
+ * parser, and output-path pattern expansion (which also refuses a path whose
+ * directories pass through another user's symbolic link).
  *
  * Called from lib.c's constructor (once, before any CUDA call, on the loading
  * thread), by the `gpuphase` command to check its options (gp_config_check:
  * the command links this file, so both read one grammar), and from the
  * tests with a synthetic environment. Pure: no globals are written here,
- * nothing is printed except through the warn callback; it needs nothing but
+ * nothing is printed except through the warn callback, the file system is
+ * only read (lstat of an expanded path's directories); it needs nothing but
  * libc (gp_config.h).
  *
  * Invariants: a config that gp_config_parse accepted is complete and valid
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gp_collector.h"
@@ -106,6 +109,9 @@ static int gp_parse_disable(const char *v, struct gp_config *c)
 	return gp_config_bool(v, &c->disable);
 }
 
+static int gp_config_expand_name(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
+				 time_t t, char *out, size_t outlen);
+
 static int gp_parse_output(const char *v, struct gp_config *c)
 {
 	char tmp[GP_PATH_MAX];
@@ -113,7 +119,7 @@ static int gp_parse_output(const char *v, struct gp_config *c)
 	if (!*v || gp_config_copy(c->output, sizeof c->output, v))
 		return -1;
 	c->output_set = 1;
-	return gp_config_expand(v, 1, "h", &none, 0, tmp, sizeof tmp) ? -1 : 0;
+	return gp_config_expand_name(v, 1, "h", &none, 0, tmp, sizeof tmp) ? -1 : 0;
 }
 
 /* skip=N,iters=M[,repeat=K] | delay=D,duration=D | trigger | all */
@@ -785,8 +791,10 @@ static void gp_config_component(const char *v, char *out, size_t len)
 	}
 }
 
-int gp_config_expand(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
-		     time_t t, char *out, size_t outlen)
+/* The pattern's escapes replaced (gp_config_expand without the check of
+ * the directories): the name only, as gp_parse_output validates it. */
+static int gp_config_expand_name(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
+				 time_t t, char *out, size_t outlen)
 {
 	size_t o = 0;
 	char tmp[256];
@@ -830,4 +838,36 @@ int gp_config_expand(const char *pattern, long pid, const char *host, const stru
 		return -EINVAL;
 	out[o] = 0;
 	return 0;
+}
+
+/* Outputs never follow symbolic links that someone else controls: each
+ * directory of path that exists is lstat'ed, and one that is a symbolic
+ * link owned by neither this user (effective uid) nor root is refused, so
+ * root's trace never lands where another user's link points. A link of
+ * one's own or of root's (/var/run -> /run) is followed; the first missing
+ * directory ends the walk (what is made there is ours). 0 or -ELOOP. */
+static int gp_config_output_dirs(const char *path)
+{
+	char dir[GP_PATH_MAX];
+	uid_t me = geteuid();
+	for (const char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		size_t n = (size_t)(s - path);
+		if (s[-1] == '/' || n >= sizeof dir)
+			continue; /* "//": the directory before was checked already */
+		memcpy(dir, path, n);
+		dir[n] = 0;
+		struct stat st;
+		if (lstat(dir, &st))
+			return 0;
+		if (S_ISLNK(st.st_mode) && st.st_uid != me && st.st_uid != 0)
+			return -ELOOP;
+	}
+	return 0;
+}
+
+int gp_config_expand(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
+		     time_t t, char *out, size_t outlen)
+{
+	int rc = gp_config_expand_name(pattern, pid, host, job, t, out, outlen);
+	return rc ? rc : gp_config_output_dirs(out);
 }

@@ -708,7 +708,8 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	gp_cupti_usable = 1;
 	return 0;
 fail:
-	gp_log(GP_LOG_INFO, "%s: %s; hook-only capture", cfg->cupti_lib, *why);
+	/* a library the user named that is no CUPTI: as loud as a missing one */
+	gp_log(lvl, "cannot use %s: %s; hook-only capture", cfg->cupti_lib, *why);
 	return -ENOSYS;
 }
 

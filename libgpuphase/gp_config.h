@@ -136,7 +136,9 @@ const char *gp_config_output(const struct gp_config *cfg, const struct gp_config
 /* Expand an output pattern: %p pid, %h host, %r the job's rank ("0" when
  * unknown), %j its job id ("nojob"), %t start time, %%. Rank and job id
  * become one file-name component (bytes other than [A-Za-z0-9._-] -> '_').
- * Returns 0 or -EINVAL (bad escape) / -ENAMETOOLONG. */
+ * Returns 0 or -EINVAL (bad escape) / -ENAMETOOLONG, or -ELOOP when a
+ * directory of the expanded path is a symbolic link owned by neither this
+ * user nor root (outputs never follow another user's links). */
 int gp_config_expand(const char *pattern, long pid, const char *host, const struct gp_config_job *job,
 		     time_t t, char *out, size_t outlen);
 

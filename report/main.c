@@ -126,14 +126,14 @@ static int gp_main_parse_thresholds(const char *s, struct gp_thresholds *th)
 		return -1;
 	int rc = 0;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), *end;
+		char *eq = strchr(tok, '=');
 		if (!eq) {
 			rc = -1;
 			break;
 		}
 		*eq = 0;
-		double v = strtod(eq + 1, &end);
-		if (*end || end == eq + 1 || v < 0 || v > 100) {
+		double v;
+		if (gp_options_number(eq + 1, 0, 1, &v) || v > 100) {
 			rc = -1;
 			break;
 		}
@@ -255,8 +255,7 @@ static int gp_main_opt_output(int c, struct gp_main *m)
 		return 1;
 	case 'S':
 		m->out_opt = "--straggler-pct";
-		m->out.straggler_pct = strtod(optarg, &end);
-		if (*end || end == optarg || m->out.straggler_pct < 0) {
+		if (gp_options_number(optarg, 0, 1, &m->out.straggler_pct)) {
 			fprintf(stderr, "gpuphase-report: --straggler-pct: '%s' is not a number >= 0\n", optarg);
 			return -1;
 		}
@@ -283,7 +282,6 @@ static int gp_main_opt_analysis(int c, struct gp_main *m)
 {
 	static const char *const groups[] = { "kernel", "nvtx", "callsite", "stream", "phase" };
 	int k;
-	char *end;
 
 	switch (c) {
 	case 'g':
@@ -294,8 +292,7 @@ static int gp_main_opt_analysis(int c, struct gp_main *m)
 		return 1;
 	case 'O':
 		m->outlier_set = 1;
-		m->out.outlier_factor = strtod(optarg, &end);
-		if (*end || end == optarg || m->out.outlier_factor <= 0) {
+		if (gp_options_number(optarg, 0, 0, &m->out.outlier_factor)) {
 			fprintf(stderr, "gpuphase-report: --outlier-factor: '%s' is not a positive number\n", optarg);
 			return -1;
 		}
@@ -311,8 +308,7 @@ static int gp_main_opt_analysis(int c, struct gp_main *m)
 		return 1;
 	}
 	case 'X':
-		m->fail_above = strtod(optarg, &end);
-		if (*end || end == optarg || m->fail_above < 0) {
+		if (gp_options_number(optarg, 0, 1, &m->fail_above)) {
 			fprintf(stderr, "gpuphase-report: --fail-above: '%s' is not a percentage >= 0\n", optarg);
 			return -1;
 		}

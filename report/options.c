@@ -8,6 +8,9 @@
  * appears once per command line (where); an option that takes values has
  * has_arg required_argument, except --help's optional --help=MODE.
  */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
@@ -85,4 +88,14 @@ int gp_options_arity(const char *a)
 		return eq ? o->words - 1 : o->words;
 	}
 	return -1;
+}
+
+int gp_options_number(const char *s, double min, int min_ok, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !isfinite(v) || v < min || (v == min && !min_ok))
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

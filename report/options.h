@@ -43,4 +43,11 @@ void gp_options_getopt(unsigned where, struct option *lo, char *shortopts);
  * when written --opt=VALUE or -oVALUE), or -1 when a is no report option. */
 int gp_options_arity(const char *a);
 
+/* The number a value option names (--outlier-factor, --fail-above,
+ * --cv-pct): all of s read by strtod, finite (no nan, no inf) and above
+ * min (at min too when min_ok). 0 with *out set, or -EINVAL. Every parser
+ * of these options reads them here, so one value means the same on every
+ * command line (a report, --partial, --merge, stability). */
+int gp_options_number(const char *s, double min, int min_ok, double *out);
+
 #endif /* GP_REPORT_OPTIONS_H */

@@ -157,8 +157,7 @@ static int gp_stab_options(int argc, char **argv, struct gp_stab *st)
 			break;
 		}
 		case 'c':
-			st->cvmax = strtod(optarg, &end);
-			if (*end || end == optarg || st->cvmax < 0) {
+			if (gp_options_number(optarg, 0, 1, &st->cvmax)) {
 				fprintf(stderr, "gpuphase-report: stability --cv-pct: '%s' is not a percentage >= 0\n", optarg);
 				return 2;
 			}

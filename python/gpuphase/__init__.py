@@ -73,8 +73,12 @@ def _shaping(group_by=None, outlier_factor=None, whatif=None):
 
 
 def _run(cmd, cwd=None):
-    """Run gpuphase-report; (stdout bytes, stderr text, exit status)."""
-    p = _subprocess.run(cmd, cwd=cwd, stdout=_subprocess.PIPE, stderr=_subprocess.PIPE)
+    """Run gpuphase-report; (stdout bytes, stderr text, exit status). A tool
+    that cannot be run (missing, not executable) is a GpuphaseError."""
+    try:
+        p = _subprocess.run(cmd, cwd=cwd, stdout=_subprocess.PIPE, stderr=_subprocess.PIPE)
+    except OSError as e:
+        raise GpuphaseError(f"cannot run {cmd[0]}: {e.strerror or e}") from e
     return p.stdout, p.stderr.decode("utf-8", "replace"), p.returncode
 
 
@@ -89,13 +93,18 @@ def partial(trace, *, tool=None, cwd=None, group_by=None, outlier_factor=None, w
         out = _os.path.join(d, "trace.gpp")
         if cwd is not None and not _os.path.isdir(cwd):
             cwd = None  # a worker on another host: its own directory
+        # "--": a trace path that starts with "-" is a path, not an option
         cmd = [_tool(tool), "--partial", "--allow-truncated", *_shaping(group_by, outlier_factor, whatif),
-               "-o", out, _os.fspath(trace)]
+               "-o", out, "--", _os.fspath(trace)]
         _, err, rc = _run(cmd, cwd=cwd)
         if rc != 0:
             raise GpuphaseError(err.strip() or f"gpuphase-report --partial exited {rc}", rc)
-        with open(out, "rb") as f:
-            return f.read()
+        try:
+            with open(out, "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise GpuphaseError(f"{cmd[0]} --partial wrote no partial results for {_os.fspath(trace)}: "
+                                f"{e.strerror or e}") from e
     finally:
         _shutil.rmtree(d, ignore_errors=True)
 
@@ -119,13 +128,17 @@ def merge(partials, *, tool=None, args=(), strict=False):
                 files.append(_os.fspath(p))
         if not files:
             raise GpuphaseError("no partial results to merge")
-        cmd = [_tool(tool), "--merge", "--format", "json", *[str(a) for a in args], *files]
+        # args are options; "--" ends them: a .gpp path starting with "-" is a path
+        cmd = [_tool(tool), "--merge", "--format", "json", *[str(a) for a in args], "--", *files]
         out, err, rc = _run(cmd)
         if rc == _EXIT_TRUNCATED and not strict:
             _warnings.warn(err.strip(), GpuphaseWarning, stacklevel=3)
         elif rc != 0:
             raise GpuphaseError(err.strip() or f"gpuphase-report --merge exited {rc}", rc)
-        return _json.loads(out)
+        try:
+            return _json.loads(out)
+        except ValueError as e:  # json.JSONDecodeError, or bytes that are no UTF-8
+            raise GpuphaseError(f"{cmd[0]} --merge printed no JSON report ({e})", rc) from e
     finally:
         _shutil.rmtree(d, ignore_errors=True)
 

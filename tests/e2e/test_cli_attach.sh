@@ -19,7 +19,12 @@
 #  * refusals, one line each, exit 1, target untouched: a second attach
 #    while one runs, a process without CUDA, a static-cudart process, a
 #    process whose CUPTI another tool holds, no permission (as nobody), no
-#    such process; a target killed during the capture: reported, exit 1.
+#    such process, a process another tracer holds ("already traced", not
+#    "no permission"), a process started under gpuphase record (its LD_PRELOAD
+#    found past 64 KiB of environment); another variable merely naming
+#    libgpuphase.so.old is no refusal, nor another user's socket bound to the
+#    session's abstract name; a target killed during the capture:
+#    reported, exit 1.
 set -u
 . "$(dirname "$0")/cli_common.sh"
 require "$G" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/server" \
@@ -27,9 +32,9 @@ require "$G" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/s
 export SIMCUDA_CONFIG=$S/examples/server/server.simcuda
 chmod 755 "$tmp"
 
-start_server() { # $1 socket, $2 stderr file; env from the caller; prints the pid
+start_server() { # $1 socket, $2 stderr file, then env(1) arguments (VAR=VALUE: added last to its environment); prints the pid
 	: >"$2"
-	"$B/examples/server" "$1" >/dev/null 2>"$2" &
+	env "${@:3}" "$B/examples/server" "$1" >/dev/null 2>"$2" &
 	local p=""
 	for _ in $(seq 1 600); do
 		p=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$2")
@@ -192,6 +197,61 @@ grep -q "stopped early" "$tmp/long.err" || fail "interrupted attach: $(cat "$tmp
 state "$pid" fds >"$tmp/state5"
 cmp -s "$tmp/state0fd" "$tmp/state5" || fail "after the interrupted attach: $(diff "$tmp/state0" "$tmp/state5" | tr '\n' ' ')"
 
+# A tracer already holds the server's threads (a racing attach, a
+# debugger): "already traced", naming it, not "no permission". The holder
+# seizes every thread without stopping any; its exit lets them go.
+python3 - "$pid" "$tmp/held" "$tmp/held.go" <<'PY' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+for tid in os.listdir("/proc/%s/task" % sys.argv[1]):
+    if libc.ptrace(0x4206, int(tid), None, None):  # PTRACE_SEIZE
+        sys.exit("seize %s: errno %d" % (tid, ctypes.get_errno()))
+open(sys.argv[2], "w").write(str(os.getpid()))
+for _ in range(600):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+PY
+holder=$!
+for _ in $(seq 1 200); do [ -s "$tmp/held" ] && break; sleep 0.05; done
+refuse "already traced" "process $pid is already traced (thread [0-9]* by process $holder, python3)" \
+	"$G" attach "$pid" --iters 5 -o "$tmp/x.gpht"
+touch "$tmp/held.go"
+wait "$holder" || fail "the tracer holding the server failed"
+"$B/examples/server_client" "$sock" -n 5 >/dev/null 2>&1 || fail "server does not answer after the tracer let go"
+
+# Anyone may bind an abstract socket name: nobody squatting the session's
+# name "@gpuphase-attach.PID" must not block root's attach (the name counts
+# only when the target holds it).
+nobody_py=""
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	for c in "$(command -v python3)" /usr/bin/python3; do # a python nobody may run (not root's pyenv shim)
+		setpriv --reuid nobody --regid nogroup --clear-groups "$c" -c pass 2>/dev/null && { nobody_py=$c; break; }
+	done
+	[ -n "$nobody_py" ] || echo "squatted session name: case not run (no python3 that nobody may run)"
+fi
+if [ -n "$nobody_py" ]; then
+	mkdir -m 777 "$tmp/sq" # where nobody may write
+	setpriv --reuid nobody --regid nogroup --clear-groups "$nobody_py" - "$pid" "$tmp/sq/bound" "$tmp/sq/go" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0gpuphase-attach.%s" % sys.argv[1])
+open(sys.argv[2], "w").write("bound")
+for _ in range(600):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+PY
+	squat=$!
+	for _ in $(seq 1 200); do [ -s "$tmp/sq/bound" ] && break; sleep 0.05; done
+	[ -s "$tmp/sq/bound" ] || fail "squatter: nobody could not bind the session's name"
+	timeout 60 "$G" attach "$pid" --duration 100ms -o "$tmp/squat.gpht" --no-report >/dev/null 2>"$tmp/squat.err" ||
+		fail "attach while nobody holds the session's socket name: $(cat "$tmp/squat.err")"
+	touch "$tmp/sq/go"
+	wait "$squat" || fail "the squatter failed"
+	got "$pid" restored || fail "after the squatted attach: GOT not restored"
+fi
+
 # No permission: nobody may not trace root's server.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	refuse "no permission" "no permission to trace process $pid" \
@@ -246,6 +306,32 @@ else
 	fail "server 2 did not start: $(cat "$tmp/srv2.err")"
 fi
 kill "$pid2" 2>/dev/null
+
+# "Already runs under gpuphase" is the library named as a whole element of
+# LD_PRELOAD or CUDA_INJECTION64_PATH, read from the whole environment:
+# another variable merely holding the name is no sign (a second attach, the
+# library mapped by the first, goes ahead), and a LD_PRELOAD past 64 KiB of
+# environment is still found.
+pid4=$(start_server "$tmp/srv4.sock" "$tmp/srv4.err" GP_NOTE=/opt/libgpuphase.so.old)
+for k in 1 2; do
+	timeout 60 "$G" attach "$pid4" --duration 100ms -o "$tmp/n$k.gpht" --no-report >/dev/null 2>"$tmp/n$k.err" ||
+		fail "attach $k to a server with libgpuphase.so.old in its environment: $(cat "$tmp/n$k.err")"
+done
+kill "$pid4" 2>/dev/null
+big=$(head -c 70000 /dev/zero | tr '\0' x)
+pid5=$(start_server "$tmp/srv5.sock" "$tmp/srv5.err" -u LD_PRELOAD GP_BIG="$big" GPUPHASE_OUTPUT="$tmp/rec5.gpht" \
+	LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$B/lib/libgpuphase.so")
+grep -qz '^GP_BIG=' "/proc/$pid5/environ" && [ "$(tr '\0' '\n' <"/proc/$pid5/environ" | grep -n '^LD_PRELOAD=' |
+	cut -d: -f1)" -gt "$(tr '\0' '\n' <"/proc/$pid5/environ" | grep -n '^GP_BIG=' | cut -d: -f1)" ] ||
+	fail "server 5: LD_PRELOAD is not after the 70 KiB variable in its environment"
+
+if [ -n "$pid5" ]; then
+	refuse "started under gpuphase" "process $pid5 already runs under gpuphase" \
+		"$G" attach "$pid5" --iters 5 -o "$tmp/x.gpht"
+	kill "$pid5" 2>/dev/null
+else
+	fail "server 5 did not start: $(cat "$tmp/srv5.err")"
+fi
 
 # The target dies during the capture: reported, exit 1.
 pid3=$(start_server "$tmp/srv3.sock" "$tmp/srv3.err")

@@ -122,6 +122,24 @@ expect 2 "bad --format" "$R" --format yaml "$T"
 grep -q -- "--format: 'yaml'" "$tmp/err" || fail "bad --format: message"
 expect 2 "bad --filter" "$R" --filter '(' "$T"
 expect 2 "bad --thresholds" "$R" --thresholds sync=abc "$T"
+# one number parser for every command line: a value refused by one (nan,
+# inf, a negative) is refused by all, and one taken by one is taken by all
+for v in nan inf -inf -1 0 1e400; do
+	expect 2 "--outlier-factor $v" "$R" --outlier-factor "$v" "$T"
+	grep -q -- "--outlier-factor: '$v'" "$tmp/err" || fail "--outlier-factor $v: message"
+	rm -f "$tmp/of.gpp"
+	expect 2 "--outlier-factor $v --partial" "$R" --partial --outlier-factor "$v" -o "$tmp/of.gpp" "$T"
+	[ -e "$tmp/of.gpp" ] && fail "--outlier-factor $v --partial: wrote a partial result"
+done
+for v in nan inf -1; do
+	expect 2 "--straggler-pct $v" "$R" --straggler-pct "$v" "$T"
+	expect 2 "--fail-above $v" "$R" diff --fail-above "$v" "$T" "$T"
+	expect 2 "--thresholds sync=$v" "$R" --thresholds "sync=$v" "$T"
+	expect 2 "stability --cv-pct $v" "$R" stability --cv-pct "$v" "$T" "$T"
+done
+expect 0 "--outlier-factor 1.25" "$R" --outlier-factor 1.25 "$T"
+expect 0 "--outlier-factor 1.25 --partial" "$R" --partial --outlier-factor 1.25 -o "$tmp/of.gpp" "$T"
+expect 0 "--outlier-factor 1.25 --merge" "$R" --merge --outlier-factor 1.25 "$tmp/of.gpp"
 expect 2 "no trace" "$R"
 expect 2 "bad export format" "$R" --export pdf "$tmp/x.pdf" "$T"
 expect 0 "help" "$R" --help

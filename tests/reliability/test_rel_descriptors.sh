@@ -5,7 +5,8 @@
 #     `>&- 2>&-`): the trace never takes descriptor 0, 1 or 2, so the
 #     program's own writes never land in it and the trace stays whole;
 #   - GPUPHASE_LOG=info:FIFO: refused in one line, no hang before main;
-#   - GPUPHASE_CUPTI_LIB naming a FIFO or a missing file: one error line at
+#   - GPUPHASE_CUPTI_LIB naming a FIFO, a missing file or a library without
+#     CUPTI's symbols: one error line at
 #     the default log level (it costs all GPU timing), no hang; the run goes
 #     on hook-only;
 #   - gpuphase-report given a FIFO: refuses at once, names the problem.
@@ -62,6 +63,14 @@ rel_run "$d" pre GPUPHASE_OUTPUT=t.gpht GPUPHASE_CUPTI_LIB=/nonexistent/libcupti
 rel_check $? "CUPTI missing: no error line at the default level: $(head -3 "$d/.err" | tr '\n' '|')"
 cmp -s "$bare/.out" "$d/.out"
 rel_check $? "CUPTI missing: stdout differs from the bare run"
+# a library that loads but is no CUPTI (no cuptiSubscribe): as loud as a
+# missing one, not a quiet fall back to hook-only capture
+d=$(rel_dir cuptinotcupti)
+rel_run "$d" pre GPUPHASE_OUTPUT=t.gpht GPUPHASE_CUPTI_LIB=libm.so.6 -- "$REL_PROG" basic $N 0
+[ "$(grep -c '^gpuphase: cannot use libm.so.6: symbol cuptiSubscribe missing; hook-only capture' "$d/.err")" = 1 ]
+rel_check $? "CUPTI without its symbols: no error line at the default level: $(head -3 "$d/.err" | tr '\n' '|')"
+[ -e "$d/t.gpht" ]
+rel_check $? "CUPTI without its symbols: no hook-only trace written"
 
 # 4. the report given a FIFO
 d=$(rel_dir reportfifo)

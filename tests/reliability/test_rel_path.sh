@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_rel_path.sh — the output path (docs/reliability.md §3):
 # GPUPHASE_OUTPUT naming a directory, an existing file, a pre-placed symlink
-# (to an existing file, and dangling), a FIFO, an unwritable directory (as an
+# (to an existing file, and dangling), a directory of the path that is another
+# user's symbolic link, a FIFO, an unwritable directory (as an
 # unprivileged user: root ignores permissions), a read-only file system (a
 # ro tmpfs, when this machine lets us mount one) — each refused with one
 # gpuphase: line, nothing written through the link, nothing overwritten, the
@@ -63,6 +64,28 @@ if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-
   rel_check $? "unwritable directory: expected one refusal and no file: $(head -c 300 "$u/.err")"
 else
   rel_skip unwritable_dir "setpriv cannot drop to uid 65534 here"
+fi
+
+# A directory of the path that is another user's symbolic link: refused
+# (root's trace never lands where nobody's link points), one line, nothing
+# written through the link; a link of root's own is followed (control).
+if [ "$(id -u)" = 0 ]; then
+  for path in link/out.gpht ABS/link/sub/out.gpht; do
+    b=$(rel_dir dirlink); mkdir -p "$b/real/sub"; ln -s "$b/real" "$b/link"; chown -h 65534:65534 "$b/link"
+    out=${path/ABS/$b}
+    rel_run "$b" pre GPUPHASE_OUTPUT="$out" -- "$REL_PROG" basic 20 0
+    rel_same "$a" "$b" "another user's symlinked directory ($path)"
+    [ "$(grep -ac '^gpuphase: ' "$b/.err")" = 1 ] &&
+      grep -aq "^gpuphase: GPUPHASE_OUTPUT='$out': .*(Too many levels of symbolic links)" "$b/.err"
+    rel_check $? "another user's symlinked directory ($path): expected one refusal, got: $(head -c 300 "$b/.err")"
+    [ -z "$(find "$b/real" -type f)" ]; rel_check $? "another user's symlinked directory ($path): written through the link"
+  done
+  b=$(rel_dir rootlink); mkdir "$b/real"; ln -s "$b/real" "$b/link"
+  rel_run "$b" pre GPUPHASE_OUTPUT=link/out.gpht -- "$REL_PROG" basic 20 0
+  [ -s "$b/real/out.gpht" ] && ! grep -aq '^gpuphase: ' "$b/.err"
+  rel_check $? "root's own symlinked directory: no trace through it: $(head -c 300 "$b/.err")"
+else
+  rel_skip symlinked_dir "it needs root (to make a symbolic link owned by another user)"
 fi
 
 # Read-only file system.
