@@ -365,23 +365,28 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		gp_fmt_dur(rep->sync_ns, b3, 32), gp_fmt_pct(rep->sync_ns, tot), gp_fmt_dur(rep->queue_ns, b4, 32));
 	gp_out_text_cupti(f, rep, li);
 	gp_out_text_gpu_clock(f, rep, li);
-	fprintf(f, "%ssync with nothing outstanding %s in %" PRIu64 " calls\n", li,
-		gp_fmt_dur(rep->sync_unattributed_ns, b1, 32), rep->sync_unattributed_calls);
+	fprintf(f, "%ssync with nothing outstanding %s in %" PRIu64 " call%s\n", li,
+		gp_fmt_dur(rep->sync_unattributed_ns, b1, 32), rep->sync_unattributed_calls,
+		rep->sync_unattributed_calls == 1 ? "" : "s");
 	fprintf(f, "%sunattributed (no op launching, running or waited for) %s (%.1f%% of wall)\n", li,
 		gp_fmt_dur(rep->unattributed_ns, b1, 32), gp_fmt_pct(rep->unattributed_ns, rep->wall_ns));
 	for (int k = 0; k < GP_API_CLASS_COUNT; k++)
 		if (rep->sync_calls[k])
-			fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s\n", li, gp_out_class_names[k],
-				rep->sync_calls[k], gp_fmt_dur(rep->sync_kind_ns[k], b1, 32));
+			fprintf(f, "%ssync calls: %-20s %6" PRIu64 " call%s, blocked %s\n", li, gp_out_class_names[k],
+				rep->sync_calls[k], rep->sync_calls[k] == 1 ? "" : "s",
+				gp_fmt_dur(rep->sync_kind_ns[k], b1, 32));
 	if (rep->queue_full_calls)
-		fprintf(f, "%ssync calls: %-20s %6" PRIu64 " calls, blocked %s (the GPU was busy: not in the verdict)\n", li,
-			"launch queue full", rep->queue_full_calls, gp_fmt_dur(rep->queue_full_ns, b1, 32));
+		fprintf(f, "%ssync calls: %-20s %6" PRIu64 " call%s, blocked %s (the GPU was busy: not in the verdict)\n",
+			li, "launch queue full", rep->queue_full_calls, rep->queue_full_calls == 1 ? "" : "s",
+			gp_fmt_dur(rep->queue_full_ns, b1, 32));
 	uint64_t vsync = gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
 	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, vsync, &o->th);
 	char why[160];
 	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, vsync, &o->th, why, sizeof why);
-	fprintf(f, "%sverdict (whole run): %s%s%s (%s)\n", li, md ? "**" : "", gp_verdict_name(rv), md ? "**" : "",
-		why);
+	/* a windowed report judges what its windows captured, not the run */
+	fprintf(f, "%sverdict (%s): %s%s%s (%s)\n", li,
+		!rep->nwindows ? "whole run" : rep->nwindows == 1 ? "window" : "windows", md ? "**" : "",
+		gp_verdict_name(rv), md ? "**" : "", why);
 	if (*gp_out_advice(rep, NULL, rv))
 		fprintf(f, "%sadvice: %s\n", li, gp_out_advice(rep, NULL, rv));
 }
@@ -393,9 +398,12 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
 	/* operator table */
 	size_t *sel, n = gp_out_select(rep, o, &sel);
+	char topn[32] = "";
+	if (o->top)
+		snprintf(topn, sizeof topn, ", top %zu", o->top);
 	fprintf(f, "\n%sOperators (by %s, grouped by %s%s)\n\n", h,
 		(const char *[]){ "total", "launch", "queue", "execute", "sync", "count", "name" }[o->sort],
-		gp_out_group_names[rep->group_by], o->top ? ", top N" : "");
+		gp_out_group_names[rep->group_by], topn);
 	if (md) {
 		fprintf(f, "| operator | count | total | launch | launch %% | execute | execute %% | sync | sync %% | "
 			   "queue | exec mean | p50 | p95 | p99 | max | verdict |\n");
