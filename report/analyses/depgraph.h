@@ -143,8 +143,9 @@ size_t gp_dg_empty_waits(const struct gp_dg *g);
 
 /* Replay with change ch (NULL = none): the predicted wall in *wall; with
  * path != NULL, the critical path by name, largest first, in path[0..*npath)
- * (at most maxpath). Returns 0, -ENOMEM, or -EDEADLK when the edges form a
- * cycle (never for a built graph). */
+ * (at most maxpath). Any graph replays to its end, a prefix or whole (an
+ * edge the measured times contradict is left out where the replay meets
+ * it). Returns 0 or -ENOMEM. */
 int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t *wall, struct gp_dg_path *path,
 		 size_t maxpath, size_t *npath);
 

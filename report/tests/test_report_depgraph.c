@@ -419,3 +419,40 @@ Test(depgraph, bounded_prefix)
 	cr_assert_eq(r, (gp_dg_ncalls(g) - 1) * 10000 + LAUNCH + LAT + 5000);
 	gp_dg_free(g);
 }
+
+/* A blocking copy whose op started when the call had returned (a staged
+ * pageable copy): the call did not wait for it, and the graph replays. */
+Test(depgraph, copy_op_after_its_call)
+{
+	struct gp_dg *g = gp_dg_new();
+	call(g, 1000, 1000 + LAUNCH, GP_API_MEMCPY_SYNC, "cudaMemcpy");
+	op(g, 1000 + LAUNCH, 1000 + LAUNCH + EXEC, 1000, 1000 + LAUNCH, 7, GP_OP_MEMCPY, "memcpy HtoD");
+	cr_assert_eq(gp_dg_build(g), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, LAUNCH + EXEC);
+	gp_dg_free(g);
+}
+
+/* Times that contradict an edge (an op stamped before the call that issued
+ * it, after a later op of its stream released a synchronize before that
+ * call): a cycle, which the replay breaks at the node measured first, and
+ * still gives back every measured time. */
+Test(depgraph, cycle_from_contradicting_times)
+{
+	struct gp_dg *g = gp_dg_new();
+	call(g, 50, 60, GP_API_LAUNCH, "cudaLaunchKernel");           /* issues x        */
+	call(g, 100, 200, GP_API_SYNC_STREAM, "cudaStreamSynchronize"); /* released by x */
+	call(g, 200, 210, GP_API_LAUNCH, "cudaLaunchKernel");          /* issues o        */
+	op(g, 150, 160, 200, 210, 7, GP_OP_KERNEL, "o");
+	op(g, 170, 180, 50, 60, 7, GP_OP_KERNEL, "x");
+	cr_assert_eq(gp_dg_build(g), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	cr_assert_eq(r, 210 - 50);
+	struct gp_dg_change ch = { .kind = GP_DG_DROP_SYNC, .target = "cudaStreamSynchronize" };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_leq(r, 210 - 50);
+	gp_dg_free(g);
+}
