@@ -14,6 +14,11 @@
 #                overlap-copies               serial   -> overlap
 #                kernel=wk_step:scale=0.5     nosync under whatif_pairs.simcuda
 #                                             -> whatif_pairs_fast.simcuda
+#   long       a run of a million ops (whatif_pairs long under
+#              whatif_long.simcuda): the graph is a prefix of the window,
+#              replayed, its savings scaled; no replay failure in the text
+#   no match   a --whatif whose name matches nothing is refused (status 2)
+#              naming the closest names; a matching one is not
 # Host timing on a shared machine is noise: each pair is best of 3 runs
 # (tests/e2e/counting.sh; it was "first of up to 5 within tolerance").
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
@@ -93,6 +98,15 @@ pair graph 'graph=wk_tiny' "$M" launch "$M" graph
 pair empty 'empty-waits' "$M" empty "$M" noempty
 pair overlap 'overlap-copies' "$M" serial "$M" overlap
 pair scale 'kernel=wk_step:scale=0.5' "$M" nosync "$S/tests/e2e/whatif_pairs_fast.simcuda" nosync
+
+# long: a million ops, far past the graph's bound
+if run long "$S/tests/e2e/whatif_long.simcuda" "$P" long 200000; then
+	$CHECK long "$tmp/long.json" 1000000 || fail "long: the graph of a million ops was not replayed as a prefix"
+	"$R" "$tmp/long.gpht" >"$tmp/long.txt" 2>&1 || fail "long: the text report failed"
+	grep -q "What-if" "$tmp/long.txt" && ! grep -q "could not be replayed" "$tmp/long.txt" ||
+		fail "long: the text report has no replayed what-if: $(grep -A1 What-if "$tmp/long.txt")"
+fi
+rm -f "$tmp"/long.*
 
 # a malformed --whatif is refused as bad usage
 "$R" --whatif 'kernel=x:scale=-1' "$S/tests/corpus/traces/sync_bound.gpht" >/dev/null 2>"$tmp/bad.err"
