@@ -141,6 +141,19 @@ uint64_t gp_dg_graph_node_cost(const struct gp_dg *g);
 uint64_t gp_dg_async_call_cost(const struct gp_dg *g);
 size_t gp_dg_empty_waits(const struct gp_dg *g);
 
+/* What change ch applies to in a built graph: in *nmatch the nodes it
+ * changes (calls it removes or makes cheaper, ops it scales, copies it
+ * moves). When a change with a target changes none, near[0..*nnear) gets up
+ * to maxnear distinct names of what it could have targeted (the
+ * synchronizing functions for sync=, the sync call sites for site=, the
+ * operators of launches for graph=, of blocking copies for pinned=, every
+ * operator for kernel=), closest first: by edit distance to the part of the
+ * name closest to the target (a glob's wildcards left out), then to the
+ * whole name, then in name order. The names are the graph's. Returns 0 or
+ * -ENOMEM. */
+int gp_dg_match(const struct gp_dg *g, const struct gp_dg_change *ch, size_t *nmatch, const char **near,
+		size_t maxnear, size_t *nnear);
+
 /* Replay with change ch (NULL = none): the predicted wall in *wall; with
  * path != NULL, the critical path by name, largest first, in path[0..*npath)
  * (at most maxpath). Any graph replays to its end, a prefix or whole (an

@@ -9,6 +9,7 @@
 #define GP_REPORT_DEPGRAPH_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "report/core/analysis.h"
 #include "depgraph.h"
@@ -77,5 +78,15 @@ static inline int gp_dg_is_copy_sync(unsigned c)
 {
 	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
 }
+
+static inline int gp_dg_named(const char *a, const char *target)
+{
+	return a && target && strcmp(a, target) == 0;
+}
+
+/* Whether change ch (NULL: none) changes call c: 1 with *dur its new
+ * duration (it then waits for nothing), else 0 (depgraph_replay.c). */
+int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
+		       uint64_t *dur);
 
 #endif

@@ -19,14 +19,9 @@
 #include "gp_format.h"
 #include "depgraph_int.h"
 
-static int gp_dg_named(const char *a, const char *target)
-{
-	return a && target && strcmp(a, target) == 0;
-}
-
 /* A call's duration and wait under change ch: 0 when it keeps its own. */
-static int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
-			      uint64_t *dur)
+int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
+		       uint64_t *dur)
 {
 	if (!ch)
 		return 0;

@@ -24,6 +24,7 @@
 
 #include "registry.h"
 #include "depgraph.h"
+#include "whatif.h"
 #include "report/util/fmt.h"
 
 #define GP_WI_MAX 24                /* what-ifs kept                          */
@@ -32,6 +33,7 @@
 #define GP_WI_PATH 8                /* critical path entries kept             */
 #define GP_WI_SYNCS 16              /* synchronizing functions tried          */
 #define GP_WI_SITES 32              /* sync call sites seen (the top GP_WI_TOP tried) */
+#define GP_WI_NEAR 3                /* names offered for a --whatif that matches none */
 
 /* Per operator (core group): what picks the candidates. */
 struct gp_wi_op {
@@ -71,6 +73,11 @@ struct gp_whatif {
 	struct gp_dg_change user;
 	char user_target[128];
 	const char *user_spec;
+	int user_match;             /* 0 unknown (no graph, or loaded), 1 the
+	                               user's change applies, 2 it applies to
+	                               nothing: near names what it could have */
+	const char *near[GP_WI_NEAR];
+	size_t nnear;
 	/* results */
 	int done, replay_rc;
 	size_t dg_calls, dg_ops;     /* the graph's facts the section prints    */
@@ -317,6 +324,13 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	if (w->replay_rc == -ENOMEM)
 		return -ENOMEM;
 	w->done = 1;
+	if (w->have_user && w->user.target) {
+		size_t nmatch;
+		if (gp_dg_match(w->g, &w->user, &nmatch, w->near, GP_WI_NEAR, &w->nnear))
+			return -ENOMEM;
+		w->user_match = nmatch ? 1 : 2;
+		w->have_user = nmatch != 0; /* refused (gp_whatif_refused), never "saves 0" */
+	}
 	if (w->replay_rc || !gp_dg_nops(w->g))
 		return 0;
 	/* the candidates */
@@ -402,6 +416,54 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	w->nitems = keep;
 	qsort(w->items, w->nitems, sizeof *w->items, gp_wi_cmp_item);
 	return 0;
+}
+
+/* What the user's change could have named, for the refusal. */
+static const char *gp_wi_kind_names(enum gp_dg_change_kind k)
+{
+	switch (k) {
+	case GP_DG_DROP_SYNC:
+		return "synchronizing function";
+	case GP_DG_DROP_SITE:
+		return "sync call site";
+	case GP_DG_GRAPH_LAUNCH:
+		return "operator launched by a kernel launch";
+	case GP_DG_PINNED:
+		return "operator of a blocking copy";
+	default:
+		return "operator";
+	}
+}
+
+extern const struct gp_analysis gp_analysis_whatif; /* defined at the end */
+
+int gp_whatif_refused(FILE *f, const char *spec, struct gp_analyses *const *sets, size_t n)
+{
+	const struct gp_whatif *miss = NULL;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; sets && sets[i] && k < sets[i]->n; k++) {
+			const struct gp_whatif *w = sets[i]->st[k];
+			if (sets[i]->a[k] != &gp_analysis_whatif || !w || !w->user_match)
+				continue;
+			if (w->user_match == 1)
+				return 0;
+			miss = miss ? miss : w;
+		}
+	if (!miss)
+		return 0;
+	fputs("gpuphase-report: --whatif: '", f);
+	gp_fmt_text_str(f, spec);
+	fprintf(f, "': %s matches no %s of the trace", miss->user.kind == GP_DG_DROP_SITE ? "the glob" : "the name",
+		gp_wi_kind_names(miss->user.kind));
+	if (!miss->nnear)
+		fprintf(f, " (it has none)");
+	for (size_t i = 0; i < miss->nnear; i++) {
+		fputs(i ? ", '" : "; the closest: '", f);
+		gp_fmt_text_str(f, miss->near[i]);
+		fputc('\'', f);
+	}
+	fputc('\n', f);
+	return 1;
 }
 
 static double gp_wi_err_pct(const struct gp_whatif *w)

@@ -456,3 +456,38 @@ Test(depgraph, cycle_from_contradicting_times)
 	cr_assert_leq(r, 210 - 50);
 	gp_dg_free(g);
 }
+
+/* What a change applies to: the nodes it changes; for a name that matches
+ * nothing, the names it could have meant, closest first. */
+Test(depgraph, match_and_closest_names)
+{
+	struct gp_dg *g = gp_dg_new();
+	two_site_loop(g);
+	cr_assert_eq(gp_dg_build(g), 0);
+	const char *near[3];
+	size_t n, nn;
+	struct gp_dg_change ch = { .kind = GP_DG_SCALE, .target = "k2", .factor = 0.5 };
+	cr_assert_eq(gp_dg_match(g, &ch, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, STEPS);
+	cr_assert_eq(nn, 0);
+	ch.target = "k3"; /* one substitution from k2 and one insertion from k */
+	cr_assert_eq(gp_dg_match(g, &ch, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(nn, 2);
+	cr_assert_str_eq(near[0], "k"); /* both one edit away: by name */
+	cr_assert_str_eq(near[1], "k2");
+	struct gp_dg_change sync = { .kind = GP_DG_DROP_SYNC, .target = "cudaFree" };
+	cr_assert_eq(gp_dg_match(g, &sync, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, 0); /* cudaFree is not a synchronizing function */
+	cr_assert_eq(nn, 1);
+	cr_assert_str_eq(near[0], "cudaStreamSynchronize");
+	struct gp_dg_change site = { .kind = GP_DG_DROP_SITE, .target = "*loop.c:21*" };
+	cr_assert_eq(gp_dg_match(g, &site, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(nn, 2);
+	cr_assert_str_eq(near[0], "loop.c:20 (step)");
+	site.target = "*loop.c:20*";
+	cr_assert_eq(gp_dg_match(g, &site, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, STEPS);
+	gp_dg_free(g);
+}

@@ -112,5 +112,27 @@ rm -f "$tmp"/long.*
 "$R" --whatif 'kernel=x:scale=-1' "$S/tests/corpus/traces/sync_bound.gpht" >/dev/null 2>"$tmp/bad.err"
 [ $? -eq 2 ] && grep -q -- "--whatif" "$tmp/bad.err" || fail "--whatif 'kernel=x:scale=-1' was not refused with status 2"
 
+# no match: a --whatif whose name matches nothing is bad usage naming the
+# closest names, never a prediction of 0; the control: the same changes
+# with a name the trace holds are predicted (status 0)
+sb=$S/tests/corpus/traces/sync_bound.gpht
+refused() { # SPEC CLOSEST: status 2, no report, CLOSEST named first
+	"$R" --whatif "$1" "$sb" >"$tmp/nm.out" 2>"$tmp/nm.err"
+	local rc=$?
+	[ $rc -eq 2 ] && [ ! -s "$tmp/nm.out" ] && grep -qF -- "--whatif: '$1': the " "$tmp/nm.err" &&
+		grep -qF -- "; the closest: '$2" "$tmp/nm.err" ||
+		fail "--whatif '$1' matching nothing: status $rc, $(cat "$tmp/nm.err") $(grep saves "$tmp/nm.out")"
+}
+refused 'kernel=nope:scale=0.5' 'step_kernel'
+refused 'kernel=step_kernal:scale=0.5' 'step_kernel'
+refused 'sync=cudaFree' 'cudaEventSynchronize'
+refused 'graph=nope' 'step_kernel'
+refused 'pinned=memcpy HtoX' 'memcpy HtoD'
+refused 'site=*nothere*' 'main+0x'
+for spec in 'kernel=step_kernel:scale=0.5' 'sync=cudaDeviceSynchronize' 'pinned=memcpy HtoD' 'site=main+0x1bb*'; do
+	"$R" --whatif "$spec" "$sb" >"$tmp/nm.out" 2>"$tmp/nm.err" && grep -q "saves .*\[--whatif\]" "$tmp/nm.out" ||
+		fail "--whatif '$spec' (a name the trace holds) was not predicted: $(cat "$tmp/nm.err")"
+done
+
 [ "$fails" -eq 0 ] && echo "test_whatif_e2e: OK" || echo "test_whatif_e2e: $fails failure(s)"
 [ "$fails" -eq 0 ]
