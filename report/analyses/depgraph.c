@@ -412,20 +412,20 @@ static void gp_dg_link_launches(struct gp_dg *g, const struct gp_dg_index *ix)
 	}
 }
 
-/* Waits: a sync is released by the op the core charged it to, else by the
- * latest op end inside it; a blocking copy or set by its own op when that
+/* Waits: a sync or an implicit sync is released by the op the core
+ * charged it to, else by the latest op end inside it; a blocking copy or set by its own op when that
  * op started before the call returned. */
 static void gp_dg_link_waits(struct gp_dg *g, const struct gp_dg_index *ix)
 {
 	for (size_t i = 0; i < g->nc; i++) {
 		struct gp_dg_c *c = &g->c[i];
-		if (gp_dg_is_sync(c->cls)) {
+		if (gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) {
 			long j = gp_dg_last_le(ix->oend, g->no, c->end, 0, g);
 			int32_t w = -1;
 			if (!gp_dg_core_wait(g, ix, c, &w, &c->site) && j >= 0 && g->o[ix->oend[j]].end > c->start)
 				w = (int32_t)ix->oend[j];
 			c->wait = w;
-			if (w < 0)
+			if (w < 0 && gp_dg_is_sync(c->cls)) /* an implicit sync is there for its own work */
 				c->empty = 1, g->empty++;
 		} else if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && g->o[c->op].end > c->start &&
 			   g->o[c->op].sync_issue) { /* an op that started after the call returned (a

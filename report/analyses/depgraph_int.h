@@ -74,6 +74,13 @@ static inline int gp_dg_is_sync(unsigned c)
 	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
 }
 
+/* cudaFree, cudaFreeHost, cudaMallocHost, cudaHostAlloc: the device is
+ * synchronized before the call does its work */
+static inline int gp_dg_is_implicit(unsigned c)
+{
+	return c == GP_API_SYNC_IMPLICIT;
+}
+
 static inline int gp_dg_is_copy_sync(unsigned c)
 {
 	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;

@@ -24,9 +24,11 @@ static const char *gp_dg_target_name(const struct gp_dg *g, enum gp_dg_change_ki
 		return k == GP_DG_SCALE ? o->name : NULL;
 	switch (k) {
 	case GP_DG_DROP_SYNC:
-		return gp_dg_is_sync(c->cls) ? c->name : NULL;
+		return gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls) ? c->name : NULL;
+	case GP_DG_HOIST:
+		return gp_dg_is_implicit(c->cls) ? c->name : NULL;
 	case GP_DG_DROP_SITE:
-		return gp_dg_is_sync(c->cls) ? c->site : NULL;
+		return gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls) ? c->site : NULL;
 	case GP_DG_GRAPH_LAUNCH:
 		return c->cls == GP_API_LAUNCH && c->op >= 0 ? g->o[c->op].name : NULL;
 	case GP_DG_PINNED:

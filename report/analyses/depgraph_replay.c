@@ -27,12 +27,16 @@ int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const str
 		return 0;
 	switch (ch->kind) {
 	case GP_DG_DROP_SYNC:
-		if (gp_dg_is_sync(c->cls) && gp_dg_named(c->name, ch->target))
+		if ((gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) && gp_dg_named(c->name, ch->target))
+			return *dur = 0, 1;
+		break;
+	case GP_DG_HOIST:
+		if (gp_dg_is_implicit(c->cls) && gp_dg_named(c->name, ch->target))
 			return *dur = 0, 1;
 		break;
 	case GP_DG_DROP_SITE:
 		/* the name itself, or a glob of the user's */
-		if (gp_dg_is_sync(c->cls) && c->site && (!strcmp(ch->target, c->site) || !fnmatch(ch->target, c->site, 0)))
+		if ((gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) && c->site && (!strcmp(ch->target, c->site) || !fnmatch(ch->target, c->site, 0)))
 			return *dur = 0, 1;
 		break;
 	case GP_DG_DROP_EMPTY:

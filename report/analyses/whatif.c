@@ -8,7 +8,8 @@
  * the user's own question (gpuphase-report --whatif SPEC).
  *
  * Candidates (docs/metrics.md "What-if"): each synchronizing function
- * dropped; every wait that had nothing outstanding dropped; the three
+ * dropped; each implicitly synchronizing one (cudaFree, ...) hoisted out of
+ * the loop; the call sites of most blocked time; every wait that had nothing outstanding dropped; the three
  * operators with the most launch time launched at a graph node's cost; each
  * blocking copy operator made pinned and asynchronous; copies moved to a
  * copy stream; the three operators with the most execute time twice as
@@ -61,6 +62,7 @@ struct gp_whatif {
 	struct {
 		const char *name;
 		uint64_t ns;
+		int implicit;   /* cudaFree, ...: the candidate hoists it */
 	} syncs[GP_WI_SYNCS];
 	size_t nsyncs;
 	struct {
@@ -123,6 +125,14 @@ static int gp_wi_prepare(void *p, const struct gp_an *an)
 	return 0;
 }
 
+/* A call that waits for the device: a synchronize, or an implicit one
+ * (cudaFree, cudaFreeHost, cudaMallocHost, cudaHostAlloc). */
+static int gp_wi_waits(unsigned k)
+{
+	return k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT ||
+	       k == GP_API_SYNC_IMPLICIT;
+}
+
 static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec *v)
 {
 	struct gp_whatif *w = p;
@@ -135,12 +145,14 @@ static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec 
 	if (rc < 0)
 		return w->err = rc;
 	unsigned k = v->api.api_class;
-	if (name && (k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT)) {
+	if (name && gp_wi_waits(k)) {
 		size_t i = 0;
 		while (i < w->nsyncs && strcmp(w->syncs[i].name, name))
 			i++;
-		if (i == w->nsyncs && i < GP_WI_SYNCS)
+		if (i == w->nsyncs && i < GP_WI_SYNCS) {
+			w->syncs[w->nsyncs].implicit = k == GP_API_SYNC_IMPLICIT;
 			w->syncs[w->nsyncs++].name = name;
+		}
 		if (i < w->nsyncs)
 			w->syncs[i].ns += v->api.end - v->api.start;
 	}
@@ -182,7 +194,7 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 {
 	struct gp_whatif *w = p;
 	unsigned k = wt->kind;
-	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
+	if (w->err || !gp_wi_waits(k))
 		return;
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
 	/* the core's waits come from the CUPTI runtime records when the trace
@@ -222,11 +234,16 @@ static void gp_wi_describe(struct gp_whatif *w, struct gp_wi_item *it)
 	uint64_t node = gp_dg_graph_node_cost(w->g), acall = gp_dg_async_call_cost(w->g);
 	switch (ch->kind) {
 	case GP_DG_DROP_SYNC:
-		it->change = "remove_sync", it->phase = "sync";
-		snprintf(it->assumptions, sizeof it->assumptions,
-			 "every %s call vanishes with its wait; the host work after it overlaps the GPU and "
-			 "needs none of its results", ch->target);
+	case GP_DG_HOIST: {
+		int hoist = ch->kind == GP_DG_HOIST;
+		it->change = hoist ? "hoist_implicit_sync" : "remove_sync", it->phase = "sync";
+		snprintf(it->assumptions, sizeof it->assumptions, "every %s call%s", ch->target,
+			 hoist ? ", which waits for the device first, moves out of the loop and vanishes with its "
+				 "wait (the memory is allocated once and reused)"
+			       : " vanishes with its wait; the host work after it overlaps the GPU and needs none of "
+				 "its results");
 		break;
+	}
 	case GP_DG_DROP_SITE:
 		it->change = "remove_sync_site", it->phase = "sync";
 		snprintf(it->assumptions, sizeof it->assumptions,
@@ -335,7 +352,7 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 		return 0;
 	/* the candidates */
 	for (size_t i = 0; i < w->nsyncs; i++)
-		gp_wi_add(w, GP_DG_DROP_SYNC, w->syncs[i].name);
+		gp_wi_add(w, w->syncs[i].implicit ? GP_DG_HOIST : GP_DG_DROP_SYNC, w->syncs[i].name);
 	/* one call site at a time, where the program syncs at more than one: the
 	 * GP_WI_TOP sites of most blocked time */
 	for (size_t k = 0; w->nsites > 1 && k < GP_WI_TOP && k < w->nsites; k++) {
@@ -424,6 +441,8 @@ static const char *gp_wi_kind_names(enum gp_dg_change_kind k)
 	switch (k) {
 	case GP_DG_DROP_SYNC:
 		return "synchronizing function";
+	case GP_DG_HOIST:
+		return "implicitly synchronizing function (cudaFree, cudaFreeHost, cudaMallocHost, cudaHostAlloc)";
 	case GP_DG_DROP_SITE:
 		return "sync call site";
 	case GP_DG_GRAPH_LAUNCH:
@@ -639,7 +658,8 @@ static int gp_wi_known(const char *s, const char *const *list)
 
 static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 {
-	static const char *const changes[] = { "remove_sync", "remove_sync_site", "remove_empty_waits", "graph_launch",
+	static const char *const changes[] = { "remove_sync", "hoist_implicit_sync", "remove_sync_site",
+					       "remove_empty_waits", "graph_launch",
 					       "pinned_async_copy", "overlap_copies", "scale_kernel", "none", NULL };
 	static const char *const phases[] = { "sync", "launch", "queue", "execute", "", NULL };
 	struct gp_whatif *wi = p;

@@ -41,9 +41,10 @@ static void wait_on(struct gp_dg *g, uint64_t s, uint64_t e, int attributed, uin
 	cr_assert_eq(gp_dg_add_wait(g, &w), 0);
 }
 
-/* Each step: launch k (LAUNCH), its op LAT later for EXEC, a synchronize
- * released by it (SYNC after), HOST of host work. Returns the wall. */
-static uint64_t sync_loop(struct gp_dg *g)
+/* Each step: launch k (LAUNCH), its op LAT later for EXEC, a blocking call
+ * (class cls, named name) released by it (SYNC after), HOST of host work;
+ * a cudaFree of class other at the end. Returns the wall. */
+static uint64_t wait_loop(struct gp_dg *g, uint8_t cls, const char *name)
 {
 	uint64_t t = 1000000;
 	const uint64_t t0 = t;
@@ -51,11 +52,17 @@ static uint64_t sync_loop(struct gp_dg *g)
 		call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
 		uint64_t os = t + LAUNCH + LAT;
 		op(g, os, os + EXEC, t, t + LAUNCH, 7, GP_OP_KERNEL, "k");
-		call(g, t + LAUNCH, os + EXEC + SYNC, GP_API_SYNC_DEVICE, "cudaDeviceSynchronize");
+		call(g, t + LAUNCH, os + EXEC + SYNC, cls, name);
 		t = os + EXEC + SYNC + HOST;
 	}
 	call(g, t, t + 1000, GP_API_OTHER, "cudaFree");
 	return t + 1000 - t0;
+}
+
+/* wait_loop with a cudaDeviceSynchronize each step. */
+static uint64_t sync_loop(struct gp_dg *g)
+{
+	return wait_loop(g, GP_API_SYNC_DEVICE, "cudaDeviceSynchronize");
 }
 
 Test(depgraph, unchanged_replay_is_exact)
@@ -489,5 +496,36 @@ Test(depgraph, match_and_closest_names)
 	site.target = "*loop.c:20*";
 	cr_assert_eq(gp_dg_match(g, &site, &n, near, 3, &nn), 0);
 	cr_assert_eq(n, STEPS);
+	gp_dg_free(g);
+}
+
+/* Each step: launch k, a cudaFree (an implicit sync: released by k, SYNC
+ * after), HOST of host work. Hoisting the cudaFree out of the loop lets
+ * the host run ahead as dropping a synchronize does; an implicit sync that
+ * waited is never an empty wait. */
+Test(depgraph, hoist_implicit_sync)
+{
+	struct gp_dg *g = gp_dg_new();
+	wait_loop(g, GP_API_SYNC_IMPLICIT, "cudaFree"); /* the last one of class other stays */
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), 0);
+	uint64_t r, h;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	struct gp_dg_change ch;
+	char buf[64];
+	cr_assert_eq(gp_dg_parse("hoist=cudaFree", &ch, buf, sizeof buf, NULL, 0), 0);
+	cr_assert_eq(ch.kind, GP_DG_HOIST);
+	cr_assert_eq(gp_dg_replay(g, &ch, &h, NULL, 0, NULL), 0);
+	uint64_t gpu_end = LAUNCH + LAT + (uint64_t)STEPS * EXEC;
+	uint64_t host_end = (uint64_t)STEPS * (LAUNCH + HOST) + 1000;
+	cr_assert_eq(h, gpu_end > host_end ? gpu_end : host_end);
+	/* sync= names it too; a synchronize's name does not hoist */
+	struct gp_dg_change drop = { .kind = GP_DG_DROP_SYNC, .target = "cudaFree" }, other = ch;
+	cr_assert_eq(gp_dg_replay(g, &drop, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, h);
+	other.target = "cudaDeviceSynchronize";
+	cr_assert_eq(gp_dg_replay(g, &other, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
 	gp_dg_free(g);
 }

@@ -8,6 +8,7 @@
 #              measured wall-time saving of the second (the change made for
 #              real, or the cost model changed), within 15 %:
 #                sync=cudaStreamSynchronize   sync     -> nosync
+#                hoist=cudaFree               free     -> nofree
 #                pinned=memcpy HtoD           pageable -> pinned
 #                graph=wk_tiny                launch   -> graph
 #                empty-waits                  empty    -> noempty
@@ -92,6 +93,7 @@ pair() {
 		fail "$1: the prediction missed the real saving by more than 15 % in a majority of 3 runs"
 }
 pair sync 'sync=cudaStreamSynchronize' "$M" sync "$M" nosync
+pair hoist 'hoist=cudaFree' "$M" free "$M" nofree
 pair site 'site=*wait_a*' "$M" twosites "$M" onesite
 pair pinned 'pinned=memcpy HtoD' "$M" pageable "$M" pinned
 pair graph 'graph=wk_tiny' "$M" launch "$M" graph

@@ -18,6 +18,9 @@
 //   twosites / onesite  each step: a kernel, a synchronize in wait_a, host
 //                       work, a second kernel, a synchronize in wait_b; the
 //                       second drops the call site in wait_a only
+//   free / nofree       each step: a kernel, a buffer allocated and freed
+//                       (cudaFree waits for the device), host work; the
+//                       second allocates once before the loop, frees after it
 //   long N              N steps of 5 ops on two streams (a pageable copy in,
 //                       two kernels, an event, a kernel on the second stream,
 //                       a blocking copy back): a graph past GP_DG_MAX_NODES
@@ -180,11 +183,26 @@ int main(int argc, char **argv)
 		CK(cudaStreamSynchronize(cs));
 		CK(cudaFree(dbig));
 		CK(cudaFreeHost(h));
+	} else if (!strcmp(m, "free") || !strcmp(m, "nofree")) {
+		int hoisted = !strcmp(m, "nofree");
+		int *t = NULL;
+		if (hoisted)
+			CK(cudaMalloc(&t, 4096));
+		for (int i = 0; i < STEPS; i++) {
+			wk_step<<<1, 1, 0, s>>>(d);
+			if (!hoisted) {
+				CK(cudaMalloc(&t, 4096));
+				CK(cudaFree(t)); // waits for wk_step
+			}
+			host_work(300);
+		}
+		if (hoisted)
+			CK(cudaFree(t));
 	} else if (!strcmp(m, "long") && argc > 2 && atoi(argv[2]) > 0) {
 		long_run(atoi(argv[2]), d, s, c);
 	} else {
 		fprintf(stderr, "usage: whatif_pairs sync|nosync|pageable|pinned|launch|graph|empty|noempty|serial|overlap|"
-				"twosites|onesite|long N\n");
+				"twosites|onesite|free|nofree|long N\n");
 		return 2;
 	}
 	CK(cudaDeviceSynchronize());
