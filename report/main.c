@@ -28,6 +28,7 @@
 #include "report/analyses/registry.h"
 #include "report/core/analysis.h"
 #include "report/analyses/depgraph.h"
+#include "report/analyses/whatif.h"
 #include "report/outputs/diff.h"
 #include "report/outputs/export.h"
 #include "report/util/outfile.h"
@@ -99,9 +100,10 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "                             run's total get no verdict (\"minor\")\n"
 			   "  --outlier-factor F         iteration outlier: duration > F x p50 (default 1.5)\n"
 			   "  --straggler-pct P          rank straggler: busy > median + P%% (default 10)\n"
-			   "  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API, site=GLOB,\n"
-			   "                             empty-waits, graph=NAME[:node_ns=N],\n"
-			   "                             pinned=NAME[:call_ns=N], overlap-copies\n"
+			   "  --whatif SPEC              predict one change: kernel=NAME:scale=F, sync=API, hoist=API,\n"
+			   "                             site=GLOB, empty-waits, graph=NAME[:node_ns=N],\n"
+			   "                             pinned=NAME[:call_ns=N], overlap-copies (a NAME or GLOB\n"
+			   "                             that matches nothing is bad usage: the closest are named)\n"
 			   "  --merge                    merge several traces even when they are not one job\n"
 			   "  --counter-targets N        print only the names of the N kernel operators with the\n"
 			   "                             most total time, one a line (gpuphase record --counters from=)\n"
@@ -494,6 +496,9 @@ static int gp_main_add(char **files, int nfiles, struct gp_main *m, int *truncat
 				r->path ? r->path : files[i], r->truncated_bytes ? " and a partial block at the end" : "");
 		}
 	}
+	/* a --whatif naming nothing of the traces is bad usage, not "saves 0" */
+	if (m->whatif && gp_whatif_refused(stderr, m->whatif, gp_pipeline_analyses(m->pipe), gp_pipeline_count(m->pipe)))
+		return GP_EXIT_USAGE;
 	return 0;
 }
 

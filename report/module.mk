@@ -16,7 +16,10 @@
 #                      partial.c and partial_rep.c (the .gpp partial results)
 #   report/analyses/   registry.c/.h (the plug-in interface and the list), one
 #                      file per analysis, depgraph.c (the what-if graph;
-#                      depgraph_parse.c its --whatif grammar), peaks.c
+#                      depgraph_replay.c its replay, depgraph_match.c what a
+#                      change applies to, depgraph_parse.c its --whatif
+#                      grammar, depgraph_int.h their layout; whatif.h the
+#                      --whatif refusal main.c asks for), peaks.c
 #   report/core/       the analysis core: analysis.c (the two-pass protocol;
 #                      analysis_int.h maps its files), the join, sync
 #                      attribution, rep.c (the aggregates), verdict.c

@@ -1,6 +1,7 @@
 /*
- * depgraph.c — the dependency graph of a window and its replay
- * (depgraph.h; docs/metrics.md "What-if" defines every rule used here).
+ * depgraph.c — the dependency graph of a window: its nodes and its build
+ * (depgraph.h; docs/metrics.md "What-if" defines every rule used here; the
+ * replay is depgraph_replay.c, the layout depgraph_int.h).
  *
  * Build, in stages: calls sorted per thread (the host time between two
  * calls is kept as a gap), ops sorted per stream, and indexes over both;
@@ -18,75 +19,16 @@
  * binding constraint leaves is kept as that edge's gap, so a replay of the
  * unchanged graph gives back every measured timestamp.
  *
- * Replay: one cursor per thread and per stream advances over nodes whose
- * inputs are known; the measured order is a topological order of every
- * edge and a change only removes or shortens edges, so the cursors never
- * stall on a built graph (-EDEADLK if they do). Single-threaded; memory
- * bounded by GP_DG_MAX_NODES.
+ * Single-threaded; memory bounded by GP_DG_MAX_NODES.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <fnmatch.h>
 #include <string.h>
 
 #include "gp_format.h"
 #include "report/core/analysis.h"
 #include "depgraph.h"
-
-/* A call's identity: the record it came from (GP_REC_*_API; 0 = none),
- * its thread and its correlation id as that record says them. */
-struct gp_dg_id {
-	uint32_t tid, corr;
-	uint8_t domain;
-};
-
-struct gp_dg_c {
-	uint64_t start, end;
-	uint64_t gap;          /* host time since the previous call of its thread */
-	uint64_t post;         /* blocking: time from the release to its return  */
-	const char *name;
-	const char *site;      /* sync: its call site (the core's), or NULL      */
-	struct gp_dg_id id;
-	int32_t wait;          /* op that released it, -1 none                   */
-	int32_t op;            /* an op it launched (the last one), -1 none      */
-	uint32_t nops;         /* ops it launched (graph launch: its nodes)      */
-	uint8_t cls, first, empty, blocking;
-};
-
-struct gp_dg_o {
-	uint64_t start, end, api_start, api_end;
-	uint64_t lat, prev_gap, dep_gap;
-	const char *name;
-	uint32_t stream, corr;
-	uint32_t tid;          /* its launching call's thread; with corr and
-	                          domain, that call's identity                   */
-	int32_t call, prev, dep, prev_same; /* prev_same: previous op of the same
-	                                       class (copy / not copy) of its stream */
-	uint8_t domain;
-	uint8_t kind, copy_kind, sync_issue, anchor;
-};
-
-struct gp_dg_w {
-	uint64_t start, end;
-	const char *site;
-	struct gp_dg_id id;    /* the blocking call's                            */
-	uint32_t op_corr;
-	uint8_t attributed;
-};
-
-struct gp_dg {
-	struct gp_dg_w *w;
-	size_t nw, capw;
-	struct gp_dg_c *c;
-	size_t nc, capc;
-	struct gp_dg_o *o;
-	size_t no, capo;
-	int truncated;
-	uint64_t t0, t1;
-	uint64_t lat_async, lat_sync;
-	uint64_t node_cost, async_cost;
-	size_t empty;
-};
+#include "depgraph_int.h"
 
 struct gp_dg *gp_dg_new(void)
 {
@@ -369,16 +311,6 @@ static int gp_dg_core_wait(const struct gp_dg *g, const struct gp_dg_index *ix, 
 	return *op >= 0; /* the op is not in the graph: decide from the times */
 }
 
-static int gp_dg_is_sync(unsigned c)
-{
-	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
-}
-
-static int gp_dg_is_copy_sync(unsigned c)
-{
-	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
-}
-
 static int gp_dg_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -480,21 +412,24 @@ static void gp_dg_link_launches(struct gp_dg *g, const struct gp_dg_index *ix)
 	}
 }
 
-/* Waits: a sync is released by the op the core charged it to, else by the
- * latest op end inside it; a blocking copy or set by its own op. */
+/* Waits: a sync or an implicit sync is released by the op the core
+ * charged it to, else by the latest op end inside it; a blocking copy or set by its own op when that
+ * op started before the call returned. */
 static void gp_dg_link_waits(struct gp_dg *g, const struct gp_dg_index *ix)
 {
 	for (size_t i = 0; i < g->nc; i++) {
 		struct gp_dg_c *c = &g->c[i];
-		if (gp_dg_is_sync(c->cls)) {
+		if (gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) {
 			long j = gp_dg_last_le(ix->oend, g->no, c->end, 0, g);
 			int32_t w = -1;
 			if (!gp_dg_core_wait(g, ix, c, &w, &c->site) && j >= 0 && g->o[ix->oend[j]].end > c->start)
 				w = (int32_t)ix->oend[j];
 			c->wait = w;
-			if (w < 0)
+			if (w < 0 && gp_dg_is_sync(c->cls)) /* an implicit sync is there for its own work */
 				c->empty = 1, g->empty++;
-		} else if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && g->o[c->op].end > c->start) {
+		} else if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && g->o[c->op].end > c->start &&
+			   g->o[c->op].sync_issue) { /* an op that started after the call returned (a
+							staged pageable copy) did not hold it */
 			c->wait = c->op;
 		}
 		if (c->wait >= 0)
@@ -646,319 +581,4 @@ uint64_t gp_dg_async_call_cost(const struct gp_dg *g)
 size_t gp_dg_empty_waits(const struct gp_dg *g)
 {
 	return g->empty;
-}
-
-static int gp_dg_named(const char *a, const char *target)
-{
-	return a && target && strcmp(a, target) == 0;
-}
-
-/* A call's duration and wait under change ch: 0 when it keeps its own. */
-static int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
-			      uint64_t *dur)
-{
-	if (!ch)
-		return 0;
-	switch (ch->kind) {
-	case GP_DG_DROP_SYNC:
-		if (gp_dg_is_sync(c->cls) && gp_dg_named(c->name, ch->target))
-			return *dur = 0, 1;
-		break;
-	case GP_DG_DROP_SITE:
-		/* the name itself, or a glob of the user's */
-		if (gp_dg_is_sync(c->cls) && c->site && (!strcmp(ch->target, c->site) || !fnmatch(ch->target, c->site, 0)))
-			return *dur = 0, 1;
-		break;
-	case GP_DG_DROP_EMPTY:
-		if (c->empty)
-			return *dur = 0, 1;
-		break;
-	case GP_DG_GRAPH_LAUNCH:
-		if (c->cls == GP_API_LAUNCH && c->op >= 0 && gp_dg_named(g->o[c->op].name, ch->target))
-			return *dur = ch->cost_ns * c->nops, 1;
-		break;
-	case GP_DG_PINNED:
-		if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && gp_dg_named(g->o[c->op].name, ch->target))
-			return *dur = ch->cost_ns, 1;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-#define GP_DG_PATH_NAMES 256 /* distinct names summed on the critical path; the
-				 last one takes the time of any further name */
-
-struct gp_dg_acc {
-	struct gp_dg_path *p;
-	size_t n, max;
-};
-
-static void gp_dg_acc_add(struct gp_dg_acc *a, const char *name, uint64_t ns)
-{
-	if (!ns)
-		return;
-	name = name ? name : "(unnamed)";
-	for (size_t i = 0; i < a->n; i++)
-		if (a->p[i].name == name || strcmp(a->p[i].name, name) == 0) {
-			a->p[i].ns += ns;
-			return;
-		}
-	if (a->n < a->max)
-		a->p[a->n++] = (struct gp_dg_path){ name, ns };
-	else if (a->max) { /* no room: the last entry takes the rest */
-		a->p[a->max - 1].name = "(other)";
-		a->p[a->max - 1].ns += ns;
-	}
-}
-
-static int gp_dg_cmp_path(const void *a, const void *b)
-{
-	const struct gp_dg_path *x = a, *y = b;
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* One replay's timestamps: per call (0..nc-1) and per op (0..no-1) its
- * start, end and the node that bound it (calls 0..nc-1, ops nc..; -1 none),
- * and the per-thread and per-stream cursors of the sweep. */
-struct gp_dg_run {
-	uint64_t *cs, *ce, *os, *oe;
-	int32_t *cp, *op;
-	uint8_t *cst, *od, *cchg; /* cst: 1 start known, 2 done; od: op done; cchg: call changed */
-	size_t *tcur, *tend, *scur, *send;
-	size_t nt, ns, cdone, odone;
-};
-
-static void gp_dg_run_free(struct gp_dg_run *r)
-{
-	free(r->cs), free(r->ce), free(r->os), free(r->oe), free(r->cp), free(r->op);
-	free(r->cst), free(r->od), free(r->cchg);
-	free(r->tcur), free(r->tend), free(r->scur), free(r->send);
-}
-
-/* Arrays and cursors: calls are sorted by thread, ops by stream. */
-static int gp_dg_run_init(struct gp_dg_run *r, const struct gp_dg *g)
-{
-	size_t nc = g->nc, no = g->no;
-	memset(r, 0, sizeof *r);
-	for (size_t k = 0; k < nc; k++)
-		r->nt += g->c[k].first;
-	for (size_t k = 0; k < no; k++)
-		r->ns += !k || g->o[k].stream != g->o[k - 1].stream;
-	r->cs = malloc((nc + 1) * sizeof *r->cs), r->ce = malloc((nc + 1) * sizeof *r->ce);
-	r->os = malloc((no + 1) * sizeof *r->os), r->oe = malloc((no + 1) * sizeof *r->oe);
-	r->cp = malloc((nc + 1) * sizeof *r->cp), r->op = malloc((no + 1) * sizeof *r->op);
-	r->cst = calloc(nc + 1, 1), r->od = calloc(no + 1, 1), r->cchg = calloc(nc + 1, 1);
-	r->tcur = malloc((r->nt + 1) * sizeof *r->tcur), r->tend = malloc((r->nt + 1) * sizeof *r->tend);
-	r->scur = malloc((r->ns + 1) * sizeof *r->scur), r->send = malloc((r->ns + 1) * sizeof *r->send);
-	if (!r->cs || !r->ce || !r->os || !r->oe || !r->cp || !r->op || !r->cst || !r->od || !r->cchg || !r->tcur ||
-	    !r->tend || !r->scur || !r->send)
-		return -ENOMEM;
-	for (size_t k = 0, t = 0; k < nc; k++) {
-		if (g->c[k].first)
-			r->tcur[t++] = k;
-		r->tend[t - 1] = k + 1;
-	}
-	for (size_t k = 0, t = 0; k < no; k++) {
-		if (!k || g->o[k].stream != g->o[k - 1].stream)
-			r->scur[t++] = k;
-		r->send[t - 1] = k + 1;
-	}
-	return 0;
-}
-
-/* Advance every thread's calls as far as their inputs are known: a call
- * starts after the one before it (plus the host gap) and, if it waited for
- * an op that has not been placed, stops the thread there. Returns whether
- * anything moved. */
-static int gp_dg_run_calls(struct gp_dg_run *r, const struct gp_dg *g, const struct gp_dg_change *ch)
-{
-	size_t nc = g->nc;
-	int progress = 0;
-	for (size_t t = 0; t < r->nt; t++) {
-		size_t k = r->tcur[t];
-		for (; k < r->tend[t]; k++) {
-			const struct gp_dg_c *c = &g->c[k];
-			if (!r->cst[k]) {
-				r->cs[k] = c->first ? c->start : r->ce[k - 1] + c->gap;
-				r->cp[k] = c->first ? -1 : (int32_t)k - 1;
-				r->cst[k] = 1;
-				progress = 1;
-			}
-			uint64_t dur = c->end - c->start;
-			int chg = gp_dg_call_changed(g, c, ch, &dur);
-			r->cchg[k] = (uint8_t)chg;
-			if (!chg && c->wait >= 0) {
-				if (!r->od[c->wait])
-					break;
-				uint64_t rel = r->oe[c->wait] > r->cs[k] ? r->oe[c->wait] : r->cs[k];
-				if (r->oe[c->wait] > r->cs[k])
-					r->cp[k] = (int32_t)(nc + (size_t)c->wait);
-				r->ce[k] = rel + c->post;
-			} else {
-				r->ce[k] = r->cs[k] + dur;
-			}
-			r->cst[k] = 2;
-			r->cdone++;
-			progress = 1;
-		}
-		r->tcur[t] = k;
-	}
-	return progress;
-}
-
-/* Advance every stream's ops as far as their inputs are known: an op starts
- * after its launching call (its start for a call that issues it
- * synchronously, else its end, plus the launch latency), the op before it
- * on its stream and its cross-stream dependency. Returns whether anything
- * moved. */
-static int gp_dg_run_ops(struct gp_dg_run *r, const struct gp_dg *g, const struct gp_dg_change *ch)
-{
-	size_t nc = g->nc;
-	int progress = 0;
-	for (size_t t = 0; t < r->ns; t++) {
-		size_t k = r->scur[t];
-		for (; k < r->send[t]; k++) {
-			const struct gp_dg_o *o = &g->o[k];
-			int sync_issue = o->sync_issue;
-			if (o->call >= 0 && r->cchg[o->call] && ch && ch->kind == GP_DG_PINNED)
-				sync_issue = 0;
-			if (o->call >= 0 && r->cst[o->call] < (sync_issue ? 1 : 2))
-				break;
-			int32_t prev = o->prev;
-			uint64_t pgap = o->prev_gap;
-			if (ch && ch->kind == GP_DG_OVERLAP_COPIES)
-				prev = o->prev_same, pgap = prev == o->prev ? o->prev_gap : 0;
-			if (prev >= 0 && !r->od[prev])
-				break;
-			if (o->dep >= 0 && !r->od[o->dep])
-				break;
-			uint64_t s = o->anchor ? o->start : 0;
-			int32_t by = -1;
-			if (o->call >= 0) {
-				uint64_t lat = sync_issue != o->sync_issue ? g->lat_async : o->lat;
-				s = (sync_issue ? r->cs[o->call] : r->ce[o->call]) + lat;
-				by = o->call;
-			}
-			if (prev >= 0 && r->oe[prev] + pgap > s)
-				s = r->oe[prev] + pgap, by = (int32_t)(nc + (size_t)prev);
-			if (o->dep >= 0 && r->oe[o->dep] + o->dep_gap > s)
-				s = r->oe[o->dep] + o->dep_gap, by = (int32_t)(nc + (size_t)o->dep);
-			uint64_t d = o->end - o->start;
-			if (ch && ch->kind == GP_DG_SCALE && gp_dg_named(o->name, ch->target))
-				d = (uint64_t)((double)d * ch->factor + 0.5);
-			r->os[k] = s;
-			r->oe[k] = s + d;
-			r->op[k] = by;
-			r->od[k] = 1;
-			r->odone++;
-			progress = 1;
-		}
-		r->scur[t] = k;
-	}
-	return progress;
-}
-
-/* The critical path: walk the binding nodes back from the node `last` that
- * ends the replay at t1, summing each stretch under the name of what took
- * it (an op, a call, host time, launch latency, a GPU dependency). */
-static int gp_dg_run_path(const struct gp_dg_run *r, const struct gp_dg *g, long last, uint64_t t1,
-			  struct gp_dg_path *path, size_t maxpath, size_t *npath)
-{
-	size_t nc = g->nc, no = g->no;
-	struct gp_dg_acc acc = { calloc(GP_DG_PATH_NAMES, sizeof *acc.p), 0, GP_DG_PATH_NAMES };
-	if (!acc.p)
-		return -ENOMEM;
-	size_t guard = 0;
-	uint64_t from_end = t1; /* the part of the current node on the path ends here */
-	while (last >= 0 && guard++ <= nc + no) {
-		if ((size_t)last < nc) {
-			size_t k = (size_t)last;
-			const struct gp_dg_c *c = &g->c[k];
-			int32_t by = r->cp[k];
-			uint64_t seg_start = r->cs[k];
-			if (by >= (int32_t)nc) /* released by an op */
-				seg_start = r->oe[by - (int32_t)nc];
-			if (from_end > seg_start)
-				gp_dg_acc_add(&acc, c->name, from_end - seg_start);
-			if (by >= 0 && by < (int32_t)nc) {
-				gp_dg_acc_add(&acc, "host", r->cs[k] - r->ce[by]);
-				from_end = r->ce[by];
-			} else if (by >= 0) {
-				from_end = seg_start;
-			} else {
-				gp_dg_acc_add(&acc, "host", r->cs[k] - g->t0);
-			}
-			last = by;
-		} else {
-			size_t k = (size_t)last - nc;
-			const struct gp_dg_o *o = &g->o[k];
-			int32_t by = r->op[k];
-			if (from_end > r->os[k])
-				gp_dg_acc_add(&acc, o->name, from_end - r->os[k]);
-			if (by >= 0 && by < (int32_t)nc) {
-				uint64_t issue = r->os[k] >= r->ce[by] ? r->ce[by] : r->cs[by];
-				gp_dg_acc_add(&acc, "launch latency", r->os[k] - issue);
-				if (issue == r->cs[by] && issue != r->ce[by]) { /* issued at the call's start */
-					gp_dg_acc_add(&acc, "host",
-						      g->c[by].first ? r->cs[by] - g->t0 : r->cs[by] - r->ce[by - 1]);
-					by = g->c[by].first ? -1 : by - 1;
-					from_end = by >= 0 ? r->ce[by] : 0;
-				} else {
-					from_end = r->ce[by];
-				}
-			} else if (by >= 0) {
-				uint64_t pe = r->oe[by - (int32_t)nc];
-				gp_dg_acc_add(&acc, "GPU dependency", r->os[k] - pe);
-				from_end = pe;
-			} else {
-				gp_dg_acc_add(&acc, "host", r->os[k] - g->t0);
-			}
-			last = by;
-		}
-	}
-	qsort(acc.p, acc.n, sizeof *acc.p, gp_dg_cmp_path);
-	*npath = acc.n < maxpath ? acc.n : maxpath;
-	memcpy(path, acc.p, *npath * sizeof *path);
-	free(acc.p);
-	return 0;
-}
-
-int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t *wall, struct gp_dg_path *path,
-		 size_t maxpath, size_t *npath)
-{
-	size_t nc = g->nc, no = g->no;
-	*wall = 0;
-	if (npath)
-		*npath = 0;
-	if (!nc && !no)
-		return 0;
-	struct gp_dg_run r;
-	int rc = gp_dg_run_init(&r, g);
-	/* sweep threads and streams in turn until every node is placed */
-	while (!rc && (r.cdone < nc || r.odone < no)) {
-		int moved = gp_dg_run_calls(&r, g, ch);
-		moved |= gp_dg_run_ops(&r, g, ch);
-		if (!moved)
-			rc = -EDEADLK;
-	}
-	if (!rc) {
-		/* the wall, and the node that ends it */
-		uint64_t t1 = 0;
-		long last = -1;
-		for (size_t k = 0; k < nc; k++)
-			if (r.ce[k] >= t1)
-				t1 = r.ce[k], last = (long)k;
-		for (size_t k = 0; k < no; k++)
-			if (r.oe[k] > t1)
-				t1 = r.oe[k], last = (long)(nc + k);
-		*wall = t1 - g->t0;
-		if (path && npath)
-			rc = gp_dg_run_path(&r, g, last, t1, path, maxpath, npath);
-	}
-	gp_dg_run_free(&r);
-	return rc;
 }

@@ -69,15 +69,18 @@ struct gp_dg_wait {
 /* One transformation of the graph (docs/metrics.md lists them). */
 enum gp_dg_change_kind {
 	GP_DG_NONE = 0,
-	GP_DG_DROP_SYNC,       /* calls named `target` of a sync class vanish   */
-	GP_DG_DROP_SITE,       /* sync calls whose call site matches the glob
-	                          `target` vanish                               */
+	GP_DG_DROP_SYNC,       /* calls named `target` of a sync class or an
+	                          implicit sync vanish                          */
+	GP_DG_DROP_SITE,       /* sync and implicit-sync calls whose call site
+	                          matches the glob `target` vanish              */
 	GP_DG_DROP_EMPTY,      /* blocking calls that waited for nothing vanish */
 	GP_DG_GRAPH_LAUNCH,    /* launches of op `target` cost `cost_ns` each   */
 	GP_DG_PINNED,          /* blocking copies of op `target` become async,
 	                          their call costing `cost_ns`                  */
 	GP_DG_OVERLAP_COPIES,  /* copies leave their stream for a copy stream   */
 	GP_DG_SCALE,           /* op `target`'s execute x `factor`              */
+	GP_DG_HOIST,           /* calls named `target` of an implicit sync
+	                          (cudaFree, ...) vanish: moved out of the loop */
 };
 
 struct gp_dg_change {
@@ -95,6 +98,8 @@ struct gp_dg_change {
 /* Parse a user's what-if (gpuphase-report --whatif):
  *   kernel=NAME:scale=F     op NAME's execute x F (F > 0)
  *   sync=API                the synchronizing function API removed
+ *   hoist=API               the implicitly synchronizing function API
+ *                           (cudaFree, ...) moved out of the loop
  *   site=GLOB               the synchronizing calls made at the call sites
  *                           the glob matches (as the report names them) removed
  *   empty-waits             waits with nothing outstanding removed
@@ -141,10 +146,25 @@ uint64_t gp_dg_graph_node_cost(const struct gp_dg *g);
 uint64_t gp_dg_async_call_cost(const struct gp_dg *g);
 size_t gp_dg_empty_waits(const struct gp_dg *g);
 
+/* What change ch applies to in a built graph: in *nmatch the nodes it
+ * changes (calls it removes or makes cheaper, ops it scales, copies it
+ * moves). When a change with a target changes none, near[0..*nnear) gets up
+ * to maxnear distinct names of what it could have targeted (the
+ * synchronizing functions, implicit ones included, for sync=, the implicit
+ * ones for hoist=, their call sites for site=, the
+ * operators of launches for graph=, of blocking copies for pinned=, every
+ * operator for kernel=), closest first: by edit distance to the part of the
+ * name closest to the target (a glob's wildcards left out), then to the
+ * whole name, then in name order. The names are the graph's. Returns 0 or
+ * -ENOMEM. */
+int gp_dg_match(const struct gp_dg *g, const struct gp_dg_change *ch, size_t *nmatch, const char **near,
+		size_t maxnear, size_t *nnear);
+
 /* Replay with change ch (NULL = none): the predicted wall in *wall; with
  * path != NULL, the critical path by name, largest first, in path[0..*npath)
- * (at most maxpath). Returns 0, -ENOMEM, or -EDEADLK when the edges form a
- * cycle (never for a built graph). */
+ * (at most maxpath). Any graph replays to its end, a prefix or whole (an
+ * edge the measured times contradict is left out where the replay meets
+ * it). Returns 0 or -ENOMEM. */
 int gp_dg_replay(const struct gp_dg *g, const struct gp_dg_change *ch, uint64_t *wall, struct gp_dg_path *path,
 		 size_t maxpath, size_t *npath);
 

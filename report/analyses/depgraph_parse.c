@@ -50,6 +50,7 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 		enum gp_dg_change_kind kind;
 	} kinds[] = { { "kernel=", "scale=", GP_DG_SCALE },
 		      { "sync=", NULL, GP_DG_DROP_SYNC },
+		      { "hoist=", NULL, GP_DG_HOIST },
 		      { "site=", NULL, GP_DG_DROP_SITE },
 		      { "graph=", "node_ns=", GP_DG_GRAPH_LAUNCH },
 		      { "pinned=", "call_ns=", GP_DG_PINNED } };
@@ -85,6 +86,6 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 		return 0;
 	}
 	return gp_dg_refuse(why, wn,
-			    "expected kernel=NAME:scale=F, sync=API, site=GLOB, empty-waits, graph=NAME[:node_ns=N], "
+			    "expected kernel=NAME:scale=F, sync=API, hoist=API, site=GLOB, empty-waits, graph=NAME[:node_ns=N], "
 			    "pinned=NAME[:call_ns=N] or overlap-copies");
 }

@@ -8,7 +8,8 @@
  * the user's own question (gpuphase-report --whatif SPEC).
  *
  * Candidates (docs/metrics.md "What-if"): each synchronizing function
- * dropped; every wait that had nothing outstanding dropped; the three
+ * dropped; each implicitly synchronizing one (cudaFree, ...) hoisted out of
+ * the loop; the call sites of most blocked time; every wait that had nothing outstanding dropped; the three
  * operators with the most launch time launched at a graph node's cost; each
  * blocking copy operator made pinned and asynchronous; copies moved to a
  * copy stream; the three operators with the most execute time twice as
@@ -24,6 +25,7 @@
 
 #include "registry.h"
 #include "depgraph.h"
+#include "whatif.h"
 #include "report/util/fmt.h"
 
 #define GP_WI_MAX 24                /* what-ifs kept                          */
@@ -32,6 +34,7 @@
 #define GP_WI_PATH 8                /* critical path entries kept             */
 #define GP_WI_SYNCS 16              /* synchronizing functions tried          */
 #define GP_WI_SITES 32              /* sync call sites seen (the top GP_WI_TOP tried) */
+#define GP_WI_NEAR 3                /* names offered for a --whatif that matches none */
 
 /* Per operator (core group): what picks the candidates. */
 struct gp_wi_op {
@@ -59,6 +62,7 @@ struct gp_whatif {
 	struct {
 		const char *name;
 		uint64_t ns;
+		int implicit;   /* cudaFree, ...: the candidate hoists it */
 	} syncs[GP_WI_SYNCS];
 	size_t nsyncs;
 	struct {
@@ -71,6 +75,11 @@ struct gp_whatif {
 	struct gp_dg_change user;
 	char user_target[128];
 	const char *user_spec;
+	int user_match;             /* 0 unknown (no graph, or loaded), 1 the
+	                               user's change applies, 2 it applies to
+	                               nothing: near names what it could have */
+	const char *near[GP_WI_NEAR];
+	size_t nnear;
 	/* results */
 	int done, replay_rc;
 	size_t dg_calls, dg_ops;     /* the graph's facts the section prints    */
@@ -116,6 +125,14 @@ static int gp_wi_prepare(void *p, const struct gp_an *an)
 	return 0;
 }
 
+/* A call that waits for the device: a synchronize, or an implicit one
+ * (cudaFree, cudaFreeHost, cudaMallocHost, cudaHostAlloc). */
+static int gp_wi_waits(unsigned k)
+{
+	return k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT ||
+	       k == GP_API_SYNC_IMPLICIT;
+}
+
 static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec *v)
 {
 	struct gp_whatif *w = p;
@@ -128,12 +145,14 @@ static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec 
 	if (rc < 0)
 		return w->err = rc;
 	unsigned k = v->api.api_class;
-	if (name && (k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT)) {
+	if (name && gp_wi_waits(k)) {
 		size_t i = 0;
 		while (i < w->nsyncs && strcmp(w->syncs[i].name, name))
 			i++;
-		if (i == w->nsyncs && i < GP_WI_SYNCS)
+		if (i == w->nsyncs && i < GP_WI_SYNCS) {
+			w->syncs[w->nsyncs].implicit = k == GP_API_SYNC_IMPLICIT;
 			w->syncs[w->nsyncs++].name = name;
+		}
 		if (i < w->nsyncs)
 			w->syncs[i].ns += v->api.end - v->api.start;
 	}
@@ -175,7 +194,7 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 {
 	struct gp_whatif *w = p;
 	unsigned k = wt->kind;
-	if (w->err || !(k == GP_API_SYNC_DEVICE || k == GP_API_SYNC_STREAM || k == GP_API_SYNC_EVENT))
+	if (w->err || !gp_wi_waits(k))
 		return;
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
 	/* the core's waits come from the CUPTI runtime records when the trace
@@ -215,11 +234,16 @@ static void gp_wi_describe(struct gp_whatif *w, struct gp_wi_item *it)
 	uint64_t node = gp_dg_graph_node_cost(w->g), acall = gp_dg_async_call_cost(w->g);
 	switch (ch->kind) {
 	case GP_DG_DROP_SYNC:
-		it->change = "remove_sync", it->phase = "sync";
-		snprintf(it->assumptions, sizeof it->assumptions,
-			 "every %s call vanishes with its wait; the host work after it overlaps the GPU and "
-			 "needs none of its results", ch->target);
+	case GP_DG_HOIST: {
+		int hoist = ch->kind == GP_DG_HOIST;
+		it->change = hoist ? "hoist_implicit_sync" : "remove_sync", it->phase = "sync";
+		snprintf(it->assumptions, sizeof it->assumptions, "every %s call%s", ch->target,
+			 hoist ? ", which waits for the device first, moves out of the loop and vanishes with its "
+				 "wait (the memory is allocated once and reused)"
+			       : " vanishes with its wait; the host work after it overlaps the GPU and needs none of "
+				 "its results");
 		break;
+	}
 	case GP_DG_DROP_SITE:
 		it->change = "remove_sync_site", it->phase = "sync";
 		snprintf(it->assumptions, sizeof it->assumptions,
@@ -317,11 +341,18 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	if (w->replay_rc == -ENOMEM)
 		return -ENOMEM;
 	w->done = 1;
+	if (w->have_user && w->user.target) {
+		size_t nmatch;
+		if (gp_dg_match(w->g, &w->user, &nmatch, w->near, GP_WI_NEAR, &w->nnear))
+			return -ENOMEM;
+		w->user_match = nmatch ? 1 : 2;
+		w->have_user = nmatch != 0; /* refused (gp_whatif_refused), never "saves 0" */
+	}
 	if (w->replay_rc || !gp_dg_nops(w->g))
 		return 0;
 	/* the candidates */
 	for (size_t i = 0; i < w->nsyncs; i++)
-		gp_wi_add(w, GP_DG_DROP_SYNC, w->syncs[i].name);
+		gp_wi_add(w, w->syncs[i].implicit ? GP_DG_HOIST : GP_DG_DROP_SYNC, w->syncs[i].name);
 	/* one call site at a time, where the program syncs at more than one: the
 	 * GP_WI_TOP sites of most blocked time */
 	for (size_t k = 0; w->nsites > 1 && k < GP_WI_TOP && k < w->nsites; k++) {
@@ -404,6 +435,56 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	return 0;
 }
 
+/* What the user's change could have named, for the refusal. */
+static const char *gp_wi_kind_names(enum gp_dg_change_kind k)
+{
+	switch (k) {
+	case GP_DG_DROP_SYNC:
+		return "synchronizing function";
+	case GP_DG_HOIST:
+		return "implicitly synchronizing function (cudaFree, cudaFreeHost, cudaMallocHost, cudaHostAlloc)";
+	case GP_DG_DROP_SITE:
+		return "sync call site";
+	case GP_DG_GRAPH_LAUNCH:
+		return "operator launched by a kernel launch";
+	case GP_DG_PINNED:
+		return "operator of a blocking copy";
+	default:
+		return "operator";
+	}
+}
+
+extern const struct gp_analysis gp_analysis_whatif; /* defined at the end */
+
+int gp_whatif_refused(FILE *f, const char *spec, struct gp_analyses *const *sets, size_t n)
+{
+	const struct gp_whatif *miss = NULL;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; sets && sets[i] && k < sets[i]->n; k++) {
+			const struct gp_whatif *w = sets[i]->st[k];
+			if (sets[i]->a[k] != &gp_analysis_whatif || !w || !w->user_match)
+				continue;
+			if (w->user_match == 1)
+				return 0;
+			miss = miss ? miss : w;
+		}
+	if (!miss)
+		return 0;
+	fputs("gpuphase-report: --whatif: '", f);
+	gp_fmt_text_str(f, spec);
+	fprintf(f, "': %s matches no %s of the trace", miss->user.kind == GP_DG_DROP_SITE ? "the glob" : "the name",
+		gp_wi_kind_names(miss->user.kind));
+	if (!miss->nnear)
+		fprintf(f, " (it has none)");
+	for (size_t i = 0; i < miss->nnear; i++) {
+		fputs(i ? ", '" : "; the closest: '", f);
+		gp_fmt_text_str(f, miss->near[i]);
+		fputc('\'', f);
+	}
+	fputc('\n', f);
+	return 1;
+}
+
 static double gp_wi_err_pct(const struct gp_whatif *w)
 {
 	double m = (double)w->measured, r = (double)w->replayed;
@@ -420,7 +501,9 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 	const char *li = s->markdown ? "- " : "  ";
 	fprintf(f, s->markdown ? "\n## What-if\n\n" : "\nWhat-if (replay of the dependency graph)\n");
 	if (w->replay_rc) {
-		fprintf(f, "%sthe graph could not be replayed (%s)\n", li, strerror(-w->replay_rc));
+		/* only partial results of an older report carry one: a replay
+		 * fails for memory alone, and then the report does */
+		fprintf(f, "%sthe graph could not be replayed\n", li);
 		return;
 	}
 	fprintf(f, "%sgraph: %zu calls, %zu ops; measured wall %s, replayed %s (%.2f%% off)%s\n", li,
@@ -577,7 +660,8 @@ static int gp_wi_known(const char *s, const char *const *list)
 
 static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 {
-	static const char *const changes[] = { "remove_sync", "remove_sync_site", "remove_empty_waits", "graph_launch",
+	static const char *const changes[] = { "remove_sync", "hoist_implicit_sync", "remove_sync_site",
+					       "remove_empty_waits", "graph_launch",
 					       "pinned_async_copy", "overlap_copies", "scale_kernel", "none", NULL };
 	static const char *const phases[] = { "sync", "launch", "queue", "execute", "", NULL };
 	struct gp_whatif *wi = p;

@@ -41,9 +41,10 @@ static void wait_on(struct gp_dg *g, uint64_t s, uint64_t e, int attributed, uin
 	cr_assert_eq(gp_dg_add_wait(g, &w), 0);
 }
 
-/* Each step: launch k (LAUNCH), its op LAT later for EXEC, a synchronize
- * released by it (SYNC after), HOST of host work. Returns the wall. */
-static uint64_t sync_loop(struct gp_dg *g)
+/* Each step: launch k (LAUNCH), its op LAT later for EXEC, a blocking call
+ * (class cls, named name) released by it (SYNC after), HOST of host work;
+ * a cudaFree of class other at the end. Returns the wall. */
+static uint64_t wait_loop(struct gp_dg *g, uint8_t cls, const char *name)
 {
 	uint64_t t = 1000000;
 	const uint64_t t0 = t;
@@ -51,11 +52,17 @@ static uint64_t sync_loop(struct gp_dg *g)
 		call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
 		uint64_t os = t + LAUNCH + LAT;
 		op(g, os, os + EXEC, t, t + LAUNCH, 7, GP_OP_KERNEL, "k");
-		call(g, t + LAUNCH, os + EXEC + SYNC, GP_API_SYNC_DEVICE, "cudaDeviceSynchronize");
+		call(g, t + LAUNCH, os + EXEC + SYNC, cls, name);
 		t = os + EXEC + SYNC + HOST;
 	}
 	call(g, t, t + 1000, GP_API_OTHER, "cudaFree");
 	return t + 1000 - t0;
+}
+
+/* wait_loop with a cudaDeviceSynchronize each step. */
+static uint64_t sync_loop(struct gp_dg *g)
+{
+	return wait_loop(g, GP_API_SYNC_DEVICE, "cudaDeviceSynchronize");
 }
 
 Test(depgraph, unchanged_replay_is_exact)
@@ -417,5 +424,108 @@ Test(depgraph, bounded_prefix)
 	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
 	cr_assert_eq(r, gp_dg_wall(g));
 	cr_assert_eq(r, (gp_dg_ncalls(g) - 1) * 10000 + LAUNCH + LAT + 5000);
+	gp_dg_free(g);
+}
+
+/* A blocking copy whose op started when the call had returned (a staged
+ * pageable copy): the call did not wait for it, and the graph replays. */
+Test(depgraph, copy_op_after_its_call)
+{
+	struct gp_dg *g = gp_dg_new();
+	call(g, 1000, 1000 + LAUNCH, GP_API_MEMCPY_SYNC, "cudaMemcpy");
+	op(g, 1000 + LAUNCH, 1000 + LAUNCH + EXEC, 1000, 1000 + LAUNCH, 7, GP_OP_MEMCPY, "memcpy HtoD");
+	cr_assert_eq(gp_dg_build(g), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, LAUNCH + EXEC);
+	gp_dg_free(g);
+}
+
+/* Times that contradict an edge (an op stamped before the call that issued
+ * it, after a later op of its stream released a synchronize before that
+ * call): a cycle, which the replay breaks at the node measured first, and
+ * still gives back every measured time. */
+Test(depgraph, cycle_from_contradicting_times)
+{
+	struct gp_dg *g = gp_dg_new();
+	call(g, 50, 60, GP_API_LAUNCH, "cudaLaunchKernel");           /* issues x        */
+	call(g, 100, 200, GP_API_SYNC_STREAM, "cudaStreamSynchronize"); /* released by x */
+	call(g, 200, 210, GP_API_LAUNCH, "cudaLaunchKernel");          /* issues o        */
+	op(g, 150, 160, 200, 210, 7, GP_OP_KERNEL, "o");
+	op(g, 170, 180, 50, 60, 7, GP_OP_KERNEL, "x");
+	cr_assert_eq(gp_dg_build(g), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	cr_assert_eq(r, 210 - 50);
+	struct gp_dg_change ch = { .kind = GP_DG_DROP_SYNC, .target = "cudaStreamSynchronize" };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_leq(r, 210 - 50);
+	gp_dg_free(g);
+}
+
+/* What a change applies to: the nodes it changes; for a name that matches
+ * nothing, the names it could have meant, closest first. */
+Test(depgraph, match_and_closest_names)
+{
+	struct gp_dg *g = gp_dg_new();
+	two_site_loop(g);
+	cr_assert_eq(gp_dg_build(g), 0);
+	const char *near[3];
+	size_t n, nn;
+	struct gp_dg_change ch = { .kind = GP_DG_SCALE, .target = "k2", .factor = 0.5 };
+	cr_assert_eq(gp_dg_match(g, &ch, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, STEPS);
+	cr_assert_eq(nn, 0);
+	ch.target = "k3"; /* one substitution from k2 and one insertion from k */
+	cr_assert_eq(gp_dg_match(g, &ch, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(nn, 2);
+	cr_assert_str_eq(near[0], "k"); /* both one edit away: by name */
+	cr_assert_str_eq(near[1], "k2");
+	struct gp_dg_change sync = { .kind = GP_DG_DROP_SYNC, .target = "cudaFree" };
+	cr_assert_eq(gp_dg_match(g, &sync, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, 0); /* cudaFree is not a synchronizing function */
+	cr_assert_eq(nn, 1);
+	cr_assert_str_eq(near[0], "cudaStreamSynchronize");
+	struct gp_dg_change site = { .kind = GP_DG_DROP_SITE, .target = "*loop.c:21*" };
+	cr_assert_eq(gp_dg_match(g, &site, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(nn, 2);
+	cr_assert_str_eq(near[0], "loop.c:20 (step)");
+	site.target = "*loop.c:20*";
+	cr_assert_eq(gp_dg_match(g, &site, &n, near, 3, &nn), 0);
+	cr_assert_eq(n, STEPS);
+	gp_dg_free(g);
+}
+
+/* Each step: launch k, a cudaFree (an implicit sync: released by k, SYNC
+ * after), HOST of host work. Hoisting the cudaFree out of the loop lets
+ * the host run ahead as dropping a synchronize does; an implicit sync that
+ * waited is never an empty wait. */
+Test(depgraph, hoist_implicit_sync)
+{
+	struct gp_dg *g = gp_dg_new();
+	wait_loop(g, GP_API_SYNC_IMPLICIT, "cudaFree"); /* the last one of class other stays */
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_empty_waits(g), 0);
+	uint64_t r, h;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	struct gp_dg_change ch;
+	char buf[64];
+	cr_assert_eq(gp_dg_parse("hoist=cudaFree", &ch, buf, sizeof buf, NULL, 0), 0);
+	cr_assert_eq(ch.kind, GP_DG_HOIST);
+	cr_assert_eq(gp_dg_replay(g, &ch, &h, NULL, 0, NULL), 0);
+	uint64_t gpu_end = LAUNCH + LAT + (uint64_t)STEPS * EXEC;
+	uint64_t host_end = (uint64_t)STEPS * (LAUNCH + HOST) + 1000;
+	cr_assert_eq(h, gpu_end > host_end ? gpu_end : host_end);
+	/* sync= names it too; a synchronize's name does not hoist */
+	struct gp_dg_change drop = { .kind = GP_DG_DROP_SYNC, .target = "cudaFree" }, other = ch;
+	cr_assert_eq(gp_dg_replay(g, &drop, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, h);
+	other.target = "cudaDeviceSynchronize";
+	cr_assert_eq(gp_dg_replay(g, &other, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
 	gp_dg_free(g);
 }

@@ -8,12 +8,18 @@
 #              measured wall-time saving of the second (the change made for
 #              real, or the cost model changed), within 15 %:
 #                sync=cudaStreamSynchronize   sync     -> nosync
+#                hoist=cudaFree               free     -> nofree
 #                pinned=memcpy HtoD           pageable -> pinned
 #                graph=wk_tiny                launch   -> graph
 #                empty-waits                  empty    -> noempty
 #                overlap-copies               serial   -> overlap
 #                kernel=wk_step:scale=0.5     nosync under whatif_pairs.simcuda
 #                                             -> whatif_pairs_fast.simcuda
+#   long       a run of a million ops (whatif_pairs long under
+#              whatif_long.simcuda): the graph is a prefix of the window,
+#              replayed, its savings scaled; no replay failure in the text
+#   no match   a --whatif whose name matches nothing is refused (status 2)
+#              naming the closest names; a matching one is not
 # Host timing on a shared machine is noise: each pair is best of 3 runs
 # (tests/e2e/counting.sh; it was "first of up to 5 within tolerance").
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME.
@@ -87,6 +93,7 @@ pair() {
 		fail "$1: the prediction missed the real saving by more than 15 % in a majority of 3 runs"
 }
 pair sync 'sync=cudaStreamSynchronize' "$M" sync "$M" nosync
+pair hoist 'hoist=cudaFree' "$M" free "$M" nofree
 pair site 'site=*wait_a*' "$M" twosites "$M" onesite
 pair pinned 'pinned=memcpy HtoD' "$M" pageable "$M" pinned
 pair graph 'graph=wk_tiny' "$M" launch "$M" graph
@@ -94,9 +101,40 @@ pair empty 'empty-waits' "$M" empty "$M" noempty
 pair overlap 'overlap-copies' "$M" serial "$M" overlap
 pair scale 'kernel=wk_step:scale=0.5' "$M" nosync "$S/tests/e2e/whatif_pairs_fast.simcuda" nosync
 
+# long: a million ops, far past the graph's bound
+if run long "$S/tests/e2e/whatif_long.simcuda" "$P" long 200000; then
+	$CHECK long "$tmp/long.json" 1000000 || fail "long: the graph of a million ops was not replayed as a prefix"
+	"$R" "$tmp/long.gpht" >"$tmp/long.txt" 2>&1 || fail "long: the text report failed"
+	grep -q "What-if" "$tmp/long.txt" && ! grep -q "could not be replayed" "$tmp/long.txt" ||
+		fail "long: the text report has no replayed what-if: $(grep -A1 What-if "$tmp/long.txt")"
+fi
+rm -f "$tmp"/long.*
+
 # a malformed --whatif is refused as bad usage
 "$R" --whatif 'kernel=x:scale=-1' "$S/tests/corpus/traces/sync_bound.gpht" >/dev/null 2>"$tmp/bad.err"
 [ $? -eq 2 ] && grep -q -- "--whatif" "$tmp/bad.err" || fail "--whatif 'kernel=x:scale=-1' was not refused with status 2"
+
+# no match: a --whatif whose name matches nothing is bad usage naming the
+# closest names, never a prediction of 0; the control: the same changes
+# with a name the trace holds are predicted (status 0)
+sb=$S/tests/corpus/traces/sync_bound.gpht
+refused() { # SPEC CLOSEST: status 2, no report, CLOSEST named first
+	"$R" --whatif "$1" "$sb" >"$tmp/nm.out" 2>"$tmp/nm.err"
+	local rc=$?
+	[ $rc -eq 2 ] && [ ! -s "$tmp/nm.out" ] && grep -qF -- "--whatif: '$1': the " "$tmp/nm.err" &&
+		grep -qF -- "; the closest: '$2" "$tmp/nm.err" ||
+		fail "--whatif '$1' matching nothing: status $rc, $(cat "$tmp/nm.err") $(grep saves "$tmp/nm.out")"
+}
+refused 'kernel=nope:scale=0.5' 'step_kernel'
+refused 'kernel=step_kernal:scale=0.5' 'step_kernel'
+refused 'sync=cudaFree' 'cudaEventSynchronize'
+refused 'graph=nope' 'step_kernel'
+refused 'pinned=memcpy HtoX' 'memcpy HtoD'
+refused 'site=*nothere*' 'main+0x'
+for spec in 'kernel=step_kernel:scale=0.5' 'sync=cudaDeviceSynchronize' 'pinned=memcpy HtoD' 'site=main+0x1bb*'; do
+	"$R" --whatif "$spec" "$sb" >"$tmp/nm.out" 2>"$tmp/nm.err" && grep -q "saves .*\[--whatif\]" "$tmp/nm.out" ||
+		fail "--whatif '$spec' (a name the trace holds) was not predicted: $(cat "$tmp/nm.err")"
+done
 
 [ "$fails" -eq 0 ] && echo "test_whatif_e2e: OK" || echo "test_whatif_e2e: $fails failure(s)"
 [ "$fails" -eq 0 ]

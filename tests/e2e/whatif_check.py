@@ -7,6 +7,10 @@
                                            against the measured A - B, within
                                            TOL (a fraction of the real saving); both
                                            walls from the first launch on
+  whatif_check.py long JSON OPS            a run of OPS ops, longer than the
+                                           graph keeps: replayed as a prefix
+                                           (within 1 %), its savings scaled
+                                           to the whole window
 """
 import json
 import sys
@@ -21,6 +25,30 @@ def whatif(path):
     raise SystemExit(f"{path}: no analyses item with a whatif member")
 
 
+def long_run(path, nops):
+    with open(path) as f:
+        ops = json.load(f)["summary"]["ops"]
+    w = whatif(path)
+    why = []
+    if ops < nops:
+        why.append(f"the trace holds {ops} ops, not {nops}")
+    if w is None or not w["replay_ok"]:
+        why.append("not replayed")
+    else:
+        if not w["truncated"] or w["ops"] >= ops:
+            why.append(f"the graph holds {w['ops']} of {ops} ops and is not a prefix")
+        if w["replay_error_pct"] > 1.0:
+            why.append(f"replayed {w['replay_error_pct']:.3f} % off")
+        if w["window_ns"] <= w["measured_wall_ns"] or not w["whatif"]:
+            why.append("no saving scaled from the prefix to the window")
+    for x in why:
+        print(f"FAIL: {path}: {x}")
+    if not why:
+        print(f"long: {ops} ops, a prefix of {w['ops']} ops replayed "
+              f"({w['replay_error_pct']:.3f} % off), {len(w['whatif'])} what-ifs scaled to the window")
+    return 1 if why else 0
+
+
 def main():
     if sys.argv[1] == "replay":
         bad = 0
@@ -33,6 +61,8 @@ def main():
                       f"({w['replay_error_pct']:.3f} % off)")
                 bad += 1
         return 1 if bad else 0
+    if sys.argv[1] == "long":
+        return long_run(sys.argv[2], int(sys.argv[3]))
     a, b, tol = whatif(sys.argv[2]), whatif(sys.argv[3]), float(sys.argv[4])
     user = [x for x in a["whatif"] if x["user"]]
     if not user:

@@ -18,6 +18,13 @@
 //   twosites / onesite  each step: a kernel, a synchronize in wait_a, host
 //                       work, a second kernel, a synchronize in wait_b; the
 //                       second drops the call site in wait_a only
+//   free / nofree       each step: a kernel, a buffer allocated and freed
+//                       (cudaFree waits for the device), host work; the
+//                       second allocates once before the loop, frees after it
+//   long N              N steps of 5 ops on two streams (a pageable copy in,
+//                       two kernels, an event, a kernel on the second stream,
+//                       a blocking copy back): a graph past GP_DG_MAX_NODES
+//                       (whatif_long.simcuda keeps every cost tiny)
 // The kernel-scaling pair is `nosync` under two cost models
 // (whatif_pairs.simcuda, whatif_pairs_fast.simcuda: wk_step twice as fast).
 // Kernels change nothing (no host twin): the test reads timing only. The
@@ -64,6 +71,24 @@ static void host_work(long us)
 // the functions that hold them (remove_sync_site targets one).
 static __attribute__((noinline)) void wait_a(cudaStream_t s) { CK(cudaStreamSynchronize(s)); }
 static __attribute__((noinline)) void wait_b(cudaStream_t s) { CK(cudaStreamSynchronize(s)); }
+
+// long N: a run whose dependency graph is longer than the report keeps.
+static void long_run(int steps, int *d, cudaStream_t s, cudaStream_t c)
+{
+	static int h[64];
+	cudaEvent_t e;
+	CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+	for (int i = 0; i < steps; i++) {
+		CK(cudaMemcpyAsync(d, h, sizeof h, cudaMemcpyHostToDevice, s));
+		wk_tiny<<<1, 1, 0, s>>>(d);
+		wk_small<<<1, 1, 0, s>>>(d);
+		CK(cudaEventRecord(e, s));
+		CK(cudaStreamWaitEvent(c, e, 0));
+		wk_mid<<<1, 1, 0, c>>>(d);
+		CK(cudaMemcpy(h, d, sizeof(int), cudaMemcpyDeviceToHost));
+	}
+	CK(cudaEventDestroy(e));
+}
 
 int main(int argc, char **argv)
 {
@@ -158,8 +183,26 @@ int main(int argc, char **argv)
 		CK(cudaStreamSynchronize(cs));
 		CK(cudaFree(dbig));
 		CK(cudaFreeHost(h));
+	} else if (!strcmp(m, "free") || !strcmp(m, "nofree")) {
+		int hoisted = !strcmp(m, "nofree");
+		int *t = NULL;
+		if (hoisted)
+			CK(cudaMalloc(&t, 4096));
+		for (int i = 0; i < STEPS; i++) {
+			wk_step<<<1, 1, 0, s>>>(d);
+			if (!hoisted) {
+				CK(cudaMalloc(&t, 4096));
+				CK(cudaFree(t)); // waits for wk_step
+			}
+			host_work(300);
+		}
+		if (hoisted)
+			CK(cudaFree(t));
+	} else if (!strcmp(m, "long") && argc > 2 && atoi(argv[2]) > 0) {
+		long_run(atoi(argv[2]), d, s, c);
 	} else {
-		fprintf(stderr, "usage: whatif_pairs sync|nosync|pageable|pinned|launch|graph|empty|noempty|serial|overlap\n");
+		fprintf(stderr, "usage: whatif_pairs sync|nosync|pageable|pinned|launch|graph|empty|noempty|serial|overlap|"
+				"twosites|onesite|free|nofree|long N\n");
 		return 2;
 	}
 	CK(cudaDeviceSynchronize());

@@ -1,0 +1,99 @@
+/*
+ * depgraph_int.h — the dependency graph's own layout, shared by its build
+ * (depgraph.c) and its replay (depgraph_replay.c); nothing else includes
+ * it. Nodes are kept sorted once built: calls by thread and start, ops by
+ * stream and start, waits by start; indexes into them are int32_t (the
+ * graph holds at most GP_DG_MAX_NODES nodes). Single-threaded.
+ */
+#ifndef GP_REPORT_DEPGRAPH_INT_H
+#define GP_REPORT_DEPGRAPH_INT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "report/core/analysis.h"
+#include "depgraph.h"
+
+/* A call's identity: the record it came from (GP_REC_*_API; 0 = none),
+ * its thread and its correlation id as that record says them. */
+struct gp_dg_id {
+	uint32_t tid, corr;
+	uint8_t domain;
+};
+
+struct gp_dg_c {
+	uint64_t start, end;
+	uint64_t gap;          /* host time since the previous call of its thread */
+	uint64_t post;         /* blocking: time from the release to its return  */
+	const char *name;
+	const char *site;      /* sync: its call site (the core's), or NULL      */
+	struct gp_dg_id id;
+	int32_t wait;          /* op that released it, -1 none                   */
+	int32_t op;            /* an op it launched (the last one), -1 none      */
+	uint32_t nops;         /* ops it launched (graph launch: its nodes)      */
+	uint8_t cls, first, empty, blocking;
+};
+
+struct gp_dg_o {
+	uint64_t start, end, api_start, api_end;
+	uint64_t lat, prev_gap, dep_gap;
+	const char *name;
+	uint32_t stream, corr;
+	uint32_t tid;          /* its launching call's thread; with corr and
+	                          domain, that call's identity                   */
+	int32_t call, prev, dep, prev_same; /* prev_same: previous op of the same
+	                                       class (copy / not copy) of its stream */
+	uint8_t domain;
+	uint8_t kind, copy_kind, sync_issue, anchor;
+};
+
+struct gp_dg_w {
+	uint64_t start, end;
+	const char *site;
+	struct gp_dg_id id;    /* the blocking call's                            */
+	uint32_t op_corr;
+	uint8_t attributed;
+};
+
+struct gp_dg {
+	struct gp_dg_w *w;
+	size_t nw, capw;
+	struct gp_dg_c *c;
+	size_t nc, capc;
+	struct gp_dg_o *o;
+	size_t no, capo;
+	int truncated;
+	uint64_t t0, t1;
+	uint64_t lat_async, lat_sync;
+	uint64_t node_cost, async_cost;
+	size_t empty;
+};
+
+static inline int gp_dg_is_sync(unsigned c)
+{
+	return c == GP_API_SYNC_DEVICE || c == GP_API_SYNC_STREAM || c == GP_API_SYNC_EVENT;
+}
+
+/* cudaFree, cudaFreeHost, cudaMallocHost, cudaHostAlloc: the device is
+ * synchronized before the call does its work */
+static inline int gp_dg_is_implicit(unsigned c)
+{
+	return c == GP_API_SYNC_IMPLICIT;
+}
+
+static inline int gp_dg_is_copy_sync(unsigned c)
+{
+	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
+}
+
+static inline int gp_dg_named(const char *a, const char *target)
+{
+	return a && target && strcmp(a, target) == 0;
+}
+
+/* Whether change ch (NULL: none) changes call c: 1 with *dur its new
+ * duration (it then waits for nothing), else 0 (depgraph_replay.c). */
+int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
+		       uint64_t *dur);
+
+#endif
