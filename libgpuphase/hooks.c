@@ -140,10 +140,16 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
 	c->pushed = 0;
 	/* running, but the starting thread has not opened the whole-run window
-	 * yet: not recorded, so counted (written = read + dropped) */
+	 * yet: wait for it (bounded, gp_lib_await_start); past the bound, not
+	 * recorded, so counted (written = read + dropped) */
 	if (GP_UNLIKELY(!c->active) && gp_cfg.win_mode == GP_WINMODE_ALL &&
-	    !__atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE))
-		gp_state_count_startup_lost();
+	    !__atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE)) {
+		if (gp_lib_await_start())
+			c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
+		else
+			gp_state_count_startup_lost();
+		*err = e;
+	}
 	if (c->active) {
 		c->nested = t->depth > 0;
 		t->depth++;

@@ -12,12 +12,17 @@
  *  - gp_lib_ensure_started (first hook, first NVTX call, or
  *    InitializeInjection — whichever comes first, on that thread): CUDA
  *    versions (preload only), CUPTI (cupti.c), the collector, the window.
- *    Other threads arriving meanwhile pass through unrecorded and, in the
- *    whole-run window, counted: each adds its count to its own ring's drops
- *    on its next call (gp_state_startup_flush), the rest is added at finish,
- *    so written = read + dropped holds from the first call; the starting
- *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
- *    STARTING and returns at once.
+ *    A hooked call of another thread arriving meanwhile waits for the start
+ *    (and the window it opens), at most GP_LIB_START_WAIT_NS
+ *    (gp_lib_await_start); only past that bound does it pass through
+ *    unrecorded and, in the whole-run window, counted as a start-up loss:
+ *    each thread adds its count to its own ring's drops on its next call
+ *    (gp_state_startup_flush), the rest is added at finish, so
+ *    written = read + dropped holds from the first call, and finish writes
+ *    the total as one GP_STATUS_STARTUP_LOST. InitializeInjection on another
+ *    thread never waits (it runs inside cuInit, under the driver's lock);
+ *    the starting thread itself re-entering (cudart -> cuInit ->
+ *    InitializeInjection) sees STARTING and returns at once.
  *  - gp_lib_finish, from gp_lib_atexit (exit(3), before cudart's teardown
  *    when cudart registered later than us) or from the trigger thread
  *    (`gpuphase stop PID`, window.c) while the program runs on: synchronize, close the window, disable CUPTI kinds,
@@ -37,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -352,6 +359,44 @@ void gp_lib_cuda_use(void)
 	}
 }
 
+/* How long a hooked call that arrives while another thread starts the
+ * library waits for that start (and its window) before it passes through
+ * unrecorded as a start-up loss. The start takes a few milliseconds of its
+ * own plus what CUDA takes under it (cuInit and the device query of
+ * gp_lib_devices: up to seconds on a machine of many GPUs), and the waiting
+ * calls would wait about as long for that same initialisation inside CUDA;
+ * the bound is there only for a start that cannot finish while the waiter
+ * waits (a waiter holding a lock the start needs: the loader's, from a
+ * constructor), and it ends such a stall. */
+#define GP_LIB_START_WAIT_NS (10ull * 1000000000ull)
+
+/* Is the start over for a hooked call: not STARTING, and when RUNNING, the
+ * window opened (gp_window_start ran)? */
+static int gp_lib_start_settled(void)
+{
+	int s = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
+	return s != GP_STATE_STARTING &&
+	       (s != GP_STATE_RUNNING || __atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE));
+}
+
+int gp_lib_await_start(void)
+{
+	if (gp_lib_start_settled())
+		return 1;
+	uint64_t until = gp_now() + GP_LIB_START_WAIT_NS;
+	struct timespec nap = {0, 50000}; /* 50 us: the start takes milliseconds */
+	for (unsigned spins = 0;; spins++) {
+		if (spins < 64)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
+		if (gp_lib_start_settled())
+			return 1;
+		if (gp_now() > until)
+			return 0;
+	}
+}
+
 /* *starting is set when 0 is returned because another thread is starting. */
 static int gp_lib_ensure_started_ex(int *starting)
 {
@@ -400,9 +445,19 @@ int gp_lib_ensure_started_counted(void)
 	int starting = 0;
 	if (gp_lib_ensure_started_ex(&starting))
 		return 1;
-	/* A call the whole-run window would have recorded: lost, so counted
-	 * (written = read + dropped). Other windows start closed. */
-	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL)
+	if (!starting || gp_tls.internal)
+		return 0;
+	/* Another thread is starting the library: wait for it (bounded), then
+	 * this call is recorded like any other. */
+	int saved = errno;
+	int settled = gp_lib_await_start();
+	errno = saved;
+	if (settled)
+		return __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING;
+	/* Past the bound: a call the whole-run window would have recorded is
+	 * lost, so counted (written = read + dropped). Other windows start
+	 * closed. */
+	if (gp_cfg.win_mode == GP_WINMODE_ALL)
 		gp_state_count_startup_lost();
 	return 0;
 }
@@ -447,10 +502,16 @@ int gp_lib_finish(void)
 	gp_lib_go_inert();
 	gp_hostload_stop();
 	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
-	/* start-up losses of threads that made no call since: this ring's */
+	/* start-up losses of threads that made no call since: this ring's;
+	 * all of them, by name, in one status record */
 	uint64_t lost = gp_state_startup_take();
 	if (lost)
 		gp_collector_count_lost(lost);
+	uint64_t lost_all = gp_state_startup_total();
+	if (lost_all)
+		gp_state_status(GP_STATUS_STARTUP_LOST, (int64_t)lost_all,
+			      "calls that arrived while the library started and waited past the start-up bound: "
+			      "not recorded (counted among the ring drops)");
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
