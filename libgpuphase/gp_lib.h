@@ -114,6 +114,8 @@ struct gp_tls {
 	uint32_t cur_op;     /* op id of the innermost active hook, 0 = none    */
 	void *stacks;        /* stacks.c per-thread table                        */
 	uint32_t startup_lost; /* calls lost while another thread started us     */
+	uint32_t in_call;    /* hooked calls of the slow path in progress here
+	                        (lib.c's finish: exit inside a CUDA call)       */
 };
 extern GP_TLS struct gp_tls gp_tls;
 uint32_t gp_state_tid_slow(void);

@@ -24,7 +24,7 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
                    $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
                    $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run \
-                   $(B)/tests/e2e/cold_start
+                   $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -80,6 +80,8 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_report_tampers.sh tests/e2e/test_report_gpu_clock.sh
 # Threads that start CUDA together: no call lost while the library starts.
 TESTS += tests/e2e/test_cold_start.sh
+# exit() from a signal handler inside a CUDA call: the exit path never hangs.
+TESTS += tests/e2e/test_exit_in_call.sh
 # A job past one machine: rank variables and names, clock pairs, two ranks as
 # two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
 TESTS += tests/e2e/test_multinode.sh
