@@ -50,6 +50,7 @@
 #include <string.h>
 #include <time.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -497,7 +498,9 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int state, sync;
-} gp_lib_drainer = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+	int cv_ready; /* cv set up on CLOCK_MONOTONIC (never destroyed: a fork
+	                 child's copy may count the parent's waiter) */
+} gp_lib_drainer = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
 
 /* The drain: API kinds off (our own synchronize is not recorded),
  * synchronize when allowed, CUPTI off, forced flush, stacks symbolised. */
@@ -540,16 +543,24 @@ static void gp_lib_drainer_start(void)
 	pthread_t th;
 	pthread_mutex_lock(&gp_lib_drainer.mu);
 	if (gp_lib_drainer.state == 0) {
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_destroy(&gp_lib_drainer.cv);
-		pthread_cond_init(&gp_lib_drainer.cv, &ca);
-		pthread_condattr_destroy(&ca);
+		if (!gp_lib_drainer.cv_ready) {
+			pthread_condattr_init(&ca);
+			pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+			pthread_cond_init(&gp_lib_drainer.cv, &ca);
+			pthread_condattr_destroy(&ca);
+			gp_lib_drainer.cv_ready = 1;
+		}
 		gp_lib_drainer.state = 1;
+		/* born with every signal blocked: the program's signals are never
+		 * delivered to a library thread */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (pthread_create(&th, NULL, gp_lib_drainer_main, NULL) == 0)
 			pthread_detach(th);
 		else
 			gp_lib_drainer.state = 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&gp_lib_drainer.mu);
 }
@@ -654,7 +665,11 @@ static void gp_lib_atfork_child_work(void)
 	gp_lib_forked_child = 1;
 	gp_state_window_ready = 0; /* a followed child starts its own window */
 	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
-	pthread_mutex_init(&gp_lib_drainer.mu, NULL); /* the drain thread is the parent's */
+	/* the drain thread is the parent's: its lock and condition variable
+	 * are set up afresh, without destroying the copies that count it */
+	pthread_mutex_init(&gp_lib_drainer.mu, NULL);
+	memset(&gp_lib_drainer.cv, 0, sizeof gp_lib_drainer.cv);
+	gp_lib_drainer.cv_ready = 0;
 	gp_lib_drainer.state = 0;
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
