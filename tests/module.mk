@@ -78,16 +78,16 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh tests/e2e/test_report_truth_modes.sh \
 	 tests/e2e/test_report_tampers.sh tests/e2e/test_report_gpu_clock.sh
-# Threads that start CUDA together: no call lost while the library starts.
-TESTS += tests/e2e/test_cold_start.sh
-# exit() from a signal handler inside a CUDA call: the exit path never hangs.
-TESTS += tests/e2e/test_exit_in_call.sh
 # A job past one machine: rank variables and names, clock pairs, two ranks as
 # two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
 TESTS += tests/e2e/test_multinode.sh
 # Copies' bandwidth against the link peaks, and the hardware counters
 # (simcuda's CUPTI profiling API): roofline verdicts against the truth.
 TESTS += tests/e2e/test_counters_e2e.sh
+# Threads that start CUDA together: no call lost while the library starts.
+TESTS += tests/e2e/test_cold_start.sh
+# exit() from a signal handler inside a CUDA call: the exit path never hangs.
+TESTS += tests/e2e/test_exit_in_call.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found (3.9 and
