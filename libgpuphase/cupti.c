@@ -474,7 +474,10 @@ static void CUPTIAPI gp_cupti_callback(void *ud, CUpti_CallbackDomain domain, CU
 	else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 		if (gp_counters_on)
 			gp_counters_context(((const CUpti_ResourceData *)data)->context, 0);
-		if (gp_cupti_registered)
+		/* only while capturing: after finish the trace is closed, and at
+		 * exit (cudart's teardown) a flush could wait on a lock held by
+		 * a call the exit interrupted (lib.c gp_lib_drain) */
+		if (gp_cupti_registered && __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING)
 			gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	}
 	errno = saved;

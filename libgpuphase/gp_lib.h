@@ -114,6 +114,8 @@ struct gp_tls {
 	uint32_t cur_op;     /* op id of the innermost active hook, 0 = none    */
 	void *stacks;        /* stacks.c per-thread table                        */
 	uint32_t startup_lost; /* calls lost while another thread started us     */
+	uint32_t in_call;    /* hooked calls of the slow path in progress here
+	                        (lib.c's finish: exit inside a CUDA call)       */
 };
 extern GP_TLS struct gp_tls gp_tls;
 uint32_t gp_state_tid_slow(void);
@@ -168,6 +170,8 @@ void gp_state_status(enum gp_status_kind kind, int64_t value, const char *detail
  * (gp_state_startup_take: the remainder, zeroed). */
 void gp_state_startup_flush(void);
 uint64_t gp_state_startup_take(void);
+/* How many calls were lost at start-up in all (never reset). */
+uint64_t gp_state_startup_total(void);
 
 /* ==== the modules ======================================================= */
 
@@ -384,11 +388,15 @@ extern int gp_nvtx_used;
 /* Start capture if not started; any thread. Returns 1 when running. Never
  * blocks on another thread's start (returns 0 instead). */
 int gp_lib_ensure_started(void);
-/* The same for a hooked call of the program: when it returns 0 because
- * another thread is starting the library, the call is counted as lost (on
- * this thread, added to its ring's drops by gp_state_startup_flush on its next
- * recorded call). */
+/* The same for a hooked call of the program: when another thread is
+ * starting the library, waits for that start (gp_lib_await_start); past the
+ * bound it returns 0 and the call is counted as lost (on this thread, added
+ * to its ring's drops by gp_state_startup_flush on its next recorded call). */
 int gp_lib_ensure_started_counted(void);
+/* Wait until no start is in progress and, when running, the window has
+ * opened; at most a bound (lib.c GP_LIB_START_WAIT_NS: 10 s). 1 when that
+ * happened, 0 past the bound. Any thread but the starting one. */
+int gp_lib_await_start(void);
 /* The program uses CUDA (a hook's slow path): sets gp_state_cuda_used and
  * emits the device records once if the library started before (from NVTX). */
 void gp_lib_cuda_use(void);

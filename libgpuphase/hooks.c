@@ -17,6 +17,11 @@
  * result is returned unchanged and the CUDA error state is never read or
  * reset (no cudaGetLastError here).
  *
+ * Past the gp_watch test a hook counts itself in gp_tls.in_call around the
+ * real call, so lib.c's finish knows when exit() came from inside a CUDA
+ * call on this thread (a signal handler) and must not synchronize; a call
+ * on the hot path is not counted (finish's bound covers it).
+ *
  * Invariants: gp_tls.internal > 0 means the library itself is calling CUDA;
  * such calls pass straight through and never appear in the trace.
  */
@@ -140,10 +145,16 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 	c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
 	c->pushed = 0;
 	/* running, but the starting thread has not opened the whole-run window
-	 * yet: not recorded, so counted (written = read + dropped) */
+	 * yet: wait for it (bounded, gp_lib_await_start); past the bound, not
+	 * recorded, so counted (written = read + dropped) */
 	if (GP_UNLIKELY(!c->active) && gp_cfg.win_mode == GP_WINMODE_ALL &&
-	    !__atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE))
-		gp_state_count_startup_lost();
+	    !__atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE)) {
+		if (gp_lib_await_start())
+			c->active = (uint8_t)__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED);
+		else
+			gp_state_count_startup_lost();
+		*err = e;
+	}
 	if (c->active) {
 		c->nested = t->depth > 0;
 		t->depth++;
@@ -232,10 +243,15 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 		if (GP_LIKELY(!(__atomic_load_n(&gp_watch, __ATOMIC_RELAXED) & GP_CLASS_BIT(c))))          \
 			return gp_real_ a;                                                                       \
 		struct gp_call gp_call_;                                                                       \
-		if (!gp_hooks_enter(&gp_call_, GP_HID_##n, c, (const void *)(s), twin, (f)))                   \
-			return gp_real_ a;                                                                       \
-		cudaError_t gp_r_ = gp_real_ a;                                                                      \
-		gp_hooks_exit(&gp_call_, gp_r_);                                                                   \
+		cudaError_t gp_r_;                                                                             \
+		gp_tls.in_call++;                                                                              \
+		if (!gp_hooks_enter(&gp_call_, GP_HID_##n, c, (const void *)(s), twin, (f))) {                 \
+			gp_r_ = gp_real_ a;                                                                      \
+		} else {                                                                                       \
+			gp_r_ = gp_real_ a;                                                                      \
+			gp_hooks_exit(&gp_call_, gp_r_);                                                         \
+		}                                                                                              \
+		gp_tls.in_call--;                                                                              \
 		return gp_r_;                                                                                  \
 	}                                                                                                  \
 	static __typeof__(n) gp_local_##n __attribute__((alias(#n)));

@@ -12,17 +12,28 @@
  *  - gp_lib_ensure_started (first hook, first NVTX call, or
  *    InitializeInjection — whichever comes first, on that thread): CUDA
  *    versions (preload only), CUPTI (cupti.c), the collector, the window.
- *    Other threads arriving meanwhile pass through unrecorded and, in the
- *    whole-run window, counted: each adds its count to its own ring's drops
- *    on its next call (gp_state_startup_flush), the rest is added at finish,
- *    so written = read + dropped holds from the first call; the starting
- *    thread itself re-entering (cudart -> cuInit -> InitializeInjection) sees
- *    STARTING and returns at once.
+ *    A hooked call of another thread arriving meanwhile waits for the start
+ *    (and the window it opens), at most GP_LIB_START_WAIT_NS
+ *    (gp_lib_await_start); only past that bound does it pass through
+ *    unrecorded and, in the whole-run window, counted as a start-up loss:
+ *    each thread adds its count to its own ring's drops on its next call
+ *    (gp_state_startup_flush), the rest is added at finish, so
+ *    written = read + dropped holds from the first call, and finish writes
+ *    the total as one GP_STATUS_STARTUP_LOST. InitializeInjection on another
+ *    thread never waits (it runs inside cuInit, under the driver's lock);
+ *    the starting thread itself re-entering (cudart -> cuInit ->
+ *    InitializeInjection) sees STARTING and returns at once.
  *  - gp_lib_finish, from gp_lib_atexit (exit(3), before cudart's teardown
  *    when cudart registered later than us) or from the trigger thread
- *    (`gpuphase stop PID`, window.c) while the program runs on: synchronize, close the window, disable CUPTI kinds,
- *    forced flush, symbolise stacks, stop the collector. Contexts destroyed
- *    earlier are flushed from cupti.c's resource callback.
+ *    (`gpuphase stop PID`, window.c) while the program runs on: close the
+ *    window; then, on the drain thread and waited for at most
+ *    GP_LIB_DRAIN_WAIT_NS (gp_lib_drain), disable CUPTI's API kinds,
+ *    synchronize (never when the finishing thread is itself inside a hooked
+ *    call: exit() from a signal handler), disable the rest, forced flush,
+ *    symbolise stacks; then stop the collector. Contexts destroyed earlier
+ *    are flushed from cupti.c's resource callback.
+ *  - the drain thread (gp_lib_drainer_main), started with the capture:
+ *    sleeps until finish asks, runs the drain, ends.
  *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
  *    GPUPHASE_FOLLOW_FORK=1, hook-only capture into the child's own file).
  *
@@ -37,6 +48,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,6 +69,7 @@ static char gp_lib_warnings[1024];
 static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach_session.c), or NULL */
 
 static void gp_lib_atexit(void);
+static void gp_lib_drainer_start(void);
 
 static void gp_lib_go_inert(void)
 {
@@ -352,6 +367,44 @@ void gp_lib_cuda_use(void)
 	}
 }
 
+/* How long a hooked call that arrives while another thread starts the
+ * library waits for that start (and its window) before it passes through
+ * unrecorded as a start-up loss. The start takes a few milliseconds of its
+ * own plus what CUDA takes under it (cuInit and the device query of
+ * gp_lib_devices: up to seconds on a machine of many GPUs), and the waiting
+ * calls would wait about as long for that same initialisation inside CUDA;
+ * the bound is there only for a start that cannot finish while the waiter
+ * waits (a waiter holding a lock the start needs: the loader's, from a
+ * constructor), and it ends such a stall. */
+#define GP_LIB_START_WAIT_NS (10ull * 1000000000ull)
+
+/* Is the start over for a hooked call: not STARTING, and when RUNNING, the
+ * window opened (gp_window_start ran)? */
+static int gp_lib_start_settled(void)
+{
+	int s = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
+	return s != GP_STATE_STARTING &&
+	       (s != GP_STATE_RUNNING || __atomic_load_n(&gp_state_window_ready, __ATOMIC_ACQUIRE));
+}
+
+int gp_lib_await_start(void)
+{
+	if (gp_lib_start_settled())
+		return 1;
+	uint64_t until = gp_now() + GP_LIB_START_WAIT_NS;
+	struct timespec nap = {0, 50000}; /* 50 us: the start takes milliseconds */
+	for (unsigned spins = 0;; spins++) {
+		if (spins < 64)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
+		if (gp_lib_start_settled())
+			return 1;
+		if (gp_now() > until)
+			return 0;
+	}
+}
+
 /* *starting is set when 0 is returned because another thread is starting. */
 static int gp_lib_ensure_started_ex(int *starting)
 {
@@ -380,6 +433,7 @@ static int gp_lib_ensure_started_ex(int *starting)
 		gp_window_start();
 		__atomic_store_n(&gp_state_window_ready, 1, __ATOMIC_RELEASE);
 		gp_hostload_start(); /* hostload.c: host samples off the hot path */
+		gp_lib_drainer_start(); /* finish's bounded drain */
 	} else {
 		gp_lib_go_inert();
 	}
@@ -400,9 +454,19 @@ int gp_lib_ensure_started_counted(void)
 	int starting = 0;
 	if (gp_lib_ensure_started_ex(&starting))
 		return 1;
-	/* A call the whole-run window would have recorded: lost, so counted
-	 * (written = read + dropped). Other windows start closed. */
-	if (starting && !gp_tls.internal && gp_cfg.win_mode == GP_WINMODE_ALL)
+	if (!starting || gp_tls.internal)
+		return 0;
+	/* Another thread is starting the library: wait for it (bounded), then
+	 * this call is recorded like any other. */
+	int saved = errno;
+	int settled = gp_lib_await_start();
+	errno = saved;
+	if (settled)
+		return __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) == GP_STATE_RUNNING;
+	/* Past the bound: a call the whole-run window would have recorded is
+	 * lost, so counted (written = read + dropped). Other windows start
+	 * closed. */
+	if (gp_cfg.win_mode == GP_WINMODE_ALL)
 		gp_state_count_startup_lost();
 	return 0;
 }
@@ -413,6 +477,136 @@ int gp_lib_ensure_started_counted(void)
  * may arrive together; the second waits for the first and then finds the
  * state INERT, so the process never exits mid-finish. */
 static pthread_mutex_t gp_lib_finish_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* How long finish waits for its drain (gp_lib_drain): the program has
+ * stopped issuing work, so the synchronize, the forced flush and the
+ * symbolisation take milliseconds; they take longer only when a lock they
+ * need is held by a call that will never return (exit() from a signal
+ * handler that interrupted CUDA, or malloc inside it) or when a kernel
+ * still runs for seconds at exit. Past the bound finish goes on without
+ * them and the trace says so (GP_STATUS_EXIT_UNSETTLED). */
+#define GP_LIB_DRAIN_WAIT_NS (2ull * 1000000000ull)
+
+/* The drain thread: started with the capture, it sleeps until finish asks
+ * for the calls that may block on a lock that is not ours (CUDA, CUPTI,
+ * malloc, the loader's) and runs them while finish waits, bounded. Started
+ * in advance because at finish even pthread_create may need malloc's lock.
+ * state: 0 no thread, 1 waiting, 2 asked, 3 done, 4 abandoned by finish
+ * (the thread, if it ever returns, sets 0). All under mu; cv (on
+ * CLOCK_MONOTONIC) signals both ways. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int state, sync;
+	int cv_ready; /* cv set up on CLOCK_MONOTONIC (never destroyed: a fork
+	                 child's copy may count the parent's waiter) */
+} gp_lib_drainer = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+/* The drain: API kinds off (our own synchronize is not recorded),
+ * synchronize when allowed, CUPTI off, forced flush, stacks symbolised. */
+static void gp_lib_drain_work(int may_sync)
+{
+	if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
+		static void *real_sync;
+		int (*sync)(void) = (int (*)(void))gp_resolve_real("cudaDeviceSynchronize", &real_sync);
+		gp_cupti_quiesce();
+		if (sync && may_sync)
+			sync();
+	}
+	gp_cupti_capture(0);
+	gp_cupti_flush();
+	gp_stacks_symbolize();
+}
+
+static void *gp_lib_drainer_main(void *arg)
+{
+	(void)arg;
+	gp_tls.internal++; /* our CUDA calls pass through the hooks */
+	pthread_mutex_lock(&gp_lib_drainer.mu);
+	while (gp_lib_drainer.state == 1)
+		pthread_cond_wait(&gp_lib_drainer.cv, &gp_lib_drainer.mu);
+	int sync = gp_lib_drainer.sync;
+	pthread_mutex_unlock(&gp_lib_drainer.mu);
+	gp_lib_drain_work(sync);
+	pthread_mutex_lock(&gp_lib_drainer.mu);
+	gp_lib_drainer.state = gp_lib_drainer.state == 4 ? 0 : 3;
+	pthread_cond_broadcast(&gp_lib_drainer.cv);
+	pthread_mutex_unlock(&gp_lib_drainer.mu);
+	return NULL;
+}
+
+/* At start: the drain thread, unless one is still running (a drain
+ * abandoned by an earlier attach session's finish). */
+static void gp_lib_drainer_start(void)
+{
+	pthread_condattr_t ca;
+	pthread_t th;
+	pthread_mutex_lock(&gp_lib_drainer.mu);
+	if (gp_lib_drainer.state == 0) {
+		if (!gp_lib_drainer.cv_ready) {
+			pthread_condattr_init(&ca);
+			pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+			pthread_cond_init(&gp_lib_drainer.cv, &ca);
+			pthread_condattr_destroy(&ca);
+			gp_lib_drainer.cv_ready = 1;
+		}
+		gp_lib_drainer.state = 1;
+		/* born with every signal blocked: the program's signals are never
+		 * delivered to a library thread */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&th, NULL, gp_lib_drainer_main, NULL) == 0)
+			pthread_detach(th);
+		else
+			gp_lib_drainer.state = 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_mutex_unlock(&gp_lib_drainer.mu);
+}
+
+/* Finish's calls into CUDA, CUPTI and what may need malloc's lock, never
+ * unbounded: the drain thread runs them and finish waits
+ * GP_LIB_DRAIN_WAIT_NS. No synchronize when this thread is inside a hooked
+ * call (exit() from a signal handler or a callback that interrupted it:
+ * CUDA's locks may be held by the very call interrupted), nor in a process
+ * whose program did not use CUDA (it would create a context), nor in a
+ * fork child. Without a drain thread the work runs here, unless this
+ * thread was interrupted inside CUDA (then nothing runs). What was skipped
+ * or abandoned is written as GP_STATUS_EXIT_UNSETTLED. */
+static void gp_lib_drain(void)
+{
+	int interrupted = gp_tls.in_call > 0;
+	int may_sync = !interrupted && !gp_lib_forked_child && __atomic_load_n(&gp_state_cuda_used, __ATOMIC_RELAXED);
+	int done = 1;
+	pthread_mutex_lock(&gp_lib_drainer.mu);
+	if (gp_lib_drainer.state == 1) {
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += (time_t)(GP_LIB_DRAIN_WAIT_NS / 1000000000ull);
+		gp_lib_drainer.sync = may_sync;
+		gp_lib_drainer.state = 2;
+		pthread_cond_broadcast(&gp_lib_drainer.cv);
+		while (gp_lib_drainer.state == 2 &&
+		       pthread_cond_timedwait(&gp_lib_drainer.cv, &gp_lib_drainer.mu, &until) != ETIMEDOUT)
+			;
+		done = gp_lib_drainer.state == 3;
+		gp_lib_drainer.state = done ? 0 : 4;
+		pthread_mutex_unlock(&gp_lib_drainer.mu);
+	} else {
+		pthread_mutex_unlock(&gp_lib_drainer.mu);
+		if (interrupted)
+			done = 0;
+		else
+			gp_lib_drain_work(may_sync);
+	}
+	/* no detail string: interning one may need malloc's lock, which the
+	 * interrupted call may hold (the value says it all) */
+	if (!done)
+		gp_state_status(GP_STATUS_EXIT_UNSETTLED, GP_EXIT_DRAIN_ABANDONED, NULL);
+	else if (interrupted && __atomic_load_n(&gp_state_cuda_used, __ATOMIC_RELAXED))
+		gp_state_status(GP_STATUS_EXIT_UNSETTLED, GP_EXIT_SYNC_SKIPPED, NULL);
+}
 
 static void gp_lib_atexit(void)
 {
@@ -430,27 +624,20 @@ int gp_lib_finish(void)
 	gp_tls.internal++;
 	/* Close the window first: nothing after this mark is the program's. */
 	gp_window_finish();
-	/* Let in-flight GPU work finish so its records exist (API kinds off, so
-	 * our own synchronize is not recorded), then collect everything. */
-	if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED)) {
-		static void *real_sync;
-		int (*sync)(void) = (int (*)(void))gp_resolve_real("cudaDeviceSynchronize", &real_sync);
-		gp_cupti_quiesce();
-		/* never in a process whose program did not use CUDA (it would
-		 * create a context for it) */
-		if (sync && !gp_lib_forked_child && __atomic_load_n(&gp_state_cuda_used, __ATOMIC_RELAXED))
-			sync();
-	}
-	gp_cupti_capture(0);
-	gp_cupti_flush();
-	gp_stacks_symbolize();
+	/* Let in-flight GPU work finish so its records exist, then collect
+	 * everything: on a thread of its own, waited for a bounded time. */
+	gp_lib_drain();
 	gp_lib_go_inert();
 	gp_hostload_stop();
 	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
-	/* start-up losses of threads that made no call since: this ring's */
+	/* start-up losses of threads that made no call since: this ring's;
+	 * all of them, by name, in one status record */
 	uint64_t lost = gp_state_startup_take();
 	if (lost)
 		gp_collector_count_lost(lost);
+	uint64_t lost_all = gp_state_startup_total();
+	if (lost_all)
+		gp_state_status(GP_STATUS_STARTUP_LOST, (int64_t)lost_all, NULL); /* no malloc: as above */
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
@@ -478,6 +665,12 @@ static void gp_lib_atfork_child_work(void)
 	gp_lib_forked_child = 1;
 	gp_state_window_ready = 0; /* a followed child starts its own window */
 	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
+	/* the drain thread is the parent's: its lock and condition variable
+	 * are set up afresh, without destroying the copies that count it */
+	pthread_mutex_init(&gp_lib_drainer.mu, NULL);
+	memset(&gp_lib_drainer.cv, 0, sizeof gp_lib_drainer.cv);
+	gp_lib_drainer.cv_ready = 0;
+	gp_lib_drainer.state = 0;
 	if (s == GP_STATE_RUNNING || s == GP_STATE_STARTING)
 		gp_collector_forget();
 	gp_cupti_forget();

@@ -15,7 +15,9 @@
  *  - per-thread state (gp_tls: thread id, op-id block, nesting, the
  *    library's own-call counter) and the op-id counter;
  *  - record emission (gp_state_emit1, gp_state_status);
- *  - the count of calls lost while another thread was starting the library.
+ *  - the count of calls lost while another thread was starting the library
+ *    (a call waits for the start, lib.c's gp_lib_await_start; these are the
+ *    ones that waited past its bound).
  *
  * Threads: any. Invariants: op id 0 is never handed out; a lost start-up
  * call is counted once, by the thread that lost it or at finish
@@ -43,6 +45,8 @@ static uint32_t gp_state_op_counter = 1;
  * ring's drop count (gp_state_startup_flush); the rest is taken at finish
  * (gp_state_startup_take). Atomic, relaxed: a count. */
 static uint64_t gp_state_startup_lost;
+/* All of them, never taken: finish's GP_STATUS_STARTUP_LOST. Atomic, relaxed. */
+static uint64_t gp_state_startup_lost_total;
 
 uint32_t gp_state_tid_slow(void)
 {
@@ -81,6 +85,12 @@ void gp_state_count_startup_lost(void)
 {
 	gp_tls.startup_lost++;
 	__atomic_fetch_add(&gp_state_startup_lost, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gp_state_startup_lost_total, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t gp_state_startup_total(void)
+{
+	return __atomic_load_n(&gp_state_startup_lost_total, __ATOMIC_RELAXED);
 }
 
 void gp_state_startup_flush(void)

@@ -23,7 +23,8 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/report_realcuda \
                    $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
                    $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
-                   $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run
+                   $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run \
+                   $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -84,6 +85,10 @@ TESTS += tests/e2e/test_multinode.sh
 # Copies' bandwidth against the link peaks, and the hardware counters
 # (simcuda's CUPTI profiling API): roofline verdicts against the truth.
 TESTS += tests/e2e/test_counters_e2e.sh
+# Threads that start CUDA together: no call lost while the library starts.
+TESTS += tests/e2e/test_cold_start.sh
+# exit() from a signal handler inside a CUDA call: the exit path never hangs.
+TESTS += tests/e2e/test_exit_in_call.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found (3.9 and

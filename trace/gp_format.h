@@ -349,11 +349,26 @@ enum gp_status_kind {
 	                                    -1 / -CUptiResult when the counters
 	                                    could not be collected; detail says
 	                                    what was asked and why not           */
-	GP_STATUS_REALTIME_STEP = 13     /* CLOCK_REALTIME jumped against the
+	GP_STATUS_REALTIME_STEP = 13,    /* CLOCK_REALTIME jumped against the
 	                                    trace clock between two checks (a
 	                                    step, not an NTP slew); value = the
 	                                    jump (ns, signed); clock pairs were
 	                                    written on both sides of it         */
+	GP_STATUS_STARTUP_LOST = 14,     /* value = hooked calls that arrived
+	                                    while the library started, waited
+	                                    past the start-up bound and were not
+	                                    recorded (also among the ring drops);
+	                                    written once, at finish            */
+	GP_STATUS_EXIT_UNSETTLED = 15    /* finish could not wait for the GPU:
+	                                    value = enum gp_exit_unsettled;
+	                                    GPU records may be missing          */
+};
+/* GP_STATUS_EXIT_UNSETTLED's value. */
+enum gp_exit_unsettled {
+	GP_EXIT_SYNC_SKIPPED = 1,   /* exit inside a CUDA call: no synchronize,
+	                               CUPTI flushed what it had             */
+	GP_EXIT_DRAIN_ABANDONED = 2 /* synchronize or flush did not return
+	                               within the bound (libgpuphase/lib.c)  */
 };
 struct gp_rec_status {
 	uint8_t type;

@@ -333,6 +333,10 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_STATUS:
 		if (r->status.kind < 16)
 			an->status[r->status.kind] = 1;
+		if (r->status.kind == GP_STATUS_STARTUP_LOST && r->status.value > 0)
+			an->startup_lost += (uint64_t)r->status.value;
+		if (r->status.kind == GP_STATUS_EXIT_UNSETTLED && r->status.value > an->exit_unsettled)
+			an->exit_unsettled = (int)r->status.value;
 		v.status.kind = r->status.kind;
 		v.status.value = r->status.value;
 		v.status.detail = r->status.detail;

@@ -92,6 +92,8 @@ static void gp_an_finish_conditions(struct gp_an *an, struct gp_rep *rep)
 	rep->clock_calibrated = an->status[GP_STATUS_CLOCK_CALIBRATED];
 	rep->size_cap = an->status[GP_STATUS_SIZE_CAP];
 	rep->forked = an->status[GP_STATUS_FORKED_CHILD];
+	rep->startup_lost = an->startup_lost;
+	rep->exit_unsettled = an->exit_unsettled;
 	rep->host_busy_pct = an->host_w > 0 ? an->host_busy_w / an->host_w : -1;
 	rep->proc_cpu_pct = an->host_w > 0 ? an->host_proc_w / an->host_w : -1;
 	rep->host_busy_max_pct = an->host_w > 0 ? an->host_max : -1;

@@ -458,6 +458,8 @@ struct gp_an {
 	size_t nwins, capwins;
 	int windowed;              /* gp_an_set_windowed: use the windows     */
 	int status[16];
+	uint64_t startup_lost;     /* GP_STATUS_STARTUP_LOST values           */
+	int exit_unsettled;        /* GP_STATUS_EXIT_UNSETTLED, worst value   */
 	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
 	double host_busy_w, host_proc_w, host_w, host_max;
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;

@@ -95,6 +95,9 @@ struct gp_rep {
 	uint64_t truncated_bytes;
 	int32_t end_reason;    /* footer: 0, or the -errno that stopped writing   */
 	uint64_t write_errors, lost_after_stop; /* footer: why / what was lost   */
+	uint64_t startup_lost; /* calls lost at start-up (GP_STATUS_STARTUP_LOST),
+	                          also among dropped_ring                        */
+	int exit_unsettled;    /* enum gp_exit_unsettled, 0 = finish waited     */
 	double host_busy_pct, proc_cpu_pct; /* mean over host samples, -1 = none */
 	double host_busy_max_pct;
 	/* counts */

@@ -98,6 +98,16 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 		fprintf(f, "%s%" PRIu64 " records were dropped (ring %" PRIu64 ", CUPTI %" PRIu64 ", write %" PRIu64
 			   "): sums are lower bounds\n", lead, rep->dropped_records, rep->dropped_ring,
 			rep->dropped_cupti, rep->dropped_write);
+	if (rep->startup_lost)
+		fprintf(f, "%s%" PRIu64 " start-up losses: calls that arrived while the library was starting and "
+			   "waited past the start-up bound, not recorded (counted in the ring drops)\n", lead,
+			rep->startup_lost);
+	if (rep->exit_unsettled == GP_EXIT_SYNC_SKIPPED)
+		fprintf(f, "%sthe program exited inside a CUDA call (exit from a signal handler): GPU work still in "
+			   "flight was not waited for, its records may be missing\n", lead);
+	else if (rep->exit_unsettled)
+		fprintf(f, "%sat exit CUDA or CUPTI did not return within the bound: GPU records not yet delivered "
+			   "are missing\n", lead);
 	if (rep->ops_no_api)
 		fprintf(f, "%s%" PRIu64 " ops have no API record: their launch and queue are unknown (counted as 0)\n",
 			lead, rep->ops_no_api);
@@ -748,6 +758,11 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		rep->ops_joined, rep->ops_no_api, rep->ops_no_gpu, rep->ops_end_missing, rep->hooks_unjoined,
 		rep->api_unjoined, rep->launches_captured, rep->join_coverage, rep->complete ? "true" : "false", rep->truncated_bytes,
 		rep->cupti_unavailable ? "true" : "false", rep->gpu_busy_late);
+	if (rep->startup_lost) /* absent when none, like the host figures */
+		fprintf(f, ", \"startup_lost\": %" PRIu64, rep->startup_lost);
+	if (rep->exit_unsettled)
+		fprintf(f, ", \"exit_unsettled\": \"%s\"",
+			rep->exit_unsettled == GP_EXIT_SYNC_SKIPPED ? "sync_skipped" : "abandoned");
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, ", \"host_cpu_busy_pct\": %.2f, \"host_cpu_busy_max_pct\": %.2f, \"process_cpu_pct\": %.2f",
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
