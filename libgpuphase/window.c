@@ -399,14 +399,14 @@ static void *gp_window_server(void *arg)
 /* Remove a leftover of ours at path (a socket a process with this pid left
  * behind when killed): only a socket, never another kind of file someone
  * put there. 0 (nothing there, or removed), or -errno after one line. */
-static int gp_window_remove_stale(const char *path, int level)
+static int gp_window_remove_stale(const char *path, int level, const char *who)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode)) {
-		gp_log(level, "control: %s exists and is not a socket: not removing it, no control socket "
-			      "(`gpuphase stop`/`trigger` cannot reach this process)", path);
+		gp_log(level, "%s: %s exists and is not a socket: not removing it, no control socket "
+			      "(`gpuphase stop`/`trigger` cannot reach this process)", who, path);
 		return -EEXIST;
 	}
 	if (unlink(path) != 0 && errno != ENOENT)
@@ -427,19 +427,21 @@ static void gp_window_atexit(void)
  * (the capture needs it), notes (GPUPHASE_LOG=info) otherwise. */
 static int gp_window_listen(void)
 {
-	int level = gp_cfg.win_mode == GP_WINMODE_TRIGGER ? GP_LOG_ERROR : GP_LOG_INFO;
+	int trigger = gp_cfg.win_mode == GP_WINMODE_TRIGGER;
+	int level = trigger ? GP_LOG_ERROR : GP_LOG_INFO;
+	const char *who = trigger ? "trigger" : "control";
 	char dir[GP_PATH_MAX];
 	if (gp_cfg.control_dir[0])
 		snprintf(dir, sizeof dir, "%s", gp_cfg.control_dir);
 	else
 		snprintf(dir, sizeof dir, "/tmp/gpuphase-%u", (unsigned)getuid());
 	if (mkdir(dir, 0700) && errno != EEXIST) {
-		gp_log(level, "control: cannot create %s: %s", dir, strerror(errno));
+		gp_log(level, "%s: cannot create %s: %s", who, dir, strerror(errno));
 		return -errno;
 	}
 	struct stat st;
 	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
-		gp_log(level, "control: %s must be a directory owned by uid %u with mode 0700", dir,
+		gp_log(level, "%s: %s must be a directory owned by uid %u with mode 0700", who, dir,
 		       (unsigned)getuid());
 		return -EPERM;
 	}
@@ -454,9 +456,9 @@ static int gp_window_listen(void)
 	int m = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/.%ld.sock.new", dir, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof path || m < 0 || (size_t)m >= sizeof sa.sun_path)
 		return -ENAMETOOLONG;
-	int rs = gp_window_remove_stale(path, level);
+	int rs = gp_window_remove_stale(path, level, who);
 	if (rs == 0)
-		rs = gp_window_remove_stale(sa.sun_path, level);
+		rs = gp_window_remove_stale(sa.sun_path, level, who);
 	if (rs != 0)
 		return rs;
 	int fd = gp_fd_lift(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); /* never fd 0-2 */
@@ -465,7 +467,7 @@ static int gp_window_listen(void)
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 4) || chmod(sa.sun_path, 0600) ||
 	    rename(sa.sun_path, path)) {
 		int e = errno;
-		gp_log(level, "control: cannot listen on %s: %s", path, strerror(e));
+		gp_log(level, "%s: cannot listen on %s: %s", who, path, strerror(e));
 		unlink(sa.sun_path);
 		close(fd);
 		return -e;
