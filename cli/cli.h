@@ -18,8 +18,10 @@
 #ifndef GP_CLI_H
 #define GP_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define GP_CLI_VERSION "0.1.0"
 
@@ -27,6 +29,18 @@
 int gp_record_main(int argc, char **argv);
 int gp_trigger_main(int argc, char **argv);
 int gp_trigger_stop_main(int argc, char **argv); /* `gpuphase stop PID` */
+/* `stop` for record: ask pid's library to finish its trace (control
+ * directory ctl, or pid's own, as `stop` finds it), waiting at most
+ * timeout_ms for the reply. 0 with the library's reply in reply, or -errno
+ * with the reason there; prints nothing. */
+/* record_wait.c: the signals `record` takes while CMD runs (blocked before
+ * the fork), the terminal fd when record is its foreground job (then CMD
+ * gets a process group of its own) or -1, and the wait itself: 0 with
+ * CMD's wait status, or -errno. */
+void gp_record_wait_signals(sigset_t *set);
+int gp_record_wait_terminal(void);
+int gp_record_wait(pid_t pid, int tty, const char *ctl, const char *prog, int *status);
+int gp_trigger_stop_quietly(long pid, const char *ctl, int timeout_ms, char *reply, size_t len);
 int gp_attach_main(int argc, char **argv);
 /* report, diff, export: hand over to gpuphase-report (report.c; never
  * returns on success). */

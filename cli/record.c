@@ -10,9 +10,9 @@
  * (128+N when a signal N killed it, like a shell).
  *
  * Called by main() (gpuphase.c) on the command's only thread. Signals: while
- * CMD runs, SIGINT and SIGQUIT are ignored here (the terminal delivers them
- * to CMD, which shares our process group) and SIGTERM/SIGHUP are forwarded to
- * CMD, so the summary is always printed.
+ * CMD runs, record_wait.c takes them: Ctrl-C, SIGTERM and SIGHUP first
+ * finish CMD's trace (the control socket's `stop`), then reach CMD; record
+ * itself runs on, so the summary is always printed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -377,26 +377,6 @@ static void gp_record_warn_outdir(const char *pattern)
 
 /* ---- running the command ---- */
 
-static volatile sig_atomic_t gp_record_child;
-
-static void gp_record_forward(int sig)
-{
-	pid_t c = gp_record_child;
-	if (c > 0)
-		kill(c, sig);
-}
-
-/* SIGINT and SIGQUIT: the terminal sends them to the whole foreground
- * process group, the program included, so those (si_code SI_KERNEL) are
- * not sent twice; one sent to record alone (kill -INT, a job scheduler) is
- * forwarded. */
-static void gp_record_forward_user(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	if (si && si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: from a process */
-		gp_record_forward(sig);
-}
-
 /* Set var to val in this (child) process; returns 0 or -1 with a message. */
 static int gp_record_setenv(const char *var, const char *val)
 {
@@ -462,16 +442,26 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 		fprintf(stderr, "gpuphase: record: pipe: %s\n", strerror(errno));
 		return 1;
 	}
+	/* the signals record_wait.c takes, blocked before the fork: none is
+	 * lost between the fork and the wait */
+	sigset_t waitset, oldmask;
+	gp_record_wait_signals(&waitset);
+	int tty = gp_record_wait_terminal();
 	fflush(NULL);
+	sigprocmask(SIG_BLOCK, &waitset, &oldmask);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "gpuphase: record: fork: %s\n", strerror(errno));
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pfd[0]);
 		close(pfd[1]);
 		return 1;
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		if (tty >= 0)
+			setpgid(0, 0); /* its own job: the terminal's Ctrl-C reaches record first */
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		int e = 0;
 		if (gp_record_child_env(o) == 0) {
 			execvp(cmd[0], cmd);
@@ -483,16 +473,9 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 		(void)w;
 		_exit(e == ENOENT ? 127 : 126);
 	}
+	if (tty >= 0)
+		setpgid(pid, pid);
 	close(pfd[1]);
-	gp_record_child = pid;
-	struct sigaction ign = { .sa_sigaction = gp_record_forward_user, .sa_flags = SA_SIGINFO },
-			 fwd = { .sa_handler = gp_record_forward }, old_int, old_quit, old_term, old_hup;
-	sigemptyset(&ign.sa_mask);
-	sigemptyset(&fwd.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	sigaction(SIGTERM, &fwd, &old_term);
-	sigaction(SIGHUP, &fwd, &old_hup);
 	int e = 0;
 	ssize_t r;
 	do
@@ -500,28 +483,21 @@ static int gp_record_run(const struct gp_record_opts *o, char **cmd, int *exec_f
 	while (r < 0 && errno == EINTR);
 	close(pfd[0]);
 	int status = 0;
-	pid_t w;
-	do
-		w = waitpid(pid, &status, 0);
-	while (w < 0 && errno == EINTR);
-	gp_record_child = 0;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	int w = gp_record_wait(pid, tty, o->control_dir, cmd[0], &status);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	if (r == (ssize_t)sizeof e) {
 		fprintf(stderr, "gpuphase: record: cannot run '%s': %s\n", cmd[0], strerror(e));
 		return e == ENOENT ? 127 : 126;
 	}
 	*exec_failed = 0;
 	if (w < 0) {
-		fprintf(stderr, "gpuphase: record: waitpid: %s\n", strerror(errno));
+		fprintf(stderr, "gpuphase: record: waiting for %s: %s\n", cmd[0], strerror(-w));
 		return 1;
 	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
-		fprintf(stderr, "gpuphase: %s was killed by signal %d (%s)%s: the library could not finish the "
-				"trace; what was lost is said below\n", cmd[0], sig, strsignal(sig),
+		fprintf(stderr, "gpuphase: %s was killed by signal %d (%s)%s: what was lost is said below "
+				"(nothing when the trace is complete)\n", cmd[0], sig, strsignal(sig),
 			WCOREDUMP(status) ? ", core dumped" : "");
 		return 128 + sig;
 	}

@@ -1,14 +1,16 @@
 /*
  * trigger.c — `gpuphase trigger PID [--iters M | --seconds S | --status]`:
  * tells a process started with `gpuphase record --window trigger` (capture
- * idle) to capture the next M iterations or S seconds, or asks its status;
- * `gpuphase stop PID`: ends its capture for good and completes the trace
- * (footer, flush) while the program runs on.
+ * idle) to capture the next M iterations or S seconds, or asks any captured
+ * process its status; `gpuphase stop PID`: ends any capture for good and
+ * completes the trace (footer, flush) while the program runs on. `record`
+ * calls gp_trigger_stop_quietly on Ctrl-C/SIGTERM before passing the signal.
  *
  * Protocol (agreed with libgpuphase/): a UNIX stream socket at
  * ${GPUPHASE_CONTROL_DIR:-/tmp/gpuphase-<uid>}/<pid>.sock; we send ONE line
  * ("capture iters=M" | "capture seconds=S" | "status" | "stop") and read ONE line
- * ("ok <text>" | "error <text>"). The control directory is taken from
+ * ("ok <text>" | "error <text>"); every capture serves "status" and "stop",
+ * only GPUPHASE_WINDOW=trigger the captures. The control directory is taken from
  * --control-dir, else from the target's own environment (/proc/PID/environ,
  * readable for our own processes), else from ours, else the default.
  * Before talking: the directory must be ours (root: or the target's owner),
@@ -89,21 +91,13 @@ static void gp_trigger_explain(const char *verb, long pid, const char *sock, int
 		return;
 	}
 	if (gp_trigger_target_has_lib(pid)) {
-		char w[128];
-		int has = gp_trigger_target_env(pid, "GPUPHASE_WINDOW", w, sizeof w);
-		if (has == 1 && strcmp(w, "trigger") != 0) {
-			fprintf(stderr, "gpuphase: %s: %ld runs under gpuphase with GPUPHASE_WINDOW=%s, not "
-					"trigger: restart it with `gpuphase record --window trigger -- ...`\n", verb, pid, w);
-			return;
-		}
-		if (has == 0) {
-			fprintf(stderr, "gpuphase: %s: %ld runs under gpuphase but was started without "
-					"GPUPHASE_WINDOW=trigger (it is capturing the whole run)\n", verb, pid);
-			return;
-		}
+		fprintf(stderr, "gpuphase: %s: %ld runs under gpuphase but serves no control socket at %s (%s): "
+				"its capture has not started (no CUDA call yet), the capture is an attach "
+				"session, or its control directory is another (--control-dir)\n",
+			verb, pid, sock, strerror(err));
+		return;
 	}
-	fprintf(stderr, "gpuphase: %s: %ld is not running under gpuphase (or was started without "
-			"GPUPHASE_WINDOW=trigger): %s: %s\n", verb, pid, sock, strerror(err));
+	fprintf(stderr, "gpuphase: %s: %ld is not running under gpuphase: %s: %s\n", verb, pid, sock, strerror(err));
 }
 
 /* The uid that owns process pid (from /proc/PID), or (uid_t)-1. */
@@ -260,6 +254,39 @@ out:
 	return rc;
 }
 
+/* The control directory of pid (ctl, else the target's environment, else
+ * ours, else the default) into dir (PATH_MAX bytes) and its socket into
+ * sock. */
+static void gp_trigger_place(long pid, const char *ctl, char *dir, char *sock, size_t socklen)
+{
+	if (ctl)
+		snprintf(dir, PATH_MAX, "%s", ctl);
+	else if (gp_trigger_target_env(pid, "GPUPHASE_CONTROL_DIR", dir, PATH_MAX) == 1 && dir[0])
+		;
+	else if (getenv("GPUPHASE_CONTROL_DIR") && *getenv("GPUPHASE_CONTROL_DIR"))
+		snprintf(dir, PATH_MAX, "%s", getenv("GPUPHASE_CONTROL_DIR"));
+	else
+		snprintf(dir, PATH_MAX, "/tmp/gpuphase-%u", (unsigned)getuid());
+	snprintf(sock, socklen, "%s/%ld.sock", dir, pid);
+}
+
+int gp_trigger_stop_quietly(long pid, const char *ctl, int timeout_ms, char *reply, size_t len)
+{
+	char dir[PATH_MAX], sock[PATH_MAX + 32], why[PATH_MAX + 128];
+	const char *stage = "";
+	gp_trigger_place(pid, ctl, dir, sock, sizeof sock);
+	int rc = gp_trigger_check_place(dir, sock, pid, why, sizeof why);
+	if (rc == -EPERM)
+		snprintf(reply, len, "%s", why);
+	if (rc == 0)
+		rc = gp_trigger_talk(sock, pid, "stop\n", timeout_ms, reply, len, &stage);
+	if (rc == 0 && strncmp(reply, "ok ", 3) != 0)
+		rc = -EPROTO;
+	if (rc < 0 && rc != -EPERM && rc != -EPROTO)
+		snprintf(reply, len, "%s %s: %s", stage, sock, strerror(-rc));
+	return rc;
+}
+
 /* A positive decimal (seconds may have a fraction); 1 if s is one. */
 static int gp_trigger_is_number(const char *s, int allow_fraction)
 {
@@ -347,17 +374,8 @@ static int gp_trigger_control(const char *verb, int argc, char **argv)
 		return 2;
 	}
 
-	char dir[PATH_MAX];
-	if (ctl)
-		snprintf(dir, sizeof dir, "%s", ctl);
-	else if (gp_trigger_target_env(pid, "GPUPHASE_CONTROL_DIR", dir, sizeof dir) == 1 && dir[0])
-		;
-	else if (getenv("GPUPHASE_CONTROL_DIR") && *getenv("GPUPHASE_CONTROL_DIR"))
-		snprintf(dir, sizeof dir, "%s", getenv("GPUPHASE_CONTROL_DIR"));
-	else
-		snprintf(dir, sizeof dir, "/tmp/gpuphase-%u", (unsigned)getuid());
-	char sock[PATH_MAX + 32];
-	snprintf(sock, sizeof sock, "%s/%ld.sock", dir, pid);
+	char dir[PATH_MAX], sock[PATH_MAX + 32];
+	gp_trigger_place(pid, ctl, dir, sock, sizeof sock);
 
 	char req[128];
 	if (stop)

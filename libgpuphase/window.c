@@ -6,9 +6,14 @@
  * device/stream synchronize, before a launch of a kernel:GLOB match, around
  * cudaProfilerStart/Stop), nvtx.c (range starts for nvtx:NAME), lib.c (start,
  * exit, fork), plus two threads of our own that exist only when configured:
- * the timer (GPUPHASE_WINDOW=delay=...,duration=...) and the trigger server
- * (GPUPHASE_WINDOW=trigger; UNIX socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock),
- * which also serves `stop`: gp_lib_finish on that thread, the program runs on.
+ * the timer (GPUPHASE_WINDOW=delay=...,duration=...) and the control server
+ * (every capture but an attach session, which has its own connection; UNIX
+ * socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock): `trigger` requests in
+ * GPUPHASE_WINDOW=trigger, `status` and `stop` in every window. A stop runs
+ * gp_lib_finish on that thread while the program runs on; the server then
+ * answers `status` with "ended" until the process exits (an atexit handler
+ * removes the socket; a process killed by a signal leaves it, and the next
+ * process with that pid replaces it).
  *
  * Invariants: every transition happens under gp_window_lock. A start does,
  * in order, CUPTI activity enable (never a filter), gp_window_on, gp_watch
@@ -49,7 +54,9 @@ static int gp_window_started;
 static int gp_window_held; /* gp_window_hold: markers neither counted nor applied */
 static int gp_window_listen_fd = -1;
 static char gp_window_sock_path[128];
-static int gp_window_stopped; /* trigger thread only: `stop` finished the trace */
+static int gp_window_stopped; /* `stop` finished the trace (stored under gp_window_lock) */
+static __thread int gp_window_serving; /* this thread is the control server */
+static char gp_window_stopped_trace[GP_PATH_MAX]; /* its path, for `status` after the stop */
 
 /* ---- kernel:GLOB ------------------------------------------------------- */
 
@@ -283,8 +290,17 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	double s;
 	char extra;
 	int cs = gp_state_lock(&gp_window_lock);
-	if (gp_cfg.win_mode != GP_WINMODE_TRIGGER) {
-		snprintf(reply, len, "error not started with GPUPHASE_WINDOW=trigger");
+	if (gp_window_stopped && !strcmp(line, "status")) {
+		snprintf(reply, len, "ok ended (gpuphase stop): trace complete: %s pid=%ld", gp_window_stopped_trace,
+			 (long)getpid());
+	} else if (gp_window_stopped) {
+		snprintf(reply, len, "error the capture ended (gpuphase stop); trace: %s", gp_window_stopped_trace);
+	} else if (!strcmp(line, "status")) {
+		snprintf(reply, len, "ok %s iter=%lld pid=%ld marker=%s window=%s", gp_window_on ? "capturing" : "idle",
+			 (long long)gp_window_iter, (long)getpid(), gp_cfg.marker_text,
+			 gp_cfg.win_mode == GP_WINMODE_TRIGGER ? "trigger" : "fixed");
+	} else if (gp_cfg.win_mode != GP_WINMODE_TRIGGER) {
+		snprintf(reply, len, "error not started with GPUPHASE_WINDOW=trigger: only 'status' and 'stop' here");
 	} else if (sscanf(line, "capture iters=%llu%c", &n, &extra) == 1 && n > 0 && n < (1ull << 40)) {
 		gp_window_trig_from = gp_window_iter + 1;
 		gp_window_trig_to = gp_window_iter + 1 + (int64_t)n;
@@ -294,9 +310,6 @@ void gp_window_request(const char *line, char *reply, size_t len)
 		gp_window_trig_until = gp_now() + (uint64_t)(s * 1e9);
 		gp_window_apply(gp_state_tid());
 		snprintf(reply, len, "ok capturing for %g s", s);
-	} else if (!strcmp(line, "status")) {
-		snprintf(reply, len, "ok %s iter=%lld pid=%ld marker=%s", gp_window_on ? "capturing" : "idle",
-			 (long long)gp_window_iter, (long)getpid(), gp_cfg.marker_text);
 	} else {
 		snprintf(reply, len, "error expected 'capture iters=M', 'capture seconds=S' or 'status'");
 	}
@@ -334,10 +347,15 @@ static void gp_window_serve_one(int fd)
 		/* `gpuphase stop`: finish outside gp_window_lock (gp_lib_finish
 		 * closes the window under it), then say where the trace is */
 		int done = gp_lib_finish();
+		if (done) {
+			int cs = gp_state_lock(&gp_window_lock);
+			snprintf(gp_window_stopped_trace, sizeof gp_window_stopped_trace, "%s", gp_state_trace_path);
+			gp_window_stopped = 1;
+			gp_state_unlock(&gp_window_lock, cs);
+		}
 		snprintf(reply, sizeof reply - 1, done ? "ok capture ended, trace complete: %s"
 						       : "error no capture running (already stopped?)%s",
 			 done ? gp_state_trace_path : "");
-		gp_window_stopped = done;
 	} else {
 		gp_window_request(buf, reply, sizeof reply - 1);
 	}
@@ -349,6 +367,7 @@ static void gp_window_serve_one(int fd)
 static void *gp_window_server(void *arg)
 {
 	(void)arg;
+	gp_window_serving = 1;
 	for (;;) {
 		int timeout = -1;
 		int cs = gp_state_lock(&gp_window_lock);
@@ -372,30 +391,57 @@ static void *gp_window_server(void *arg)
 				gp_window_serve_one(c);
 				close(c);
 			}
-			if (gp_window_stopped) { /* the trace is complete: nothing more to serve */
-				close(gp_window_listen_fd);
-				gp_window_listen_fd = -1;
-				return NULL;
-			}
 		}
 	}
 	return NULL;
 }
 
+/* Remove a leftover of ours at path (a socket a process with this pid left
+ * behind when killed): only a socket, never another kind of file someone
+ * put there. 0 (nothing there, or removed), or -errno after one line. */
+static int gp_window_remove_stale(const char *path, int level, const char *who)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		gp_log(level, "%s: %s exists and is not a socket: not removing it, no control socket "
+			      "(`gpuphase stop`/`trigger` cannot reach this process)", who, path);
+		return -EEXIST;
+	}
+	if (unlink(path) != 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static void gp_window_atexit(void)
+{
+	int cs = gp_state_lock(&gp_window_lock);
+	if (gp_window_sock_path[0])
+		unlink(gp_window_sock_path);
+	gp_window_sock_path[0] = 0;
+	gp_state_unlock(&gp_window_lock, cs);
+}
+
+/* The control socket. Its failures are errors in GPUPHASE_WINDOW=trigger
+ * (the capture needs it), notes (GPUPHASE_LOG=info) otherwise. */
 static int gp_window_listen(void)
 {
+	int trigger = gp_cfg.win_mode == GP_WINMODE_TRIGGER;
+	int level = trigger ? GP_LOG_ERROR : GP_LOG_INFO;
+	const char *who = trigger ? "trigger" : "control";
 	char dir[GP_PATH_MAX];
 	if (gp_cfg.control_dir[0])
 		snprintf(dir, sizeof dir, "%s", gp_cfg.control_dir);
 	else
 		snprintf(dir, sizeof dir, "/tmp/gpuphase-%u", (unsigned)getuid());
 	if (mkdir(dir, 0700) && errno != EEXIST) {
-		gp_log(GP_LOG_ERROR, "trigger: cannot create %s: %s", dir, strerror(errno));
+		gp_log(level, "%s: cannot create %s: %s", who, dir, strerror(errno));
 		return -errno;
 	}
 	struct stat st;
 	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
-		gp_log(GP_LOG_ERROR, "trigger: %s must be a directory owned by uid %u with mode 0700", dir,
+		gp_log(level, "%s: %s must be a directory owned by uid %u with mode 0700", who, dir,
 		       (unsigned)getuid());
 		return -EPERM;
 	}
@@ -410,21 +456,27 @@ static int gp_window_listen(void)
 	int m = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/.%ld.sock.new", dir, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof path || m < 0 || (size_t)m >= sizeof sa.sun_path)
 		return -ENAMETOOLONG;
-	unlink(path);
-	unlink(sa.sun_path);
+	int rs = gp_window_remove_stale(path, level, who);
+	if (rs == 0)
+		rs = gp_window_remove_stale(sa.sun_path, level, who);
+	if (rs != 0)
+		return rs;
 	int fd = gp_fd_lift(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); /* never fd 0-2 */
 	if (fd < 0)
 		return fd == -1 ? -errno : fd;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 4) || chmod(sa.sun_path, 0600) ||
 	    rename(sa.sun_path, path)) {
 		int e = errno;
-		gp_log(GP_LOG_ERROR, "trigger: cannot listen on %s: %s", path, strerror(e));
+		gp_log(level, "%s: cannot listen on %s: %s", who, path, strerror(e));
 		unlink(sa.sun_path);
 		close(fd);
 		return -e;
 	}
 	snprintf(gp_window_sock_path, sizeof gp_window_sock_path, "%s", path);
 	gp_window_listen_fd = fd;
+	static int registered; /* inherited by a fork child, like the handler */
+	if (!registered)
+		registered = atexit(gp_window_atexit) == 0;
 	return 0;
 }
 
@@ -464,12 +516,14 @@ int gp_window_start(void)
 	gp_state_unlock(&gp_window_lock, cs);
 	if (gp_cfg.win_mode == GP_WINMODE_TIME && gp_window_thread(gp_window_timer))
 		gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
-	if (gp_cfg.win_mode == GP_WINMODE_TRIGGER && gp_window_listen() == 0) {
+	/* held at start: an attach session, whose command holds its control */
+	if (!gp_window_held && gp_window_listen() == 0) {
 		if (gp_window_thread(gp_window_server)) {
-			gp_log(GP_LOG_ERROR, "cannot start the trigger thread");
+			gp_log(GP_LOG_ERROR, "cannot start the control thread");
 			unlink(gp_window_sock_path);
+			gp_window_sock_path[0] = 0;
 		} else {
-			gp_log(GP_LOG_INFO, "trigger socket %s", gp_window_sock_path);
+			gp_log(GP_LOG_INFO, "control socket %s", gp_window_sock_path);
 		}
 	}
 	return 0;
@@ -495,9 +549,12 @@ void gp_window_finish(void)
 	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
 	gp_window_started = 0;
 	gp_window_held = 0;
-	if (gp_window_sock_path[0])
+	/* a `stop` (on the server thread) keeps the socket: `status` then says
+	 * the capture ended; the atexit handler removes it */
+	if (gp_window_sock_path[0] && !gp_window_serving) {
 		unlink(gp_window_sock_path);
-	gp_window_sock_path[0] = 0;
+		gp_window_sock_path[0] = 0;
+	}
 	gp_state_unlock(&gp_window_lock, cs);
 }
 

@@ -42,7 +42,13 @@ $(B)/tests/e2e/attach_lookups: tests/e2e/attach_lookups.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $< -ldl
 
-ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/attach_lookups $(B)/tests/e2e/trace_reorder
+# The interrupt test's program: launches until a signal kills it.
+$(B)/tests/e2e/interrupt_loop: tests/e2e/interrupt_loop.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
+
+ALL_TARGETS += $(CLI_APP_BINS) $(E2E_REPORT_BINS) $(B)/tests/e2e/attach_lookups $(B)/tests/e2e/trace_reorder \
+	       $(B)/tests/e2e/interrupt_loop
 
 # A test-only interposer (tests/common/clockshift.c): one process's clocks
 # and host name read as another host's, for the cross-host tests. Built
@@ -57,7 +63,7 @@ ALL_TARGETS += $(B)/tests/libclockshift.so
 TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_cli_grammar.sh \
 	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh \
 	 tests/e2e/test_cli_stop.sh tests/e2e/test_cli_choose.sh tests/e2e/test_cli_record_finish.sh \
-	 tests/e2e/test_cli_attach.sh tests/e2e/test_cli_attach_lookups.sh
+	 tests/e2e/test_cli_attach.sh tests/e2e/test_cli_attach_lookups.sh tests/e2e/test_cli_record_interrupt.sh
 # The report against simcuda's ground truth, its command line, the analyses
 # (graphs, trends, stages, host, stability), NVTX-named stages (metrics.md
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the

@@ -6,6 +6,12 @@
 #    the trace, `gpuphase report` reads it at once as complete (exit 0, not 3),
 #    the server keeps serving, and its exit adds nothing (the trace is the
 #    same file, still complete); a second stop is refused (exit 1);
+#  * every capture has the control socket: stop ends a whole-run capture (no
+#    GPUPHASE_WINDOW) likewise, the server runs on and exits 0 with the trace
+#    unchanged and complete, and `trigger --status` then says the capture
+#    ended;
+#  * the library removes only a socket left at <pid>.sock: a regular file
+#    there is kept, with one line saying why there is no control socket;
 #  * a control directory writable by others, or a symlink, is refused before
 #    connecting (exit 1, one line saying why);
 #  * a socket served by some process other than PID (SO_PEERCRED) is refused;
@@ -58,6 +64,75 @@ rc=$?
 wait "$rec"; rc=$?
 [ "$rc" = 0 ] || fail "server under record exited $rc: $(tail -n 5 "$tmp/rec.err")"
 [ "$(sha256sum <"$tmp/srv.gpht")" = "$sum1" ] || fail "the trace changed after stop"
+
+# start_server NAME [record options]: record the server; sets rec, pid
+start_server() {
+	local name=$1
+	shift
+	"$G" record "$@" -o "$tmp/$name.gpht" -- "$B/examples/server" "$tmp/$name.sock" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err" &
+	rec=$!
+	pid=""
+	for _ in $(seq 1 600); do
+		pid=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$tmp/$name.err")
+		[ -n "$pid" ] && break
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$pid" ] || fail "$name: server did not start: $(cat "$tmp/$name.err")"
+}
+
+# A whole-run capture: stop, then status says it ended.
+start_server whole --control-dir "$ctl"
+if [ -n "$pid" ]; then
+	"$B/examples/server_client" "$tmp/whole.sock" -n 20 >/dev/null 2>&1 || fail "whole: client failed"
+	"$G" stop "$pid" >"$tmp/wstop" 2>"$tmp/wstop.err"
+	rc=$?
+	[ "$rc" = 0 ] || fail "stop of a whole-run capture: exit $rc: $(cat "$tmp/wstop.err")"
+	grep -q "^gpuphase: $pid: capture ended, trace complete: .*whole.gpht" "$tmp/wstop" ||
+		fail "whole: stop reply: $(cat "$tmp/wstop") $(cat "$tmp/wstop.err")"
+	"$G" trigger "$pid" --status >"$tmp/wst" 2>"$tmp/wst.err" ||
+		fail "whole: status after stop failed: $(cat "$tmp/wst.err")"
+	grep -q "^gpuphase: $pid: ended (gpuphase stop): trace complete: .*whole.gpht" "$tmp/wst" ||
+		fail "whole: status after stop: $(cat "$tmp/wst") $(cat "$tmp/wst.err")"
+	"$G" trigger "$pid" --iters 5 >/dev/null 2>"$tmp/wtr.err" && fail "whole: trigger after stop accepted"
+	grep -q "capture ended" "$tmp/wtr.err" || fail "whole: trigger after stop: $(cat "$tmp/wtr.err")"
+	wsum=$(sha256sum <"$tmp/whole.gpht")
+	"$B/examples/server_client" "$tmp/whole.sock" -n 10 >/dev/null 2>&1 || fail "whole: no serving after stop"
+	"$B/examples/server_client" "$tmp/whole.sock" -n 0 --quit >/dev/null 2>&1 || fail "whole: quit failed"
+	wait "$rec"; rc=$?
+	[ "$rc" = 0 ] || fail "whole: server exited $rc: $(tail -n 5 "$tmp/whole.err")"
+	[ "$(sha256sum <"$tmp/whole.gpht")" = "$wsum" ] || fail "whole: the trace changed after stop"
+	"$B/bin/gpuphase-report" "$tmp/whole.gpht" >/dev/null 2>"$tmp/wrep.err" ||
+		fail "whole: report exit $? (3 = truncated): $(cat "$tmp/wrep.err")"
+	[ -e "$ctl/$pid.sock" ] && fail "whole: the socket outlived the process"
+fi
+
+# A regular file at <pid>.sock is not the library's to remove: sh writes it
+# for its own pid and execs the server (same pid), which then starts capture.
+"$G" record -w trigger --control-dir "$ctl" -o "$tmp/reg.gpht" -- sh -c \
+	'echo mine >"$1/$$.sock"; exec "$2" "$3"' sh "$ctl" "$B/examples/server" "$tmp/reg.sock" \
+	>"$tmp/reg.out" 2>"$tmp/reg.err" &
+rec=$!
+pid=""
+for _ in $(seq 1 600); do
+	pid=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$tmp/reg.err")
+	[ -n "$pid" ] && break
+	kill -0 "$rec" 2>/dev/null || break
+	sleep 0.05
+done
+if [ -n "$pid" ]; then
+	"$B/examples/server_client" "$tmp/reg.sock" -n 2 >/dev/null 2>&1 || fail "reg: client failed"
+	[ "$(cat "$ctl/$pid.sock" 2>/dev/null)" = mine ] || fail "a regular file at $pid.sock was removed or changed"
+	[ "$(grep -c "$pid.sock exists and is not a socket: not removing it" "$tmp/reg.err")" = 1 ] ||
+		fail "reg: not one line saying why: $(cat "$tmp/reg.err")"
+	"$B/examples/server_client" "$tmp/reg.sock" -n 0 --quit >/dev/null 2>&1
+	wait "$rec"
+	[ "$(cat "$ctl/$pid.sock" 2>/dev/null)" = mine ] || fail "the regular file at $pid.sock went at exit"
+	rm -f "$ctl/$pid.sock"
+else
+	fail "reg: server did not start: $(cat "$tmp/reg.err")"; kill "$rec"; wait "$rec"
+fi
 
 # Hostile neighbours. A fake "target": a Python process that serves
 # DIR/<its own pid>.sock and answers with terminal escapes.
