@@ -387,8 +387,12 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 	fprintf(f, "%sverdict (%s): %s%s%s (%s)\n", li,
 		!rep->nwindows ? "whole run" : rep->nwindows == 1 ? "window" : "windows", md ? "**" : "",
 		gp_verdict_name(rv), md ? "**" : "", why);
-	if (*gp_out_advice(rep, NULL, rv))
-		fprintf(f, "%sadvice: %s\n", li, gp_out_advice(rep, NULL, rv));
+	struct gp_out_change ch;
+	char adv[640];
+	gp_out_best_change(rep, o, &ch);
+	const char *a = gp_out_run_advice(rep, o, rv, &ch, adv, sizeof adv);
+	if (*a)
+		fprintf(f, "%sadvice: %s\n", li, a);
 }
 
 /* The operator table and the verdicts of the operators shown. */
@@ -712,10 +716,11 @@ static void gp_out_csv(FILE *f, const struct gp_rep *rep, const struct gp_out_op
 
 /* --- json --------------------------------------------------------------------------------------- */
 
-/* g NULL: the whole run's verdict. */
+/* g NULL: the whole run's verdict (o: the what-if's priced advice). */
 static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct gp_rep_group *g,
-				const struct gp_thresholds *th, int run_graphs)
+				const struct gp_out_opts *o, int run_graphs)
 {
+	const struct gp_thresholds *th = &o->th;
 	uint64_t l = g ? g->launch_ns : rep->launch_ns, e = g ? g->execute_ns : rep->execute_ns;
 	uint64_t s = g ? gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns) : gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
 	enum gp_verdict v = g ? gp_out_verdict(rep, g, th) : gp_verdict_of(l, e, s, th);
@@ -724,7 +729,11 @@ static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct 
 	fprintf(f, "\"verdict\": \"%s\", \"verdict_reason\": ", gp_verdict_name(v));
 	gp_fmt_json_str(f, why);
 	fprintf(f, ", \"advice\": ");
-	gp_fmt_json_str(f, gp_out_advice_rg(rep, g, v, run_graphs));
+	if (g) {
+		gp_fmt_json_str(f, gp_out_advice_rg(rep, g, v, run_graphs));
+		return;
+	}
+	gp_out_json_run_advice(f, rep, o, v);
 }
 
 static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
@@ -833,7 +842,7 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		}
 		fprintf(f, "], ");
 	}
-	gp_out_json_verdict(f, rep, NULL, &o->th, gp_out_run_graphs(rep));
+	gp_out_json_verdict(f, rep, NULL, o, gp_out_run_graphs(rep));
 	fprintf(f, "}");
 }
 
@@ -895,7 +904,7 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
 		if (rep->cupti.source) /* launch with CUPTI's own cost left in (metrics.md §3) */
 			fprintf(f, "\"launch_raw_ns\": %" PRIu64 ", ", g->launch_raw_ns);
-		gp_out_json_verdict(f, rep, g, &o->th, rg);
+		gp_out_json_verdict(f, rep, g, o, rg);
 		fprintf(f, "}");
 	}
 	free(sel);
