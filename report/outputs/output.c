@@ -258,8 +258,9 @@ enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_gro
 			       const struct gp_thresholds *th)
 {
 	/* waits on a full launch queue are the GPU being busy, not sync points */
-	return gp_verdict_of_op(g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
-				rep->launch_ns + rep->execute_ns + rep->sync_ns, th);
+	enum gp_verdict v = gp_verdict_of_op(g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
+					     rep->launch_ns + rep->execute_ns + rep->sync_ns, th);
+	return gp_verdict_for_kinds(v, g->kinds); /* a copy transfers: never compute-bound */
 }
 
 /* The advice for g's verdict v (g NULL: the whole run's). */
