@@ -360,7 +360,9 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		fprintf(f, "%s\n", rep->nwindows > 10 ? ", ..." : "");
 	}
 	fprintf(f, "%shost time inside CUDA calls %s\n", li, gp_fmt_dur(rep->host_api_ns, b1, 32));
-	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue %s\n", li,
+	/* sums over ops that overlap: queue above all is not elapsed time */
+	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue (summed "
+		   "over ops, which overlap: not elapsed time) %s\n", li,
 		gp_fmt_dur(rep->launch_ns, b1, 32), gp_fmt_pct(rep->launch_ns, tot),
 		gp_fmt_dur(rep->execute_ns, b2, 32), gp_fmt_pct(rep->execute_ns, tot),
 		gp_fmt_dur(rep->sync_ns, b3, 32), gp_fmt_pct(rep->sync_ns, tot), gp_fmt_dur(rep->queue_ns, b4, 32));
