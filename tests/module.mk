@@ -79,7 +79,7 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_report_cupti_awkward.sh tests/e2e/test_report_cupti_cost.sh \
 	 tests/e2e/test_nvtx_stages.sh tests/e2e/test_report_outputs.sh tests/e2e/test_export_formats.sh \
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
-	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_outfiles.sh \
+	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_advice.sh tests/e2e/test_report_outfiles.sh \
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
 	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh tests/e2e/test_python_package.sh \

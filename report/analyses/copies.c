@@ -181,6 +181,19 @@ static const char *gp_copies_bytes(uint64_t b, char *buf, size_t n)
 	return buf;
 }
 
+/* A rate in GB/s in a unit that shows it: GB/s, MB/s or kB/s (decimal,
+ * as link peaks are given), never "0.00 GB/s". */
+static const char *gp_copies_rate(double gbps, char *buf, size_t n)
+{
+	if (gbps >= 1.0)
+		snprintf(buf, n, "%.2f GB/s", gbps);
+	else if (gbps >= 1e-3)
+		snprintf(buf, n, "%.1f MB/s", gbps * 1e3);
+	else
+		snprintf(buf, n, "%.1f kB/s", gbps * 1e6);
+	return buf;
+}
+
 static void gp_copies_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
 {
 	const struct gp_copies *c = p;
@@ -191,15 +204,18 @@ static void gp_copies_text(FILE *f, const void *p, const struct gp_rep *rep, con
 	fprintf(f, s->markdown ? "\n## Copy bandwidth\n\n" : "\nCopy bandwidth\n");
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct gp_copies_row *r = &c->rows[i];
-		char b1[32], b2[32], dev[24] = "", nb[256];
+		char b1[32], b2[32], r1[32], r2[32], dev[24] = "", nb[256];
 		if (c->multi_device)
 			snprintf(dev, sizeof dev, " (device %u)", r->device);
-		fprintf(f, "%s%s%s: %" PRIu64 " %s, %s in %s: %.2f GB/s (fastest %.2f GB/s)", li,
+		fprintf(f, "%s%s%s: %" PRIu64 " %s, %s in %s: %s (fastest %s)", li,
 			gp_fmt_name_buf(r->name, s->markdown, nb, sizeof nb), dev,
 			r->count, r->count == 1 ? "op" : "ops", gp_copies_bytes(r->bytes, b1, sizeof b1),
-			gp_fmt_ns((double)r->busy_ns, b2, sizeof b2), gp_copies_gbps(r), r->best_gbps);
+			gp_fmt_ns((double)r->busy_ns, b2, sizeof b2), gp_copies_rate(gp_copies_gbps(r), r1, sizeof r1),
+			gp_copies_rate(r->best_gbps, r2, sizeof r2));
 		if (r->peak_gbps > 0)
-			fprintf(f, ", %.1f%% of %s%s (%.1f GB/s%s, %s)", 100.0 * gp_copies_share(r),
+			fprintf(f, 100.0 * gp_copies_share(r) < 0.1 ? ", %.2g%% of %s%s (%.1f GB/s%s, %s)"
+								      : ", %.1f%% of %s%s (%.1f GB/s%s, %s)",
+				100.0 * gp_copies_share(r),
 				r->traffic == 2 ? "2x traffic on " : "", r->link_name, r->peak_gbps,
 				r->link == GP_LINK_DRAM ? "" : " each way", r->model ? r->model : "by compute capability");
 		else if (r->link == GP_LINK_NONE)

@@ -483,6 +483,20 @@ static void gp_stage_dom_find(const struct gp_stages *sg, const struct gp_rep *r
 			*cbest = v, *c = (uint32_t)key;
 }
 
+/* An upper bound of stage st's time in CUDA: its ops' launch + execute and
+ * its other calls' host time, summed (they may overlap). */
+static uint64_t gp_stage_cuda_time(const struct gp_stages *sg, size_t st)
+{
+	uint64_t key, v, sum = 0;
+	size_t pos = 0;
+	while (gp_map_next(&sg->stage_grp, &pos, &key, &v))
+		sum += key >> 32 == st ? v : 0;
+	pos = 0;
+	while (gp_map_next(&sg->stage_call, &pos, &key, &v))
+		sum += key >> 32 == st ? v : 0;
+	return sum;
+}
+
 /* gp_stage_dominant's md for names left as they are (a JSON string's text). */
 #define GP_STAGE_RAW (-1)
 
@@ -504,7 +518,7 @@ static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct 
 	uint64_t gbest, cbest;
 	uint32_t g, c;
 	gp_stage_dom_find(sg, rep, st, &g, &gbest, &c, &cbest);
-	char b1[32], gb[256], cb[256];
+	char b1[32], gb2[32], gb[256], cb[256];
 	const char *gn = g != UINT32_MAX ? rep->groups[g].name : NULL, *cn = c != UINT32_MAX ? sg->names[c] : NULL;
 	if (md != GP_STAGE_RAW) { /* the names as the text report writes every trace string */
 		gn = gn ? gp_fmt_name_buf(gn, md, gb, sizeof gb) : NULL;
@@ -512,6 +526,15 @@ static void gp_stage_dominant(FILE *f, const struct gp_stages *sg, const struct 
 	}
 	if (!gn && !cn) {
 		fprintf(f, "host only (no CUDA work)");
+		return;
+	}
+	/* mostly the host's own code (the checks after the last kernel): say
+	 * so, not the few microseconds of CUDA in it */
+	uint64_t cuda = gp_stage_cuda_time(sg, st);
+	if (!sg->nvtx_stages && s->time > 2 * cuda) {
+		fprintf(f, "host code outside CUDA calls %s (%.1f%%), then %s %s", gp_fmt_ns((double)(s->time - cuda), b1,
+			sizeof b1), gp_fmt_pct(s->time - cuda, s->time), gn && (!cn || gbest >= cbest) ? gn : cn,
+			gp_fmt_ns((double)(gn && (!cn || gbest >= cbest) ? gbest : cbest), gb2, sizeof gb2));
 		return;
 	}
 	if (!cn || (gn && gbest >= cbest)) { /* the larger first */

@@ -34,10 +34,21 @@ enum gp_verdict gp_verdict_of_op(uint64_t launch, uint64_t execute, uint64_t syn
 	return gp_verdict_of(launch, execute, sync, t);
 }
 
+/* Copies and sets only: no kernel, graph-launched kernel or hook-only call. */
+static int gp_verdict_transfers(unsigned k)
+{
+	return k && !(k & (GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_OTHER));
+}
+
+enum gp_verdict gp_verdict_for_kinds(enum gp_verdict v, unsigned kinds)
+{
+	return v == GP_VERDICT_COMPUTE && gp_verdict_transfers(kinds) ? GP_VERDICT_TRANSFER : v;
+}
+
 const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op *op)
 {
 	unsigned k = op ? op->kinds : GP_VERDICT_KIND_KERNEL;
-	int copies = k && !(k & (GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_OTHER)); /* copies and sets only */
+	int copies = gp_verdict_transfers(k);
 	int small = op && op->mean_bytes < GP_VERDICT_SMALL_COPY;
 	int graphs = op && (op->run_graphs || (k & GP_VERDICT_KIND_GRAPH));
 	switch (v) {
@@ -52,6 +63,7 @@ const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op 
 				     : "copy overhead: use pinned memory, overlap the copies with compute";
 		return graphs ? "fuse kernels; fewer, larger graph launches (the program already replays CUDA graphs)"
 			      : "fuse kernels, use CUDA graphs";
+	case GP_VERDICT_TRANSFER:
 	case GP_VERDICT_COMPUTE:
 		if (copies)
 			return small ? "many small copies: batch them into fewer, larger ones, use pinned memory, "
@@ -87,6 +99,7 @@ const char *gp_verdict_name(enum gp_verdict v)
 	case GP_VERDICT_SYNC: return "sync-bound";
 	case GP_VERDICT_LAUNCH: return "launch-bound";
 	case GP_VERDICT_COMPUTE: return "compute-bound";
+	case GP_VERDICT_TRANSFER: return "transfer-bound";
 	case GP_VERDICT_BALANCED: return "balanced";
 	case GP_VERDICT_MINOR: return "minor";
 	default: return "none";
@@ -107,6 +120,7 @@ void gp_verdict_reason(enum gp_verdict v, uint64_t launch, uint64_t execute, uin
 	case GP_VERDICT_SYNC: snprintf(buf, n, "sync %.1f%% > %g%%", s, t->sync_pct); break;
 	case GP_VERDICT_LAUNCH: snprintf(buf, n, "launch %.1f%% > %g%%", l, t->launch_pct); break;
 	case GP_VERDICT_COMPUTE: snprintf(buf, n, "execute %.1f%% > %g%%", e, t->execute_pct); break;
+	case GP_VERDICT_TRANSFER: snprintf(buf, n, "transfer %.1f%% > %g%%", e, t->execute_pct); break;
 	case GP_VERDICT_BALANCED:
 		snprintf(buf, n, "launch %.1f%%, execute %.1f%%, sync %.1f%%: no threshold crossed", l, e, s);
 		break;

@@ -2,7 +2,8 @@
  * verdict.h — classify an operator (or the whole run) from its phase sums,
  * with the field's rule of thumb as default thresholds (ARCHITECTURE.md §4):
  * sync share > 30 % -> sync-bound, else launch share > 20 % -> launch-bound,
- * else execute share > 80 % -> compute-bound, else balanced. Shares are of
+ * else execute share > 80 % -> compute-bound (transfer-bound for an
+ * operator of copies and sets), else balanced. Shares are of
  * total = launch + execute + sync. Pure functions; any thread.
  */
 #ifndef GP_REPORT_VERDICT_H
@@ -11,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* GP_VERDICT_TRANSFER: execute share > 80 % of an operator of copies and
+ * sets only (gp_verdict_for_kinds): it transfers, it does not compute. */
 enum gp_verdict { GP_VERDICT_NONE = 0, GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_COMPUTE, GP_VERDICT_BALANCED,
-		  GP_VERDICT_MINOR };
+		  GP_VERDICT_MINOR, GP_VERDICT_TRANSFER };
 
 struct gp_thresholds {
 	double sync_pct, launch_pct, execute_pct; /* defaults 30, 20, 80 */
@@ -61,7 +64,11 @@ const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op 
 enum gp_verdict gp_verdict_of(uint64_t launch, uint64_t execute, uint64_t sync, const struct gp_thresholds *t);
 /* "memory", "compute", "latency", or NULL for GP_BOUND_NONE. */
 const char *gp_bound_name(unsigned bound);
-/* "sync-bound", "launch-bound", "compute-bound", "balanced", "minor", "none". */
+/* v for an operator whose ops are of kinds (GP_VERDICT_KIND_* or-ed):
+ * compute-bound becomes transfer-bound when they are copies and sets only. */
+enum gp_verdict gp_verdict_for_kinds(enum gp_verdict v, unsigned kinds);
+/* "sync-bound", "launch-bound", "compute-bound", "transfer-bound",
+ * "balanced", "minor", "none". */
 const char *gp_verdict_name(enum gp_verdict v);
 /* The advice line for a verdict ("" for none/balanced). */
 const char *gp_verdict_advice(enum gp_verdict v);

@@ -343,7 +343,7 @@ static void gp_html_callsites(FILE *f, const struct gp_rep *rep)
 {
 	if (!rep->ncallsites || (rep->ncallsites == 1 && !strcmp(rep->callsites[0].name, "(no stack)")))
 		return; /* as the text report */
-	fputs("<h2>Sync call sites</h2>\n<table><tr><th>call site (hover: stack)</th><th>calls</th><th>blocked us</th></tr>\n",
+	fputs("<h2>Sync call sites</h2>\n<table><tr><th>call site (hover: stack)</th><th>calls</th><th>blocked</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < rep->ncallsites && i < 20; i++) {
 		const struct gp_rep_callsite *c = &rep->callsites[i];
@@ -351,7 +351,8 @@ static void gp_html_callsites(FILE *f, const struct gp_rep *rep)
 		gp_fmt_html_block(f, c->stack ? c->stack : c->name, 1); /* a frame a line */
 		fputs("\"><td>", f);
 		gp_fmt_html_str(f, c->name);
-		fprintf(f, "</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n", c->calls, (double)c->sync_ns / 1e3);
+		char b[32];
+		fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td></tr>\n", c->calls, gp_fmt_dur(c->sync_ns, b, sizeof b));
 	}
 	fputs("</table>\n", f);
 }

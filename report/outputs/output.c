@@ -268,8 +268,9 @@ enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_gro
 			       const struct gp_thresholds *th)
 {
 	/* waits on a full launch queue are the GPU being busy, not sync points */
-	return gp_verdict_of_op(g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
-				rep->launch_ns + rep->execute_ns + rep->sync_ns, th);
+	enum gp_verdict v = gp_verdict_of_op(g->launch_ns, g->execute_ns, gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns),
+					     rep->launch_ns + rep->execute_ns + rep->sync_ns, th);
+	return gp_verdict_for_kinds(v, g->kinds); /* a copy transfers: never compute-bound */
 }
 
 /* The advice for g's verdict v (g NULL: the whole run's). */
@@ -369,7 +370,9 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		fprintf(f, "%s\n", rep->nwindows > 10 ? ", ..." : "");
 	}
 	fprintf(f, "%shost time inside CUDA calls %s\n", li, gp_fmt_dur(rep->host_api_ns, b1, 32));
-	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue %s\n", li,
+	/* sums over ops that overlap: queue above all is not elapsed time */
+	fprintf(f, "%sphases over all ops: launch %s (%.1f%%), execute %s (%.1f%%), sync %s (%.1f%%); queue (summed "
+		   "over ops, which overlap: not elapsed time) %s\n", li,
 		gp_fmt_dur(rep->launch_ns, b1, 32), gp_fmt_pct(rep->launch_ns, tot),
 		gp_fmt_dur(rep->execute_ns, b2, 32), gp_fmt_pct(rep->execute_ns, tot),
 		gp_fmt_dur(rep->sync_ns, b3, 32), gp_fmt_pct(rep->sync_ns, tot), gp_fmt_dur(rep->queue_ns, b4, 32));
@@ -397,8 +400,12 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 	fprintf(f, "%sverdict (%s): %s%s%s (%s)\n", li,
 		!rep->nwindows ? "whole run" : rep->nwindows == 1 ? "window" : "windows", md ? "**" : "",
 		gp_verdict_name(rv), md ? "**" : "", why);
-	if (*gp_out_advice(rep, NULL, rv))
-		fprintf(f, "%sadvice: %s\n", li, gp_out_advice(rep, NULL, rv));
+	struct gp_out_change ch;
+	char adv[640];
+	gp_out_best_change(rep, o, &ch);
+	const char *a = gp_out_run_advice(rep, o, rv, &ch, adv, sizeof adv);
+	if (*a)
+		fprintf(f, "%sadvice: %s\n", li, a);
 }
 
 /* The operator table and the verdicts of the operators shown. */
@@ -722,10 +729,11 @@ static void gp_out_csv(FILE *f, const struct gp_rep *rep, const struct gp_out_op
 
 /* --- json --------------------------------------------------------------------------------------- */
 
-/* g NULL: the whole run's verdict. */
+/* g NULL: the whole run's verdict (o: the what-if's priced advice). */
 static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct gp_rep_group *g,
-				const struct gp_thresholds *th, int run_graphs)
+				const struct gp_out_opts *o, int run_graphs)
 {
+	const struct gp_thresholds *th = &o->th;
 	uint64_t l = g ? g->launch_ns : rep->launch_ns, e = g ? g->execute_ns : rep->execute_ns;
 	uint64_t s = g ? gp_rep_verdict_sync(g->sync_ns, g->sync_queue_ns) : gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
 	enum gp_verdict v = g ? gp_out_verdict(rep, g, th) : gp_verdict_of(l, e, s, th);
@@ -734,7 +742,11 @@ static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct 
 	fprintf(f, "\"verdict\": \"%s\", \"verdict_reason\": ", gp_verdict_name(v));
 	gp_fmt_json_str(f, why);
 	fprintf(f, ", \"advice\": ");
-	gp_fmt_json_str(f, gp_out_advice_rg(rep, g, v, run_graphs));
+	if (g) {
+		gp_fmt_json_str(f, gp_out_advice_rg(rep, g, v, run_graphs));
+		return;
+	}
+	gp_out_json_run_advice(f, rep, o, v);
 }
 
 static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
@@ -848,7 +860,7 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 		}
 		fprintf(f, "], ");
 	}
-	gp_out_json_verdict(f, rep, NULL, &o->th, gp_out_run_graphs(rep));
+	gp_out_json_verdict(f, rep, NULL, o, gp_out_run_graphs(rep));
 	fprintf(f, "}");
 }
 
@@ -910,7 +922,7 @@ static void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
 		if (rep->cupti.source) /* launch with CUPTI's own cost left in (metrics.md §3) */
 			fprintf(f, "\"launch_raw_ns\": %" PRIu64 ", ", g->launch_raw_ns);
-		gp_out_json_verdict(f, rep, g, &o->th, rg);
+		gp_out_json_verdict(f, rep, g, o, rg);
 		fprintf(f, "}");
 	}
 	free(sel);

@@ -64,4 +64,37 @@ int gp_out_run_graphs(const struct gp_rep *rep);
 const char *gp_out_advice_rg(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v,
 			     int run_graphs);
 
+/* The whole run's first advice, from the what-if analysis of the one trace
+ * (advice.c, docs/metrics.md §5): the real change with the largest priced
+ * saving, at least GP_OUT_MIN_SAVING_PCT of the window (never a kernel
+ * speed-up nor the user's --whatif), and whether
+ * the host waits on a busy GPU: the best wait removal saves less than
+ * GP_OUT_WAIT_SAVING_PCT of the window while the GPU had work outstanding
+ * during at least GP_OUT_GPU_BUSY_PCT of the blocked time
+ * (gp_out_busy_wait_pct: the waits charged to an op, of all sync). Returns 1 when either is known, else 0
+ * (no what-if: several traces, partial results without it, no graph). */
+#define GP_OUT_WAIT_SAVING_PCT 5.0
+#define GP_OUT_MIN_SAVING_PCT 1.0 /* a change saving less is not advised first */
+#define GP_OUT_GPU_BUSY_PCT 90.0
+struct gp_out_change {
+	int found, gpu_bound;
+	char text[320];          /* the change as an instruction              */
+	char change[64];         /* the what-if's "change"                     */
+	char target[256];        /* its "target" ("" for none)                 */
+	uint64_t saving_ns, window_ns, wait_saving_ns;
+	char kernel[256];        /* the first kernel speed-up's target, or "" */
+	uint64_t kernel_saving_ns;
+};
+double gp_out_busy_wait_pct(const struct gp_rep *rep);
+int gp_out_best_change(const struct gp_rep *rep, const struct gp_out_opts *o, struct gp_out_change *c);
+/* The whole run's advice line for verdict v: c's change with its price,
+ * then the verdict's rule of thumb; the GPU named the bottleneck when c says
+ * so and v is sync-bound; the rule of thumb alone without a change. Points
+ * at buf or at a constant. */
+const char *gp_out_run_advice(const struct gp_rep *rep, const struct gp_out_opts *o, enum gp_verdict v,
+			      const struct gp_out_change *c, char *buf, size_t n);
+/* The whole run's JSON "advice" value and the members after it:
+ * "advice_change" (the priced change or null), "gpu_bottleneck". */
+void gp_out_json_run_advice(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, enum gp_verdict v);
+
 #endif

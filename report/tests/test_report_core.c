@@ -990,6 +990,20 @@ Test(report_core, advice_fits_the_operator)
 	cr_expect_eq(gp_verdict_of_op(9000, 1000, 0, 100000000, &th), GP_VERDICT_MINOR);
 	cr_expect_str_eq(gp_verdict_advice_for(GP_VERDICT_MINOR, &small_copy), "");
 	cr_expect_eq(gp_verdict_of_op(9000, 1000, 0, 20000, &th), GP_VERDICT_LAUNCH);
+	/* a copy transfers: its execute share makes it transfer-bound, never
+	 * compute-bound; an operator with a kernel in it stays compute-bound */
+	cr_expect_eq(gp_verdict_for_kinds(GP_VERDICT_COMPUTE, GP_VERDICT_KIND_COPY), GP_VERDICT_TRANSFER);
+	cr_expect_eq(gp_verdict_for_kinds(GP_VERDICT_COMPUTE, GP_VERDICT_KIND_COPY | GP_VERDICT_KIND_SET),
+		     GP_VERDICT_TRANSFER);
+	cr_expect_eq(gp_verdict_for_kinds(GP_VERDICT_COMPUTE, GP_VERDICT_KIND_COPY | GP_VERDICT_KIND_KERNEL),
+		     GP_VERDICT_COMPUTE);
+	cr_expect_eq(gp_verdict_for_kinds(GP_VERDICT_COMPUTE, GP_VERDICT_KIND_KERNEL), GP_VERDICT_COMPUTE);
+	cr_expect_eq(gp_verdict_for_kinds(GP_VERDICT_LAUNCH, GP_VERDICT_KIND_COPY), GP_VERDICT_LAUNCH);
+	cr_expect_str_eq(gp_verdict_name(GP_VERDICT_TRANSFER), "transfer-bound");
+	cr_expect(strstr(gp_verdict_advice_for(GP_VERDICT_TRANSFER, &big_copy), "bandwidth"));
+	char why[80];
+	gp_verdict_reason(GP_VERDICT_TRANSFER, 10, 950, 40, &th, why, sizeof why);
+	cr_expect_str_eq(why, "transfer 95.0% > 80%");
 }
 
 /* --- the GPU's clock (metrics.md §2) ---------------------------------------------- */

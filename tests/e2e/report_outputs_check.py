@@ -88,7 +88,7 @@ OPERATOR = {k: INT for k in (
     "execute_p95_ns", "execute_p99_ns", "execute_max_ns", "sync_calls", "no_api", "no_gpu")}
 OPERATOR.update({"name": str, "long_name": str, "launch_share": NUM, "execute_share": NUM, "sync_share": NUM,
                  "verdict": str, "verdict_reason": str, "advice": str})
-VERDICTS = {"sync-bound", "launch-bound", "compute-bound", "balanced", "minor", "none"}
+VERDICTS = {"sync-bound", "launch-bound", "compute-bound", "transfer-bound", "balanced", "minor", "none"}
 ITER = {"iter": INT, "start_ns": INT, "duration_ns": INT, "ops": INT, "launch_ns": INT, "queue_ns": INT,
         "execute_ns": INT, "sync_ns": INT, "outlier": bool, "open": bool}
 STAGE = {"name": str, "start_ns": INT, "end_ns": INT, "time_ns": INT, "share": NUM, "count": INT,

@@ -7,7 +7,9 @@
 #  * --min-delta ignores changes below an absolute amount; --phase picks
 #    the time compared (the gate line says which);
 #  * several runs per side (A1 A2 -- B1 B2): the difference of means trips
-#    the gate only beyond the runs' spread.
+#    the gate only beyond the runs' spread;
+#  * the headline is the wall time and its change (the reports' wall_ns),
+#    the phase total below it said to be summed over overlapping ops.
 # Traces come from the committed corpus (analyses_slow: tail_k and step_k
 # take 4 ms more than in analyses).
 set -u
@@ -63,6 +65,22 @@ grep -q "only beyond the runs' spread" "$tmp/spread" || fail "the spread rule is
 "$G" diff --fail-above 5 "$A" "$A" -- "$S2" "$S2" >"$tmp/beyond" 2>&1
 [ $? = 1 ] || fail "A A -- S S: a change beyond a zero spread did not trip the gate"
 grep "^gate:" "$tmp/beyond" | grep -q "> spread" || fail "A A -- S S: gate line: $(grep gate "$tmp/beyond")"
+# the headline: the wall time, as each side's report gives it
+wb=$("$R" --format json "$A" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["wall_ns"])')
+wn=$("$R" --format json "$S2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["wall_ns"])')
+want=$(python3 -c "print('%+.1f%%' % (100.0 * ($wn - $wb) / $wb))")
+head3=$(sed -n 3p "$tmp/slow")
+echo "$head3" | grep -q "^wall: [0-9.]*ms -> [0-9.]*ms ($want)\$" ||
+	fail "the diff's headline is not the wall time and its change ($want): $head3"
+sed -n 4p "$tmp/slow" | grep -q "^total (launch + execute + sync), summed over the ops (they overlap: not elapsed time): " ||
+	fail "the phase total is not said to be summed over overlapping ops: $(sed -n 4p "$tmp/slow")"
+"$G" diff --format json "$A" "$S2" >"$tmp/slow.json" 2>/dev/null
+python3 - "$tmp/slow.json" "$wb" "$wn" <<'PY' || fail "diff JSON: wall"
+import json, sys
+w = json.load(open(sys.argv[1]))["wall"]
+b, n = float(sys.argv[2]), float(sys.argv[3])
+assert w["base_ns"] == b and w["new_ns"] == n and abs(w["delta_pct"] - 100 * (n - b) / b) < 1e-3, w
+PY
 "$G" diff "$A" "$S2" "$A" >/dev/null 2>"$tmp/e"
 [ $? = 2 ] || fail "three traces without -- must be refused"
 

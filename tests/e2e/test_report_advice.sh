@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test_report_advice.sh — the whole run's advice agrees with the what-if
+# (docs/metrics.md §5, "The whole run's advice"), on simcuda:
+#   free        tests/e2e/whatif_pairs free (a cudaFree in the loop): the
+#               advice is the hoist of cudaFree, priced, with its call site
+#   sync_bound  examples/sync_bound and every e2e pair program: the priced
+#               change is the largest real saving (never scale_kernel), and
+#               the GPU is named the bottleneck exactly when the waits save
+#               < 5 % while the GPU had work outstanding >= 90 % of them
+#   tampers     the checker refuses a report whose advice_change is the
+#               kernel speed-up, and one whose gpu_bottleneck is flipped
+# Environment (make test): GP_BUILD, GP_SRC.
+set -u
+B=${GP_BUILD:?GP_BUILD not set}
+S=${GP_SRC:?GP_SRC not set}
+R=$B/bin/gpuphase-report
+P=$B/tests/e2e/whatif_pairs
+CHECK="python3 $S/tests/e2e/advice_check.py"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$P" "$B/examples/sync_bound"; do
+	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
+done
+tmp=$(mktemp -d /tmp/gp_advice.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# run NAME MODEL PROGRAM [ARGS...]: $tmp/NAME.json and $tmp/NAME.text
+run() {
+	local name=$1 model=$2
+	shift 2
+	(cd "$tmp" && LD_PRELOAD="$B/lib/libgpuphase.so" LD_LIBRARY_PATH="$B/simcuda" SIMCUDA_CONFIG="$model" \
+		GPUPHASE_OUTPUT="$tmp/$name.gpht" "$@" >"$tmp/$name.out" 2>&1) ||
+		{ fail "$name: program failed: $(tail -3 "$tmp/$name.out")"; return 1; }
+	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>/dev/null &&
+		"$R" "$tmp/$name.gpht" >"$tmp/$name.text" 2>/dev/null ||
+		{ fail "$name: gpuphase-report failed"; return 1; }
+}
+
+M=$S/tests/e2e/whatif_pairs.simcuda
+if run free "$M" "$P" free; then
+	$CHECK "$tmp/free.json" change=hoist_implicit_sync:cudaFree || fail "free: advice"
+	grep -q 'advice: move the cudaFree at main+0x[0-9a-f]* (.*whatif_pairs) out of the loop.*: -[0-9.]*% of the wall' \
+		"$tmp/free.text" || fail "free: the text advice names no priced cudaFree at its site: $(grep advice: "$tmp/free.text")"
+fi
+if run sync_bound "$S/examples/sync_bound.simcuda" "$B/examples/sync_bound"; then
+	$CHECK "$tmp/sync_bound.json" || fail "sync_bound: advice"
+	grep -q 'advice: remove sync points' "$tmp/sync_bound.text" && fail "sync_bound: the rule of thumb comes first"
+fi
+for m in sync pageable launch empty serial twosites; do
+	run "pair_$m" "$M" "$P" "$m" && { $CHECK "$tmp/pair_$m.json" || fail "pair $m: advice"; }
+done
+echo "checked: free, sync_bound, 6 pair programs"
+
+# tampers: the checker must refuse forged agreement
+if [ -s "$tmp/free.json" ]; then
+	python3 - "$tmp/free.json" "$tmp/forged_scale.json" "$tmp/forged_gpu.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["summary"]
+sc = [i for i in d["analyses"][0]["whatif"]["whatif"] if i["change"] == "scale_kernel"][0]
+f = json.loads(json.dumps(d))
+f["summary"]["advice_change"] = {"change": "scale_kernel", "target": sc["target"], "saving_ns": sc["saving_ns"],
+                                 "window_ns": s["advice_change"]["window_ns"]}
+json.dump(f, open(sys.argv[2], "w"))
+g = json.loads(json.dumps(d))
+g["summary"]["gpu_bottleneck"] = not s["gpu_bottleneck"]
+json.dump(g, open(sys.argv[3], "w"))
+PY
+	$CHECK "$tmp/forged_scale.json" >/dev/null && fail "tamper: a kernel speed-up as the advice passed"
+	$CHECK "$tmp/forged_gpu.json" >/dev/null && fail "tamper: a flipped gpu_bottleneck passed"
+	echo "tampers: 2 refused"
+fi
+[ "$fails" -eq 0 ] && echo "test_report_advice: PASS" || echo "test_report_advice: $fails failure(s)"
+[ "$fails" -eq 0 ]
