@@ -456,6 +456,32 @@ static const char *gp_wi_kind_names(enum gp_dg_change_kind k)
 
 extern const struct gp_analysis gp_analysis_whatif; /* defined at the end */
 
+/* The what-if's state in set, when it ran. */
+static const struct gp_whatif *gp_wi_of(const struct gp_analyses *set)
+{
+	for (size_t k = 0; set && k < set->n; k++)
+		if (set->a[k] == &gp_analysis_whatif && set->st[k])
+			return ((const struct gp_whatif *)set->st[k])->done ? set->st[k] : NULL;
+	return NULL;
+}
+
+uint64_t gp_whatif_window_ns(const struct gp_analyses *set)
+{
+	const struct gp_whatif *w = gp_wi_of(set);
+	return w ? w->window : 0;
+}
+
+int gp_whatif_item(const struct gp_analyses *set, size_t i, struct gp_whatif_view *out)
+{
+	const struct gp_whatif *w = gp_wi_of(set);
+	if (!w || i >= w->nitems)
+		return 0;
+	const struct gp_wi_item *it = &w->items[i];
+	*out = (struct gp_whatif_view){ .change = it->change, .target = it->ch.target ? it->ch.target : "",
+					.saving_ns = it->saving, .user = it->user };
+	return 1;
+}
+
 int gp_whatif_refused(FILE *f, const char *spec, struct gp_analyses *const *sets, size_t n)
 {
 	const struct gp_whatif *miss = NULL;

@@ -5,119 +5,20 @@
  * the host waits on a busy GPU. Called by the output writers (output.c,
  * export_html.c) on the report thread.
  *
- * The what-if's state is private to its file; what it shows the outputs is
- * its JSON value (registry.h a->json), so this file renders that value into
- * memory and reads the few members it needs ("window_ns", and of each
- * "whatif" item "change", "target", "saving_ns", "user"). Items come ranked
- * by saving; a hypothetical kernel speed-up (scale_kernel) and the user's own
- * --whatif are no change the report can advise, and are skipped.
+ * It reads the what-if's ranked changes through analyses/whatif.h (its
+ * window, and each change's name, target, saving and whether the user asked
+ * for it). Items come ranked by saving; a hypothetical kernel speed-up
+ * (scale_kernel) and the user's own --whatif are no change the report can
+ * advise, and are skipped.
  */
 #include "output.h"
 #include "report/analyses/registry.h"
+#include "report/analyses/whatif.h"
 #include "report/util/fmt.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A JSON string at *p (just past its opening quote) into buf, unescaped
- * (\uXXXX kept as '?'); *p is left past the closing quote. */
-static void gp_adv_str(const char **p, char *buf, size_t n)
-{
-	const char *s = *p;
-	size_t k = 0;
-	for (; *s && *s != '"'; s++) {
-		char c = *s;
-		if (c == '\\' && s[1]) {
-			c = *++s;
-			if (c == 'n')
-				c = '\n';
-			else if (c == 't')
-				c = '\t';
-			else if (c == 'u') {
-				for (int i = 0; i < 4 && s[1]; i++)
-					s++;
-				c = '?';
-			}
-		}
-		if (k + 1 < n)
-			buf[k++] = c;
-	}
-	if (n)
-		buf[k] = '\0';
-	*p = *s ? s + 1 : s;
-}
-
-/* The value of member key in the object starting at obj (up to its end,
- * strings skipped): a pointer just past `"key": `, or NULL. */
-static const char *gp_adv_member(const char *obj, const char *key)
-{
-	size_t kl = strlen(key);
-	int depth = 0;
-	for (const char *s = obj; *s; s++) {
-		if (*s == '"') {
-			const char *name = s + 1;
-			char tmp[2];
-			s++;
-			gp_adv_str(&s, tmp, sizeof tmp);
-			if (depth == 1 && (size_t)(s - name - 1) == kl && !strncmp(name, key, kl) && *s == ':')
-				return s + 1 + (s[1] == ' ');
-			s--;
-		} else if (*s == '{' || *s == '[') {
-			depth++;
-		} else if (*s == '}' || *s == ']') {
-			if (--depth == 0)
-				return NULL;
-		}
-	}
-	return NULL;
-}
-
-/* Past the JSON value at s (object, array, string or scalar). */
-static const char *gp_adv_skip(const char *s)
-{
-	int depth = 0;
-	for (; *s; s++) {
-		if (*s == '"') {
-			char tmp[2];
-			s++;
-			gp_adv_str(&s, tmp, sizeof tmp);
-			s--;
-			if (!depth)
-				return s + 1;
-		} else if (*s == '{' || *s == '[') {
-			depth++;
-		} else if (*s == '}' || *s == ']') {
-			if (--depth <= 0)
-				return s + (depth == 0);
-		} else if (!depth && (*s == ',')) {
-			return s;
-		}
-	}
-	return s;
-}
-
-static const char *gp_adv_whatif_json(const struct gp_rep *rep, const struct gp_out_opts *o, char **mem)
-{
-	*mem = NULL;
-	if (!o || !o->analyses || o->ntraces != 1 || !o->analyses[0])
-		return NULL;
-	const struct gp_analyses *set = o->analyses[0];
-	for (size_t i = 0; i < set->n; i++) {
-		if (strcmp(set->a[i]->name, "whatif") || !set->a[i]->json)
-			continue;
-		size_t len = 0;
-		FILE *f = open_memstream(mem, &len);
-		if (!f)
-			return NULL;
-		struct gp_analysis_style st = { 0 };
-		set->a[i]->json(f, set->st[i], rep, &st);
-		if (fclose(f))
-			return NULL;
-		return *mem;
-	}
-	return NULL;
-}
 
 /* One change as an instruction. */
 static void gp_adv_wording(const char *change, const char *target, char *buf, size_t n)
@@ -164,35 +65,20 @@ double gp_out_busy_wait_pct(const struct gp_rep *rep)
 int gp_out_best_change(const struct gp_rep *rep, const struct gp_out_opts *o, struct gp_out_change *c)
 {
 	memset(c, 0, sizeof *c);
-	char *mem;
-	const char *js = gp_adv_whatif_json(rep, o, &mem);
-	const char *v = js ? gp_adv_member(js, "window_ns") : NULL;
-	const char *list = js ? gp_adv_member(js, "whatif") : NULL;
-	if (!v || !list || *list != '[') {
-		free(mem);
+	if (!o || !o->analyses || o->ntraces != 1 || !o->analyses[0])
 		return 0;
-	}
-	c->window_ns = strtoull(v, NULL, 10);
+	const struct gp_analyses *set = o->analyses[0];
+	c->window_ns = gp_whatif_window_ns(set);
+	if (!c->window_ns)
+		return 0;
 	char site[256] = "";
 	uint64_t site_saving = 0;
-	for (const char *s = list + 1; *s == '{' || *s == ',' || *s == ' ';) {
-		if (*s != '{') {
-			s++;
+	struct gp_whatif_view it;
+	for (size_t i = 0; gp_whatif_item(set, i, &it); i++) {
+		if (it.user)
 			continue;
-		}
-		char change[64] = "", target[256] = "";
-		const char *m = gp_adv_member(s, "change"), *t = gp_adv_member(s, "target");
-		const char *sv = gp_adv_member(s, "saving_ns"), *u = gp_adv_member(s, "user");
-		s = gp_adv_skip(s);
-		if (!m || *m != '"' || !sv || (u && !strncmp(u, "true", 4)))
-			continue;
-		m++;
-		gp_adv_str(&m, change, sizeof change);
-		if (t && *t == '"') {
-			t++;
-			gp_adv_str(&t, target, sizeof target);
-		}
-		uint64_t saving = strtoull(sv, NULL, 10);
+		const char *change = it.change, *target = it.target;
+		uint64_t saving = it.saving_ns;
 		if (gp_adv_is_wait(change) && saving > c->wait_saving_ns)
 			c->wait_saving_ns = saving;
 		if (!strcmp(change, "remove_sync_site") && saving > site_saving) {
@@ -206,8 +92,7 @@ int gp_out_best_change(const struct gp_rep *rep, const struct gp_out_opts *o, st
 			}
 			continue;
 		}
-		if (c->found || !c->window_ns ||
-		    100.0 * (double)saving / (double)c->window_ns < GP_OUT_MIN_SAVING_PCT)
+		if (c->found || 100.0 * (double)saving / (double)c->window_ns < GP_OUT_MIN_SAVING_PCT)
 			continue;
 		c->found = 1;
 		c->saving_ns = saving;
@@ -215,7 +100,6 @@ int gp_out_best_change(const struct gp_rep *rep, const struct gp_out_opts *o, st
 		snprintf(c->change, sizeof c->change, "%s", change);
 		snprintf(c->target, sizeof c->target, "%s", target);
 	}
-	free(mem);
 	/* a function's waits that one call site holds (removing the site saves
 	 * as much): the advice names the site */
 	if (c->found && *site && site_saving >= c->saving_ns - c->saving_ns / 20 &&

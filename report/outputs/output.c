@@ -404,8 +404,11 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 	char adv[640];
 	gp_out_best_change(rep, o, &ch);
 	const char *a = gp_out_run_advice(rep, o, rv, &ch, adv, sizeof adv);
-	if (*a)
-		fprintf(f, "%sadvice: %s\n", li, a);
+	if (*a) { /* it names operators and call sites from the trace */
+		fprintf(f, "%sadvice: ", li);
+		gp_fmt_name(f, a, md);
+		fputc('\n', f);
+	}
 }
 
 /* The operator table and the verdicts of the operators shown. */
