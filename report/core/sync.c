@@ -190,9 +190,11 @@ static void gp_sync_charge(struct gp_an *an, const struct gp_wait_cand *c, uint6
 static void gp_sync_split(struct gp_an *an, struct gp_wait *w, uint64_t w0, uint64_t w1)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < w->ncand; i++) /* a copy's: earlier work of its device */
-		if (!w->copy || !w->has_own ||
-		    (w->cand[i].e <= w->own_gpu_start && w->cand[i].device == w->own_device))
+	/* one device's work: the last candidate's (a wait is for one device;
+	 * a copy's, earlier work of its own device) */
+	for (size_t i = 0; i < w->ncand; i++)
+		if (w->cand[i].device == w->best.device &&
+		    (!w->copy || !w->has_own || w->cand[i].e <= w->own_gpu_start))
 			w->cand[n++] = w->cand[i];
 	if (!n || w->cand[n - 1].corr != w->best.corr || w->cand[n - 1].e != w->best.e) {
 		w->cand[0] = w->best; /* not among them: the whole wait is its */
