@@ -4,8 +4,9 @@
  * Blocking intervals are the API records of synchronize calls and of
  * blocking copies/sets; each op arriving in pass 2 offers itself as a
  * candidate to the (at most one per thread) interval containing its gpu_end,
- * and each interval keeps the last-finishing candidate. Charging happens
- * when the interval leaves the horizon, or at finish.
+ * and each interval keeps its GP_WAIT_CANDS latest-finishing candidates.
+ * Charging happens when the interval leaves the horizon, or at finish: the
+ * wait is split over them (metrics.md §3), the parts adding up to it.
  *
  * A wait slot is created by whichever of its records comes first (the CUPTI
  * API record, the SYNC record with the stream scope, the external correlation
@@ -18,8 +19,9 @@
  * cannot be charged (counted in waits_late when it finds its wait gone).
  *
  * Called by the core (analysis.c) on the report thread, in pass 2 and at
- * finish. Invariant: every wait is charged at most once; a charge adds the
- * same amount to one group, one iteration and the totals.
+ * finish. Invariant: every wait is charged at most once; its parts add up
+ * to the wait, each adding the same amount to its group, its iteration and
+ * the totals.
  */
 #include <errno.h>
 #include <stdio.h>
