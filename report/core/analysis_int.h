@@ -65,6 +65,9 @@ struct gp_wait_cand {
 	int64_t iter;
 	uint8_t device;
 };
+/* How many of the ops a wait waited for it keeps to split the wait over
+ * (metrics.md §3): the latest-ending; earlier ones merge into the first. */
+#define GP_WAIT_CANDS 8
 /* A blocking interval being attributed (a pass-2 slot; see the header). */
 struct gp_wait {
 	uint8_t kind;        /* enum gp_api_class                                 */
@@ -98,6 +101,10 @@ struct gp_wait {
 	 * <= call0) to end in [w0, w1] (sync.c gp_qfull_open) */
 	uint8_t queue;
 	uint64_t call0, call1;
+	/* the candidates it waited for (metrics.md §3), sorted by e: the
+	 * GP_WAIT_CANDS latest-ending; an earlier one is merged into cand[0] */
+	uint8_t ncand;
+	struct gp_wait_cand cand[GP_WAIT_CANDS];
 };
 
 /* How far GPU timestamps may be off the host clock when an API interval is

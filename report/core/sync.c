@@ -4,8 +4,9 @@
  * Blocking intervals are the API records of synchronize calls and of
  * blocking copies/sets; each op arriving in pass 2 offers itself as a
  * candidate to the (at most one per thread) interval containing its gpu_end,
- * and each interval keeps the last-finishing candidate. Charging happens
- * when the interval leaves the horizon, or at finish.
+ * and each interval keeps its GP_WAIT_CANDS latest-finishing candidates.
+ * Charging happens when the interval leaves the horizon, or at finish: the
+ * wait is split over them (metrics.md §3), the parts adding up to it.
  *
  * A wait slot is created by whichever of its records comes first (the CUPTI
  * API record, the SYNC record with the stream scope, the external correlation
@@ -18,8 +19,9 @@
  * cannot be charged (counted in waits_late when it finds its wait gone).
  *
  * Called by the core (analysis.c) on the report thread, in pass 2 and at
- * finish. Invariant: every wait is charged at most once; a charge adds the
- * same amount to one group, one iteration and the totals.
+ * finish. Invariant: every wait is charged at most once; its parts add up
+ * to the wait, each adding the same amount to its group, its iteration and
+ * the totals.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -77,6 +79,26 @@ static void gp_sync_cand(struct gp_wait_cand *c, const struct gp_recent *r)
 	*c = (struct gp_wait_cand){ .e = r->e, .group = r->group, .corr = r->corr, .iter = r->iter, .device = r->device };
 }
 
+/* Keep candidate r of wait w, sorted by end: the GP_WAIT_CANDS latest
+ * ending; one ending before all of them when full merges into the first
+ * (it is charged from w0: metrics.md §3, bounded). */
+static void gp_sync_cand_add(struct gp_wait *w, const struct gp_recent *r)
+{
+	if (w->ncand == GP_WAIT_CANDS) {
+		if (r->e <= w->cand[0].e)
+			return;
+		memmove(w->cand, w->cand + 1, (GP_WAIT_CANDS - 1) * sizeof *w->cand);
+		w->ncand--;
+	}
+	size_t i = w->ncand;
+	while (i > 0 && w->cand[i - 1].e > r->e) {
+		w->cand[i] = w->cand[i - 1];
+		i--;
+	}
+	gp_sync_cand(&w->cand[i], r);
+	w->ncand++;
+}
+
 /* Does op entry r bear on wait w: own op of a blocking copy, or candidate. */
 static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 {
@@ -126,6 +148,7 @@ static void gp_sync_consider(struct gp_wait *w, const struct gp_recent *r)
 		w->has_best = 1;
 		gp_sync_cand(&w->best, r);
 	}
+	gp_sync_cand_add(w, r);
 	if (r->e <= w->w1 && (!w->has_in || r->e > w->in.e)) {
 		w->has_in = 1;
 		gp_sync_cand(&w->in, r);
@@ -143,6 +166,56 @@ static void gp_sync_pick(struct gp_wait *w)
 	if (!w->has_best || !w->has_in || w->best.e <= w->w1 || w->in.device == w->best.device)
 		return;
 	w->best = w->in;
+	while (w->ncand && w->cand[w->ncand - 1].e > w->w1)
+		w->ncand--; /* the candidates that ended after it returned */
+}
+
+/* Charge part `ns` of a wait to candidate c (its operator and iteration);
+ * `counted`: c's operator was charged a part of this wait already. */
+static void gp_sync_charge(struct gp_an *an, const struct gp_wait_cand *c, uint64_t ns, int counted)
+{
+	if (c->group >= an->ngroups) {
+		an->sync.sync_unattr_ns += ns;
+		return;
+	}
+	struct gp_group *g = &an->groups[c->group];
+	g->sync += ns;
+	g->sync_calls += !counted;
+	an->sync.sync_total += ns;
+	if (c->iter >= 0)
+		an->iters[c->iter].sync += ns;
+}
+
+/* Split wait [w0, w1] over its candidates (metrics.md §3): each the part
+ * between the previous candidate's end and its own, the last also the rest
+ * to w1; the parts add up to w1 - w0. */
+static void gp_sync_split(struct gp_an *an, struct gp_wait *w, uint64_t w0, uint64_t w1)
+{
+	size_t n = 0;
+	/* one device's work: the last candidate's (a wait is for one device;
+	 * a copy's, earlier work of its own device) */
+	for (size_t i = 0; i < w->ncand; i++)
+		if (w->cand[i].device == w->best.device &&
+		    (!w->copy || !w->has_own || w->cand[i].e <= w->own_gpu_start))
+			w->cand[n++] = w->cand[i];
+	if (!n || w->cand[n - 1].corr != w->best.corr || w->cand[n - 1].e != w->best.e) {
+		w->cand[0] = w->best; /* not among them: the whole wait is its */
+		n = 1;
+	}
+	uint64_t part[GP_WAIT_CANDS], at = w0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e = i + 1 == n ? w1 : w->cand[i].e < at ? at : w->cand[i].e > w1 ? w1 : w->cand[i].e;
+		part[i] = e - at;
+		at = e;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!part[i] && i + 1 < n)
+			continue;
+		int counted = 0;
+		for (size_t j = 0; j < i && !counted; j++)
+			counted = part[j] && w->cand[j].group == w->cand[i].group;
+		gp_sync_charge(an, &w->cand[i], part[i], counted);
+	}
 }
 
 const struct gp_recent *gp_sync_recent_at(const struct gp_an *an, size_t i)
@@ -179,6 +252,7 @@ size_t gp_sync_recent_after(const struct gp_an *an, uint64_t t)
 void gp_sync_search(struct gp_an *an, struct gp_wait *w)
 {
 	w->has_best = w->has_in = 0;
+	w->ncand = 0;
 	size_t lo = gp_sync_recent_after(an, w->w1 + GP_CLOCK_TOLERANCE_NS);
 	/* own op first (a copy's own op bounds its candidates), then the rest */
 	for (int round = w->copy ? 0 : 1; round < 2; round++)
@@ -386,12 +460,7 @@ static void gp_sync_finalize(struct gp_an *an, struct gp_wait *w)
 	an->sync.sync_calls[w->kind]++;
 	an->sync.sync_kind_ns[w->kind] += s;
 	if (w->has_best && w->best.group < an->ngroups) {
-		struct gp_group *g = &an->groups[w->best.group];
-		g->sync += s;
-		g->sync_calls++;
-		an->sync.sync_total += s;
-		if (w->best.iter >= 0)
-			an->iters[w->best.iter].sync += s;
+		gp_sync_split(an, w, w->w0, w->w0 + s);
 		out.attributed = 1;
 		out.op_corr = w->best.corr;
 		out.group = (int32_t)w->best.group;

@@ -215,7 +215,9 @@ Test(report_core, hook_only_mode_keeps_launch_and_says_so)
 
 /* --- sync attribution --------------------------------------------------------------- */
 
-Test(report_core, device_sync_charged_to_last_finishing_op)
+/* metrics.md §3: a wait is split over the ops it waited for, each charged
+ * from the previous one's end to its own, the last also the rest. */
+Test(report_core, device_sync_split_over_the_ops_it_waited_for)
 {
 	struct recs t = { .n = 0 };
 	rec_string(&t, 1, "short");
@@ -228,10 +230,55 @@ Test(report_core, device_sync_charged_to_last_finishing_op)
 	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
 	rec_sync(&t, 4, UINT32_MAX, w0, w1, 3);
 	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
-	cr_expect_eq(group(&rep, "long")->sync_ns, w1 - w0);
-	cr_expect_eq(group(&rep, "short")->sync_ns, 0);
+	cr_expect_eq(group(&rep, "short")->sync_ns, 300 - w0, "waited for until it ended");
+	cr_expect_eq(group(&rep, "long")->sync_ns, w1 - 300, "from the short one's end to the call's");
+	cr_expect_eq(group(&rep, "short")->sync_calls, 1);
+	cr_expect_eq(group(&rep, "long")->sync_calls, 1);
+	cr_expect_eq(rep.sync_ns, w1 - w0, "the parts add up to the wait");
 	cr_expect_eq(rep.sync_calls[GP_API_SYNC_DEVICE], 1);
 	cr_expect_eq(rep.sync_unattributed_ns, 0);
+	gp_rep_free(&rep);
+}
+
+/* A short op queued behind a long one ends last: it is charged only from
+ * the long one's end (not "sync-bound" for the long one's wait). */
+Test(report_core, short_op_ending_last_gets_only_its_own_part)
+{
+	struct recs t = { .n = 0 };
+	rec_string(&t, 1, "train_step");
+	rec_string(&t, 2, "log_metrics");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 300000, 1, 1);
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 10, 10, 2);
+	rec_kernel(&t, 1, 300000, 303000, 2, 2);
+	const uint64_t w0 = 30, w1 = 305000;
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	cr_expect_eq(group(&rep, "train_step")->sync_ns, 300000 - w0);
+	cr_expect_eq(group(&rep, "log_metrics")->sync_ns, w1 - 300000);
+	cr_expect_eq(rep.sync_ns, w1 - w0);
+	gp_rep_free(&rep);
+}
+
+/* Bounded: a wait keeps its GP_WAIT_CANDS latest-ending candidates; the
+ * earlier ones merge into the first kept, charged from the wait's start. */
+Test(report_core, split_keeps_the_latest_ending_candidates)
+{
+	struct recs t = { .n = 0 };
+	rec_string(&t, 1, "early");
+	rec_string(&t, 2, "late");
+	const uint32_t n = 8 + 4; /* GP_WAIT_CANDS (analysis_int.h) and 4 more */
+	for (uint32_t i = 0; i < n; i++) {
+		rec_api(&t, RT, GP_API_LAUNCH, 1, i, 1, i + 1);
+		rec_kernel(&t, 1, 100 + 1000 * i, 1000 * (i + 1), i + 1, i < 4 ? 1 : 2);
+	}
+	const uint64_t w0 = 100, w1 = 1000 * n + 50;
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), n + 1);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	/* the 4 earliest merge into the 5th ("late"): all of it is "late"'s */
+	cr_expect_eq(group(&rep, "early")->sync_ns, 0);
+	cr_expect_eq(group(&rep, "late")->sync_ns, w1 - w0);
+	cr_expect_eq(group(&rep, "late")->sync_calls, 1, "one wait, however many of its ops");
 	gp_rep_free(&rep);
 }
 

@@ -10,8 +10,9 @@ call returned after its own transfer ended (a blocking copy or set, or an
 async copy on pageable memory) has launch = call − own transfer − its wait
 for earlier work; a launch's wait on a full queue is not launch either.
 Every truth `sync` line with a `waited_corr` (explicit syncs, blocking and
-pageable copies, implicit syncs of cudaFree & co., queue-full waits) is the
-waited op's sync; a wait begins at its call's entry (CUPTI's own time there,
+pageable copies, implicit syncs of cudaFree & co.) is split over the ops it
+waited for: the waited op and the earlier ops of its scope ending inside the
+wait (docs/metrics.md §3); a queue-full wait is the waited op's sync; a wait begins at its call's entry (CUPTI's own time there,
 simcuda's `overhead` lines, counts in it) and an explicit sync is the whole
 call (docs/metrics.md §3, "CUPTI's own cost"), except a full queue's wait,
 which the report takes from CUPTI's COMMAND_BUFFER_FULL record (the truth
@@ -592,6 +593,35 @@ def main():
             r[2] = max(r[2], ns)
         ends = {t["corr"]: t["end"] for t in ops}
         host_ends = {t["corr"]: t["end"] for t in gpu_ops}
+        # a wait names the correlation id it waited for; the kernels of one
+        # graph launch share it: the last-finishing is the one waited for
+        last_of = {}
+        for o in ops:
+            f = last_of.get(o["corr"])
+            if f is None or o["end"] > f["end"]:
+                last_of[o["corr"]] = o
+        share = {}  # id(op) -> its parts of the waits (metrics.md §3, the split)
+
+        def split(s, last):
+            """metrics.md §3: a wait is split over the ops it waited for,
+            the truth's waited op (last) and the ops of its scope (its
+            stream for a stream or event wait, else its device) enqueued
+            before the wait and ending inside it, as the report reads their
+            ends: each the part from the previous one's end to its own, the
+            last also the rest; the report keeps the 8 latest-ending, the
+            first kept charged from the wait's start."""
+            dev = dev_of.get(last["stream"], 0)
+            cands = [o for o in ops if o is not last and s["start"] < o["end"] <= last["end"]
+                     and o["end"] <= s["end"] and dev_of.get(o["stream"], 0) == dev
+                     and (s["kind"] not in ("stream", "event") or o["stream"] == last["stream"])
+                     and o.get("api_corr") != s["api_corr"]
+                     and apis.get(o.get("api_corr"), {"end": 0})["end"] <= s["start"]]
+            cands = sorted(cands, key=lambda o: o["end"])[-7:] + [last]
+            at = s["start"]
+            for i, o in enumerate(cands):
+                e = s["end"] if i + 1 == len(cands) else min(max(o["end"], at), s["end"])
+                share[id(o)] = share.get(id(o), 0) + e - at
+                at = e
         first_wait = {}
         for s in syncs:
             first_wait[s["api_corr"]] = min(first_wait.get(s["api_corr"], s["start"]), s["start"])
@@ -651,10 +681,11 @@ def main():
                         s["end"] - s["start"])
             if s["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full"):
                 own_block[s["api_corr"]] = own_block.get(s["api_corr"], 0) + s["end"] - s["start"]
-            if w:
+            if w and s["kind"] == "queue_full":
                 waited[w] = waited.get(w, 0) + s["end"] - s["start"]
-                if s["kind"] == "queue_full":
-                    qfull[w] = qfull.get(w, 0) + s["end"] - s["start"]
+                qfull[w] = qfull.get(w, 0) + s["end"] - s["start"]
+            elif w and w in last_of:
+                split(s, last_of[w])
         # an implicit synchronization that did not wait (the device was idle
         # when simcuda looked, after CUPTI's time), yet an op ended inside the
         # call, as the report reads its end: only a host thread held off the
@@ -711,13 +742,6 @@ def main():
                 f = first_of.get(api["corr"])
                 if f is None or o["start"] < f["start"]:
                     first_of[api["corr"]] = o
-        # a wait names the correlation id it waited for; the kernels of one
-        # graph launch share it, and the wait is charged to the last-finishing
-        last_of = {}
-        for o in ops:
-            f = last_of.get(o["corr"])
-            if f is None or o["end"] > f["end"]:
-                last_of[o["corr"]] = o
         want = {}
         late_here = [0]
         for o in ops:
@@ -749,6 +773,7 @@ def main():
                 g["launch_ns"] += max(0, launch)
                 g["queue_ns"] += max(0, o["start"] - api["end"])
                 g["maybe_launch"] += maybe_launch.get(api["corr"], 0)
+            g["sync_ns"] += share.get(id(o), 0)
             if last_of.get(o["corr"]) is o:
                 g["sync_ns"] += waited.get(o["corr"], 0)
                 g["qfull_ns"] += qfull.get(o["corr"], 0)
