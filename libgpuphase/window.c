@@ -22,7 +22,10 @@
  * and sync kinds before the API records). So a call made wholly between a
  * start mark and its stop mark is traced whole. Iteration numbers only
  * grow. Outside the window a hook whose class is not a marker costs one
- * branch (see hooks.c).
+ * branch (see hooks.c), except before an iteration window's first marker
+ * or a time window's opening: launches and blocking calls are then counted
+ * (gp_window_seen, lock-free, on application threads), so that a window
+ * that never opens says why at finish (GP_STATUS_WINDOW_UNOPENED).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -307,18 +310,26 @@ void gp_window_seen(unsigned cls, const void *func)
 static int gp_window_seen_top(void)
 {
 	int best = -1;
-	for (int i = 0; i < GP_SEEN_KERNELS; i++)
+	uint64_t most = 0;
+	for (int i = 0; i < GP_SEEN_KERNELS; i++) {
+		uint64_t n = __atomic_load_n(&gp_window_seen_k[i].launches, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&gp_window_seen_k[i].ready, __ATOMIC_ACQUIRE) && gp_window_seen_k[i].name[0] &&
-		    (best < 0 || gp_window_seen_k[i].launches > gp_window_seen_k[best].launches))
+		    (best < 0 || n > most)) {
 			best = i;
+			most = n;
+		}
+	}
 	return best;
 }
 
 /* What the marker saw, for an iteration window that never opened. */
 static size_t gp_window_unopened_marker(char *b, size_t n)
 {
-	uint64_t copies = gp_window_seen_cls[GP_API_MEMCPY_SYNC] + gp_window_seen_cls[GP_API_MEMSET_SYNC];
-	uint64_t implicit = gp_window_seen_cls[GP_API_SYNC_IMPLICIT], events = gp_window_seen_cls[GP_API_SYNC_EVENT];
+	/* other threads may still count: atomic reads */
+	uint64_t copies = __atomic_load_n(&gp_window_seen_cls[GP_API_MEMCPY_SYNC], __ATOMIC_RELAXED) +
+			  __atomic_load_n(&gp_window_seen_cls[GP_API_MEMSET_SYNC], __ATOMIC_RELAXED);
+	uint64_t implicit = __atomic_load_n(&gp_window_seen_cls[GP_API_SYNC_IMPLICIT], __ATOMIC_RELAXED);
+	uint64_t events = __atomic_load_n(&gp_window_seen_cls[GP_API_SYNC_EVENT], __ATOMIC_RELAXED);
 	int k = gp_window_seen_top();
 	int m;
 	if (gp_window_marks == 0)
@@ -337,7 +348,7 @@ static size_t gp_window_unopened_marker(char *b, size_t n)
 	if (gp_window_marks == 0 && k >= 0)
 		m = snprintf(b + w, n - w, "; GPUPHASE_ITER_MARKER='kernel:%s' (the most launched kernel, %" PRIu64
 			     " launches) would mark each iteration", gp_window_seen_k[k].name,
-			     gp_window_seen_k[k].launches);
+			     __atomic_load_n(&gp_window_seen_k[k].launches, __ATOMIC_RELAXED));
 	else if (gp_window_marks == 0)
 		m = snprintf(b + w, n - w, "; no kernel launch was seen: a cudaDeviceSynchronize per iteration or "
 			     "GPUPHASE_ITER_MARKER=nvtx:NAME would mark iterations");
@@ -364,7 +375,7 @@ static void gp_window_unopened(void)
 	else
 		m0 = snprintf(why, sizeof why, "capture window never opened (GPUPHASE_WINDOW=trigger): ");
 	size_t w = m0 > 0 ? (size_t)m0 : 0;
-	uint64_t now = gp_now(), last = gp_window_seen_last;
+	uint64_t now = gp_now(), last = __atomic_load_n(&gp_window_seen_last, __ATOMIC_RELAXED);
 	if (gp_cfg.win_mode == GP_WINMODE_ITERS) {
 		gp_window_unopened_marker(why + w, sizeof why - w);
 	} else if (gp_cfg.win_mode == GP_WINMODE_TIME) {
