@@ -167,6 +167,7 @@ static int gp_record_file_is_new(const struct gp_record_file *e, const struct gp
 
 struct gp_record_sum {
 	uint64_t bytes, records, dropped;
+	uint64_t window_starts, calls; /* capture window starts, API records */
 	int incomplete, unreadable;
 	char err[256];
 };
@@ -187,8 +188,13 @@ static void gp_record_summarise(const char *path, struct gp_record_sum *s)
 	const union gp_rec *recs;
 	size_t n;
 	int rc;
-	while ((rc = gp_reader_next_block(r, &recs, &n, err, sizeof err)) > 0)
-		;
+	while ((rc = gp_reader_next_block(r, &recs, &n, err, sizeof err)) > 0) {
+		for (size_t i = 0; i < n; i += gp_rec_slots(&recs[i])) {
+			uint8_t t = recs[i].type;
+			s->window_starts += t == GP_REC_WINDOW && recs[i].mark.kind == GP_WIN_START;
+			s->calls += t == GP_REC_HOOK_API || t == GP_REC_RUNTIME_API || t == GP_REC_DRIVER_API;
+		}
+	}
 	if (rc < 0) {
 		s->unreadable = 1;
 		snprintf(s->err, sizeof s->err, "%s", err);
@@ -247,7 +253,12 @@ static void gp_record_print_summary(const char *pattern, const struct gp_record_
 	else
 		snprintf(what, sizeof what, "%zu traces (%s%s)", nnew, names, off >= sizeof names ? "..." : "");
 	char tail[400] = "";
-	if (s.unreadable)
+	/* a window that never opened says so itself, from the library; one
+	 * that opened when the program made no CUDA call is said here */
+	if (!s.unreadable && s.window_starts && !s.calls)
+		snprintf(tail, sizeof tail, "; NOTHING CAPTURED: the capture window opened but held no CUDA call "
+					     "(the program's CUDA work lies outside it)");
+	else if (s.unreadable)
 		snprintf(tail, sizeof tail, "; unreadable: %s", s.err);
 	else if (s.incomplete)
 		snprintf(tail, sizeof tail, "; incomplete (no footer: the program was killed or is still writing). "

@@ -42,6 +42,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,7 @@ static pthread_mutex_t gp_ctr_mx = PTHREAD_MUTEX_INITIALIZER;
 static struct gp_ctr_kernel gp_ctr_k[GP_CTR_KERNELS];
 static uint64_t gp_ctr_launches;   /* every hooked launch (top=N warm-up)   */
 static int gp_ctr_ranked;          /* top=N: the warm-up ranking was made   */
+static uint64_t gp_ctr_sampled;    /* launches chosen for sampling, the run */
 static char *gp_ctr_top[64];       /* ... its kernels' names                */
 static size_t gp_ctr_ntop;
 static void *gp_ctr_ctx;           /* CUcontext from CONTEXT_CREATED or a
@@ -539,8 +541,10 @@ int gp_counters_begin(const void *func, uint32_t op)
 		k->launches++;
 		sample = op && k->selected > 0 && !gp_ctr_s.failed && k->launches > gp_cfg.counters_skip &&
 			 k->samples < gp_cfg.counters_samples;
-		if (sample)
+		if (sample) {
 			idx = k->samples++;
+			gp_ctr_sampled++;
+		}
 	}
 	t->internal--;
 	gp_state_unlock(&gp_ctr_mx, cs);
@@ -656,6 +660,60 @@ void gp_counters_end(int token, int launched)
 	pthread_rwlock_unlock(&gp_ctr_rw);
 }
 
+/* Why nothing was sampled, for gp_counters_finish (caller holds gp_ctr_mx). */
+static void gp_ctr_why_none(char *b, size_t n)
+{
+	int m = snprintf(b, n, "counters unavailable: GPUPHASE_COUNTERS=%.300s sampled no launch: ", gp_cfg.counters_text);
+	size_t w = m > 0 && (size_t)m < n ? (size_t)m : 0;
+	const struct gp_ctr_kernel *most = NULL, *sel = NULL;
+	size_t nsel = 0;
+	for (size_t i = 0; i < GP_CTR_KERNELS; i++) {
+		const struct gp_ctr_kernel *k = &gp_ctr_k[i];
+		if (!k->func)
+			continue;
+		if (k->name && (!most || k->launches > most->launches))
+			most = k;
+		if (k->selected > 0) {
+			nsel++;
+			if (!sel || k->launches > sel->launches)
+				sel = k;
+		}
+	}
+	if (gp_cfg.counters == GP_COUNTERS_TOP && !gp_ctr_ranked)
+		snprintf(b + w, n - w, "the run made %" PRIu64 " launches, fewer than the warm-up of %u that ranks the "
+			 "kernels; write warmup= below %" PRIu64 " or kernel=GLOB, or `gpuphase record --counters "
+			 "top=%u,from=TRACE` with a trace of an earlier run", gp_ctr_launches, gp_cfg.counters_warmup,
+			 gp_ctr_launches, gp_cfg.counters_top);
+	else if (gp_cfg.counters == GP_COUNTERS_TOP && !gp_ctr_ntop)
+		snprintf(b + w, n - w, "no CUPTI kernel record had completed by the warm-up's %u launches, so no "
+			 "kernel was ranked; write a larger warmup= or kernel=GLOB", gp_cfg.counters_warmup);
+	else if (!nsel)
+		snprintf(b + w, n - w, "no launched kernel was selected%s%.200s%s", most ? " (the most launched: " : "",
+			 most ? most->name : "", most ? ")" : "");
+	else
+		snprintf(b + w, n - w, "%zu selected kernel%s launched at most %" PRIu64 " times (%.200s), none past "
+			 "skip=%u inside the capture window", nsel, nsel == 1 ? "" : "s", sel->launches,
+			 sel->name ? sel->name : "?", gp_cfg.counters_skip);
+}
+
+void gp_counters_finish(void)
+{
+	if (gp_cfg.counters == GP_COUNTERS_OFF || !__atomic_load_n(&gp_counters_on, __ATOMIC_RELAXED))
+		return; /* off, or refused with its status already written */
+	/* exit from a signal handler: the interrupted call may hold the lock */
+	if (pthread_mutex_trylock(&gp_ctr_mx))
+		return;
+	char why[640];
+	int none = !gp_ctr_s.failed && !gp_ctr_sampled;
+	if (none)
+		gp_ctr_why_none(why, sizeof why);
+	pthread_mutex_unlock(&gp_ctr_mx);
+	if (!none)
+		return;
+	gp_log(GP_LOG_ERROR, "%s", why);
+	gp_state_status(GP_STATUS_COUNTERS, -1, gp_tls.in_call ? NULL : why);
+}
+
 void gp_counters_forget(void)
 {
 	/* fork child: no CUPTI, no locks another parent thread may hold */
@@ -664,4 +722,5 @@ void gp_counters_forget(void)
 	pthread_mutex_init(&gp_ctr_time_mx, NULL);
 	gp_ctr_rw_init();
 	memset(&gp_ctr_s, 0, sizeof gp_ctr_s);
+	gp_ctr_sampled = 0;
 }

@@ -260,6 +260,10 @@ extern int gp_counters_on;
 /* Look up CUDA 13's profiler in the CUPTI library cupti.c opened (before
  * the trace exists). 0 or -ENOSYS (gp_counters_unavailable says why). */
 int gp_counters_open(void *cupti_lib);
+/* At finish: counters asked for, possible, and no launch sampled: one
+ * GP_STATUS_COUNTERS record (value -1) and one error line saying why and
+ * what to write instead. */
+void gp_counters_finish(void);
 /* Why gp_counters_open refused, or NULL. */
 const char *gp_counters_unavailable(void);
 /* RESOURCE callbacks: a context was created (1) or is being destroyed (0). */
@@ -296,7 +300,19 @@ void gp_window_nvtx(const char *name, uint32_t tid);    /* marker = nvtx    */
 void gp_window_profiler(int start, uint32_t tid);       /* marker = profiler*/
 /* Classes watched even outside the window (the marker's). */
 unsigned gp_window_marker_bits(void);
-/* Close the window at exit (emits WINDOW STOP if capturing). */
+/* The classes counted, not recorded, while a window that has not opened yet
+ * waits for its first marker or its time (gp_window_seen): what a window that
+ * never opens says it saw instead. */
+#define GP_WINDOW_SEEN_BITS                                                                      \
+	(GP_CLASS_BIT(GP_API_LAUNCH) | GP_CLASS_BIT(GP_API_MEMCPY_SYNC) | GP_CLASS_BIT(GP_API_MEMSET_SYNC) | \
+	 GP_CLASS_BIT(GP_API_SYNC_EVENT) | GP_CLASS_BIT(GP_API_SYNC_IMPLICIT))
+/* A hooked call of class cls (func: the kernel of a launch, or NULL) made
+ * outside the window: counted while the window has never opened. Called
+ * by hooks.c with gp_tls.internal raised (it may call cudaFuncGetName). */
+void gp_window_seen(unsigned cls, const void *func);
+/* Close the window at exit (emits WINDOW STOP if capturing; a window that
+ * never opened: one GP_STATUS_WINDOW_UNOPENED record and one error line
+ * saying why and which marker would work). */
 void gp_window_finish(void);
 void gp_window_forget(void);
 /* Trigger request handling, exposed for tests: returns reply line. */

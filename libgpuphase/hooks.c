@@ -155,6 +155,11 @@ static int gp_hooks_enter(struct gp_call *c, unsigned id, unsigned cls, const vo
 			gp_state_count_startup_lost();
 		*err = e;
 	}
+	if (GP_UNLIKELY(!c->active) && (GP_CLASS_BIT(cls) & GP_WINDOW_SEEN_BITS)) {
+		t->internal++; /* may call cudaFuncGetName */
+		gp_window_seen(cls, func);
+		t->internal--;
+	}
 	if (c->active) {
 		c->nested = t->depth > 0;
 		t->depth++;

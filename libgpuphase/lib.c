@@ -624,6 +624,7 @@ int gp_lib_finish(void)
 	gp_tls.internal++;
 	/* Close the window first: nothing after this mark is the program's. */
 	gp_window_finish();
+	gp_counters_finish();
 	/* Let in-flight GPU work finish so its records exist, then collect
 	 * everything: on a thread of its own, waited for a bounded time. */
 	gp_lib_drain();

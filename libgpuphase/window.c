@@ -22,9 +22,13 @@
  * and sync kinds before the API records). So a call made wholly between a
  * start mark and its stop mark is traced whole. Iteration numbers only
  * grow. Outside the window a hook whose class is not a marker costs one
- * branch (see hooks.c).
+ * branch (see hooks.c), except before an iteration window's first marker
+ * or a time window's opening: launches and blocking calls are then counted
+ * (gp_window_seen, lock-free, on application threads), so that a window
+ * that never opens says why at finish (GP_STATUS_WINDOW_UNOPENED).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <pthread.h>
@@ -57,6 +61,9 @@ static char gp_window_sock_path[128];
 static int gp_window_stopped; /* `stop` finished the trace (stored under gp_window_lock) */
 static __thread int gp_window_serving; /* this thread is the control server */
 static char gp_window_stopped_trace[GP_PATH_MAX]; /* its path, for `status` after the stop */
+static int gp_window_opened;   /* the window was on once (under gp_window_lock; relaxed reads) */
+static int gp_window_was_held; /* an attach session held it: its command says what happened */
+static uint64_t gp_window_marks; /* iteration markers seen (under gp_window_lock) */
 
 /* ---- kernel:GLOB ------------------------------------------------------- */
 
@@ -185,6 +192,7 @@ static void gp_window_apply(uint32_t tid)
 	 * marked after CUPTI is on and a stop before it goes off: a call
 	 * that ends while CUPTI is being turned off lies past the stop mark. */
 	if (want) {
+		__atomic_store_n(&gp_window_opened, 1, __ATOMIC_RELAXED);
 		gp_cupti_capture(1);
 		__atomic_store_n(&gp_window_on, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
@@ -199,13 +207,188 @@ static void gp_window_apply(uint32_t tid)
 	gp_log(GP_LOG_INFO, "capture %s at iteration %lld", want ? "on" : "off", (long long)gp_window_iter);
 }
 
+static unsigned gp_window_closed_bits(void);
+
 static void gp_window_boundary_locked(uint32_t tid)
 {
 	if (gp_window_held)
 		return;
 	gp_window_iter++;
 	gp_window_mark(GP_REC_ITER, 0, tid, 0);
+	/* the marker works: the calls seen while it had not are not needed */
+	if (gp_window_marks++ == 0 && !gp_window_on && gp_window_started)
+		__atomic_store_n(&gp_watch, gp_window_closed_bits(), __ATOMIC_RELEASE);
 	gp_window_apply(tid);
+}
+
+/* ---- a window that never opens: what the hooks saw instead ---------------- */
+
+/* Counted (never recorded) from the start until the window first opens,
+ * while the marker has marked nothing yet (an iteration window) or the time
+ * has not come (a time window): the blocking calls a `sync` marker does
+ * not count and each kernel's launches, so that finish can say why the
+ * window never opened and which marker would have worked. A trigger window
+ * waits for a request, not for the program: nothing is counted there. */
+#define GP_SEEN_KERNELS 64
+static struct {
+	const void *func; /* pair: claimed by CAS; name written before ready */
+	uint64_t launches; /* relaxed adds */
+	int ready;        /* pair: stored release after name, loaded acquire */
+	char name[128];
+} gp_window_seen_k[GP_SEEN_KERNELS];
+static uint64_t gp_window_seen_cls[GP_API_CLASS_COUNT]; /* relaxed adds */
+static uint64_t gp_window_seen_last; /* trace clock of the latest call seen (relaxed max) */
+
+static int gp_window_seen_wanted(void)
+{
+	if (gp_window_opened || gp_window_was_held)
+		return 0;
+	if (gp_cfg.win_mode == GP_WINMODE_TIME)
+		return 1;
+	return gp_cfg.win_mode == GP_WINMODE_ITERS && gp_window_marks == 0;
+}
+
+/* gp_watch while the window is closed (caller holds gp_window_lock). */
+static unsigned gp_window_closed_bits(void)
+{
+	return gp_window_marker_bits() | (gp_window_seen_wanted() ? GP_WINDOW_SEEN_BITS : 0u);
+}
+
+/* Name a claimed slot as the report's operator table does (kernel_name.h:
+ * demangling allocates, fine here: an application thread in a launch). */
+static void gp_window_seen_name(size_t j, const void *func)
+{
+	const char *name = NULL;
+	typedef int (*getname_fn)(const char **, const void *);
+	getname_fn fn = (getname_fn)gp_resolve_real("cudaFuncGetName", &real_cudaFuncGetName);
+	char *full = NULL, *short_name = NULL;
+	if (fn && fn(&name, func) == 0 && name && gp_kernel_name_names(name, &full, &short_name) == 0)
+		snprintf(gp_window_seen_k[j].name, sizeof gp_window_seen_k[j].name, "%s", short_name);
+	free(full);
+	free(short_name);
+	__atomic_store_n(&gp_window_seen_k[j].ready, 1, __ATOMIC_RELEASE);
+}
+
+static void gp_window_seen_kernel(const void *func)
+{
+	size_t h = ((uintptr_t)func >> 4) * 0x9E3779B97F4A7C15ull >> 58; /* 0..63 */
+	for (size_t i = 0; i < GP_SEEN_KERNELS; i++) {
+		size_t j = (h + i) & (GP_SEEN_KERNELS - 1);
+		const void *f = __atomic_load_n(&gp_window_seen_k[j].func, __ATOMIC_ACQUIRE);
+		if (!f) {
+			const void *expect = NULL;
+			if (__atomic_compare_exchange_n(&gp_window_seen_k[j].func, &expect, func, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				gp_window_seen_name(j, func);
+				f = func;
+			} else {
+				f = expect; /* another thread claimed it first */
+			}
+		}
+		if (f == func) {
+			__atomic_fetch_add(&gp_window_seen_k[j].launches, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	/* more kernels than slots: the rest go uncounted (a hint, not a measure) */
+}
+
+void gp_window_seen(unsigned cls, const void *func)
+{
+	if (__atomic_load_n(&gp_window_opened, __ATOMIC_RELAXED) || cls >= GP_API_CLASS_COUNT)
+		return;
+	__atomic_fetch_add(&gp_window_seen_cls[cls], 1, __ATOMIC_RELAXED);
+	uint64_t now = gp_now(), last = __atomic_load_n(&gp_window_seen_last, __ATOMIC_RELAXED);
+	while (now > last &&
+	       !__atomic_compare_exchange_n(&gp_window_seen_last, &last, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	if (cls == GP_API_LAUNCH && func)
+		gp_window_seen_kernel(func);
+}
+
+/* The kernel launched most while the window waited (its index), or -1. */
+static int gp_window_seen_top(void)
+{
+	int best = -1;
+	uint64_t most = 0;
+	for (int i = 0; i < GP_SEEN_KERNELS; i++) {
+		uint64_t n = __atomic_load_n(&gp_window_seen_k[i].launches, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&gp_window_seen_k[i].ready, __ATOMIC_ACQUIRE) && gp_window_seen_k[i].name[0] &&
+		    (best < 0 || n > most)) {
+			best = i;
+			most = n;
+		}
+	}
+	return best;
+}
+
+/* What the marker saw, for an iteration window that never opened. */
+static size_t gp_window_unopened_marker(char *b, size_t n)
+{
+	/* other threads may still count: atomic reads */
+	uint64_t copies = __atomic_load_n(&gp_window_seen_cls[GP_API_MEMCPY_SYNC], __ATOMIC_RELAXED) +
+			  __atomic_load_n(&gp_window_seen_cls[GP_API_MEMSET_SYNC], __ATOMIC_RELAXED);
+	uint64_t implicit = __atomic_load_n(&gp_window_seen_cls[GP_API_SYNC_IMPLICIT], __ATOMIC_RELAXED);
+	uint64_t events = __atomic_load_n(&gp_window_seen_cls[GP_API_SYNC_EVENT], __ATOMIC_RELAXED);
+	int k = gp_window_seen_top();
+	int m;
+	if (gp_window_marks == 0)
+		m = snprintf(b, n, "no iteration marker: the marker `%s` %s; %" PRIu64 " blocking copies/memsets, %" PRIu64
+			     " implicit syncs (cudaFree, cudaMallocHost, ...) and %" PRIu64 " event syncs were seen",
+			     gp_cfg.marker_text,
+			     gp_cfg.marker == GP_MARKER_SYNC ? "saw no cudaDeviceSynchronize/cudaStreamSynchronize call"
+			     : gp_cfg.marker == GP_MARKER_KERNEL ? "matched no launch"
+			     : gp_cfg.marker == GP_MARKER_NVTX ? "saw no such NVTX range"
+							     : "saw no cudaProfilerStart",
+			     copies, implicit, events);
+	else
+		m = snprintf(b, n, "the marker `%s` counted %" PRIu64 " iteration%s, the window starts after %" PRIu64,
+			     gp_cfg.marker_text, gp_window_marks, gp_window_marks == 1 ? "" : "s", gp_cfg.skip);
+	size_t w = m < 0 ? 0 : (size_t)m < n ? (size_t)m : n - 1;
+	if (gp_window_marks == 0 && k >= 0)
+		m = snprintf(b + w, n - w, "; GPUPHASE_ITER_MARKER='kernel:%s' (the most launched kernel, %" PRIu64
+			     " launches) would mark each iteration", gp_window_seen_k[k].name,
+			     __atomic_load_n(&gp_window_seen_k[k].launches, __ATOMIC_RELAXED));
+	else if (gp_window_marks == 0)
+		m = snprintf(b + w, n - w, "; no kernel launch was seen: a cudaDeviceSynchronize per iteration or "
+			     "GPUPHASE_ITER_MARKER=nvtx:NAME would mark iterations");
+	else
+		m = snprintf(b + w, n - w, "; a skip= below %" PRIu64 " would open it", gp_window_marks);
+	return m < 0 ? w : w + ((size_t)m < n - w ? (size_t)m : n - w - 1);
+}
+
+/* A window that never opened: one status record and one line, saying why
+ * (caller holds gp_window_lock). No detail string when finish runs inside a
+ * hooked call (exit from a signal handler: interning allocates). */
+static void gp_window_unopened(void)
+{
+	if (gp_window_opened || gp_window_was_held || gp_cfg.win_mode == GP_WINMODE_ALL)
+		return;
+	char why[640];
+	int m0;
+	if (gp_cfg.win_mode == GP_WINMODE_ITERS)
+		m0 = snprintf(why, sizeof why, "capture window never opened (GPUPHASE_WINDOW=skip=%" PRIu64
+			      ",iters=%" PRIu64 "): ", gp_cfg.skip, gp_cfg.iters);
+	else if (gp_cfg.win_mode == GP_WINMODE_TIME)
+		m0 = snprintf(why, sizeof why, "capture window never opened (GPUPHASE_WINDOW=delay=%.3fs,...): ",
+			      (double)gp_cfg.delay_ns / 1e9);
+	else
+		m0 = snprintf(why, sizeof why, "capture window never opened (GPUPHASE_WINDOW=trigger): ");
+	size_t w = m0 > 0 ? (size_t)m0 : 0;
+	uint64_t now = gp_now(), last = __atomic_load_n(&gp_window_seen_last, __ATOMIC_RELAXED);
+	if (gp_cfg.win_mode == GP_WINMODE_ITERS) {
+		gp_window_unopened_marker(why + w, sizeof why - w);
+	} else if (gp_cfg.win_mode == GP_WINMODE_TIME) {
+		int m = snprintf(why + w, sizeof why - w, "the program ended %.3f s after the library started, before "
+			     "delay=%.3f s", (double)(now - gp_state_t0) / 1e9, (double)gp_cfg.delay_ns / 1e9);
+		if (m > 0 && (size_t)m < sizeof why - w && last > gp_state_t0)
+			snprintf(why + w + m, sizeof why - w - (size_t)m, "; its last CUDA call seen was at %.3f s: "
+				 "write delay= below that", (double)(last - gp_state_t0) / 1e9);
+	} else {
+		snprintf(why + w, sizeof why - w, "no `gpuphase trigger` request came");
+	}
+	gp_log(GP_LOG_ERROR, "%s", why);
+	gp_state_status(GP_STATUS_WINDOW_UNOPENED, (int64_t)gp_window_marks, gp_tls.in_call ? NULL : why);
 }
 
 /* ---- marker events -------------------------------------------------------- */
@@ -512,7 +695,7 @@ int gp_window_start(void)
 	 * (test_rel_startup: a few calls short). */
 	gp_window_apply(gp_state_tid());
 	if (!__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED))
-		__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
+		__atomic_store_n(&gp_watch, gp_window_closed_bits(), __ATOMIC_RELEASE);
 	gp_state_unlock(&gp_window_lock, cs);
 	if (gp_cfg.win_mode == GP_WINMODE_TIME && gp_window_thread(gp_window_timer))
 		gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
@@ -533,6 +716,8 @@ void gp_window_hold(int on)
 {
 	int cs = gp_state_lock(&gp_window_lock);
 	gp_window_held = on;
+	if (on)
+		gp_window_was_held = 1;
 	if (!on)
 		gp_window_apply(gp_state_tid());
 	gp_state_unlock(&gp_window_lock, cs);
@@ -544,6 +729,8 @@ void gp_window_finish(void)
 	if (gp_window_on) {
 		int early = gp_cfg.win_mode == GP_WINMODE_ITERS;
 		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_state_tid(), 0);
+	} else if (gp_window_started) {
+		gp_window_unopened();
 	}
 	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&gp_watch, 0, __ATOMIC_RELEASE);
@@ -567,6 +754,12 @@ void gp_window_forget(void)
 	gp_window_started = 0;
 	gp_window_held = 0;
 	gp_window_sock_path[0] = 0; /* the parent's socket is the parent's */
+	gp_window_opened = 0;
+	gp_window_was_held = 0;
+	gp_window_marks = 0;
+	memset(gp_window_seen_k, 0, sizeof gp_window_seen_k);
+	memset(gp_window_seen_cls, 0, sizeof gp_window_seen_cls);
+	gp_window_seen_last = 0;
 	if (gp_window_listen_fd >= 0)
 		close(gp_window_listen_fd);
 	gp_window_listen_fd = -1;

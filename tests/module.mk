@@ -24,7 +24,8 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/analyses_run $(B)/tests/e2e/whatif_pairs \
                    $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
                    $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run \
-                   $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call
+                   $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call \
+                   $(B)/tests/e2e/window_unopened
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -69,7 +70,8 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
 # outputs' shape (json schema, csv, chrome-trace, html) for every kind of trace,
 # the what-if predictions against programs with the change made for real,
-# capture windows (iterations, time, trigger, profiler), two devices,
+# capture windows (iterations, time, trigger, profiler; one that never
+# opens or holds nothing, and counters asked for and not had), two devices,
 # queue-full records delivered late, CUPTI's own cost taken out of the
 # phases (records, calibration, self-overhead), the GPU clock's offset
 # bounded and taken out of queue and waits, hook-only captures and the
@@ -81,7 +83,7 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_export_readers.sh tests/e2e/test_export_html_browser.sh \
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_advice.sh tests/e2e/test_report_outfiles.sh \
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
-	 tests/e2e/test_report_windows.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
+	 tests/e2e/test_report_windows.sh tests/e2e/test_window_unopened.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh tests/e2e/test_python_package.sh \
 	 tests/e2e/test_report_truth_modes.sh \
 	 tests/e2e/test_report_tampers.sh tests/e2e/test_report_gpu_clock.sh tests/e2e/test_report_hostile.sh

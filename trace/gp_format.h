@@ -359,9 +359,14 @@ enum gp_status_kind {
 	                                    past the start-up bound and were not
 	                                    recorded (also among the ring drops);
 	                                    written once, at finish            */
-	GP_STATUS_EXIT_UNSETTLED = 15    /* finish could not wait for the GPU:
+	GP_STATUS_EXIT_UNSETTLED = 15,   /* finish could not wait for the GPU:
 	                                    value = enum gp_exit_unsettled;
 	                                    GPU records may be missing          */
+	GP_STATUS_WINDOW_UNOPENED = 16   /* GPUPHASE_WINDOW's window never
+	                                    opened: value = iteration markers
+	                                    seen; detail says why and which
+	                                    marker would work; written once, at
+	                                    finish                             */
 };
 /* GP_STATUS_EXIT_UNSETTLED's value. */
 enum gp_exit_unsettled {

@@ -337,6 +337,10 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			an->startup_lost += (uint64_t)r->status.value;
 		if (r->status.kind == GP_STATUS_EXIT_UNSETTLED && r->status.value > an->exit_unsettled)
 			an->exit_unsettled = (int)r->status.value;
+		if (r->status.kind == GP_STATUS_WINDOW_UNOPENED) {
+			an->window_unopened = 1;
+			an->window_unopened_why = r->status.detail;
+		}
 		v.status.kind = r->status.kind;
 		v.status.value = r->status.value;
 		v.status.detail = r->status.detail;

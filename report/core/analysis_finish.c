@@ -94,6 +94,10 @@ static void gp_an_finish_conditions(struct gp_an *an, struct gp_rep *rep)
 	rep->forked = an->status[GP_STATUS_FORKED_CHILD];
 	rep->startup_lost = an->startup_lost;
 	rep->exit_unsettled = an->exit_unsettled;
+	rep->window_unopened = an->window_unopened;
+	const char *why = an->window_unopened_why ? gp_an_string(an, an->window_unopened_why) : NULL;
+	if (why)
+		snprintf(rep->window_unopened_why, sizeof rep->window_unopened_why, "%s", why);
 	rep->host_busy_pct = an->host_w > 0 ? an->host_busy_w / an->host_w : -1;
 	rep->proc_cpu_pct = an->host_w > 0 ? an->host_proc_w / an->host_w : -1;
 	rep->host_busy_max_pct = an->host_w > 0 ? an->host_max : -1;

@@ -467,6 +467,8 @@ struct gp_an {
 	int status[16];
 	uint64_t startup_lost;     /* GP_STATUS_STARTUP_LOST values           */
 	int exit_unsettled;        /* GP_STATUS_EXIT_UNSETTLED, worst value   */
+	int window_unopened;       /* a GP_STATUS_WINDOW_UNOPENED was read    */
+	uint32_t window_unopened_why; /* its detail string id (0 = none)      */
 	struct gp_map drops;       /* source<<32 | tid -> cumulative          */
 	double host_busy_w, host_proc_w, host_w, host_max;
 	uint64_t host_runtime_ns, host_driver_ns, host_hook_ns, host_driver_direct;

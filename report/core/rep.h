@@ -98,6 +98,8 @@ struct gp_rep {
 	uint64_t startup_lost; /* calls lost at start-up (GP_STATUS_STARTUP_LOST),
 	                          also among dropped_ring                        */
 	int exit_unsettled;    /* enum gp_exit_unsettled, 0 = finish waited     */
+	int window_unopened;   /* GP_STATUS_WINDOW_UNOPENED: the window never opened */
+	char window_unopened_why[640]; /* the library's reason ("" = none given) */
 	double host_busy_pct, proc_cpu_pct; /* mean over host samples, -1 = none */
 	double host_busy_max_pct;
 	/* counts */

@@ -8,6 +8,7 @@
  */
 #include "report/util/fmt.h"
 #include "output.h"
+#include "window_empty.h"
 #include "report/analyses/registry.h"
 
 #include <errno.h>
@@ -216,6 +217,7 @@ static void gp_out_text_capture(FILE *f, const struct gp_rep *rep, int md)
 			md ? "- " : "  ", "host load", rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct,
 			rep->host_busy_pct > 80 ? " -- host was loaded: launch times are inflated" : "");
 	gp_out_missing(f, rep, md ? "- note: " : "  note: ");
+	gp_out_text_window_empty(f, rep, md);
 }
 
 /* --- one unit per column ------------------------------------------------------------------------------ */
@@ -778,6 +780,7 @@ static void gp_out_json_summary(FILE *f, const struct gp_rep *rep, const struct 
 	if (rep->exit_unsettled)
 		fprintf(f, ", \"exit_unsettled\": \"%s\"",
 			rep->exit_unsettled == GP_EXIT_SYNC_SKIPPED ? "sync_skipped" : "abandoned");
+	gp_out_json_window_empty(f, rep);
 	if (rep->host_busy_pct >= 0)
 		fprintf(f, ", \"host_cpu_busy_pct\": %.2f, \"host_cpu_busy_max_pct\": %.2f, \"process_cpu_pct\": %.2f",
 			rep->host_busy_pct, rep->host_busy_max_pct, rep->proc_cpu_pct);
