@@ -10,8 +10,8 @@
 #                      into the core and the analyses), stability.c,
 #                      options.c (the option table of every command line;
 #                      the gpuphase command links it too, cli/module.mk)
-#   report/outputs/    what a reader gets: output.c (text, markdown, csv,
-#                      json), window_empty.c (a window that held nothing), diff.c, export_*.c (Chrome, Perfetto, SQLite,
+#   report/outputs/    what a reader gets: output.c (text, markdown, csv),
+#                      output_json.c (json), advice.c (the run's advice), window_empty.c (a window that held nothing), diff.c, export_*.c (Chrome, Perfetto, SQLite,
 #                      HTML; the page's script and style in report/outputs/assets/),
 #                      partial.c and partial_rep.c (the .gpp partial results)
 #   report/analyses/   registry.c/.h (the plug-in interface and the list), one

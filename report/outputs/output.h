@@ -47,6 +47,14 @@ size_t gp_out_select(const struct gp_rep *rep, const struct gp_out_opts *o, size
  * Returns 0 or -EIO/-ENOMEM. */
 int gp_out_report(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o);
 
+/* Shared by output.c and output_json.c: the JSON report (gp_out_report
+ * calls it for GP_FMT_JSON), the names of API classes and of --group-by
+ * keys, and whether the trace was captured by `gpuphase attach`. */
+void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o);
+extern const char *const gp_out_class_names[GP_API_CLASS_COUNT];
+extern const char *const gp_out_group_names[5];
+int gp_out_attached(const struct gp_rep *rep);
+
 /* The report of trace x of o->analyses: rep itself for one trace, else
  * rep->ranks[x] (NULL when x is out of range). */
 const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_out_opts *o, size_t x);
