@@ -8,8 +8,10 @@
  * each op joined to its launching call by the call's identity (record
  * domain, thread, correlation id); each blocking call joined to the op
  * whose end released it (a sync: the op the core charged its wait to,
- * found by the same identity, else the latest op end inside the call; a
- * blocking copy or set: its own op). Where the calls came from another
+ * found by the same identity, else the latest op end inside the call, else
+ * the last op of its scope that ended before it; a held copy or set,
+ * blocking or async on pageable memory: its own op); a call that waited on a
+ * full launch queue keeps that wait's length. Where the calls came from another
  * source than the core's joins and waits (the hooks beside CUPTI driver
  * records), or carry no identity, an equal start and end pairs them
  * instead. Each op's start is explained by its binding constraint:

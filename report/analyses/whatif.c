@@ -11,7 +11,11 @@
  * dropped; each implicitly synchronizing one (cudaFree, ...) hoisted out of
  * the loop; the call sites of most blocked time; every wait that had nothing outstanding dropped; the three
  * operators with the most launch time launched at a graph node's cost; each
- * blocking copy operator made pinned and asynchronous; copies moved to a
+ * held copy operator (blocking, or async on pageable memory) made pinned
+ * and asynchronous, and one copied to the host also made asynchronous with
+ * its wait moved to the next such copy; the three call sites of held copies
+ * of most call time, each alone; the launches' waits on a full launch queue
+ * removed (said to be the GPU's when that saves little); copies moved to a
  * copy stream; the three operators with the most execute time twice as
  * fast. A plug-in of registry.h; report thread only. This analysis keeps
  * one node per call and op, which the plug-in rule of folding everything
