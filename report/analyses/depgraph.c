@@ -8,8 +8,10 @@
  * each op joined to its launching call by the call's identity (record
  * domain, thread, correlation id); each blocking call joined to the op
  * whose end released it (a sync: the op the core charged its wait to,
- * found by the same identity, else the latest op end inside the call; a
- * blocking copy or set: its own op). Where the calls came from another
+ * found by the same identity, else the latest op end inside the call, else
+ * the last op of its scope that ended before it; a held copy or set,
+ * blocking or async on pageable memory: its own op); a call that waited on a
+ * full launch queue keeps that wait's length. Where the calls came from another
  * source than the core's joins and waits (the hooks beside CUPTI driver
  * records), or carry no identity, an equal start and end pairs them
  * instead. Each op's start is explained by its binding constraint:
@@ -73,8 +75,8 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
 	g->o[g->no++] = (struct gp_dg_o){ .start = o->start, .end = o->end, .api_start = o->api_start,
 					  .api_end = o->api_end, .stream = o->stream, .corr = o->corr,
 					  .tid = o->tid, .domain = o->api_domain, .kind = o->kind,
-					  .copy_kind = o->copy_kind, .name = o->name, .call = -1, .prev = -1, .dep = -1,
-					  .prev_same = -1 };
+					  .copy_kind = o->copy_kind, .blocking = o->blocking, .name = o->name,
+					  .site = o->site, .call = -1, .prev = -1, .dep = -1, .prev_same = -1 };
 	return 0;
 }
 
@@ -88,6 +90,7 @@ int gp_dg_add_wait(struct gp_dg *g, const struct gp_dg_wait *w)
 		return -ENOMEM;
 	g->w[g->nw++] = (struct gp_dg_w){ .start = w->start, .end = w->end, .site = w->site,
 					  .id = { w->tid, w->corr, w->domain }, .op_corr = w->op_corr,
+					  .stream = w->stream, .queue_ns = w->queue_ns,
 					  .attributed = (uint8_t)!!w->attributed };
 	return 0;
 }
@@ -281,15 +284,18 @@ static long gp_dg_wait_of(const struct gp_dg *g, const struct gp_dg_index *ix, c
 }
 
 /* The core's attribution of sync call c: 1 with *op set (-1: nothing
- * outstanding), or 0 when the core said nothing of it. */
+ * outstanding), or 0 when the core said nothing of it; *stream: the stream
+ * it waited on (UINT32_MAX: any, or not said). */
 static int gp_dg_core_wait(const struct gp_dg *g, const struct gp_dg_index *ix, const struct gp_dg_c *c,
-			   int32_t *op, const char **site)
+			   int32_t *op, const char **site, uint32_t *stream)
 {
 	long k = gp_dg_wait_of(g, ix, c);
+	*stream = UINT32_MAX;
 	if (k < 0)
 		return 0;
 	const struct gp_dg_w *w = &g->w[k];
 	*site = w->site;
+	*stream = w->stream;
 	*op = -1;
 	if (!w->attributed)
 		return 1;
@@ -388,7 +394,9 @@ static int32_t gp_dg_launcher(const struct gp_dg *g, const struct gp_dg_index *i
 }
 
 /* Stream edges (the previous op, and the previous of the same class) and
- * launch edges. */
+ * launch edges; a copy or set call is held when it returned only after its
+ * op ended (a blocking one, an async one on pageable memory), and has its
+ * op's call site. */
 static void gp_dg_link_launches(struct gp_dg *g, const struct gp_dg_index *ix)
 {
 	for (size_t i = 0; i < g->no; i++) {
@@ -408,13 +416,35 @@ static void gp_dg_link_launches(struct gp_dg *g, const struct gp_dg_index *ix)
 			if (c->op < 0 || g->o[c->op].end < o->end)
 				c->op = (int32_t)i;
 			o->sync_issue = o->start < c->end;
+			if (o->kind == GP_OP_MEMCPY || o->kind == GP_OP_MEMSET) {
+				c->held = gp_dg_is_copy_sync(c->cls) ||
+					  ((c->cls == GP_API_MEMCPY_ASYNC || c->cls == GP_API_MEMSET_ASYNC) && o->blocking);
+				c->site = c->site ? c->site : o->site;
+			}
 		}
 	}
 }
 
+#define GP_DG_SCOPE_SCAN 256 /* ops looked at for a stream's last before a call */
+
+/* The op of `stream` (UINT32_MAX: any) that ended last at or before t, or
+ * -1 (none among the GP_DG_SCOPE_SCAN latest ends). */
+static int32_t gp_dg_done_before(const struct gp_dg *g, const struct gp_dg_index *ix, uint64_t t, uint32_t stream)
+{
+	long j = gp_dg_last_le(ix->oend, g->no, t, 0, g);
+	for (long n = 0; j >= 0 && n < GP_DG_SCOPE_SCAN; j--, n++)
+		if (stream == UINT32_MAX || g->o[ix->oend[j]].stream == stream)
+			return (int32_t)ix->oend[j];
+	return -1;
+}
+
 /* Waits: a sync or an implicit sync is released by the op the core
- * charged it to, else by the latest op end inside it; a blocking copy or set by its own op when that
- * op started before the call returned. */
+ * charged it to, else by the latest op end inside it; one that found
+ * nothing outstanding by the last op of its scope that ended before it
+ * (it did not wait for it, but would have, had that op ended later); a held copy or set
+ * (blocking, or async on pageable memory) by its own op when that op
+ * started before the call returned; any other call that waited on a full
+ * launch queue keeps that wait's length. */
 static void gp_dg_link_waits(struct gp_dg *g, const struct gp_dg_index *ix)
 {
 	for (size_t i = 0; i < g->nc; i++) {
@@ -422,19 +452,56 @@ static void gp_dg_link_waits(struct gp_dg *g, const struct gp_dg_index *ix)
 		if (gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) {
 			long j = gp_dg_last_le(ix->oend, g->no, c->end, 0, g);
 			int32_t w = -1;
-			if (!gp_dg_core_wait(g, ix, c, &w, &c->site) && j >= 0 && g->o[ix->oend[j]].end > c->start)
+			uint32_t stream;
+			if (!gp_dg_core_wait(g, ix, c, &w, &c->site, &stream) && j >= 0 &&
+			    g->o[ix->oend[j]].end > c->start)
 				w = (int32_t)ix->oend[j];
 			c->wait = w;
 			if (w < 0 && gp_dg_is_sync(c->cls)) /* an implicit sync is there for its own work */
 				c->empty = 1, g->empty++;
-		} else if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && g->o[c->op].end > c->start &&
-			   g->o[c->op].sync_issue) { /* an op that started after the call returned (a
-							staged pageable copy) did not hold it */
+			if (w < 0)
+				c->wait = gp_dg_done_before(g, ix, c->start,
+							    c->cls == GP_API_SYNC_STREAM || c->cls == GP_API_SYNC_EVENT
+								    ? stream : UINT32_MAX);
+		} else if (c->held && g->o[c->op].end > c->start && g->o[c->op].sync_issue) {
+			/* an op that started after the call returned (a staged
+			 * pageable copy) did not hold it */
 			c->wait = c->op;
+		} else if (!c->blocking) {
+			long k = gp_dg_wait_of(g, ix, c);
+			if (k >= 0 && g->w[k].queue_ns) {
+				c->qwait = g->w[k].queue_ns < c->end - c->start ? g->w[k].queue_ns : c->end - c->start;
+				g->queued++;
+			}
 		}
 		if (c->wait >= 0)
 			c->post = c->end - (g->o[c->wait].end > c->start ? g->o[c->wait].end : c->start);
 	}
+}
+
+/* Per API class, the median non-blocking call that did not wait on a full
+ * launch queue: what such a call costs when it does not wait. */
+static int gp_dg_free_costs(struct gp_dg *g)
+{
+	uint64_t *k = malloc((g->nc + 1) * sizeof *k);
+	if (!k)
+		return -ENOMEM;
+	size_t n = 0;
+	const uint64_t max = (UINT64_C(1) << 56) - 1;
+	for (size_t i = 0; i < g->nc; i++) {
+		const struct gp_dg_c *c = &g->c[i];
+		uint64_t d = c->end - c->start;
+		if (g->queued && !c->blocking && !c->qwait && c->cls < GP_API_CLASS_COUNT)
+			k[n++] = (uint64_t)c->cls << 56 | (d < max ? d : max);
+	}
+	qsort(k, n, sizeof *k, gp_dg_cmp_u64);
+	for (size_t a = 0, b; a < n; a = b) {
+		for (b = a; b < n && k[b] >> 56 == k[a] >> 56; b++)
+			;
+		g->free_cost[k[a] >> 56] = k[a + (b - a) / 2] & max;
+	}
+	free(k);
+	return 0;
 }
 
 /* The what-ifs' host costs: the median non-blocking non-launch call, the
@@ -531,6 +598,8 @@ int gp_dg_build(struct gp_dg *g)
 	gp_dg_link_launches(g, &ix);
 	gp_dg_link_waits(g, &ix);
 	rc = gp_dg_host_costs(g);
+	if (!rc)
+		rc = gp_dg_free_costs(g);
 	if (!rc) {
 		gp_dg_launch_latency(g);
 		gp_dg_bind_ops(g, &ix);
@@ -581,4 +650,9 @@ uint64_t gp_dg_async_call_cost(const struct gp_dg *g)
 size_t gp_dg_empty_waits(const struct gp_dg *g)
 {
 	return g->empty;
+}
+
+size_t gp_dg_queue_waits(const struct gp_dg *g)
+{
+	return g->queued;
 }

@@ -48,7 +48,11 @@ struct gp_dg_op {
 	uint8_t api_domain;    /* its launching call's record type, 0 = unknown */
 	uint8_t kind;          /* enum gp_op_kind                               */
 	uint8_t copy_kind;
+	uint8_t blocking;      /* its call returned only after it ended (a
+	                          blocking copy, an async copy on pageable memory) */
 	const char *name;      /* operator name (string table)                  */
+	const char *site;      /* its call's call site as the report names it
+	                          (NULL: none; the string must outlive the graph) */
 };
 
 /* The core's attribution of a synchronize (docs/metrics.md section 3): the
@@ -62,6 +66,10 @@ struct gp_dg_wait {
 	uint8_t domain;
 	uint8_t attributed;
 	uint32_t op_corr;
+	uint32_t stream;       /* the stream a stream or event synchronize
+	                          waited on, UINT32_MAX: any                  */
+	uint64_t queue_ns;     /* > 0: not a synchronize's but a launch's wait
+	                          on a full launch queue (metrics.md §3), so long */
 	const char *site;      /* its call site as the report names it (NULL:
 	                          none; the string must outlive the graph)      */
 };
@@ -75,12 +83,22 @@ enum gp_dg_change_kind {
 	                          matches the glob `target` vanish              */
 	GP_DG_DROP_EMPTY,      /* blocking calls that waited for nothing vanish */
 	GP_DG_GRAPH_LAUNCH,    /* launches of op `target` cost `cost_ns` each   */
-	GP_DG_PINNED,          /* blocking copies of op `target` become async,
-	                          their call costing `cost_ns`                  */
+	GP_DG_PINNED,          /* held copies (blocking, or async on pageable
+	                          memory) of op `target` become async, their
+	                          call costing `cost_ns`                        */
+	GP_DG_PINNED_SITE,     /* the same for the held copies whose call site
+	                          matches the glob `target`                    */
 	GP_DG_OVERLAP_COPIES,  /* copies leave their stream for a copy stream   */
 	GP_DG_SCALE,           /* op `target`'s execute x `factor`              */
 	GP_DG_HOIST,           /* calls named `target` of an implicit sync
 	                          (cudaFree, ...) vanish: moved out of the loop */
+	GP_DG_DEFER,           /* held copies of op `target` become async, their
+	                          call costing `cost_ns`; the next such call of
+	                          the thread first waits for the copy's end    */
+	GP_DG_DEFER_SITE,      /* the same for the held copies whose call site
+	                          matches the glob `target`                    */
+	GP_DG_QUEUE,           /* calls that waited on a full launch queue
+	                          last their measured time less that wait      */
 };
 
 struct gp_dg_change {
@@ -104,7 +122,13 @@ struct gp_dg_change {
  *                           the glob matches (as the report names them) removed
  *   empty-waits             waits with nothing outstanding removed
  *   graph=NAME[:node_ns=N]  NAME launched as a graph node
- *   pinned=NAME[:call_ns=N] blocking copy op NAME made pinned and async
+ *   pinned=NAME[:call_ns=N] held copy op NAME (blocking, or async on
+ *                           pageable memory) made pinned and async
+ *   pinned-site=GLOB[:call_ns=N]  the same at the call sites GLOB matches
+ *   defer=NAME[:call_ns=N]  held copy op NAME made async, waited for at the
+ *                           next such copy of its thread
+ *   defer-site=GLOB[:call_ns=N]   the same at the call sites GLOB matches
+ *   queue-waits             launches no longer wait on a full launch queue
  *   overlap-copies          copies on a copy stream of their own
  * The target is copied into buf (n bytes). Returns 0, or -EINVAL with a
  * reason in why (wn bytes; may be NULL). */
@@ -125,7 +149,8 @@ void gp_dg_free(struct gp_dg *g);
 int gp_dg_add_call(struct gp_dg *g, const struct gp_dg_call *c);
 int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o);
 /* A synchronize without a wait is released by the latest op end inside
- * it. Same returns as the adds. */
+ * it; a wait with queue_ns set is a launch's on a full queue. Same returns
+ * as the adds. */
 int gp_dg_add_wait(struct gp_dg *g, const struct gp_dg_wait *w);
 /* Sort, cut to a consistent prefix when bounded, and link every edge. */
 int gp_dg_build(struct gp_dg *g);
@@ -141,10 +166,12 @@ size_t gp_dg_ncalls(const struct gp_dg *g);
 size_t gp_dg_nops(const struct gp_dg *g);
 /* Facts for the what-ifs: the per-node host cost of a graph launch (0 = the
  * trace has none), the host cost of a non-blocking non-launch call (median;
- * 0 = none), blocking calls that waited for nothing. */
+ * 0 = none), blocking calls that waited for nothing, calls that waited on
+ * a full launch queue. */
 uint64_t gp_dg_graph_node_cost(const struct gp_dg *g);
 uint64_t gp_dg_async_call_cost(const struct gp_dg *g);
 size_t gp_dg_empty_waits(const struct gp_dg *g);
+size_t gp_dg_queue_waits(const struct gp_dg *g);
 
 /* What change ch applies to in a built graph: in *nmatch the nodes it
  * changes (calls it removes or makes cheaper, ops it scales, copies it
@@ -152,8 +179,9 @@ size_t gp_dg_empty_waits(const struct gp_dg *g);
  * to maxnear distinct names of what it could have targeted (the
  * synchronizing functions, implicit ones included, for sync=, the implicit
  * ones for hoist=, their call sites for site=, the
- * operators of launches for graph=, of blocking copies for pinned=, every
- * operator for kernel=), closest first: by edit distance to the part of the
+ * operators of launches for graph=, of held copies for pinned= and defer=,
+ * their call sites for pinned-site= and defer-site=, every operator for
+ * kernel=), closest first: by edit distance to the part of the
  * name closest to the target (a glob's wildcards left out), then to the
  * whole name, then in name order. The names are the graph's. Returns 0 or
  * -ENOMEM. */

@@ -8,6 +8,7 @@
 #ifndef GP_REPORT_DEPGRAPH_INT_H
 #define GP_REPORT_DEPGRAPH_INT_H
 
+#include <fnmatch.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct gp_dg_c {
 	uint64_t start, end;
 	uint64_t gap;          /* host time since the previous call of its thread */
 	uint64_t post;         /* blocking: time from the release to its return  */
+	uint64_t qwait;        /* its wait on a full launch queue (0: none)      */
 	const char *name;
 	const char *site;      /* sync: its call site (the core's), or NULL      */
 	struct gp_dg_id id;
@@ -32,26 +34,30 @@ struct gp_dg_c {
 	int32_t op;            /* an op it launched (the last one), -1 none      */
 	uint32_t nops;         /* ops it launched (graph launch: its nodes)      */
 	uint8_t cls, first, empty, blocking;
+	uint8_t held;          /* a copy or set call held until its op ended (a
+	                          blocking one, an async one on pageable memory) */
 };
 
 struct gp_dg_o {
 	uint64_t start, end, api_start, api_end;
 	uint64_t lat, prev_gap, dep_gap;
 	const char *name;
+	const char *site;      /* its call's call site, or NULL                  */
 	uint32_t stream, corr;
 	uint32_t tid;          /* its launching call's thread; with corr and
 	                          domain, that call's identity                   */
 	int32_t call, prev, dep, prev_same; /* prev_same: previous op of the same
 	                                       class (copy / not copy) of its stream */
 	uint8_t domain;
-	uint8_t kind, copy_kind, sync_issue, anchor;
+	uint8_t kind, copy_kind, sync_issue, anchor, blocking;
 };
 
 struct gp_dg_w {
 	uint64_t start, end;
 	const char *site;
 	struct gp_dg_id id;    /* the blocking call's                            */
-	uint32_t op_corr;
+	uint32_t op_corr, stream;
+	uint64_t queue_ns;     /* > 0: a launch's wait on a full queue           */
 	uint8_t attributed;
 };
 
@@ -66,7 +72,9 @@ struct gp_dg {
 	uint64_t t0, t1;
 	uint64_t lat_async, lat_sync;
 	uint64_t node_cost, async_cost;
-	size_t empty;
+	uint64_t free_cost[GP_API_CLASS_COUNT]; /* per class: the median call
+	                          that did not wait on a full queue (0: none) */
+	size_t empty, queued;
 };
 
 static inline int gp_dg_is_sync(unsigned c)
@@ -84,6 +92,12 @@ static inline int gp_dg_is_implicit(unsigned c)
 static inline int gp_dg_is_copy_sync(unsigned c)
 {
 	return c == GP_API_MEMCPY_SYNC || c == GP_API_MEMSET_SYNC;
+}
+
+/* A call site glob of the user's, or the site's name itself. */
+static inline int gp_dg_site_matches(const char *site, const char *target)
+{
+	return site && target && (!strcmp(target, site) || !fnmatch(target, site, 0));
 }
 
 static inline int gp_dg_named(const char *a, const char *target)

@@ -32,7 +32,11 @@ static const char *gp_dg_target_name(const struct gp_dg *g, enum gp_dg_change_ki
 	case GP_DG_GRAPH_LAUNCH:
 		return c->cls == GP_API_LAUNCH && c->op >= 0 ? g->o[c->op].name : NULL;
 	case GP_DG_PINNED:
-		return gp_dg_is_copy_sync(c->cls) && c->op >= 0 ? g->o[c->op].name : NULL;
+	case GP_DG_DEFER:
+		return c->held ? g->o[c->op].name : NULL;
+	case GP_DG_PINNED_SITE:
+	case GP_DG_DEFER_SITE:
+		return c->held ? c->site : NULL;
 	default:
 		return NULL;
 	}

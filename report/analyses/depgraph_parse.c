@@ -39,7 +39,9 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 	static const struct {
 		const char *word;
 		enum gp_dg_change_kind kind;
-	} words[] = { { "empty-waits", GP_DG_DROP_EMPTY }, { "overlap-copies", GP_DG_OVERLAP_COPIES } };
+	} words[] = { { "empty-waits", GP_DG_DROP_EMPTY },
+		      { "overlap-copies", GP_DG_OVERLAP_COPIES },
+		      { "queue-waits", GP_DG_QUEUE } };
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		if (!strcmp(spec, words[i].word)) {
 			ch->kind = words[i].kind;
@@ -53,7 +55,10 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 		      { "hoist=", NULL, GP_DG_HOIST },
 		      { "site=", NULL, GP_DG_DROP_SITE },
 		      { "graph=", "node_ns=", GP_DG_GRAPH_LAUNCH },
-		      { "pinned=", "call_ns=", GP_DG_PINNED } };
+		      { "pinned=", "call_ns=", GP_DG_PINNED },
+		      { "pinned-site=", "call_ns=", GP_DG_PINNED_SITE },
+		      { "defer=", "call_ns=", GP_DG_DEFER },
+		      { "defer-site=", "call_ns=", GP_DG_DEFER_SITE } };
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		size_t kl = strlen(kinds[i].key);
 		if (strncmp(spec, kinds[i].key, kl))
@@ -87,5 +92,6 @@ int gp_dg_parse(const char *spec, struct gp_dg_change *ch, char *buf, size_t n, 
 	}
 	return gp_dg_refuse(why, wn,
 			    "expected kernel=NAME:scale=F, sync=API, hoist=API, site=GLOB, empty-waits, graph=NAME[:node_ns=N], "
-			    "pinned=NAME[:call_ns=N] or overlap-copies");
+			    "pinned=NAME[:call_ns=N], pinned-site=GLOB[:call_ns=N], defer=NAME[:call_ns=N], "
+			    "defer-site=GLOB[:call_ns=N], queue-waits or overlap-copies");
 }

@@ -12,7 +12,6 @@
  * read only; memory: a few arrays of one entry per node.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,8 +34,7 @@ int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const str
 			return *dur = 0, 1;
 		break;
 	case GP_DG_DROP_SITE:
-		/* the name itself, or a glob of the user's */
-		if ((gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) && c->site && (!strcmp(ch->target, c->site) || !fnmatch(ch->target, c->site, 0)))
+		if ((gp_dg_is_sync(c->cls) || gp_dg_is_implicit(c->cls)) && gp_dg_site_matches(c->site, ch->target))
 			return *dur = 0, 1;
 		break;
 	case GP_DG_DROP_EMPTY:
@@ -48,8 +46,22 @@ int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const str
 			return *dur = ch->cost_ns * c->nops, 1;
 		break;
 	case GP_DG_PINNED:
-		if (gp_dg_is_copy_sync(c->cls) && c->op >= 0 && gp_dg_named(g->o[c->op].name, ch->target))
+	case GP_DG_DEFER:
+		if (c->held && gp_dg_named(g->o[c->op].name, ch->target))
 			return *dur = ch->cost_ns, 1;
+		break;
+	case GP_DG_PINNED_SITE:
+	case GP_DG_DEFER_SITE:
+		if (c->held && gp_dg_site_matches(c->site, ch->target))
+			return *dur = ch->cost_ns, 1;
+		break;
+	case GP_DG_QUEUE:
+		/* without the wait, no waking late either: a call of its class
+		 * that did not wait, at most its time less the wait */
+		if (c->qwait) {
+			uint64_t own = c->end - c->start - c->qwait, free = g->free_cost[c->cls];
+			return *dur = free && free < own ? free : own, 1;
+		}
 		break;
 	default:
 		break;
@@ -99,6 +111,7 @@ struct gp_dg_run {
 	int32_t *cp, *op;
 	uint8_t *cst, *od, *cchg; /* cst: 1 start known, 2 done; od: op done; cchg: call changed */
 	size_t *tcur, *tend, *scur, *send;
+	int32_t *tdefer;          /* per thread: the op of its last deferred copy, -1 none */
 	size_t nt, ns, cdone, odone;
 };
 
@@ -106,7 +119,7 @@ static void gp_dg_run_free(struct gp_dg_run *r)
 {
 	free(r->cs), free(r->ce), free(r->os), free(r->oe), free(r->cp), free(r->op);
 	free(r->cst), free(r->od), free(r->cchg);
-	free(r->tcur), free(r->tend), free(r->scur), free(r->send);
+	free(r->tcur), free(r->tend), free(r->scur), free(r->send), free(r->tdefer);
 }
 
 /* Arrays and cursors: calls are sorted by thread, ops by stream. */
@@ -124,9 +137,12 @@ static int gp_dg_run_init(struct gp_dg_run *r, const struct gp_dg *g)
 	r->cst = calloc(nc + 1, 1), r->od = calloc(no + 1, 1), r->cchg = calloc(nc + 1, 1);
 	r->tcur = malloc((r->nt + 1) * sizeof *r->tcur), r->tend = malloc((r->nt + 1) * sizeof *r->tend);
 	r->scur = malloc((r->ns + 1) * sizeof *r->scur), r->send = malloc((r->ns + 1) * sizeof *r->send);
+	r->tdefer = malloc((r->nt + 1) * sizeof *r->tdefer);
 	if (!r->cs || !r->ce || !r->os || !r->oe || !r->cp || !r->op || !r->cst || !r->od || !r->cchg || !r->tcur ||
-	    !r->tend || !r->scur || !r->send)
+	    !r->tend || !r->scur || !r->send || !r->tdefer)
 		return -ENOMEM;
+	for (size_t t = 0; t < r->nt; t++)
+		r->tdefer[t] = -1;
 	for (size_t k = 0, t = 0; k < nc; k++) {
 		if (g->c[k].first)
 			r->tcur[t++] = k;
@@ -140,17 +156,29 @@ static int gp_dg_run_init(struct gp_dg_run *r, const struct gp_dg *g)
 	return 0;
 }
 
-/* Place call k's end (its start is known): it waits for its releasing op
- * unless the change removes it. Returns 0 when that op is not placed yet;
- * with force, the call then lasts its measured duration instead. */
+/* Place call k of thread t (its start is known): it waits for its
+ * releasing op unless the change removes it; a deferred copy waits for the
+ * thread's previous deferred copy instead. Returns 0 when that op is not
+ * placed yet; with force, the call then lasts its measured duration (a
+ * deferred copy its new one) instead. */
 static int gp_dg_place_call(struct gp_dg_run *r, const struct gp_dg *g, const struct gp_dg_change *ch, size_t k,
-			    int force)
+			    size_t t, int force)
 {
 	const struct gp_dg_c *c = &g->c[k];
 	uint64_t dur = c->end - c->start;
 	int chg = gp_dg_call_changed(g, c, ch, &dur);
+	int32_t before = chg && (ch->kind == GP_DG_DEFER || ch->kind == GP_DG_DEFER_SITE) ? r->tdefer[t] : -1;
 	r->cchg[k] = (uint8_t)chg;
-	if (!chg && c->wait >= 0 && r->od[c->wait]) {
+	if (before >= 0 && !r->od[before] && !force)
+		return 0;
+	if (before >= 0) {
+		r->tdefer[t] = c->op;
+		r->ce[k] = r->cs[k] + dur;
+		if (r->od[before] && r->oe[before] > r->cs[k]) {
+			r->ce[k] = r->oe[before] + dur;
+			r->cp[k] = (int32_t)(g->nc + (size_t)before);
+		}
+	} else if (!chg && c->wait >= 0 && r->od[c->wait]) {
 		uint64_t rel = r->oe[c->wait] > r->cs[k] ? r->oe[c->wait] : r->cs[k];
 		if (r->oe[c->wait] > r->cs[k])
 			r->cp[k] = (int32_t)(g->nc + (size_t)c->wait);
@@ -159,6 +187,8 @@ static int gp_dg_place_call(struct gp_dg_run *r, const struct gp_dg *g, const st
 		return 0;
 	} else {
 		r->ce[k] = r->cs[k] + dur;
+		if (chg && (ch->kind == GP_DG_DEFER || ch->kind == GP_DG_DEFER_SITE))
+			r->tdefer[t] = c->op; /* the thread's first: waits nowhere */
 	}
 	r->cst[k] = 2;
 	r->cdone++;
@@ -182,7 +212,7 @@ static int gp_dg_run_calls(struct gp_dg_run *r, const struct gp_dg *g, const str
 				r->cst[k] = 1;
 				progress = 1;
 			}
-			if (!gp_dg_place_call(r, g, ch, k, 0))
+			if (!gp_dg_place_call(r, g, ch, k, t, 0))
 				break;
 			progress = 1;
 		}
@@ -203,8 +233,10 @@ static int gp_dg_place_op(struct gp_dg_run *r, const struct gp_dg *g, const stru
 	size_t nc = g->nc;
 	const struct gp_dg_o *o = &g->o[k];
 	int sync_issue = o->sync_issue;
-	if (o->call >= 0 && r->cchg[o->call] && ch && ch->kind == GP_DG_PINNED)
-		sync_issue = 0;
+	if (o->call >= 0 && r->cchg[o->call] && ch &&
+	    (ch->kind == GP_DG_PINNED || ch->kind == GP_DG_PINNED_SITE || ch->kind == GP_DG_DEFER ||
+	     ch->kind == GP_DG_DEFER_SITE))
+		sync_issue = 0; /* an async copy: issued at its call's end */
 	int32_t prev = o->prev;
 	uint64_t pgap = o->prev_gap;
 	if (ch && ch->kind == GP_DG_OVERLAP_COPIES)
@@ -267,7 +299,7 @@ static void gp_dg_run_force(struct gp_dg_run *r, const struct gp_dg *g, const st
 	if (!cur)
 		return;
 	if (call) /* a stopped call's start is always known */
-		gp_dg_place_call(r, g, ch, (*cur)++, 1);
+		gp_dg_place_call(r, g, ch, (*cur)++, (size_t)(cur - r->tcur), 1);
 	else
 		gp_dg_place_op(r, g, ch, (*cur)++, 1);
 }

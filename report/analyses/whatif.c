@@ -11,7 +11,11 @@
  * dropped; each implicitly synchronizing one (cudaFree, ...) hoisted out of
  * the loop; the call sites of most blocked time; every wait that had nothing outstanding dropped; the three
  * operators with the most launch time launched at a graph node's cost; each
- * blocking copy operator made pinned and asynchronous; copies moved to a
+ * held copy operator (blocking, or async on pageable memory) made pinned
+ * and asynchronous, and one copied to the host also made asynchronous with
+ * its wait moved to the next such copy; the three call sites of held copies
+ * of most call time, each alone; the launches' waits on a full launch queue
+ * removed (said to be the GPU's when that saves little); copies moved to a
  * copy stream; the three operators with the most execute time twice as
  * fast. A plug-in of registry.h; report thread only. This analysis keeps
  * one node per call and op, which the plug-in rule of folding everything
@@ -28,7 +32,10 @@
 #include "whatif.h"
 #include "report/util/fmt.h"
 
-#define GP_WI_MAX 24                /* what-ifs kept                          */
+#define GP_WI_MAX 32                /* what-ifs kept                          */
+#define GP_WI_DTOH 2                /* CUpti_ActivityMemcpyKind device to host */
+#define GP_WI_GPU_BOUND 5           /* % of the window: a queue-wait saving
+                                       below it says the GPU is the bottleneck */
 #define GP_WI_TOP 3                 /* operators tried per kind               */
 #define GP_WI_SHOW 5                /* what-ifs in the text section           */
 #define GP_WI_PATH 8                /* critical path entries kept             */
@@ -40,7 +47,15 @@
 struct gp_wi_op {
 	const char *name;
 	uint64_t launch_ns, execute_ns, copy_sync;
-	uint8_t kernel, copy;
+	uint8_t kernel, copy, dtoh;
+};
+
+/* A call site: of a synchronize (blocked time there), of a held copy (its
+ * calls' host time there). */
+struct gp_wi_site {
+	const char *name;       /* as the report names it                       */
+	uint64_t ns;
+	int dtoh;               /* held copies: they went device to host        */
 };
 
 struct gp_wi_item {
@@ -65,11 +80,12 @@ struct gp_whatif {
 		int implicit;   /* cudaFree, ...: the candidate hoists it */
 	} syncs[GP_WI_SYNCS];
 	size_t nsyncs;
-	struct {
-		const char *name;       /* the call site as the report names it (strings) */
-		uint64_t ns;            /* blocked there                           */
-	} sites[GP_WI_SITES];
+	struct gp_wi_site sites[GP_WI_SITES]; /* of the synchronizes (strings) */
 	size_t nsites;
+	struct gp_wi_site csites[GP_WI_SITES]; /* of the held copies (names) */
+	size_t ncsites;
+	struct gp_strtab *names;    /* the copies' call sites, kept: the core's
+	                               op strings do not outlive the op        */
 	const struct gp_strtab *strings; /* the trace's string table (site names) */
 	int have_user;
 	struct gp_dg_change user;
@@ -114,6 +130,9 @@ static void gp_wi_destroy(void *p)
 	struct gp_whatif *w = p;
 	gp_dg_free(w->g);
 	free(w->ops);
+	if (w->names)
+		gp_strtab_free(w->names);
+	free(w->names);
 	free(w);
 }
 
@@ -159,14 +178,43 @@ static int gp_wi_record(void *p, const struct gp_an *an, const struct gp_an_rec 
 	return 0;
 }
 
+/* A held copy's call site, kept (the op's string may not outlive it), and
+ * its calls' host time per site: the candidates of the site what-ifs.
+ * NULL when it has none (or no memory: w->err). */
+static const char *gp_wi_copy_site(struct gp_whatif *w, const struct gp_an_op *op)
+{
+	if (!op->callsite || !op->has_api)
+		return NULL;
+	uint32_t c;
+	if ((!w->names && !(w->names = calloc(1, sizeof *w->names))) ||
+	    gp_strtab_intern(w->names, op->callsite, strlen(op->callsite), &c) || c == GP_STR_NONE) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	const char *site = gp_strtab_text(w->names, c);
+	size_t i = 0;
+	while (i < w->ncsites && w->csites[i].name != site)
+		i++;
+	if (i == w->ncsites && i < GP_WI_SITES)
+		w->csites[w->ncsites++].name = site;
+	if (i < w->ncsites) {
+		w->csites[i].ns += op->api_end - op->api_start;
+		w->csites[i].dtoh |= op->copy_kind == GP_WI_DTOH;
+	}
+	return site;
+}
+
 static void gp_wi_op(void *p, const struct gp_an_op *op)
 {
 	struct gp_whatif *w = p;
 	if (w->err || !op->has_gpu)
 		return;
+	int held = op->blocking && (op->kind == GP_OP_MEMCPY || op->kind == GP_OP_MEMSET);
 	struct gp_dg_op o = { .start = op->gpu_start, .end = op->gpu_end, .stream = op->stream, .corr = op->corr,
-			      .kind = op->kind,
-			      .copy_kind = op->copy_kind, .name = op->name };
+			      .kind = op->kind, .copy_kind = op->copy_kind, .blocking = op->blocking,
+			      .name = op->name, .site = held ? gp_wi_copy_site(w, op) : NULL };
+	if (w->err)
+		return;
 	if (op->has_api) { /* the record it was joined to: its call's identity */
 		o.api_start = op->api_start, o.api_end = op->api_end;
 		o.tid = op->tid, o.api_domain = (uint8_t)op->api_domain;
@@ -186,22 +234,34 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	s->execute_ns += op->execute_ns;
 	s->kernel |= op->kind == GP_OP_KERNEL;
 	s->copy |= op->kind == GP_OP_MEMCPY;
-	s->copy_sync += op->api_class == GP_API_MEMCPY_SYNC;
+	s->copy_sync += op->api_class == GP_API_MEMCPY_SYNC || (held && op->kind == GP_OP_MEMCPY);
+	s->dtoh |= op->copy_kind == GP_WI_DTOH;
 }
 
-/* The core's attribution of each synchronize: which op released it. */
+/* The core's attribution of each synchronize: which op released it; and
+ * each launch's wait on a full launch queue (kind GP_API_LAUNCH). */
 static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 {
 	struct gp_whatif *w = p;
 	unsigned k = wt->kind;
-	if (w->err || !gp_wi_waits(k))
+	if (w->err || !(gp_wi_waits(k) || k == GP_API_LAUNCH))
 		return;
+	if (k == GP_API_LAUNCH) {
+		struct gp_dg_wait dw = { .start = wt->call_start, .end = wt->call_end, .tid = wt->tid, .corr = wt->corr,
+					 .domain = w->use_hooks ? GP_REC_DRIVER_API : GP_REC_RUNTIME_API,
+					 .queue_ns = wt->w1 > wt->w0 ? wt->w1 - wt->w0 : 0 };
+		int rc = dw.queue_ns ? gp_dg_add_wait(w->g, &dw) : 0;
+		if (rc < 0)
+			w->err = rc;
+		return;
+	}
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
 	/* the core's waits come from the CUPTI runtime records when the trace
 	 * has any, else from the driver's (sync.c) */
 	struct gp_dg_wait dw = { .start = wt->call_start, .end = wt->call_end, .tid = wt->tid, .corr = wt->corr,
 				 .domain = w->use_hooks ? GP_REC_DRIVER_API : GP_REC_RUNTIME_API,
-				 .attributed = wt->attributed, .op_corr = wt->op_corr, .site = site };
+				 .attributed = wt->attributed, .op_corr = wt->op_corr, .site = site,
+				 .stream = wt->stream };
 	int rc = gp_dg_add_wait(w->g, &dw);
 	if (site) { /* blocked time per call site: the candidates of remove_sync_site */
 		size_t i = 0;
@@ -266,13 +326,33 @@ static void gp_wi_describe(struct gp_whatif *w, struct gp_wi_item *it)
 			 node ? "measured from this trace's graph launches" : "default: no graph launch in the trace");
 		break;
 	case GP_DG_PINNED:
-		it->change = "pinned_async_copy", it->phase = "sync";
+	case GP_DG_PINNED_SITE:
+	case GP_DG_DEFER:
+	case GP_DG_DEFER_SITE: {
+		int defer = ch->kind == GP_DG_DEFER || ch->kind == GP_DG_DEFER_SITE;
+		int site = ch->kind == GP_DG_PINNED_SITE || ch->kind == GP_DG_DEFER_SITE;
+		it->change = defer ? (site ? "defer_copy_wait_site" : "defer_copy_wait")
+				   : (site ? "pinned_async_copy_site" : "pinned_async_copy");
+		it->phase = "sync";
 		if (!ch->cost_ns)
 			ch->cost_ns = acall ? acall : GP_DG_ASYNC_CALL_NS;
+		const char *from = acall ? "median non-blocking call of this trace" : "default";
+		/* one format per change, both checked; the first prints no source */
 		snprintf(it->assumptions, sizeof it->assumptions,
-			 "the copy call returns after %" PRIu64 " ns (%s) without waiting; the transfer time is "
-			 "unchanged (pinned memory is often faster: a lower bound)", ch->cost_ns,
-			 acall ? "median non-blocking call of this trace" : "default");
+			 defer ? "the copy goes async to pinned memory (call %" PRIu64 " ns) with an event; the "
+				 "next such copy of its thread first waits for it (the result is read one step "
+				 "later)%.0s"
+			       : "the copy call returns after %" PRIu64 " ns (%s) without waiting; the transfer "
+				 "time is unchanged (pinned memory is often faster: a lower bound)",
+			 ch->cost_ns, from);
+		break;
+	}
+	case GP_DG_QUEUE:
+		it->change = "remove_queue_waits", it->phase = "sync";
+		snprintf(it->assumptions, sizeof it->assumptions,
+			 "%zu launches that waited on a full launch queue do not wait (fewer, larger kernels; host "
+			 "work moved before the launches): the most any host-side change can gain",
+			 gp_dg_queue_waits(w->g));
 		break;
 	case GP_DG_OVERLAP_COPIES:
 		it->change = "overlap_copies", it->phase = "queue";
@@ -322,6 +402,29 @@ static int gp_wi_same(const struct gp_dg_change *a, const struct gp_dg_change *b
 	       (a->target == b->target || (a->target && b->target && !strcmp(a->target, b->target)));
 }
 
+/* The site of most time among sites[k..n) moved to slot k. */
+static void gp_wi_top_site(struct gp_wi_site *sites, size_t n, size_t k)
+{
+	size_t best = k;
+	for (size_t i = k + 1; i < n; i++)
+		if (sites[i].ns > sites[best].ns)
+			best = i;
+	struct gp_wi_site t = sites[k];
+	sites[k] = sites[best], sites[best] = t;
+}
+
+/* One held-copy call site at a time, where the program makes held copies
+ * at more than one: the GP_WI_TOP sites of most call time, a copy to the
+ * host deferred, any other pinned. */
+static void gp_wi_copy_sites(struct gp_whatif *w)
+{
+	for (size_t k = 0; w->ncsites > 1 && k < GP_WI_TOP && k < w->ncsites; k++) {
+		gp_wi_top_site(w->csites, w->ncsites, k);
+		if (w->csites[k].ns && strcmp(w->csites[k].name, "(no stack)"))
+			gp_wi_add(w, w->csites[k].dtoh ? GP_DG_DEFER_SITE : GP_DG_PINNED_SITE, w->csites[k].name);
+	}
+}
+
 static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
 {
 	struct gp_whatif *w = p;
@@ -356,21 +459,15 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	/* one call site at a time, where the program syncs at more than one: the
 	 * GP_WI_TOP sites of most blocked time */
 	for (size_t k = 0; w->nsites > 1 && k < GP_WI_TOP && k < w->nsites; k++) {
-		size_t best = k;
-		for (size_t i = k + 1; i < w->nsites; i++)
-			if (w->sites[i].ns > w->sites[best].ns)
-				best = i;
-		if (best != k) {
-			const char *n = w->sites[k].name;
-			uint64_t ns = w->sites[k].ns;
-			w->sites[k] = w->sites[best];
-			w->sites[best].name = n, w->sites[best].ns = ns;
-		}
+		gp_wi_top_site(w->sites, w->nsites, k);
 		if (w->sites[k].ns && strcmp(w->sites[k].name, "(no stack)"))
 			gp_wi_add(w, GP_DG_DROP_SITE, w->sites[k].name);
 	}
 	if (gp_dg_empty_waits(w->g))
 		gp_wi_add(w, GP_DG_DROP_EMPTY, NULL);
+	if (gp_dg_queue_waits(w->g))
+		gp_wi_add(w, GP_DG_QUEUE, NULL);
+	gp_wi_copy_sites(w);
 	const struct gp_wi_op **ord = malloc((w->nops + 1) * sizeof *ord);
 	if (!ord)
 		return -ENOMEM;
@@ -383,6 +480,8 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 			kernels |= w->ops[i].kernel;
 			if (w->ops[i].copy && w->ops[i].copy_sync)
 				gp_wi_add(w, GP_DG_PINNED, w->ops[i].name);
+			if (w->ops[i].copy && w->ops[i].copy_sync && w->ops[i].dtoh)
+				gp_wi_add(w, GP_DG_DEFER, w->ops[i].name);
 		}
 	if (copies && kernels)
 		gp_wi_add(w, GP_DG_OVERLAP_COPIES, NULL);
@@ -427,7 +526,12 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 			s = (uint64_t)((double)s * (double)w->window / (double)w->measured);
 		it->saving = s;
 		it->predicted = w->window > s ? w->window - s : 0;
-		if (it->saving || it->user)
+		if (it->ch.kind == GP_DG_QUEUE && (double)s * 100 < GP_WI_GPU_BOUND * (double)w->window)
+			snprintf(it->assumptions, sizeof it->assumptions,
+				 "%zu launches waited on a full launch queue; not waiting saves under %d %%: the GPU is "
+				 "the bottleneck, nothing to gain from the host side (shorten the kernels)",
+				 gp_dg_queue_waits(w->g), GP_WI_GPU_BOUND);
+		if (it->saving || it->user || it->ch.kind == GP_DG_QUEUE)
 			w->items[keep++] = *it;
 	}
 	w->nitems = keep;
@@ -448,7 +552,11 @@ static const char *gp_wi_kind_names(enum gp_dg_change_kind k)
 	case GP_DG_GRAPH_LAUNCH:
 		return "operator launched by a kernel launch";
 	case GP_DG_PINNED:
-		return "operator of a blocking copy";
+	case GP_DG_DEFER:
+		return "operator of a held copy (blocking, or async on pageable memory)";
+	case GP_DG_PINNED_SITE:
+	case GP_DG_DEFER_SITE:
+		return "call site of a held copy (blocking, or async on pageable memory)";
 	default:
 		return "operator";
 	}
@@ -498,7 +606,9 @@ int gp_whatif_refused(FILE *f, const char *spec, struct gp_analyses *const *sets
 		return 0;
 	fputs("gpuphase-report: --whatif: '", f);
 	gp_fmt_text_str(f, spec);
-	fprintf(f, "': %s matches no %s of the trace", miss->user.kind == GP_DG_DROP_SITE ? "the glob" : "the name",
+	int glob = miss->user.kind == GP_DG_DROP_SITE || miss->user.kind == GP_DG_PINNED_SITE ||
+		   miss->user.kind == GP_DG_DEFER_SITE;
+	fprintf(f, "': %s matches no %s of the trace", glob ? "the glob" : "the name",
 		gp_wi_kind_names(miss->user.kind));
 	if (!miss->nnear)
 		fprintf(f, " (it has none)");
@@ -687,8 +797,9 @@ static int gp_wi_known(const char *s, const char *const *list)
 static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 {
 	static const char *const changes[] = { "remove_sync", "hoist_implicit_sync", "remove_sync_site",
-					       "remove_empty_waits", "graph_launch",
-					       "pinned_async_copy", "overlap_copies", "scale_kernel", "none", NULL };
+					       "remove_empty_waits", "graph_launch", "pinned_async_copy",
+					       "pinned_async_copy_site", "defer_copy_wait", "defer_copy_wait_site",
+					       "remove_queue_waits", "overlap_copies", "scale_kernel", "none", NULL };
 	static const char *const phases[] = { "sync", "launch", "queue", "execute", "", NULL };
 	struct gp_whatif *wi = p;
 	wi->done = gp_pr_bool(r);

@@ -207,15 +207,13 @@ Test(depgraph, pinned_copy_and_empty_waits)
 	struct gp_dg_change e = { .kind = GP_DG_DROP_EMPTY };
 	cr_assert_eq(gp_dg_replay(g, &e, &r, NULL, 0, NULL), 0);
 	cr_assert_eq(r, wall - (uint64_t)STEPS * 2000);
-	/* pinned: each copy call costs API and no longer waits; the copies run
-	 * back to back on their stream, the host ahead of them; with no async
+	/* pinned: each copy call costs API and no longer waits; with no async
 	 * op in the trace, an op issued at a call's end takes the blocking
-	 * copies' latency (API + LAT here) */
+	 * copies' latency (API + LAT here); the synchronize after it, which
+	 * found nothing outstanding, now waits for it (then lasts its 2000) */
 	struct gp_dg_change p = { .kind = GP_DG_PINNED, .target = "memcpy HtoD", .cost_ns = API };
 	cr_assert_eq(gp_dg_replay(g, &p, &r, NULL, 0, NULL), 0);
-	uint64_t host = (uint64_t)STEPS * (API + 2000 + HOST + API);
-	uint64_t gpu = API + API + LAT + (uint64_t)STEPS * COPY;
-	cr_assert_eq(r, host > gpu ? host : gpu);
+	cr_assert_eq(r, (uint64_t)STEPS * (API + API + LAT + COPY + 2000 + HOST + API));
 	gp_dg_free(g);
 }
 
@@ -251,7 +249,7 @@ Test(depgraph, overlap_copies)
 Test(depgraph, parse)
 {
 	struct gp_dg_change ch;
-	char buf[64], why[128];
+	char buf[64], why[512];
 	cr_assert_eq(gp_dg_parse("kernel=ns::k<int>:scale=0.5", &ch, buf, sizeof buf, why, sizeof why), 0);
 	cr_assert_eq(ch.kind, GP_DG_SCALE);
 	cr_assert_str_eq(ch.target, "ns::k<int>");
@@ -272,6 +270,17 @@ Test(depgraph, parse)
 	cr_assert_eq(gp_dg_parse("graph=k:node_ns=-1", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
 	cr_assert_eq(gp_dg_parse("fuse=k", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
 	cr_assert(strstr(why, "kernel=NAME:scale=F"));
+	cr_assert(strstr(why, "queue-waits"));
+	cr_assert_eq(gp_dg_parse("pinned-site=*train.cu:42*:call_ns=900", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_PINNED_SITE);
+	cr_assert_str_eq(ch.target, "*train.cu:42*");
+	cr_assert_eq(ch.cost_ns, 900);
+	cr_assert_eq(gp_dg_parse("defer-site=*train.cu:42*", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_DEFER_SITE);
+	cr_assert_str_eq(ch.target, "*train.cu:42*");
+	cr_assert_eq(gp_dg_parse("defer=", &ch, buf, sizeof buf, why, sizeof why), -EINVAL);
+	cr_assert_eq(gp_dg_parse("queue-waits", &ch, buf, sizeof buf, why, sizeof why), 0);
+	cr_assert_eq(ch.kind, GP_DG_QUEUE);
 }
 
 Test(depgraph, empty_graph)
@@ -527,5 +536,162 @@ Test(depgraph, hoist_implicit_sync)
 	other.target = "cudaDeviceSynchronize";
 	cr_assert_eq(gp_dg_replay(g, &other, &r, NULL, 0, NULL), 0);
 	cr_assert_eq(r, gp_dg_wall(g));
+	gp_dg_free(g);
+}
+
+/* A step's loop: a kernel (LAUNCH, EXEC) on stream 7, then a copy of
+ * class cls made at call site `site`, released by its op (C after the
+ * kernel), 500 after it, with `blocking` the core's flag; HOST of host
+ * work. Returns the wall. */
+#define C 5000u
+static uint64_t copy_loop(struct gp_dg *g, uint8_t cls, uint8_t copy_kind, int blocking, const char *site)
+{
+	uint64_t t = 1000000;
+	const uint64_t t0 = t;
+	uint32_t corr = 1;
+	for (int i = 0; i < STEPS; i++, corr += 2) {
+		call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+		uint64_t ks = t + LAUNCH + LAT, ke = ks + EXEC;
+		op(g, ks, ke, t, t + LAUNCH, 7, GP_OP_KERNEL, "k");
+		struct gp_dg_op o = { .start = ke, .end = ke + C, .api_start = t + LAUNCH, .api_end = ke + C + 500,
+				      .stream = 7, .kind = GP_OP_MEMCPY, .copy_kind = copy_kind,
+				      .blocking = (uint8_t)blocking, .name = copy_kind == 2 ? "memcpy DtoH" : "memcpy HtoD",
+				      .site = site };
+		cr_assert_eq(gp_dg_add_op(g, &o), 0);
+		call(g, t + LAUNCH, ke + C + 500, cls, cls == GP_API_MEMCPY_SYNC ? "cudaMemcpy" : "cudaMemcpyAsync");
+		t = ke + C + 500 + HOST;
+	}
+	call(g, t, t + 1000, GP_API_OTHER, "cudaGetLastError");
+	return t + 1000 - t0;
+}
+
+Test(depgraph, pinned_pageable_async_copy_by_name_and_site)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = copy_loop(g, GP_API_MEMCPY_ASYNC, 1, 1, "main.c:10 (copy_in)"), r;
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall);
+	/* the async call held by pageable memory no longer waits: the host
+	 * runs ahead, the kernels and copies back to back on their stream */
+	uint64_t gpu = LAUNCH + LAT + (uint64_t)STEPS * (EXEC + C);
+	struct gp_dg_change p = { .kind = GP_DG_PINNED, .target = "memcpy HtoD", .cost_ns = 2000 };
+	cr_assert_eq(gp_dg_replay(g, &p, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gpu);
+	char buf[64];
+	cr_assert_eq(gp_dg_parse("pinned-site=*copy_in*", &p, buf, sizeof buf, NULL, 0), 0);
+	cr_assert_eq(p.kind, GP_DG_PINNED_SITE);
+	p.cost_ns = 2000;
+	cr_assert_eq(gp_dg_replay(g, &p, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gpu);
+	/* a glob that names another site changes nothing and is refused */
+	const char *near[3];
+	size_t nm, nn;
+	p.target = "*copy_out*";
+	cr_assert_eq(gp_dg_match(g, &p, &nm, near, 3, &nn), 0);
+	cr_assert_eq(nm, 0);
+	cr_assert_eq(nn, 1);
+	cr_assert_str_eq(near[0], "main.c:10 (copy_in)");
+	gp_dg_free(g);
+	/* tamper: the same async copy not held (pinned memory) is no target */
+	g = gp_dg_new();
+	copy_loop(g, GP_API_MEMCPY_ASYNC, 1, 0, "main.c:10 (copy_in)");
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change q = { .kind = GP_DG_PINNED, .target = "memcpy HtoD", .cost_ns = 2000 };
+	cr_assert_eq(gp_dg_match(g, &q, &nm, near, 3, &nn), 0);
+	cr_assert_eq(nm, 0);
+	gp_dg_free(g);
+}
+
+Test(depgraph, defer_result_copy)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = copy_loop(g, GP_API_MEMCPY_SYNC, 2, 1, "train.c:88 (step)"), r;
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change ch;
+	char buf[64];
+	cr_assert_eq(gp_dg_parse("defer=memcpy DtoH:call_ns=2000", &ch, buf, sizeof buf, NULL, 0), 0);
+	cr_assert_eq(ch.kind, GP_DG_DEFER);
+	cr_assert_eq(ch.cost_ns, 2000);
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	/* each copy call waits for the one before (one step behind the GPU),
+	 * so the host stays a step ahead: kernels and copies back to back */
+	uint64_t gpu = LAUNCH + LAT + (uint64_t)STEPS * (EXEC + C);
+	cr_assert_eq(r, gpu);
+	cr_assert_lt(r, wall);
+	/* by call site, the same */
+	cr_assert_eq(gp_dg_parse("defer-site=train.c:88*", &ch, buf, sizeof buf, NULL, 0), 0);
+	ch.cost_ns = 2000;
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gpu);
+	gp_dg_free(g);
+	/* the wait moved, not dropped: with X of host work after the loop, the
+	 * host, held a step behind the GPU at each copy, ends X after the
+	 * second-to-last copy; made pinned it would not wait at all */
+	const uint64_t X = 900000;
+	g = gp_dg_new();
+	wall = copy_loop(g, GP_API_MEMCPY_SYNC, 2, 1, "train.c:88 (step)");
+	call(g, 1000000 + wall, 1000000 + wall + X, GP_API_OTHER, "host_tail");
+	cr_assert_eq(gp_dg_build(g), 0);
+	struct gp_dg_change d = { .kind = GP_DG_DEFER, .target = "memcpy DtoH", .cost_ns = 2000 }, p = d;
+	p.kind = GP_DG_PINNED;
+	uint64_t rp;
+	cr_assert_eq(gp_dg_replay(g, &d, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(gp_dg_replay(g, &p, &rp, NULL, 0, NULL), 0);
+	cr_assert_eq(rp, (uint64_t)STEPS * (LAUNCH + 2000 + HOST) + 1000 + X);
+	cr_assert_eq(r, LAUNCH + LAT + (uint64_t)(STEPS - 1) * (EXEC + C) + 2000 + HOST + 1000 + X);
+	gp_dg_free(g);
+}
+
+/* Launch calls that waited on a full queue (qwait of W each, then their
+ * own LAUNCH); a synchronize at the end that found nothing outstanding. */
+Test(depgraph, queue_waits_and_empty_sync)
+{
+	struct gp_dg *g = gp_dg_new();
+	const uint64_t W = 30000;
+	uint64_t t = 1000, gpu = 0;
+	uint32_t corr = 1;
+	for (int i = 0; i < STEPS; i++, corr++) {
+		uint64_t d = i >= 2 ? W + LAUNCH : LAUNCH; /* the first two found room */
+		struct gp_dg_call c = { .start = t, .end = t + d, .tid = 1, .corr = corr, .domain = GP_REC_RUNTIME_API,
+					.cls = GP_API_LAUNCH, .name = "cudaLaunchKernel" };
+		cr_assert_eq(gp_dg_add_call(g, &c), 0);
+		if (i >= 2) {
+			struct gp_dg_wait w = { .start = t, .end = t + d, .tid = 1, .corr = corr,
+						.domain = GP_REC_RUNTIME_API, .queue_ns = W };
+			cr_assert_eq(gp_dg_add_wait(g, &w), 0);
+		}
+		uint64_t s = t + d + LAT > gpu ? t + d + LAT : gpu;
+		struct gp_dg_op o = { .start = s, .end = s + EXEC, .api_start = t, .api_end = t + d, .stream = 7,
+				      .corr = corr, .tid = 1, .api_domain = GP_REC_RUNTIME_API, .kind = GP_OP_KERNEL,
+				      .name = "k" };
+		cr_assert_eq(gp_dg_add_op(g, &o), 0);
+		gpu = s + EXEC;
+		t += d;
+	}
+	/* host work long past the GPU's end, then a synchronize: nothing
+	 * outstanding */
+	uint64_t hs = gpu + HOST;
+	struct gp_dg_call sc = { .start = hs, .end = hs + SYNC, .tid = 1, .corr = corr,
+				 .domain = GP_REC_RUNTIME_API, .cls = GP_API_SYNC_DEVICE, .name = "cudaDeviceSynchronize" };
+	cr_assert_eq(gp_dg_add_call(g, &sc), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_queue_waits(g), (size_t)STEPS - 2);
+	cr_assert_eq(gp_dg_empty_waits(g), 1);
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, hs + SYNC - 1000);
+	struct gp_dg_change ch;
+	char buf[64];
+	cr_assert_eq(gp_dg_parse("queue-waits", &ch, buf, sizeof buf, NULL, 0), 0);
+	cr_assert_eq(ch.kind, GP_DG_QUEUE);
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	/* the launches cost LAUNCH each (the calls that did not wait): the
+	 * host's work starts 8 W earlier and reaches the synchronize before
+	 * the last kernel ends; the synchronize, which found nothing
+	 * outstanding, now waits for it (then lasts its SYNC) */
+	cr_assert_lt(gpu + HOST - 8 * W, gpu);
+	cr_assert_eq(r, gpu + SYNC - 1000);
+	cr_assert_lt(r, hs + SYNC - 1000);
 	gp_dg_free(g);
 }

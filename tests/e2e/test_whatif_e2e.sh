@@ -10,11 +10,19 @@
 #                sync=cudaStreamSynchronize   sync     -> nosync
 #                hoist=cudaFree               free     -> nofree
 #                pinned=memcpy HtoD           pageable -> pinned
+#                pinned-site=*copy_in*        pageasync -> pinasync (an async
+#                                             copy held by pageable memory)
+#                defer=memcpy DtoH            result -> deferred
+#                queue-waits                  burst under whatif_queue.simcuda
+#                                             -> under whatif_queue_free.simcuda
 #                graph=wk_tiny                launch   -> graph
 #                empty-waits                  empty    -> noempty
 #                overlap-copies               serial   -> overlap
 #                kernel=wk_step:scale=0.5     nosync under whatif_pairs.simcuda
 #                                             -> whatif_pairs_fast.simcuda
+#   gpu-bound  burstgpu (launches on a full queue, no host work): the
+#              queue waits' item says the GPU is the bottleneck; burst (host
+#              work after the launches) does not
 #   long       a run of a million ops (whatif_pairs long under
 #              whatif_long.simcuda): the graph is a prefix of the window,
 #              replayed, its savings scaled; no replay failure in the text
@@ -100,6 +108,19 @@ pair graph 'graph=wk_tiny' "$M" launch "$M" graph
 pair empty 'empty-waits' "$M" empty "$M" noempty
 pair overlap 'overlap-copies' "$M" serial "$M" overlap
 pair scale 'kernel=wk_step:scale=0.5' "$M" nosync "$S/tests/e2e/whatif_pairs_fast.simcuda" nosync
+pair pageasync 'pinned-site=*copy_in*' "$M" pageasync "$M" pinasync
+pair defer 'defer=memcpy DtoH' "$M" result "$M" deferred
+Q=$S/tests/e2e/whatif_queue.simcuda
+pair queue 'queue-waits' "$Q" burst "$S/tests/e2e/whatif_queue_free.simcuda" burst
+
+# gpu-bound: the queue waits of a GPU-bound run save nothing, and the item
+# says why; the control: the burst run's saves more and does not say it
+if run gpubound "$Q" "$P" burstgpu; then
+	$CHECK gpubound "$tmp/gpubound.json" 1 || fail "gpu-bound: the queue waits' item does not say the GPU is the bottleneck"
+fi
+if run gpubound_ctl "$Q" "$P" burst; then
+	$CHECK gpubound "$tmp/gpubound_ctl.json" 0 || fail "gpu-bound control: a run with host work said the GPU is the bottleneck"
+fi
 
 # long: a million ops, far past the graph's bound
 if run long "$S/tests/e2e/whatif_long.simcuda" "$P" long 200000; then
@@ -131,7 +152,10 @@ refused 'sync=cudaFree' 'cudaEventSynchronize'
 refused 'graph=nope' 'step_kernel'
 refused 'pinned=memcpy HtoX' 'memcpy HtoD'
 refused 'site=*nothere*' 'main+0x'
-for spec in 'kernel=step_kernel:scale=0.5' 'sync=cudaDeviceSynchronize' 'pinned=memcpy HtoD' 'site=main+0x1bb*'; do
+refused 'pinned-site=*nothere*' 'main+0x'
+refused 'defer=memcpy DtoX' 'memcpy DtoH'
+for spec in 'kernel=step_kernel:scale=0.5' 'sync=cudaDeviceSynchronize' 'pinned=memcpy HtoD' 'site=main+0x1bb*' \
+	'defer=memcpy DtoH' 'defer-site=main+0x*'; do
 	"$R" --whatif "$spec" "$sb" >"$tmp/nm.out" 2>"$tmp/nm.err" && grep -q "saves .*\[--whatif\]" "$tmp/nm.out" ||
 		fail "--whatif '$spec' (a name the trace holds) was not predicted: $(cat "$tmp/nm.err")"
 done

@@ -7,6 +7,10 @@
                                            against the measured A - B, within
                                            TOL (a fraction of the real saving); both
                                            walls from the first launch on
+  whatif_check.py gpubound JSON YES        JSON's remove_queue_waits item: with
+                                           YES 1, it saves under 5 % of the
+                                           window and says the GPU is the
+                                           bottleneck; with 0, neither
   whatif_check.py long JSON OPS            a run of OPS ops, longer than the
                                            graph keeps: replayed as a prefix
                                            (within 1 %), its savings scaled
@@ -49,6 +53,26 @@ def long_run(path, nops):
     return 1 if why else 0
 
 
+def gpu_bound(path, yes):
+    w = whatif(path)
+    items = [x for x in (w or {}).get("whatif", []) if x["change"] == "remove_queue_waits"]
+    if not items:
+        print(f"FAIL: {path}: no remove_queue_waits item (no launch waited on a full queue?)")
+        return 1
+    it = items[0]
+    small = it["saving_ns"] * 100 < 5 * w["window_ns"]
+    said = "the GPU is the bottleneck" in it["assumptions"]
+    print(f"remove_queue_waits: saves {100 * it['saving_ns'] / w['window_ns']:.1f} % of the window; "
+          f"\"{it['assumptions']}\"")
+    if said != small:
+        print(f"FAIL: {path}: the statement does not follow the saving")
+        return 1
+    if small != yes:
+        print(f"FAIL: {path}: expected the GPU {'' if yes else 'not '}to be the bottleneck")
+        return 1
+    return 0
+
+
 def main():
     if sys.argv[1] == "replay":
         bad = 0
@@ -61,6 +85,8 @@ def main():
                       f"({w['replay_error_pct']:.3f} % off)")
                 bad += 1
         return 1 if bad else 0
+    if sys.argv[1] == "gpubound":
+        return gpu_bound(sys.argv[2], sys.argv[3] == "1")
     if sys.argv[1] == "long":
         return long_run(sys.argv[2], int(sys.argv[3]))
     a, b, tol = whatif(sys.argv[2]), whatif(sys.argv[3]), float(sys.argv[4])

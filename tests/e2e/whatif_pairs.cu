@@ -21,6 +21,21 @@
 //   free / nofree       each step: a kernel, a buffer allocated and freed
 //                       (cudaFree waits for the device), host work; the
 //                       second allocates once before the loop, frees after it
+//   pageasync / pinasync  each step: a 2 ms kernel on one stream, a 1 MiB
+//                       cudaMemcpyAsync to the device on another made in
+//                       copy_in (from malloc'd memory: CUDA holds the call
+//                       for the transfer / from cudaMallocHost memory), host
+//                       work: the first host-bound, the second GPU-bound with
+//                       0.5 ms to spare per step; pinned-site= names copy_in
+//   result / deferred   each step: a 10 ms kernel, its result copied back (a
+//                       blocking cudaMemcpy to malloc'd memory / a
+//                       cudaMemcpyAsync to pinned memory and an event, whose
+//                       wait comes before the next step's copy), host work
+//   burst / burst       each step: 200 80 us kernels, 8 ms of host work, a stream
+//                       synchronize; under whatif_queue.simcuda (a launch
+//                       queue of 64) / whatif_queue_free.simcuda (unbounded)
+//   burstgpu            burst of 200 us kernels without the host work: the
+//                       GPU is the bottleneck, the queue waits cost nothing
 //   long N              N steps of 5 ops on two streams (a pageable copy in,
 //                       two kernels, an event, a kernel on the second stream,
 //                       a blocking copy back): a graph past GP_DG_MAX_NODES
@@ -42,11 +57,22 @@
 #define OVERLAP_BYTES (512u << 10)
 #define NTINY 8
 #define COPY_BYTES (64u << 10)
+#define ASYNC_BYTES (1u << 20)
+#define BURST 200
+#define BURST_STEPS 20
+#define BURSTGPU_STEPS 5 /* of 200 us kernels: 12.8 ms of work queued ahead of
+                           the host, past its stalls on a loaded machine */
+#define RESULT_STEPS 20 /* steps of a 10 ms kernel: the host's stalls on a
+                           loaded machine stay inside the GPU's lead */
 
 __global__ void wk_step(int *x) { x[0] += 1; }
 __global__ void wk_small(int *x) { x[1] += 1; }
 __global__ void wk_tiny(int *x) { x[2] += 1; }
 __global__ void wk_mid(int *x) { x[3] += 1; }
+__global__ void wk_q(int *x) { x[4] += 1; }
+__global__ void wk_loss(int *x) { x[5] += 1; }
+__global__ void wk_qlong(int *x) { x[6] += 1; }
+__global__ void wk_pa(int *x) { x[7] += 1; }
 
 #define CK(call)                                                                          \
 	do {                                                                              \
@@ -71,6 +97,44 @@ static void host_work(long us)
 // the functions that hold them (remove_sync_site targets one).
 static __attribute__((noinline)) void wait_a(cudaStream_t s) { CK(cudaStreamSynchronize(s)); }
 static __attribute__((noinline)) void wait_b(cudaStream_t s) { CK(cudaStreamSynchronize(s)); }
+
+// The async copy of pageasync / pinasync, at a call site of its own.
+static __attribute__((noinline)) void copy_in(void *d, const void *h, cudaStream_t s)
+{
+	CK(cudaMemcpyAsync(d, h, ASYNC_BYTES, cudaMemcpyHostToDevice, s));
+}
+
+// result / deferred: a step's result read back on the legacy stream.
+static void result_run(int deferred, int *d)
+{
+	int *loss;
+	cudaEvent_t e;
+	if (deferred) {
+		CK(cudaMallocHost(&loss, sizeof *loss));
+		CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+	} else if (!(loss = (int *)malloc(sizeof *loss))) {
+		exit(1);
+	}
+	for (int i = 0; i < RESULT_STEPS; i++) {
+		wk_loss<<<1, 1>>>(d);
+		if (!deferred) {
+			CK(cudaMemcpy(loss, d, sizeof *loss, cudaMemcpyDeviceToHost));
+		} else {
+			if (i)
+				CK(cudaEventSynchronize(e)); // the previous step's result
+			CK(cudaMemcpyAsync(loss, d, sizeof *loss, cudaMemcpyDeviceToHost, 0));
+			CK(cudaEventRecord(e, 0));
+		}
+		host_work(2000);
+	}
+	CK(cudaDeviceSynchronize());
+	if (deferred) {
+		CK(cudaEventDestroy(e));
+		CK(cudaFreeHost(loss));
+	} else {
+		free(loss);
+	}
+}
 
 // long N: a run whose dependency graph is longer than the report keeps.
 static void long_run(int steps, int *d, cudaStream_t s, cudaStream_t c)
@@ -198,11 +262,44 @@ int main(int argc, char **argv)
 		}
 		if (hoisted)
 			CK(cudaFree(t));
+	} else if (!strcmp(m, "pageasync") || !strcmp(m, "pinasync")) {
+		char *h, *dbig;
+		if (!strcmp(m, "pinasync"))
+			CK(cudaMallocHost(&h, ASYNC_BYTES));
+		else if (!(h = (char *)calloc(1, ASYNC_BYTES)))
+			return 1;
+		CK(cudaMalloc(&dbig, ASYNC_BYTES));
+		for (int i = 0; i < STEPS; i++) {
+			wk_pa<<<1, 1, 0, c>>>(d);
+			copy_in(dbig, h, s);
+			host_work(1450);
+		}
+		CK(cudaDeviceSynchronize());
+		CK(cudaFree(dbig));
+		if (!strcmp(m, "pinasync"))
+			CK(cudaFreeHost(h));
+		else
+			free(h);
+	} else if (!strcmp(m, "result") || !strcmp(m, "deferred")) {
+		result_run(!strcmp(m, "deferred"), d);
+	} else if (!strcmp(m, "burst")) {
+		for (int i = 0; i < BURST_STEPS; i++) {
+			for (int k = 0; k < BURST; k++)
+				wk_q<<<1, 1, 0, s>>>(d);
+			host_work(8000);
+			CK(cudaStreamSynchronize(s));
+		}
+	} else if (!strcmp(m, "burstgpu")) {
+		for (int i = 0; i < BURSTGPU_STEPS; i++) {
+			for (int k = 0; k < BURST; k++)
+				wk_qlong<<<1, 1, 0, s>>>(d);
+			CK(cudaStreamSynchronize(s));
+		}
 	} else if (!strcmp(m, "long") && argc > 2 && atoi(argv[2]) > 0) {
 		long_run(atoi(argv[2]), d, s, c);
 	} else {
 		fprintf(stderr, "usage: whatif_pairs sync|nosync|pageable|pinned|launch|graph|empty|noempty|serial|overlap|"
-				"twosites|onesite|free|nofree|long N\n");
+				"twosites|onesite|free|nofree|pageasync|pinasync|result|deferred|burst|burstgpu|long N\n");
 		return 2;
 	}
 	CK(cudaDeviceSynchronize());
