@@ -93,8 +93,10 @@ TESTS += tests/e2e/test_multinode.sh
 # Copies' bandwidth against the link peaks, and the hardware counters
 # (simcuda's CUPTI profiling API): roofline verdicts against the truth.
 TESTS += tests/e2e/test_counters_e2e.sh
-# Threads that start CUDA together: no call lost while the library starts.
+# Threads that start CUDA together: no call lost while the library starts
+# (under TSan too: the start's wait is a cross-thread handshake).
 TESTS += tests/e2e/test_cold_start.sh
+TSAN_TESTS += tests/e2e/test_cold_start.sh
 # exit() from a signal handler inside a CUDA call: the exit path never hangs.
 TESTS += tests/e2e/test_exit_in_call.sh
 # The library without libunwind, and under a sanitizer-instrumented build.

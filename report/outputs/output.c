@@ -152,12 +152,20 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 	if (rep->api_unjoined)
 		fprintf(f, "%s%" PRIu64 " launch calls never produced a GPU op record\n", lead, rep->api_unjoined);
 	if (!rep->complete && !rep->live) {
+		/* no footer: the program died (a signal, a kill) or the file was cut */
+		const char *flush_kv = gp_out_kv(rep, "collector.flush_ms"), *flush_ms = NULL;
+		if (flush_kv && *flush_kv && strspn(flush_kv, "0123456789") == strlen(flush_kv) && strlen(flush_kv) < 8)
+			flush_ms = flush_kv; /* only a number from the file is printed */
+		fprintf(f, "%sthe trace has no footer: the program died (crash or kill) before finishing it, or the file "
+			   "was cut; kept: every block written; lost: ", lead);
 		if (rep->truncated_bytes)
-			fprintf(f, "%sthe trace has no footer (cut off, %" PRIu64 " bytes after the last whole block): "
-				   "data after that point is lost\n", lead, rep->truncated_bytes);
-		else
-			fprintf(f, "%sthe trace has no footer (cut off after its last whole block): "
-				   "data after that point is lost\n", lead);
+			fprintf(f, "%" PRIu64 " bytes of a partial last block, ", rep->truncated_bytes);
+		fprintf(f, "the records of the last flush interval (GPUPHASE_FLUSH_MS%s%s%s)", flush_ms ? "=" : "",
+			flush_ms ? flush_ms : "", flush_ms ? " ms" : "");
+		if (rep->cupti_ok)
+			fprintf(f, ", the GPU records CUPTI had not delivered (%" PRIu64 " hooked launches never joined)",
+				rep->hooks_unjoined);
+		fputs(" and the final drop counts\n", f);
 	}
 	if (rep->clock_calibrated)
 		fprintf(f, "%sCUPTI refused the trace clock: GPU times were shifted by a calibrated offset\n", lead);

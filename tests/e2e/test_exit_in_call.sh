@@ -6,7 +6,7 @@
 # an interrupted CUDA call that may hold CUDA's locks or malloc's. The exit
 # path never synchronizes from inside a call and runs its CUDA/CUPTI work
 # on its drain thread, waited for at most 2 s (libgpuphase/lib.c
-# gp_lib_drain). EXIT_IN_CALL_RUNS runs (default 50), each under a 10 s
+# gp_lib_drain). EXIT_IN_CALL_RUNS runs (default 200, ~50 s), each under a 10 s
 # timeout: a timeout is a hang and fails; every run exits 0 and leaves a
 # complete trace (footer) that the report reads, holding ops unless the
 # report says the drain was abandoned (CUPTI's records undelivered). Before the drain (finish
@@ -29,7 +29,7 @@ if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}" # the program's leaks are not ours
 fi
 
-runs=${EXIT_IN_CALL_RUNS:-50}
+runs=${EXIT_IN_CALL_RUNS:-200}
 bad=0 hangs=0 skipped=0
 for run in $(seq 1 "$runs"); do
 	us=$((RANDOM % 40000 + 2000)) # 2 to 42 ms: the alarm lands in a different call each time

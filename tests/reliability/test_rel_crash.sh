@@ -8,7 +8,9 @@
 #  - exit status / signal, stdout and stderr (less gpuphase: lines) equal the
 #    bare run's: the library installs no signal handler and changes nothing;
 #  - the trace reads back to its end without error (readable up to the last
-#    whole block), the report says it was cut off (exit 3, "truncated");
+#    whole block), the report says it was cut off (exit 3, "truncated") and
+#    what was lost: the flush interval's records and the hooked launches
+#    whose GPU records CUPTI had not delivered, by count;
 #  - the hook records form a gap-free prefix of the calls made (consecutive
 #    op ids, all calls of the first phase among them), and the last one
 #    ended at most GPUPHASE_FLUSH_MS + REL_SLACK_MS before T: the loss is
@@ -55,6 +57,13 @@ for kind in segv abort kill handler; do
   "$REL_REPORT" "$tr" >"$b/rep" 2>"$b/rep.err"; rc=$?
   [ "$rc" = 3 ] && grep -q "truncated" "$b/rep.err"
   rel_check $? "crash $kind: the report should exit 3 and say truncated: rc $rc $(head -c 300 "$b/rep.err")"
+  # ... and says in its notes what the death cost: the flush interval's
+  # records and the launches whose GPU records CUPTI still held (some, at
+  # most the hooked calls kept).
+  lost=$(sed -n 's/.*the program died (crash or kill).*lost: .*GPUPHASE_FLUSH_MS=\([0-9]*\) ms.*(\([0-9]*\) hooked launches never joined).*/\1 \2/p' "$b/rep")
+  read -r lflush lunjoined <<<"${lost:-x 0}"
+  [ "$lflush" = "$flush" ] && [ "$lunjoined" -ge 1 ] && [ "$lunjoined" -le "$n" ]
+  rel_check $? "crash $kind: the report should say the program died and what was lost (flush $flush ms, 1..$n launches): $(grep 'no footer' "$b/rep")"
 done
 
 # Core dumps: with `ulimit -c unlimited` (core_pattern permitting), SIGSEGV
