@@ -565,7 +565,8 @@ const struct gp_config_var gp_config_vars[] = {
 	 "measure CUPTI's own cost per call at the first traced kernel launch (under 1 ms): auto when CUPTI "
 	 "gives no per-call overhead records, 1 always, 0 never", gp_parse_cupti_calibrate},
 	{"GPUPHASE_CONTROL_DIR", "/tmp/gpuphase-<uid>", "accepted: an absolute directory path of at most 80 bytes",
-	 "where GPUPHASE_WINDOW=trigger creates <pid>.sock", gp_parse_control_dir},
+	 "where every capture creates its control socket <pid>.sock (`gpuphase stop`, `trigger`)",
+	 gp_parse_control_dir},
 	{"GPUPHASE_FOLLOW_FORK", "0", "accepted: 0 or 1",
 	 "1: a fork child opens its own trace (new %p) instead of going inert", gp_parse_follow_fork},
 	{"GPUPHASE_COUNTERS", "off",

@@ -335,8 +335,11 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 			an->status[r->status.kind] = 1;
 		if (r->status.kind == GP_STATUS_STARTUP_LOST && r->status.value > 0)
 			an->startup_lost += (uint64_t)r->status.value;
-		if (r->status.kind == GP_STATUS_EXIT_UNSETTLED && r->status.value > an->exit_unsettled)
-			an->exit_unsettled = (int)r->status.value;
+		if (r->status.kind == GP_STATUS_EXIT_UNSETTLED &&
+		    (r->status.value == GP_EXIT_SYNC_SKIPPED || r->status.value == GP_EXIT_DRAIN_ABANDONED) &&
+		    r->status.value > an->exit_unsettled)
+			an->exit_unsettled = (int)r->status.value; /* a value of no known state (a damaged
+								      trace) says nothing */
 		if (r->status.kind == GP_STATUS_WINDOW_UNOPENED) {
 			an->window_unopened = 1;
 			an->window_unopened_why = r->status.detail;

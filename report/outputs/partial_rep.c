@@ -114,6 +114,12 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 	gp_pw_u64(w, r->queue_waits_late);
 	gp_pw_u64(w, r->queue_full_calls);
 	gp_pw_u64(w, r->queue_full_ns);
+	/* what the capture could not do: calls lost at start-up, a finish that
+	 * could not wait for the GPU, a window that never opened (and why) */
+	gp_pw_u64(w, r->startup_lost);
+	gp_pw_u32(w, (uint32_t)r->exit_unsettled);
+	gp_pw_u8(w, r->window_unopened != 0);
+	gp_pw_str(w, r->window_unopened_why);
 	/* CUPTI's own cost taken out of the phases (metrics.md §3) */
 	gp_pw_u32(w, (uint32_t)r->cupti.source);
 	const uint64_t cupti[] = { r->cupti.calls, r->cupti.in_calls_ns, r->cupti.launch_ns, r->cupti.sync_ns,
@@ -337,6 +343,18 @@ static void gp_prep_load_totals(struct gp_pr *r, struct gp_rep *rep)
 	rep->queue_waits_late = gp_pr_u64(r);
 	rep->queue_full_calls = gp_pr_u64(r);
 	rep->queue_full_ns = gp_pr_u64(r);
+	rep->startup_lost = gp_pr_u64(r);
+	uint32_t unsettled = gp_pr_u32(r);
+	if (!r->err && unsettled > GP_EXIT_DRAIN_ABANDONED)
+		gp_pr_fail(r, "the exit's unsettled state is none the report knows");
+	rep->exit_unsettled = (int)unsettled;
+	rep->window_unopened = gp_pr_bool(r);
+	int present = 0;
+	char *why = gp_pr_strdup(r, &present);
+	if (why) {
+		snprintf(rep->window_unopened_why, sizeof rep->window_unopened_why, "%s", why);
+		free(why);
+	}
 	uint32_t source = gp_pr_u32(r);
 	if (!r->err && source > 2)
 		gp_pr_fail(r, "the source of CUPTI's cost is none the report knows");
@@ -476,7 +494,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1192u
+#define GP_PREP_SIZE_REP 1848u
 #define GP_PREP_SIZE_GROUP 184u
 #define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u

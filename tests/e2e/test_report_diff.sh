@@ -10,8 +10,11 @@
 #    the gate only beyond the runs' spread;
 #  * the headline is the wall time and its change (the reports' wall_ns),
 #    the phase total below it said to be summed over overlapping ops.
-# Traces come from the committed corpus (analyses_slow: tail_k and step_k
-# take 4 ms more than in analyses).
+# Traces come from the committed corpus (analyses_slow: step_k runs 4 ms
+# longer than in analyses, and tail_k, launched after it, queues 4 ms
+# longer behind it). The host's waits were for step_k: with each wait split
+# over the ops it waited for (metrics.md §3), step_k gains 4 ms of execute
+# and 4 ms of sync, and tail_k, which only queued, must not be blamed.
 set -u
 . "$(dirname "$0")/cli_common.sh"
 R=$B/bin/gpuphase-report
@@ -30,20 +33,21 @@ rc=$?
 [ "$rc" = 1 ] || fail "slower run: exit $rc, want 1"
 gate=$(grep "^gate:" "$tmp/slow")
 echo "$gate" | grep -q "^gate: REGRESSED" || fail "slower run: gate line: $gate"
-for op in tail_k step_k; do
-	echo "$gate" | grep -Eq "$op \+[0-9.]+% \([0-9.]+ms -> [0-9.]+ms, \+[0-9.]+ms\)" ||
-		fail "the gate line does not name $op with its numbers: $gate"
+echo "$gate" | grep -Eq "step_k \+[0-9.]+% \([0-9.]+ms -> [0-9.]+ms, \+[0-9.]+ms\)" ||
+	fail "the gate line does not name step_k with its numbers: $gate"
+for op in tail_k warm_k; do
+	echo "$gate" | grep -q "$op" && fail "the gate line names $op, which did not get slower: $gate"
 done
-echo "$gate" | grep -q "warm_k" && fail "the gate line names an operator that did not trip: $gate"
 # sorted by |delta|, largest first
 awk '/^operator /{on=1;next} on && NF==0{exit} on{split(substr($0,34),f," "); d=f[4]; sub(/^[-+]/,"",d); v=d+0; if (d ~ /ms$/) v*=1e6; else if (d ~ /us$/) v*=1e3; else if (d ~ /s$/ && d !~ /ns$/) v*=1e9; print v}' \
 	"$tmp/slow" >"$tmp/deltas"
 sort -g -r "$tmp/deltas" | cmp -s - "$tmp/deltas" || fail "operators not sorted by change: $(tr '\n' ' ' <"$tmp/deltas")"
 
-"$G" diff --fail-above 5 --min-delta 5ms "$A" "$S2" >"$tmp/md" 2>&1
+# step_k's change is about 8 ms (4 execute + 4 sync): ignored under 10 ms
+"$G" diff --fail-above 5 --min-delta 10ms "$A" "$S2" >"$tmp/md" 2>&1
 rc=$?
-grep "^gate:" "$tmp/md" | grep -q "tail_k\|step_k" && fail "--min-delta 5ms: a 4 ms change tripped the gate"
-grep -q "changes under 5.00ms ignored" "$tmp/md" || fail "--min-delta not said in the gate line: $(grep gate "$tmp/md")"
+grep "^gate:" "$tmp/md" | grep -q "tail_k\|step_k" && fail "--min-delta 10ms: an 8 ms change tripped the gate"
+grep -q "changes under 10.00ms ignored" "$tmp/md" || fail "--min-delta not said in the gate line: $(grep gate "$tmp/md")"
 
 "$G" diff --fail-above 5 --phase launch "$A" "$S2" >"$tmp/ph" 2>&1
 rc=$?

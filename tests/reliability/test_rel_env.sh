@@ -6,6 +6,9 @@
 #     variable and the value as given (control bytes shown as \xHH), no trace;
 #   A (accepted): no library line at all, a trace is written;
 #   W (unknown name): exactly one "unknown variable" line, a trace is written.
+#   N (accepted, but nothing came of it in this program): a trace is written
+#     and exactly one line says what was asked for and not got, and why
+#     (counters asked of a program that launches no kernel).
 # In every case the program's exit status, stdout, files and the rest of its
 # stderr are byte-identical to the bare run. The expected outcome of each
 # value comes from the grammar documented in docs/configuration.md.
@@ -48,7 +51,7 @@ cases=(
   "GPUPHASE_FOLLOW_FORK||R" "GPUPHASE_FOLLOW_FORK|x!y|R" "GPUPHASE_FOLLOW_FORK|-1|R"
   "GPUPHASE_COUNTERS||R" "GPUPHASE_COUNTERS|x!y|R" "GPUPHASE_COUNTERS|-1|R" "GPUPHASE_COUNTERS|top=$big|R"
   "GPUPHASE_COUNTERS|kernel=$long|R" "GPUPHASE_COUNTERS|samples=1|R" "GPUPHASE_COUNTERS|top=2,kernel=k|R"
-  "GPUPHASE_COUNTERS|samples=1,kernel=*|A"
+  "GPUPHASE_COUNTERS|samples=1,kernel=*|N"
   # unknown names: warned about, the library keeps working
   "GPUPHASE_WINDWO|all|W" "GPUPHASE_OUTPT|x.gpht|W" "GPUPHASE_FOO|1|W" "GPUPHASE_|1|W"
 )
@@ -79,6 +82,9 @@ for c in "${cases[@]}"; do
     A)
       [ "$nlib" = 0 ] && [ "$ntr" = 1 ]
       rel_check $? "$label: expected no gpuphase: line and a trace, got $nlib line(s), $ntr trace(s): $(head -c 300 "$b/.err")" ;;
+    N)
+      [ "$nlib" = 1 ] && [ "$ntr" = 1 ] && grep -aqF "gpuphase: counters unavailable: $var=$val sampled no launch: no launched kernel was selected" "$b/.err"
+      rel_check $? "$label: expected one line saying no counters were sampled, and why, and a trace, got $nlib line(s), $ntr trace(s): $(head -c 300 "$b/.err")" ;;
     W)
       [ "$nlib" = 1 ] && [ "$ntr" = 1 ] && grep -aq "^gpuphase: unknown variable $var ignored" "$b/.err"
       rel_check $? "$label: expected one 'unknown variable' line and a trace, got $nlib line(s), $ntr trace(s): $(head -c 300 "$b/.err")" ;;
