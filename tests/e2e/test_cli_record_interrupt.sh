@@ -20,7 +20,11 @@ require "$G" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$prog" "$B/bi
 env --default-signal=INT true 2>/dev/null ||
 	{ echo "SKIP: env --default-signal missing (coreutils < 8.31): a background job here ignores SIGINT"; exit 77; }
 export SIMCUDA_CONFIG=$S/examples/launch_bound.simcuda
-N=300
+# The issue's case: Ctrl-C after about 2000 iterations. What the program
+# launches between the library's finish and the signal's arrival (the few
+# ms the finish takes, longer under a sanitizer) is not captured, by design
+# (finish first, then the signal): a fixed handful, well under 1 % there.
+N=2000
 
 # wait_count FILE: until the program made N launches (or 30 s passed)
 wait_count() {

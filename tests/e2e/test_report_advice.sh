@@ -24,11 +24,19 @@ done
 tmp=$(mktemp -d /tmp/gp_advice.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
+# Under a sanitizer build the runtime must come first in the preload list.
+preload=$B/lib/libgpuphase.so
+asan_opts=${ASAN_OPTIONS:-}
+if [ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+	preload="$GP_SAN_RUNTIME:$preload"
+	asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}" # the program's leaks are not ours
+fi
+
 # run NAME MODEL PROGRAM [ARGS...]: $tmp/NAME.json and $tmp/NAME.text
 run() {
 	local name=$1 model=$2
 	shift 2
-	(cd "$tmp" && LD_PRELOAD="$B/lib/libgpuphase.so" LD_LIBRARY_PATH="$B/simcuda" SIMCUDA_CONFIG="$model" \
+	(cd "$tmp" && ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" SIMCUDA_CONFIG="$model" \
 		GPUPHASE_OUTPUT="$tmp/$name.gpht" "$@" >"$tmp/$name.out" 2>&1) ||
 		{ fail "$name: program failed: $(tail -3 "$tmp/$name.out")"; return 1; }
 	"$R" --format json "$tmp/$name.gpht" >"$tmp/$name.json" 2>/dev/null &&
