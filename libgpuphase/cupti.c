@@ -1,6 +1,7 @@
 /*
  * cupti.c — everything libgpuphase does with CUPTI: dlopen (never a
- * DT_NEEDED), subscription, the trace clock, activity buffers and the
+ * DT_NEEDED; the default soname where the loader finds it, else a
+ * pip-installed CUDA's, gp_cupti_open_wheel), subscription, the trace clock, activity buffers and the
  * conversion of CUPTI records into gpuphase records.
  *
  * Threads: gp_cupti_open runs once on the thread that starts the library;
@@ -615,6 +616,30 @@ static unsigned gp_cupti_push_mask(void)
 		}                                                                                          \
 	} while (0)
 
+/* The default CUPTI when the loader finds none: the one a pip-installed CUDA
+ * brings (the nvidia-cuda-cupti wheel, site-packages/nvidia/cu13/lib), in the
+ * site-packages this library was installed in by gpuphase's wheel
+ * (site-packages/gpuphase/lib/libgpuphase.so). NULL when there is none. */
+static void *gp_cupti_open_wheel(void)
+{
+	Dl_info self;
+	if (!dladdr((void *)gp_cupti_open_wheel, &self) || !self.dli_fname)
+		return NULL;
+	const char *slash = strrchr(self.dli_fname, '/');
+	char path[GP_PATH_MAX];
+	struct stat st;
+	if (!slash || (size_t)snprintf(path, sizeof path, "%.*s/../../nvidia/cu13/lib/" GP_CUPTI_LIB_DEFAULT,
+				       (int)(slash - self.dli_fname), self.dli_fname) >= sizeof path ||
+	    stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (lib)
+		gp_log(GP_LOG_INFO, "CUPTI from the nvidia-cuda-cupti wheel: %s", path);
+	else
+		(void)dlerror(); /* no error string of ours left for the program */
+	return lib;
+}
+
 int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 {
 	*cres = 0;
@@ -632,9 +657,14 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	}
 	void *lib = dlopen(cfg->cupti_lib, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		*why = "CUPTI library not found";
-		gp_log(lvl, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, dlerror());
-		return -ENOENT;
+		char err[256];
+		snprintf(err, sizeof err, "%s", dlerror());
+		lib = lvl == GP_LOG_INFO ? gp_cupti_open_wheel() : NULL;
+		if (!lib) {
+			*why = "CUPTI library not found";
+			gp_log(lvl, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, err);
+			return -ENOENT;
+		}
 	}
 	GP_CUPTI_SYM(subscribe, "cuptiSubscribe");
 	GP_CUPTI_SYM(unsubscribe, "cuptiUnsubscribe");

@@ -65,6 +65,10 @@ TESTS += tests/e2e/test_cli_help.sh tests/e2e/test_cli_record.sh tests/e2e/test_
 	 tests/e2e/test_cli_static.sh tests/e2e/test_cli_trigger.sh tests/e2e/test_cli_install.sh \
 	 tests/e2e/test_cli_stop.sh tests/e2e/test_cli_choose.sh tests/e2e/test_cli_record_finish.sh \
 	 tests/e2e/test_cli_attach.sh tests/e2e/test_cli_attach_lookups.sh tests/e2e/test_cli_record_interrupt.sh
+# `pip install .`: the wheel (meson-python driving this Makefile) in a fresh
+# venv, its gpuphase recording an example from outside the tree, and the
+# library's CUPTI from a pip-installed CUDA.
+TESTS += tests/e2e/test_pip_wheel.sh
 # The report against simcuda's ground truth, its command line, the analyses
 # (graphs, trends, stages, host, stability), NVTX-named stages (metrics.md
 # §15; examples/gpu/nvtx_ranges is built by tests/gpu/module.mk) and the
