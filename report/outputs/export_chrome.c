@@ -12,7 +12,9 @@
  * user_annotation, written at close from the report); process = the device
  * (trace i > 0: i*1000 + device) with one thread per stream holding the ops
  * (cat kernel / gpu_memcpy / gpu_memset, args correlation, stream, device,
- * External id and the op's launch/queue/execute phases). Every track is
+ * External id and the op's launch/queue/execute phases; a kernel's launch
+ * configuration as Kineto names it: grid, block, registers per thread,
+ * shared memory). Every track is
  * named: streams "stream S", host threads their name or "thread T"; calls
  * drawn under a CUPTI thread id before the join paired it with the OS tid
  * sit on a track named "thread T (first calls, CUPTI id N)".
@@ -292,6 +294,12 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 	}
 	if (op->kind != GP_OP_KERNEL)
 		fprintf(c->f, ", \"bytes\": %" PRIu64, op->bytes);
+	const struct gp_rec_launch_cfg *k = op->launch_cfg;
+	if (k) /* Kineto's names; its "shared memory" is static + dynamic */
+		fprintf(c->f, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"registers per thread\": %u"
+			      ", \"shared memory\": %" PRIu64 ", \"static shared memory\": %u, \"dynamic shared memory\": %u",
+			k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->regs,
+			(uint64_t)k->static_smem + k->dynamic_smem, k->static_smem, k->dynamic_smem);
 	fputs("}}", c->f);
 	if (op->has_api && op->tid) {
 		/* unique per op: a graph launch's kernels share one correlation id */
