@@ -237,3 +237,24 @@ void gp_category_sums(const struct gp_rep *rep, struct gp_category_sum *out)
 		s->sync_ns += g->sync_ns;
 	}
 }
+
+static uint64_t gp_cat_total(const struct gp_category_sum *s)
+{
+	return s->launch_ns + s->execute_ns + s->sync_ns;
+}
+
+size_t gp_category_order(const struct gp_category_sum *sums, uint8_t *ids)
+{
+	size_t n = 0;
+	for (unsigned c = 1; c <= GP_CAT_MAX; c++) {
+		if (!sums[c].operators)
+			continue;
+		size_t k = n++; /* insertion: at most 64 */
+		while (k && gp_cat_total(&sums[ids[k - 1]]) < gp_cat_total(&sums[c])) {
+			ids[k] = ids[k - 1];
+			k--;
+		}
+		ids[k] = (uint8_t)c;
+	}
+	return n;
+}

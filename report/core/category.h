@@ -61,5 +61,9 @@ struct gp_category_sum {
 	uint64_t launch_ns, queue_ns, execute_ns, sync_ns;
 };
 void gp_category_sums(const struct gp_rep *rep, struct gp_category_sum *out);
+/* The categories that have operators (GP_CAT_NONE left out), into ids
+ * (GP_CAT_MAX entries), by launch + execute + sync, largest first (ties by
+ * id); returns how many. */
+size_t gp_category_order(const struct gp_category_sum *sums, uint8_t *ids);
 
 #endif /* GP_REPORT_CATEGORY_H */
