@@ -108,15 +108,17 @@ demo: all
 	@$(TEST_ENV) bash scripts/demo.sh
 
 # make install PREFIX=/usr/local [DESTDIR=...]: the commands, the library,
-# the man page and the docs in the usual places (gpuphase finds the library
-# as ../lib/libgpuphase.so next to itself).
+# the man page, the docs and the report's default category table (compiled
+# into gpuphase-report; installed for users to read and extend) in the usual
+# places (gpuphase finds the library as ../lib/libgpuphase.so next to itself).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/doc/gpuphase
+	  $(DESTDIR)$(PREFIX)/share/doc/gpuphase $(DESTDIR)$(PREFIX)/share/gpuphase
 	install -m 755 $(B)/bin/gpuphase $(B)/bin/gpuphase-report $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 $(B)/lib/libgpuphase.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 cli/gpuphase.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(wildcard docs/*.md) $(DESTDIR)$(PREFIX)/share/doc/gpuphase/
+	install -m 644 report/core/categories.tsv $(DESTDIR)$(PREFIX)/share/gpuphase/
 
 clean:
 	rm -rf build

@@ -27,6 +27,7 @@
 
 #include "report/analyses/registry.h"
 #include "report/core/analysis.h"
+#include "report/core/category.h"
 #include "report/analyses/depgraph.h"
 #include "report/analyses/whatif.h"
 #include "report/outputs/diff.h"
@@ -62,6 +63,7 @@ struct gp_main {
 	int have_filter;
 	struct gp_pipeline *pipe;
 	const char *whatif;               /* --whatif SPEC                      */
+	const char *categories;           /* --categories FILE: rules first     */
 	size_t targets;                   /* --counter-targets N                */
 	int partial;                      /* --partial: write partial results  */
 	int group_by_set, outlier_set;    /* --group-by, --outlier-factor given */
@@ -113,6 +115,8 @@ static void gp_main_usage(FILE *f, const char *mode)
 			   "                             each trace is computed from) instead; any TRACE above\n"
 			   "                             may be such a file (docs/partial-format.md)\n");
 	fprintf(f, "  --group-by kernel|nvtx|callsite|stream|phase   what an operator is (default kernel)\n"
+		   "  --categories FILE          kernel-name -> category rules (CATEGORY<TAB>REGEX a line) tried\n"
+		   "                             before GPUPHASE_CATEGORIES's and the defaults (docs/metrics.md §22)\n"
 		   "  --allow-truncated          exit 0 even when a trace has no footer (cut off)\n"
 		   "  -h, --help                 this help\n"
 		   "\n"
@@ -324,6 +328,9 @@ static int gp_main_opt_analysis(int c, struct gp_main *m)
 		m->diff_opt = 1;
 		return 1;
 	}
+	case 'C':
+		m->categories = optarg;
+		return 1;
 	case 'M':
 		if (gp_main_parse_dur(optarg, &m->diff.min_delta_ns)) {
 			fprintf(stderr, "gpuphase-report: --min-delta: '%s' is not a duration (e.g. 50us, 2ms, 1s)\n",
@@ -861,6 +868,12 @@ int main(int argc, char **argv)
 	}
 	if (nfiles < 1) {
 		fprintf(stderr, "gpuphase-report: no trace given (gpuphase-report --help lists the options)\n");
+		rc = GP_EXIT_USAGE;
+		goto out;
+	}
+	char cerr[512];
+	if (gp_category_load(m.categories, cerr, sizeof cerr)) {
+		fprintf(stderr, "gpuphase-report: categories: %s\n", cerr);
 		rc = GP_EXIT_USAGE;
 		goto out;
 	}

@@ -42,6 +42,15 @@ $(REPORT_GEN)/html_assets.h: report/outputs/assets/report.js report/outputs/asse
 	@mkdir -p $(dir $@)
 	{ for a in js css; do echo "static const char gp_html_$$a[] ="; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' report/outputs/assets/report.$$a; echo ";"; done; } > $@.tmp && mv $@.tmp $@
+# The default kernel-name -> category table, kept as a file
+# (report/core/categories.tsv, installed for the user to read and extend) and
+# compiled in, so the report never depends on finding it.
+$(REPORT_GEN)/categories_table.h: report/core/categories.tsv
+	@mkdir -p $(dir $@)
+	{ echo "static const char gp_category_table_text[] ="; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g; s/?/\\?/g; s/^/"/; s/$$/\\n"/' report/core/categories.tsv; echo ";"; } > $@.tmp && mv $@.tmp $@
+$(B)/obj/report/core/category.o: $(REPORT_GEN)/categories_table.h
+$(B)/obj/report/core/category.o: CPPFLAGS += -I$(REPORT_GEN)
 $(B)/obj/report/outputs/export_html.o: $(REPORT_GEN)/html_assets.h
 $(B)/obj/report/outputs/export_html.o: CPPFLAGS += -I$(REPORT_GEN)
 REPORT_LIBS       = -lsqlite3 $(GP_DEMANGLE_LIBS) -lm -ldl

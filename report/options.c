@@ -29,6 +29,7 @@ const struct gp_option gp_options[] = {
 	{ "counter-targets", 0, required_argument, 'K', 1, R },
 	/* the analyses */
 	{ "group-by", 0, required_argument, 'g', 1, R | S },
+	{ "categories", 0, required_argument, 'C', 1, R },
 	{ "outlier-factor", 0, required_argument, 'O', 1, R },
 	{ "whatif", 0, required_argument, 'W', 1, R },
 	{ "fail-above", 0, required_argument, 'X', 1, R },

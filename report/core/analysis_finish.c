@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis_int.h"
+#include "category.h"
 
 static char *gp_an_strdup(struct gp_an *an, const char *s)
 {
@@ -155,6 +156,8 @@ static int gp_an_finish_groups(struct gp_an *an, struct gp_rep *rep)
 			o->name = gp_an_strdup(an, g->name);
 			o->long_name = gp_an_strdup(an, g->name);
 		}
+		if (an->cfg.group_by == GP_GROUP_KERNEL) /* once per operator */
+			o->category = gp_category_of(o->long_name, g->kinds);
 		o->count = g->count;
 		o->launch_ns = g->launch;
 		o->launch_raw_ns = g->launch_raw;

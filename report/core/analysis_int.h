@@ -28,8 +28,10 @@
  *               with dlopen), at prepare
  *
  * Beside them in report/core/, not sharing this state: rep.c (rep.h, the
- * report of one trace or several merged) and verdict.c (verdict.h, the
- * bound of an operator or a run). Below the core, in report/util/:
+ * report of one trace or several merged), verdict.c (verdict.h, the
+ * bound of an operator or a run) and category.c (category.h, an
+ * operator's category from its kernel's name, by the table
+ * categories.tsv, which analysis_finish.c asks once per operator). Below the core, in report/util/:
  * util/strtab.c, the string table (strtab.h), kernel names via
  * trace/kernel_name.h; map, stats and clockmap.
  *

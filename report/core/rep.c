@@ -288,8 +288,11 @@ static int gp_rep_merge_groups(struct gp_rep *d, struct gp_rep_ix *ix, struct gp
 		struct gp_rep_group *sg = &s->groups[i], *g = gp_rep_find_group(d, ix, sg->name);
 		if (!g)
 			return -ENOMEM;
-		if (!g->long_name && !(g->long_name = strdup(sg->long_name ? sg->long_name : sg->name)))
-			return -ENOMEM;
+		if (!g->long_name) { /* new here: the first trace's names it */
+			if (!(g->long_name = strdup(sg->long_name ? sg->long_name : sg->name)))
+				return -ENOMEM;
+			g->category = sg->category;
+		}
 		g->count += sg->count;
 		g->launch_ns += sg->launch_ns;
 		g->launch_raw_ns += sg->launch_raw_ns;

@@ -54,6 +54,10 @@ struct gp_rep_group {
 	struct gp_hist exec;   /* execute distribution                           */
 	uint8_t bound;         /* enum gp_bound from its hardware counters (the
 	                          roofline analysis sets it; 0 = none)          */
+	uint8_t category;      /* category.h's id from long_name and kinds;
+	                          GP_CAT_NONE unless grouped by kernel. Derived:
+	                          a partial holds none, its loader recomputes it
+	                          by the loading run's table (partial_rep.c)   */
 	uint64_t launch_raw_ns; /* launch with CUPTI's own cost left in (= launch_ns
 	                           when the report knows no such cost)          */
 	struct gp_rep_launch_cfg cfg; /* kernels: their launch configuration  */

@@ -9,6 +9,7 @@
 #include "output.h"
 #include "window_empty.h"
 #include "report/analyses/registry.h"
+#include "report/core/category.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -547,6 +548,49 @@ static void gp_out_text_cfgs(FILE *f, const struct gp_rep *rep, const struct gp_
 	free(sel);
 }
 
+/* The summary by category (metrics.md §22), of every operator; only when
+ * operators are kernels. */
+static void gp_out_text_categories(FILE *f, const struct gp_rep *rep, int md)
+{
+	struct gp_category_sum sums[GP_CAT_MAX + 1];
+	uint8_t ids[GP_CAT_MAX];
+	if (rep->group_by != GP_GROUP_KERNEL)
+		return;
+	gp_category_sums(rep, sums);
+	size_t n = gp_category_order(sums, ids);
+	uint64_t all = 0, max = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_category_sum *c = &sums[ids[i]];
+		uint64_t t = c->launch_ns + c->execute_ns + c->sync_ns;
+		all += t;
+		max = t > max ? t : max;
+	}
+	if (!n)
+		return;
+	enum gp_out_unit u = gp_out_unit_for(max);
+	fprintf(f, "\n%sBy category\n\n", md ? "## " : "");
+	if (md)
+		fprintf(f, "| category | operators | count | total | %% | launch | execute | sync | queue |\n"
+			   "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	else
+		fprintf(f, "%-16s %9s %9s %9s %6s %9s %9s %9s %9s\n", "category", "operators", "count", "total", "%",
+			"launch", "execute", "sync", "queue");
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_category_sum *c = &sums[ids[i]];
+		uint64_t t = c->launch_ns + c->execute_ns + c->sync_ns;
+		char b[5][32];
+		gp_out_dur_in(t, u, b[0], 32);
+		gp_out_dur_in(c->launch_ns, u, b[1], 32);
+		gp_out_dur_in(c->execute_ns, u, b[2], 32);
+		gp_out_dur_in(c->sync_ns, u, b[3], 32);
+		gp_out_dur_in(c->queue_ns, u, b[4], 32);
+		fprintf(f, md ? "| %s | %" PRIu64 " | %" PRIu64 " | %s | %.1f | %s | %s | %s | %s |\n"
+			      : "%-16s %9" PRIu64 " %9" PRIu64 " %9s %5.1f%% %9s %9s %9s %9s\n",
+			gp_category_name(ids[i]), c->operators, c->count, b[0], gp_fmt_pct(t, all), b[1], b[2], b[3],
+			b[4]);
+	}
+}
+
 static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
 {
 	char b1[32];
@@ -715,6 +759,7 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	gp_out_text_capture(f, rep, md);
 	gp_out_text_window(f, rep, o, md);
 	gp_out_text_ops(f, rep, o, md);
+	gp_out_text_categories(f, rep, md);
 	gp_out_text_cfgs(f, rep, o, md);
 	gp_out_text_callsites(f, rep, o, md);
 	gp_out_text_iters(f, rep, o, md);

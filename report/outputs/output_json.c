@@ -10,6 +10,7 @@
 #include "output.h"
 #include "window_empty.h"
 #include "report/analyses/registry.h"
+#include "report/core/category.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -18,6 +19,41 @@
 
 /* Sync call sites by blocked time. */
 /* ", "stack": [frames]" of a call site (frames one a line); nothing if none. */
+static void gp_out_json_category(FILE *f, uint8_t cat)
+{
+	const char *name = gp_category_name(cat);
+	if (name)
+		gp_fmt_json_str(f, name);
+	else
+		fputs("null", f);
+}
+
+/* The summary by category (metrics.md §22): every operator's sums, not only
+ * those the list shows; null when operators are not kernels. */
+static void gp_out_json_categories(FILE *f, const struct gp_rep *rep)
+{
+	if (rep->group_by != GP_GROUP_KERNEL) {
+		fputs("null", f);
+		return;
+	}
+	struct gp_category_sum sums[GP_CAT_MAX + 1];
+	uint8_t ids[GP_CAT_MAX];
+	gp_category_sums(rep, sums);
+	size_t n = gp_category_order(sums, ids);
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_category_sum *c = &sums[ids[i]];
+		fprintf(f, "%s\n  {\"category\": ", i ? "," : "");
+		gp_out_json_category(f, ids[i]);
+		fprintf(f, ", \"operators\": %" PRIu64 ", \"count\": %" PRIu64 ", \"launch_ns\": %" PRIu64
+			   ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64 ", \"sync_ns\": %" PRIu64
+			   ", \"total_ns\": %" PRIu64 "}",
+			c->operators, c->count, c->launch_ns, c->queue_ns, c->execute_ns, c->sync_ns,
+			c->launch_ns + c->execute_ns + c->sync_ns);
+	}
+	fputc(']', f);
+}
+
 static void gp_out_json_stack(FILE *f, const char *stack)
 {
 	if (!stack)
@@ -229,6 +265,8 @@ void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 		gp_fmt_json_str(f, g->name);
 		fprintf(f, ", \"long_name\": ");
 		gp_fmt_json_str(f, g->long_name ? g->long_name : g->name);
+		fprintf(f, ", \"category\": "); /* metrics.md §22 */
+		gp_out_json_category(f, g->category);
 		fprintf(f, ", \"count\": %" PRIu64 ", \"launch_ns\": %" PRIu64 ", \"queue_ns\": %" PRIu64
 			   ", \"execute_ns\": %" PRIu64 ", \"sync_ns\": %" PRIu64 ", \"total_ns\": %" PRIu64
 			   ", \"launch_share\": %.6f, \"execute_share\": %.6f, \"sync_share\": %.6f"
@@ -252,13 +290,15 @@ void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 		fprintf(f, "}");
 	}
 	free(sel);
+	fprintf(f, "\n],\n\"categories\": ");
+	gp_out_json_categories(f, rep);
 	uint64_t p50 = 0, p99 = 0;
 	uint8_t *ol = rep->niters ? calloc(rep->niters, 1) : NULL;
 	gp_rep_iter_stats(rep, o->outlier_factor, &p50, &p99, ol);
 	size_t nclosed = 0;
 	for (size_t i = 0; i < rep->niters; i++)
 		nclosed += !rep->iters[i].open;
-	fprintf(f, "\n],\n\"iterations\": {\"count\": %zu, \"duration_p50_ns\": %" PRIu64 ", \"duration_p99_ns\": %" PRIu64
+	fprintf(f, ",\n\"iterations\": {\"count\": %zu, \"duration_p50_ns\": %" PRIu64 ", \"duration_p99_ns\": %" PRIu64
 		   ", \"outlier_factor\": %g, \"closed\": %zu, \"items\": [",
 		rep->niters, p50, p99, o->outlier_factor, nclosed);
 	for (size_t i = 0; i < rep->niters; i++) {

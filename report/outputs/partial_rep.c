@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "partial.h"
+#include "report/core/analysis.h"
+#include "report/core/category.h"
 
 #define GP_PR_MAX_ITEMS (1ull << 32) /* groups, iterations, ... of one trace */
 #define GP_PR_MAX_COUNTS 4096u       /* record types, API classes           */
@@ -466,6 +468,8 @@ static void gp_prep_load_sites_clocks(struct gp_pr *r, struct gp_rep *rep)
 	rep->group_by = gp_prep_int_load(r);
 	if (!r->err && (rep->group_by < GP_REP_GROUP_BY_MIN || rep->group_by > GP_REP_GROUP_BY_MAX))
 		gp_pr_fail(r, "the report's grouping is none the report knows"); /* the outputs index names by it */
+	for (size_t i = 0; !r->err && rep->group_by == GP_GROUP_KERNEL && i < rep->ngroups; i++)
+		rep->groups[i].category = gp_category_of(rep->groups[i].long_name, rep->groups[i].kinds); /* derived */
 	size_t nc2 = 0;
 	rep->gpu_clock = gp_prep_table(r, &nc2, sizeof *rep->gpu_clock, 2 + 5 * 8 + 4 * 8);
 	for (size_t i = 0; i < nc2 && !r->err; i++) {

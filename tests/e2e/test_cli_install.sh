@@ -3,7 +3,8 @@
 # expect it, and the installed command works from there. Specification:
 # PREFIX/bin/gpuphase and gpuphase-report, PREFIX/lib/libgpuphase.so,
 # PREFIX/share/man/man1/gpuphase.1 and PREFIX/share/doc/gpuphase/ (README.md,
-# troubleshooting.md, configuration.md) exist; the installed gpuphase finds
+# troubleshooting.md, configuration.md) and PREFIX/share/gpuphase/categories.tsv
+# (the report's default category table) exist; the installed gpuphase finds
 # the installed library (../lib) and report tool (next to it): it records a
 # CUDA program on simcuda and reports on the trace without any build tree
 # path in its environment. DESTDIR is honoured (staged installs).
@@ -19,7 +20,8 @@ prefix=$tmp/prefix
 mk PREFIX="$prefix" install >"$tmp/make.log" 2>&1 \
 	|| { fail "make install failed: $(tail -n 5 "$tmp/make.log")"; finish; exit 1; }
 for f in bin/gpuphase bin/gpuphase-report lib/libgpuphase.so share/man/man1/gpuphase.1 \
-	 share/doc/gpuphase/README.md share/doc/gpuphase/troubleshooting.md share/doc/gpuphase/configuration.md; do
+	 share/doc/gpuphase/README.md share/doc/gpuphase/troubleshooting.md share/doc/gpuphase/configuration.md \
+	 share/gpuphase/categories.tsv; do
 	[ -s "$prefix/$f" ] || fail "make install did not install $f"
 done
 [ -x "$prefix/bin/gpuphase" ] || fail "installed gpuphase is not executable"
