@@ -2,15 +2,22 @@
 # test_export_readers.sh — the exports opened by the tools users open them
 # with, installed from the package index into a scratch virtual environment
 # (scripts/deps.sh readers, $GP_READERS_VENV, default build/readers-venv in the source tree):
-#   DuckDB        ATTACH the SQLite export with its sqlite reader and run
-#                 nsys's kernel / API / memory-time summaries (the reader is
-#                 a DuckDB extension downloaded on first use: without it,
-#                 that part is skipped and says so)
+#   sqlite3,      nsys's stats reports (tests/e2e/nsys_stats.sql: kernel, API,
+#   DuckDB        memory time, memory size and NVTX summaries) on the SQLite
+#                 export, in Python's sqlite3 and in DuckDB (ATTACH with its
+#                 sqlite reader, from the index; without it that part is
+#                 skipped and says so): the report's numbers, the Chrome
+#                 trace's NVTX ranges, gpuphase-dump's pageable copies
 #   pandas        read_sql of every table and view
 #   Perfetto      trace_processor on the perfetto export (its shell binary
 #                 is downloaded on first use: without it, skipped and said)
 #   HTA           TraceAnalysis on the chrome-trace export lists the same
-#                 kernels, counts and times as `gpuphase-report --format json`
+#                 kernels, counts and times as `gpuphase-report --format json`;
+#                 its kernel-type and temporal breakdowns count the copies as
+#                 memory with their time, and (control) fail on the former
+#                 names ("memcpy HtoD")
+# The traces: corpus traces, and sync_bound recorded here on simcuda, whose
+# copies are from pageable memory (the corpus traces predate that bit).
 # Each reader on each trace is a counted part (PART <reader>_<trace>: PASS,
 # FAIL or SKIP with the reason, tests/run-tests.sh): one reader passing no
 # longer stands for the others. Exit 77 (skipped, never passed) when the
@@ -50,15 +57,27 @@ reader() { # reader TRACE MODE ARGS...: one reader's checks on TRACE, one part; 
 
 # HTA downcasts correlation ids to the smallest integer type and then fails
 # to store row indices in it when every id is below 128: traces with more
-# calls than that (sync_bound, graphs, analyses) are the ones it can read.
-for name in sync_bound graphs analyses multistream; do
+# calls than that (sync_bound, graphs, analyses, sync_bound_live) are the
+# ones it can read.
+# sync_bound_live: recorded now, on simcuda (a missing part is a failure)
+for f in "$B/bin/gpuphase" "$B/bin/gpuphase-dump" "$B/examples/sync_bound" "$B/simcuda"; do
+	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
+done
+LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpuphase" record \
+	-o "$tmp/sync_bound_live.gpht" -- "$B/examples/sync_bound" >"$tmp/record.out" 2>&1 ||
+	{ echo "FAIL: gpuphase record of examples/sync_bound on simcuda failed"; tail -5 "$tmp/record.out"; exit 1; }
+
+for name in sync_bound graphs analyses multistream sync_bound_live; do
 	t=$T/$name.gpht
-	"$R" --format json "$t" >"$tmp/$name.json" 2>/dev/null &&
+	[ "$name" = sync_bound_live ] && t=$tmp/$name.gpht
+	"$B/bin/gpuphase-dump" "$t" >"$tmp/$name.dump" 2>/dev/null &&
+		"$R" --format json "$t" >"$tmp/$name.json" 2>/dev/null &&
 		"$R" --export sqlite "$tmp/$name.db" --export chrome-trace "$tmp/$name.ct.json" \
 			--export perfetto "$tmp/$name.pftrace" "$t" >/dev/null 2>&1 ||
 		{ fail "$name: report/export failed"; echo "PART ${name}_exports: FAIL report/export failed"; continue; }
 	echo "--- $name"
-	reader "$name" duckdb "$tmp/$name.db" "$tmp/$name.json"
+	reader "$name" sqlite "$tmp/$name.db" "$tmp/$name.json" "$tmp/$name.ct.json" "$tmp/$name.dump"
+	reader "$name" duckdb "$tmp/$name.db" "$tmp/$name.json" "$tmp/$name.ct.json" "$tmp/$name.dump"
 	reader "$name" pandas "$tmp/$name.db"
 	reader "$name" perfetto "$tmp/$name.pftrace" "$tmp/$name.json"
 	[ "$name" != multistream ] && reader "$name" hta "$tmp/$name.ct.json" "$tmp/$name.json"
