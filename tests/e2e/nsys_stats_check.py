@@ -58,9 +58,11 @@ def gpu_count(o):
 
 def nvtx_from_chrome(path):
     """(style, name) -> (count, total ns) of the NVTX ranges in a Chrome
-    trace: B/E paired per thread, b/e per id."""
+    trace: B/E paired per thread, b/e per id; and the number of marks and of
+    ranges left open."""
     ev = json.load(open(path))["traceEvents"]
     stacks, opened, out = {}, {}, {}
+    marks = sum(1 for e in ev if e.get("cat") == "nvtx" and e["ph"] == "i")
 
     def add(style, name, t0, t1):
         c, t = out.get((style, name), (0, 0))
@@ -79,7 +81,7 @@ def nvtx_from_chrome(path):
         elif e["ph"] == "e" and e["id"] in opened:
             name, t0 = opened.pop(e["id"])
             add("StartEnd", name, t0, e["ts"])
-    return out
+    return out, marks, sum(len(v) for v in stacks.values()) + len(opened)
 
 
 def pageable_in_dump(path):
@@ -138,16 +140,23 @@ def check_stats(run, rep_path, reader, check, chrome=None, dump=None):
             label = operation(b["name"])
             c, t = want_size.get(label, (0, 0))
             want_size[label] = (c + b["count"], t + b["bytes"])
-    if want_size:
-        copies = {k: v for k, v in size.items() if k != "[CUDA memset]"}
-        check(copies == want_size, f"{reader}: cuda_gpu_mem_size_sum's copies = the report's copy_bandwidth (count, bytes)"
-              + ("" if copies == want_size else f": {copies} vs {want_size}"))
+    if want_size or size:
+        check(size == want_size, f"{reader}: cuda_gpu_mem_size_sum = the report's copy_bandwidth (count, bytes)"
+              + ("" if size == want_size else f": {size} vs {want_size}"))
 
     nvtx = {(r["Style"], r["Range"]): (r["Instances"], r["Total Time (ns)"]) for r in out["nvtx_sum"]}
     if chrome:
-        want_nvtx = nvtx_from_chrome(chrome)
+        want_nvtx, marks, still_open = nvtx_from_chrome(chrome)
         check(nvtx == want_nvtx, f"{reader}: nvtx_sum = the NVTX ranges of the Chrome trace ({len(nvtx)} ranges)"
               + ("" if nvtx == want_nvtx else f": {sorted(nvtx.items())[:3]} vs {sorted(want_nvtx.items())[:3]}"))
+        try:
+            got = run('SELECT SUM(CASE WHEN eventType = 34 THEN 1 ELSE 0 END),'
+                      ' SUM(CASE WHEN eventType IN (59, 60) AND "end" IS NULL THEN 1 ELSE 0 END) FROM NVTX_EVENTS')[1][0]
+            got = tuple(int(x or 0) for x in got)
+        except Exception as e:
+            got = str(e).splitlines()[0][:100]
+        check(got == (marks, still_open), f"{reader}: NVTX_EVENTS has the Chrome trace's marks and open ranges "
+              f"({got} vs {(marks, still_open)})")
 
     # what the trace knows of each copy's memory: the copy kind's sides, the pageable bit
     cols, rows = run("SELECT copyKind, srcKind, dstKind, COUNT(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"

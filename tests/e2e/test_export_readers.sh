@@ -16,8 +16,10 @@
 #                 its kernel-type and temporal breakdowns count the copies as
 #                 memory with their time, and (control) fail on the former
 #                 names ("memcpy HtoD")
-# The traces: corpus traces, and sync_bound recorded here on simcuda, whose
-# copies are from pageable memory (the corpus traces predate that bit).
+# The traces: corpus traces; sync_bound recorded here on simcuda, whose
+# copies are from pageable memory (the corpus traces predate that bit); and
+# tests/e2e/nvtx_kinds.c, built here, for NVTX start/end ranges, marks and a
+# range left open (sqlite3 and DuckDB only: too few calls for HTA).
 # Each reader on each trace is a counted part (PART <reader>_<trace>: PASS,
 # FAIL or SKIP with the reason, tests/run-tests.sh): one reader passing no
 # longer stands for the others. Exit 77 (skipped, never passed) when the
@@ -67,9 +69,24 @@ LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpupha
 	-o "$tmp/sync_bound_live.gpht" -- "$B/examples/sync_bound" >"$tmp/record.out" 2>&1 ||
 	{ echo "FAIL: gpuphase record of examples/sync_bound on simcuda failed"; tail -5 "$tmp/record.out"; exit 1; }
 
-for name in sync_bound graphs analyses multistream sync_bound_live; do
+# nvtx_kinds: every NVTX event kind the trace records (start/end, push/pop,
+# marks, a range left open), from tests/e2e/nvtx_kinds.c built here with cc
+names="sync_bound graphs analyses multistream sync_bound_live"
+inc=${CUDA_HOME:-/usr/local/cuda}/include
+if [ -e "$inc/nvtx3/nvToolsExt.h" ] && cc -O1 -I"$inc" -o "$tmp/nvtx_kinds" "$S/tests/e2e/nvtx_kinds.c" \
+	-L"$B/simcuda" -lcudart 2>"$tmp/cc.err"; then
+	LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpuphase" record --nvtx \
+		-o "$tmp/nvtx_kinds.gpht" -- "$tmp/nvtx_kinds" >"$tmp/record.out" 2>&1 ||
+		{ echo "FAIL: gpuphase record --nvtx of nvtx_kinds failed"; tail -5 "$tmp/record.out"; exit 1; }
+	names="$names nvtx_kinds"
+else
+	echo "PART nvtx_kinds: SKIP no NVTX header in $inc or cc failed: $(head -1 "$tmp/cc.err" 2>/dev/null)"
+	skips=$((skips + 1))
+fi
+
+for name in $names; do
 	t=$T/$name.gpht
-	[ "$name" = sync_bound_live ] && t=$tmp/$name.gpht
+	case $name in sync_bound_live | nvtx_kinds) t=$tmp/$name.gpht ;; esac
 	"$B/bin/gpuphase-dump" "$t" >"$tmp/$name.dump" 2>/dev/null &&
 		"$R" --format json "$t" >"$tmp/$name.json" 2>/dev/null &&
 		"$R" --export sqlite "$tmp/$name.db" --export chrome-trace "$tmp/$name.ct.json" \
@@ -78,6 +95,7 @@ for name in sync_bound graphs analyses multistream sync_bound_live; do
 	echo "--- $name"
 	reader "$name" sqlite "$tmp/$name.db" "$tmp/$name.json" "$tmp/$name.ct.json" "$tmp/$name.dump"
 	reader "$name" duckdb "$tmp/$name.db" "$tmp/$name.json" "$tmp/$name.ct.json" "$tmp/$name.dump"
+	[ "$name" = nvtx_kinds ] && continue # too few calls for HTA; the NVTX rows are the point
 	reader "$name" pandas "$tmp/$name.db"
 	reader "$name" perfetto "$tmp/$name.pftrace" "$tmp/$name.json"
 	[ "$name" != multistream ] && reader "$name" hta "$tmp/$name.ct.json" "$tmp/$name.json"
