@@ -57,16 +57,22 @@ reader() { # reader TRACE MODE ARGS...: one reader's checks on TRACE, one part; 
 	esac
 }
 
-# HTA downcasts correlation ids to the smallest integer type and then fails
-# to store row indices in it when every id is below 128: traces with more
-# calls than that (sync_bound, graphs, analyses, sync_bound_live) are the
-# ones it can read.
+# simcuda first on the library path; under SAN=asan libgpuphase.so is
+# instrumented, so the ASan runtime is preloaded first into the recorded
+# program (as tests/e2e/cli_common.sh does), and only there
+record() {
+	if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+		LD_PRELOAD="$GP_SAN_RUNTIME" ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+			LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpuphase" record "$@"
+	else
+		LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpuphase" record "$@"
+	fi
+}
 # sync_bound_live: recorded now, on simcuda (a missing part is a failure)
 for f in "$B/bin/gpuphase" "$B/bin/gpuphase-dump" "$B/examples/sync_bound" "$B/simcuda"; do
 	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
 done
-LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpuphase" record \
-	-o "$tmp/sync_bound_live.gpht" -- "$B/examples/sync_bound" >"$tmp/record.out" 2>&1 ||
+record -o "$tmp/sync_bound_live.gpht" -- "$B/examples/sync_bound" >"$tmp/record.out" 2>&1 ||
 	{ echo "FAIL: gpuphase record of examples/sync_bound on simcuda failed"; tail -5 "$tmp/record.out"; exit 1; }
 
 # nvtx_kinds: every NVTX event kind the trace records (start/end, push/pop,
@@ -75,8 +81,7 @@ names="sync_bound graphs analyses multistream sync_bound_live"
 inc=${CUDA_HOME:-/usr/local/cuda}/include
 if [ -e "$inc/nvtx3/nvToolsExt.h" ] && cc -O1 -I"$inc" -o "$tmp/nvtx_kinds" "$S/tests/e2e/nvtx_kinds.c" \
 	-L"$B/simcuda" -lcudart 2>"$tmp/cc.err"; then
-	LD_LIBRARY_PATH="$B/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/bin/gpuphase" record --nvtx \
-		-o "$tmp/nvtx_kinds.gpht" -- "$tmp/nvtx_kinds" >"$tmp/record.out" 2>&1 ||
+	record --nvtx -o "$tmp/nvtx_kinds.gpht" -- "$tmp/nvtx_kinds" >"$tmp/record.out" 2>&1 ||
 		{ echo "FAIL: gpuphase record --nvtx of nvtx_kinds failed"; tail -5 "$tmp/record.out"; exit 1; }
 	names="$names nvtx_kinds"
 else
@@ -84,6 +89,10 @@ else
 	skips=$((skips + 1))
 fi
 
+# HTA downcasts correlation ids to the smallest integer type and then fails
+# to store row indices in it when every id is below 128: traces with more
+# calls than that (sync_bound, graphs, analyses, sync_bound_live) are the
+# ones it can read.
 for name in $names; do
 	t=$T/$name.gpht
 	case $name in sync_bound_live | nvtx_kinds) t=$tmp/$name.gpht ;; esac
