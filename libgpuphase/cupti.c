@@ -1,6 +1,7 @@
 /*
  * cupti.c — everything libgpuphase does with CUPTI: dlopen (never a
- * DT_NEEDED), subscription, the trace clock, activity buffers and the
+ * DT_NEEDED; the default soname where the loader finds it, else a
+ * pip-installed CUDA's, gp_cupti_open_wheel), subscription, the trace clock, activity buffers and the
  * conversion of CUPTI records into gpuphase records.
  *
  * Threads: gp_cupti_open runs once on the thread that starts the library;
@@ -29,10 +30,15 @@
  * is added to each CUPTI time and the trace says so. A buffer is freed by the
  * completion callback that received it, exactly once. gp_cupti_push_bits is
  * non-zero only while activity is on (set after the kinds are enabled,
- * cleared before they are disabled).
+ * cleared before they are disabled). A launch configuration's record is
+ * emitted by the thread that interned it, before that thread's first kernel
+ * record carrying its id (gp_cfg_mx serialises the table); a kernel of
+ * another buffer thread may precede it in the file (readers collect the
+ * configurations first).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +261,54 @@ static uint32_t gp_cupti_intern(const char *s)
 	return s ? gp_collector_intern(s, strlen(s)) : 0;
 }
 
+/* The launch configurations seen, interned: an open-addressing table of
+ * twice GP_LAUNCH_CFG_MAX slots, allocated at the first kernel record. */
+#define GP_CFG_SLOTS (2u * (GP_LAUNCH_CFG_MAX + 1u))
+static pthread_mutex_t gp_cfg_mx = PTHREAD_MUTEX_INITIALIZER;
+static struct gp_rec_launch_cfg *gp_cfg_tab; /* id 0 = empty slot */
+static uint32_t gp_cfg_count;
+
+/* The id of k's configuration, its record emitted the first time; 0 when
+ * the table is full or cannot be allocated (the kernel has no config). */
+static uint32_t gp_cupti_launch_cfg(const CUpti_ActivityKernel10 *k)
+{
+	struct gp_rec_launch_cfg c;
+	memset(&c, 0, sizeof c);
+	c.type = GP_REC_LAUNCH_CFG;
+	c.grid[0] = (uint32_t)k->gridX, c.grid[1] = (uint32_t)k->gridY, c.grid[2] = (uint32_t)k->gridZ;
+	c.block[0] = (uint16_t)k->blockX, c.block[1] = (uint16_t)k->blockY, c.block[2] = (uint16_t)k->blockZ;
+	c.regs = k->registersPerThread;
+	c.static_smem = (uint32_t)k->staticSharedMemory;
+	c.dynamic_smem = (uint32_t)k->dynamicSharedMemory;
+	uint32_t h = 2166136261u; /* FNV-1a over the fields after the id */
+	for (const uint8_t *b = (const uint8_t *)c.grid; b < (const uint8_t *)(&c + 1); b++)
+		h = (h ^ *b) * 16777619u;
+	uint32_t id = 0;
+	pthread_mutex_lock(&gp_cfg_mx);
+	if (!gp_cfg_tab)
+		gp_cfg_tab = calloc(GP_CFG_SLOTS, sizeof *gp_cfg_tab);
+	for (uint32_t i = h % GP_CFG_SLOTS, n = 0; gp_cfg_tab && n < GP_CFG_SLOTS; i = (i + 1) % GP_CFG_SLOTS, n++) {
+		struct gp_rec_launch_cfg *e = &gp_cfg_tab[i];
+		if (e->id && memcmp(e->grid, c.grid, sizeof c - offsetof(struct gp_rec_launch_cfg, grid)) == 0) {
+			id = e->id;
+			break;
+		}
+		if (!e->id) {
+			if (gp_cfg_count >= GP_LAUNCH_CFG_MAX)
+				break;
+			c.id = (uint16_t)(gp_cfg_count + 1u);
+			if (gp_collector_emit((const union gp_rec *)&c, 1) == 0) { /* dropped: try again next time */
+				*e = c;
+				id = c.id;
+				gp_cfg_count++;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&gp_cfg_mx);
+	return id;
+}
+
 static void gp_cupti_graph(uint32_t graph_id, uint64_t node_id, uint32_t corr)
 {
 	union gp_rec r;
@@ -319,6 +373,7 @@ static void gp_cupti_convert(const CUpti_Activity *a)
 			r.kernel.flags |= GP_OPF_END_MISSING;
 		if (k->graphId)
 			r.kernel.flags |= GP_OPF_GRAPH;
+		r.kernel.flags |= (uint16_t)(gp_cupti_launch_cfg(k) << GP_OPF_CFG_SHIFT);
 		r.kernel.corr = k->correlationId;
 		r.kernel.name = gp_cupti_intern(k->name);
 		gp_collector_emit(&r, 1);
@@ -615,6 +670,30 @@ static unsigned gp_cupti_push_mask(void)
 		}                                                                                          \
 	} while (0)
 
+/* The default CUPTI when the loader finds none: the one a pip-installed CUDA
+ * brings (the nvidia-cuda-cupti wheel, site-packages/nvidia/cu13/lib), in the
+ * site-packages this library was installed in by gpuphase's wheel
+ * (site-packages/gpuphase/lib/libgpuphase.so). NULL when there is none. */
+static void *gp_cupti_open_wheel(void)
+{
+	Dl_info self;
+	if (!dladdr((void *)gp_cupti_open_wheel, &self) || !self.dli_fname)
+		return NULL;
+	const char *slash = strrchr(self.dli_fname, '/');
+	char path[GP_PATH_MAX];
+	struct stat st;
+	if (!slash || (size_t)snprintf(path, sizeof path, "%.*s/../../nvidia/cu13/lib/" GP_CUPTI_LIB_DEFAULT,
+				       (int)(slash - self.dli_fname), self.dli_fname) >= sizeof path ||
+	    stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (lib)
+		gp_log(GP_LOG_INFO, "CUPTI from the nvidia-cuda-cupti wheel: %s", path);
+	else
+		(void)dlerror(); /* no error string of ours left for the program */
+	return lib;
+}
+
 int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 {
 	*cres = 0;
@@ -632,9 +711,14 @@ int gp_cupti_open(const struct gp_config *cfg, const char **why, int *cres)
 	}
 	void *lib = dlopen(cfg->cupti_lib, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		*why = "CUPTI library not found";
-		gp_log(lvl, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, dlerror());
-		return -ENOENT;
+		char err[256];
+		snprintf(err, sizeof err, "%s", dlerror());
+		lib = lvl == GP_LOG_INFO ? gp_cupti_open_wheel() : NULL;
+		if (!lib) {
+			*why = "CUPTI library not found";
+			gp_log(lvl, "cannot load %s: %s; hook-only capture", cfg->cupti_lib, err);
+			return -ENOENT;
+		}
 	}
 	GP_CUPTI_SYM(subscribe, "cuptiSubscribe");
 	GP_CUPTI_SYM(unsubscribe, "cuptiUnsubscribe");
@@ -865,4 +949,9 @@ void gp_cupti_forget(void)
 	gp_cupti_active = 0;
 	gp_cupti_usable = 0;
 	gp_cupti_registered = 0;
+	/* a fork child or a later trace starts a table of its own (the old one
+	 * is left: its lock may have been held across the fork) */
+	gp_cfg_mx = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	gp_cfg_tab = NULL;
+	gp_cfg_count = 0;
 }

@@ -32,7 +32,6 @@
 
 #define SIM_PRIO_LEAST 0
 #define SIM_PRIO_GREATEST (-5)
-#define SIM_FUNC_REGS 32
 #define SIM_SM_WARPS 64
 #define SIM_SM_BLOCKS 32
 #define SIM_SM_REGS 65536
@@ -88,7 +87,8 @@ static void sim_exec_attrs(const struct sim_func *f, struct cudaFuncAttributes *
 {
 	memset(a, 0, sizeof *a);
 	a->maxThreadsPerBlock = 1024;
-	a->numRegs = SIM_FUNC_REGS;
+	a->numRegs = f->rule && f->rule->has_regs ? (int)f->rule->regs : SIM_FUNC_REGS;
+	a->sharedSizeBytes = f->rule ? f->rule->static_smem : 0;
 	a->ptxVersion = 90;
 	a->binaryVersion = 90;
 	a->cacheModeCA = 0;

@@ -224,7 +224,7 @@ static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, co
 	struct sim_kernel_rule r = {0};
 	if (nkv == 0) {
 		snprintf(err, errlen, "%s:%d: kernel line needs at least one KEY=VALUE (exec_ns, launch_ns, exec_per_block_ns, "
-			 "flops, flops_fp64, flops_fp16, bytes, tensor_pct)",
+			 "flops, flops_fp64, flops_fp16, bytes, tensor_pct, regs, static_smem)",
 			 fname, line);
 		return -1;
 	}
@@ -261,11 +261,18 @@ static int sim_add_rule(struct sim_config *c, char *glob, char **kv, int nkv, co
 			r.bytes = v;
 		} else if (strcmp(kv[i], "tensor_pct") == 0 && v <= 100) {
 			r.tensor_pct = v;
+		} else if (strcmp(kv[i], "regs") == 0 && v >= 1 && v <= 255) { /* the hardware's range */
+			r.has_regs = 1;
+			r.regs = v;
+		} else if (strcmp(kv[i], "static_smem") == 0 && v <= 49152) { /* 48 KiB: static's limit */
+			r.static_smem = v;
 		} else {
 			snprintf(err, errlen,
 				 "%s:%d: kernel %s: %s key '%s' (accepted: exec_ns, launch_ns, exec_per_block_ns, flops, "
-				 "flops_fp64, flops_fp16, bytes, tensor_pct 0..100)", fname, line, glob,
-				 strcmp(kv[i], "tensor_pct") ? "unknown" : "out-of-range", kv[i]);
+				 "flops_fp64, flops_fp16, bytes, tensor_pct 0..100, regs 1..255, static_smem 0..49152)",
+				 fname, line, glob,
+				 strcmp(kv[i], "tensor_pct") && strcmp(kv[i], "regs") && strcmp(kv[i], "static_smem")
+					 ? "unknown" : "out-of-range", kv[i]);
 			return -1;
 		}
 	}

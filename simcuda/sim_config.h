@@ -15,9 +15,15 @@
 /* The most devices the `devices` key accepts. */
 #define SIM_MAX_DEVICES 4
 
+/* Registers per thread of a function no rule gives `regs` (its
+ * cudaFuncGetAttributes numRegs and its kernel records' registersPerThread). */
+#define SIM_FUNC_REGS 32
+
 struct sim_kernel_rule {
 	char *glob;
-	int has_exec, has_launch;
+	int has_exec, has_launch, has_regs;
+	uint64_t regs;              /* registers per thread (has_regs)          */
+	uint64_t static_smem;       /* bytes of static shared memory per block  */
 	uint64_t exec_ns, launch_ns;
 	uint64_t exec_per_block_ns; /* added per grid block beyond the first (0 = none) */
 	/* the work of one launch, served as hardware counters by the range

@@ -69,8 +69,9 @@ void sim_launch_record(int concurrent, const struct sim_kernel_run *r)
 	k.streamId = r->stream_id;
 	k.gridX = (int32_t)r->grid.x, k.gridY = (int32_t)r->grid.y, k.gridZ = (int32_t)r->grid.z;
 	k.blockX = (int32_t)r->block.x, k.blockY = (int32_t)r->block.y, k.blockZ = (int32_t)r->block.z;
-	k.dynamicSharedMemory = (int32_t)r->shmem;
-	k.registersPerThread = 32;
+	k.dynamicSharedMemory = (int32_t)r->shmem; /* the launch's arguments, and the function's attributes */
+	k.staticSharedMemory = r->f->rule ? (int32_t)r->f->rule->static_smem : 0;
+	k.registersPerThread = (uint16_t)(r->f->rule && r->f->rule->has_regs ? r->f->rule->regs : SIM_FUNC_REGS);
 	k.correlationId = r->corr;
 	k.gridId = r->grid_id;
 	k.name = r->f->mangled;

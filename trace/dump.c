@@ -21,6 +21,7 @@ static const char *const type_names[GP_REC_TYPE_COUNT] = {
 	[GP_REC_DEVICE] = "device", [GP_REC_MODULE] = "module",
 	[GP_REC_OVERHEAD] = "overhead", [GP_REC_CALIBRATION] = "calibration",
 	[GP_REC_COUNTER] = "counter", [GP_REC_CLOCK_PAIR] = "clock_pair",
+	[GP_REC_LAUNCH_CFG] = "launch_cfg",
 };
 
 static void dump_string(const union gp_rec *r, uint32_t n)
@@ -54,9 +55,12 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 		       r->api.corr, r->api.stream, r->api.result);
 		return;
 	case GP_REC_KERNEL:
-		printf("kernel dev=%u flags=0x%x stream=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u name=%u\n",
-		       r->kernel.device, r->kernel.flags, r->kernel.stream, r->kernel.start, r->kernel.end,
-		       r->kernel.corr, r->kernel.name);
+		printf("kernel dev=%u flags=0x%x stream=%u start=%" PRIu64 " end=%" PRIu64 " corr=%u name=%u",
+		       r->kernel.device, r->kernel.flags & ((1u << GP_OPF_CFG_SHIFT) - 1u), r->kernel.stream,
+		       r->kernel.start, r->kernel.end, r->kernel.corr, r->kernel.name);
+		if (gp_kernel_cfg(&r->kernel)) /* traces before launch configs print as they did */
+			printf(" cfg=%u", gp_kernel_cfg(&r->kernel));
+		printf("\n");
 		return;
 	case GP_REC_MEMCPY: case GP_REC_MEMSET:
 		printf("%s dev=%u kind=%u flags=0x%x stream=%u start=%" PRIu64 " dur_ns=%" PRIu64
@@ -83,6 +87,13 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 		       r->counter.device, r->counter.op, r->counter.ts, r->counter.value, r->counter.name,
 		       r->counter.sample);
 		return;
+	case GP_REC_LAUNCH_CFG: {
+		const struct gp_rec_launch_cfg *c = &r->launch_cfg;
+		printf("launch_cfg id=%u grid=%u,%u,%u block=%u,%u,%u regs=%u static_smem=%u dynamic_smem=%u\n", c->id,
+		       c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2], c->regs,
+		       c->static_smem, c->dynamic_smem);
+		return;
+	}
 	case GP_REC_CLOCK_PAIR:
 		printf("clock_pair kind=%u raw=%" PRIu64 " realtime=%" PRIu64 " width_ns=%u tries=%u\n", r->clock.kind,
 		       r->clock.raw, r->clock.realtime, r->clock.width_ns, r->clock.tries);

@@ -56,6 +56,7 @@ enum gp_rec_type {
 	GP_REC_CALIBRATION = 25,/* struct gp_rec_calib: CUPTI's cost, measured */
 	GP_REC_COUNTER = 26,    /* struct gp_rec_counter: a hardware counter */
 	GP_REC_CLOCK_PAIR = 27, /* struct gp_rec_clock: wall clock vs trace  */
+	GP_REC_LAUNCH_CFG = 28, /* struct gp_rec_launch_cfg: interned config */
 	GP_REC_TYPE_COUNT
 };
 
@@ -105,15 +106,40 @@ struct gp_rec_api {
 /* GP_REC_KERNEL: from CUpti_ActivityKernel10 (CONCURRENT_KERNEL). */
 #define GP_OPF_END_MISSING 0x0001u /* CUPTI delivered end == 0 (forced flush) */
 #define GP_OPF_GRAPH       0x0002u /* a GP_REC_GRAPH_NODE with ids follows   */
+/* Bits 2..15 of flags: the id of the kernel's GP_REC_LAUNCH_CFG (0 = none
+ * recorded: an older trace, or more distinct configurations than ids). */
+#define GP_OPF_CFG_SHIFT   2u
+#define GP_LAUNCH_CFG_MAX  0x3fffu
 struct gp_rec_kernel {
 	uint8_t type;
 	uint8_t device;
-	uint16_t flags;  /* GP_OPF_*                                           */
+	uint16_t flags;  /* GP_OPF_*, and the launch configuration's id        */
 	uint32_t stream; /* CUPTI streamId                                     */
 	uint64_t start;
 	uint64_t end;
 	uint32_t corr;   /* correlationId (joins the API record, ext corr)     */
 	uint32_t name;   /* string id of the (mangled) kernel name             */
+};
+
+static inline uint32_t gp_kernel_cfg(const struct gp_rec_kernel *k)
+{
+	return (uint32_t)k->flags >> GP_OPF_CFG_SHIFT;
+}
+
+/* GP_REC_LAUNCH_CFG: a kernel launch configuration, interned like a string:
+ * written once per trace before the first kernel record whose flags carry
+ * its id (1..GP_LAUNCH_CFG_MAX). From CUpti_ActivityKernel10's gridX/Y/Z,
+ * blockX/Y/Z, registersPerThread, staticSharedMemory, dynamicSharedMemory.
+ * Added without a version change (older readers skip the type). */
+struct gp_rec_launch_cfg {
+	uint8_t type;
+	uint8_t pad;
+	uint16_t id;
+	uint32_t grid[3];      /* blocks in x, y, z                              */
+	uint16_t block[3];     /* threads per block in x, y, z                   */
+	uint16_t regs;         /* registers per thread                           */
+	uint32_t static_smem;  /* bytes of static shared memory per block        */
+	uint32_t dynamic_smem; /* bytes of dynamic shared memory per block       */
 };
 
 /* GP_REC_MEMCPY / GP_REC_MEMSET: from CUpti_ActivityMemcpy6 / Memset4. */
@@ -544,6 +570,7 @@ union gp_rec {
 	struct gp_rec_calib calib;
 	struct gp_rec_counter counter;
 	struct gp_rec_clock clock;
+	struct gp_rec_launch_cfg launch_cfg;
 	uint8_t raw[GP_REC_SIZE];
 };
 
@@ -555,6 +582,7 @@ _Static_assert(sizeof(struct gp_rec_overhead) == GP_REC_SIZE, "overhead record s
 _Static_assert(sizeof(struct gp_rec_calib) == GP_REC_SIZE, "calibration record size");
 _Static_assert(sizeof(struct gp_rec_counter) == GP_REC_SIZE, "counter record size");
 _Static_assert(sizeof(struct gp_rec_clock) == GP_REC_SIZE, "clock pair record size");
+_Static_assert(sizeof(struct gp_rec_launch_cfg) == GP_REC_SIZE, "launch config record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
 _Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");
 _Static_assert(sizeof(struct gp_rec_graph) == GP_REC_SIZE, "graph record size");

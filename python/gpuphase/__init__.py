@@ -8,9 +8,10 @@ not records) into the JSON report, as a dict — the same report
 ``gpuphase-report --merge --format json TRACE...`` gives in one process
 (docs/partial-format.md says why it is exact).
 
-This package holds no compiled code: it runs the installed ``gpuphase-report``
-(next to ``gpuphase``; ``$GPUPHASE_REPORT`` or ``tool=`` name another one),
-which every worker needs. Traces are read where the workers run: on a
+This module holds no compiled code: it runs ``gpuphase-report`` (the one
+installed with this package by the wheel of ``pip install .``, else the one in
+``PATH``; ``$GPUPHASE_REPORT`` or ``tool=`` name another one), which every
+worker needs. Traces are read where the workers run: on a
 cluster, give paths every worker can open (a shared file system). The partial
 results travel back through Dask as bytes (kilobytes per trace), so the merge
 needs no shared directory.
@@ -51,9 +52,14 @@ class GpuphaseWarning(UserWarning):
     """A trace was truncated (no footer): the report covers it up to its last whole block."""
 
 
+# where the wheel built by `pip install .` puts its programs (_commands.py)
+_BUNDLED_REPORT = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "bin", "gpuphase-report")
+
+
 def _tool(tool=None):
-    """The gpuphase-report to run: tool, $GPUPHASE_REPORT, or the one in PATH."""
-    path = tool or _os.environ.get("GPUPHASE_REPORT") or _shutil.which("gpuphase-report")
+    """The gpuphase-report to run: tool, $GPUPHASE_REPORT, the wheel's own, or the one in PATH."""
+    bundled = _BUNDLED_REPORT if _os.access(_BUNDLED_REPORT, _os.X_OK) else None
+    path = tool or _os.environ.get("GPUPHASE_REPORT") or bundled or _shutil.which("gpuphase-report")
     if not path:
         raise GpuphaseError("gpuphase-report is not installed here (put it in PATH, set GPUPHASE_REPORT "
                             "or pass tool=)")

@@ -9,7 +9,9 @@
  * that were replayed (the core leaves them out of every phase, metrics.md
  * §20) and says why there are no counters when the trace asked for them and
  * CUPTI refused (GP_STATUS_COUNTERS). Its annotate step gives each kernel
- * operator its bound, which the verdict's advice uses (verdict.c).
+ * operator its bound, which the verdict's advice uses (verdict.c). A
+ * latency-bound kernel whose grid has fewer blocks than its device has SMs
+ * (its operator's launch configuration, rep.h) gets that named as the cause.
  * docs/metrics.md §21 defines every number.
  *
  * Memory: one entry per sampled kernel (and device), the first
@@ -230,6 +232,18 @@ static void gp_roof_annotate(void *p, struct gp_rep *rep)
 				rep->groups[g].bound = (uint8_t)r->k[i].bound;
 }
 
+/* A latency-bound kernel's grid too small for its device (rep.h
+ * gp_rep_cfg_idle): the cause the section names, or NULL. */
+static const struct gp_rep_launch_cfg *gp_roof_small_grid(const struct gp_rep *rep, const struct gp_roof_kernel *k)
+{
+	if (k->bound != GP_BOUND_LATENCY || rep->group_by != GP_GROUP_KERNEL)
+		return NULL;
+	for (size_t g = 0; g < rep->ngroups; g++)
+		if ((rep->groups[g].kinds & GP_GKIND_KERNEL) && !strcmp(rep->groups[g].name, k->name))
+			return gp_rep_cfg_idle(&rep->groups[g].cfg) ? &rep->groups[g].cfg : NULL;
+	return NULL;
+}
+
 static const char *gp_roof_advice(unsigned bound)
 {
 	struct gp_verdict_op op = { .kinds = GP_VERDICT_KIND_KERNEL, .bound = bound };
@@ -239,7 +253,6 @@ static const char *gp_roof_advice(unsigned bound)
 static void gp_roof_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
 {
 	const struct gp_roof *r = p;
-	(void)rep;
 	if (!r->asked && !r->nk)
 		return;
 	const char *li = s->markdown ? "- " : "  ";
@@ -291,6 +304,10 @@ static void gp_roof_text(FILE *f, const void *p, const struct gp_rep *rep, const
 		for (size_t o = 0; o < k->nops; o++)
 			fprintf(f, "%s%" PRIu32, o ? ", " : " ", k->ops[o]);
 		fprintf(f, "%s), %.0f replay passes each\n", k->samples > k->nops ? ", ..." : "", k->passes);
+		const struct gp_rep_launch_cfg *small = gp_roof_small_grid(rep, k);
+		if (small)
+			fprintf(f, "%s  cause: its grid of %" PRIu64 " block%s for %u SMs leaves the GPU mostly idle\n", li,
+				gp_rep_cfg_blocks(small), gp_rep_cfg_blocks(small) == 1 ? "" : "s", small->sms);
 		fprintf(f, "%s  advice: %s\n", li, gp_roof_advice(k->bound));
 		if (k->extra > 0)
 			fprintf(f, "%s  (%.0f other launches fell into its ranges: its values may include theirs)\n", li,
@@ -315,7 +332,6 @@ static void gp_roof_num(FILE *f, const char *key, double v)
 static void gp_roof_json(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
 {
 	const struct gp_roof *r = p;
-	(void)rep;
 	(void)s;
 	if (!r->asked && !r->nk) {
 		fputs("null", f);
@@ -379,6 +395,12 @@ static void gp_roof_json(FILE *f, const void *p, const struct gp_rep *rep, const
 		gp_roof_num(f, "extra_ranges", k->extra);
 		fprintf(f, ", \"bound\": \"%s\", \"advice\": ", gp_bound_name(k->bound));
 		gp_fmt_json_str(f, gp_roof_advice(k->bound));
+		const struct gp_rep_launch_cfg *small = gp_roof_small_grid(rep, k);
+		if (small) /* the latency's cause the text names */
+			fprintf(f, ", \"small_grid\": {\"blocks\": %" PRIu64 ", \"device_sms\": %u}", gp_rep_cfg_blocks(small),
+				small->sms);
+		else
+			fputs(", \"small_grid\": null", f);
 		fputc('}', f);
 	}
 	fputs("]}", f);

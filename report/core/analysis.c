@@ -90,6 +90,20 @@ static void gp_an_scan1_device(struct gp_an *an, const struct gp_rec_device *d)
 	an->dev[d->device].sms = d->sm_count;
 }
 
+static void gp_an_scan1_launch_cfg(struct gp_an *an, const struct gp_rec_launch_cfg *c)
+{
+	if (!c->id || c->id > GP_LAUNCH_CFG_MAX)
+		return; /* no kernel can refer to it */
+	if (!an->cfgs && !(an->cfgs = calloc(GP_LAUNCH_CFG_MAX + 1u, sizeof *an->cfgs)))
+		return gp_an_fail(an, -ENOMEM);
+	an->cfgs[c->id] = *c;
+}
+
+const struct gp_rec_launch_cfg *gp_an_launch_cfg(const struct gp_an *an, uint32_t id)
+{
+	return id && id <= GP_LAUNCH_CFG_MAX && an->cfgs && an->cfgs[id].id ? &an->cfgs[id] : NULL;
+}
+
 static void gp_an_scan1_drops(struct gp_an *an, const struct gp_rec_drops *d)
 {
 	uint64_t key = ((uint64_t)d->source << 32) | d->tid;
@@ -191,6 +205,7 @@ static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
 		v->key = k->corr;
 		v->stream = k->stream;
 		v->name = k->name;
+		v->cfg = gp_kernel_cfg(k);
 		v->start = k->start;
 		v->end = k->end;
 		v->bytes = 0;
@@ -205,6 +220,7 @@ static inline void gp_an_decode_gpu(const union gp_rec *r, struct gp_an_gpu *v)
 	v->key = r->type == GP_REC_MEMCPY && c->rt_corr ? c->rt_corr : c->corr;
 	v->stream = c->stream;
 	v->name = 0;
+	v->cfg = 0;
 	v->start = c->start;
 	v->end = c->start + gp_copy_dur_ns(c);
 	v->bytes = gp_copy_bytes(c);
@@ -329,6 +345,9 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		break;
 	case GP_REC_DEVICE:
 		gp_an_scan1_device(an, &r->device);
+		break;
+	case GP_REC_LAUNCH_CFG:
+		gp_an_scan1_launch_cfg(an, &r->launch_cfg);
 		break;
 	case GP_REC_STATUS:
 		if (r->status.kind < 16)
@@ -842,6 +861,7 @@ void gp_an_free(struct gp_an *an)
 	gp_strtab_free(&an->own_strings);
 	gp_map_free(&an->api_names);
 	gp_map_free(&an->threads);
+	free(an->cfgs);
 	free(an->pcs);
 	gp_map_free(&an->stacks);
 	gp_map_free(&an->symbols);

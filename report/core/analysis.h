@@ -78,6 +78,8 @@ struct gp_an_op {
 	const char *name;      /* op name (short kernel name, "memcpy HtoD", ...) */
 	const char *nvtx;      /* innermost NVTX range on the launching thread or NULL */
 	const char *callsite;  /* innermost symbolised frame, or NULL            */
+	const struct gp_rec_launch_cfg *launch_cfg; /* kernel: its launch
+	                          configuration, or NULL (none in the trace)     */
 };
 
 /* One blocking interval after attribution (exports). */
@@ -102,6 +104,7 @@ struct gp_an_gpu {
 	uint32_t key;          /* join key: corr, or a memcpy's runtime corr      */
 	uint32_t stream;
 	uint32_t name;         /* kernel name string id (0 for copies and sets)   */
+	uint32_t cfg;          /* kernel: its GP_REC_LAUNCH_CFG id (0 = none)      */
 	uint64_t start, end, bytes;
 };
 

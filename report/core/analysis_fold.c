@@ -210,6 +210,11 @@ static void gp_fold_sums(struct gp_an *an, struct gp_fold_ent *e)
 	g->exec += op->execute_ns;
 	if (op->blocking && op->api_class == GP_API_MEMCPY_ASYNC)
 		g->pageable++;
+	if (op->launch_cfg) {
+		struct gp_rep_launch_cfg c;
+		gp_rep_cfg_from_rec(&c, op->launch_cfg, an->dev[op->device].present ? an->dev[op->device].sms : 0);
+		gp_rep_cfg_add(&g->cfg, &c);
+	}
 	if (!op->has_api)
 		g->no_api++;
 	if (!op->has_gpu)

@@ -247,6 +247,7 @@ struct gp_pending {
 	                                        kept for its later kernels */
 	uint16_t api_id;
 	uint32_t api_tid, api_nvtx, stream, corr, name;
+	uint32_t cfg;        /* kernel: GP_REC_LAUNCH_CFG id (0 = none)          */
 	uint32_t stash_head, stash_tail; /* earlier graph ops of this key (GP_NONE32) */
 	uint64_t api_start, api_dur;
 	uint64_t api_cupti;  /* CUPTI's own cost at the call's entry (cupti_cost.c) */
@@ -261,7 +262,7 @@ struct gp_pending {
 #define GP_STASH_MAX 65536u
 struct gp_stash {
 	uint8_t gpu_type, device, copy_kind, end_missing, pageable;
-	uint32_t stream, name, next;
+	uint32_t stream, name, cfg, next;
 	uint64_t gpu_start, gpu_end, bytes;
 };
 
@@ -419,6 +420,7 @@ struct gp_group {
 	uint64_t sync_queue; /* part of sync: launches waiting on a full queue  */
 	uint64_t pageable;   /* async copies that blocked on pageable memory     */
 	struct gp_hist hist;
+	struct gp_rep_launch_cfg cfg; /* kernels: their launch configuration    */
 };
 
 struct gp_iterx {
@@ -445,6 +447,8 @@ struct gp_an {
 	struct gp_strtab own_strings;
 	struct gp_map api_names;   /* domain<<16 | api_id -> string id        */
 	struct gp_map threads;     /* tid -> string id                        */
+	struct gp_rec_launch_cfg *cfgs; /* GP_REC_LAUNCH_CFG by id (pass 1; id 0
+	                               = none seen), allocated at the first one */
 	struct {
 		int present;
 		uint32_t name, ccmaj, ccmin, sms;
@@ -566,6 +570,8 @@ static inline void gp_an_fail(struct gp_an *an, int rc)
 uint32_t gp_an_canon(struct gp_an *an, const char *text, size_t len);
 uint32_t gp_an_str(const struct gp_an *an, uint32_t id);
 const char *gp_an_short(struct gp_an *an, uint32_t c);
+/* The launch configuration of id `id`, or NULL (0, or none in the trace). */
+const struct gp_rec_launch_cfg *gp_an_launch_cfg(const struct gp_an *an, uint32_t id);
 uint32_t gp_an_nvtx_top(const struct gp_an *an, uint32_t tid);
 /* What the thread's open NVTX ranges (any depth) say of the framework phase:
  * GP_PHASE_BACKWARD, GP_PHASE_OPTIMIZER, else 0; always 0 unless grouping

@@ -223,7 +223,7 @@ static int gp_join_stash_push(struct gp_an *an, struct gp_pending *p)
 	an->join.nstash++;
 	an->join.stash[k] = (struct gp_stash){ .gpu_type = p->gpu_type, .device = p->device, .copy_kind = p->copy_kind,
 					  .end_missing = p->end_missing, .pageable = p->pageable,
-					  .stream = p->stream, .name = p->name,
+					  .stream = p->stream, .name = p->name, .cfg = p->cfg,
 					  .next = GP_NONE32, .gpu_start = p->gpu_start, .gpu_end = p->gpu_end,
 					  .bytes = p->bytes };
 	if (p->stash_tail == GP_NONE32)
@@ -322,6 +322,7 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 	if (op.kind == GP_OP_KERNEL) {
 		name_str = gp_an_str(an, p->name);
 		op.name = name_str != GP_NONE32 ? gp_an_short(an, name_str) : "(unnamed kernel)";
+		op.launch_cfg = gp_an_launch_cfg(an, p->cfg);
 	} else if (op.kind == GP_OP_MEMCPY) {
 		op.name = gp_join_copy_kind_name(p->copy_kind);
 	} else {
@@ -372,6 +373,7 @@ static void gp_join_try_finish(struct gp_an *an, struct gp_pending *p, int final
 		q.pageable = st->pageable;
 		q.stream = st->stream;
 		q.name = st->name;
+		q.cfg = st->cfg;
 		q.gpu_start = st->gpu_start;
 		q.gpu_end = st->gpu_end;
 		q.bytes = st->bytes;
@@ -686,6 +688,7 @@ void gp_join_gpu(struct gp_an *an, uint8_t type, const struct gp_an_gpu *v)
 	p->gpu_start = v->start;
 	p->gpu_end = v->end;
 	p->name = v->name;
+	p->cfg = v->cfg;
 	p->copy_kind = v->copy_kind;
 	p->pageable = v->pageable;
 	p->bytes = v->bytes;

@@ -252,6 +252,36 @@ static void gp_rep_merge_cupti(struct gp_rep *d, const struct gp_rep *s)
 /* The operator groups of s added into d's group of the same name (made
  * when d has none). Returns -ENOMEM when out of memory; a histogram that
  * could not be merged sets *hist_rc to -ENOMEM and the merge goes on. */
+void gp_rep_cfg_from_rec(struct gp_rep_launch_cfg *c, const struct gp_rec_launch_cfg *r, uint32_t sms)
+{
+	memset(c, 0, sizeof *c);
+	for (int i = 0; i < 3; i++) {
+		c->grid[i] = r->grid[i];
+		c->block[i] = r->block[i];
+	}
+	c->regs = r->regs;
+	c->static_smem = r->static_smem;
+	c->dynamic_smem = r->dynamic_smem;
+	c->sms = sms;
+	c->launches = 1;
+}
+
+void gp_rep_cfg_add(struct gp_rep_launch_cfg *d, const struct gp_rep_launch_cfg *s)
+{
+	if (!s->launches && !s->others)
+		return;
+	if (!d->launches && !d->others) {
+		*d = *s;
+		return;
+	}
+	if (memcmp(d, s, offsetof(struct gp_rep_launch_cfg, launches)) == 0) {
+		d->launches += s->launches;
+		d->others += s->others;
+	} else {
+		d->others += s->launches + s->others;
+	}
+}
+
 static int gp_rep_merge_groups(struct gp_rep *d, struct gp_rep_ix *ix, struct gp_rep *s, int *hist_rc)
 {
 	for (size_t i = 0; i < s->ngroups; i++) {
@@ -273,6 +303,7 @@ static int gp_rep_merge_groups(struct gp_rep *d, struct gp_rep_ix *ix, struct gp
 		g->bytes += sg->bytes;
 		g->pageable += sg->pageable;
 		g->sync_queue_ns += sg->sync_queue_ns;
+		gp_rep_cfg_add(&g->cfg, &sg->cfg);
 		if (!g->bound) /* the first trace's counters that say */
 			g->bound = sg->bound;
 		if (gp_hist_merge(&g->exec, &sg->exec))

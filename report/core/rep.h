@@ -13,6 +13,33 @@
 #include "report/util/stats.h"
 #include "verdict.h"
 
+/* A kernel operator's launch configuration (GP_REC_LAUNCH_CFG): the first
+ * one its launches had; launches counts the launches with it, others those
+ * with another (both 0: none recorded, as in traces before configurations). */
+struct gp_rep_launch_cfg {
+	uint32_t grid[3], block[3];
+	uint32_t regs, static_smem, dynamic_smem;
+	uint32_t sms;          /* SMs of the device it ran on (0 = unknown: the
+	                          trace has no GP_REC_DEVICE for it)            */
+	uint64_t launches, others;
+};
+
+static inline uint64_t gp_rep_cfg_blocks(const struct gp_rep_launch_cfg *c)
+{
+	return (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+}
+
+/* A grid of fewer blocks than its device has SMs leaves the others idle. */
+static inline int gp_rep_cfg_idle(const struct gp_rep_launch_cfg *c)
+{
+	return c->launches && c->sms && gp_rep_cfg_blocks(c) < c->sms;
+}
+
+/* c from a trace's record (one launch with it, on a device of sms SMs). */
+void gp_rep_cfg_from_rec(struct gp_rep_launch_cfg *c, const struct gp_rec_launch_cfg *r, uint32_t sms);
+/* s's launches added into d: d's configuration stays unless d had none. */
+void gp_rep_cfg_add(struct gp_rep_launch_cfg *d, const struct gp_rep_launch_cfg *s);
+
 struct gp_rep_group {
 	char *name;            /* display key                                    */
 	char *long_name;       /* demangled full name (kernel grouping) or = name */
@@ -29,6 +56,7 @@ struct gp_rep_group {
 	                          roofline analysis sets it; 0 = none)          */
 	uint64_t launch_raw_ns; /* launch with CUPTI's own cost left in (= launch_ns
 	                           when the report knows no such cost)          */
+	struct gp_rep_launch_cfg cfg; /* kernels: their launch configuration  */
 };
 
 /* What an operator's ops are (gp_rep_group.kinds): kernels, copies, sets,

@@ -12,11 +12,12 @@
  * user_annotation, written at close from the report); process = the device
  * (trace i > 0: i*1000 + device) with one thread per stream holding the ops
  * (cat kernel / gpu_memcpy / gpu_memset, args correlation, stream, device,
- * External id and the op's launch/queue/execute phases). Copies and sets
- * carry Kineto's names ("Memcpy HtoD (Pageable -> Device)", "Memset
- * (Unknown)": export_copy.c), which HTA reads to count them as memory; our
- * own name ("memcpy HtoD") is in args gpuphase_name, with bytes and
- * Kineto's "memory bandwidth (GB/s)". Every track is
+ * External id and the op's launch/queue/execute phases; a kernel's launch
+ * configuration as Kineto names it: grid, block, registers per thread,
+ * shared memory). Copies and sets carry Kineto's names ("Memcpy HtoD
+ * (Pageable -> Device)", "Memset (Unknown)": export_copy.c), which HTA
+ * reads to count them as memory; our own name ("memcpy HtoD") is in args
+ * gpuphase_name, with bytes and Kineto's "memory bandwidth (GB/s)". Every track is
  * named: streams "stream S", host threads their name or "thread T"; calls
  * drawn under a CUPTI thread id before the join paired it with the OS tid
  * sit on a track named "thread T (first calls, CUPTI id N)".
@@ -307,6 +308,12 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 			fprintf(c->f, ", \"memory bandwidth (GB/s)\": %.3f",
 				(double)op->bytes / (double)(op->gpu_end - op->gpu_start));
 	}
+	const struct gp_rec_launch_cfg *k = op->launch_cfg;
+	if (k) /* Kineto's names; its "shared memory" is static + dynamic */
+		fprintf(c->f, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"registers per thread\": %u"
+			      ", \"shared memory\": %" PRIu64 ", \"static shared memory\": %u, \"dynamic shared memory\": %u",
+			k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->regs,
+			(uint64_t)k->static_smem + k->dynamic_smem, k->static_smem, k->dynamic_smem);
 	fputs("}}", c->f);
 	if (op->has_api && op->tid) {
 		/* unique per op: a graph launch's kernels share one correlation id */

@@ -187,7 +187,9 @@ static const char *const gp_sq_ins[ST_COUNT] = {
 	[ST_MARK] = "INSERT INTO GPUPHASE_MARKERS VALUES(?,?,?,?,?,?)",
 	[ST_ITER] = "INSERT INTO GPUPHASE_ITERATIONS VALUES(?,?,?,?,?,?,?,?,?,?)",
 	[ST_KERN] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId, correlationId,"
-		    " globalPid, demangledName, shortName, mangledName, launchType) VALUES(?,?,?,0,?,?,?,?,?,?,0)",
+		    " globalPid, demangledName, shortName, mangledName, launchType, gridX, gridY, gridZ, blockX, blockY,"
+		    " blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory)"
+		    " VALUES(?,?,?,0,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?,?)",
 	[ST_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, contextId, streamId, correlationId,"
 		      " globalPid, bytes, copyKind, srcKind, dstKind) VALUES(?,?,?,0,?,?,?,?,?,?,?)",
 	[ST_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, contextId, streamId, correlationId,"
@@ -530,6 +532,12 @@ static void gp_sq_activity(struct gp_sq *q, const struct gp_an_op *op)
 		sqlite3_bind_int64(s, 7, name);
 		sqlite3_bind_int64(s, 8, name);
 		sqlite3_bind_int64(s, 9, name);
+		const struct gp_rec_launch_cfg *c = op->launch_cfg; /* none recorded: NULL columns */
+		const int64_t cfg[] = { c ? c->grid[0] : 0, c ? c->grid[1] : 0, c ? c->grid[2] : 0, c ? c->block[0] : 0,
+					c ? c->block[1] : 0, c ? c->block[2] : 0, c ? c->regs : 0,
+					c ? c->static_smem : 0, c ? c->dynamic_smem : 0 };
+		for (int i = 0; c && i < 9; i++)
+			sqlite3_bind_int64(s, 10 + i, cfg[i]);
 	} else {
 		sqlite3_bind_int64(s, 7, (int64_t)op->bytes);
 		if (which == ST_MEMCPY) {

@@ -515,6 +515,38 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 	free(sel);
 }
 
+/* The launch configuration of each shown kernel operator whose trace
+ * recorded one, and a grid too small to fill its device named as such. */
+static void gp_out_text_cfgs(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
+{
+	const char *h = md ? "## " : "", *li = md ? "- " : "  ";
+	size_t *sel, n = gp_out_select(rep, o, &sel);
+	int first = 1;
+	for (size_t i = 0; sel && i < n; i++) {
+		const struct gp_rep_group *g = &rep->groups[sel[i]];
+		const struct gp_rep_launch_cfg *c = &g->cfg;
+		if (!c->launches)
+			continue;
+		if (first)
+			fprintf(f, "\n%sLaunch configurations\n%s", h, md ? "\n" : "");
+		first = 0;
+		fputs(li, f);
+		gp_fmt_name(f, g->name, md);
+		fprintf(f, ": grid (%u, %u, %u), block (%u, %u, %u), %u registers per thread, %u B static + %u B dynamic "
+			   "shared memory",
+			c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2], c->regs,
+			c->static_smem, c->dynamic_smem);
+		if (c->others)
+			fprintf(f, " (%" PRIu64 " of %" PRIu64 " launches; the others differ)", c->launches,
+				c->launches + c->others);
+		if (gp_rep_cfg_idle(c))
+			fprintf(f, "; %" PRIu64 " block%s for %u SMs: leaves the GPU mostly idle", gp_rep_cfg_blocks(c),
+				gp_rep_cfg_blocks(c) == 1 ? "" : "s", c->sms);
+		fprintf(f, "\n");
+	}
+	free(sel);
+}
+
 static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o, int md)
 {
 	char b1[32];
@@ -683,6 +715,7 @@ static void gp_out_text(FILE *f, const struct gp_rep *rep, const struct gp_out_o
 	gp_out_text_capture(f, rep, md);
 	gp_out_text_window(f, rep, o, md);
 	gp_out_text_ops(f, rep, o, md);
+	gp_out_text_cfgs(f, rep, o, md);
 	gp_out_text_callsites(f, rep, o, md);
 	gp_out_text_iters(f, rep, o, md);
 	gp_out_text_ranks(f, rep, o, md);

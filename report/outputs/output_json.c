@@ -38,6 +38,21 @@ static void gp_out_json_stack(FILE *f, const char *stack)
 }
 
 /* g NULL: the whole run's verdict (o: the what-if's priced advice). */
+/* An operator's launch configuration (docs/report-json.md). */
+static void gp_out_json_cfg(FILE *f, const struct gp_rep_launch_cfg *c)
+{
+	fprintf(f, "\"launch_config\": {\"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"registers_per_thread\": %u"
+		   ", \"static_shared_memory\": %u, \"dynamic_shared_memory\": %u, \"blocks\": %" PRIu64
+		   ", \"launches\": %" PRIu64 ", \"other_launches\": %" PRIu64 ", \"device_sms\": ",
+		c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2], c->regs, c->static_smem,
+		c->dynamic_smem, gp_rep_cfg_blocks(c), c->launches, c->others);
+	if (c->sms)
+		fprintf(f, "%u", c->sms);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"leaves_gpu_idle\": %s}, ", gp_rep_cfg_idle(c) ? "true" : "false");
+}
+
 static void gp_out_json_verdict(FILE *f, const struct gp_rep *rep, const struct gp_rep_group *g,
 				const struct gp_out_opts *o, int run_graphs)
 {
@@ -227,6 +242,8 @@ void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 			g->exec.max, g->sync_calls, g->no_api, g->no_gpu);
 		if (g->pageable)
 			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
+		if (g->cfg.launches)
+			gp_out_json_cfg(f, &g->cfg);
 		if (g->bound) /* metrics.md §21, only with counters */
 			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
 		if (rep->cupti.source) /* launch with CUPTI's own cost left in (metrics.md §3) */

@@ -148,6 +148,13 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 		gp_prep_hist_save(w, &g->exec);
 		gp_pw_u8(w, g->bound);
 		gp_pw_u64(w, g->launch_raw_ns);
+		const uint32_t c[] = { g->cfg.grid[0], g->cfg.grid[1], g->cfg.grid[2], g->cfg.block[0], g->cfg.block[1],
+				       g->cfg.block[2], g->cfg.regs, g->cfg.static_smem, g->cfg.dynamic_smem,
+				       g->cfg.sms };
+		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++)
+			gp_pw_u32(w, c[k]);
+		gp_pw_u64(w, g->cfg.launches);
+		gp_pw_u64(w, g->cfg.others);
 	}
 	gp_pw_u64(w, r->nwindows);
 	for (size_t i = 0; i < r->nwindows; i++) {
@@ -377,7 +384,7 @@ static void gp_prep_load_groups(struct gp_pr *r, struct gp_rep *rep)
 {
 	int here;
 	size_t ng = 0;
-	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 12 * 8 + 4 + 33 + 1);
+	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 14 * 8 + 14 * 4 + 33 + 1);
 	for (size_t i = 0; i < ng && !r->err; i++) {
 		struct gp_rep_group *g = &rep->groups[i];
 		rep->ngroups = i + 1;
@@ -397,6 +404,13 @@ static void gp_prep_load_groups(struct gp_pr *r, struct gp_rep *rep)
 		if (!r->err && g->bound > GP_REP_BOUND_MAX)
 			gp_pr_fail(r, "an operator's roofline bound is none the report knows");
 		g->launch_raw_ns = gp_pr_u64(r);
+		uint32_t *c[] = { &g->cfg.grid[0], &g->cfg.grid[1], &g->cfg.grid[2], &g->cfg.block[0], &g->cfg.block[1],
+				  &g->cfg.block[2], &g->cfg.regs, &g->cfg.static_smem, &g->cfg.dynamic_smem,
+				  &g->cfg.sms };
+		for (size_t k = 0; k < sizeof c / sizeof c[0]; k++)
+			*c[k] = gp_pr_u32(r);
+		g->cfg.launches = gp_pr_u64(r);
+		g->cfg.others = gp_pr_u64(r);
 	}
 }
 
@@ -494,8 +508,8 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1848u
-#define GP_PREP_SIZE_GROUP 184u
+#define GP_PREP_SIZE_REP 1856u
+#define GP_PREP_SIZE_GROUP 240u
 #define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u
 #define GP_PREP_SIZE_CALLSITE 32u

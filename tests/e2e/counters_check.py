@@ -167,6 +167,12 @@ def roofline(model_path, report_path, samples):
         check(o["bound"] == want, f"{n}: {o['bound']}-bound, the model makes it {want}-bound")
         op = ops.get(n)
         check(op is not None and op.get("bound") == want, f"{n}: the operator table says bound {op and op.get('bound')}")
+        # a latency-bound kernel whose grid cannot fill the device: that named as its cause
+        lc = op.get("launch_config") if op else None
+        idle = want == "latency" and lc is not None and lc["blocks"] < lc["device_sms"]
+        check((o.get("small_grid") is not None) == idle, f"{n}: small_grid {o.get('small_grid')}, launch_config {lc}")
+        if n == "tiny_k":  # <<<1, 1>>> on simcuda's 132 SMs
+            check(o.get("small_grid") == {"blocks": 1, "device_sms": 132}, f"{n}: small_grid {o.get('small_grid')}")
         if op and op["verdict"] == "compute-bound":
             check(op["advice"].startswith(want + "-bound by its counters" if want != "latency" else "near neither roof"),
                   f"{n}: the verdict's advice uses it: {op['advice']}")

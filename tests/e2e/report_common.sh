@@ -1,6 +1,7 @@
 # report_common.sh — sourced by the report's truth tests (test_report_tampers,
-# test_report_truth_modes, test_report_gpu_clock): paths, the truth check, a
-# failure counter, a scratch folder, and what a sanitizer build needs preloaded.
+# test_report_truth_modes, test_report_gpu_clock) and test_launch_config:
+# paths, the truth check, a failure counter, a scratch folder, and what a
+# sanitizer build needs preloaded.
 # Set before sourcing: tmp_name (the scratch folder's prefix under /tmp).
 # Defines B, S, R (gpuphase-report), CHECK (the truth check's command),
 # fails/fail, tmp (kept when KEEP is set, else removed at exit), preload
