@@ -53,6 +53,9 @@ struct gp_an_op {
 	uint8_t has_hook;
 	uint8_t api_class;     /* enum gp_api_class of the launching call        */
 	uint8_t copy_kind;
+	uint8_t pageable;      /* memcpy whose host side is pageable memory (the
+	                          trace's GP_COPYF_PAGEABLE; 0: not pageable, or
+	                          not a memcpy)                                 */
 	uint8_t blocking;      /* the call returned only after this op ended (a
 	                          blocking copy/set, an async copy on pageable
 	                          memory): its execute leaves its launch (§2)    */

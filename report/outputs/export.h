@@ -34,4 +34,12 @@ extern const struct gp_exporter gp_export_sqlite;
 extern const struct gp_exporter gp_export_html;
 extern const struct gp_exporter gp_export_perfetto;
 
+/* A copy's or set's memory as the exports write it (export_copy.c): CUPTI's
+ * memory kinds (CUpti_ActivityMemoryKind) of a memcpy's source and
+ * destination, UNKNOWN (0) where the trace does not record them; a kind's
+ * name; Kineto's name of a copy or set ("Memcpy HtoD (Pageable -> Device)"). */
+void gp_export_copy_sides(const struct gp_an_op *op, unsigned *src, unsigned *dst);
+const char *gp_export_mem_kind_name(unsigned kind);
+void gp_export_kineto_name(const struct gp_an_op *op, char *buf, size_t n);
+
 #endif

@@ -14,7 +14,10 @@
  * (cat kernel / gpu_memcpy / gpu_memset, args correlation, stream, device,
  * External id and the op's launch/queue/execute phases; a kernel's launch
  * configuration as Kineto names it: grid, block, registers per thread,
- * shared memory). Every track is
+ * shared memory). Copies and sets carry Kineto's names ("Memcpy HtoD
+ * (Pageable -> Device)", "Memset (Unknown)": export_copy.c), which HTA
+ * reads to count them as memory; our own name ("memcpy HtoD") is in args
+ * gpuphase_name, with bytes and Kineto's "memory bandwidth (GB/s)". Every track is
  * named: streams "stream S", host threads their name or "thread T"; calls
  * drawn under a CUPTI thread id before the join paired it with the OS tid
  * sit on a track named "thread T (first calls, CUPTI id N)".
@@ -273,9 +276,14 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 		snprintf(nm, sizeof nm, "stream %u", op->stream);
 		gp_chrome_thread_name(c, gp, op->stream, nm);
 	}
+	/* copies and sets under Kineto's names (HTA counts them as memory by
+	 * them), ours kept in args */
+	char kname[64] = "";
+	if (op->kind == GP_OP_MEMCPY || op->kind == GP_OP_MEMSET)
+		gp_export_kineto_name(op, kname, sizeof kname);
 	gp_chrome_sep(c);
 	fprintf(c->f, "{\"name\": ");
-	gp_fmt_json_str(c->f, op->name);
+	gp_fmt_json_str(c->f, op->kind == GP_OP_KERNEL ? op->name : kname);
 	fprintf(c->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"args\": "
 		      "{\"correlation\": %u, \"External id\": %u, \"device\": %u, \"stream\": %u, \"launch_ns\": %" PRIu64
 		      ", \"queue_ns\": %" PRIu64 ", \"execute_ns\": %" PRIu64,
@@ -292,8 +300,14 @@ static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 		fprintf(c->f, ", \"callsite\": ");
 		gp_fmt_json_str(c->f, op->callsite);
 	}
-	if (op->kind != GP_OP_KERNEL)
+	if (op->kind != GP_OP_KERNEL) {
+		fprintf(c->f, ", \"gpuphase_name\": ");
+		gp_fmt_json_str(c->f, op->name);
 		fprintf(c->f, ", \"bytes\": %" PRIu64, op->bytes);
+		if (op->gpu_end > op->gpu_start) /* bytes per ns = GB/s */
+			fprintf(c->f, ", \"memory bandwidth (GB/s)\": %.3f",
+				(double)op->bytes / (double)(op->gpu_end - op->gpu_start));
+	}
 	const struct gp_rec_launch_cfg *k = op->launch_cfg;
 	if (k) /* Kineto's names; its "shared memory" is static + dynamic */
 		fprintf(c->f, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"registers per thread\": %u"

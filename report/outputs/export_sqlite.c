@@ -9,9 +9,14 @@
  *   CUPTI_ACTIVITY_KIND_KERNEL       shortName/demangledName/mangledName = StringIds ids
  *   CUPTI_ACTIVITY_KIND_RUNTIME      runtime and driver calls; nameId = StringIds id of
  *                                    the API's name (hook records only in hook-only traces)
- *   CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET / _SYNCHRONIZATION
+ *   CUPTI_ACTIVITY_KIND_MEMCPY       srcKind/dstKind: CUPTI memory kinds as far as the
+ *                                    trace knows them (export_copy.c), else 0 (Unknown)
+ *   CUPTI_ACTIVITY_KIND_MEMSET / _SYNCHRONIZATION
+ *   NVTX_EVENTS                      the trace's NVTX ranges and marks (eventType 59
+ *                                    push/pop, 60 start/end, 34 mark, 75 domain), text
+ *                                    in `text`; an unclosed range keeps end NULL
  *   TARGET_INFO_CUDA_STREAM, ThreadNames, ENUM_CUDA_MEMCPY_OPER,
- *   ENUM_CUDA_MEM_KIND, ENUM_CUPTI_SYNC_TYPE
+ *   ENUM_CUDA_MEM_KIND, ENUM_NSYS_EVENT_TYPE, ENUM_CUPTI_SYNC_TYPE
  *
  * Every globalTid is nsys's serialized id, (pid << 24) | (tid & 0xffffff),
  * from the OS tid (a CUPTI thread id is translated once the join paired it),
@@ -45,7 +50,10 @@
 #include "report/util/outfile.h"
 
 enum { ST_STR, ST_API, ST_OP, ST_SYNC, ST_MARK, ST_ITER, ST_KERN, ST_MEMCPY, ST_MEMSET, ST_CSYNC, ST_THREAD,
-       ST_STREAM, ST_COUNT };
+       ST_STREAM, ST_NVTX, ST_NVTX_END, ST_COUNT };
+
+/* nsys's NVTX event types (ENUM_NSYS_EVENT_TYPE) */
+enum { GP_NSYS_NVTX_MARK = 34, GP_NSYS_NVTX_PUSHPOP = 59, GP_NSYS_NVTX_STARTEND = 60, GP_NSYS_NVTX_DOMAIN = 75 };
 
 struct gp_sq {
 	struct gp_outfile out; /* the database is built in out.tmp, renamed at close */
@@ -61,6 +69,14 @@ struct gp_sq {
 	struct gp_map raw_tids;    /* globalTid written from an unpaired CUPTI
 				    * thread id -> 1 (all traces)              */
 	struct gp_map retid;       /* such a globalTid -> the OS one, learnt later */
+	struct gp_map nvtx_top;    /* tid -> NVTX_EVENTS rowid of its innermost open
+				    * push/pop range, 0 = none (this trace)     */
+	struct gp_map nvtx_up;     /* such a rowid -> the rowid of the range it
+				    * is nested in, 0 = none (this trace)      */
+	struct gp_map nvtx_open;   /* start/end range id -> its rowid (this trace) */
+	struct gp_map domains;     /* trace string id of an NVTX domain -> its
+				    * domainId (this trace)                    */
+	int64_t ndomains;          /* domainIds handed out (all traces)        */
 	const struct gp_an *an;
 	struct gp_clockline line;  /* every trace's times on the first's clock */
 	char msg[256];
@@ -94,6 +110,11 @@ static const char gp_sq_schema[] =
 	"CREATE TABLE TARGET_INFO_CUDA_STREAM(streamId INTEGER NOT NULL, hwId INTEGER NOT NULL,"
 	" vmId INTEGER NOT NULL, processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL,"
 	" flag INTEGER NOT NULL);"
+	"CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,"
+	" category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,"
+	" textId INTEGER REFERENCES StringIds(id), domainId INTEGER, uint64Value INTEGER, int64Value INTEGER,"
+	" doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER,"
+	" jsonText TEXT);"
 	"CREATE TABLE ENUM_CUDA_MEMCPY_OPER(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
 	"INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES(0,'CUDA_MEMCPY_KIND_UNKNOWN','Unknown'),"
 	" (1,'CUDA_MEMCPY_KIND_HTOD','Host-to-Device'),(2,'CUDA_MEMCPY_KIND_DTOH','Device-to-Host'),"
@@ -110,6 +131,10 @@ static const char gp_sq_schema[] =
 	" (3,'CUDA_MEMOPR_MEMORY_KIND_DEVICE','Device'),(4,'CUDA_MEMOPR_MEMORY_KIND_ARRAY','Array'),"
 	" (5,'CUDA_MEMOPR_MEMORY_KIND_MANAGED','Managed'),(6,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),"
 	" (7,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static');"
+	"CREATE TABLE ENUM_NSYS_EVENT_TYPE(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
+	"INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES(34,'NvtxMark','NVTX Mark'),"
+	" (59,'NvtxPushPopRange','NVTX PushPop Range'),(60,'NvtxStartEndRange','NVTX StartEnd Range'),"
+	" (75,'NvtxDomainCreate','NVTX Domain Create');"
 	"CREATE TABLE ENUM_CUPTI_SYNC_TYPE(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
 	"INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES(0,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN','Unknown'),"
 	" (1,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE','Event sync'),"
@@ -166,12 +191,14 @@ static const char *const gp_sq_ins[ST_COUNT] = {
 		    " blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory)"
 		    " VALUES(?,?,?,0,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?,?)",
 	[ST_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, contextId, streamId, correlationId,"
-		      " globalPid, bytes, copyKind, srcKind, dstKind) VALUES(?,?,?,0,?,?,?,?,?,0,0)",
+		      " globalPid, bytes, copyKind, srcKind, dstKind) VALUES(?,?,?,0,?,?,?,?,?,?,?)",
 	[ST_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, contextId, streamId, correlationId,"
 		      " globalPid, value, bytes, memKind) VALUES(?,?,?,0,?,?,?,0,?,0)",
 	[ST_CSYNC] = "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(?,?,0,0,?,?,?,?,0)",
 	[ST_THREAD] = "INSERT INTO ThreadNames VALUES(?,0,?)",
 	[ST_STREAM] = "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES(?,?,0,?,0,0,0)",
+	[ST_NVTX] = "INSERT INTO NVTX_EVENTS(start, eventType, rangeId, text, globalTid, domainId) VALUES(?,?,?,?,?,?)",
+	[ST_NVTX_END] = "UPDATE NVTX_EVENTS SET end = ?, endGlobalTid = ? WHERE rowid = ?",
 };
 
 static void gp_sq_fail(struct gp_sq *q, const char *what)
@@ -302,8 +329,11 @@ static void gp_sq_begin(void *ctx, size_t index, const char *trace_path, uint32_
 	q->rank = (int64_t)index;
 	q->gpid = (int64_t)(pid & 0xffffffu) << 24;
 	q->an = NULL;
-	gp_map_free(&q->streams);
-	memset(&q->streams, 0, sizeof q->streams);
+	struct gp_map *per_trace[] = { &q->streams, &q->nvtx_top, &q->nvtx_up, &q->nvtx_open, &q->domains };
+	for (size_t i = 0; i < sizeof per_trace / sizeof per_trace[0]; i++) {
+		gp_map_free(per_trace[i]);
+		memset(per_trace[i], 0, sizeof *per_trace[i]);
+	}
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(q->db, "INSERT INTO TRACES VALUES(?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
 		return gp_sq_fail(q, "insert trace");
@@ -327,6 +357,95 @@ static int64_t gp_sq_time(const struct gp_sq *q, int64_t rank, uint64_t t)
 static uint32_t gp_sq_os_tid(const struct gp_sq *q, uint32_t tid)
 {
 	return q->an ? gp_an_os_tid(q->an, tid) : tid;
+}
+
+/* The domainId of the marker's NVTX domain (0: the default one); a named
+ * domain gets the next id and, as nsys writes it, an NvtxDomainCreate row
+ * holding its name, at its first use. */
+static int64_t gp_sq_nvtx_domain(struct gp_sq *q, const struct gp_an *an, const struct gp_rec_marker *m)
+{
+	const char *name = m->domain ? gp_an_string(an, m->domain) : NULL;
+	if (!name)
+		return 0;
+	uint64_t *v = gp_map_get(&q->domains, m->domain);
+	if (v)
+		return (int64_t)*v;
+	int64_t id = ++q->ndomains;
+	if (gp_map_put(&q->domains, m->domain, (uint64_t)id)) {
+		gp_sq_fail(q, "out of memory");
+		return 0;
+	}
+	sqlite3_stmt *s = q->st[ST_NVTX];
+	sqlite3_bind_int64(s, 1, gp_sq_time(q, q->rank, m->ts));
+	sqlite3_bind_int64(s, 2, GP_NSYS_NVTX_DOMAIN);
+	gp_sq_bind_str(q, s, 4, name);
+	sqlite3_bind_int64(s, 5, gp_sq_gtid(q, m->tid));
+	sqlite3_bind_int64(s, 6, id);
+	gp_sq_step(q, ST_NVTX);
+	return id;
+}
+
+/* Close the range whose row is `row` at the marker's time, on its thread. */
+static void gp_sq_nvtx_end(struct gp_sq *q, const struct gp_rec_marker *m, uint64_t row)
+{
+	sqlite3_stmt *s = q->st[ST_NVTX_END];
+	sqlite3_bind_int64(s, 1, gp_sq_time(q, q->rank, m->ts));
+	sqlite3_bind_int64(s, 2, gp_sq_gtid(q, m->tid));
+	sqlite3_bind_int64(s, 3, (int64_t)row);
+	gp_sq_step(q, ST_NVTX_END);
+}
+
+/* An NVTX record as nsys's NVTX_EVENTS row: a push/pop range (59) or a
+ * start/end range (60) is inserted when it opens and given its end when it
+ * closes (an unclosed one keeps end NULL); a mark (34) has no end. A pop
+ * with no open push on its thread, or an end of no open range, adds
+ * nothing. */
+static void gp_sq_nvtx(struct gp_sq *q, const struct gp_an *an, const struct gp_rec_marker *m)
+{
+	uint64_t *v;
+	if (m->kind == GP_MARK_POP) {
+		if ((v = gp_map_get(&q->nvtx_top, m->tid)) && *v) {
+			uint64_t row = *v, *up = gp_map_get(&q->nvtx_up, row);
+			gp_sq_nvtx_end(q, m, row);
+			*v = up ? *up : 0;
+		}
+		return;
+	}
+	if (m->kind == GP_MARK_END) {
+		if ((v = gp_map_get(&q->nvtx_open, m->id)) && *v) {
+			gp_sq_nvtx_end(q, m, *v);
+			*v = 0;
+		}
+		return;
+	}
+	int type = m->kind == GP_MARK_PUSH ? GP_NSYS_NVTX_PUSHPOP : m->kind == GP_MARK_START ? GP_NSYS_NVTX_STARTEND
+		   : m->kind == GP_MARK_INSTANT ? GP_NSYS_NVTX_MARK : 0;
+	if (!type)
+		return;
+	int64_t domain = gp_sq_nvtx_domain(q, an, m);
+	const char *text = gp_an_string(an, m->name);
+	sqlite3_stmt *s = q->st[ST_NVTX];
+	sqlite3_bind_int64(s, 1, gp_sq_time(q, q->rank, m->ts));
+	sqlite3_bind_int64(s, 2, type);
+	if (type == GP_NSYS_NVTX_STARTEND)
+		sqlite3_bind_int64(s, 3, (int64_t)m->id);
+	if (text)
+		gp_sq_bind_str(q, s, 4, text);
+	sqlite3_bind_int64(s, 5, gp_sq_gtid(q, m->tid));
+	sqlite3_bind_int64(s, 6, domain);
+	gp_sq_step(q, ST_NVTX);
+	if (q->failed || type == GP_NSYS_NVTX_MARK)
+		return;
+	uint64_t row = (uint64_t)sqlite3_last_insert_rowid(q->db);
+	int err;
+	if (type == GP_NSYS_NVTX_STARTEND) {
+		err = gp_map_put(&q->nvtx_open, m->id, row);
+	} else {
+		v = gp_map_get(&q->nvtx_top, m->tid);
+		err = gp_map_put(&q->nvtx_up, row, v ? *v : 0) || gp_map_put(&q->nvtx_top, m->tid, row);
+	}
+	if (err)
+		gp_sq_fail(q, "out of memory");
 }
 
 static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *r)
@@ -375,6 +494,7 @@ static void gp_sq_record(void *ctx, const struct gp_an *an, const union gp_rec *
 		if (t)
 			gp_sq_bind_str(q, s, 6, t);
 		gp_sq_step(q, ST_MARK);
+		gp_sq_nvtx(q, an, &r->marker);
 		break;
 	}
 	case GP_REC_THREAD: {
@@ -420,8 +540,13 @@ static void gp_sq_activity(struct gp_sq *q, const struct gp_an_op *op)
 			sqlite3_bind_int64(s, 10 + i, cfg[i]);
 	} else {
 		sqlite3_bind_int64(s, 7, (int64_t)op->bytes);
-		if (which == ST_MEMCPY)
+		if (which == ST_MEMCPY) {
+			unsigned src, dst;
+			gp_export_copy_sides(op, &src, &dst);
 			sqlite3_bind_int64(s, 8, op->copy_kind);
+			sqlite3_bind_int64(s, 9, src);
+			sqlite3_bind_int64(s, 10, dst);
+		}
 	}
 	gp_sq_step(q, which);
 	uint64_t sk = (uint64_t)op->device << 32 | op->stream;
@@ -579,6 +704,10 @@ static int gp_sq_close(void *ctx, const struct gp_rep *rep, const struct gp_out_
 	gp_map_free(&q->streams);
 	gp_map_free(&q->raw_tids);
 	gp_map_free(&q->retid);
+	gp_map_free(&q->nvtx_top);
+	gp_map_free(&q->nvtx_up);
+	gp_map_free(&q->nvtx_open);
+	gp_map_free(&q->domains);
 	gp_clockline_free(&q->line);
 	if (rc || !rep)
 		gp_outfile_discard(&q->out); /* leave OUT as it was */

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """export_readers_check.py — read gpuphase's exports the way their users' tools do.
 
-  export_readers_check.py sqlite DB REPORT.json     nsys's summary queries (stdlib sqlite3)
-  export_readers_check.py duckdb DB REPORT.json     DuckDB's sqlite reader (needs duckdb)
+  export_readers_check.py sqlite DB REPORT.json [CHROME.json [DUMP]]   nsys's stats reports
+                                                    (nsys_stats.sql, stdlib sqlite3): the
+                                                    report's numbers; NVTX ranges = the Chrome
+                                                    trace's; pageable copies = gpuphase-dump's
+  export_readers_check.py duckdb DB REPORT.json [CHROME.json [DUMP]]   the same in DuckDB's
+                                                    sqlite reader (needs duckdb)
   export_readers_check.py pandas DB                 pandas.read_sql on every table (needs pandas)
   export_readers_check.py chrome TRACE.json REPORT.json   strict JSON, Kineto categories and args,
                                                     flows bound and forward, every track named
@@ -17,12 +21,13 @@ Exit 0 = all checks passed, 1 = a check failed, 77 = the reader is not
 importable (the caller decides whether that is a skip).
 """
 import json
+import math
+import re
 import sys
 
-# nsys stats' own queries, in the shape cuda_gpu_kern_sum / cuda_api_sum /
-# cuda_gpu_mem_time_sum run them against an nsys export (grouped by the id
-# and its text, "end" and "start" quoted, so that a strict SQL engine such
-# as DuckDB takes them too).
+# nsys's stats reports (cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_time_sum,
+# cuda_gpu_mem_size_sum, nvtx_sum) are in nsys_stats.sql, checked by
+# nsys_stats_check.py; the kernel summary in the shape pandas users write it:
 KERN_SUM = """
 SELECT s.value AS name, COUNT(*) AS instances, SUM(k."end" - k."start") AS total
 FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN StringIds AS s ON k.shortName = s.id
@@ -30,15 +35,6 @@ GROUP BY k.shortName, s.value ORDER BY total DESC"""
 KERN_DEMANGLED = """
 SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
 LEFT JOIN StringIds AS s ON k.demangledName = s.id WHERE s.value IS NULL"""
-API_SUM = """
-SELECT s.value AS name, COUNT(*) AS calls, SUM(r."end" - r."start") AS total
-FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON r.nameId = s.id
-GROUP BY r.nameId, s.value ORDER BY total DESC"""
-MEM_TIME_SUM = """
-SELECT e.label AS operation, COUNT(*) AS count, SUM(m."end" - m."start") AS total
-FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m JOIN ENUM_CUDA_MEMCPY_OPER AS e ON e.id = m.copyKind GROUP BY e.label
-UNION ALL
-SELECT '[CUDA memset]', COUNT(*), SUM("end" - "start") FROM CUPTI_ACTIVITY_KIND_MEMSET HAVING COUNT(*) > 0"""
 TID_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "GPUPHASE_OPS", "GPUPHASE_SYNCS", "GPUPHASE_MARKERS", "ThreadNames")
 PID_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
               "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
@@ -62,32 +58,19 @@ def kernel_ops(ops):
     return {n: o for n, o in ops.items() if not n.startswith(("memcpy ", "memset"))}
 
 
-def check_sql(execute, rep_path, reader):
+def check_sql(run, rep_path, reader, chrome=None, dump=None):
+    """run(sql) -> (column names, rows) on the export."""
+    import nsys_stats_check
     ops, rep = report_ops(rep_path)
-    kern = {r[0]: (r[1], r[2]) for r in execute(KERN_SUM)}
-    want = {n: (o["count"] - o["no_gpu"], o["execute_ns"]) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
-    check(kern == want, f"{reader}: kernel summary (shortName -> StringIds) = the report's kernels"
-          + ("" if kern == want else f": {sorted(kern.items())[:4]} vs {sorted(want.items())[:4]}"))
+    nsys_stats_check.check_stats(run, rep_path, reader, check, chrome=chrome, dump=dump)
+
+    def execute(q):
+        return run(q)[1]
     check(execute(KERN_DEMANGLED)[0][0] == 0, f"{reader}: every demangledName is a StringIds id")
-    api = execute(API_SUM)
-    check(len(api) > 0 and all(isinstance(r[0], str) for r in api), f"{reader}: API summary names every call ({len(api)} names)")
-    names = {r[0] for r in api}
+    names = {r[0] for r in execute("SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r"
+                                   " JOIN StringIds AS s ON s.id = r.nameId")}
     bogus = [n for n in names if n in ("cudaMemcpyPeerAsync", "cudaGraphLaunch")] if "graph" not in rep_path else []
     check(not bogus, f"{reader}: API names are the calls made (no {bogus})")
-    mem = {r[0]: (r[1], r[2]) for r in execute(MEM_TIME_SUM)}
-    want_mem = {}
-    for n, o in ops.items():
-        if n.startswith("memcpy ") and o["count"] > o["no_gpu"]:
-            label = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device",
-                     "HtoH": "Host-to-Host", "PtoP": "Peer-to-Peer"}.get(n.split()[1], None)
-            if label:
-                c, t = want_mem.get(label, (0, 0))
-                want_mem[label] = (c + o["count"] - o["no_gpu"], t + o["execute_ns"])
-        elif n.startswith("memset") and o["count"] > o["no_gpu"]:
-            c, t = want_mem.get("[CUDA memset]", (0, 0))
-            want_mem["[CUDA memset]"] = (c + o["count"] - o["no_gpu"], t + o["execute_ns"])
-    check(mem == want_mem, f"{reader}: memory time summary = the report's copies and sets"
-          + ("" if mem == want_mem else f": {mem} vs {want_mem}"))
     # one process per trace: globalTid >> 24 is the globalPid's pid in every table
     pids = {r[0] for r in execute("SELECT globalPid >> 24 FROM TRACES")}
     for t in TID_TABLES:
@@ -109,13 +92,21 @@ def check_sql(execute, rep_path, reader):
     check(all(summ.get(n) == o["execute_ns"] for n, o in ops.items()), f"{reader}: GPUPHASE_OPERATOR_SUMMARY beside them")
 
 
-def mode_sqlite(db, rep):
+def run_on(con):
+    """(column names, rows) of a query, on a sqlite3 or DuckDB connection."""
+    def run(q):
+        cur = con.execute(q)
+        cols = [d[0] for d in cur.description]
+        return cols, cur.fetchall()
+    return run
+
+
+def mode_sqlite(db, rep, chrome=None, dump=None):
     import sqlite3
-    con = sqlite3.connect(db)
-    check_sql(lambda q: con.execute(q).fetchall(), rep, "sqlite3")
+    check_sql(run_on(sqlite3.connect(db)), rep, "sqlite3", chrome, dump)
 
 
-def mode_duckdb(db, rep):
+def mode_duckdb(db, rep, chrome=None, dump=None):
     try:
         import duckdb
     except ImportError:
@@ -136,7 +127,7 @@ def mode_duckdb(db, rep):
                   f"download: {str(e2).splitlines()[0][:100]}")
             sys.exit(77)
     con.execute(f"ATTACH '{db}' AS g (TYPE sqlite); USE g;")
-    check_sql(lambda q: con.execute(q).fetchall(), rep, "duckdb")
+    check_sql(run_on(con), rep, "duckdb", chrome, dump)
 
 
 def mode_pandas(db):
@@ -183,6 +174,25 @@ def mode_chrome(path, rep_path):
     same = kern.keys() == want.keys() and all(kern[n][0] == want[n][0] and abs(kern[n][1] - want[n][1]) <= 0.002 * kern[n][0]
                                               for n in want)
     check(same, "chrome: kernels, counts and times = the report's" + ("" if same else f": {kern} vs {want}"))
+    # copies and sets under Kineto's names, ours in args gpuphase_name
+    kineto = re.compile(r"^(Memcpy (HtoD|DtoH|HtoA|AtoH|AtoA|AtoD|DtoA|DtoD|HtoH|PtoP|Unknown) \(({m}) -> ({m})\)"
+                        r"|Memset \(({m})\))$".format(m="Unknown|Pageable|Pinned|Device|Array|Managed"))
+    mem = [e for e in gpu if e["cat"] != "kernel"]
+    def kineto_kind(ours):  # "memcpy HtoD" -> "Memcpy HtoD", as Kineto's name begins
+        return "Memcpy Unknown" if ours == "memcpy" else "M" + ours[1:]
+    odd = [e["name"] for e in mem if not kineto.match(e["name"]) or
+           e["name"].split(" (")[0] != kineto_kind(e["args"].get("gpuphase_name", "?"))]
+    check(not odd, f"chrome: {len(mem)} copies and sets carry Kineto's names, ours in args ({odd[:3]} do not)")
+    per = {}
+    for e in mem:
+        ours = e["args"].get("gpuphase_name", e["name"])
+        c, t = per.get(ours, (0, 0))
+        per[ours] = (c + 1, t + e["dur"])
+    want_mem = {n: (o["count"] - o["no_gpu"], o["execute_ns"] / 1e3) for n, o in ops.items()
+                if n.startswith(("memcpy", "memset")) and o["count"] > o["no_gpu"]}
+    same = per.keys() == want_mem.keys() and all(per[n][0] == want_mem[n][0] and
+                                                 abs(per[n][1] - want_mem[n][1]) <= 0.002 * per[n][0] for n in per)
+    check(same, "chrome: copies and sets, counts and times = the report's" + ("" if same else f": {per} vs {want_mem}"))
     # flows: ac2g, one s and one f per id, f not before s, s inside a CUDA call on its thread, f inside an op
     s = {e["id"]: e for e in ev if e["ph"] == "s"}
     f = {e["id"]: e for e in ev if e["ph"] == "f"}
@@ -231,17 +241,81 @@ def mode_hta(path, rep_path):
             c, t = got.get(n, (0, 0))
             got[n] = (c + 1, t + dur)
         want = {n: (o["count"] - o["no_gpu"], o["execute_ns"] / 1e3) for n, o in kernel_ops(ops).items() if o["count"] > o["no_gpu"]}
-        # HTA rounds every ts and dur down to whole microseconds: 1 us per kernel
-        same = got.keys() == want.keys() and all(got[n][0] == want[n][0] and abs(got[n][1] - want[n][1]) <= got[n][0]
-                                                 for n in want)
-        check(same, f"hta: TraceAnalysis lists the report's kernels with the same counts and times (to HTA's 1 us)"
-              + ("" if same else f": {sorted(got.items())[:3]} vs {sorted(want.items())[:3]}"))
+        # HTA puts every event on whole microseconds, start rounded up and end
+        # down (trace_parser.py): each kernel of the export so rounded, its
+        # time within 2 us of the report's
+        trace = json.load(open(path))
+        rounded = {}
+        for e in trace["traceEvents"]:
+            if e.get("cat") == "kernel" and e.get("ph") == "X":
+                c, t = rounded.get(e["name"], (0, 0))
+                rounded[e["name"]] = (c + 1, t + math.floor(e["ts"] + e["dur"]) - math.ceil(e["ts"]))
+        same = got == rounded and got.keys() == want.keys() and all(
+            got[n][0] == want[n][0] and want[n][1] - 2 * got[n][0] < got[n][1] <= want[n][1] for n in want)
+        check(same, "hta: TraceAnalysis lists the report's kernels with the same counts and times (on HTA's whole us)"
+              + ("" if same else f": {sorted(got.items())[:3]} vs {sorted(rounded.items())[:3]}, report {sorted(want.items())[:3]}"))
         bd = ta.get_gpu_kernel_breakdown(visualize=False)
         kt = bd[1] if isinstance(bd, tuple) else bd
         hta_names = set(kt["name"]) if "name" in kt else set()
         check(set(want) <= hta_names, f"hta: get_gpu_kernel_breakdown names every kernel ({len(hta_names)} names)")
+        mem_events = [e for e in trace["traceEvents"] if e.get("cat") in ("gpu_memcpy", "gpu_memset")]
+        for ok, what in hta_memory(ta, ops, hta_kept(trace["traceEvents"], mem_events)):
+            check(ok, what)
+        # control: the same trace with the copies and sets under gpuphase's
+        # former names ("memcpy HtoD", the name in args) must fail those checks
+        for e in mem_events:
+            e["name"] = e["args"].get("gpuphase_name", e["name"])
+        forged = os.path.join(d, "former")
+        os.mkdir(forged)
+        json.dump(trace, open(os.path.join(forged, "rank0.json"), "w"))
+        res = hta_memory(TraceAnalysis(trace_dir=forged), ops, hta_kept(trace["traceEvents"], mem_events))
+        if res:
+            check(not all(ok for ok, _ in res), "hta: control: under the former names the copies fail those checks ("
+                  + "; ".join(w for ok, w in res if not ok)[:200] + ")")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def hta_kept(events, gpu_events):
+    """The GPU events HTA analyses (Trace._filter_irrelevant_gpu_kernels):
+    with two or more ProfilerStep slices, those whose launching CPU event
+    (same correlation) starts before the last step does."""
+    steps = [e["ts"] for e in events if e.get("ph") == "X" and e["name"].startswith("ProfilerStep")]
+    if len(steps) < 2:
+        return gpu_events
+    last = max(steps)
+    launched = {e["args"]["correlation"] for e in events if e.get("ph") == "X" and e["ts"] < last and
+                e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset") and "correlation" in e.get("args", {})}
+    return [e for e in gpu_events if e["args"]["correlation"] in launched]
+
+
+def hta_memory(ta, ops, events):
+    """(ok, what) of HTA's kernel-type and temporal breakdowns against the
+    report's copies and sets: memory, not computation, with their time;
+    none when there are none. HTA puts each event on whole microseconds,
+    start rounded up and end down (trace_parser.py), so each op loses less
+    than 2 us: exactly that rounding of the trace's own copy and set events
+    (`events`: those HTA keeps, hta_kept), and no more than the report's time."""
+    mem = [o for n, o in ops.items() if n.startswith(("memcpy", "memset")) and o["count"] > o["no_gpu"]]
+    n = sum(o["count"] - o["no_gpu"] for o in mem)
+    if not n:
+        return []
+    mem_us = sum(o["execute_ns"] for o in mem) / 1e3
+    by_type, by_kernel = ta.get_gpu_kernel_breakdown(visualize=False)
+    got = float(by_type[by_type["kernel_type"] == "MEMORY"]["sum"].sum())
+    rounded = sum(math.floor(e["ts"] + e["dur"]) - math.ceil(e["ts"]) for e in events)
+    named = by_kernel[by_kernel["name"].str.startswith(("Memcpy", "Memset", "memcpy", "memset"))]
+    as_compute = sorted(set(named[named["kernel_type"] != "MEMORY"]["name"]))
+    tb = ta.get_temporal_breakdown(visualize=False)
+    non_compute = float(tb["non_compute_time(us)"].iloc[0])
+    return [
+        (got == rounded and 0 < got <= mem_us,
+         f"hta: get_gpu_kernel_breakdown's MEMORY = the {len(events)} copies and sets it keeps on whole microseconds "
+         f"({got:.0f} us vs {rounded} us; the report: {mem_us:.1f} us in {n} ops)"),
+        (not as_compute, f"hta: no copy or set counted as computation ({as_compute[:3]} are)"),
+        (0 < non_compute <= mem_us, f"hta: get_temporal_breakdown's non-compute time is the copies' and sets' "
+                                        f"({non_compute:.0f} us, > 0 and <= {mem_us:.1f} us)"),
+    ]
 
 
 def pb_fields(buf):
