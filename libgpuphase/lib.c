@@ -31,7 +31,11 @@
  *    synchronize (never when the finishing thread is itself inside a hooked
  *    call: exit() from a signal handler), disable the rest, forced flush,
  *    symbolise stacks; then stop the collector. Contexts destroyed earlier
- *    are flushed from cupti.c's resource callback.
+ *    are flushed from cupti.c's resource callback. A library lock that the
+ *    finishing thread itself holds in the frame a signal interrupted (the
+ *    window's, at a sync marker) is not waited for (gp_state_lock_exit):
+ *    that frame never resumes, so nothing on the exit path waits without a
+ *    bound for a lock, a thread or CUDA.
  *  - the drain thread (gp_lib_drainer_main), started with the capture:
  *    sleeps until finish asks, runs the drain, ends.
  *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
@@ -629,8 +633,8 @@ int gp_lib_finish(void)
 	 * everything: on a thread of its own, waited for a bounded time. */
 	gp_lib_drain();
 	gp_lib_go_inert();
-	gp_hostload_stop();
-	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
+	if (gp_hostload_stop())
+		gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
 	/* start-up losses of threads that made no call since: this ring's;
 	 * all of them, by name, in one status record */
 	uint64_t lost = gp_state_startup_take();
