@@ -8,10 +8,13 @@
  * simcupti_callback around each API call.
  *
  * Threads: the subscriber's fields are under g_cupti.mx; the client's
- * callback runs without any lock of libcupti held.
+ * callback runs without any lock of libcupti held. g_cupti.mx checks its
+ * owner: a thread that already holds it (exit() from a signal handler on
+ * top of a simcuda call) is told no callback is enabled.
  * Invariant: at most one subscriber; with SIMCUDA_FOREIGN_SUBSCRIBER set
  * none (another tool is pretended to hold CUPTI).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +27,12 @@ int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 {
 	if ((unsigned)domain >= SIM_MAX_DOMAIN || cbid >= SIM_MAX_CBID)
 		return 0;
-	pthread_mutex_lock(&g_cupti.mx);
+	/* exit() from a signal handler that interrupted this thread under
+	 * g_cupti.mx: the context-destroy event of the exit handler
+	 * (sim_call.c) is not delivered, rather than waiting for a lock that
+	 * will never be released (bare programs hung so too) */
+	if (pthread_mutex_lock(&g_cupti.mx) == EDEADLK)
+		return 0;
 	int on = g_cupti.subscribed && (g_cupti.cb_on[domain][cbid / 8] >> (cbid % 8)) & 1;
 	pthread_mutex_unlock(&g_cupti.mx);
 	return on;
