@@ -64,6 +64,12 @@ for kind in segv abort kill handler; do
   read -r lflush lunjoined <<<"${lost:-x 0}"
   [ "$lflush" = "$flush" ] && [ "$lunjoined" -ge 1 ] && [ "$lunjoined" -le "$n" ]
   rel_check $? "crash $kind: the report should say the program died and what was lost (flush $flush ms, 1..$n launches): $(grep 'no footer' "$b/rep")"
+  # the HTML page says it first, in the same words (the old page had it
+  # only in its text-report block at the bottom)
+  "$REL_REPORT" "$tr" --export html "$b/rep.html" >/dev/null 2>&1
+  grep -q "^<p class='warn'><b>Incomplete trace.</b> the trace has no footer: the program died (crash or kill).*lost: .*GPUPHASE_FLUSH_MS=$flush ms.*($lunjoined hooked launches never joined)" "$b/rep.html" &&
+    [ "$(grep -n "class='warn'" "$b/rep.html" | cut -d: -f1)" -lt "$(grep -n '<h2>' "$b/rep.html" | head -1 | cut -d: -f1)" ]
+  rel_check $? "crash $kind: the HTML page should open with what was kept and lost: $(grep -c "class='warn'" "$b/rep.html" 2>/dev/null) banners"
 done
 
 # Core dumps: with `ulimit -c unlimited` (core_pattern permitting), SIGSEGV
