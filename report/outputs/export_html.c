@@ -384,7 +384,10 @@ static void gp_html_cut_note(FILE *f, const struct gp_rep *rep)
 		return;
 	gp_out_cut_note(mf, rep);
 	fclose(mf);
-	fputs("<p class='warn'><b>Incomplete trace.</b> ", f);
+	/* styled inline: the page's stylesheet (and every other page) unchanged */
+	fputs("<p class='warn' style='border-left:4px solid #d9534f;padding:.3em .6em;background:#fdf3f2'>"
+	      "<b>Incomplete trace.</b> ",
+	      f);
 	gp_fmt_html_str(f, buf);
 	fputs(".</p>\n", f);
 	free(buf);
