@@ -9,15 +9,15 @@
  *
  * Threads: the subscriber's fields are under g_cupti.mx; the client's
  * callback runs without any lock of libcupti held. g_cupti.mx checks its
- * owner: a thread that already holds it (exit() from a signal handler on
- * top of a simcuda call) is told no callback is enabled.
+ * owner, so that the exit handler can tell (simcupti_lock_settles) that
+ * exit() came from a signal handler on top of a simcuda call holding it.
  * Invariant: at most one subscriber; with SIMCUDA_FOREIGN_SUBSCRIBER set
  * none (another tool is pretended to hold CUPTI).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim_cupti_state.h"
 
@@ -27,15 +27,24 @@ int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 {
 	if ((unsigned)domain >= SIM_MAX_DOMAIN || cbid >= SIM_MAX_CBID)
 		return 0;
-	/* exit() from a signal handler that interrupted this thread under
-	 * g_cupti.mx: the context-destroy event of the exit handler
-	 * (sim_call.c) is not delivered, rather than waiting for a lock that
-	 * will never be released (bare programs hung so too) */
-	if (pthread_mutex_lock(&g_cupti.mx) == EDEADLK)
-		return 0;
+	pthread_mutex_lock(&g_cupti.mx);
 	int on = g_cupti.subscribed && (g_cupti.cb_on[domain][cbid / 8] >> (cbid % 8)) & 1;
 	pthread_mutex_unlock(&g_cupti.mx);
 	return on;
+}
+
+int simcupti_lock_settles(void)
+{
+	/* EDEADLK: this thread holds it; ETIMEDOUT: the lock is held past
+	 * the bound, by this thread between taking it and noting itself its
+	 * owner, or by a thread that will not let it go */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	if (pthread_mutex_timedlock(&g_cupti.mx, &until) != 0)
+		return 0;
+	pthread_mutex_unlock(&g_cupti.mx);
+	return 1;
 }
 
 void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
