@@ -287,6 +287,10 @@ void gp_cupti_push(uint32_t op);
 void gp_cupti_pop(void);
 /* Forced flush of every buffer (off the hot path; not from a CUPTI callback). */
 void gp_cupti_flush(void);
+/* Flush of the buffers whose records are all complete (flag 0), from the
+ * library's own drain thread every 200 ms while capturing (lib.c); any
+ * thread but a CUPTI callback's. */
+void gp_cupti_flush_completed(void);
 /* The library gives up before capturing: unsubscribe, then forget. */
 void gp_cupti_close(void);
 /* Forget CUPTI in a fork child (no calls into it). */
