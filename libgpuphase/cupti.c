@@ -7,9 +7,11 @@
  * Threads: gp_cupti_open runs once on the thread that starts the library;
  * gp_cupti_capture on whichever thread moves the capture window (window.c,
  * serialised by its lock); gp_cupti_push/pop on application threads inside
- * hooks; the buffer callbacks on CUPTI's own thread (or the thread calling
- * cuptiActivityFlushAll), where they only convert and push records into that
- * thread's ring — no CUDA call, no flush, no blocking there.
+ * hooks; gp_cupti_flush_completed on lib.c's drain thread every 200 ms
+ * while capturing, gp_cupti_flush on it at finish; the buffer callbacks on
+ * CUPTI's own thread (or the thread calling cuptiActivityFlushAll), where
+ * they only convert and push records into that thread's ring — no CUDA
+ * call, no flush, no blocking there.
  *
  * What is recorded is GPUPHASE_CUPTI's mode (gp_config.h, docs/configuration.md
  * "CUPTI modes"): kernel, memcpy and memset activity always; RUNTIME and
@@ -816,7 +818,9 @@ void gp_cupti_capture(int on)
 			gp_cupti_usable = 0;
 			return;
 		}
-		gp_cupti_registered = 1;
+		/* release: pairs with gp_cupti_flush_completed's acquire (the
+		 * drain thread's periodic flush) */
+		__atomic_store_n(&gp_cupti_registered, 1, __ATOMIC_RELEASE);
 	}
 	if (!gp_cupti_registered)
 		return;
@@ -932,6 +936,14 @@ void gp_cupti_flush(void)
 {
 	if (gp_cupti_usable && gp_cupti_registered)
 		gp_cupti_fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void gp_cupti_flush_completed(void)
+{
+	/* registered implies usable and the functions resolved (both set
+	 * before the release store of gp_cupti_registered) */
+	if (__atomic_load_n(&gp_cupti_registered, __ATOMIC_ACQUIRE))
+		gp_cupti_fn.flush_all(0);
 }
 
 void gp_cupti_close(void)

@@ -116,7 +116,11 @@ struct gp_tls {
 	uint32_t startup_lost; /* calls lost while another thread started us     */
 	uint32_t in_call;    /* hooked calls of the slow path in progress here
 	                        (lib.c's finish: exit inside a CUDA call)       */
+	uint32_t nheld;      /* library locks this thread holds or is taking
+	                        (gp_state_lock), the first GP_TLS_HELD in held */
+	pthread_mutex_t *held[4];
 };
+#define GP_TLS_HELD 4
 extern GP_TLS struct gp_tls gp_tls;
 uint32_t gp_state_tid_slow(void);
 uint32_t gp_state_op_block(void);
@@ -136,11 +140,25 @@ static inline void gp_state_op_range(uint32_t b, uint32_t *next, uint32_t *end)
  * cancellation point; a thread cancelled there would leave the lock held and
  * block every later caller). gp_state_lock returns the previous cancel state,
  * which its pair gp_state_unlock restores after unlocking; a pending cancel
- * then acts at the thread's next cancellation point outside the library. */
+ * then acts at the thread's next cancellation point outside the library.
+ *
+ * Each thread also notes the locks it holds (gp_tls.held), so that exit()
+ * from a signal handler that interrupted this thread under one of them does
+ * not wait for it: the interrupted frame never resumes, so the lock would
+ * never be released (gp_state_lock_exit). A lock is noted before it is
+ * taken and forgotten after it is released; the signal fences order the
+ * note against a handler on the same thread, so a handler may see a lock
+ * as held that is not yet or no longer held (it then goes on without it,
+ * never waits), but never the reverse. */
 static inline int gp_state_lock(pthread_mutex_t *m)
 {
 	int old = PTHREAD_CANCEL_ENABLE;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	uint32_t n = gp_tls.nheld;
+	if (n < GP_TLS_HELD)
+		gp_tls.held[n] = m;
+	gp_tls.nheld = n + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pair: gp_state_holds in a handler on this thread */
 	pthread_mutex_lock(m);
 	return old;
 }
@@ -148,7 +166,42 @@ static inline void gp_state_unlock(pthread_mutex_t *m, int cancel_state)
 {
 	int ignored;
 	pthread_mutex_unlock(m);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pair: gp_state_holds in a handler on this thread */
+	uint32_t n = gp_tls.nheld;
+	if (n == 0)
+		return;
+	if (n <= GP_TLS_HELD) { /* forget m's note (the last, unless released out of order) */
+		uint32_t k = n;
+		while (k > 0 && gp_tls.held[k - 1] != m)
+			k--;
+		for (uint32_t i = k; k > 0 && i < n; i++)
+			gp_tls.held[i - 1] = gp_tls.held[i];
+	}
+	gp_tls.nheld = n - 1;
 	pthread_setcancelstate(cancel_state, &ignored);
+}
+/* Does this thread hold m (or is it taking or releasing it)? More locks
+ * than the notes keep count as held: the caller then never waits. */
+static inline int gp_state_holds(const pthread_mutex_t *m)
+{
+	uint32_t n = gp_tls.nheld;
+	for (uint32_t i = 0; i < n && i < GP_TLS_HELD; i++)
+		if (gp_tls.held[i] == m)
+			return 1;
+	return n > GP_TLS_HELD;
+}
+/* On the exit path (finish, atexit handlers), which may run in a signal
+ * handler on top of a frame of this thread that holds m: take m unless this
+ * thread holds it. 1: taken (release with gp_state_unlock(m, *cs)); 0: not
+ * taken, and the caller goes on without it: the frame holding it never
+ * resumes (exit does not return) and no other thread can take it, so the
+ * data under it is the caller's alone, left as that frame left it. */
+static inline int gp_state_lock_exit(pthread_mutex_t *m, int *cs)
+{
+	if (gp_state_holds(m))
+		return 0;
+	*cs = gp_state_lock(m);
+	return 1;
 }
 /* gettid, cached per thread. */
 static inline uint32_t gp_state_tid(void)
@@ -234,6 +287,10 @@ void gp_cupti_push(uint32_t op);
 void gp_cupti_pop(void);
 /* Forced flush of every buffer (off the hot path; not from a CUPTI callback). */
 void gp_cupti_flush(void);
+/* Flush of the buffers whose records are all complete (flag 0), from the
+ * library's own drain thread every 200 ms while capturing (lib.c); any
+ * thread but a CUPTI callback's. */
+void gp_cupti_flush_completed(void);
 /* The library gives up before capturing: unsubscribe, then forget. */
 void gp_cupti_close(void);
 /* Forget CUPTI in a fork child (no calls into it). */
@@ -365,9 +422,12 @@ void gp_graphs_callback(unsigned cbid, const void *data);
 
 /* Start / stop the host-load sampler thread (GP_REC_HOST_SAMPLE every 100 ms,
  * process start and hook cost status once). Start: once, after the window
- * starts; stop: in the exit path before the collector stops (joins). */
+ * starts; stop: in the exit path before the collector stops (joins, for at
+ * most 2 s). Stop returns 1 when no sampler runs any more, 0 when it was
+ * left running (past the bound, or not waited for at all: exit() from a
+ * signal handler that interrupted the start under its lock). */
 void gp_hostload_start(void);
-void gp_hostload_stop(void);
+int gp_hostload_stop(void);
 /* Fork child: forget the parent's sampler and reset its lock (the parent's
  * sampler may have held it); the child starts no sampler. */
 void gp_hostload_forget(void);

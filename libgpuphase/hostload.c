@@ -15,7 +15,8 @@
  * conditions and stages sections.
  *
  * Who calls it: lib.c starts it after the capture window starts and stops it
- * in its atexit path before the collector stops, and forgets it in a fork
+ * in its atexit path before the collector stops (joined for at most
+ * GP_HOSTLOAD_JOIN_WAIT_S), and forgets it in a fork
  * child (which starts none); the sampler thread is the only other caller. The thread marks itself internal (gp_tls.internal) so
  * nothing it does is traced. Never blocks an application thread; failures
  * (no /proc, no thread) only mean no samples.
@@ -34,6 +35,7 @@
 
 #define GP_HOSTLOAD_PERIOD_MS 100
 #define GP_HOSTLOAD_CALIB_ITERS 100 /* x 9: well under 1 ms of CPU */
+#define GP_HOSTLOAD_JOIN_WAIT_S 2   /* gp_hostload_stop waits this long for the sampler */
 
 /* Pair: the stop flag is written under gp_hl.mx by gp_hostload_stop and read
  * under it by the sampler between waits. */
@@ -255,19 +257,31 @@ void gp_hostload_start(void)
 	gp_state_unlock(&gp_hl.mx, cs);
 }
 
-void gp_hostload_stop(void)
+int gp_hostload_stop(void)
 {
 	/* a fork child has no sampler, and the lock may have been held at fork */
 	if (__atomic_load_n(&gp_hl.owner, __ATOMIC_ACQUIRE) != getpid())
-		return;
-	int cs = gp_state_lock(&gp_hl.mx);
+		return 1;
+	/* exit() from a signal handler that interrupted this thread's start
+	 * under the lock: the sampler may not exist yet; not waited for */
+	int cs = 0;
+	if (!gp_state_lock_exit(&gp_hl.mx, &cs))
+		return 0;
 	int join = gp_hl.running;
 	gp_hl.stop = 1;
 	gp_hl.running = 0;
 	pthread_cond_signal(&gp_hl.cv);
 	gp_state_unlock(&gp_hl.mx, cs);
-	if (join)
-		pthread_join(gp_hl.thread, NULL);
+	if (!join)
+		return 1;
+	/* Bounded: the sampler's waits are timed and its /proc reads take
+	 * microseconds; past the bound it is left running (its records are
+	 * refused once the collector stops) and lib.c skips what needs it
+	 * stopped. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until); /* pthread_timedjoin_np measures on CLOCK_REALTIME */
+	until.tv_sec += GP_HOSTLOAD_JOIN_WAIT_S;
+	return pthread_timedjoin_np(gp_hl.thread, NULL, &until) == 0;
 }
 
 void gp_hostload_forget(void)

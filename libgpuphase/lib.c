@@ -31,9 +31,15 @@
  *    synchronize (never when the finishing thread is itself inside a hooked
  *    call: exit() from a signal handler), disable the rest, forced flush,
  *    symbolise stacks; then stop the collector. Contexts destroyed earlier
- *    are flushed from cupti.c's resource callback.
+ *    are flushed from cupti.c's resource callback. A library lock that the
+ *    finishing thread itself holds in the frame a signal interrupted (the
+ *    window's, at a sync marker) is not waited for (gp_state_lock_exit):
+ *    that frame never resumes, so nothing on the exit path waits without a
+ *    bound for a lock, a thread or CUDA.
  *  - the drain thread (gp_lib_drainer_main), started with the capture:
- *    sleeps until finish asks, runs the drain, ends.
+ *    until finish asks, flushes CUPTI's completed buffers every
+ *    GP_LIB_FLUSH_EVERY_MS (what a crash can lose); then runs the drain,
+ *    ends.
  *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
  *    GPUPHASE_FOLLOW_FORK=1, hook-only capture into the child's own file).
  *
@@ -518,13 +524,35 @@ static void gp_lib_drain_work(int may_sync)
 	gp_stacks_symbolize();
 }
 
+/* Until finish asks, the drain thread asks CUPTI every GP_LIB_FLUSH_EVERY_MS
+ * for the buffers whose records are all complete (cuptiActivityFlushAll(0),
+ * which CUPTI documents for a regular interval in a thread of its own): a
+ * crash then loses at most about one interval of GPU records, instead of
+ * every record CUPTI held (all of them on simcuda, whose own delivery waits
+ * 1 s). Without a flush CUPTI returns a buffer only once it is full. */
+#define GP_LIB_FLUSH_EVERY_MS 200
+
 static void *gp_lib_drainer_main(void *arg)
 {
 	(void)arg;
 	gp_tls.internal++; /* our CUDA calls pass through the hooks */
 	pthread_mutex_lock(&gp_lib_drainer.mu);
-	while (gp_lib_drainer.state == 1)
-		pthread_cond_wait(&gp_lib_drainer.cv, &gp_lib_drainer.mu);
+	while (gp_lib_drainer.state == 1) {
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += GP_LIB_FLUSH_EVERY_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		int w = 0;
+		while (gp_lib_drainer.state == 1 && w != ETIMEDOUT)
+			w = pthread_cond_timedwait(&gp_lib_drainer.cv, &gp_lib_drainer.mu, &until);
+		if (gp_lib_drainer.state != 1)
+			break;
+		pthread_mutex_unlock(&gp_lib_drainer.mu);
+		if (__atomic_load_n(&gp_cupti_active, __ATOMIC_RELAXED))
+			gp_cupti_flush_completed();
+		pthread_mutex_lock(&gp_lib_drainer.mu);
+	}
 	int sync = gp_lib_drainer.sync;
 	pthread_mutex_unlock(&gp_lib_drainer.mu);
 	gp_lib_drain_work(sync);
@@ -629,8 +657,8 @@ int gp_lib_finish(void)
 	 * everything: on a thread of its own, waited for a bounded time. */
 	gp_lib_drain();
 	gp_lib_go_inert();
-	gp_hostload_stop();
-	gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
+	if (gp_hostload_stop())
+		gp_clocks_end(); /* the sampler is joined: no tick runs beside it */
 	/* start-up losses of threads that made no call since: this ring's;
 	 * all of them, by name, in one status record */
 	uint64_t lost = gp_state_startup_take();

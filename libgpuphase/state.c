@@ -13,7 +13,8 @@
  *    gp_state_trace_path), plus gp_state_t0, gp_state_cuda_used and
  *    gp_state_window_ready (their pairs are named at their definitions);
  *  - per-thread state (gp_tls: thread id, op-id block, nesting, the
- *    library's own-call counter) and the op-id counter;
+ *    library's own-call counter, the library locks the thread holds, noted
+ *    by gp_state_lock in gp_lib.h) and the op-id counter;
  *  - record emission (gp_state_emit1, gp_state_status);
  *  - the count of calls lost while another thread was starting the library
  *    (a call waits for the start, lib.c's gp_lib_await_start; these are the

@@ -15,7 +15,10 @@
  * removes the socket; a process killed by a signal leaves it, and the next
  * process with that pid replaces it).
  *
- * Invariants: every transition happens under gp_window_lock. A start does,
+ * Invariants: every transition happens under gp_window_lock, except the
+ * finish of an exit() from a signal handler that interrupted a thread under
+ * that lock: the exit path then goes on without it (gp_state_lock_exit),
+ * since the frame holding it never resumes. A start does,
  * in order, CUPTI activity enable (never a filter), gp_window_on, gp_watch
  * (all classes) and the GP_REC_WINDOW mark; a stop the mirror: the mark,
  * gp_window_on, gp_watch (only the marker's classes), CUPTI disable (the op
@@ -597,13 +600,16 @@ static int gp_window_remove_stale(const char *path, int level, const char *who)
 	return 0;
 }
 
+/* exit(): also from a signal handler on top of a hook of this thread that
+ * holds the window lock (a sync marker's boundary): never waits for it. */
 static void gp_window_atexit(void)
 {
-	int cs = gp_state_lock(&gp_window_lock);
+	int cs = 0, locked = gp_state_lock_exit(&gp_window_lock, &cs);
 	if (gp_window_sock_path[0])
 		unlink(gp_window_sock_path);
 	gp_window_sock_path[0] = 0;
-	gp_state_unlock(&gp_window_lock, cs);
+	if (locked)
+		gp_state_unlock(&gp_window_lock, cs);
 }
 
 /* The control socket. Its failures are errors in GPUPHASE_WINDOW=trigger
@@ -725,7 +731,9 @@ void gp_window_hold(int on)
 
 void gp_window_finish(void)
 {
-	int cs = gp_state_lock(&gp_window_lock);
+	/* lib.c's finish, maybe at exit() from a signal handler that
+	 * interrupted this thread under the window lock: not waited for */
+	int cs = 0, locked = gp_state_lock_exit(&gp_window_lock, &cs);
 	if (gp_window_on) {
 		int early = gp_cfg.win_mode == GP_WINMODE_ITERS;
 		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_state_tid(), 0);
@@ -742,7 +750,8 @@ void gp_window_finish(void)
 		unlink(gp_window_sock_path);
 		gp_window_sock_path[0] = 0;
 	}
-	gp_state_unlock(&gp_window_lock, cs);
+	if (locked)
+		gp_state_unlock(&gp_window_lock, cs);
 }
 
 void gp_window_forget(void)

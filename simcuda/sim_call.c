@@ -193,7 +193,9 @@ void sim_call_context_event(CUpti_CallbackId cbid)
 
 static void sim_at_exit(void)
 {
-	if (atomic_exchange_explicit(&g_ctx_alive, 0, memory_order_relaxed)) {
+	/* not when exit() came from a signal handler that interrupted this
+	 * thread under the CUPTI lock: the event would wait for it for ever */
+	if (atomic_exchange_explicit(&g_ctx_alive, 0, memory_order_relaxed) && simcupti_lock_settles()) {
 		sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	}
 	sim_truth_flush();

@@ -34,7 +34,9 @@
 #define SIM_EXT_DEPTH 64
 
 struct sim_cupti_state g_cupti = {
-	.mx = PTHREAD_MUTEX_INITIALIZER,
+	/* error-checking: a thread that takes it again gets EDEADLK instead of
+	 * waiting for ever (simcupti_callback_enabled at exit, below) */
+	.mx = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP,
 	.cv = PTHREAD_COND_INITIALIZER,
 	.done_cv = PTHREAD_COND_INITIALIZER,
 	.room_cv = PTHREAD_COND_INITIALIZER,

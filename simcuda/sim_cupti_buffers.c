@@ -358,7 +358,11 @@ static void sim_atfork_child(void)
 {
 	/* The delivery thread does not exist in the child: deliver inline. */
 	g_cupti.worker_running = 0;
-	pthread_mutex_init(&g_cupti.mx, NULL);
+	pthread_mutexattr_t ma; /* error-checking, as g_cupti's initializer makes it */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&g_cupti.mx, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_mutex_init(&g_cupti.deliver_mx, NULL);
 	sim_init_cv();
 	pthread_cond_init(&g_cupti.done_cv, NULL);

@@ -8,13 +8,16 @@
  * simcupti_callback around each API call.
  *
  * Threads: the subscriber's fields are under g_cupti.mx; the client's
- * callback runs without any lock of libcupti held.
+ * callback runs without any lock of libcupti held. g_cupti.mx checks its
+ * owner, so that the exit handler can tell (simcupti_lock_settles) that
+ * exit() came from a signal handler on top of a simcuda call holding it.
  * Invariant: at most one subscriber; with SIMCUDA_FOREIGN_SUBSCRIBER set
  * none (another tool is pretended to hold CUPTI).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim_cupti_state.h"
 
@@ -28,6 +31,20 @@ int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 	int on = g_cupti.subscribed && (g_cupti.cb_on[domain][cbid / 8] >> (cbid % 8)) & 1;
 	pthread_mutex_unlock(&g_cupti.mx);
 	return on;
+}
+
+int simcupti_lock_settles(void)
+{
+	/* EDEADLK: this thread holds it; ETIMEDOUT: the lock is held past
+	 * the bound, by this thread between taking it and noting itself its
+	 * owner, or by a thread that will not let it go */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	if (pthread_mutex_timedlock(&g_cupti.mx, &until) != 0)
+		return 0;
+	pthread_mutex_unlock(&g_cupti.mx);
+	return 1;
 }
 
 void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)

@@ -108,6 +108,10 @@ void simcupti_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		       const void *data);
 /* Is (domain, cbid) enabled for the subscriber? */
 int simcupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+/* At exit: can the CUPTI lock be taken (within 1 s)? 0 when this thread
+ * holds it (exit() from a signal handler on top of a simcuda call) or it
+ * stays held: the exit handler then delivers no context-destroy event. */
+int simcupti_lock_settles(void);
 /* libcudart registers this: add delta to every stored timeline time. */
 void simcupti_set_rebase_hook(void (*hook)(int64_t delta));
 /* libcudart registers this: an activity kind (cbid -1) or a per-cbid API

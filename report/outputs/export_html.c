@@ -371,6 +371,28 @@ static void gp_html_free(struct gp_html *h)
 	free(h);
 }
 
+/* A trace with no footer: what was kept and what was lost, first on the
+ * page (the same sentence as the text report's notes), escaped. */
+static void gp_html_cut_note(FILE *f, const struct gp_rep *rep)
+{
+	if (rep->complete || rep->live)
+		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	if (!mf)
+		return;
+	gp_out_cut_note(mf, rep);
+	fclose(mf);
+	/* styled inline: the page's stylesheet (and every other page) unchanged */
+	fputs("<p class='warn' style='border-left:4px solid #d9534f;padding:.3em .6em;background:#fdf3f2'>"
+	      "<b>Incomplete trace.</b> ",
+	      f);
+	gp_fmt_html_str(f, buf);
+	fputs(".</p>\n", f);
+	free(buf);
+}
+
 static void gp_html_page(FILE *f, struct gp_html *h, const struct gp_rep *rep, const struct gp_out_opts *o)
 {
 	uint8_t *ol = rep->niters ? calloc(rep->niters, 1) : NULL;
@@ -386,6 +408,7 @@ static void gp_html_page(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	fputs("</style></head><body>\n<h1>gpuphase report</h1>\n<p>", f);
 	gp_fmt_html_str(f, rep->path ? rep->path : "");
 	fputs("</p>\n<div id='tip' role='tooltip'></div>\n", f);
+	gp_html_cut_note(f, rep);
 	fputs("<h2>Operators</h2>\n<div class='ctl'><label>Filter <input id='filter' type='search' "
 	      "placeholder='operator name'></label> <span id='ops-count'></span></div>\n"
 	      "<table id='ops'></table>\n", f);

@@ -88,6 +88,24 @@ int gp_out_attached(const struct gp_rep *rep)
 	return c && !strncmp(c, "attach", 6);
 }
 
+void gp_out_cut_note(FILE *f, const struct gp_rep *rep)
+{
+	/* no footer: the program died (a signal, a kill) or the file was cut */
+	const char *flush_kv = gp_out_kv(rep, "collector.flush_ms"), *flush_ms = NULL;
+	if (flush_kv && *flush_kv && strspn(flush_kv, "0123456789") == strlen(flush_kv) && strlen(flush_kv) < 8)
+		flush_ms = flush_kv; /* only a number from the file is printed */
+	fputs("the trace has no footer: the program died (crash or kill) before finishing it, or the file "
+	      "was cut; kept: every block written; lost: ", f);
+	if (rep->truncated_bytes)
+		fprintf(f, "%" PRIu64 " bytes of a partial last block, ", rep->truncated_bytes);
+	fprintf(f, "the records of the last flush interval (GPUPHASE_FLUSH_MS%s%s%s)", flush_ms ? "=" : "",
+		flush_ms ? flush_ms : "", flush_ms ? " ms" : "");
+	if (rep->cupti_ok)
+		fprintf(f, ", the GPU records CUPTI had not delivered (%" PRIu64 " hooked launches never joined)",
+			rep->hooks_unjoined);
+	fputs(" and the final drop counts", f);
+}
+
 /* --- text and markdown ----------------------------------------------------------------- */
 
 static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
@@ -153,20 +171,9 @@ static void gp_out_missing(FILE *f, const struct gp_rep *rep, const char *lead)
 	if (rep->api_unjoined)
 		fprintf(f, "%s%" PRIu64 " launch calls never produced a GPU op record\n", lead, rep->api_unjoined);
 	if (!rep->complete && !rep->live) {
-		/* no footer: the program died (a signal, a kill) or the file was cut */
-		const char *flush_kv = gp_out_kv(rep, "collector.flush_ms"), *flush_ms = NULL;
-		if (flush_kv && *flush_kv && strspn(flush_kv, "0123456789") == strlen(flush_kv) && strlen(flush_kv) < 8)
-			flush_ms = flush_kv; /* only a number from the file is printed */
-		fprintf(f, "%sthe trace has no footer: the program died (crash or kill) before finishing it, or the file "
-			   "was cut; kept: every block written; lost: ", lead);
-		if (rep->truncated_bytes)
-			fprintf(f, "%" PRIu64 " bytes of a partial last block, ", rep->truncated_bytes);
-		fprintf(f, "the records of the last flush interval (GPUPHASE_FLUSH_MS%s%s%s)", flush_ms ? "=" : "",
-			flush_ms ? flush_ms : "", flush_ms ? " ms" : "");
-		if (rep->cupti_ok)
-			fprintf(f, ", the GPU records CUPTI had not delivered (%" PRIu64 " hooked launches never joined)",
-				rep->hooks_unjoined);
-		fputs(" and the final drop counts\n", f);
+		fputs(lead, f);
+		gp_out_cut_note(f, rep);
+		fputc('\n', f);
 	}
 	if (rep->clock_calibrated)
 		fprintf(f, "%sCUPTI refused the trace clock: GPU times were shifted by a calibrated offset\n", lead);

@@ -54,6 +54,10 @@ void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 extern const char *const gp_out_class_names[GP_API_CLASS_COUNT];
 extern const char *const gp_out_group_names[5];
 int gp_out_attached(const struct gp_rep *rep);
+/* For a trace with no footer (not complete, not live): what the death of
+ * the program or the cut kept and lost, as one sentence without lead or end
+ * of line: the notes of the text report and the banner of the HTML page. */
+void gp_out_cut_note(FILE *f, const struct gp_rep *rep);
 
 /* The report of trace x of o->analyses: rep itself for one trace, else
  * rep->ranks[x] (NULL when x is out of range). */

@@ -64,7 +64,40 @@ for kind in segv abort kill handler; do
   read -r lflush lunjoined <<<"${lost:-x 0}"
   [ "$lflush" = "$flush" ] && [ "$lunjoined" -ge 1 ] && [ "$lunjoined" -le "$n" ]
   rel_check $? "crash $kind: the report should say the program died and what was lost (flush $flush ms, 1..$n launches): $(grep 'no footer' "$b/rep")"
+  # the HTML page says it first, in the same words (the old page had it
+  # only in its text-report block at the bottom)
+  "$REL_REPORT" "$tr" --export html "$b/rep.html" >/dev/null 2>&1
+  grep -q "^<p class='warn'[^>]*><b>Incomplete trace.</b> the trace has no footer: the program died (crash or kill).*lost: .*GPUPHASE_FLUSH_MS=$flush ms.*($lunjoined hooked launches never joined)" "$b/rep.html" &&
+    [ "$(grep -n "class='warn'" "$b/rep.html" | cut -d: -f1)" -lt "$(grep -n '<h2>' "$b/rep.html" | head -1 | cut -d: -f1)" ]
+  rel_check $? "crash $kind: the HTML page should open with what was kept and lost: $(grep -c "class='warn'" "$b/rep.html" 2>/dev/null) banners"
 done
+
+# What CUPTI held at the crash: the library asks CUPTI for its completed
+# buffers every 200 ms (lib.c, GP_LIB_FLUSH_EVERY_MS), so the GPU records
+# lost are at most those of the calls of the last 200 ms + the flush
+# interval + REL_SLACK_MS. A 1.5 s burst of async sets before a SIGSEGV,
+# CUPTI without API records (GPUPHASE_CUPTI=activity: simcuda then hands
+# back nothing early for a full host buffer): the sets whose GPU record is
+# missing must be at most those started in that last stretch. Before the
+# periodic flush simcuda's CUPTI held each record 1 s after its op ended
+# (cupti_delivery_delay_ns): 61,477 of 73,392 sets lost (84 %).
+period=200
+b=$(rel_dir "prelong"); rel_run "$b" pre GPUPHASE_FLUSH_MS=$flush GPUPHASE_CUPTI=activity -- "$REL_PROG" crash segv 48 300 1500
+tr=$(ls "$b"/*.gpht 2>/dev/null | head -1)
+if [ -z "$tr" ]; then
+  rel_fail "crash loss: no trace"
+else
+  "$REL_DUMP" "$tr" >"$b/dump" 2>/dev/null
+  T=$(sed -n 's/^timing: crash_at_raw_ns //p' "$b/.err")
+  # class 5: cudaMemsetAsync (gp_format.h GP_API_MEMSET_ASYNC)
+  read -r calls recent ops <<<"$(awk -v T="$T" -v w=$(((period + flush + slack) * 1000000)) '
+      $1 == "hook_api" && $2 == "class=5" { n++; split($6, kv, "="); if (kv[2] + 0 >= T - w) r++ }
+      $1 == "memset" { m++ } END { printf "%d %d %d\n", n, r, m }' "$b/dump")"
+  lost=$((calls - ops))
+  [ "$calls" -gt $((recent * 2)) ] && [ "$lost" -ge 0 ] && [ "$lost" -le "$recent" ]
+  rel_check $? "crash loss: $lost of $calls async sets lost their GPU records; at most the $recent of the last $((period + flush + slack)) ms may"
+  echo "crash loss: $lost of $calls async sets lost their GPU records (the last $((period + flush + slack)) ms held $recent)"
+fi
 
 # Core dumps: with `ulimit -c unlimited` (core_pattern permitting), SIGSEGV
 # and abort() dump core with and without the profiler (the wait status's
