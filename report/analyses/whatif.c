@@ -48,6 +48,7 @@ struct gp_wi_op {
 	const char *name;
 	uint64_t launch_ns, execute_ns, copy_sync;
 	uint8_t kernel, copy, dtoh;
+	uint8_t pageable;       /* a copy of it had a pageable host side        */
 };
 
 /* A call site: of a synchronize (blocked time there), of a held copy (its
@@ -56,6 +57,7 @@ struct gp_wi_site {
 	const char *name;       /* as the report names it                       */
 	uint64_t ns;
 	int dtoh;               /* held copies: they went device to host        */
+	int pageable;           /* held copies: one had a pageable host side    */
 };
 
 struct gp_wi_item {
@@ -66,6 +68,9 @@ struct gp_wi_item {
 	uint64_t predicted, saving;
 	int user;
 	int rc;
+	int pageable;           /* a copy change whose copies the trace saw
+	                           pageable: the advice says pin; else the
+	                           memory is pinned (or unknown): async only */
 };
 
 struct gp_whatif {
@@ -200,6 +205,7 @@ static const char *gp_wi_copy_site(struct gp_whatif *w, const struct gp_an_op *o
 	if (i < w->ncsites) {
 		w->csites[i].ns += op->api_end - op->api_start;
 		w->csites[i].dtoh |= op->copy_kind == GP_WI_DTOH;
+		w->csites[i].pageable |= op->pageable;
 	}
 	return site;
 }
@@ -236,6 +242,7 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	s->copy |= op->kind == GP_OP_MEMCPY;
 	s->copy_sync += op->api_class == GP_API_MEMCPY_SYNC || (held && op->kind == GP_OP_MEMCPY);
 	s->dtoh |= op->copy_kind == GP_WI_DTOH;
+	s->pageable |= op->pageable;
 }
 
 /* The core's attribution of each synchronize: which op released it; and
@@ -420,8 +427,12 @@ static void gp_wi_copy_sites(struct gp_whatif *w)
 {
 	for (size_t k = 0; w->ncsites > 1 && k < GP_WI_TOP && k < w->ncsites; k++) {
 		gp_wi_top_site(w->csites, w->ncsites, k);
-		if (w->csites[k].ns && strcmp(w->csites[k].name, "(no stack)"))
-			gp_wi_add(w, w->csites[k].dtoh ? GP_DG_DEFER_SITE : GP_DG_PINNED_SITE, w->csites[k].name);
+		if (w->csites[k].ns && strcmp(w->csites[k].name, "(no stack)")) {
+			struct gp_wi_item *it = gp_wi_add(w, w->csites[k].dtoh ? GP_DG_DEFER_SITE : GP_DG_PINNED_SITE,
+							  w->csites[k].name);
+			if (it)
+				it->pageable = w->csites[k].pageable;
+		}
 	}
 }
 
@@ -478,10 +489,15 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 			ord[n++] = &w->ops[i];
 			copies |= w->ops[i].copy;
 			kernels |= w->ops[i].kernel;
+			struct gp_wi_item *pin = NULL, *defer = NULL;
 			if (w->ops[i].copy && w->ops[i].copy_sync)
-				gp_wi_add(w, GP_DG_PINNED, w->ops[i].name);
+				pin = gp_wi_add(w, GP_DG_PINNED, w->ops[i].name);
 			if (w->ops[i].copy && w->ops[i].copy_sync && w->ops[i].dtoh)
-				gp_wi_add(w, GP_DG_DEFER, w->ops[i].name);
+				defer = gp_wi_add(w, GP_DG_DEFER, w->ops[i].name);
+			if (pin)
+				pin->pageable = w->ops[i].pageable;
+			if (defer)
+				defer->pageable = w->ops[i].pageable;
 		}
 	if (copies && kernels)
 		gp_wi_add(w, GP_DG_OVERLAP_COPIES, NULL);
@@ -586,7 +602,7 @@ int gp_whatif_item(const struct gp_analyses *set, size_t i, struct gp_whatif_vie
 		return 0;
 	const struct gp_wi_item *it = &w->items[i];
 	*out = (struct gp_whatif_view){ .change = it->change, .target = it->ch.target ? it->ch.target : "",
-					.saving_ns = it->saving, .user = it->user };
+					.saving_ns = it->saving, .user = it->user, .pageable = it->pageable };
 	return 1;
 }
 
@@ -781,6 +797,7 @@ static int gp_wi_save(const void *p, struct gp_pw *w)
 		gp_pw_u64(w, it->saving);
 		gp_pw_u8(w, it->user != 0);
 		gp_pw_u32(w, (uint32_t)it->rc);
+		gp_pw_u8(w, it->pageable != 0);
 	}
 	return w->err;
 }
@@ -822,7 +839,7 @@ static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 		wi->path[i].ns = gp_pr_u64(r);
 		wi->npath = i + 1;
 	}
-	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4, GP_WI_MAX);
+	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4 + 1, GP_WI_MAX);
 	for (size_t i = 0; i < ni && !r->err; i++) {
 		struct gp_wi_item *it = &wi->items[i];
 		memset(it, 0, sizeof *it);
@@ -843,6 +860,7 @@ static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 		it->saving = gp_pr_u64(r);
 		it->user = gp_pr_bool(r);
 		it->rc = (int)(int32_t)gp_pr_u32(r);
+		it->pageable = gp_pr_bool(r);
 		wi->nitems = i + 1;
 	}
 	return r->err;

@@ -56,6 +56,8 @@ struct gp_an_op {
 	uint8_t blocking;      /* the call returned only after this op ended (a
 	                          blocking copy/set, an async copy on pageable
 	                          memory): its execute leaves its launch (§2)    */
+	uint8_t pageable;      /* a copy whose host side is pageable memory (CUPTI's
+	                          srcKind or dstKind: GP_COPYF_PAGEABLE)         */
 	uint8_t nvtx_phase;    /* --group-by phase only: an open NVTX range said backward (1) / optimizer (2) */
 	uint32_t stream;       /* CUPTI stream id (hook stream handle if hook-only) */
 	uint32_t corr;         /* join key (runtime corr; driver corr if none)   */

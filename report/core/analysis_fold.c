@@ -210,6 +210,8 @@ static void gp_fold_sums(struct gp_an *an, struct gp_fold_ent *e)
 	g->exec += op->execute_ns;
 	if (op->blocking && op->api_class == GP_API_MEMCPY_ASYNC)
 		g->pageable++;
+	if (op->pageable)
+		g->pageable_host++;
 	if (!op->has_api)
 		g->no_api++;
 	if (!op->has_gpu)

@@ -418,6 +418,7 @@ struct gp_group {
 	unsigned kinds;      /* GP_GKIND_* of its ops, or-ed                     */
 	uint64_t sync_queue; /* part of sync: launches waiting on a full queue  */
 	uint64_t pageable;   /* async copies that blocked on pageable memory     */
+	uint64_t pageable_host; /* copies whose host side is pageable memory    */
 	struct gp_hist hist;
 };
 

@@ -263,6 +263,7 @@ static void gp_join_emit(struct gp_an *an, struct gp_pending *p, struct gp_hook 
 	op.has_api = p->has_api;
 	op.has_hook = h != NULL;
 	op.copy_kind = p->copy_kind;
+	op.pageable = p->pageable;
 	op.stream = p->stream;
 	op.corr = p->corr;
 	op.bytes = p->bytes;

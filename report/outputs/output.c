@@ -296,6 +296,7 @@ const char *gp_out_advice_rg(const struct gp_rep *rep, const struct gp_rep_group
 	for (size_t i = 0; i < rep->ngroups; i++) {
 		const struct gp_rep_group *x = g ? g : &rep->groups[i];
 		op.kinds |= x->kinds;
+		op.pageable |= x->pageable_host != 0;
 		bytes += x->bytes;
 		n += x->count;
 		if (g)

@@ -7,8 +7,13 @@
 #               change is the largest real saving (never scale_kernel), and
 #               the GPU is named the bottleneck exactly when the waits save
 #               < 5 % while the GPU had work outstanding >= 90 % of them
+#   pinned      whatif_pairs pinned (copies from cudaMallocHost memory): no
+#               advice names pinned memory; pageable (from malloc'd memory):
+#               the copy's advice does, and it counts its pageable copies
+#               (metrics.md §5, "Pinned memory only from facts")
 #   tampers     the checker refuses a report whose advice_change is the
-#               kernel speed-up, and one whose gpu_bottleneck is flipped
+#               kernel speed-up, and one whose gpu_bottleneck is flipped; the
+#               pinned check refuses the pageable report
 # Environment (make test): GP_BUILD, GP_SRC.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
@@ -73,10 +78,43 @@ if run sync_bound "$S/examples/sync_bound.simcuda" "$B/examples/sync_bound"; the
 	$CHECK "$tmp/sync_bound.json" || fail "sync_bound: advice"
 	grep -q 'advice: remove sync points' "$tmp/sync_bound.text" && fail "sync_bound: the rule of thumb comes first"
 fi
-for m in sync pageable launch empty serial twosites; do
+for m in sync pageable pinned launch empty serial twosites; do
 	run "pair_$m" "$M" "$P" "$m" && { $CHECK "$tmp/pair_$m.json" || fail "pair $m: advice"; }
 done
-echo "checked: free, sync_bound, 6 pair programs"
+echo "checked: free, sync_bound, 7 pair programs"
+
+# pin_check JSON TEXT pinned|pageable: memcpy HtoD's copies, as the trace
+# shows them, decide whether any advice names pinned memory
+pin_check() {
+	python3 - "$@" <<'PY'
+import json, sys
+d, text, want = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+op = [o for o in d["operators"] if o["name"] == "memcpy HtoD"]
+if not op:
+    sys.exit("no memcpy HtoD operator")
+op = op[0]
+adv = op["advice"]
+n = op.get("pageable_host_copies", 0)
+print("%s: memcpy HtoD %s (%d of %d copies pageable): %s" % (want, op["verdict"], n, op["count"], adv), file=sys.stderr)
+if not adv:
+    sys.exit("memcpy HtoD has no advice to judge")
+if want == "pinned":
+    said = [l for l in text.splitlines() if "pinned memory" in l or "pin the" in l]
+    if n or said or "pinned memory" in json.dumps(d["summary"]):
+        sys.exit("pinned copies told to pin: %d pageable, %s" % (n, said))
+elif n != op["count"] or "pinned memory" not in adv:
+    sys.exit("pageable copies not told to pin: %d of %d pageable, advice %r" % (n, op["count"], adv))
+PY
+}
+if [ -s "$tmp/pair_pinned.json" ] && [ -s "$tmp/pair_pageable.json" ]; then
+	pin_check "$tmp/pair_pinned.json" "$tmp/pair_pinned.text" pinned || fail "pinned: advised to pin"
+	pin_check "$tmp/pair_pageable.json" "$tmp/pair_pageable.text" pageable || fail "pageable: not advised to pin"
+	pin_check "$tmp/pair_pageable.json" "$tmp/pair_pageable.text" pinned 2>/dev/null &&
+		fail "tamper: the pageable report passed the pinned check"
+	echo "pinned: checked; tamper: the pageable report refused by the pinned check"
+else
+	fail "pinned/pageable: no report to check"
+fi
 
 # tampers: the checker must refuse forged agreement
 if [ -s "$tmp/free.json" ]; then
