@@ -730,34 +730,40 @@ static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 	fputs("]}", f);
 }
 
-/* HTML: the measured wall, then each shown what-if's predicted wall, as bars
- * on one scale (the saving is the gap to the first bar). */
+/* HTML: each shown what-if's saving as a bar on the largest saving's scale
+ * (predicted walls on the measured wall's scale would all look alike: a
+ * 2 % saving is 2 % of a bar), labelled with the saving, its share of the
+ * window and the predicted wall. */
 static void gp_wi_figure(FILE *f, const void *p)
 {
 	const struct gp_whatif *w = p;
 	if (!w->done || w->replay_rc || !w->window || !w->nitems)
 		return;
 	size_t n = w->nitems < GP_WI_SHOW ? w->nitems : GP_WI_SHOW;
-	const int width = 560, left = 300;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%zu' font-family='sans-serif' "
-		   "font-size='12'>\n", left + width + 20, 24 * (n + 1) + 8);
-	char b[32];
-	for (size_t i = 0; i <= n; i++) {
-		const struct gp_wi_item *it = i ? &w->items[i - 1] : NULL;
-		uint64_t v = it ? it->predicted : w->window;
-		double bw = (double)width * (double)v / (double)w->window;
-		fprintf(f, "<text x='4' y='%zu'>", 24 * i + 20);
-		if (it) {
-			gp_fmt_html_str(f, it->change);
-			if (it->ch.target) {
-				fputc(' ', f);
-				gp_fmt_html_str(f, it->ch.target);
-			}
-		} else {
-			fputs("measured", f);
+	uint64_t top = 1;
+	for (size_t i = 0; i < n; i++)
+		if (w->items[i].saving > top)
+			top = w->items[i].saving;
+	const int width = 560, left = 4, row = 40; /* a row: the change's name, its bar below */
+	char b[32], c[32];
+	fprintf(f, "<svg class='whatif' xmlns='http://www.w3.org/2000/svg' width='%d' height='%zu' "
+		   "font-family='sans-serif' font-size='12'>\n<text x='4' y='14'>saving of each change (measured wall %s; "
+		   "bars on the largest saving's scale)</text>\n",
+		left + width + 200, (size_t)row * n + 24, gp_fmt_ns((double)w->window, b, sizeof b));
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_wi_item *it = &w->items[i];
+		double bw = (double)width * (double)it->saving / (double)top;
+		size_t y = (size_t)row * i + 24;
+		fprintf(f, "<text x='4' y='%zu'>", y + 12);
+		gp_fmt_html_str(f, it->change);
+		if (it->ch.target) {
+			fputc(' ', f);
+			gp_fmt_html_str(f, it->ch.target);
 		}
-		fprintf(f, "</text><rect x='%d' y='%zu' width='%.1f' height='18' fill='%s'><title>%s</title></rect>\n",
-			left, 24 * i + 6, bw, it ? "#3a7be4" : "#8c8c8c", gp_fmt_ns((double)v, b, sizeof b));
+		fprintf(f, "</text><rect x='%d' y='%zu' width='%.1f' height='16' fill='#3a7be4'><title>predicted wall "
+			   "%s</title></rect><text x='%.1f' y='%zu'>-%.1f%% (saves %s)</text>\n",
+			left, y + 16, bw, gp_fmt_ns((double)it->predicted, b, sizeof b), left + bw + 6, y + 28,
+			gp_fmt_pct(it->saving, w->window), gp_fmt_ns((double)it->saving, c, sizeof c));
 	}
 	fputs("</svg>\n", f);
 }
