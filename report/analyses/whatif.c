@@ -42,6 +42,7 @@
 #define GP_WI_SYNCS 16              /* synchronizing functions tried          */
 #define GP_WI_SITES 32              /* sync call sites seen (the top GP_WI_TOP tried) */
 #define GP_WI_NEAR 3                /* names offered for a --whatif that matches none */
+#define GP_WI_QSITES 3              /* call sites named for the queue waits   */
 
 /* Per operator (core group): what picks the candidates. */
 struct gp_wi_op {
@@ -71,6 +72,10 @@ struct gp_wi_item {
 	int pageable;           /* a copy change whose copies the trace saw
 	                           pageable: the advice says pin; else the
 	                           memory is pinned (or unknown): async only */
+	uint64_t queue_ns;      /* remove_queue_waits: the waits' sum, and the */
+	const char *qsites[GP_WI_QSITES]; /* call sites of the launches that */
+	uint64_t qsites_ns[GP_WI_QSITES]; /* waited, most wait first     */
+	size_t nqsites;
 };
 
 struct gp_whatif {
@@ -89,6 +94,10 @@ struct gp_whatif {
 	size_t nsites;
 	struct gp_wi_site csites[GP_WI_SITES]; /* of the held copies (names) */
 	size_t ncsites;
+	struct gp_wi_site qsites[GP_WI_SITES]; /* of the launches that waited on
+	                                          a full queue (strings)      */
+	size_t nqsites;
+	uint64_t queue_ns;          /* those waits, summed                     */
 	struct gp_strtab *names;    /* the copies' call sites, kept: the core's
 	                               op strings do not outlive the op        */
 	const struct gp_strtab *strings; /* the trace's string table (site names) */
@@ -245,8 +254,22 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	s->pageable |= op->pageable;
 }
 
+/* ns more at call site name (a canonical string: one pointer per name),
+ * among the first GP_WI_SITES sites seen. */
+static void gp_wi_site_add(struct gp_wi_site *sites, size_t *n, const char *name, uint64_t ns)
+{
+	size_t i = 0;
+	while (i < *n && sites[i].name != name)
+		i++;
+	if (i == *n && i < GP_WI_SITES)
+		sites[(*n)++].name = name;
+	if (i < *n)
+		sites[i].ns += ns;
+}
+
 /* The core's attribution of each synchronize: which op released it; and
- * each launch's wait on a full launch queue (kind GP_API_LAUNCH). */
+ * each launch's wait on a full launch queue (kind GP_API_LAUNCH), with the
+ * launch's call site when its stack was captured. */
 static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 {
 	struct gp_whatif *w = p;
@@ -260,6 +283,10 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 		int rc = dw.queue_ns ? gp_dg_add_wait(w->g, &dw) : 0;
 		if (rc < 0)
 			w->err = rc;
+		const char *qs = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
+		w->queue_ns += dw.queue_ns;
+		if (qs && dw.queue_ns)
+			gp_wi_site_add(w->qsites, &w->nqsites, qs, dw.queue_ns);
 		return;
 	}
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
@@ -270,15 +297,8 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 				 .attributed = wt->attributed, .op_corr = wt->op_corr, .site = site,
 				 .stream = wt->stream };
 	int rc = gp_dg_add_wait(w->g, &dw);
-	if (site) { /* blocked time per call site: the candidates of remove_sync_site */
-		size_t i = 0;
-		while (i < w->nsites && w->sites[i].name != site)
-			i++;
-		if (i == w->nsites && i < GP_WI_SITES)
-			w->sites[w->nsites++].name = site;
-		if (i < w->nsites)
-			w->sites[i].ns += wt->w1 > wt->w0 ? wt->w1 - wt->w0 : 0;
-	}
+	if (site) /* blocked time per call site: the candidates of remove_sync_site */
+		gp_wi_site_add(w->sites, &w->nsites, site, wt->w1 > wt->w0 ? wt->w1 - wt->w0 : 0);
 	if (rc < 0)
 		w->err = rc;
 }
@@ -436,6 +456,22 @@ static void gp_wi_copy_sites(struct gp_whatif *w)
 	}
 }
 
+/* The queue waits' candidate, with the call sites of the launches that
+ * waited, most wait first. */
+static void gp_wi_queue_item(struct gp_whatif *w)
+{
+	struct gp_wi_item *q = gp_wi_add(w, GP_DG_QUEUE, NULL);
+	if (!q)
+		return;
+	q->queue_ns = w->queue_ns;
+	for (size_t k = 0; k < GP_WI_QSITES && k < w->nqsites; k++) {
+		gp_wi_top_site(w->qsites, w->nqsites, k);
+		q->qsites[k] = w->qsites[k].name;
+		q->qsites_ns[k] = w->qsites[k].ns;
+		q->nqsites = k + 1;
+	}
+}
+
 static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *rep)
 {
 	struct gp_whatif *w = p;
@@ -477,7 +513,7 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	if (gp_dg_empty_waits(w->g))
 		gp_wi_add(w, GP_DG_DROP_EMPTY, NULL);
 	if (gp_dg_queue_waits(w->g))
-		gp_wi_add(w, GP_DG_QUEUE, NULL);
+		gp_wi_queue_item(w);
 	gp_wi_copy_sites(w);
 	const struct gp_wi_op **ord = malloc((w->nops + 1) * sizeof *ord);
 	if (!ord)
@@ -602,7 +638,8 @@ int gp_whatif_item(const struct gp_analyses *set, size_t i, struct gp_whatif_vie
 		return 0;
 	const struct gp_wi_item *it = &w->items[i];
 	*out = (struct gp_whatif_view){ .change = it->change, .target = it->ch.target ? it->ch.target : "",
-					.saving_ns = it->saving, .user = it->user, .pageable = it->pageable };
+					.saving_ns = it->saving, .user = it->user, .pageable = it->pageable,
+					.site = it->nqsites ? it->qsites[0] : NULL };
 	return 1;
 }
 
@@ -643,6 +680,24 @@ static double gp_wi_err_pct(const struct gp_whatif *w)
 	return m > 0 ? 100.0 * (r > m ? r - m : m - r) / m : 0;
 }
 
+/* Where the launches that waited on a full queue were made (their share of
+ * the waits), or how to find out. */
+static void gp_wi_text_qsites(FILE *f, const struct gp_wi_item *it, int md)
+{
+	char nb[256];
+	const char *li = md ? "  - " : "    ";
+	if (!it->nqsites) {
+		fprintf(f, "%sthe launches that waited have no call site: record with GPUPHASE_STACKS=launch to name "
+			   "them\n", li);
+		return;
+	}
+	fprintf(f, "%sthe launches that waited:", li);
+	for (size_t k = 0; k < it->nqsites; k++)
+		fprintf(f, "%s %.1f%% of the wait at %s", k ? "," : "", gp_fmt_pct(it->qsites_ns[k], it->queue_ns),
+			gp_fmt_name_buf(it->qsites[k], md, nb, sizeof nb));
+	fputc('\n', f);
+}
+
 static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
 {
 	const struct gp_whatif *w = p;
@@ -676,6 +731,8 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 			it->change, it->ch.target ? " " : "",
 			it->ch.target ? gp_fmt_name_buf(it->ch.target, s->markdown, nb, sizeof nb) : "", fac,
 			gp_fmt_ns((double)it->predicted, b1, sizeof b1), it->user ? " [--whatif]" : "");
+		if (it->ch.kind == GP_DG_QUEUE)
+			gp_wi_text_qsites(f, it, s->markdown);
 	}
 	if (w->npath) {
 		fprintf(f, "%scritical path:", li);
@@ -718,6 +775,15 @@ static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 		if (it->ch.kind == GP_DG_SCALE) {
 			fputs(", \"factor\": ", f);
 			gp_fmt_json_num(f, it->ch.factor);
+		}
+		if (it->ch.kind == GP_DG_QUEUE) {
+			fprintf(f, ", \"queue_wait_ns\": %" PRIu64 ", \"sites\": [", it->queue_ns);
+			for (size_t k = 0; k < it->nqsites; k++) {
+				fputs(k ? ", {\"name\": " : "{\"name\": ", f);
+				gp_fmt_json_str(f, it->qsites[k]);
+				fprintf(f, ", \"wait_ns\": %" PRIu64 "}", it->qsites_ns[k]);
+			}
+			fputc(']', f);
 		}
 		fputc('}', f);
 	}
@@ -804,6 +870,12 @@ static int gp_wi_save(const void *p, struct gp_pw *w)
 		gp_pw_u8(w, it->user != 0);
 		gp_pw_u32(w, (uint32_t)it->rc);
 		gp_pw_u8(w, it->pageable != 0);
+		gp_pw_u64(w, it->queue_ns);
+		gp_pw_u64(w, it->nqsites);
+		for (size_t k = 0; k < it->nqsites; k++) {
+			gp_pw_str(w, it->qsites[k]);
+			gp_pw_u64(w, it->qsites_ns[k]);
+		}
 	}
 	return w->err;
 }
@@ -845,7 +917,7 @@ static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 		wi->path[i].ns = gp_pr_u64(r);
 		wi->npath = i + 1;
 	}
-	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4 + 1, GP_WI_MAX);
+	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4 + 1 + 16, GP_WI_MAX);
 	for (size_t i = 0; i < ni && !r->err; i++) {
 		struct gp_wi_item *it = &wi->items[i];
 		memset(it, 0, sizeof *it);
@@ -867,6 +939,13 @@ static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 		it->user = gp_pr_bool(r);
 		it->rc = (int)(int32_t)gp_pr_u32(r);
 		it->pageable = gp_pr_bool(r);
+		it->queue_ns = gp_pr_u64(r);
+		size_t nq = gp_pr_count(r, 12, GP_WI_QSITES);
+		for (size_t k = 0; k < nq && !r->err; k++) {
+			it->qsites[k] = gp_pr_intern_req(r, strings);
+			it->qsites_ns[k] = gp_pr_u64(r);
+			it->nqsites = k + 1;
+		}
 		wi->nitems = i + 1;
 	}
 	return r->err;

@@ -27,6 +27,8 @@ struct gp_whatif_view {
 	const char *target;    /* its name, call site or glob; "" for none      */
 	uint64_t saving_ns;
 	int user;              /* the user's own --whatif                       */
+	const char *site;      /* remove_queue_waits: the call site of the launches
+	                          that waited most, NULL when none is known   */
 	int pageable;          /* a copy change (pinned_async_copy*, defer_copy_wait*)
 	                          whose copies the trace saw on pageable host
 	                          memory: only then is pinning advised        */

@@ -21,8 +21,11 @@
 #include <string.h>
 
 /* One change as an instruction; a copy change says "pinned memory" only
- * when the trace saw its copies on pageable host memory (pageable). */
-static void gp_adv_wording(const char *change, const char *target, int pageable, char *buf, size_t n)
+ * when the trace saw its copies on pageable host memory (pageable); the
+ * queue waits' change names the call site whose launches waited most
+ * (site, NULL when unknown). */
+static void gp_adv_wording(const char *change, const char *target, int pageable, const char *site, char *buf,
+			   size_t n)
 {
 	const char *pin = pageable ? " from pinned memory" : "";
 	if (!strcmp(change, "hoist_implicit_sync"))
@@ -44,6 +47,9 @@ static void gp_adv_wording(const char *change, const char *target, int pageable,
 	else if (!strcmp(change, "defer_copy_wait_site"))
 		snprintf(buf, n, "make the copies at %s asynchronous (cudaMemcpyAsync%s) and wait on an event one step "
 				 "later", target, pin);
+	else if (!strcmp(change, "remove_queue_waits"))
+		snprintf(buf, n, "keep the launches%s%s from waiting on a full launch queue (fewer, larger kernels; host "
+				 "work moved before the launches)", site ? " at " : "", site ? site : "");
 	else if (!strcmp(change, "overlap_copies"))
 		snprintf(buf, n, "move the copies to a stream of their own");
 	else
@@ -105,7 +111,7 @@ int gp_out_best_change(const struct gp_rep *rep, const struct gp_out_opts *o, st
 			continue;
 		c->found = 1;
 		c->saving_ns = saving;
-		gp_adv_wording(change, target, it.pageable, c->text, sizeof c->text);
+		gp_adv_wording(change, target, it.pageable, it.site, c->text, sizeof c->text);
 		snprintf(c->change, sizeof c->change, "%s", change);
 		snprintf(c->target, sizeof c->target, "%s", target);
 	}
