@@ -42,12 +42,14 @@
 #define GP_WI_SYNCS 16              /* synchronizing functions tried          */
 #define GP_WI_SITES 32              /* sync call sites seen (the top GP_WI_TOP tried) */
 #define GP_WI_NEAR 3                /* names offered for a --whatif that matches none */
+#define GP_WI_QSITES 3              /* call sites named for the queue waits   */
 
 /* Per operator (core group): what picks the candidates. */
 struct gp_wi_op {
 	const char *name;
 	uint64_t launch_ns, execute_ns, copy_sync;
 	uint8_t kernel, copy, dtoh;
+	uint8_t pageable;       /* a copy of it had a pageable host side        */
 };
 
 /* A call site: of a synchronize (blocked time there), of a held copy (its
@@ -56,6 +58,7 @@ struct gp_wi_site {
 	const char *name;       /* as the report names it                       */
 	uint64_t ns;
 	int dtoh;               /* held copies: they went device to host        */
+	int pageable;           /* held copies: one had a pageable host side    */
 };
 
 struct gp_wi_item {
@@ -66,6 +69,13 @@ struct gp_wi_item {
 	uint64_t predicted, saving;
 	int user;
 	int rc;
+	int pageable;           /* a copy change whose copies the trace saw
+	                           pageable: the advice says pin; else the
+	                           memory is pinned (or unknown): async only */
+	uint64_t queue_ns;      /* remove_queue_waits: the waits' sum, and the */
+	const char *qsites[GP_WI_QSITES]; /* call sites of the launches that */
+	uint64_t qsites_ns[GP_WI_QSITES]; /* waited, most wait first     */
+	size_t nqsites;
 };
 
 struct gp_whatif {
@@ -84,6 +94,10 @@ struct gp_whatif {
 	size_t nsites;
 	struct gp_wi_site csites[GP_WI_SITES]; /* of the held copies (names) */
 	size_t ncsites;
+	struct gp_wi_site qsites[GP_WI_SITES]; /* of the launches that waited on
+	                                          a full queue (strings)      */
+	size_t nqsites;
+	uint64_t queue_ns;          /* those waits, summed                     */
 	struct gp_strtab *names;    /* the copies' call sites, kept: the core's
 	                               op strings do not outlive the op        */
 	const struct gp_strtab *strings; /* the trace's string table (site names) */
@@ -200,6 +214,7 @@ static const char *gp_wi_copy_site(struct gp_whatif *w, const struct gp_an_op *o
 	if (i < w->ncsites) {
 		w->csites[i].ns += op->api_end - op->api_start;
 		w->csites[i].dtoh |= op->copy_kind == GP_WI_DTOH;
+		w->csites[i].pageable |= op->pageable;
 	}
 	return site;
 }
@@ -236,10 +251,25 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 	s->copy |= op->kind == GP_OP_MEMCPY;
 	s->copy_sync += op->api_class == GP_API_MEMCPY_SYNC || (held && op->kind == GP_OP_MEMCPY);
 	s->dtoh |= op->copy_kind == GP_WI_DTOH;
+	s->pageable |= op->pageable;
+}
+
+/* ns more at call site name (a canonical string: one pointer per name),
+ * among the first GP_WI_SITES sites seen. */
+static void gp_wi_site_add(struct gp_wi_site *sites, size_t *n, const char *name, uint64_t ns)
+{
+	size_t i = 0;
+	while (i < *n && sites[i].name != name)
+		i++;
+	if (i == *n && i < GP_WI_SITES)
+		sites[(*n)++].name = name;
+	if (i < *n)
+		sites[i].ns += ns;
 }
 
 /* The core's attribution of each synchronize: which op released it; and
- * each launch's wait on a full launch queue (kind GP_API_LAUNCH). */
+ * each launch's wait on a full launch queue (kind GP_API_LAUNCH), with the
+ * launch's call site when its stack was captured. */
 static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 {
 	struct gp_whatif *w = p;
@@ -253,6 +283,10 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 		int rc = dw.queue_ns ? gp_dg_add_wait(w->g, &dw) : 0;
 		if (rc < 0)
 			w->err = rc;
+		const char *qs = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
+		w->queue_ns += dw.queue_ns;
+		if (qs && dw.queue_ns)
+			gp_wi_site_add(w->qsites, &w->nqsites, qs, dw.queue_ns);
 		return;
 	}
 	const char *site = wt->site == UINT32_MAX || !w->strings ? NULL : gp_strtab_text(w->strings, wt->site);
@@ -263,15 +297,8 @@ static void gp_wi_wait(void *p, const struct gp_an_wait *wt)
 				 .attributed = wt->attributed, .op_corr = wt->op_corr, .site = site,
 				 .stream = wt->stream };
 	int rc = gp_dg_add_wait(w->g, &dw);
-	if (site) { /* blocked time per call site: the candidates of remove_sync_site */
-		size_t i = 0;
-		while (i < w->nsites && w->sites[i].name != site)
-			i++;
-		if (i == w->nsites && i < GP_WI_SITES)
-			w->sites[w->nsites++].name = site;
-		if (i < w->nsites)
-			w->sites[i].ns += wt->w1 > wt->w0 ? wt->w1 - wt->w0 : 0;
-	}
+	if (site) /* blocked time per call site: the candidates of remove_sync_site */
+		gp_wi_site_add(w->sites, &w->nsites, site, wt->w1 > wt->w0 ? wt->w1 - wt->w0 : 0);
 	if (rc < 0)
 		w->err = rc;
 }
@@ -420,8 +447,28 @@ static void gp_wi_copy_sites(struct gp_whatif *w)
 {
 	for (size_t k = 0; w->ncsites > 1 && k < GP_WI_TOP && k < w->ncsites; k++) {
 		gp_wi_top_site(w->csites, w->ncsites, k);
-		if (w->csites[k].ns && strcmp(w->csites[k].name, "(no stack)"))
-			gp_wi_add(w, w->csites[k].dtoh ? GP_DG_DEFER_SITE : GP_DG_PINNED_SITE, w->csites[k].name);
+		if (w->csites[k].ns && strcmp(w->csites[k].name, "(no stack)")) {
+			struct gp_wi_item *it = gp_wi_add(w, w->csites[k].dtoh ? GP_DG_DEFER_SITE : GP_DG_PINNED_SITE,
+							  w->csites[k].name);
+			if (it)
+				it->pageable = w->csites[k].pageable;
+		}
+	}
+}
+
+/* The queue waits' candidate, with the call sites of the launches that
+ * waited, most wait first. */
+static void gp_wi_queue_item(struct gp_whatif *w)
+{
+	struct gp_wi_item *q = gp_wi_add(w, GP_DG_QUEUE, NULL);
+	if (!q)
+		return;
+	q->queue_ns = w->queue_ns;
+	for (size_t k = 0; k < GP_WI_QSITES && k < w->nqsites; k++) {
+		gp_wi_top_site(w->qsites, w->nqsites, k);
+		q->qsites[k] = w->qsites[k].name;
+		q->qsites_ns[k] = w->qsites[k].ns;
+		q->nqsites = k + 1;
 	}
 }
 
@@ -466,7 +513,7 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 	if (gp_dg_empty_waits(w->g))
 		gp_wi_add(w, GP_DG_DROP_EMPTY, NULL);
 	if (gp_dg_queue_waits(w->g))
-		gp_wi_add(w, GP_DG_QUEUE, NULL);
+		gp_wi_queue_item(w);
 	gp_wi_copy_sites(w);
 	const struct gp_wi_op **ord = malloc((w->nops + 1) * sizeof *ord);
 	if (!ord)
@@ -478,10 +525,15 @@ static int gp_wi_finish(void *p, const struct gp_an *an, const struct gp_rep *re
 			ord[n++] = &w->ops[i];
 			copies |= w->ops[i].copy;
 			kernels |= w->ops[i].kernel;
+			struct gp_wi_item *pin = NULL, *defer = NULL;
 			if (w->ops[i].copy && w->ops[i].copy_sync)
-				gp_wi_add(w, GP_DG_PINNED, w->ops[i].name);
+				pin = gp_wi_add(w, GP_DG_PINNED, w->ops[i].name);
 			if (w->ops[i].copy && w->ops[i].copy_sync && w->ops[i].dtoh)
-				gp_wi_add(w, GP_DG_DEFER, w->ops[i].name);
+				defer = gp_wi_add(w, GP_DG_DEFER, w->ops[i].name);
+			if (pin)
+				pin->pageable = w->ops[i].pageable;
+			if (defer)
+				defer->pageable = w->ops[i].pageable;
 		}
 	if (copies && kernels)
 		gp_wi_add(w, GP_DG_OVERLAP_COPIES, NULL);
@@ -586,7 +638,8 @@ int gp_whatif_item(const struct gp_analyses *set, size_t i, struct gp_whatif_vie
 		return 0;
 	const struct gp_wi_item *it = &w->items[i];
 	*out = (struct gp_whatif_view){ .change = it->change, .target = it->ch.target ? it->ch.target : "",
-					.saving_ns = it->saving, .user = it->user };
+					.saving_ns = it->saving, .user = it->user, .pageable = it->pageable,
+					.site = it->nqsites ? it->qsites[0] : NULL };
 	return 1;
 }
 
@@ -627,6 +680,24 @@ static double gp_wi_err_pct(const struct gp_whatif *w)
 	return m > 0 ? 100.0 * (r > m ? r - m : m - r) / m : 0;
 }
 
+/* Where the launches that waited on a full queue were made (their share of
+ * the waits), or how to find out. */
+static void gp_wi_text_qsites(FILE *f, const struct gp_wi_item *it, int md)
+{
+	char nb[256];
+	const char *li = md ? "  - " : "    ";
+	if (!it->nqsites) {
+		fprintf(f, "%sthe launches that waited have no call site: record with GPUPHASE_STACKS=launch to name "
+			   "them\n", li);
+		return;
+	}
+	fprintf(f, "%sthe launches that waited:", li);
+	for (size_t k = 0; k < it->nqsites; k++)
+		fprintf(f, "%s %.1f%% of the wait at %s", k ? "," : "", gp_fmt_pct(it->qsites_ns[k], it->queue_ns),
+			gp_fmt_name_buf(it->qsites[k], md, nb, sizeof nb));
+	fputc('\n', f);
+}
+
 static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const struct gp_analysis_style *s)
 {
 	const struct gp_whatif *w = p;
@@ -660,6 +731,8 @@ static void gp_wi_text(FILE *f, const void *p, const struct gp_rep *rep, const s
 			it->change, it->ch.target ? " " : "",
 			it->ch.target ? gp_fmt_name_buf(it->ch.target, s->markdown, nb, sizeof nb) : "", fac,
 			gp_fmt_ns((double)it->predicted, b1, sizeof b1), it->user ? " [--whatif]" : "");
+		if (it->ch.kind == GP_DG_QUEUE)
+			gp_wi_text_qsites(f, it, s->markdown);
 	}
 	if (w->npath) {
 		fprintf(f, "%scritical path:", li);
@@ -703,6 +776,15 @@ static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 			fputs(", \"factor\": ", f);
 			gp_fmt_json_num(f, it->ch.factor);
 		}
+		if (it->ch.kind == GP_DG_QUEUE) {
+			fprintf(f, ", \"queue_wait_ns\": %" PRIu64 ", \"sites\": [", it->queue_ns);
+			for (size_t k = 0; k < it->nqsites; k++) {
+				fputs(k ? ", {\"name\": " : "{\"name\": ", f);
+				gp_fmt_json_str(f, it->qsites[k]);
+				fprintf(f, ", \"wait_ns\": %" PRIu64 "}", it->qsites_ns[k]);
+			}
+			fputc(']', f);
+		}
 		fputc('}', f);
 	}
 	fputs("], \"critical_path\": [", f);
@@ -714,34 +796,40 @@ static void gp_wi_json(FILE *f, const void *p, const struct gp_rep *rep, const s
 	fputs("]}", f);
 }
 
-/* HTML: the measured wall, then each shown what-if's predicted wall, as bars
- * on one scale (the saving is the gap to the first bar). */
+/* HTML: each shown what-if's saving as a bar on the largest saving's scale
+ * (predicted walls on the measured wall's scale would all look alike: a
+ * 2 % saving is 2 % of a bar), labelled with the saving, its share of the
+ * window and the predicted wall. */
 static void gp_wi_figure(FILE *f, const void *p)
 {
 	const struct gp_whatif *w = p;
 	if (!w->done || w->replay_rc || !w->window || !w->nitems)
 		return;
 	size_t n = w->nitems < GP_WI_SHOW ? w->nitems : GP_WI_SHOW;
-	const int width = 560, left = 300;
-	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%zu' font-family='sans-serif' "
-		   "font-size='12'>\n", left + width + 20, 24 * (n + 1) + 8);
-	char b[32];
-	for (size_t i = 0; i <= n; i++) {
-		const struct gp_wi_item *it = i ? &w->items[i - 1] : NULL;
-		uint64_t v = it ? it->predicted : w->window;
-		double bw = (double)width * (double)v / (double)w->window;
-		fprintf(f, "<text x='4' y='%zu'>", 24 * i + 20);
-		if (it) {
-			gp_fmt_html_str(f, it->change);
-			if (it->ch.target) {
-				fputc(' ', f);
-				gp_fmt_html_str(f, it->ch.target);
-			}
-		} else {
-			fputs("measured", f);
+	uint64_t top = 1;
+	for (size_t i = 0; i < n; i++)
+		if (w->items[i].saving > top)
+			top = w->items[i].saving;
+	const int width = 560, left = 4, row = 40; /* a row: the change's name, its bar below */
+	char b[32], c[32];
+	fprintf(f, "<svg class='whatif' xmlns='http://www.w3.org/2000/svg' width='%d' height='%zu' "
+		   "font-family='sans-serif' font-size='12'>\n<text x='4' y='14'>saving of each change (measured wall %s; "
+		   "bars on the largest saving's scale)</text>\n",
+		left + width + 200, (size_t)row * n + 24, gp_fmt_ns((double)w->window, b, sizeof b));
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_wi_item *it = &w->items[i];
+		double bw = (double)width * (double)it->saving / (double)top;
+		size_t y = (size_t)row * i + 24;
+		fprintf(f, "<text x='4' y='%zu'>", y + 12);
+		gp_fmt_html_str(f, it->change);
+		if (it->ch.target) {
+			fputc(' ', f);
+			gp_fmt_html_str(f, it->ch.target);
 		}
-		fprintf(f, "</text><rect x='%d' y='%zu' width='%.1f' height='18' fill='%s'><title>%s</title></rect>\n",
-			left, 24 * i + 6, bw, it ? "#3a7be4" : "#8c8c8c", gp_fmt_ns((double)v, b, sizeof b));
+		fprintf(f, "</text><rect x='%d' y='%zu' width='%.1f' height='16' fill='#3a7be4'><title>predicted wall "
+			   "%s</title></rect><text x='%.1f' y='%zu'>-%.1f%% (saves %s)</text>\n",
+			left, y + 16, bw, gp_fmt_ns((double)it->predicted, b, sizeof b), left + bw + 6, y + 28,
+			gp_fmt_pct(it->saving, w->window), gp_fmt_ns((double)it->saving, c, sizeof c));
 	}
 	fputs("</svg>\n", f);
 }
@@ -781,6 +869,13 @@ static int gp_wi_save(const void *p, struct gp_pw *w)
 		gp_pw_u64(w, it->saving);
 		gp_pw_u8(w, it->user != 0);
 		gp_pw_u32(w, (uint32_t)it->rc);
+		gp_pw_u8(w, it->pageable != 0);
+		gp_pw_u64(w, it->queue_ns);
+		gp_pw_u64(w, it->nqsites);
+		for (size_t k = 0; k < it->nqsites; k++) {
+			gp_pw_str(w, it->qsites[k]);
+			gp_pw_u64(w, it->qsites_ns[k]);
+		}
 	}
 	return w->err;
 }
@@ -822,7 +917,7 @@ static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 		wi->path[i].ns = gp_pr_u64(r);
 		wi->npath = i + 1;
 	}
-	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4, GP_WI_MAX);
+	size_t ni = gp_pr_count(r, 4 + 3 * 4 + 16 + 4 + 16 + 1 + 4 + 1 + 16, GP_WI_MAX);
 	for (size_t i = 0; i < ni && !r->err; i++) {
 		struct gp_wi_item *it = &wi->items[i];
 		memset(it, 0, sizeof *it);
@@ -843,6 +938,14 @@ static int gp_wi_load(void *p, struct gp_pr *r, struct gp_strtab *strings)
 		it->saving = gp_pr_u64(r);
 		it->user = gp_pr_bool(r);
 		it->rc = (int)(int32_t)gp_pr_u32(r);
+		it->pageable = gp_pr_bool(r);
+		it->queue_ns = gp_pr_u64(r);
+		size_t nq = gp_pr_count(r, 12, GP_WI_QSITES);
+		for (size_t k = 0; k < nq && !r->err; k++) {
+			it->qsites[k] = gp_pr_intern_req(r, strings);
+			it->qsites_ns[k] = gp_pr_u64(r);
+			it->nqsites = k + 1;
+		}
 		wi->nitems = i + 1;
 	}
 	return r->err;

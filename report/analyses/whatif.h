@@ -27,6 +27,11 @@ struct gp_whatif_view {
 	const char *target;    /* its name, call site or glob; "" for none      */
 	uint64_t saving_ns;
 	int user;              /* the user's own --whatif                       */
+	const char *site;      /* remove_queue_waits: the call site of the launches
+	                          that waited most, NULL when none is known   */
+	int pageable;          /* a copy change (pinned_async_copy*, defer_copy_wait*)
+	                          whose copies the trace saw on pageable host
+	                          memory: only then is pinning advised        */
 };
 /* The what-if's window (the wall it prices against) and its i-th change,
  * of set's what-if analysis: 0 when set has none or it did not run. */

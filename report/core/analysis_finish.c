@@ -171,6 +171,7 @@ static int gp_an_finish_groups(struct gp_an *an, struct gp_rep *rep)
 		o->bytes = g->bytes;
 		o->pageable = g->pageable;
 		o->cfg = g->cfg;
+		o->pageable_host = g->pageable_host;
 		o->sync_queue_ns = g->sync_queue;
 		o->exec = g->hist; /* ownership moves */
 		memset(&g->hist, 0, sizeof g->hist);

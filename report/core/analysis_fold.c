@@ -215,6 +215,8 @@ static void gp_fold_sums(struct gp_an *an, struct gp_fold_ent *e)
 		gp_rep_cfg_from_rec(&c, op->launch_cfg, an->dev[op->device].present ? an->dev[op->device].sms : 0);
 		gp_rep_cfg_add(&g->cfg, &c);
 	}
+	if (op->pageable)
+		g->pageable_host++;
 	if (!op->has_api)
 		g->no_api++;
 	if (!op->has_gpu)

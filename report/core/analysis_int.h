@@ -421,6 +421,7 @@ struct gp_group {
 	unsigned kinds;      /* GP_GKIND_* of its ops, or-ed                     */
 	uint64_t sync_queue; /* part of sync: launches waiting on a full queue  */
 	uint64_t pageable;   /* async copies that blocked on pageable memory     */
+	uint64_t pageable_host; /* copies whose host side is pageable memory    */
 	struct gp_hist hist;
 	struct gp_rep_launch_cfg cfg; /* kernels: their launch configuration    */
 };
@@ -601,6 +602,8 @@ struct gp_fold_ent *gp_line_head(struct gp_an *an, int final); /* NULL: held, or
 void gp_line_pop(struct gp_an *an);
 /* The op of sequence number seq while it is in the line, else NULL. */
 struct gp_an_op *gp_line_op(struct gp_an *an, uint64_t seq);
+/* Its launching hook's stack (0: none, or not in the line). */
+uint32_t gp_line_stack(struct gp_an *an, uint64_t seq);
 /* Keep op seq in the line for a wait that may take time out of its launch,
  * and let it go (the fold takes it once nothing holds it or an op before it). */
 void gp_line_hold(struct gp_an *an, uint64_t seq);

@@ -74,11 +74,14 @@ const char *gp_an_frame_name(const struct gp_an *an, uint64_t pc, char *buf, siz
 	return buf;
 }
 
-/* A frame inside the CUDA libraries themselves: never what a user changes. */
+/* A frame inside the CUDA libraries themselves, or nvcc's launch stub:
+ * never what a user changes. */
 static int gp_an_frame_in_cuda(const char *name)
 {
+	/* nvcc's generated launch stub of a <<<...>>> launch is CUDA's too: the
+	 * launch is written in its caller */
 	return strstr(name, "/libcudart.so") || strstr(name, "(libcudart.so") || strstr(name, "/libcuda.so") ||
-	       strstr(name, "/libcupti.so");
+	       strstr(name, "/libcupti.so") || !strncmp(name, "__device_stub__", 15);
 }
 
 /* The stack's innermost actionable frame: its first Python frame (they come

@@ -61,6 +61,12 @@ struct gp_an_op *gp_line_op(struct gp_an *an, uint64_t seq)
 	return e ? &e->op : NULL;
 }
 
+uint32_t gp_line_stack(struct gp_an *an, uint64_t seq)
+{
+	struct gp_fold_ent *e = gp_line_ent(an, seq);
+	return e ? e->hook_stack : 0;
+}
+
 void gp_line_hold(struct gp_an *an, uint64_t seq)
 {
 	struct gp_fold_ent *e = gp_line_ent(an, seq);

@@ -9,6 +9,11 @@
  * held until it is confirmed, within GP_WAIT_HORIZON ops). The wait
  * machinery it charges through is sync.c's.
  *
+ * A wait handed to the wait sink names its launch's call site (the
+ * launching hook's stack, as every wait's site), so the what-if can say
+ * where the launches waited; the Sync call sites table keeps to the
+ * synchronizing calls.
+ *
  * Called by the core and sync.c on the report thread, in pass 2 and at
  * finish. Invariant: a queue wait leaves its call's launch once, while that
  * op is in the fold line, and is charged once (to an op, or to nothing
@@ -20,6 +25,15 @@
 #include <string.h>
 
 #include "analysis_int.h"
+
+/* The call site of the launch of op seq (in the fold line), as the report
+ * names call sites: a canonical string, UINT32_MAX when it has none. */
+static uint32_t gp_qfull_site(struct gp_an *an, uint64_t seq)
+{
+	char buf[32];
+	const char *site = gp_an_callsite(an, gp_line_stack(an, seq), buf, sizeof buf);
+	return site ? gp_an_canon(an, site, strlen(site)) : UINT32_MAX;
+}
 
 /* Charge a launch's wait on a full queue: out of the launch of its call's
  * op (in the fold line), into the sync of the op whose end freed the slot. */
@@ -47,7 +61,7 @@ static void gp_qfull_charge(struct gp_an *an, const struct gp_queue_wait *q)
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .attributed = 1, .tid = q->tid, .corr = q->corr,
 					  .op_corr = q->best_corr, .stream = q->stream, .w0 = q->w0, .w1 = q->w0 + w,
 					  .call_start = q->a0, .call_end = q->a1, .group = (int32_t)q->best_group,
-					  .site = UINT32_MAX };
+					  .site = gp_qfull_site(an, q->op_seq) };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
 }
@@ -65,7 +79,7 @@ static void gp_qfull_unattr(struct gp_an *an, const struct gp_queue_wait *q)
 	if (an->cfg.on_wait) {
 		struct gp_an_wait out = { .kind = GP_API_LAUNCH, .tid = q->tid, .corr = q->corr, .stream = q->stream,
 					  .w0 = q->w0, .w1 = q->w0 + q->w, .call_start = q->a0, .call_end = q->a1,
-					  .group = -1, .site = UINT32_MAX };
+					  .group = -1, .site = gp_qfull_site(an, q->op_seq) };
 		an->cfg.on_wait(&out, an->cfg.ctx);
 	}
 }

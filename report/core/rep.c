@@ -305,6 +305,7 @@ static int gp_rep_merge_groups(struct gp_rep *d, struct gp_rep_ix *ix, struct gp
 		g->kinds |= sg->kinds;
 		g->bytes += sg->bytes;
 		g->pageable += sg->pageable;
+		g->pageable_host += sg->pageable_host;
 		g->sync_queue_ns += sg->sync_queue_ns;
 		gp_rep_cfg_add(&g->cfg, &sg->cfg);
 		if (!g->bound) /* the first trace's counters that say */

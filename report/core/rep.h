@@ -50,6 +50,9 @@ struct gp_rep_group {
 	uint64_t bytes;        /* copies and sets: bytes moved                   */
 	unsigned kinds;        /* GP_GKIND_* of its ops, or-ed (what advice fits) */
 	uint64_t pageable;     /* async copies made blocking by pageable memory   */
+	uint64_t pageable_host; /* copies whose host side is pageable memory (the
+	                          trace's memory kinds): pinning can help them;
+	                          0 for copies the trace shows pinned          */
 	uint64_t sync_queue_ns; /* part of sync_ns: launches waiting on a full queue */
 	struct gp_hist exec;   /* execute distribution                           */
 	uint8_t bound;         /* enum gp_bound from its hardware counters (the

@@ -45,30 +45,49 @@ enum gp_verdict gp_verdict_for_kinds(enum gp_verdict v, unsigned kinds)
 	return v == GP_VERDICT_COMPUTE && gp_verdict_transfers(kinds) ? GP_VERDICT_TRANSFER : v;
 }
 
+/* A copy's advice: with pinned memory in it only when the trace saw
+ * pageable host memory (pinning a pinned or device-side buffer does
+ * nothing). */
+static const char *gp_verdict_copy_advice(int pageable, const char *with_pin, const char *without)
+{
+	return pageable ? with_pin : without;
+}
+
 const char *gp_verdict_advice_for(enum gp_verdict v, const struct gp_verdict_op *op)
 {
 	unsigned k = op ? op->kinds : GP_VERDICT_KIND_KERNEL;
 	int copies = gp_verdict_transfers(k);
 	int small = op && op->mean_bytes < GP_VERDICT_SMALL_COPY;
 	int graphs = op && (op->run_graphs || (k & GP_VERDICT_KIND_GRAPH));
+	int pg = op && op->pageable;
+	const char *batch = gp_verdict_copy_advice(pg, "many small copies: batch them into fewer, larger ones, use "
+						      "pinned memory, overlap them with compute",
+						   "many small copies: batch them into fewer, larger ones, overlap them "
+						   "with compute");
 	switch (v) {
 	case GP_VERDICT_SYNC:
-		return copies ? "the host waits for this copy: make it asynchronous (cudaMemcpyAsync from pinned "
-				"memory) and overlap it with compute"
-			      : "remove sync points, use async copies/streams";
+		if (copies)
+			return gp_verdict_copy_advice(pg, "the host waits for this copy: make it asynchronous "
+							  "(cudaMemcpyAsync from pinned memory) and overlap it with compute",
+						      "the host waits for this copy: make it asynchronous "
+						      "(cudaMemcpyAsync) and overlap it with compute");
+		return "remove sync points, use async copies/streams";
 	case GP_VERDICT_LAUNCH:
 		if (copies)
-			return small ? "many small copies: batch them into fewer, larger ones, use pinned memory, "
-				       "overlap them with compute"
-				     : "copy overhead: use pinned memory, overlap the copies with compute";
+			return small ? batch
+				     : gp_verdict_copy_advice(pg, "copy overhead: use pinned memory, overlap the copies "
+								  "with compute",
+							      "copy overhead: overlap the copies with compute");
 		return graphs ? "fuse kernels; fewer, larger graph launches (the program already replays CUDA graphs)"
 			      : "fuse kernels, use CUDA graphs";
 	case GP_VERDICT_TRANSFER:
 	case GP_VERDICT_COMPUTE:
 		if (copies)
-			return small ? "many small copies: batch them into fewer, larger ones, use pinned memory, "
-				       "overlap them with compute"
-				     : "bandwidth-bound copy: move fewer bytes, use pinned memory, overlap it with compute";
+			return small ? batch
+				     : gp_verdict_copy_advice(pg, "bandwidth-bound copy: move fewer bytes, use pinned "
+								  "memory, overlap it with compute",
+							      "bandwidth-bound copy: move fewer bytes, overlap it with "
+							      "compute");
 		switch (op ? op->bound : GP_BOUND_NONE) {
 		case GP_BOUND_MEMORY:
 			return "memory-bound by its counters: move fewer bytes (fuse it with its neighbours, reuse "

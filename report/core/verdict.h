@@ -33,8 +33,9 @@ struct gp_thresholds {
 #define GP_VERDICT_KIND_OTHER  0x10u
 
 /* What an operator is, for the advice that fits it:
- * kinds or-ed, mean bytes per op (copies, sets), and whether the program
- * already replays CUDA graphs. */
+ * kinds or-ed, mean bytes per op (copies, sets), whether the program
+ * already replays CUDA graphs, and whether any of its copies used pageable
+ * host memory (only then is pinned memory advised). */
 enum gp_bound { GP_BOUND_NONE = 0, GP_BOUND_MEMORY, GP_BOUND_COMPUTE, GP_BOUND_LATENCY };
 struct gp_verdict_op {
 	unsigned kinds;
@@ -42,6 +43,9 @@ struct gp_verdict_op {
 	int run_graphs;
 	unsigned bound;      /* enum gp_bound: what its hardware counters say
 	                        (metrics.md §21), GP_BOUND_NONE without them */
+	int pageable;        /* some of its copies had a pageable host side (the
+	                        trace's memory kinds); 0: pinned, device-side
+	                        or unknown, and pinning is never advised     */
 };
 
 /* An operator's verdict: GP_VERDICT_MINOR when its total is below
@@ -50,8 +54,9 @@ struct gp_verdict_op {
 enum gp_verdict gp_verdict_of_op(uint64_t launch, uint64_t execute, uint64_t sync, uint64_t run_total,
 				 const struct gp_thresholds *t);
 /* The advice for a verdict that fits the operator: copies are never told to
- * fuse kernels or use graphs (small ones: batch them, pinned memory, overlap;
- * large ones: bandwidth), and a program that replays graphs is never told to
+ * fuse kernels or use graphs (small ones: batch them, overlap; large ones:
+ * bandwidth; pinned memory only when op->pageable says the trace saw
+ * pageable host memory), and a program that replays graphs is never told to
  * use graphs; a kernel whose execute dominates is told what its counters say
  * limits it (memory: less traffic, fusion, access patterns; compute:
  * precision, tensor cores; latency: more parallelism). "" for none,

@@ -20,9 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One change as an instruction. */
-static void gp_adv_wording(const char *change, const char *target, char *buf, size_t n)
+/* One change as an instruction; a copy change says "pinned memory" only
+ * when the trace saw its copies on pageable host memory (pageable); the
+ * queue waits' change names the call site whose launches waited most
+ * (site, NULL when unknown). */
+static void gp_adv_wording(const char *change, const char *target, int pageable, const char *site, char *buf,
+			   size_t n)
 {
+	const char *pin = pageable ? " from pinned memory" : "";
 	if (!strcmp(change, "hoist_implicit_sync"))
 		snprintf(buf, n, "move the %s calls out of the loop (allocate once, reuse the memory)", target);
 	else if (!strcmp(change, "remove_sync"))
@@ -34,7 +39,17 @@ static void gp_adv_wording(const char *change, const char *target, char *buf, si
 	else if (!strcmp(change, "graph_launch"))
 		snprintf(buf, n, "launch %s from a CUDA graph", target);
 	else if (!strcmp(change, "pinned_async_copy"))
-		snprintf(buf, n, "copy %s from pinned memory with cudaMemcpyAsync", target);
+		snprintf(buf, n, "copy %s%s with cudaMemcpyAsync", target, pin);
+	else if (!strcmp(change, "pinned_async_copy_site"))
+		snprintf(buf, n, "make the copies at %s asynchronous (cudaMemcpyAsync%s)", target, pin);
+	else if (!strcmp(change, "defer_copy_wait"))
+		snprintf(buf, n, "copy %s%s with cudaMemcpyAsync and wait on an event one step later", target, pin);
+	else if (!strcmp(change, "defer_copy_wait_site"))
+		snprintf(buf, n, "make the copies at %s asynchronous (cudaMemcpyAsync%s) and wait on an event one step "
+				 "later", target, pin);
+	else if (!strcmp(change, "remove_queue_waits"))
+		snprintf(buf, n, "keep the launches%s%s from waiting on a full launch queue (fewer, larger kernels; host "
+				 "work moved before the launches)", site ? " at " : "", site ? site : "");
 	else if (!strcmp(change, "overlap_copies"))
 		snprintf(buf, n, "move the copies to a stream of their own");
 	else
@@ -96,7 +111,7 @@ int gp_out_best_change(const struct gp_rep *rep, const struct gp_out_opts *o, st
 			continue;
 		c->found = 1;
 		c->saving_ns = saving;
-		gp_adv_wording(change, target, c->text, sizeof c->text);
+		gp_adv_wording(change, target, it.pageable, it.site, c->text, sizeof c->text);
 		snprintf(c->change, sizeof c->change, "%s", change);
 		snprintf(c->target, sizeof c->target, "%s", target);
 	}

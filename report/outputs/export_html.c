@@ -2,9 +2,13 @@
  * export_html.c — `--export html FILE`: one self-contained page (no
  * network, no library: its script and style are report/outputs/assets/report.js
  * and report.css, compiled in) with
+ *   - the answer first, before any table: the wall, GPU busy, the run's
+ *     verdict with its priced advice (advice.c, the text report's words) and
+ *     the what-if's top changes, each saving a bar on the largest one's
+ *     scale (plain HTML: it reads without the script);
  *   - the operator table, sortable (sort state in aria-sort) and filterable,
- *     each operator's verdict, its reason and the advice beside it, every
- *     number in a tooltip;
+ *     each operator's verdict, its reason and the advice beside it (with the
+ *     pageable-copy note where it has one), every number in a tooltip;
  *   - stacked launch / execute / sync bars of the top operators (--top,
  *     default 10) with a labelled time axis;
  *   - the iteration chart: phase sums as bars, durations as dots, outliers
@@ -33,12 +37,15 @@
 #include "report/util/fmt.h"
 #include "export.h"
 #include "report/analyses/registry.h"
+#include "report/analyses/whatif.h"
 #include "report/util/map.h"
 #include "report/util/outfile.h"
 #include "report/core/verdict.h"
 #include "html_assets.h" /* gp_html_js, gp_html_css: generated from report/outputs/assets/ */
 
 #define GP_HTML_MAX_OPS 20000
+#define GP_HTML_ANSWER_WHATIFS 3 /* what-ifs in the answer               */
+#define GP_HTML_ANSWER_BAR 240   /* px: the largest saving's bar          */
 
 struct gp_html_ev {           /* one op of the timeline and its launching call */
 	uint32_t gpu_lane, host_lane; /* host_lane UINT32_MAX: no call known     */
@@ -222,6 +229,11 @@ static void gp_html_data(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 		gp_html_json_str(f, why);
 		fputs(", \"advice\": ", f);
 		gp_html_json_str(f, gp_out_advice_rg(rep, g, v, rg));
+		char note[256];
+		if (gp_out_pageable_note(g, note, sizeof note)) {
+			fputs(", \"note\": ", f);
+			gp_html_json_str(f, note);
+		}
 		fputc('}', f);
 	}
 	free(sel);
@@ -338,6 +350,60 @@ static void gp_html_analyses(FILE *f, const struct gp_rep *rep, const struct gp_
 			gp_html_section(f, NULL, job->a[i], job->st[i], rep, &style);
 }
 
+/* The what-if's top changes of the one trace, ranked by saving, each a bar
+ * on the largest saving's scale: a 2 % change beside a 40 % one shows. */
+static void gp_html_answer_whatifs(FILE *f, const struct gp_out_opts *o)
+{
+	if (!o->analyses || o->ntraces != 1 || !o->analyses[0])
+		return;
+	const struct gp_analyses *set = o->analyses[0];
+	uint64_t window = gp_whatif_window_ns(set), top = 0;
+	struct gp_whatif_view it;
+	if (!window || !gp_whatif_item(set, 0, &it) || !(top = it.saving_ns))
+		return;
+	char b[32];
+	fputs("<table id='answer-whatif'><tr><th>what-if: change</th><th>saves</th><th>of the wall</th><th></th></tr>\n",
+	      f);
+	for (size_t i = 0; i < GP_HTML_ANSWER_WHATIFS && gp_whatif_item(set, i, &it); i++) {
+		fputs("<tr><td>", f);
+		gp_fmt_html_str(f, it.change);
+		if (*it.target) {
+			fputc(' ', f);
+			gp_fmt_html_str(f, it.target);
+		}
+		fprintf(f, "%s</td><td>%s</td><td>%.1f%%</td><td class='bar'><span style='width:%.0fpx'></span></td></tr>\n",
+			it.user ? " [--whatif]" : !strcmp(it.change, "scale_kernel") ? " (hypothetical: the kernel faster)" : "",
+			gp_fmt_dur(it.saving_ns, b, sizeof b), gp_fmt_pct(it.saving_ns, window),
+			(double)GP_HTML_ANSWER_BAR * (double)it.saving_ns / (double)top);
+	}
+	fputs("</table>\n", f);
+}
+
+/* The answer, before every table: the wall, GPU busy, the run's verdict
+ * with its priced advice (the text report's words), the top what-ifs. */
+static void gp_html_answer(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
+{
+	char b1[32], b2[32], why[160], adv[640];
+	enum gp_verdict v = gp_out_run_verdict(rep, &o->th, why, sizeof why);
+	struct gp_out_change ch;
+	gp_out_best_change(rep, o, &ch);
+	const char *a = gp_out_run_advice(rep, o, v, &ch, adv, sizeof adv);
+	fprintf(f, "<section id='answer'>\n<p class='facts'>wall <b>%s</b>, GPU busy <b>%s</b> (%.1f%% of the "
+		   "wall)</p>\n<p class='verdict'>verdict (%s): <b class='v-%s'>%s</b> (",
+		gp_fmt_dur(rep->wall_ns, b1, sizeof b1), gp_fmt_dur(rep->gpu_busy_ns, b2, sizeof b2),
+		gp_fmt_pct(rep->gpu_busy_ns, rep->wall_ns), gp_out_verdict_scope(rep), gp_verdict_name(v),
+		gp_verdict_name(v));
+	gp_fmt_html_str(f, why);
+	fputs(")</p>\n", f);
+	if (*a) {
+		fputs("<p class='advice'>advice: ", f);
+		gp_fmt_html_str(f, a);
+		fputs("</p>\n", f);
+	}
+	gp_html_answer_whatifs(f, o);
+	fputs("</section>\n", f);
+}
+
 /* Sync call sites, each with its whole stack as the row's tooltip. */
 static void gp_html_callsites(FILE *f, const struct gp_rep *rep)
 {
@@ -409,6 +475,7 @@ static void gp_html_page(FILE *f, struct gp_html *h, const struct gp_rep *rep, c
 	gp_fmt_html_str(f, rep->path ? rep->path : "");
 	fputs("</p>\n<div id='tip' role='tooltip'></div>\n", f);
 	gp_html_cut_note(f, rep);
+	gp_html_answer(f, rep, o);
 	fputs("<h2>Operators</h2>\n<div class='ctl'><label>Filter <input id='filter' type='search' "
 	      "placeholder='operator name'></label> <span id='ops-count'></span></div>\n"
 	      "<table id='ops'></table>\n", f);

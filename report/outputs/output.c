@@ -290,6 +290,30 @@ enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_gro
 	return gp_verdict_for_kinds(v, g->kinds); /* a copy transfers: never compute-bound */
 }
 
+enum gp_verdict gp_out_run_verdict(const struct gp_rep *rep, const struct gp_thresholds *th, char *why, size_t n)
+{
+	uint64_t vsync = gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
+	enum gp_verdict v = gp_verdict_of(rep->launch_ns, rep->execute_ns, vsync, th);
+	gp_verdict_reason(v, rep->launch_ns, rep->execute_ns, vsync, th, why, n);
+	return v;
+}
+
+const char *gp_out_verdict_scope(const struct gp_rep *rep)
+{
+	/* a windowed report judges what its windows captured, not the run */
+	return !rep->nwindows ? "whole run" : rep->nwindows == 1 ? "window" : "windows";
+}
+
+int gp_out_pageable_note(const struct gp_rep_group *g, char *buf, size_t n)
+{
+	if (!g->pageable)
+		return 0;
+	snprintf(buf, n, "%" PRIu64 " of %" PRIu64 " copies used pageable host memory, so each call waited for earlier "
+			 "work and for its own transfer: pin the buffer with cudaMallocHost or cudaHostRegister to make "
+			 "them asynchronous", g->pageable, g->count);
+	return 1;
+}
+
 /* The advice for g's verdict v (g NULL: the whole run's). */
 const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v)
 {
@@ -304,6 +328,7 @@ const char *gp_out_advice_rg(const struct gp_rep *rep, const struct gp_rep_group
 	for (size_t i = 0; i < rep->ngroups; i++) {
 		const struct gp_rep_group *x = g ? g : &rep->groups[i];
 		op.kinds |= x->kinds;
+		op.pageable |= x->pageable_host != 0;
 		bytes += x->bytes;
 		n += x->count;
 		if (g)
@@ -409,13 +434,9 @@ static void gp_out_text_window(FILE *f, const struct gp_rep *rep, const struct g
 		fprintf(f, "%ssync calls: %-20s %6" PRIu64 " call%s, blocked %s (the GPU was busy: not in the verdict)\n",
 			li, "launch queue full", rep->queue_full_calls, rep->queue_full_calls == 1 ? "" : "s",
 			gp_fmt_dur(rep->queue_full_ns, b1, 32));
-	uint64_t vsync = gp_rep_verdict_sync(rep->sync_ns, rep->queue_full_ns);
-	enum gp_verdict rv = gp_verdict_of(rep->launch_ns, rep->execute_ns, vsync, &o->th);
 	char why[160];
-	gp_verdict_reason(rv, rep->launch_ns, rep->execute_ns, vsync, &o->th, why, sizeof why);
-	/* a windowed report judges what its windows captured, not the run */
-	fprintf(f, "%sverdict (%s): %s%s%s (%s)\n", li,
-		!rep->nwindows ? "whole run" : rep->nwindows == 1 ? "window" : "windows", md ? "**" : "",
+	enum gp_verdict rv = gp_out_run_verdict(rep, &o->th, why, sizeof why);
+	fprintf(f, "%sverdict (%s): %s%s%s (%s)\n", li, gp_out_verdict_scope(rep), md ? "**" : "",
 		gp_verdict_name(rv), md ? "**" : "", why);
 	struct gp_out_change ch;
 	char adv[640];
@@ -511,11 +532,9 @@ static void gp_out_text_ops(FILE *f, const struct gp_rep *rep, const struct gp_o
 		fputs(li, f);
 		gp_fmt_name(f, g->name, md);
 		fprintf(f, ": %s (%s): %s\n", gp_verdict_name(v), why, gp_out_advice_rg(rep, g, v, rg));
-		if (g->pageable)
-			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " copies used pageable host memory, so each call waited "
-				   "for earlier work and for its own transfer: pin the buffer with cudaMallocHost or "
-				   "cudaHostRegister to make them asynchronous)\n",
-				li, g->pageable, g->count);
+		char note[256];
+		if (gp_out_pageable_note(g, note, sizeof note))
+			fprintf(f, "%s  (%s)\n", li, note);
 		if (g->no_api || g->no_gpu)
 			fprintf(f, "%s  (%" PRIu64 " of %" PRIu64 " calls lack an API record, %" PRIu64 " lack GPU times)\n",
 				li, g->no_api, g->count, g->no_gpu);

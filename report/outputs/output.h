@@ -70,6 +70,15 @@ const struct gp_rep *gp_out_trace_rep(const struct gp_rep *rep, const struct gp_
 enum gp_verdict gp_out_verdict(const struct gp_rep *rep, const struct gp_rep_group *g,
 			       const struct gp_thresholds *th);
 const char *gp_out_advice(const struct gp_rep *rep, const struct gp_rep_group *g, enum gp_verdict v);
+/* The whole run's verdict (waits on a full launch queue left out of sync)
+ * and its reason into why; what it judges: "whole run", "window" or
+ * "windows" (a windowed report judges what its windows captured). */
+enum gp_verdict gp_out_run_verdict(const struct gp_rep *rep, const struct gp_thresholds *th, char *why, size_t n);
+const char *gp_out_verdict_scope(const struct gp_rep *rep);
+/* The pageable-copy note of operator g (docs/metrics.md §3, "Pageable
+ * copies") into buf, without parentheses: 1, or 0 when g has no async copy
+ * that blocked on pageable memory. */
+int gp_out_pageable_note(const struct gp_rep_group *g, char *buf, size_t n);
 /* gp_out_advice with gp_out_run_graphs(rep) given: a list of operators asks
  * that once, so advising every operator stays linear. */
 int gp_out_run_graphs(const struct gp_rep *rep);

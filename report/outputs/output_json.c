@@ -282,6 +282,8 @@ void gp_out_json(FILE *f, const struct gp_rep *rep, const struct gp_out_opts *o)
 			fprintf(f, "\"pageable_copies\": %" PRIu64 ", ", g->pageable);
 		if (g->cfg.launches)
 			gp_out_json_cfg(f, &g->cfg);
+		if (g->pageable_host) /* the advice pins only these (metrics.md §5) */
+			fprintf(f, "\"pageable_host_copies\": %" PRIu64 ", ", g->pageable_host);
 		if (g->bound) /* metrics.md §21, only with counters */
 			fprintf(f, "\"bound\": \"%s\", ", gp_bound_name(g->bound));
 		if (rep->cupti.source) /* launch with CUPTI's own cost left in (metrics.md §3) */

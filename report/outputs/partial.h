@@ -34,7 +34,7 @@
 #include "report/util/strtab.h"
 
 #define GP_PARTIAL_MAGIC "GPHPARTL"      /* 8 bytes, no NUL                   */
-#define GP_PARTIAL_VERSION 4u
+#define GP_PARTIAL_VERSION 5u
 #define GP_PARTIAL_MAX_CHUNK (1ull << 30) /* one trace's aggregates: < 1 GiB   */
 #define GP_PARTIAL_MAX_SPEC 4096u         /* the --whatif spec                 */
 

@@ -146,6 +146,7 @@ void gp_partial_rep_save(struct gp_pw *w, const struct gp_rep *r)
 			gp_pw_u64(w, v[k]);
 		gp_pw_u32(w, g->kinds);
 		gp_pw_u64(w, g->pageable);
+		gp_pw_u64(w, g->pageable_host);
 		gp_pw_u64(w, g->sync_queue_ns);
 		gp_prep_hist_save(w, &g->exec);
 		gp_pw_u8(w, g->bound);
@@ -386,7 +387,7 @@ static void gp_prep_load_groups(struct gp_pr *r, struct gp_rep *rep)
 {
 	int here;
 	size_t ng = 0;
-	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 14 * 8 + 14 * 4 + 33 + 1);
+	rep->groups = gp_prep_table(r, &ng, sizeof *rep->groups, 4 + 4 + 15 * 8 + 11 * 4 + 33 + 1);
 	for (size_t i = 0; i < ng && !r->err; i++) {
 		struct gp_rep_group *g = &rep->groups[i];
 		rep->ngroups = i + 1;
@@ -400,6 +401,7 @@ static void gp_prep_load_groups(struct gp_pr *r, struct gp_rep *rep)
 			*v[k] = gp_pr_u64(r);
 		g->kinds = gp_pr_u32(r);
 		g->pageable = gp_pr_u64(r);
+		g->pageable_host = gp_pr_u64(r);
 		g->sync_queue_ns = gp_pr_u64(r);
 		gp_prep_hist_load(r, &g->exec);
 		g->bound = gp_pr_u8(r);
@@ -513,7 +515,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
 #define GP_PREP_SIZE_REP 1856u
-#define GP_PREP_SIZE_GROUP 240u
+#define GP_PREP_SIZE_GROUP 248u
 #define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u
 #define GP_PREP_SIZE_CALLSITE 32u

@@ -13,6 +13,7 @@
 #include <link.h>
 #include <unistd.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1014,12 +1015,12 @@ Test(report_fmt, hostile_kernel_name_in_every_format)
 Test(report_core, advice_fits_the_operator)
 {
 	struct gp_thresholds th = GP_THRESHOLDS_DEFAULT;
-	struct gp_verdict_op small_copy = { GP_VERDICT_KIND_COPY, 4096, 0, GP_BOUND_NONE };
-	struct gp_verdict_op big_copy = { GP_VERDICT_KIND_COPY, 64u << 20, 0, GP_BOUND_NONE };
-	struct gp_verdict_op set = { GP_VERDICT_KIND_SET, 256, 0, GP_BOUND_NONE };
-	struct gp_verdict_op kernel = { GP_VERDICT_KIND_KERNEL, 0, 0, GP_BOUND_NONE };
-	struct gp_verdict_op kernel_g = { GP_VERDICT_KIND_KERNEL, 0, 1, GP_BOUND_NONE };
-	struct gp_verdict_op replay = { GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_GRAPH, 0, 0, GP_BOUND_NONE };
+	struct gp_verdict_op small_copy = { GP_VERDICT_KIND_COPY, 4096, 0, GP_BOUND_NONE, 1 };
+	struct gp_verdict_op big_copy = { GP_VERDICT_KIND_COPY, 64u << 20, 0, GP_BOUND_NONE, 1 };
+	struct gp_verdict_op set = { GP_VERDICT_KIND_SET, 256, 0, GP_BOUND_NONE, 0 };
+	struct gp_verdict_op kernel = { GP_VERDICT_KIND_KERNEL, 0, 0, GP_BOUND_NONE, 0 };
+	struct gp_verdict_op kernel_g = { GP_VERDICT_KIND_KERNEL, 0, 1, GP_BOUND_NONE, 0 };
+	struct gp_verdict_op replay = { GP_VERDICT_KIND_KERNEL | GP_VERDICT_KIND_GRAPH, 0, 0, GP_BOUND_NONE, 0 };
 	enum gp_verdict all[] = { GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_COMPUTE };
 	for (size_t i = 0; i < 3; i++) {
 		const struct gp_verdict_op *ops[] = { &small_copy, &big_copy, &set, &kernel_g, &replay };
@@ -1051,6 +1052,28 @@ Test(report_core, advice_fits_the_operator)
 	char why[80];
 	gp_verdict_reason(GP_VERDICT_TRANSFER, 10, 950, 40, &th, why, sizeof why);
 	cr_expect_str_eq(why, "transfer 95.0% > 80%");
+}
+
+/* Pinned memory is advised only for copies the trace saw pageable: never
+ * for pinned ones, device-side ones or sets (metrics.md §5). */
+Test(report_core, pinned_memory_advised_only_for_pageable_copies)
+{
+	enum gp_verdict all[] = { GP_VERDICT_SYNC, GP_VERDICT_LAUNCH, GP_VERDICT_TRANSFER };
+	uint64_t sizes[] = { 4096, 64u << 20 };
+	for (size_t i = 0; i < 3; i++)
+		for (size_t s = 0; s < 2; s++) {
+			struct gp_verdict_op pinned = { GP_VERDICT_KIND_COPY, sizes[s], 0, GP_BOUND_NONE, 0 };
+			struct gp_verdict_op pageable = { GP_VERDICT_KIND_COPY, sizes[s], 0, GP_BOUND_NONE, 1 };
+			struct gp_verdict_op set = { GP_VERDICT_KIND_SET, sizes[s], 0, GP_BOUND_NONE, 0 };
+			const char *a = gp_verdict_advice_for(all[i], &pinned);
+			cr_expect(*a && !strstr(a, "pinned"), "%s, %" PRIu64 " bytes, pinned: %s", gp_verdict_name(all[i]),
+				  sizes[s], a);
+			a = gp_verdict_advice_for(all[i], &set);
+			cr_expect(*a && !strstr(a, "pinned"), "%s, a set: %s", gp_verdict_name(all[i]), a);
+			a = gp_verdict_advice_for(all[i], &pageable);
+			cr_expect(strstr(a, "pinned memory"), "%s, %" PRIu64 " bytes, pageable: %s",
+				  gp_verdict_name(all[i]), sizes[s], a);
+		}
 }
 
 /* --- the GPU's clock (metrics.md §2) ---------------------------------------------- */

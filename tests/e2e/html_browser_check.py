@@ -2,11 +2,15 @@
 """html_browser_check.py PAGE.html REPORT.json [SHOT_PREFIX]
 
 Loads gpuphase's HTML export in headless Chromium through its WebDriver
-(selenium + Debian's chromedriver): no console errors; the operator table
+(selenium + Debian's chromedriver): no console errors; the answer opens the
+page (wall, GPU busy, the run's verdict and advice as the JSON report gives
+them, the top what-ifs with saving bars on the largest one's scale) before
+the tables, in the first screen; the pageable-copy note sits in the advice
+column of each operator that has one; the operator table
 sorts (aria-sort follows) and filters; a phase bar's tooltip shows its
 numbers; the iteration chart has axes and switches to log scale; the op
-timeline zooms. With SHOT_PREFIX, saves PREFIX-{page,table,iterations,
-timeline}.png. Exit 0 pass, 1 fail, 77 when selenium or Chromium is missing.
+timeline zooms. With SHOT_PREFIX, saves PREFIX-{page,answer,table,
+iterations,timeline}.png. Exit 0 pass, 1 fail, 77 when selenium or Chromium is missing.
 """
 import json
 import os
@@ -39,6 +43,48 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
 
 
+def check_answer(drv, rep):
+    """The answer: first, and the JSON report's own verdict, advice and what-ifs."""
+    ans = drv.find_elements(By.ID, "answer")
+    check(len(ans) == 1, "the answer is on the page")
+    if not ans:
+        return
+    first = drv.execute_script("const a = arguments[0], t = document.getElementById('ops');"
+                               "return !!(a.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING) &&"
+                               " a.getBoundingClientRect().bottom <= window.innerHeight", ans[0])
+    check(first, "the answer comes before the tables, whole in the first screen")
+    s, text = rep["summary"], ans[0].text
+    check("wall " in text and "GPU busy " in text and f"{s['verdict']} ({s['verdict_reason']})" in text,
+          f"the answer gives the wall, GPU busy and the verdict {s['verdict']} ({s['verdict_reason']})")
+    adv = [p.text for p in ans[0].find_elements(By.CSS_SELECTOR, "p.advice")]
+    check(adv == (["advice: " + s["advice"]] if s["advice"] else []), f"the answer's advice is the report's ({adv[:1]})")
+    w = (rep.get("analyses") or [{}])[0].get("whatif") or {}
+    items = w.get("whatif") or []
+    rows = ans[0].find_elements(By.CSS_SELECTOR, "#answer-whatif tr td.bar span")
+    want = items[:3] if items and items[0]["saving_ns"] else []
+    check(len(rows) == len(want), f"the answer lists the top {len(want)} what-ifs ({len(rows)})")
+    if want and len(rows) == len(want):
+        widths = [drv.execute_script("return arguments[0].getBoundingClientRect().width", r) for r in rows]
+        top = want[0]["saving_ns"]
+        check(all(abs(wd - widths[0] * i["saving_ns"] / top) <= 1.5 for wd, i in zip(widths, want)),
+              f"what-if bars on the largest saving's scale ({[round(x) for x in widths]})")
+
+
+def check_notes(drv, rep):
+    """Each operator's pageable-copy note in its advice column."""
+    want = {o["name"]: o["pageable_copies"] for o in rep["operators"] if o.get("pageable_copies")}
+    for tr in drv.find_elements(By.CSS_SELECTOR, "#ops tbody tr"):
+        tds = tr.find_elements(By.TAG_NAME, "td")
+        name, note = tds[0].text, tds[-1].find_elements(By.CSS_SELECTOR, ".note")
+        if name in want:
+            check(len(note) == 1 and f"{want[name]} of " in note[0].text and "pageable host memory" in note[0].text,
+                  f"{name}: the pageable-copy note in the advice column")
+        elif note:
+            check(False, f"{name}: a pageable-copy note without pageable copies")
+    if want:
+        print(f"ok   pageable-copy notes: {len(want)} operator(s)")
+
+
 opts = webdriver.ChromeOptions()
 opts.binary_location = chromium
 for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1300,900"):
@@ -53,6 +99,10 @@ try:
     check(0 <= ms <= limit, f"page loads and draws in {ms:.0f} ms (limit {limit:.0f})")
     errors = [e for e in drv.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     check(not errors, f"no console errors ({errors[:2]})")
+    check_answer(drv, rep)
+    check_notes(drv, rep)
+    if shots and drv.find_elements(By.ID, "answer"):
+        drv.find_element(By.ID, "answer").screenshot(shots + "-answer.png")
     rows = drv.find_elements(By.CSS_SELECTOR, "#ops tbody tr")
     check(len(rows) == len(rep["operators"]), f"table: one row per operator ({len(rows)})")
     total_th = drv.find_element(By.CSS_SELECTOR, "#ops th[data-key=total]")

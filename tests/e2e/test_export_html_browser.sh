@@ -6,8 +6,11 @@
 # the page, checks there are no console errors and that it loads fast,
 # sorts (aria-sort) and filters the operator table, hovers a phase bar and
 # reads its tooltip, switches the iteration chart to log scale and zooms the
-# op timeline, hovers a stage of the stages timeline, on corpus traces
-# (200 iterations; CUDA graphs; several streams; NVTX stages). GP_HTML_SHOTS=DIR saves screenshots there
+# op timeline, hovers a stage of the stages timeline, reads the answer that
+# opens the page (verdict, advice, top what-ifs), on corpus traces
+# (200 iterations; CUDA graphs; several streams; NVTX stages) and on a fresh
+# simcuda trace of async copies held by pageable memory (whatif_pairs
+# pageasync: the pageable-copy note in the advice column). GP_HTML_SHOTS=DIR saves screenshots there
 # (docs/img holds the ones docs/exports.md shows). Exit 77 (skipped, never
 # passed) without Chromium, its driver or selenium.
 # Environment (make test): GP_BUILD, GP_SRC.
@@ -35,9 +38,18 @@ fi
 tmp=$(mktemp -d /tmp/gp_html.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 bigfails=0
-for name in sync_bound graphs multistream analyses; do
-	"$R" --format json "$T/$name.gpht" >"$tmp/$name.json" 2>/dev/null &&
-		"$R" --export html "$tmp/$name.html" "$T/$name.gpht" >/dev/null 2>&1 ||
+# the corpus holds no pageable copy (its traces predate the flag): record one
+preload=$B/lib/libgpuphase.so
+[ -n "${GP_SAN:-}" ] && [ -n "${GP_SAN_RUNTIME:-}" ] && preload="$GP_SAN_RUNTIME:$preload"
+(cd "$tmp" && ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" LD_PRELOAD="$preload" \
+	LD_LIBRARY_PATH="$B/simcuda" SIMCUDA_CONFIG="$S/tests/e2e/whatif_pairs.simcuda" \
+	GPUPHASE_OUTPUT="$tmp/pageasync.gpht" "$B/tests/e2e/whatif_pairs" pageasync >"$tmp/pageasync.out" 2>&1) ||
+	{ echo "FAIL: whatif_pairs pageasync: $(tail -3 "$tmp/pageasync.out")"; fails=$((fails + 1)); }
+for name in sync_bound graphs multistream analyses pageasync; do
+	tr=$T/$name.gpht
+	[ "$name" = pageasync ] && tr=$tmp/$name.gpht
+	"$R" --format json "$tr" >"$tmp/$name.json" 2>/dev/null &&
+		"$R" --export html "$tmp/$name.html" "$tr" >/dev/null 2>&1 ||
 		{ echo "FAIL: $name: report/export failed"; fails=$((fails + 1)); continue; }
 	echo "--- $name"
 	shots=

@@ -7,8 +7,19 @@
 #               change is the largest real saving (never scale_kernel), and
 #               the GPU is named the bottleneck exactly when the waits save
 #               < 5 % while the GPU had work outstanding >= 90 % of them
+#   pinned      whatif_pairs pinned (copies from cudaMallocHost memory): no
+#               advice names pinned memory; pageable (from malloc'd memory):
+#               the copy's advice does, and it counts its pageable copies
+#               (metrics.md §5, "Pinned memory only from facts")
+#   queue       whatif_pairs burst on a launch queue of 64: with launch
+#               stacks (GPUPHASE_STACKS=launch) the what-if's queue-waits
+#               item names the call site of the launches that waited (main,
+#               where the <<<>>> is written, not nvcc's stub), in JSON and
+#               text, and the advice does when it is that change; without
+#               them it says how to get them
 #   tampers     the checker refuses a report whose advice_change is the
-#               kernel speed-up, and one whose gpu_bottleneck is flipped
+#               kernel speed-up, and one whose gpu_bottleneck is flipped; the
+#               pinned check refuses the pageable report
 # Environment (make test): GP_BUILD, GP_SRC.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
@@ -73,10 +84,76 @@ if run sync_bound "$S/examples/sync_bound.simcuda" "$B/examples/sync_bound"; the
 	$CHECK "$tmp/sync_bound.json" || fail "sync_bound: advice"
 	grep -q 'advice: remove sync points' "$tmp/sync_bound.text" && fail "sync_bound: the rule of thumb comes first"
 fi
-for m in sync pageable launch empty serial twosites; do
+for m in sync pageable pinned launch empty serial twosites; do
 	run "pair_$m" "$M" "$P" "$m" && { $CHECK "$tmp/pair_$m.json" || fail "pair $m: advice"; }
 done
-echo "checked: free, sync_bound, 6 pair programs"
+echo "checked: free, sync_bound, 7 pair programs"
+
+# pin_check JSON TEXT pinned|pageable: memcpy HtoD's copies, as the trace
+# shows them, decide whether any advice names pinned memory
+pin_check() {
+	python3 - "$@" <<'PY'
+import json, sys
+d, text, want = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+op = [o for o in d["operators"] if o["name"] == "memcpy HtoD"]
+if not op:
+    sys.exit("no memcpy HtoD operator")
+op = op[0]
+adv = op["advice"]
+n = op.get("pageable_host_copies", 0)
+print("%s: memcpy HtoD %s (%d of %d copies pageable): %s" % (want, op["verdict"], n, op["count"], adv), file=sys.stderr)
+if not adv:
+    sys.exit("memcpy HtoD has no advice to judge")
+if want == "pinned":
+    said = [l for l in text.splitlines() if "pinned memory" in l or "pin the" in l]
+    if n or said or "pinned memory" in json.dumps(d["summary"]):
+        sys.exit("pinned copies told to pin: %d pageable, %s" % (n, said))
+elif n != op["count"] or "pinned memory" not in adv:
+    sys.exit("pageable copies not told to pin: %d of %d pageable, advice %r" % (n, op["count"], adv))
+PY
+}
+if [ -s "$tmp/pair_pinned.json" ] && [ -s "$tmp/pair_pageable.json" ]; then
+	pin_check "$tmp/pair_pinned.json" "$tmp/pair_pinned.text" pinned || fail "pinned: advised to pin"
+	pin_check "$tmp/pair_pageable.json" "$tmp/pair_pageable.text" pageable || fail "pageable: not advised to pin"
+	pin_check "$tmp/pair_pageable.json" "$tmp/pair_pageable.text" pinned 2>/dev/null &&
+		fail "tamper: the pageable report passed the pinned check"
+	echo "pinned: checked; tamper: the pageable report refused by the pinned check"
+else
+	fail "pinned/pageable: no report to check"
+fi
+
+# queue: the call sites of the launches that waited on a full launch queue
+Q=$S/tests/e2e/whatif_queue.simcuda
+if run q_launch "$Q" env GPUPHASE_STACKS=launch "$P" burst && run q_nostack "$Q" "$P" burst; then
+	python3 - "$tmp/q_launch.json" "$tmp/q_nostack.json" <<'PY' || fail "queue: the queue waits' call sites"
+import json, sys
+def item(path):
+    d = json.load(open(path))
+    w = d["analyses"][0]["whatif"] or {}
+    q = [i for i in w.get("whatif", []) if i["change"] == "remove_queue_waits"]
+    if not q:
+        sys.exit("%s: no remove_queue_waits item" % path)
+    return d, q[0]
+d, q = item(sys.argv[1])
+sites = q.get("sites")
+if not sites or not sites[0]["name"].startswith("main+"):
+    sys.exit("with launch stacks: the waits' sites are %r" % sites)
+if sum(s["wait_ns"] for s in sites) > q["queue_wait_ns"] or sites[0]["wait_ns"] < 0.9 * q["queue_wait_ns"]:
+    sys.exit("the sites' waits %r do not add up to the queue's %d ns" % (sites, q["queue_wait_ns"]))
+ch = d["summary"].get("advice_change") or {}
+if ch.get("change") == "remove_queue_waits" and sites[0]["name"] not in d["summary"]["advice"]:
+    sys.exit("the advice is the queue waits' change without its call site: %s" % d["summary"]["advice"])
+print("queue: %.1f%% of %d ns of queue waits at %s" % (100.0 * sites[0]["wait_ns"] / q["queue_wait_ns"],
+      q["queue_wait_ns"], sites[0]["name"]), file=sys.stderr)
+_, q = item(sys.argv[2])
+if q.get("sites") != []:
+    sys.exit("without launch stacks: sites %r" % q.get("sites"))
+PY
+	"$R" "$tmp/q_launch.gpht" 2>/dev/null | grep -q 'the launches that waited: [0-9.]*% of the wait at main+0x' ||
+		fail "queue: the text names no call site of the waiting launches"
+	"$R" "$tmp/q_nostack.gpht" 2>/dev/null | grep -q 'record with GPUPHASE_STACKS=launch' ||
+		fail "queue: without launch stacks the text does not say how to name the call sites"
+fi
 
 # tampers: the checker must refuse forged agreement
 if [ -s "$tmp/free.json" ]; then

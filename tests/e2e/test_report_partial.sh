@@ -201,7 +201,12 @@ grep -q "truncated\|more than the file holds" "$tmp/err" || fail "cut: $(cat "$t
 cp "$tmp/good.gpp" "$tmp/v9.gpp"
 printf '\011' | dd of="$tmp/v9.gpp" bs=1 seek=8 conv=notrunc 2>/dev/null
 expect 2 "version" "$R" "$tmp/v9.gpp"
-grep -q "format version 9; this gpuphase-report reads version 4" "$tmp/err" || fail "version: $(cat "$tmp/err")"
+grep -q "format version 9; this gpuphase-report reads version 5" "$tmp/err" || fail "version: $(cat "$tmp/err")"
+# the version before operators counted their pageable copies: refused, not misread
+cp "$tmp/good.gpp" "$tmp/v3.gpp"
+printf '\003' | dd of="$tmp/v3.gpp" bs=1 seek=8 conv=notrunc 2>/dev/null
+expect 2 "version 3" "$R" "$tmp/v3.gpp"
+grep -q "format version 3; this gpuphase-report reads version 5 (make the partials" "$tmp/err" || fail "version 3: $(cat "$tmp/err")"
 # the magic and nothing else; a text file named .gpp (the trace reader's turn)
 printf 'GPHPARTL' >"$tmp/magic.gpp"
 expect 2 "magic only" "$R" "$tmp/magic.gpp"

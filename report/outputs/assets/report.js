@@ -87,6 +87,7 @@
           el("b", {}, td, o.verdict);
           if (o.reason) td.appendChild(document.createTextNode(" (" + o.reason + ")"));
           if (o.advice) el("div", { class: "adv" }, td, o.advice);
+          if (o.note) el("div", { class: "adv note" }, td, o.note);
         }
       });
     });
