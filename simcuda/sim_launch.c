@@ -14,7 +14,9 @@
  * is drawn within +-exec_jitter_pct % of its cost from the `seed` sequence.
  *
  * Threads: application threads, any number; each host function runs on a
- * detached thread of its own that sleeps until its place on the timeline.
+ * detached thread of its own that sleeps until its place on the timeline
+ * and holds its stream until the function returns (what follows on the
+ * stream, and a wait that covers it, waits for that return).
  * Locks: g_dev.mx around scheduling only, g_mem_mx around the host body.
  */
 #include <pthread.h>
@@ -215,18 +217,28 @@ struct sim_hostfn {
 	cudaHostFn_t fn;
 	void *user;
 	uint64_t at;
+	struct sim_stream *s;
+	uint32_t corr;
+	const char *call;
+	const void *sym; /* the program's function (a stream callback's, not its adapter) */
 };
 
+/* Run one host function at its place on its stream, holding the stream
+ * until it returns (sim_timeline_hostfn_done), and write when it ran. */
 static void *sim_hostfn_main(void *arg)
 {
 	struct sim_hostfn *h = arg;
 	sim_timeline_wait_until(h->at);
+	uint64_t start = simcupti_now();
 	h->fn(h->user);
+	uint64_t end = simcupti_now();
+	sim_truth_hostfn(h->call, h->sym, h->s->id, start, end, h->corr);
+	sim_timeline_hostfn_done(h->s, end, h->corr);
 	free(h);
 	return NULL;
 }
 
-static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, int per_thread,
+static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, const void *sym, int per_thread,
 				 const char *name, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
@@ -242,17 +254,25 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 	if (!h)
 		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
 	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
-	pthread_mutex_lock(&g_dev.mx);
-	uint64_t hend;
-	h->at = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
-	pthread_mutex_unlock(&g_dev.mx);
 	h->fn = fn;
 	h->user = user;
+	h->s = s;
+	h->corr = c.corr;
+	h->call = name;
+	h->sym = sym;
 	pthread_t t;
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	/* placed and marked pending before its thread can end it */
+	pthread_mutex_lock(&g_dev.mx);
+	uint64_t hend;
+	h->at = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
+	s->hostfn_pending++;
 	int rc = pthread_create(&t, &at, sim_hostfn_main, h);
+	if (rc != 0)
+		s->hostfn_pending--; /* tail_end stays its start: an op of no length */
+	pthread_mutex_unlock(&g_dev.mx);
 	pthread_attr_destroy(&at);
 	if (rc != 0) {
 		free(h);
@@ -263,12 +283,13 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 
 SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	return sim_host_func(stream, fn, userData, 0, "cudaLaunchHostFunc", SIM_RT(cudaLaunchHostFunc_v10000));
+	return sim_host_func(stream, fn, userData, (const void *)fn, 0, "cudaLaunchHostFunc",
+			     SIM_RT(cudaLaunchHostFunc_v10000));
 }
 
 SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	return sim_host_func(stream, fn, userData, 1, "cudaLaunchHostFunc_ptsz",
+	return sim_host_func(stream, fn, userData, (const void *)fn, 1, "cudaLaunchHostFunc_ptsz",
 			     SIM_RT(cudaLaunchHostFunc_ptsz_v10000));
 }
 
@@ -284,8 +305,8 @@ SIM_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
 }
 
 /* cudaStreamAddCallback (sim_api_exec.c) is a host function under its own name. */
-cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const char *nm,
+cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const void *sym, const char *nm,
 			       CUpti_CallbackId cbid)
 {
-	return sim_host_func(st, fn, user, 0, nm, cbid);
+	return sim_host_func(st, fn, user, sym, 0, nm, cbid);
 }
