@@ -156,6 +156,17 @@ static uint32_t put_string(union gp_rec *slots, const union gp_rec *rec, const c
 	return n;
 }
 
+/* What a rename or a drop did, in one line. */
+static void say_dropped(size_t npairs, const char *text, int drop_hostcb, size_t dropped, size_t seen)
+{
+	if (npairs)
+		printf("trace_reorder: %zu names replaced\n", npairs);
+	else if (drop_hostcb)
+		printf("trace_reorder: %zu host callback records dropped\n", dropped);
+	else
+		printf("trace_reorder: %zu of %zu *%s* kernels dropped\n", dropped, seen, text);
+}
+
 int main(int argc, char **argv)
 {
 	char **pairs = NULL;
@@ -168,10 +179,8 @@ int main(int argc, char **argv)
 	}
 	const char *text = NULL, *drop = NULL;
 	int drop_hostcb = argc == 4 && !strcmp(argv[1], "--drop-host-callbacks");
-	if (drop_hostcb) {
-		argv += 1;
-		argc = 3;
-	}
+	argv += drop_hostcb; /* then IN OUT, as --drop-kernels leaves them */
+	argc -= drop_hostcb;
 	if (argc == 6 && !strcmp(argv[1], "--drop-kernels")) {
 		text = argv[2];
 		drop = argv[3];
@@ -296,12 +305,8 @@ int main(int argc, char **argv)
 	}
 	fclose(in);
 	gp_reader_close(r);
-	if (npairs)
-		printf("trace_reorder: %zu names replaced\n", npairs);
-	else if (text)
-		printf("trace_reorder: %zu of %zu *%s* kernels dropped\n", dropped, seen, text);
-	else if (drop_hostcb)
-		printf("trace_reorder: %zu host callback records dropped\n", dropped);
+	if (npairs || text || drop_hostcb)
+		say_dropped(npairs, text, drop_hostcb, dropped, seen);
 	else
 		printf("trace_reorder: %zu of %zu record groups moved %zu later\n", moved, ng, late);
 	free(ids);
