@@ -55,7 +55,11 @@ truth = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 report = json.load(open(sys.argv[2]))
 fns = {t["corr"]: t for t in truth if t["type"] == "hostfn"}
 waits = [t for t in truth if t["type"] == "sync" and t["waited_corr"] in fns]
-alone = sum(w["end"] - max(w["start"], fns[w["waited_corr"]]["start"]) for w in waits)
+# an implicit synchronization's wait ends when what it waited for ended
+# (metrics.md §3): the rest of the call is its own work, not the wait
+IMPLICIT = ("free", "free_host", "host_alloc")  # simcuda's kinds (report_truth_check.py)
+end = lambda w: min(w["end"], fns[w["waited_corr"]]["end"]) if w["kind"] in IMPLICIT else w["end"]
+alone = sum(end(w) - max(w["start"], fns[w["waited_corr"]]["start"]) for w in waits)
 before = sum(max(0, fns[w["waited_corr"]]["start"] - w["start"]) + 10000 for w in waits)
 ops = {o["name"]: o for o in report["operators"]}
 cb = sum(o["sync_ns"] for n, o in ops.items() if n.startswith("host callback "))
