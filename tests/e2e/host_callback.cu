@@ -7,7 +7,11 @@
 // sleeping half as long, then cudaDeviceSynchronize. Each callback checks it
 // got its own argument (and the stream callback its stream and
 // cudaSuccess) and counts its calls; the program fails unless each ran
-// exactly once. Used by tests/e2e/test_report_host_callback.sh.
+// exactly once. First, HC_REFUSED calls CUDA refuses (a stream callback
+// with flags 1, a host function NULL) must return cudaErrorInvalidValue and
+// never run anything: more than the profiler's pool of pending callbacks
+// (4096), so a slot a refused call kept would leave later callbacks
+// unrecorded. Used by tests/e2e/test_report_host_callback.sh.
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,6 +20,7 @@
 #define HC_STEPS 4
 #define HC_SLEEP_US 3000
 #define HC_N (1 << 16)
+#define HC_REFUSED 5000
 
 struct hc_arg {
 	int step, calls;
@@ -71,6 +76,17 @@ int main(void)
 	CK(cudaMalloc((void **)&d, HC_N * sizeof *d));
 	for (int i = 0; i < HC_N; i++)
 		h[i] = i;
+	struct hc_arg never = {};
+	for (int i = 0; i < HC_REFUSED; i++) {
+		cudaError_t a = cudaStreamAddCallback(s, cb_stream, &never, 1);
+		cudaError_t b = cudaLaunchHostFunc(s, NULL, &never);
+		if (a != cudaErrorInvalidValue || b != cudaErrorInvalidValue) {
+			fprintf(stderr, "host_callback: refused calls returned %d and %d, not cudaErrorInvalidValue\n",
+				(int)a, (int)b);
+			return 1;
+		}
+	}
+	(void)cudaGetLastError();
 	for (int k = 0; k < HC_STEPS; k++) {
 		slow[k].step = strm[k].step = k;
 		strm[k].stream = s;
@@ -86,6 +102,10 @@ int main(void)
 		CK(cudaFreeHost(extra));
 	}
 	int bad = 0;
+	if (never.calls) {
+		fprintf(stderr, "host_callback: a refused callback ran %d times\n", never.calls);
+		bad = 1;
+	}
 	for (int k = 0; k < HC_STEPS; k++)
 		if (slow[k].calls != 1 || strm[k].calls != 1) {
 			fprintf(stderr, "host_callback: step %d: cb_slow ran %d times, cb_stream %d (want 1, 1)\n", k,
