@@ -612,7 +612,7 @@ static void gp_an_host_callback_op(struct gp_an *an, const struct gp_rec_hostcb 
 	op.has_gpu = 1;
 	op.api_class = GP_API_HOST_FUNC;
 	op.stream = GP_NONE32; /* the record has the call's handle, not CUPTI's stream id */
-	op.corr = h->op;
+	op.corr = h->op | GP_OP_CORR_HOST_CALLBACK;
 	op.tid = h->tid;
 	op.gpu_start = h->start;
 	op.gpu_end = h->start + gp_hostcb_dur_ns(h);
