@@ -19,8 +19,15 @@ which the report takes from CUPTI's COMMAND_BUFFER_FULL record (the truth
 line, ending at the freed op's end) or, without CUPTI's overhead records,
 infers from the queue's level (from the call's entry after CUPTI's cost to
 the freed op's end).
+A host function's run on its stream (the truth's `hostfn` lines) is an op
+too, "host callback FUNCTION" (docs/metrics.md §3, host callbacks): its run
+on the host's clock is its execute, it has no launch or queue, it is never
+GPU busy, and a wait for it is split like any other. The function each call
+enqueued is the program's: the calling script names it (HOSTFN_NAMES=
+"cudaLaunchHostFunc=f,cudaStreamAddCallback=g"), required when the truth has
+such lines, since under the library simcuda is handed its trampoline.
 
-Nothing is passed in by the calling script: every correction is derived
+Nothing else is passed in by the calling script: every correction is derived
 here, with its sign, from the truth and the report's own stated figures,
 and printed with its source:
  * GPU timestamps are read as the report must read them, per device (the
