@@ -367,6 +367,8 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		gp_an_scan1_stack(an, r, nslots);
 		break;
 	case GP_REC_HOST_CALLBACK: /* its function is named like a stack's frame */
+		if (r->hostcb.start > UINT64_MAX - gp_hostcb_dur_ns(&r->hostcb))
+			break; /* corrupt: no time (pass 2 skips it too) */
 		gp_an_seen(an, r->hostcb.start, r->hostcb.start + gp_hostcb_dur_ns(&r->hostcb));
 		if (gp_an_grow((void **)&an->pcs, &an->cappcs, an->npcs + 1, sizeof *an->pcs))
 			return gp_an_fail(an, -ENOMEM), an->err;
@@ -606,6 +608,8 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
  * waits around it; never GPU time. */
 static void gp_an_host_callback_op(struct gp_an *an, const struct gp_rec_hostcb *h)
 {
+	if (h->start > UINT64_MAX - gp_hostcb_dur_ns(h))
+		return; /* corrupt: its end would wrap */
 	struct gp_an_op op;
 	memset(&op, 0, sizeof op);
 	op.kind = GP_OP_HOST_CALLBACK;
