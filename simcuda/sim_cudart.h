@@ -84,6 +84,8 @@ struct sim_stream {
 	int legacy, nonblocking, destroyed;
 	uint64_t tail_end;  /* end of the last op on this stream */
 	uint32_t tail_corr; /* its correlation id (the CUPTI record's) */
+	struct sim_hostfn *hostfn_next; /* the host function its worker runs next */
+	int hostfn_worker;              /* its worker thread exists (sim_launch.c) */
 	uint32_t hostfn_pending; /* host functions placed on it that have not
 	                            returned: the stream is held until they do
 	                            (tail_end is then their start, not their end) */
@@ -134,6 +136,7 @@ struct sim_pending {
 struct sim_dev {
 	pthread_mutex_t mx;
 	pthread_cond_t hostfn_done; /* a host function returned (with mx) */
+	pthread_cond_t hostfn_work; /* a host function was handed to a worker (with mx) */
 	struct sim_stream legacy[SIM_MAX_DEVICES]; /* each device's legacy default stream */
 	struct {                                    /* each device's pending ops: a min-heap by end */
 		struct sim_pending *v;

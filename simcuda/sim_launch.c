@@ -13,10 +13,11 @@
  * passes its device's launch queue (`queue_depth`), and each kernel's time
  * is drawn within +-exec_jitter_pct % of its cost from the `seed` sequence.
  *
- * Threads: application threads, any number; each host function runs on a
- * detached thread of its own that sleeps until its place on the timeline
- * and holds its stream until the function returns (what follows on the
- * stream, and a wait that covers it, waits for that return).
+ * Threads: application threads, any number; the host functions of a stream
+ * run on that stream's worker thread (started with its first one, never
+ * ended), each sleeping until its place on the timeline and holding its
+ * stream until the function returns (what follows on the stream, and a
+ * wait that covers it, waits for that return).
  * Locks: g_dev.mx around scheduling only, g_mem_mx around the host body.
  */
 #include <pthread.h>
@@ -223,19 +224,51 @@ struct sim_hostfn {
 	const void *sym; /* the program's function (a stream callback's, not its adapter) */
 };
 
-/* Run one host function at its place on its stream, holding the stream
- * until it returns (sim_timeline_hostfn_done), and write when it ran. */
+/* A stream's host-function worker, as CUDA runs callbacks on a thread of
+ * its own that lives on: each host function at its place on the stream,
+ * holding the stream until it returns (sim_timeline_hostfn_done), and when
+ * it ran in the truth. At most one is handed over at a time (placing the
+ * next waits until the stream is no longer held). Never ends: streams are
+ * never freed. */
 static void *sim_hostfn_main(void *arg)
 {
-	struct sim_hostfn *h = arg;
-	sim_timeline_wait_until(h->at);
-	uint64_t start = simcupti_now();
-	h->fn(h->user);
-	uint64_t end = simcupti_now();
-	sim_truth_hostfn(h->call, h->sym, h->s->id, start, end, h->corr);
-	sim_timeline_hostfn_done(h->s, end, h->corr);
-	free(h);
+	struct sim_stream *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&g_dev.mx);
+		while (!s->hostfn_next)
+			pthread_cond_wait(&g_dev.hostfn_work, &g_dev.mx);
+		struct sim_hostfn *h = s->hostfn_next;
+		s->hostfn_next = NULL;
+		pthread_mutex_unlock(&g_dev.mx);
+		sim_timeline_wait_until(h->at);
+		uint64_t start = simcupti_now();
+		h->fn(h->user);
+		uint64_t end = simcupti_now();
+		sim_truth_hostfn(h->call, h->sym, s->id, start, end, h->corr);
+		sim_timeline_hostfn_done(s, end, h->corr);
+		free(h);
+	}
 	return NULL;
+}
+
+/* Hand h to its stream's worker, starting the worker the first time.
+ * Caller holds g_dev.mx. 0, or an error of pthread_create. */
+static int sim_hostfn_hand(struct sim_stream *s, struct sim_hostfn *h)
+{
+	if (!s->hostfn_worker) {
+		pthread_t t;
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		int rc = pthread_create(&t, &at, sim_hostfn_main, s);
+		pthread_attr_destroy(&at);
+		if (rc != 0)
+			return rc;
+		s->hostfn_worker = 1;
+	}
+	s->hostfn_next = h;
+	pthread_cond_broadcast(&g_dev.hostfn_work);
+	return 0;
 }
 
 static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, const void *sym, int per_thread,
@@ -260,20 +293,16 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, c
 	h->corr = c.corr;
 	h->call = name;
 	h->sym = sym;
-	pthread_t t;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	/* placed and marked pending before its thread can end it */
+	/* placed and marked pending before its worker can end it; placing
+	 * settled the stream, so its worker holds nothing */
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t hend;
 	h->at = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
 	s->hostfn_pending++;
-	int rc = pthread_create(&t, &at, sim_hostfn_main, h);
+	int rc = sim_hostfn_hand(s, h);
 	if (rc != 0)
 		s->hostfn_pending--; /* tail_end stays its start: an op of no length */
 	pthread_mutex_unlock(&g_dev.mx);
-	pthread_attr_destroy(&at);
 	if (rc != 0) {
 		free(h);
 		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);

@@ -26,6 +26,7 @@
 struct sim_dev g_dev = {
 	.mx = PTHREAD_MUTEX_INITIALIZER,
 	.hostfn_done = PTHREAD_COND_INITIALIZER,
+	.hostfn_work = PTHREAD_COND_INITIALIZER,
 	/* device 0's legacy stream has CUDA's id 7; the others take the ids
 	 * below 13, where the other streams' ids begin */
 	.legacy = {{.id = SIM_LEGACY_STREAM_ID, .legacy = 1, .device = 0},
