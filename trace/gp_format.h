@@ -56,7 +56,7 @@ enum gp_rec_type {
 	GP_REC_CALIBRATION = 25,/* struct gp_rec_calib: CUPTI's cost, measured */
 	GP_REC_COUNTER = 26,    /* struct gp_rec_counter: a hardware counter */
 	GP_REC_CLOCK_PAIR = 27, /* struct gp_rec_clock: wall clock vs trace  */
-	GP_REC_HOST_CALLBACK = 28, /* struct gp_rec_hostcb: a host callback's run */
+	GP_REC_HOST_CALLBACK = 29, /* struct gp_rec_hostcb: a host callback's run */
 	GP_REC_TYPE_COUNT
 };
 
