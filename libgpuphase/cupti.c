@@ -135,7 +135,7 @@ enum gp_api_class gp_cupti_classify(int driver, unsigned cbid)
 	if (!n)
 		return GP_API_OTHER;
 	if (!driver) {
-		if (gp_cupti_prefix(n, "cudaLaunchHostFunc"))
+		if (gp_cupti_prefix(n, "cudaLaunchHostFunc") || gp_cupti_prefix(n, "cudaStreamAddCallback"))
 			return GP_API_HOST_FUNC;
 		if (gp_cupti_prefix(n, "cudaLaunch") || gp_cupti_prefix(n, "__cudaLaunch"))
 			return GP_API_LAUNCH;
@@ -158,7 +158,7 @@ enum gp_api_class gp_cupti_classify(int driver, unsigned cbid)
 			return GP_API_SYNC_IMPLICIT;
 		return GP_API_OTHER;
 	}
-	if (gp_cupti_prefix(n, "cuLaunchHostFunc"))
+	if (gp_cupti_prefix(n, "cuLaunchHostFunc") || gp_cupti_prefix(n, "cuStreamAddCallback"))
 		return GP_API_HOST_FUNC;
 	if (gp_cupti_prefix(n, "cuLaunch"))
 		return GP_API_LAUNCH;

@@ -22,6 +22,8 @@
  *   pyframes.c  the calling thread's CPython frames, read in place
  *   nvtx.c      NVTX injection (InitializeInjectionNvtx2)
  *   graphs.c    CUDA graph capture mapping (CUPTI graph-node callbacks)
+ *   hostcb.c    the runs of host functions enqueued on streams (trampolines;
+ *               its hook entry points in hostcb.h)
  *   attach_session.c  the session `gpuphase attach` runs inside the target
  *               process (prefix gp_attach_): GOT and export patching, CUPTI
  *               after the context
@@ -417,6 +419,12 @@ int gp_graphs_open(void *cupti_lib);
 /* CUPTI resource callback GRAPHNODE_CREATED / GRAPHNODE_CLONED: data is the
  * CUpti_ResourceData. Emits one GP_REC_GRAPH_NODE. */
 void gp_graphs_callback(unsigned cbid, const void *data);
+
+/* ---- hostcb.c ---------------------------------------------------------- */
+
+/* Host callbacks run unwrapped for want of a pool slot, so far (finish's
+ * GP_STATUS_HOST_CALLBACK_LOST). */
+uint64_t gp_hostcb_lost_total(void);
 
 /* ---- hostload.c -------------------------------------------------------- */
 

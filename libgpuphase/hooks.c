@@ -34,9 +34,14 @@
 
 #include "gp_collector.h"
 #include "gp_lib.h"
+#include "hostcb.h"
 
 /* Pair: written with __ATOMIC_RELEASE by lib.c / window.c, read relaxed here. */
 unsigned gp_watch = GP_WATCH_ALL;
+
+/* A hook whose arguments are wrapped (hooks.def): in every list but the
+ * definitions, an ordinary twin. */
+#define GP_HOOK_TWIN_WRAP(n, sfx, p, a, c, s, f, w) GP_HOOK_TWIN(n, sfx, p, a, c, s, f)
 
 enum gp_hook_id {
 #define GP_HOOK(n, p, a, c, s, f) GP_HID_##n,
@@ -231,9 +236,13 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 /*
  * One hook. `twin` is 1 for the per-thread-default-stream variants. The
  * function-pointer slot real_<name> is written once by gp_resolve_real
- * (idempotent: every racer stores the same value).
+ * (idempotent: every racer stores the same value). `wrap`, inside the
+ * window only, may replace the call's arguments before the real call (a
+ * host function's, hostcb.c) and gives a token that gp_hostcb_settle gets
+ * with the result; NULL for every other hook (the settle then compiles
+ * away).
  */
-#define GP_HOOK_DEFINE(n, p, a, c, s, f, twin)                                                            \
+#define GP_HOOK_DEFINE(n, p, a, c, s, f, twin, wrap)                                                            \
 	typedef cudaError_t (*gp_fn_##n) p;                                                                \
 	cudaError_t n p;                                                                                   \
 	static void *real_##n;                                                                             \
@@ -253,7 +262,10 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 		if (!gp_hooks_enter(&gp_call_, GP_HID_##n, c, (const void *)(s), twin, (f))) {                 \
 			gp_r_ = gp_real_ a;                                                                      \
 		} else {                                                                                       \
+			void *gp_w_ = gp_call_.active ? (wrap) : NULL;                                           \
 			gp_r_ = gp_real_ a;                                                                      \
+			if (gp_w_)                                                                               \
+				gp_hostcb_settle(gp_w_, (int)gp_r_);                                             \
 			gp_hooks_exit(&gp_call_, gp_r_);                                                         \
 		}                                                                                              \
 		gp_tls.in_call--;                                                                              \
@@ -261,11 +273,17 @@ static void gp_hooks_exit(struct gp_call *c, cudaError_t r)
 	}                                                                                                  \
 	static __typeof__(n) gp_local_##n __attribute__((alias(#n)));
 
-#define GP_HOOK(n, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0)
-#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0) GP_HOOK_DEFINE(n##sfx, p, a, c, s, f, 1)
+#define GP_HOOK(n, p, a, c, s, f) GP_HOOK_DEFINE(n, p, a, c, s, f, 0, NULL)
+#define GP_HOOK_TWIN(n, sfx, p, a, c, s, f)                                                                \
+	GP_HOOK_DEFINE(n, p, a, c, s, f, 0, NULL) GP_HOOK_DEFINE(n##sfx, p, a, c, s, f, 1, NULL)
+#undef GP_HOOK_TWIN_WRAP
+#define GP_HOOK_TWIN_WRAP(n, sfx, p, a, c, s, f, w)                                                        \
+	GP_HOOK_DEFINE(n, p, a, c, s, f, 0, w) GP_HOOK_DEFINE(n##sfx, p, a, c, s, f, 1, w)
 #include "hooks.def"
 #undef GP_HOOK
 #undef GP_HOOK_TWIN
+#undef GP_HOOK_TWIN_WRAP
+#define GP_HOOK_TWIN_WRAP(n, sfx, p, a, c, s, f, w) GP_HOOK_TWIN(n, sfx, p, a, c, s, f)
 
 /* Each hook's function and its real_<name> slot, by hook id (attach_session.c
  * points GOT entries and the runtime's exports at the former, checked

@@ -667,6 +667,9 @@ int gp_lib_finish(void)
 	uint64_t lost_all = gp_state_startup_total();
 	if (lost_all)
 		gp_state_status(GP_STATUS_STARTUP_LOST, (int64_t)lost_all, NULL); /* no malloc: as above */
+	uint64_t hostcb_lost = gp_hostcb_lost_total();
+	if (hostcb_lost)
+		gp_state_status(GP_STATUS_HOST_CALLBACK_LOST, (int64_t)hostcb_lost, NULL);
 	gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;

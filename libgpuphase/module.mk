@@ -7,7 +7,7 @@
 
 GP_LIB_SRCS := libgpuphase/state.c libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
-               libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostload.c libgpuphase/pyframes.c \
+               libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostcb.c libgpuphase/hostload.c libgpuphase/pyframes.c \
                libgpuphase/attach_session.c libgpuphase/clocks.c libgpuphase/counters.c libgpuphase/calibrate.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 # config.c is pure (gp_config.h): the gpuphase command links it too.

@@ -415,7 +415,7 @@ static cudaError_t sim_exec_add_callback(cudaStream_t st, cudaStreamCallback_t c
 	k->cb = cb;
 	k->stream = st;
 	k->user = user;
-	cudaError_t r = sim_launch_host_fn(st, sim_exec_callback_main, k, nm, cbid);
+	cudaError_t r = sim_launch_host_fn(st, sim_exec_callback_main, k, (const void *)cb, nm, cbid);
 	if (r != cudaSuccess)
 		free(k);
 	return r;

@@ -84,6 +84,11 @@ struct sim_stream {
 	int legacy, nonblocking, destroyed;
 	uint64_t tail_end;  /* end of the last op on this stream */
 	uint32_t tail_corr; /* its correlation id (the CUPTI record's) */
+	struct sim_hostfn *hostfn_next; /* the host function its worker runs next */
+	int hostfn_worker;              /* its worker thread exists (sim_launch.c) */
+	uint32_t hostfn_pending; /* host functions placed on it that have not
+	                            returned: the stream is held until they do
+	                            (tail_end is then their start, not their end) */
 	struct sim_graph *capture; /* graph being captured (sim_graph.c), under g_dev.mx */
 	struct sim_stream *next;
 };
@@ -130,6 +135,8 @@ struct sim_pending {
 
 struct sim_dev {
 	pthread_mutex_t mx;
+	pthread_cond_t hostfn_done; /* a host function returned (with mx) */
+	pthread_cond_t hostfn_work; /* a host function was handed to a worker (with mx) */
 	struct sim_stream legacy[SIM_MAX_DEVICES]; /* each device's legacy default stream */
 	struct {                                    /* each device's pending ops: a min-heap by end */
 		struct sim_pending *v;
@@ -153,6 +160,12 @@ struct sim_call;
 void sim_timeline_spin_until(uint64_t t);
 /* Block until CUPTI's clock reaches t: sleep most of it, spin the end. */
 void sim_timeline_wait_until(uint64_t t);
+/* Wait until no host function holds s (its tail_end is then known).
+ * Caller holds g_dev.mx (released while waiting). */
+void sim_timeline_settle(struct sim_stream *s);
+/* A host function placed on s (corr: its call's) returned at `end`: s's
+ * tail moves there and waiters wake. Takes g_dev.mx. */
+void sim_timeline_hostfn_done(struct sim_stream *s, uint64_t end, uint32_t corr);
 static inline uint64_t sim_max(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
@@ -172,7 +185,7 @@ struct sim_stream *sim_timeline_legacy(int dev);
 /* The stream an API call means. per_thread: the call is a _ptsz/_ptds twin. */
 struct sim_stream *sim_timeline_stream_of(cudaStream_t st, int per_thread);
 /* Earliest start on s by ordering, and the op that sets it. Caller holds g_dev.mx. */
-uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr);
+uint64_t sim_timeline_deps(struct sim_stream *s, uint32_t *corr);
 /* Latest end over every stream of the calling thread's device, and its op. Takes g_dev.mx. */
 uint64_t sim_timeline_device_tail(uint32_t *corr);
 /* The same for device dev. Takes g_dev.mx. */
@@ -273,6 +286,10 @@ void sim_truth_api(const char *name, uint32_t tid, uint64_t start, uint64_t end,
 		   uint64_t write_rt, uint64_t write_drv);
 void sim_truth_cupti_kind(const char *kind, int cbid, int on, uint64_t t);
 void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr);
+/* A host function's run on its stream (corr: the enqueuing call's; fn: the
+ * program's function, named by its object and offset). */
+void sim_truth_hostfn(const char *call, const void *fn, uint32_t stream, uint64_t start, uint64_t end,
+		      uint32_t corr);
 /* A launch replayed `replay` times for CUPTI's range profiler (sim_replay.c). */
 void sim_truth_kernel_replay(const char *name, uint32_t stream, uint64_t start, uint64_t end, uint32_t corr,
 			     unsigned replay);
@@ -351,8 +368,9 @@ int sim_unsupported(const char *name, atomic_int *once);
 size_t sim_attributes_global_mem(void);
 /* A stream's priority (sim_api_exec.c): 0 unless created with one. */
 int sim_exec_stream_priority(const struct sim_stream *s);
-/* A host function on a stream, reported as the call `nm` (sim_launch.c). */
-cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const char *nm,
+/* A host function on a stream, reported as the call `nm` (sim_launch.c);
+ * sym: the program's function, for the truth. */
+cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const void *sym, const char *nm,
 			       CUpti_CallbackId cbid);
 
 /* ---- graphs (sim_graph.c, sim_graph.h) ----------------------------------------- */

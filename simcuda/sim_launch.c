@@ -13,8 +13,11 @@
  * passes its device's launch queue (`queue_depth`), and each kernel's time
  * is drawn within +-exec_jitter_pct % of its cost from the `seed` sequence.
  *
- * Threads: application threads, any number; each host function runs on a
- * detached thread of its own that sleeps until its place on the timeline.
+ * Threads: application threads, any number; the host functions of a stream
+ * run on that stream's worker thread (started with its first one, never
+ * ended), each sleeping until its place on the timeline and holding its
+ * stream until the function returns (what follows on the stream, and a
+ * wait that covers it, waits for that return).
  * Locks: g_dev.mx around scheduling only, g_mem_mx around the host body.
  */
 #include <pthread.h>
@@ -216,18 +219,60 @@ struct sim_hostfn {
 	cudaHostFn_t fn;
 	void *user;
 	uint64_t at;
+	struct sim_stream *s;
+	uint32_t corr;
+	const char *call;
+	const void *sym; /* the program's function (a stream callback's, not its adapter) */
 };
 
+/* A stream's host-function worker, as CUDA runs callbacks on a thread of
+ * its own that lives on: each host function at its place on the stream,
+ * holding the stream until it returns (sim_timeline_hostfn_done), and when
+ * it ran in the truth. At most one is handed over at a time (placing the
+ * next waits until the stream is no longer held). Never ends: streams are
+ * never freed. */
 static void *sim_hostfn_main(void *arg)
 {
-	struct sim_hostfn *h = arg;
-	sim_timeline_wait_until(h->at);
-	h->fn(h->user);
-	free(h);
+	struct sim_stream *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&g_dev.mx);
+		while (!s->hostfn_next)
+			pthread_cond_wait(&g_dev.hostfn_work, &g_dev.mx);
+		struct sim_hostfn *h = s->hostfn_next;
+		s->hostfn_next = NULL;
+		pthread_mutex_unlock(&g_dev.mx);
+		sim_timeline_wait_until(h->at);
+		uint64_t start = simcupti_now();
+		h->fn(h->user);
+		uint64_t end = simcupti_now();
+		sim_truth_hostfn(h->call, h->sym, s->id, start, end, h->corr);
+		sim_timeline_hostfn_done(s, end, h->corr);
+		free(h);
+	}
 	return NULL;
 }
 
-static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, int per_thread,
+/* Hand h to its stream's worker, starting the worker the first time.
+ * Caller holds g_dev.mx. 0, or an error of pthread_create. */
+static int sim_hostfn_hand(struct sim_stream *s, struct sim_hostfn *h)
+{
+	if (!s->hostfn_worker) {
+		pthread_t t;
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		int rc = pthread_create(&t, &at, sim_hostfn_main, s);
+		pthread_attr_destroy(&at);
+		if (rc != 0)
+			return rc;
+		s->hostfn_worker = 1;
+	}
+	s->hostfn_next = h;
+	pthread_cond_broadcast(&g_dev.hostfn_work);
+	return 0;
+}
+
+static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, const void *sym, int per_thread,
 				 const char *name, CUpti_CallbackId cbid)
 {
 	struct sim_call c;
@@ -243,18 +288,22 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 	if (!h)
 		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
 	struct sim_stream *s = sim_timeline_stream_of(st, per_thread);
+	h->fn = fn;
+	h->user = user;
+	h->s = s;
+	h->corr = c.corr;
+	h->call = name;
+	h->sym = sym;
+	/* placed and marked pending before its worker can end it; placing
+	 * settled the stream, so its worker holds nothing */
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t hend;
 	h->at = sim_timeline_schedule(s, end + g_cfg.launch_latency_ns, 0, c.corr, &hend);
+	s->hostfn_pending++;
+	int rc = sim_hostfn_hand(s, h);
+	if (rc != 0)
+		s->hostfn_pending--; /* tail_end stays its start: an op of no length */
 	pthread_mutex_unlock(&g_dev.mx);
-	h->fn = fn;
-	h->user = user;
-	pthread_t t;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	int rc = pthread_create(&t, &at, sim_hostfn_main, h);
-	pthread_attr_destroy(&at);
 	if (rc != 0) {
 		free(h);
 		return sim_call_exit(&c, cudaErrorMemoryAllocation, end);
@@ -264,12 +313,13 @@ static cudaError_t sim_host_func(cudaStream_t st, cudaHostFn_t fn, void *user, i
 
 SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	return sim_host_func(stream, fn, userData, 0, "cudaLaunchHostFunc", SIM_RT(cudaLaunchHostFunc_v10000));
+	return sim_host_func(stream, fn, userData, (const void *)fn, 0, "cudaLaunchHostFunc",
+			     SIM_RT(cudaLaunchHostFunc_v10000));
 }
 
 SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	return sim_host_func(stream, fn, userData, 1, "cudaLaunchHostFunc_ptsz",
+	return sim_host_func(stream, fn, userData, (const void *)fn, 1, "cudaLaunchHostFunc_ptsz",
 			     SIM_RT(cudaLaunchHostFunc_ptsz_v10000));
 }
 
@@ -285,8 +335,8 @@ SIM_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
 }
 
 /* cudaStreamAddCallback (sim_api_exec.c) is a host function under its own name. */
-cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const char *nm,
+cudaError_t sim_launch_host_fn(cudaStream_t st, cudaHostFn_t fn, void *user, const void *sym, const char *nm,
 			       CUpti_CallbackId cbid)
 {
-	return sim_host_func(st, fn, user, 0, nm, cbid);
+	return sim_host_func(st, fn, user, sym, 0, nm, cbid);
 }

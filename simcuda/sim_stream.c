@@ -113,8 +113,9 @@ static cudaError_t sim_stream_query(cudaStream_t st, int pt, const char *nm, CUp
 	sim_timeline_spin_until(c.start + g_cfg.api_ns);
 	pthread_mutex_lock(&g_dev.mx);
 	uint64_t t = s->tail_end;
+	uint32_t held = s->hostfn_pending; /* a host function still running */
 	pthread_mutex_unlock(&g_dev.mx);
-	return sim_call_exit(&c, simcupti_now() >= t ? cudaSuccess : cudaErrorNotReady, 0);
+	return sim_call_exit(&c, !held && simcupti_now() >= t ? cudaSuccess : cudaErrorNotReady, 0);
 }
 
 SIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
@@ -162,6 +163,7 @@ static cudaError_t sim_stream_sync(cudaStream_t st, int pt, const char *nm, CUpt
 	sim_call_enter(&c, nm, cbid, pt ? SIM_DRV(cuStreamSynchronize_ptsz) : SIM_DRV(cuStreamSynchronize));
 	struct sim_stream *s = sim_timeline_stream_of(st, pt);
 	pthread_mutex_lock(&g_dev.mx);
+	sim_timeline_settle(s); /* a host function on it: its return is the tail */
 	uint64_t t = s->tail_end;
 	uint32_t wc = s->tail_corr;
 	pthread_mutex_unlock(&g_dev.mx);

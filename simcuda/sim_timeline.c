@@ -25,6 +25,8 @@
 
 struct sim_dev g_dev = {
 	.mx = PTHREAD_MUTEX_INITIALIZER,
+	.hostfn_done = PTHREAD_COND_INITIALIZER,
+	.hostfn_work = PTHREAD_COND_INITIALIZER,
 	/* device 0's legacy stream has CUDA's id 7; the others take the ids
 	 * below 13, where the other streams' ids begin */
 	.legacy = {{.id = SIM_LEGACY_STREAM_ID, .legacy = 1, .device = 0},
@@ -91,6 +93,33 @@ void sim_timeline_wait_until(uint64_t t)
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+void sim_timeline_settle(struct sim_stream *s)
+{
+	while (s->hostfn_pending)
+		pthread_cond_wait(&g_dev.hostfn_done, &g_dev.mx);
+}
+
+/* Every stream of device dev settled. Caller holds g_dev.mx. */
+static void sim_timeline_settle_device(int dev)
+{
+	sim_timeline_settle(&g_dev.legacy[dev]);
+	for (struct sim_stream *b = g_dev.streams; b; b = b->next)
+		if (b->device == dev)
+			sim_timeline_settle(b);
+}
+
+void sim_timeline_hostfn_done(struct sim_stream *s, uint64_t end, uint32_t corr)
+{
+	pthread_mutex_lock(&g_dev.mx);
+	if (end > s->tail_end) {
+		s->tail_end = end;
+		s->tail_corr = corr;
+	}
+	s->hostfn_pending--;
+	pthread_cond_broadcast(&g_dev.hostfn_done);
+	pthread_mutex_unlock(&g_dev.mx);
 }
 
 void sim_timeline_rebase(int64_t delta)
@@ -164,10 +193,17 @@ struct sim_stream *sim_timeline_legacy(int dev)
  * Earliest time work enqueued now on s may start because of ordering, and the
  * op that determines it: s's own tail; for the legacy stream also every
  * blocking stream's tail on its device; for a blocking stream also its
- * device's legacy tail. Caller holds g_dev.mx.
+ * device's legacy tail. A host function still running on one of those
+ * streams is waited for first (real CUDA would return at once and start the
+ * op after it: docs/simcuda.md). Caller holds g_dev.mx (released while
+ * waiting).
  */
-uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr)
+uint64_t sim_timeline_deps(struct sim_stream *s, uint32_t *corr)
 {
+	if (s->legacy || !s->nonblocking)
+		sim_timeline_settle_device(s->device); /* more than needed for a blocking stream: simple */
+	else
+		sim_timeline_settle(s);
 	uint64_t t = s->tail_end;
 	uint32_t c = s->tail_corr;
 	const struct sim_stream *leg = &g_dev.legacy[s->device];
@@ -186,10 +222,12 @@ uint64_t sim_timeline_deps(const struct sim_stream *s, uint32_t *corr)
 	return t;
 }
 
-/* Latest end over every stream of device dev. Takes g_dev.mx. */
+/* Latest end over every stream of device dev, once no host function holds
+ * one (waited for here). Takes g_dev.mx. */
 uint64_t sim_timeline_dev_tail(int dev, uint32_t *corr)
 {
 	pthread_mutex_lock(&g_dev.mx);
+	sim_timeline_settle_device(dev >= 0 && dev < SIM_MAX_DEVICES ? dev : 0);
 	const struct sim_stream *leg = sim_timeline_legacy(dev);
 	uint64_t t = leg->tail_end;
 	uint32_t c = leg->tail_corr;
@@ -309,8 +347,8 @@ uint64_t sim_timeline_implicit_sync(const struct sim_call *c, int dev, const cha
 	if (!g_cfg.implicit_sync)
 		return c->start;
 	uint32_t wc;
+	uint64_t now = simcupti_now(); /* before: dev_tail may wait for a host function */
 	uint64_t t = sim_timeline_dev_tail(dev, &wc);
-	uint64_t now = simcupti_now();
 	if (t <= now)
 		return c->start;
 	sim_timeline_wait_until(t);

@@ -2,7 +2,7 @@
  * sim_truth_writer.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
  * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
- * ("sync"), per interval CUPTI itself spent inside an API call
+ * ("sync"), per run of a host function on a stream ("hostfn"), per interval CUPTI itself spent inside an API call
  * ("overhead"), per setting of CUPTI's clock error ("gpu_clock"), per flip
  * of a CUPTI activity switch ("cupti_kind"), per stream its device
  * ("stream") and, per function, simcuda's own
@@ -18,6 +18,7 @@
  * interleave. Opened once at driver start (sim_call.c), before any line is
  * written; without SIMCUDA_TRUTH every writer returns at once.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -188,6 +189,25 @@ void sim_truth_kernel(const char *name, uint32_t stream, uint64_t start, uint64_
 	sim_truth("{\"type\":\"kernel\",\"name\":\"%s\",\"stream\":%u,\"start\":%llu,\"end\":%llu,"
 		  "\"corr\":%u,\"api_corr\":%u}\n",
 		  name, stream, (unsigned long long)start, (unsigned long long)end, corr, corr);
+}
+
+/* A host function (cudaLaunchHostFunc, cudaStreamAddCallback): when it ran
+ * on the host, holding its stream; corr is its call's. The program's
+ * function by the object that holds it and its address there and in memory
+ * (a static function has no dynamic symbol: a test names it from the
+ * object's symbol table). */
+void sim_truth_hostfn(const char *call, const void *fn, uint32_t stream, uint64_t start, uint64_t end,
+		      uint32_t corr)
+{
+	Dl_info di;
+	memset(&di, 0, sizeof di);
+	if (!dladdr(fn, &di) || !di.dli_fname)
+		di.dli_fname = "";
+	uintptr_t at = (uintptr_t)fn, base = (uintptr_t)di.dli_fbase;
+	sim_truth("{\"type\":\"hostfn\",\"call\":\"%s\",\"stream\":%u,\"start\":%llu,\"end\":%llu,"
+		  "\"corr\":%u,\"fn_object\":\"%s\",\"fn_offset\":%llu,\"fn_addr\":%llu}\n",
+		  call, stream, (unsigned long long)start, (unsigned long long)end, corr, di.dli_fname,
+		  (unsigned long long)(at - base), (unsigned long long)at);
 }
 
 /* "replay": the passes CUPTI's range profiler replayed the launch for

@@ -25,7 +25,8 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/report_profiler $(B)/tests/e2e/report_devices \
                    $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run \
                    $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call \
-                   $(B)/tests/e2e/window_unopened $(B)/tests/e2e/launch_config
+                   $(B)/tests/e2e/window_unopened $(B)/tests/e2e/launch_config \
+                   $(B)/tests/e2e/host_callback
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -91,7 +92,7 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh tests/e2e/test_python_package.sh \
 	 tests/e2e/test_report_truth_modes.sh \
 	 tests/e2e/test_report_tampers.sh tests/e2e/test_report_gpu_clock.sh tests/e2e/test_report_hostile.sh \
-	 tests/e2e/test_launch_config.sh
+	 tests/e2e/test_launch_config.sh tests/e2e/test_report_host_callback.sh
 # A job past one machine: rank variables and names, clock pairs, two ranks as
 # two hosts (clockshift.so) lined up, cross-rank analyses against the truth.
 TESTS += tests/e2e/test_multinode.sh

@@ -22,6 +22,7 @@ static const char *const type_names[GP_REC_TYPE_COUNT] = {
 	[GP_REC_OVERHEAD] = "overhead", [GP_REC_CALIBRATION] = "calibration",
 	[GP_REC_COUNTER] = "counter", [GP_REC_CLOCK_PAIR] = "clock_pair",
 	[GP_REC_LAUNCH_CFG] = "launch_cfg",
+	[GP_REC_HOST_CALLBACK] = "host_callback",
 };
 
 static void dump_string(const union gp_rec *r, uint32_t n)
@@ -98,6 +99,12 @@ static void dump_rec(const union gp_rec *r, uint32_t n)
 		printf("clock_pair kind=%u raw=%" PRIu64 " realtime=%" PRIu64 " width_ns=%u tries=%u\n", r->clock.kind,
 		       r->clock.raw, r->clock.realtime, r->clock.width_ns, r->clock.tries);
 		return;
+	case GP_REC_HOST_CALLBACK: {
+		uint64_t dur = r->hostcb.flags & GP_HOSTCBF_DUR_US ? (uint64_t)r->hostcb.dur * 1000u : r->hostcb.dur;
+		printf("host_callback flags=0x%x tid=%u start=%" PRIu64 " dur_ns=%" PRIu64 " op=%u fn=0x%" PRIx64 "\n",
+		       r->hostcb.flags, r->hostcb.tid, r->hostcb.start, dur, r->hostcb.op, r->hostcb.fn);
+		return;
+	}
 	case GP_REC_EXTCORR:
 		printf("extcorr kind=%u corr=%u ext_id=%" PRIu64 "\n", r->extcorr.kind, r->extcorr.corr,
 		       r->extcorr.ext_id);

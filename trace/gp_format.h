@@ -57,6 +57,7 @@ enum gp_rec_type {
 	GP_REC_COUNTER = 26,    /* struct gp_rec_counter: a hardware counter */
 	GP_REC_CLOCK_PAIR = 27, /* struct gp_rec_clock: wall clock vs trace  */
 	GP_REC_LAUNCH_CFG = 28, /* struct gp_rec_launch_cfg: interned config */
+	GP_REC_HOST_CALLBACK = 29, /* struct gp_rec_hostcb: a host callback's run */
 	GP_REC_TYPE_COUNT
 };
 
@@ -75,7 +76,7 @@ enum gp_api_class {
 	GP_API_SYNC_STREAM = 7,  /* cudaStreamSynchronize                       */
 	GP_API_SYNC_EVENT = 8,   /* cudaEventSynchronize                        */
 	GP_API_GRAPH_LAUNCH = 9,
-	GP_API_HOST_FUNC = 10,   /* cudaLaunchHostFunc                          */
+	GP_API_HOST_FUNC = 10,   /* cudaLaunchHostFunc, cudaStreamAddCallback   */
 	GP_API_PROFILER = 11,    /* cudaProfilerStart / Stop                    */
 	GP_API_SYNC_IMPLICIT = 12, /* cudaFree, cudaFreeHost, cudaMallocHost,
 	                              cudaHostAlloc: wait for the device first  */
@@ -388,11 +389,16 @@ enum gp_status_kind {
 	GP_STATUS_EXIT_UNSETTLED = 15,   /* finish could not wait for the GPU:
 	                                    value = enum gp_exit_unsettled;
 	                                    GPU records may be missing          */
-	GP_STATUS_WINDOW_UNOPENED = 16   /* GPUPHASE_WINDOW's window never
+	GP_STATUS_WINDOW_UNOPENED = 16,  /* GPUPHASE_WINDOW's window never
 	                                    opened: value = iteration markers
 	                                    seen; detail says why and which
 	                                    marker would work; written once, at
 	                                    finish                             */
+	GP_STATUS_HOST_CALLBACK_LOST = 17 /* value = host callbacks enqueued in
+	                                    the window whose run was not
+	                                    recorded (more pending at once than
+	                                    GP_HOSTCB_MAX_PENDING); written once,
+	                                    at finish, only when not 0          */
 };
 /* GP_STATUS_EXIT_UNSETTLED's value. */
 enum gp_exit_unsettled {
@@ -544,6 +550,29 @@ struct gp_rec_clock {
 	uint64_t pad;
 };
 
+/* GP_REC_HOST_CALLBACK: one run of a host function enqueued on a stream
+ * (cudaLaunchHostFunc, cudaStreamAddCallback and their _ptsz twins), which
+ * CUPTI does not record: the library wraps the program's function and times
+ * the call it makes of it (libgpuphase/hostcb.c). `op` is the hook op id of
+ * the enqueuing call (its GP_REC_HOOK_API has the stream); `fn` is the
+ * program's function, for its symbol. At most GP_HOSTCB_MAX_PENDING are
+ * enqueued and not yet run at once; past that a callback runs unwrapped and
+ * is counted (GP_STATUS_HOST_CALLBACK_LOST). Added without a version
+ * change. */
+#define GP_HOSTCB_MAX_PENDING 4096u
+#define GP_HOSTCBF_STREAM_CALLBACK 0x01u /* cudaStreamAddCallback (not LaunchHostFunc) */
+#define GP_HOSTCBF_DUR_US          0x02u /* dur is in microseconds (run > 4.29 s)     */
+struct gp_rec_hostcb {
+	uint8_t type;
+	uint8_t flags;  /* GP_HOSTCBF_*                                        */
+	uint16_t pad;
+	uint32_t tid;   /* the thread that ran it (CUDA's callback thread)      */
+	uint64_t start; /* trace clock, just before the program's function      */
+	uint32_t dur;   /* ns (us with GP_HOSTCBF_DUR_US), until it returned    */
+	uint32_t op;    /* hook op id of the enqueuing call                      */
+	uint64_t fn;    /* the program's function pointer                        */
+};
+
 /* Any record, as stored. */
 union gp_rec {
 	uint8_t type;
@@ -571,6 +600,7 @@ union gp_rec {
 	struct gp_rec_counter counter;
 	struct gp_rec_clock clock;
 	struct gp_rec_launch_cfg launch_cfg;
+	struct gp_rec_hostcb hostcb;
 	uint8_t raw[GP_REC_SIZE];
 };
 
@@ -583,6 +613,7 @@ _Static_assert(sizeof(struct gp_rec_calib) == GP_REC_SIZE, "calibration record s
 _Static_assert(sizeof(struct gp_rec_counter) == GP_REC_SIZE, "counter record size");
 _Static_assert(sizeof(struct gp_rec_clock) == GP_REC_SIZE, "clock pair record size");
 _Static_assert(sizeof(struct gp_rec_launch_cfg) == GP_REC_SIZE, "launch config record size");
+_Static_assert(sizeof(struct gp_rec_hostcb) == GP_REC_SIZE, "host callback record size");
 _Static_assert(sizeof(struct gp_rec_extcorr) == GP_REC_SIZE, "extcorr record size");
 _Static_assert(sizeof(struct gp_rec_marker) == GP_REC_SIZE, "marker record size");
 _Static_assert(sizeof(struct gp_rec_graph) == GP_REC_SIZE, "graph record size");
@@ -631,6 +662,10 @@ static inline uint64_t gp_api_dur_ns(const struct gp_rec_api *a)
 static inline uint64_t gp_copy_dur_ns(const struct gp_rec_copy *c)
 {
 	return (c->flags & GP_COPYF_DUR_US) ? (uint64_t)c->dur * 1000u : c->dur;
+}
+static inline uint64_t gp_hostcb_dur_ns(const struct gp_rec_hostcb *h)
+{
+	return (h->flags & GP_HOSTCBF_DUR_US) ? (uint64_t)h->dur * 1000u : h->dur;
 }
 static inline uint64_t gp_copy_bytes(const struct gp_rec_copy *c)
 {

@@ -385,6 +385,14 @@ int gp_an_scan1(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 	case GP_REC_STACK:
 		gp_an_scan1_stack(an, r, nslots);
 		break;
+	case GP_REC_HOST_CALLBACK: /* its function is named like a stack's frame */
+		if (r->hostcb.start > UINT64_MAX - gp_hostcb_dur_ns(&r->hostcb))
+			break; /* corrupt: no time (pass 2 skips it too) */
+		gp_an_seen(an, r->hostcb.start, r->hostcb.start + gp_hostcb_dur_ns(&r->hostcb));
+		if (gp_an_grow((void **)&an->pcs, &an->cappcs, an->npcs + 1, sizeof *an->pcs))
+			return gp_an_fail(an, -ENOMEM), an->err;
+		an->pcs[an->npcs++] = r->hostcb.fn + 1; /* as a return address: its name is the pc before */
+		break;
 	case GP_REC_SYMBOL:
 		gp_an_fail(an, gp_map_put(&an->symbols, r->symbol.pc, r->symbol.name));
 		break;
@@ -614,6 +622,38 @@ static void gp_an_hook_only_op(struct gp_an *an, const struct gp_rec_api *a)
 	gp_fold_arrive(an, &op, 0, gp_an_nvtx_top(an, a->tid), GP_NONE32);
 }
 
+/* A host callback's run (metrics.md §3, host callbacks): an op named for
+ * its function, its run the execute, on the host's clock, a candidate of the
+ * waits around it; never GPU time. */
+static void gp_an_host_callback_op(struct gp_an *an, const struct gp_rec_hostcb *h)
+{
+	if (h->start > UINT64_MAX - gp_hostcb_dur_ns(h))
+		return; /* corrupt: its end would wrap */
+	struct gp_an_op op;
+	memset(&op, 0, sizeof op);
+	op.kind = GP_OP_HOST_CALLBACK;
+	op.has_gpu = 1;
+	op.api_class = GP_API_HOST_FUNC;
+	op.stream = GP_NONE32; /* the record has the call's handle, not CUPTI's stream id */
+	op.corr = h->op | GP_OP_CORR_HOST_CALLBACK;
+	op.tid = h->tid;
+	op.gpu_start = h->start;
+	op.gpu_end = h->start + gp_hostcb_dur_ns(h);
+	op.execute_ns = op.gpu_end - op.gpu_start;
+	char buf[512], nb[32];
+	const char *fn = gp_an_frame_name(an, h->fn + 1, nb, sizeof nb);
+	/* the function alone: a frame's name goes on with "+0x.. (object)"
+	 * or " (file:line)" */
+	int n = fn == nb ? snprintf(buf, sizeof buf, "host callback")
+			 : snprintf(buf, sizeof buf, "host callback %.*s", (int)strcspn(fn, "+ ("), fn);
+	uint32_t name_str = gp_an_canon(an, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : strlen(buf));
+	if (an->err)
+		return;
+	op.name = gp_strtab_text(an->strings, name_str);
+	op.nvtx_phase = gp_an_nvtx_phase(an, h->tid);
+	gp_fold_arrive(an, &op, 0, GP_NONE32, name_str);
+}
+
 /* A hooked call: an op of its own in a hook-only trace, else a hook that
  * joins a CUPTI op (join.c) or carries a blocking call's stack (sync.c). */
 static void gp_an_scan2_hook(struct gp_an *an, const struct gp_rec_api *a)
@@ -762,6 +802,9 @@ int gp_an_scan2(struct gp_an *an, const union gp_rec *r, uint32_t nslots)
 		gp_an_decode_gpu(r, &v.gpu);
 		gp_gpu_clock_correct(an, &v.gpu);
 		gp_join_gpu(an, r->type, &v.gpu);
+		break;
+	case GP_REC_HOST_CALLBACK:
+		gp_an_host_callback_op(an, &r->hostcb);
 		break;
 	default:
 		break;

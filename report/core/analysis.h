@@ -42,7 +42,13 @@
 
 enum gp_group_by { GP_GROUP_KERNEL = 0, GP_GROUP_NVTX, GP_GROUP_CALLSITE, GP_GROUP_STREAM, GP_GROUP_PHASE };
 
-enum gp_op_kind { GP_OP_KERNEL = 1, GP_OP_MEMCPY, GP_OP_MEMSET, GP_OP_HOOK_ONLY };
+/* GP_OP_HOST_CALLBACK: a host function's run on its stream (GP_REC_HOST_CALLBACK):
+ * gpu_start/gpu_end are its run on the host clock, never GPU busy time. */
+enum gp_op_kind { GP_OP_KERNEL = 1, GP_OP_MEMCPY, GP_OP_MEMSET, GP_OP_HOOK_ONLY, GP_OP_HOST_CALLBACK };
+/* A host callback op's corr: its enqueuing call's hook op id with this bit
+ * set, apart from CUPTI's correlation ids (both count from 1), which the
+ * waits match ops by. */
+#define GP_OP_CORR_HOST_CALLBACK 0x80000000u
 
 /* One joined GPU operation, handed to the optional op sink (exports). */
 struct gp_an_op {

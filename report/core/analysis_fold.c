@@ -291,10 +291,12 @@ uint64_t gp_fold_arrive(struct gp_an *an, struct gp_an_op *op, uint32_t hook_sta
 	gp_qfull_arrived(an, op, seq);
 	if (op->has_api && op->launch_ns)
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->api_start, op->api_end));
-	if (op->has_gpu) {
+	if (op->has_gpu && op->kind != GP_OP_HOST_CALLBACK) { /* a callback runs on the host */
 		an->busy_sum += op->execute_ns;
 		an->busy_used[op->device] = 1;
 		gp_an_fail(an, gp_sweep_add(&an->busy[op->device], op->gpu_start, op->gpu_end));
+	}
+	if (op->has_gpu) {
 		gp_an_fail(an, gp_sweep_add(&an->covered, op->gpu_start, op->gpu_end));
 		if (gp_sync_arrived(an, op, slot, hook_stack, seq))
 			gp_an_fail(an, -ENOMEM);

@@ -257,8 +257,9 @@ static void gp_chrome_record(void *ctx, const struct gp_an *an, const union gp_r
 static void gp_chrome_op(const struct gp_an_op *op, void *ctx)
 {
 	struct gp_chrome *c = ctx;
-	if (!op->has_gpu)
-		return; /* hook-only: the launch call is on the host track already */
+	if (!op->has_gpu || op->kind == GP_OP_HOST_CALLBACK)
+		return; /* hook-only: the launch call is on the host track already; a
+			   host callback's run is no GPU work (no stream id to put it on) */
 	unsigned gp = gp_chrome_gpu_pid(c, op->device);
 	if (!c->gpu_named[op->device]) {
 		c->gpu_named[op->device] = 1;

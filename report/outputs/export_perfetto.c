@@ -524,7 +524,7 @@ static void gp_pf_record(void *ctx, const struct gp_an *an, const union gp_rec *
 static void gp_pf_op(const struct gp_an_op *op, void *ctx)
 {
 	struct gp_pf *x = ctx;
-	if (!op->has_gpu)
+	if (!op->has_gpu || op->kind == GP_OP_HOST_CALLBACK) /* a callback's run: no GPU work */
 		return;
 	uint64_t gpu = gp_pf_uuid(5, x->index, op->device, 0), st = gp_pf_uuid(6, x->index, op->device, op->stream);
 	char nm[64];

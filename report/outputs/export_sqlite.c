@@ -564,9 +564,9 @@ static void gp_sq_op(const struct gp_an_op *op, void *ctx)
 	struct gp_sq *q = ctx;
 	gp_sq_activity(q, op);
 	sqlite3_stmt *s = q->st[ST_OP];
-	static const char *const kinds[] = { "", "kernel", "memcpy", "memset", "hook-only" };
+	static const char *const kinds[] = { "", "kernel", "memcpy", "memset", "hook-only", "host-callback" };
 	sqlite3_bind_int64(s, 1, q->rank);
-	sqlite3_bind_text(s, 2, kinds[op->kind <= 4 ? op->kind : 0], -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, kinds[op->kind <= 5 ? op->kind : 0], -1, SQLITE_STATIC);
 	gp_sq_bind_str(q, s, 3, op->name ? op->name : "");
 	sqlite3_bind_int64(s, 4, op->device);
 	sqlite3_bind_int64(s, 5, op->stream);

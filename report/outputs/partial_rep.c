@@ -514,7 +514,7 @@ int gp_partial_rep_load(struct gp_pr *r, struct gp_rep *rep)
 /* ---- the layout this file was written for -------------------------------------- */
 
 /* x86-64 (LP64, glibc): the sizes when every field above was encoded. */
-#define GP_PREP_SIZE_REP 1856u
+#define GP_PREP_SIZE_REP 1864u
 #define GP_PREP_SIZE_GROUP 248u
 #define GP_PREP_SIZE_ITER 80u
 #define GP_PREP_SIZE_WINDOW 80u

@@ -261,6 +261,44 @@ Test(report_core, short_op_ending_last_gets_only_its_own_part)
 	gp_rep_free(&rep);
 }
 
+/* metrics.md §3, host callbacks: a callback's run (GP_REC_HOST_CALLBACK) is
+ * an op and a candidate; the wait from the copy's end on is the callback's,
+ * its run is its execute but no GPU busy time, and a record whose end would
+ * wrap is no op at all. */
+static void rec_hostcb(struct recs *t, uint64_t start, uint32_t dur, uint32_t op)
+{
+	union gp_rec *r = rec_new(t);
+	r->hostcb.type = GP_REC_HOST_CALLBACK;
+	r->hostcb.tid = 9;
+	r->hostcb.start = start;
+	r->hostcb.dur = dur;
+	r->hostcb.op = op;
+	r->hostcb.fn = 0x1000;
+}
+
+Test(report_core, wait_for_a_host_callback_is_the_callbacks)
+{
+	struct recs t = { .n = 0 };
+	rec_string(&t, 1, "copy_like");
+	rec_api(&t, RT, GP_API_LAUNCH, 1, 0, 10, 1);
+	rec_kernel(&t, 1, 20, 300, 1, 1);
+	rec_api(&t, RT, GP_API_HOST_FUNC, 1, 12, 6, 2);
+	rec_hostcb(&t, 310, 3000, 5);
+	rec_hostcb(&t, UINT64_MAX - 50, 100, 6); /* corrupt: ignored */
+	const uint64_t w0 = 30, w1 = 3320;
+	rec_api(&t, RT, GP_API_SYNC_DEVICE, 1, w0, (uint32_t)(w1 - w0), 3);
+	struct gp_rep rep = run(&t, GP_GROUP_KERNEL);
+	const struct gp_rep_group *cb = group(&rep, "host callback");
+	cr_expect_eq(group(&rep, "copy_like")->sync_ns, 300 - w0, "the copy: only until its own end");
+	cr_expect_eq(cb->sync_ns, w1 - 300, "the callback: from the copy's end to the call's");
+	cr_expect_eq(cb->count, 1, "the corrupt record is no op");
+	cr_expect_eq(cb->execute_ns, 3000, "its run is its execute");
+	cr_expect_eq(cb->launch_ns, 0);
+	cr_expect_eq(rep.gpu_busy_ns, 280, "only the kernel is GPU time");
+	cr_expect_eq(rep.sync_ns, w1 - w0);
+	gp_rep_free(&rep);
+}
+
 /* Bounded: a wait keeps its GP_WAIT_CANDS latest-ending candidates; the
  * earlier ones merge into the first kept, charged from the wait's start. */
 Test(report_core, split_keeps_the_latest_ending_candidates)

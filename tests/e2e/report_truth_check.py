@@ -19,8 +19,15 @@ which the report takes from CUPTI's COMMAND_BUFFER_FULL record (the truth
 line, ending at the freed op's end) or, without CUPTI's overhead records,
 infers from the queue's level (from the call's entry after CUPTI's cost to
 the freed op's end).
+A host function's run on its stream (the truth's `hostfn` lines) is an op
+too, "host callback FUNCTION" (docs/metrics.md §3, host callbacks): its run
+on the host's clock is its execute, it has no launch or queue, it is never
+GPU busy, and a wait for it is split like any other. The function each call
+enqueued is the program's: the calling script names it (HOSTFN_NAMES=
+"cudaLaunchHostFunc=f,cudaStreamAddCallback=g"), required when the truth has
+such lines, since under the library simcuda is handed its trampoline.
 
-Nothing is passed in by the calling script: every correction is derived
+Nothing else is passed in by the calling script: every correction is derived
 here, with its sign, from the truth and the report's own stated figures,
 and printed with its source:
  * GPU timestamps are read as the report must read them, per device (the
@@ -505,6 +512,20 @@ def main():
     by_stream = report.get("group_by") == "stream"
 
     gpu_ops = [t for t in truth if t["type"] in ("kernel", "memcpy", "memset")]
+    # host functions run on their streams (the truth's hostfn lines): ops on
+    # the host's clock, no launch or queue, named "host callback FUNCTION"
+    # (docs/metrics.md §3, host callbacks); which function each call enqueued
+    # is the program's (HOSTFN_NAMES="call=function,...": under the library
+    # simcuda sees only its trampoline)
+    fn_of = dict(x.split("=", 1) for x in os.environ.get("HOSTFN_NAMES", "").split(",") if "=" in x)
+    host_fns = []
+    for t in truth:
+        if t["type"] == "hostfn":
+            call = t["call"].removesuffix("_ptsz")
+            if call not in fn_of:
+                print(f"FAIL: the truth has a host function enqueued by {call}; HOSTFN_NAMES names none for it")
+                return 1
+            host_fns.append(dict(t, name="host callback " + fn_of[call], call_corr=t["corr"]))
     # per device, what the report must have taken out of its GPU times: from
     # the truth by metrics.md §2's rule (clock_truth), never from the report,
     # whose statement (summary.gpu_clock[]) is only held against it
@@ -571,6 +592,7 @@ def main():
         ops = [dict(t, start=gpu(t["start"], dev_of.get(t["stream"], 0), far),
                     end=gpu(t["end"], dev_of.get(t["stream"], 0), far)) for t in gpu_ops
                if (not wins or t.get("api_corr") in apis) and t.get("name") != CALIB_KERNEL]
+        ops += [t for t in host_fns if not wins or t["call_corr"] in apis]
         syncs = {}
         for t in truth:
             if t["type"] == "sync" and (not wins or t["api_corr"] in apis):
@@ -592,7 +614,7 @@ def main():
             r[1] += ns
             r[2] = max(r[2], ns)
         ends = {t["corr"]: t["end"] for t in ops}
-        host_ends = {t["corr"]: t["end"] for t in gpu_ops}
+        host_ends = {t["corr"]: t["end"] for t in gpu_ops + host_fns}
         # a wait names the correlation id it waited for; the kernels of one
         # graph launch share it: the last-finishing is the one waited for
         last_of = {}
@@ -745,7 +767,7 @@ def main():
         want = {}
         late_here = [0]
         for o in ops:
-            name = names[o["name"]] if o["type"] == "kernel" else (
+            name = names[o["name"]] if o["type"] == "kernel" else o["name"] if o["type"] == "hostfn" else (
                 "memcpy " + o.get("kind", "") if o["type"] == "memcpy" else "memset")
             if by_stream:
                 name = f"device {dev_of.get(o['stream'], 0)} stream {o['stream']}"
@@ -983,7 +1005,9 @@ def main():
         return lo - base(lo) <= gv <= hi + base(hi)
 
     def union(ops):
-        """GPU busy = union of the op intervals of each device, summed."""
+        """GPU busy = union of the op intervals of each device, summed (a
+        host function runs on the host: never GPU busy)."""
+        ops = [o for o in ops if o["type"] != "hostfn"]
         busy = 0
         for d in sorted({dev_of.get(o["stream"], 0) for o in ops}):
             cur_s, cur_e = None, None
@@ -1003,7 +1027,7 @@ def main():
     nopt and print(f"{nopt} calls at the windows' edges may or may not be in the trace (optional)")
     bad = mode_bad + list(refusals) + bounds_bad + compare(report)
     print(f"gpu_busy_ns {report['summary']['gpu_busy_ns']} (truth union {busy}, plain sum "
-          f"{sum(o['end'] - o['start'] for o in ops)})")
+          f"{sum(o['end'] - o['start'] for o in ops if o['type'] != 'hostfn')})")
     if wins:
         s = report["summary"]
         print(f"windows {len(wins)}: wall_ns {s['wall_ns']} (sum of windows {sum(b - a for a, b in wins)}), "

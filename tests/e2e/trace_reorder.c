@@ -23,6 +23,12 @@
  * left out, as a CUPTI buffer drop or a trace cut at its start loses them;
  * graph kernels are never counted or dropped.
  *
+ *   trace_reorder --drop-host-callbacks IN OUT
+ *
+ * Another, for the host-callback test (tests/e2e/test_report_host_callback.sh):
+ * every GP_REC_HOST_CALLBACK left out, the trace a library that did not
+ * record callbacks' runs would have written (the tamper control).
+ *
  *   trace_reorder --rename IN OUT OLD NEW [OLD NEW]...
  *
  * A third, for the report's escaping test (tests/e2e/test_report_hostile.sh):
@@ -103,10 +109,11 @@ static unsigned char *copy_header(FILE *in, FILE *out)
 	return hdr;
 }
 
-/* The footer: the counts read less the dropped kernels, plus the slots the
- * renamed strings grew by (the record count counts slots), the new block
- * count. */
-static int put_footer(FILE *out, const struct gp_trace_end *end, uint64_t seq, size_t dropped, int64_t grown)
+/* The footer: the counts read less the dropped records (of type
+ * dropped_type), plus the slots the renamed strings grew by (the record
+ * count counts slots), the new block count. */
+static int put_footer(FILE *out, const struct gp_trace_end *end, uint64_t seq, size_t dropped, unsigned dropped_type,
+		      int64_t grown)
 {
 	struct gp_footer_entry fe[GP_FOOTER_MAX_ENTRIES];
 	uint32_t nf = 0;
@@ -120,7 +127,7 @@ static int put_footer(FILE *out, const struct gp_trace_end *end, uint64_t seq, s
 	for (unsigned t = 0; t < GP_REC_TYPE_COUNT; t++)
 		if (end->footer_records[t])
 			fe[nf++] = (struct gp_footer_entry){ GP_FT_TYPE_BASE + t, 0,
-							     end->footer_records[t] - (t == GP_REC_KERNEL ? dropped : 0) };
+							     end->footer_records[t] - (t == dropped_type ? dropped : 0) };
 	return put_block(out, GP_FOOTER_MAGIC, seq, fe, nf, nf * (uint32_t)sizeof *fe);
 }
 
@@ -149,6 +156,17 @@ static uint32_t put_string(union gp_rec *slots, const union gp_rec *rec, const c
 	return n;
 }
 
+/* What a rename or a drop did, in one line. */
+static void say_dropped(size_t npairs, const char *text, int drop_hostcb, size_t dropped, size_t seen)
+{
+	if (npairs)
+		printf("trace_reorder: %zu names replaced\n", npairs);
+	else if (drop_hostcb)
+		printf("trace_reorder: %zu host callback records dropped\n", dropped);
+	else
+		printf("trace_reorder: %zu of %zu *%s* kernels dropped\n", dropped, seen, text);
+}
+
 int main(int argc, char **argv)
 {
 	char **pairs = NULL;
@@ -160,19 +178,23 @@ int main(int argc, char **argv)
 		argc = 4;
 	}
 	const char *text = NULL, *drop = NULL;
+	int drop_hostcb = argc == 4 && !strcmp(argv[1], "--drop-host-callbacks");
+	argv += drop_hostcb; /* then IN OUT, as --drop-kernels leaves them */
+	argc -= drop_hostcb;
 	if (argc == 6 && !strcmp(argv[1], "--drop-kernels")) {
 		text = argv[2];
 		drop = argv[3];
 		argv += 3;
 		argc -= 3;
 	}
-	if (argc != (text ? 3 : 4) || (text && !*text)) {
+	if (argc != (text || drop_hostcb ? 3 : 4) || (text && !*text)) {
 		fprintf(stderr, "usage: trace_reorder IN OUT LATE\n"
 				"       trace_reorder --drop-kernels TEXT N,N,... IN OUT\n"
+				"       trace_reorder --drop-host-callbacks IN OUT\n"
 				"       trace_reorder --rename IN OUT OLD NEW [OLD NEW]...\n");
 		return 1;
 	}
-	size_t late = text || npairs ? 0 : strtoull(argv[3], NULL, 10);
+	size_t late = text || npairs || drop_hostcb ? 0 : strtoull(argv[3], NULL, 10);
 	uint32_t *ids = NULL; /* string ids whose text contains text */
 	size_t nids = 0, capids = 0, seen = 0, dropped = 0;
 	char err[512];
@@ -225,6 +247,10 @@ int main(int argc, char **argv)
 				continue;
 			}
 		}
+		if (drop_hostcb && rec->type == GP_REC_HOST_CALLBACK) {
+			dropped++;
+			continue;
+		}
 		if (to) {
 			uint32_t was = n;
 			n = put_string(slots + nslots, rec, to);
@@ -272,16 +298,15 @@ int main(int argc, char **argv)
 			nb += g[i].n;
 		}
 	}
-	if (put_footer(out, end, seq, dropped, grown) || fclose(out)) {
+	if (put_footer(out, end, seq, dropped, drop_hostcb ? GP_REC_HOST_CALLBACK : GP_REC_KERNEL, grown) ||
+	    fclose(out)) {
 		fprintf(stderr, "trace_reorder: write failed\n");
 		return 1;
 	}
 	fclose(in);
 	gp_reader_close(r);
-	if (npairs)
-		printf("trace_reorder: %zu names replaced\n", npairs);
-	else if (text)
-		printf("trace_reorder: %zu of %zu *%s* kernels dropped\n", dropped, seen, text);
+	if (npairs || text || drop_hostcb)
+		say_dropped(npairs, text, drop_hostcb, dropped, seen);
 	else
 		printf("trace_reorder: %zu of %zu record groups moved %zu later\n", moved, ng, late);
 	free(ids);
