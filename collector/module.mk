@@ -16,7 +16,8 @@
 # $(GP_TRACE_LIB) $(GP_COLLECTOR_LIBS).
 
 GP_COLLECTOR_SRCS := collector/collector.c collector/ring.c collector/registry.c \
-                     collector/intern.c collector/writer.c
+                     collector/intern.c collector/writer.c \
+                     collector/header.c collector/windows.c
 GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
 GP_COLLECTOR_LIB  := $(B)/lib/libgpcollector.a
 GP_COLLECTOR_LIBS := $(GP_TRACE_LIBS) -pthread
