@@ -172,6 +172,10 @@ static int gp_parse_window(const char *v, struct gp_config *c)
 			return -1;
 		}
 	}
+	if (have_every && !have_dur) { /* the default duty cycle: a 60th of the time */
+		c->duration_ns = c->every_ns / GP_DUTY_DEFAULT_DIVISOR;
+		have_dur = c->duration_ns > 0;
+	}
 	if (have_every && (!have_dur || c->duration_ns >= c->every_ns))
 		return -1; /* a duty cycle needs its windows shorter than their period */
 	if (!have_every)
@@ -556,7 +560,7 @@ const struct gp_config_var gp_config_vars[] = {
 	 gp_parse_output},
 	{"GPUPHASE_WINDOW", "all",
 	 "accepted: all, skip=N,iters=M[,repeat=K] (M, K >= 1), delay=DURATION,duration=DURATION (e.g. 500ms, 2s), "
-	 "every=DURATION,duration=DURATION[,delay=DURATION] (duration below every), or trigger",
+	 "every=DURATION[,duration=DURATION][,delay=DURATION] (duration below every; default every/60), or trigger",
 	 "what to capture: the whole run, a window of iterations, a time window, a window of each period (duty "
 	 "cycle: each window its own trace file, docs/always-on.md), or nothing until `gpuphase trigger`",
 	 gp_parse_window},

@@ -64,6 +64,9 @@ struct gp_cupti_mode {
  * (docs/always-on.md), and the least it may be. */
 #define GP_KEEP_BYTES_DEFAULT GP_COLLECTOR_KEEP_DEFAULT
 #define GP_KEEP_BYTES_MIN (64ull << 10)
+/* GPUPHASE_WINDOW=every=D without duration=: windows of D / this (every=60s
+ * captures 1 s a minute; docs/always-on.md says why). */
+#define GP_DUTY_DEFAULT_DIVISOR 60
 
 struct gp_config {
 	int disable;
