@@ -9,8 +9,9 @@
 #   full   GPUPHASE_WINDOW=all (every call captured), for scale
 # Runs are interleaved (bare, duty, full, bare, ...) so drift in the host's
 # load falls on all three alike. Prints "bench:" lines: each mode's median
-# wall, and duty/bare and full/bare as ratios of the medians. The target is
-# duty/bare <= 1.01 (issue text: 1 % of wall at the default duty cycle).
+# wall and median server CPU time (user + sys: steadier than wall on a
+# shared machine), and duty/bare and full/bare as ratios of the medians. The
+# target is duty/bare <= 1.01 of wall at the default duty cycle.
 # launch_bound is not used: its whole run (~0.2 s on simcuda) is shorter
 # than one period, so it would measure the library's start-up, not the
 # duty cycle.
@@ -37,7 +38,8 @@ one() {
 	full) envs+=(LD_PRELOAD="$B/lib/libgpuphase.so" GPUPHASE_WINDOW=all
 		GPUPHASE_OUTPUT="$tmp/$mode.$i.gpht" GPUPHASE_CONTROL_DIR="$tmp/ctl") ;;
 	esac
-	env "${envs[@]}" "$B/examples/server" "$sock" >/dev/null 2>"$tmp/$mode.$i.err" &
+	/usr/bin/time -f "%U %S" -o "$tmp/$mode.$i.cpu" env "${envs[@]}" "$B/examples/server" "$sock" \
+		>/dev/null 2>"$tmp/$mode.$i.err" &
 	srv=$!
 	for _ in $(seq 1 600); do
 		grep -q listening "$tmp/$mode.$i.err" 2>/dev/null && break
@@ -52,24 +54,36 @@ one() {
 	wait "$srv" || true
 	srv=""
 	rm -rf "$tmp/$mode.$i.windows" "$tmp/$mode.$i.gpht"
-	echo $((t1 - t0))
+	read -r user sys <"$tmp/$mode.$i.cpu"
+	echo "$((t1 - t0)) $(echo "($user + $sys) * 1000" | bc)"
 }
+
+# ratio A B: A / B to 4 places
+ratio() { echo "scale=4; $1 / $2" | bc; }
 
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 : >"$tmp/bare" >"$tmp/duty" >"$tmp/full"
 for i in $(seq 1 "$RUNS"); do
 	for mode in bare duty full; do
-		w=$(one "$mode" "$i")
-		echo "$w" >>"$tmp/$mode"
-		echo "run $i $mode: $(echo "scale=3; $w / 1000000" | bc) ms"
+		read -r w c <<<"$(one "$mode" "$i")"
+		echo "$w $c" >>"$tmp/$mode"
+		echo "run $i $mode: wall $(echo "scale=3; $w / 1000000" | bc) ms, server CPU $c ms"
 	done
 done
-bare=$(median <"$tmp/bare")
-duty=$(median <"$tmp/duty")
-full=$(median <"$tmp/full")
-echo "bench: duty_cycle_server_bare_wall $(echo "scale=3; $bare / 1000000" | bc) ms"
-echo "bench: duty_cycle_server_duty_wall $(echo "scale=3; $duty / 1000000" | bc) ms" \
-	"ratio=$(echo "scale=4; $duty / $bare" | bc)"
-echo "bench: duty_cycle_server_full_wall $(echo "scale=3; $full / 1000000" | bc) ms" \
-	"ratio=$(echo "scale=4; $full / $bare" | bc)"
+for mode in bare duty full; do
+	wall=$(cut -d' ' -f1 <"$tmp/$mode" | median)
+	cpu=$(cut -d' ' -f2 <"$tmp/$mode" | median)
+	eval "${mode}_wall=\$wall ${mode}_cpu=\$cpu"
+done
+# shellcheck disable=SC2154 # set by the eval above
+{
+	echo "bench: duty_cycle_server_bare_wall $(echo "scale=3; $bare_wall / 1000000" | bc) ms"
+	echo "bench: duty_cycle_server_duty_wall $(echo "scale=3; $duty_wall / 1000000" | bc) ms" \
+		"ratio=$(ratio "$duty_wall" "$bare_wall")"
+	echo "bench: duty_cycle_server_full_wall $(echo "scale=3; $full_wall / 1000000" | bc) ms" \
+		"ratio=$(ratio "$full_wall" "$bare_wall")"
+	echo "bench: duty_cycle_server_bare_cpu $bare_cpu ms"
+	echo "bench: duty_cycle_server_duty_cpu $duty_cpu ms ratio=$(ratio "$duty_cpu" "$bare_cpu")"
+	echo "bench: duty_cycle_server_full_cpu $full_cpu ms ratio=$(ratio "$full_cpu" "$bare_cpu")"
+}

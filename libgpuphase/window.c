@@ -478,9 +478,10 @@ static void *gp_window_timer(void *arg)
 		int opened = gp_window_timer_set(1);
 		/* the duration counts from when capture really started */
 		gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
-		if (!gp_window_timer_set(0) || !gp_cfg.every_ns)
+		int closed = gp_window_timer_set(0);
+		if (!gp_cfg.every_ns)
 			return NULL;
-		if (opened) {
+		if (opened && closed) {
 			gp_cupti_flush();
 			if (gp_collector_rotate() != 0)
 				return NULL;
