@@ -1,7 +1,7 @@
 /*
  * gp_collector_int.h — collector internals shared by collector.c, ring.c,
- * registry.c, intern.c and writer.c (and by the collector's own tests and
- * benchmarks).
+ * registry.c, intern.c, writer.c, header.c and windows.c (and by the
+ * collector's own tests and benchmarks).
  * Not API: libgpuphase/ and report/ use gp_collector.h and gp_reader.h only.
  *
  * Locking rule (after Linux kfifo): one producer and one consumer need no

@@ -1,6 +1,7 @@
 # collector/module.mk — the collector, the in-process transport of a trace:
 # per-thread rings, the registry, string interning and the writer thread that
-# drains the rings into a trace file (libgpcollector.a), with its tests and
+# drains the rings into a trace file, or one file per window in a duty cycle
+# (libgpcollector.a), with its tests and
 # benchmark. libgpuphase.so links it (and tests that need real traces); the
 # file format it writes, and the reader, are the trace library below it
 # (trace/module.mk), so libgpcollector.a is always followed on a link line by
