@@ -210,7 +210,7 @@ static void gp_record_summarise(const char *path, struct gp_record_sum *s)
 }
 
 static void gp_record_print_summary(const char *pattern, const struct gp_record_files *before,
-				    const char *globpat, int static_cudart)
+				    const char *globpat, int static_cudart, const char *win)
 {
 	struct gp_record_files after;
 	gp_record_files_scan(globpat, &after);
@@ -236,6 +236,15 @@ static void gp_record_print_summary(const char *pattern, const struct gp_record_
 				"a statically linked CUDA runtime loads "
 				"the injection library only once the CUDA driver starts; did the program report a "
 				"missing or insufficient driver above?\n", globpat, pattern);
+		gp_record_files_free(&after);
+		return;
+	}
+	if (nnew == 0 && win && strstr(win, "every=")) { /* duty cycle: docs/always-on.md */
+		size_t n = strlen(globpat);
+		if (n >= 5 && !strcmp(globpat + n - 5, ".gpht"))
+			n -= 5;
+		fprintf(stderr, "gpuphase: duty-cycled capture: each window is a trace of its own, %.*s.windows/w<SEQ>.gpht "
+				"(gpuphase report reads one alone; docs/always-on.md)\n", (int)n, globpat);
 		gp_record_files_free(&after);
 		return;
 	}
@@ -877,7 +886,8 @@ int gp_record_main(int argc, char **argv)
 	int exec_failed;
 	int status = gp_record_run(&o, cmd, &exec_failed);
 	if (!o.quiet && !exec_failed)
-		gp_record_print_summary(pattern, &before, globpat, static_cudart);
+		gp_record_print_summary(pattern, &before, globpat, static_cudart,
+					o.window ? o.window : getenv("GPUPHASE_WINDOW"));
 	if (o.report && !exec_failed)
 		gp_record_report(&o, &before, globpat);
 	gp_record_files_free(&before);

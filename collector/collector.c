@@ -1,10 +1,12 @@
 /*
  * collector.c — the collector's public face (gp_collector.h): the session
  * state and its life cycle (gp_collector_start / stop / forget), the entry
- * points producers call (gp_collector_emit, gp_collector_intern) and the
- * counters anyone may read. The pieces it composes: ring.c (the per-thread
+ * points producers call (gp_collector_emit, gp_collector_intern), the
+ * duty cycle's rotation (gp_collector_rotate: writer.c and windows.c end one
+ * window's file and start the next) and the counters anyone may read. The pieces it composes: ring.c (the per-thread
  * rings), registry.c (a thread's state and the list of rings), intern.c (the
- * per-thread string cache) and writer.c (the writer thread and the file).
+ * per-thread string cache), writer.c (the writer thread and the file),
+ * header.c (the file header) and windows.c (the duty cycle's files).
  *
  * Threads: start/stop/forget run on whichever thread controls capture,
  * serialised by gp_collector_mu (stop is safe from atexit); emit and intern
@@ -102,6 +104,25 @@ void gp_collector_forget(void)
 	atomic_store_explicit(&gp_g.rings, NULL, memory_order_relaxed);
 	gp_writer_forget(gp_collector_active);
 	gp_collector_active = 0;
+}
+
+int gp_collector_rotate(void)
+{
+	/* under the control lock: the writer runs until stop, which waits */
+	pthread_mutex_lock(&gp_collector_mu);
+	int rc = gp_collector_active ? gp_writer_rotate() : -EPIPE;
+	pthread_mutex_unlock(&gp_collector_mu);
+	return rc;
+}
+
+const char *gp_collector_windows_dir(void)
+{
+	return gp_writer_windows_dir();
+}
+
+uint64_t gp_collector_windows_closed(void)
+{
+	return gp_writer_windows_closed();
 }
 
 uint64_t gp_collector_last_writer_cpu_ns(void)

@@ -34,6 +34,10 @@ struct gp_kv {
  * Written without a suffix so that it can be turned into a string. */
 #define GP_COLLECTOR_RING_DEFAULT 65536
 
+/* The duty cycle's windows directory cap when gp_collector_config.keep_bytes
+ * is 0 (256 MiB; libgpuphase's GPUPHASE_WINDOW_KEEP_BYTES default). */
+#define GP_COLLECTOR_KEEP_DEFAULT (256ull << 20)
+
 struct gp_collector_config {
 	const char *path;       /* output file, created O_CREAT|O_EXCL|O_NOFOLLOW */
 	unsigned file_mode;     /* 0 = 0600                                        */
@@ -44,6 +48,10 @@ struct gp_collector_config {
 	int64_t clock_offset_ns;/* calibration offset recorded in the header       */
 	const struct gp_kv *kv; /* header key/values                               */
 	size_t nkv;
+	int windows;            /* duty cycle: no file at path; each window its own
+	                           trace in <path less .gpht>.windows/ (created,
+	                           O_EXCL-like: -EEXIST if there) — docs/always-on.md */
+	uint64_t keep_bytes;    /* windows: the directory's byte cap (0 = default) */
 };
 
 /* Open the file, write the header, start the writer thread. */
@@ -74,6 +82,18 @@ uint32_t gp_collector_intern(const char *s, size_t len);
 /* Drain every ring, write drop counters and the footer, close the file, join
  * the writer. Idempotent; safe from an atexit handler. */
 void gp_collector_stop(void);
+
+/* Duty cycle (config.windows): close the current window's file — every
+ * record emitted before this call is in it — rename it to its final name,
+ * delete the oldest closed windows past the directory's cap, and open the
+ * next window's file. Blocks until the writer has done so. 0, or -EPIPE when
+ * no duty-cycled session runs. Any thread but the writer's. */
+int gp_collector_rotate(void);
+
+/* Duty cycle: the windows directory of the running or last session ("" when
+ * it was not duty-cycled) and the SEQ of the last window closed (0 = none). */
+const char *gp_collector_windows_dir(void);
+uint64_t gp_collector_windows_closed(void);
 
 /* In a fork child: forget the parent's collector (rings, writer, fd) without
  * flushing or writing anything. */

@@ -1,7 +1,7 @@
 /*
  * gp_collector_int.h — collector internals shared by collector.c, ring.c,
- * registry.c, intern.c and writer.c (and by the collector's own tests and
- * benchmarks).
+ * registry.c, intern.c, writer.c, header.c and windows.c (and by the
+ * collector's own tests and benchmarks).
  * Not API: libgpuphase/ and report/ use gp_collector.h and gp_reader.h only.
  *
  * Locking rule (after Linux kfifo): one producer and one consumer need no
@@ -205,6 +205,27 @@ int gp_writer_launch(uint64_t gen);
 void gp_writer_stop(void);
 void gp_writer_forget(int open);
 uint64_t gp_writer_cpu_ns(void); /* the last finished writer's CPU time */
+/* Duty cycle: end the current window's file after draining every record
+ * emitted before the call, and open the next. Control side, under the
+ * collector's control lock, while the writer runs. 0 or -errno. */
+int gp_writer_rotate(void);
+
+/* header.c — the file header for cfg, malloc'd into *p (*len bytes). 0 or
+ * -errno. */
+int gp_header_build(const struct gp_collector_config *cfg, uint64_t flush_ns, uint64_t max_bytes, char **p,
+		    size_t *len);
+const char *gp_writer_windows_dir(void);
+uint64_t gp_writer_windows_closed(void);
+
+/* windows.c — the duty cycle's files (writer thread, but dir_of/dir_make). */
+int gp_windows_dir_of(const char *trace_path, char *dir, size_t len);
+int gp_windows_dir_make(const char *dir);
+int gp_windows_file(const char *dir, uint64_t seq, int part, char *path, size_t len);
+void gp_windows_keep(const union gp_rec *g, uint32_t n);
+void gp_windows_replay(void (*sink)(void *, const union gp_rec *, uint32_t), void *ctx);
+void gp_windows_reset(void);
+long gp_windows_prune(const char *dir, uint64_t keep_closed);
+extern uint64_t gp_windows_replay_missed;
 
 /* For tests and benchmarks: slots waiting in the calling thread's ring
  * (0 when it has none). Calling thread only. */

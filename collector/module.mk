@@ -1,6 +1,7 @@
 # collector/module.mk — the collector, the in-process transport of a trace:
 # per-thread rings, the registry, string interning and the writer thread that
-# drains the rings into a trace file (libgpcollector.a), with its tests and
+# drains the rings into a trace file, or one file per window in a duty cycle
+# (libgpcollector.a), with its tests and
 # benchmark. libgpuphase.so links it (and tests that need real traces); the
 # file format it writes, and the reader, are the trace library below it
 # (trace/module.mk), so libgpcollector.a is always followed on a link line by
@@ -16,7 +17,8 @@
 # $(GP_TRACE_LIB) $(GP_COLLECTOR_LIBS).
 
 GP_COLLECTOR_SRCS := collector/collector.c collector/ring.c collector/registry.c \
-                     collector/intern.c collector/writer.c
+                     collector/intern.c collector/writer.c \
+                     collector/header.c collector/windows.c
 GP_COLLECTOR_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_COLLECTOR_SRCS))
 GP_COLLECTOR_LIB  := $(B)/lib/libgpcollector.a
 GP_COLLECTOR_LIBS := $(GP_TRACE_LIBS) -pthread

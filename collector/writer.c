@@ -33,6 +33,7 @@
  * (tests/reliability/test_rel_faults.c).
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <lz4.h>
 #include <pthread.h>
 #include <signal.h>
@@ -89,6 +90,20 @@ static struct {
 	uint64_t invariant_reported;    /* GP_NEVER count last put in the trace */
 	int io_failed;                  /* no byte more may be written        */
 	int capped;                     /* data refused, footer still allowed */
+	/* Duty cycle (windows.c): each window its own file. */
+	int windows;
+	char *dir;                      /* the windows directory              */
+	uint64_t keep_bytes;            /* its cap                            */
+	uint64_t win_seq;               /* SEQ of the file being written      */
+	_Atomic uint64_t win_closed;    /* SEQ of the last renamed file       */
+	uint64_t file_windows;          /* window starts in the current file  */
+	int replaying;                  /* writing definitions again          */
+	char *hdr;                      /* the header every file repeats      */
+	size_t hdr_len;
+	pthread_cond_t done_cv;         /* rotate_done moved (under mu)       */
+	_Atomic uint64_t rotate_req;    /* rotations asked (fetch_add under mu)*/
+	uint64_t rotate_done;           /* rotations done (under mu)          */
+	unsigned file_mode;
 } W;
 
 static uint64_t gp_writer_mono_ns(void)
@@ -360,6 +375,11 @@ static void gp_writer_sink(void *ctx, const union gp_rec *g, uint32_t n)
 		gp_writer_seal();
 	memcpy(W.blk + W.blk_n, g, (size_t)n * GP_REC_SIZE);
 	W.blk_n += n;
+	if (W.windows && !W.replaying) {
+		gp_windows_keep(g, n);
+		if (g->type == GP_REC_WINDOW && g->mark.kind == GP_WIN_START)
+			W.file_windows++;
+	}
 	if (g->type == GP_REC_DROPS && g->drops.source == GP_DROP_CUPTI && g->drops.dropped > W.dropped_cupti)
 		W.dropped_cupti = g->drops.dropped;
 }
@@ -447,6 +467,9 @@ static uint64_t gp_writer_pass(int *busy)
 	return got;
 }
 
+static void gp_writer_end_file(void);
+static void gp_writer_close_window(void);
+
 /* Final drain, per-ring drops, footer, close. Writer thread, at stop. */
 static void gp_writer_finish(void)
 {
@@ -465,6 +488,19 @@ static void gp_writer_finish(void)
 		r = next;
 	}
 	gp_writer_report_invariants();
+	gp_writer_end_file();
+	gp_writer_close_window();
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	W.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+}
+
+/* Seal and write what is left, append the footer, close the file. Writer
+ * thread, at stop and (duty cycle) at each rotation. */
+static void gp_writer_end_file(void)
+{
+	if (W.fd < 0)
+		return;
 	gp_writer_seal();
 	gp_writer_flush_out();
 
@@ -513,9 +549,126 @@ static void gp_writer_finish(void)
 	gp_writer_flush_out();
 	close(W.fd);
 	W.fd = -1;
-	struct timespec cpu;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-	W.cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+}
+
+/* --- duty cycle ------------------------------------------------------------ */
+
+static int gp_writer_write_header(int fd, const char *p, size_t len);
+
+/* Create path (never over an existing file) and write the header to it.
+ * The descriptor (never 0-2), or -errno with nothing left behind. */
+static int gp_writer_create(const char *path)
+{
+	/* O_RDWR: after a write error stop may read block headers back
+	 * (gp_writer_drop_last_block). */
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      W.file_mode ? (mode_t)W.file_mode : (mode_t)0600);
+	if (fd < 0)
+		return -errno;
+	/* Never descriptor 0-2: a program started with stdout closed would
+	 * write its output into the trace (gp_fd.h). */
+	int rc = fd = gp_fd_lift(fd);
+	if (fd >= 0 && (rc = gp_writer_write_header(fd, W.hdr, W.hdr_len)) != 0)
+		close(fd);
+	if (rc < 0) {
+		unlink(path);
+		return rc;
+	}
+	return fd;
+}
+
+/* The file just ended (footer written, closed): a duty-cycled one that
+ * holds a window start takes its final name and the oldest closed windows
+ * past the cap go; one that holds none (the tail after the last window) is
+ * removed, so file SEQ is window SEQ. */
+static void gp_writer_close_window(void)
+{
+	if (!W.windows || !W.path[0])
+		return;
+	char final[PATH_MAX];
+	if (W.file_windows && gp_windows_file(W.dir, W.win_seq, 0, final, sizeof final) == 0 &&
+	    rename(W.path, final) == 0) {
+		atomic_store_explicit(&W.win_closed, W.win_seq, memory_order_release);
+		uint64_t room = W.keep_bytes > W.max_bytes ? W.keep_bytes - W.max_bytes : 0;
+		gp_windows_prune(W.dir, room);
+	} else {
+		unlink(W.path);
+	}
+	W.path[0] = 0;
+}
+
+/* Start the next window's file: fresh per-file counts, the header, then
+ * every definition so far (windows.c). On failure nothing more is
+ * written (counted as lost) until the next rotation tries again. */
+static void gp_writer_next_file(void)
+{
+	memset(W.type_counts, 0, sizeof(W.type_counts));
+	memset(W.out_types, 0, sizeof(W.out_types));
+	W.blk_n = 0;
+	W.out_len = W.out_slots = W.out_blocks = 0;
+	W.seq = W.records = W.blocks = W.dropped_ring = W.nrings = 0;
+	W.write_errors = 0;
+	W.file_off = W.file_seq = 0;
+	W.end_reason = 0;
+	W.io_failed = W.capped = 0;
+	W.file_windows = 0;
+	W.pending_since = 0;
+	W.win_seq++;
+	int fd = gp_windows_file(W.dir, W.win_seq, 1, W.path, PATH_MAX);
+	if (fd == 0)
+		fd = gp_writer_create(W.path);
+	if (fd < 0) {
+		fprintf(stderr, "gpuphase: window %llu in %s: cannot create its file: %s; this window is lost\n",
+			(unsigned long long)W.win_seq, W.dir, strerror(-fd));
+		W.path[0] = 0;
+		W.fd = -1;
+		W.io_failed = 1;
+		return;
+	}
+	W.fd = fd;
+	W.committed = W.file_off = W.header_len = W.hdr_len;
+	W.replaying = 1;
+	gp_windows_replay(gp_writer_sink, NULL);
+	W.replaying = 0;
+}
+
+/* A rotation was asked: every record emitted before the request is in the
+ * rings (the caller asked after emitting), so drain them, end this file and
+ * open the next. */
+static void gp_writer_rotate_now(uint64_t req)
+{
+	int busy = 0;
+	gp_writer_pass(&busy);
+	gp_writer_end_file();
+	gp_writer_close_window();
+	gp_writer_next_file();
+	pthread_mutex_lock(&W.mu);
+	W.rotate_done = req;
+	pthread_cond_broadcast(&W.done_cv);
+	pthread_mutex_unlock(&W.mu);
+}
+
+int gp_writer_rotate(void)
+{
+	if (!W.windows)
+		return -EPIPE;
+	pthread_mutex_lock(&W.mu);
+	uint64_t req = atomic_fetch_add_explicit(&W.rotate_req, 1, memory_order_release) + 1;
+	pthread_cond_signal(&W.cv);
+	while (W.rotate_done < req)
+		pthread_cond_wait(&W.done_cv, &W.mu);
+	pthread_mutex_unlock(&W.mu);
+	return 0;
+}
+
+const char *gp_writer_windows_dir(void)
+{
+	return W.windows && W.dir ? W.dir : "";
+}
+
+uint64_t gp_writer_windows_closed(void)
+{
+	return atomic_load_explicit(&W.win_closed, memory_order_acquire);
 }
 
 static void *gp_writer_main(void *arg)
@@ -525,10 +678,15 @@ static void *gp_writer_main(void *arg)
 	for (;;) {
 		/* acquire: pairs with the release store in gp_writer_stop. */
 		int stopping = atomic_load_explicit(&W.stop_req, memory_order_acquire);
+		uint64_t req = atomic_load_explicit(&W.rotate_req, memory_order_acquire);
 		int busy = 0;
 		uint64_t got = stopping ? 0 : gp_writer_pass(&busy);
 		if (stopping)
 			break;
+		if (req != W.rotate_done) {
+			gp_writer_rotate_now(req);
+			continue;
+		}
 		uint64_t now = gp_writer_mono_ns();
 		if (got && !W.pending_since)
 			W.pending_since = now;
@@ -550,134 +708,13 @@ static void *gp_writer_main(void *arg)
 		until.tv_sec += (time_t)(ns / 1000000000ull);
 		until.tv_nsec = (long)(ns % 1000000000ull);
 		pthread_mutex_lock(&W.mu);
-		if (!atomic_load_explicit(&W.stop_req, memory_order_acquire))
+		if (!atomic_load_explicit(&W.stop_req, memory_order_acquire) &&
+		    atomic_load_explicit(&W.rotate_req, memory_order_relaxed) == W.rotate_done)
 			pthread_cond_timedwait(&W.cv, &W.mu, &until);
 		pthread_mutex_unlock(&W.mu);
 	}
 	gp_writer_finish();
 	return NULL;
-}
-
-/* --- header --------------------------------------------------------------- */
-
-struct gp_hdr_buf {
-	char *p;
-	size_t len, cap;
-};
-
-static int gp_hdr_put(struct gp_hdr_buf *b, const void *src, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-	return 0;
-}
-
-static int gp_hdr_kv(struct gp_hdr_buf *b, uint32_t *nkv, const char *k, const char *v, size_t vlen)
-{
-	struct gp_file_kv e = { (uint32_t)strlen(k), (uint32_t)vlen };
-	if (strlen(k) > UINT32_MAX / 4 || vlen > UINT32_MAX / 4)
-		return -EINVAL;
-	if (gp_hdr_put(b, &e, sizeof(e)) || gp_hdr_put(b, k, e.klen) || gp_hdr_put(b, v, vlen))
-		return -ENOMEM;
-	(*nkv)++;
-	return 0;
-}
-
-static int gp_hdr_has(const struct gp_collector_config *cfg, const char *key)
-{
-	for (size_t i = 0; i < cfg->nkv; i++)
-		if (cfg->kv[i].key && strcmp(cfg->kv[i].key, key) == 0)
-			return 1;
-	return 0;
-}
-
-/* Build the file header for cfg into *b. 0 or -errno. */
-static int gp_writer_header(const struct gp_collector_config *cfg, struct gp_hdr_buf *b)
-{
-	struct gp_file_header h;
-	struct timespec tw, tc;
-	uint32_t nkv = 0;
-	int rc;
-	char tmp[256];
-
-	memset(&h, 0, sizeof(h));
-	if ((rc = gp_hdr_put(b, &h, sizeof(h))))
-		return rc;
-	for (size_t i = 0; i < cfg->nkv; i++) {
-		const char *k = cfg->kv[i].key, *v = cfg->kv[i].value ? cfg->kv[i].value : "";
-		if (!k)
-			continue;
-		if ((rc = gp_hdr_kv(b, &nkv, k, v, strlen(v))))
-			return rc;
-	}
-	if (!gp_hdr_has(cfg, "host") && gethostname(tmp, sizeof(tmp)) == 0) {
-		tmp[sizeof(tmp) - 1] = 0;
-		if ((rc = gp_hdr_kv(b, &nkv, "host", tmp, strlen(tmp))))
-			return rc;
-	}
-	if (!gp_hdr_has(cfg, "cmdline")) {
-		char cl[4096];
-		ssize_t n = 0;
-		int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, cl, sizeof(cl));
-			close(fd);
-		}
-		if (n > 0) {
-			for (ssize_t i = 0; i < n; i++)
-				if (cl[i] == 0)
-					cl[i] = ' ';
-			while (n > 0 && cl[n - 1] == ' ')
-				n--;
-			if ((rc = gp_hdr_kv(b, &nkv, "cmdline", cl, (size_t)n)))
-				return rc;
-		}
-	}
-	snprintf(tmp, sizeof(tmp), "%u", gp_g.ring_records);
-	if ((rc = gp_hdr_kv(b, &nkv, "collector.ring_records", tmp, strlen(tmp))))
-		return rc;
-	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)(W.flush_ns / 1000000u));
-	if ((rc = gp_hdr_kv(b, &nkv, "collector.flush_ms", tmp, strlen(tmp))))
-		return rc;
-	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)W.max_bytes);
-	if ((rc = gp_hdr_kv(b, &nkv, "collector.max_bytes", tmp, strlen(tmp))))
-		return rc;
-	if ((rc = gp_hdr_kv(b, &nkv, "collector.compression", "lz4", 3)))
-		return rc;
-	static const char zeros[8];
-	if ((rc = gp_hdr_put(b, zeros, (8 - b->len % 8) % 8)))
-		return rc;
-	if (b->len > GP_HEADER_MAX_LEN || nkv > GP_HEADER_MAX_KV)
-		return -E2BIG;
-
-	memcpy(h.magic, GP_FILE_MAGIC, 8);
-	h.version = GP_FORMAT_VERSION;
-	h.byte_order = GP_BYTE_ORDER_MARK;
-	h.rec_size = GP_REC_SIZE;
-	h.header_len = (uint32_t)b->len;
-	h.clock_id = cfg->clock_id;
-	h.clock_offset_ns = cfg->clock_offset_ns;
-	clock_gettime(CLOCK_REALTIME, &tw);
-	clock_gettime((clockid_t)cfg->clock_id, &tc);
-	h.start_wall_ns = (uint64_t)tw.tv_sec * 1000000000ull + (uint64_t)tw.tv_nsec;
-	h.start_clock_ns = (uint64_t)tc.tv_sec * 1000000000ull + (uint64_t)tc.tv_nsec;
-	h.pid = (uint32_t)getpid();
-	h.nkv = nkv;
-	h.max_block_slots = GP_BLOCK_MAX_SLOTS;
-	memcpy(b->p, &h, sizeof(h));
-	h.hdr_crc = gp_crc32c(0, b->p, b->len);
-	memcpy(b->p, &h, sizeof(h));
-	return 0;
 }
 
 /* Write the header on the calling (host) thread with SIGXFSZ blocked, so a
@@ -707,9 +744,13 @@ static void gp_writer_free_buffers(void)
 	free(W.scratch);
 	free(W.out);
 	free(W.path);
+	free(W.hdr);
 	W.blk = W.scratch = NULL;
 	W.out = NULL;
 	W.path = NULL;
+	W.hdr = NULL;
+	gp_windows_reset();
+	/* the directory's name outlives the session: `status` names it */
 }
 
 /* Open the trace for cfg: reset the writer's state, allocate its buffers,
@@ -719,8 +760,9 @@ static void gp_writer_free_buffers(void)
 int gp_writer_open(const struct gp_collector_config *cfg)
 {
 	int rc;
-	struct gp_hdr_buf hb = { 0 };
 
+	free(W.dir);
+	W.dir = NULL;
 	memset(W.type_counts, 0, sizeof(W.type_counts));
 	W.blk_n = 0;
 	W.out_len = W.out_slots = 0;
@@ -734,45 +776,48 @@ int gp_writer_open(const struct gp_collector_config *cfg)
 	W.invariant_reported = 0;
 	W.flush_ns = (uint64_t)(cfg->flush_ms ? cfg->flush_ms : GP_FLUSH_DEFAULT_MS) * 1000000ull;
 	W.max_bytes = cfg->max_bytes;
+	W.file_mode = cfg->file_mode;
+	W.windows = cfg->windows;
+	W.keep_bytes = cfg->keep_bytes ? cfg->keep_bytes : GP_COLLECTOR_KEEP_DEFAULT;
+	W.win_seq = W.file_windows = W.rotate_done = 0;
+	atomic_store_explicit(&W.win_closed, 0, memory_order_relaxed);
+	atomic_store_explicit(&W.rotate_req, 0, memory_order_relaxed);
+	/* each window's file is capped at a quarter of the directory's cap */
+	if (W.windows && (!W.max_bytes || W.max_bytes > W.keep_bytes / 4))
+		W.max_bytes = W.keep_bytes / 4;
 	struct rlimit fsz;
 	W.fsize_limit = getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY ? (uint64_t)fsz.rlim_cur : 0;
 	W.out_cap = GP_OUT_FLUSH + sizeof(struct gp_block_header) + (size_t)LZ4_compressBound(GP_BLOCK_MAX_RAW);
 	W.blk = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
 	W.scratch = aligned_alloc(GP_CACHELINE, GP_BLOCK_MAX_RAW);
 	W.out = malloc(W.out_cap);
-	W.path = strdup(cfg->path);
-	if (!W.blk || !W.scratch || !W.out || !W.path) {
+	W.path = W.windows ? malloc(PATH_MAX) : strdup(cfg->path);
+	W.dir = W.windows ? malloc(PATH_MAX) : NULL;
+	if (!W.blk || !W.scratch || !W.out || !W.path || (W.windows && !W.dir)) {
 		rc = -ENOMEM;
 		goto err;
 	}
-	if ((rc = gp_writer_header(cfg, &hb)))
+	if ((rc = gp_header_build(cfg, W.flush_ns, W.max_bytes, &W.hdr, &W.hdr_len)))
 		goto err;
-	/* O_RDWR: after a write error stop may read block headers back
-	 * (gp_writer_drop_last_block). */
-	W.fd = open(cfg->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    cfg->file_mode ? (mode_t)cfg->file_mode : (mode_t)0600);
-	if (W.fd < 0) {
-		rc = -errno;
-		goto err;
+	if (W.windows) {
+		W.win_seq = 1;
+		if ((rc = gp_windows_dir_of(cfg->path, W.dir, PATH_MAX)) ||
+		    (rc = gp_windows_file(W.dir, W.win_seq, 1, W.path, PATH_MAX)) || (rc = gp_windows_dir_make(W.dir)))
+			goto err;
 	}
-	/* Never descriptor 0-2: a program started with stdout closed would
-	 * write its output into the trace (gp_fd.h). */
-	if ((W.fd = gp_fd_lift(W.fd)) < 0) {
+	if ((W.fd = gp_writer_create(W.path)) < 0) {
 		rc = W.fd;
-		unlink(cfg->path);
+		if (W.windows)
+			rmdir(W.dir);
 		goto err;
 	}
-	if ((rc = gp_writer_write_header(W.fd, hb.p, hb.len))) {
-		close(W.fd);
-		unlink(cfg->path);
-		goto err;
-	}
-	W.committed = W.file_off = W.header_len = hb.len;
-	free(hb.p);
+	W.committed = W.file_off = W.header_len = W.hdr_len;
 	return 0;
 err:
-	free(hb.p);
 	gp_writer_free_buffers();
+	free(W.dir);
+	W.dir = NULL;
+	W.windows = 0;
 	return rc;
 }
 
@@ -786,6 +831,7 @@ int gp_writer_launch(uint64_t gen)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&W.cv, &ca);
+	pthread_cond_init(&W.done_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&W.mu, NULL);
 
@@ -799,6 +845,9 @@ int gp_writer_launch(uint64_t gen)
 	if (rc) {
 		close(W.fd);
 		unlink(W.path);
+		if (W.windows)
+			rmdir(W.dir);
+		pthread_cond_destroy(&W.done_cv);
 		pthread_cond_destroy(&W.cv);
 		pthread_mutex_destroy(&W.mu);
 		gp_writer_free_buffers();
@@ -818,6 +867,7 @@ void gp_writer_stop(void)
 	pthread_cond_signal(&W.cv);
 	pthread_mutex_unlock(&W.mu);
 	pthread_join(W.thread, NULL);
+	pthread_cond_destroy(&W.done_cv);
 	pthread_cond_destroy(&W.cv);
 	pthread_mutex_destroy(&W.mu);
 	gp_writer_free_buffers();

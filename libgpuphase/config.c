@@ -122,11 +122,11 @@ static int gp_parse_output(const char *v, struct gp_config *c)
 	return gp_config_expand_name(v, 1, "h", &none, 0, tmp, sizeof tmp) ? -1 : 0;
 }
 
-/* skip=N,iters=M[,repeat=K] | delay=D,duration=D | trigger | all */
+/* skip=N,iters=M[,repeat=K] | [every=D,]delay=D,duration=D | trigger | all */
 static int gp_parse_window(const char *v, struct gp_config *c)
 {
 	char buf[GP_PATTERN_MAX];
-	int have_skip = 0, have_iters = 0, have_repeat = 0, have_delay = 0, have_dur = 0;
+	int have_skip = 0, have_iters = 0, have_repeat = 0, have_delay = 0, have_dur = 0, have_every = 0;
 	if (gp_config_copy(buf, sizeof buf, v) || gp_config_copy(c->window_text, sizeof c->window_text, v))
 		return -1;
 	if (!strcmp(v, "trigger")) {
@@ -160,6 +160,10 @@ static int gp_parse_window(const char *v, struct gp_config *c)
 			have_delay = !gp_config_duration(val, &c->delay_ns);
 			if (!have_delay)
 				return -1;
+		} else if (!strcmp(tok, "every") && !have_every) {
+			have_every = !gp_config_duration(val, &c->every_ns) && c->every_ns > 0;
+			if (!have_every)
+				return -1;
 		} else if (!strcmp(tok, "duration") && !have_dur) {
 			have_dur = !gp_config_duration(val, &c->duration_ns) && c->duration_ns > 0;
 			if (!have_dur)
@@ -168,6 +172,14 @@ static int gp_parse_window(const char *v, struct gp_config *c)
 			return -1;
 		}
 	}
+	if (have_every && !have_dur) { /* the default duty cycle: a 60th of the time */
+		c->duration_ns = c->every_ns / GP_DUTY_DEFAULT_DIVISOR;
+		have_dur = c->duration_ns > 0;
+	}
+	if (have_every && (!have_dur || c->duration_ns >= c->every_ns))
+		return -1; /* a duty cycle needs its windows shorter than their period */
+	if (!have_every)
+		c->every_ns = 0;
 	if ((have_skip || have_iters || have_repeat) && !have_delay && !have_dur && have_iters) {
 		c->win_mode = GP_WINMODE_ITERS;
 		if (!have_repeat)
@@ -279,6 +291,18 @@ static int gp_parse_max_bytes(const char *v, struct gp_config *c)
 	if (errno || n > UINT64_MAX / mul)
 		return -1;
 	c->max_bytes = n * mul;
+	return 0;
+}
+
+static int gp_parse_keep_bytes(const char *v, struct gp_config *c)
+{
+	uint64_t max = c->max_bytes;
+	int rc = gp_parse_max_bytes(v, c);
+	uint64_t keep = c->max_bytes;
+	c->max_bytes = max;
+	if (rc || keep < GP_KEEP_BYTES_MIN)
+		return -1;
+	c->keep_bytes = keep;
 	return 0;
 }
 
@@ -535,9 +559,14 @@ const struct gp_config_var gp_config_vars[] = {
 	 "gives a job id (Jobs, below)",
 	 gp_parse_output},
 	{"GPUPHASE_WINDOW", "all",
-	 "accepted: all, skip=N,iters=M[,repeat=K] (M, K >= 1), delay=DURATION,duration=DURATION (e.g. 500ms, 2s), or trigger",
-	 "what to capture: the whole run, a window of iterations, a time window, or nothing until `gpuphase trigger`",
+	 "accepted: all, skip=N,iters=M[,repeat=K] (M, K >= 1), delay=DURATION,duration=DURATION (e.g. 500ms, 2s), "
+	 "every=DURATION[,duration=DURATION][,delay=DURATION] (duration below every; default every/60), or trigger",
+	 "what to capture: the whole run, a window of iterations, a time window, a window of each period (duty "
+	 "cycle: each window its own trace file, docs/always-on.md), or nothing until `gpuphase trigger`",
 	 gp_parse_window},
+	{"GPUPHASE_WINDOW_KEEP_BYTES", "256M", "accepted: a byte count, optionally suffixed k, M or G (at least 64k)",
+	 "duty cycle only: the most bytes the windows directory holds; the oldest closed windows are deleted first",
+	 gp_parse_keep_bytes},
 	{"GPUPHASE_ITER_MARKER", "sync", "accepted: sync, kernel:GLOB, nvtx:NAME or profiler",
 	 "what delimits an iteration: each device/stream synchronize ends one; each launch of a kernel matching GLOB, "
 	 "each start of NVTX range NAME, or each cudaProfilerStart starts one (profiler: capture only inside Start..Stop)",
@@ -585,6 +614,7 @@ static void gp_config_defaults(struct gp_config *c)
 	strcpy(c->output, GP_CONFIG_OUTPUT_DEFAULT);
 	c->win_mode = GP_WINMODE_ALL;
 	c->repeat = 1;
+	c->keep_bytes = GP_KEEP_BYTES_DEFAULT;
 	strcpy(c->window_text, "all");
 	c->marker = GP_MARKER_SYNC;
 	strcpy(c->marker_text, "sync");

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include "gp_collector.h"
 
 enum gp_win_mode { GP_WINMODE_ALL = 0, GP_WINMODE_ITERS, GP_WINMODE_TIME, GP_WINMODE_TRIGGER };
 enum gp_marker { GP_MARKER_SYNC = 0, GP_MARKER_KERNEL, GP_MARKER_NVTX, GP_MARKER_PROFILER };
@@ -59,6 +60,13 @@ struct gp_cupti_mode {
 /* The named modes, cheapest first; GPUPHASE_CUPTI=1 means "lean". */
 #define GP_CUPTI_MODE_DEFAULT "lean"
 #define GP_CUPTI_BUF_DEFAULT (1u << 20)
+/* GPUPHASE_WINDOW_KEEP_BYTES: the duty cycle's windows directory cap
+ * (docs/always-on.md), and the least it may be. */
+#define GP_KEEP_BYTES_DEFAULT GP_COLLECTOR_KEEP_DEFAULT
+#define GP_KEEP_BYTES_MIN (64ull << 10)
+/* GPUPHASE_WINDOW=every=D without duration=: windows of D / this (every=60s
+ * captures 1 s a minute; docs/always-on.md says why). */
+#define GP_DUTY_DEFAULT_DIVISOR 60
 
 struct gp_config {
 	int disable;
@@ -68,6 +76,9 @@ struct gp_config {
 	enum gp_win_mode win_mode;
 	uint64_t skip, iters, repeat;   /* GP_WINMODE_ITERS; repeat >= 1       */
 	uint64_t delay_ns, duration_ns; /* GP_WINMODE_TIME                     */
+	uint64_t every_ns;              /* GP_WINMODE_TIME: a window each every_ns
+	                                   (duty cycle, its own file each); 0 = one */
+	uint64_t keep_bytes;            /* duty cycle: the windows directory's cap */
 	char window_text[GP_PATTERN_MAX];
 	enum gp_marker marker;
 	char marker_arg[GP_PATTERN_MAX]; /* kernel glob or nvtx range name      */

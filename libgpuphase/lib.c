@@ -313,6 +313,8 @@ static int gp_lib_start(void)
 	cc.ring_records = gp_cfg.ring_records;
 	cc.flush_ms = gp_cfg.flush_ms;
 	cc.max_bytes = gp_cfg.max_bytes;
+	cc.windows = gp_cfg.win_mode == GP_WINMODE_TIME && gp_cfg.every_ns; /* duty cycle: docs/always-on.md */
+	cc.keep_bytes = gp_cfg.keep_bytes;
 	cc.clock_id = CLOCK_MONOTONIC_RAW;
 	cc.clock_offset_ns = 0; /* CUPTI times are corrected before they are written */
 	cc.kv = kv;
@@ -335,6 +337,8 @@ static int gp_lib_start(void)
 			gp_cupti_close();
 		return 0;
 	}
+	if (cc.windows) /* the trace is that directory of window files */
+		snprintf(path, sizeof path, "%s", gp_collector_windows_dir());
 	gp_state_trace_path = path; /* the trace exists now */
 	gp_clocks_start(); /* where the wall clock stood: lining up hosts */
 	gp_log(GP_LOG_INFO, "tracing to %s (%s)", path, kv[7].value);

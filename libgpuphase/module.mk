@@ -94,6 +94,6 @@ $(B)/bench/bench_hooks: libgpuphase/bench/bench_hooks.cu $(B)/obj/libgpuphase/be
 # nvcc links without the sanitizer runtime, and a sanitized bench measures
 # nothing useful: the bench exists in the plain build only.
 ifeq ($(SAN),)
-BENCHES     += $(B)/bench/bench_hooks libgpuphase/bench/bench_pyframes.sh
+BENCHES     += $(B)/bench/bench_hooks libgpuphase/bench/bench_pyframes.sh bench/duty_cycle_cost.sh
 ALL_TARGETS += $(B)/bench/bench_hooks
 endif

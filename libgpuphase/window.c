@@ -6,10 +6,13 @@
  * device/stream synchronize, before a launch of a kernel:GLOB match, around
  * cudaProfilerStart/Stop), nvtx.c (range starts for nvtx:NAME), lib.c (start,
  * exit, fork), plus two threads of our own that exist only when configured:
- * the timer (GPUPHASE_WINDOW=delay=...,duration=...) and the control server
+ * the timer (GPUPHASE_WINDOW=delay=...,duration=..., and every=... for a
+ * duty cycle, which also ends each window's file: docs/always-on.md) and
+ * the control server
  * (every capture but an attach session, which has its own connection; UNIX
  * socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock): `trigger` requests in
- * GPUPHASE_WINDOW=trigger, `status` and `stop` in every window. A stop runs
+ * GPUPHASE_WINDOW=trigger, `status` and `stop` in every window (a duty
+ * cycle's `status` adds a second line: "windows dir=DIR last=SEQ"). A stop runs
  * gp_lib_finish on that thread while the program runs on; the server then
  * answers `status` with "ended" until the process exits (an atexit handler
  * removes the socket; a process killed by a signal leaves it, and the next
@@ -450,22 +453,47 @@ static void gp_window_sleep_until(uint64_t t)
 	}
 }
 
+/* Turn the time window on or off; 1 when it turned. */
+static int gp_window_timer_set(int on)
+{
+	int cs = gp_state_lock(&gp_window_lock);
+	unsigned turns = gp_window_turns;
+	gp_window_timer_on = on;
+	gp_window_apply(gp_state_tid());
+	int turned = gp_window_turns != turns;
+	gp_state_unlock(&gp_window_lock, cs);
+	return turned;
+}
+
+/* One time window (delay=,duration=), or with every= a window each period
+ * (duty cycle, docs/always-on.md): after each window closes, CUPTI's
+ * buffers are flushed into the rings and the collector ends that window's
+ * file, so file SEQ holds window SEQ whole. A window whose time passed
+ * while the previous one was being written is skipped, not run late. */
 static void *gp_window_timer(void *arg)
 {
 	(void)arg;
 	uint64_t on_at = gp_state_t0 + gp_cfg.delay_ns;
-	gp_window_sleep_until(on_at);
-	int cs = gp_state_lock(&gp_window_lock);
-	gp_window_timer_on = 1;
-	gp_window_apply(gp_state_tid());
-	gp_state_unlock(&gp_window_lock, cs);
-	/* the duration counts from when capture really started */
-	gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
-	cs = gp_state_lock(&gp_window_lock);
-	gp_window_timer_on = 0;
-	gp_window_apply(gp_state_tid());
-	gp_state_unlock(&gp_window_lock, cs);
-	return NULL;
+	for (;;) {
+		gp_window_sleep_until(on_at);
+		if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
+			return NULL;
+		int opened = gp_window_timer_set(1);
+		/* the duration counts from when capture really started */
+		gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
+		int closed = gp_window_timer_set(0);
+		if (!gp_cfg.every_ns)
+			return NULL;
+		if (opened && closed) {
+			gp_cupti_flush();
+			if (gp_collector_rotate() != 0)
+				return NULL;
+		}
+		uint64_t now = gp_now();
+		on_at += gp_cfg.every_ns;
+		if (on_at < now)
+			on_at += (now - on_at + gp_cfg.every_ns - 1) / gp_cfg.every_ns * gp_cfg.every_ns;
+	}
 }
 
 /* ---- trigger ---------------------------------------------------------------- */
@@ -482,9 +510,13 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	} else if (gp_window_stopped) {
 		snprintf(reply, len, "error the capture ended (gpuphase stop); trace: %s", gp_window_stopped_trace);
 	} else if (!strcmp(line, "status")) {
-		snprintf(reply, len, "ok %s iter=%lld pid=%ld marker=%s window=%s", gp_window_on ? "capturing" : "idle",
-			 (long long)gp_window_iter, (long)getpid(), gp_cfg.marker_text,
-			 gp_cfg.win_mode == GP_WINMODE_TRIGGER ? "trigger" : "fixed");
+		int m = snprintf(reply, len, "ok %s iter=%lld pid=%ld marker=%s window=%s",
+				 gp_window_on ? "capturing" : "idle", (long long)gp_window_iter, (long)getpid(),
+				 gp_cfg.marker_text, gp_cfg.win_mode == GP_WINMODE_TRIGGER ? "trigger" : "fixed");
+		const char *dir = gp_collector_windows_dir();
+		if (dir[0] && m > 0 && (size_t)m < len) /* duty cycle: a second line */
+			snprintf(reply + m, len - (size_t)m, "\nwindows dir=%s last=%llu", dir,
+				 (unsigned long long)gp_collector_windows_closed());
 	} else if (gp_cfg.win_mode != GP_WINMODE_TRIGGER) {
 		snprintf(reply, len, "error not started with GPUPHASE_WINDOW=trigger: only 'status' and 'stop' here");
 	} else if (sscanf(line, "capture iters=%llu%c", &n, &extra) == 1 && n > 0 && n < (1ull << 40)) {
@@ -528,7 +560,7 @@ static void gp_window_serve_one(int fd)
 	char *nl = strpbrk(buf, "\r\n");
 	if (nl)
 		*nl = 0;
-	char reply[256];
+	char reply[256 + GP_PATH_MAX];
 	if (!strcmp(buf, "stop")) {
 		/* `gpuphase stop`: finish outside gp_window_lock (gp_lib_finish
 		 * closes the window under it), then say where the trace is */

@@ -39,9 +39,22 @@ Test(lib_config, windows)
 	cr_assert(c.win_mode == GP_WINMODE_TIME && c.delay_ns == 500000000u && c.duration_ns == 2000000000u);
 	const char *e4[] = {"GPUPHASE_WINDOW=trigger", NULL};
 	cr_assert(lt_parse(e4, &c, msg, sizeof msg) == 0 && c.win_mode == GP_WINMODE_TRIGGER);
+	cr_assert(c.every_ns == 0 && c.keep_bytes == GP_KEEP_BYTES_DEFAULT);
+	/* the duty cycle: a window each period, a 60th of it by default */
+	const char *e5[] = {"GPUPHASE_WINDOW=every=60s,duration=1s", "GPUPHASE_WINDOW_KEEP_BYTES=1M", NULL};
+	cr_assert(lt_parse(e5, &c, msg, sizeof msg) == 0);
+	cr_assert(c.win_mode == GP_WINMODE_TIME && c.every_ns == 60000000000u && c.duration_ns == 1000000000u &&
+		  c.delay_ns == 0 && c.keep_bytes == 1u << 20);
+	const char *e6[] = {"GPUPHASE_WINDOW=every=1s", NULL};
+	cr_assert(lt_parse(e6, &c, msg, sizeof msg) == 0);
+	cr_assert(c.win_mode == GP_WINMODE_TIME && c.every_ns == 1000000000u && c.duration_ns == 1000000000u / 60);
+	const char *e7[] = {"GPUPHASE_WINDOW_KEEP_BYTES=63k", NULL};
+	cr_assert(lt_parse(e7, &c, msg, sizeof msg) == -EINVAL);
 	static const char *const bad[] = {"skip=3", "skip=1,iters=0", "skip=-1,iters=2", "iters=2,delay=1s",
 					  "delay=1s", "duration=0s", "skip=1,iters=2,repeat=0", "skip=1,skip=2,iters=1",
-					  "delay=1x,duration=1s", "sometimes", "skip=1;iters=2", ""};
+					  "delay=1x,duration=1s", "sometimes", "skip=1;iters=2", "every=1s,duration=1s",
+					  "every=1s,duration=2s", "every=0s,duration=1s", "every=1s,iters=2",
+					  "every=1s,every=2s", ""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char v[128];
 		snprintf(v, sizeof v, "GPUPHASE_WINDOW=%s", bad[i]);
@@ -323,7 +336,8 @@ Test(lib_config, bad_values_end_to_end, .timeout = 240)
 {
 	static const char *const bad[][2] = {
 		{"GPUPHASE_DISABLE", "maybe"},         {"GPUPHASE_OUTPUT", "trace-%q.gpht"},
-		{"GPUPHASE_WINDOW", "skip=two,iters=1"}, {"GPUPHASE_ITER_MARKER", "kernel:"},
+		{"GPUPHASE_WINDOW", "skip=two,iters=1"}, {"GPUPHASE_WINDOW_KEEP_BYTES", "1k"},
+		{"GPUPHASE_ITER_MARKER", "kernel:"},
 		{"GPUPHASE_STACKS", "deep"},           {"GPUPHASE_STACK_DEPTH", "0"},
 		{"GPUPHASE_LOG", "loud"},              {"GPUPHASE_RING_RECORDS", "1000"},
 		{"GPUPHASE_FLUSH_MS", "0"},            {"GPUPHASE_MAX_BYTES", "12X"},
