@@ -3,7 +3,7 @@
 # -Xlinker -E exports the simcuda_kernel_* host twins to the simulator.
 # Cost models stay in examples/<name>.simcuda.
 
-EXAMPLE_NAMES := compute_bound launch_bound sync_bound graph_replay
+EXAMPLE_NAMES := compute_bound launch_bound sync_bound graph_replay train_loop
 EXAMPLE_BINS  := $(addprefix $(B)/examples/,$(EXAMPLE_NAMES))
 EXAMPLE_NVCCFLAGS = -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -Xlinker -E
 
