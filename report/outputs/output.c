@@ -627,7 +627,8 @@ static void gp_out_text_callsites(FILE *f, const struct gp_rep *rep, const struc
 		for (size_t i = 0; i < rep->ncallsites && i < (o->top ? o->top : 10); i++) {
 			fputs(li, f);
 			gp_fmt_name_pad(f, rep->callsites[i].name, md, 60);
-			fprintf(f, " %6" PRIu64 " calls %10s\n", rep->callsites[i].calls,
+			fprintf(f, " %6" PRIu64 " %-5s %10s\n", rep->callsites[i].calls,
+				rep->callsites[i].calls == 1 ? "call" : "calls",
 				gp_fmt_dur(rep->callsites[i].sync_ns, b1, 32));
 		}
 	}
