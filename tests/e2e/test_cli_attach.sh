@@ -130,7 +130,7 @@ assert d["trace"] and 1 <= len(d["operators"]) <= 2, len(d["operators"])' "$tmp/
 	for kn in srv_embed srv_matmul srv_relu srv_reduce; do
 		ids=$(grep "^string .*text=\"[^\"]*$kn" "$tmp/d$k" | sed 's/^string id=\([0-9]*\) .*/\1/')
 		n=0
-		for id in $ids; do n=$((n + $(grep -c "^kernel .* name=$id\$" "$tmp/d$k"))); done
+		for id in $ids; do n=$((n + $(grep -Ec "^kernel .* name=$id( |\$)" "$tmp/d$k"))); done
 		[ "$n" = 20 ] || fail "attach $k: $kn ran $n times in the trace, want 20"
 	done
 	grep -q '^memcpy ' "$tmp/d$k" || fail "attach $k: no CUPTI memcpy records"

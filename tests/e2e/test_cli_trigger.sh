@@ -56,7 +56,7 @@ grep -Eq "$summary_re" "$tmp/rec.err" || fail "no summary line: $(tail -n 3 "$tm
 for k in srv_embed srv_matmul srv_relu srv_reduce; do
 	ids=$(grep "^string .*text=\"[^\"]*$k" "$tmp/dump" | sed 's/^string id=\([0-9]*\) .*/\1/')
 	n=0
-	for id in $ids; do n=$((n + $(grep -c "^kernel .* name=$id\$" "$tmp/dump"))); done
+	for id in $ids; do n=$((n + $(grep -Ec "^kernel .* name=$id( |\$)" "$tmp/dump"))); done
 	[ "$n" = 50 ] || fail "$k launched $n times in the captured window, want 50 (iterations triggered)"
 done
 "$G" report "$tmp/srv.gpht" >"$tmp/report" 2>&1 || fail "gpuphase report failed: $(head -n 3 "$tmp/report")"
