@@ -3,7 +3,7 @@
 # and the CUDA program they run are built by tests/module.mk, which is
 # included before this file. Included from the top Makefile.
 
-CLI_SRCS := cli/gpuphase.c cli/record.c cli/record_wait.c cli/trigger.c cli/attach.c cli/ptcall.c cli/target.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
+CLI_SRCS := cli/gpuphase.c cli/record.c cli/record_wait.c cli/trigger.c cli/control.c cli/attach.c cli/ptcall.c cli/target.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
 # The library's own GPUPHASE_* parser (pure): `record` checks its options
 # with it, so the command and the library read one grammar.
 # gpuphase-report's option table (report/options.c): `report`, `record
