@@ -76,6 +76,10 @@ int gp_locate_which(const char *name, char *buf, size_t len);
 /* Find a gpuphase component shipped next to this binary: first
  * <selfdir>/<rel>, then (if path_name != NULL) in PATH. */
 int gp_locate_component(const char *rel, const char *path_name, char *buf, size_t len);
+/* Run the component name (next to this binary, else in PATH) with argv[1..]
+ * (argv[0] is replaced by its path). Returns only on failure: 127 (not
+ * found; one line said so) or 126 (exec failed). */
+int gp_locate_exec(const char *name, int argc, char **argv);
 
 /* ELF inspection (elfscan.c). */
 enum gp_elf_cudart {
