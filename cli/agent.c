@@ -147,6 +147,15 @@ static int gp_agent_number(const char *s, double lo, double hi, double *v)
 	return !errno && end != s && !*end && *v >= lo && *v <= hi ? 0 : -EINVAL;
 }
 
+static void gp_agent_free(struct gp_agent *a)
+{
+	for (size_t i = 0; i < a->np; i++)
+		gp_agent_proc_free(&a->p[i]);
+	free(a->p);
+	free(gp_agent_snap);
+	gp_agent_snap = NULL;
+}
+
 enum { O_LISTEN = 256, O_CTL, O_TOP, O_KEEP, O_FORGET, O_INTERVAL, O_ONCE };
 
 static int gp_agent_options(int argc, char **argv, struct gp_agent *a, const char **listen, double *interval,
@@ -226,7 +235,9 @@ int main(int argc, char **argv)
 		gp_agent_pass(&a);
 		if (gp_agent_snap)
 			fwrite(gp_agent_snap, 1, gp_agent_snap_len, stdout);
-		return gp_agent_snap && fflush(stdout) == 0 ? 0 : 1;
+		rc = gp_agent_snap && fflush(stdout) == 0 ? 0 : 1;
+		gp_agent_free(&a);
+		return rc;
 	}
 	struct sigaction act = { .sa_handler = gp_agent_on_signal }; /* no SA_RESTART: the sleep ends */
 	sigaction(SIGINT, &act, NULL);
@@ -247,9 +258,6 @@ int main(int argc, char **argv)
 			gp_agent_pass(&a);
 	}
 	MHD_stop_daemon(d);
-	for (size_t i = 0; i < a.np; i++)
-		gp_agent_proc_free(&a.p[i]);
-	free(a.p);
-	free(gp_agent_snap);
+	gp_agent_free(&a);
 	return 0;
 }

@@ -4,11 +4,10 @@ window files (tests/e2e/test_agent_prometheus.sh).
   agent_check.py expect REPORT PID:FILE... > expect.json
       every window file reported alone by gpuphase-report (JSON), summed per
       (pid, operator): ops and the launch, queue, execute and sync seconds
-  agent_check.py prom URL > got.json
+  agent_check.py prom URL [PID] > got.json
       the same from the Prometheus query API at URL (instant queries of
-      gpuphase_ops_total and gpuphase_phase_seconds_total)
-  agent_check.py metrics URL > got.json
-      the same from the agent's own /metrics text at URL
+      gpuphase_ops_total and gpuphase_phase_seconds_total), of PID only if
+      given
   agent_check.py compare expect.json got.json
       exit 0 when every (pid, operator) of either side is on the other, ops
       equal, seconds within 1 %; else one line per difference and exit 1
@@ -47,12 +46,13 @@ def query(url, promql):
     return doc["data"]["result"]
 
 
-def prom(url):
+def prom(url, pid=None):
+    sel = '{pid="%s"}' % pid if pid else ""
     out = {}
-    for s in query(url, "gpuphase_ops_total"):
+    for s in query(url, "gpuphase_ops_total" + sel):
         k = "%s|%s" % (s["metric"]["pid"], s["metric"]["operator"])
         out.setdefault(k, {})["ops"] = int(float(s["value"][1]))
-    for s in query(url, "gpuphase_phase_seconds_total"):
+    for s in query(url, "gpuphase_phase_seconds_total" + sel):
         k = "%s|%s" % (s["metric"]["pid"], s["metric"]["operator"])
         out.setdefault(k, {})[s["metric"]["phase"]] = float(s["value"][1])
     return out
@@ -102,10 +102,7 @@ def main():
     if cmd == "expect":
         json.dump(expect(sys.argv[2], sys.argv[3:]), sys.stdout)
     elif cmd == "prom":
-        json.dump(prom(sys.argv[2]), sys.stdout)
-    elif cmd == "metrics":
-        with urllib.request.urlopen(sys.argv[2], timeout=10) as r:
-            json.dump(parse_metrics(r.read().decode()), sys.stdout)
+        json.dump(prom(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None), sys.stdout)
     elif cmd == "compare":
         with open(sys.argv[2]) as f, open(sys.argv[3]) as g:
             sys.exit(compare(json.load(f), json.load(g)))

@@ -22,11 +22,15 @@
 #              are dropped after --forget
 #   top        --top 1: the operator with the most time keeps its series, the
 #              others are operator="other" of their category, with their sums
+#   server     when this tree's libgpuphase duty-cycles: the example server
+#              under GPUPHASE_WINDOW=every=300ms,duration=100ms answering a
+#              client, its real windows (kept) against the query API as above
+#              (SKIP where the library has none yet)
 # Tamper control: the state file forged to say no window of A was reduced
 # (last SEQ 0, totals kept) and A's windows put back: the agent adds them
 # again and the comparison must fail.
 # Every wait is a bounded loop; only 127.0.0.1. Environment (make test):
-# GP_BUILD, GP_SRC; KEEP=1 keeps the files.
+# GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1 keeps the files.
 set -u
 B=${GP_BUILD:?GP_BUILD not set}
 S=${GP_SRC:?GP_SRC not set}
@@ -39,8 +43,10 @@ for f in "$AGENT" "$REPORT" "$B/bin/gpuphase" "$B/lib/libgpuphase.so" "$B/simcud
 done
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	bash "$S/scripts/deps.sh" prometheus >/dev/null 2>&1
-	command -v prometheus >/dev/null && command -v promtool >/dev/null ||
-		{ echo "SKIP: Debian's prometheus (prometheus, promtool) is not installed: scripts/deps.sh prometheus"; exit 77; }
+	if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+		echo "SKIP: Debian's prometheus (prometheus, promtool) is not installed: scripts/deps.sh prometheus"
+		exit 77
+	fi
 fi
 command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
 
@@ -61,8 +67,10 @@ part() { # NAME STATUS DETAIL
 	[ "$2" = FAIL ] && fails=$((fails + 1))
 }
 
+duty=0
 if grep -q "windows dir=" "$B/lib/libgpuphase.so"; then
-	echo "note: this libgpuphase duty-cycles, but this test still uses recorded windows (see its header)"
+	duty=1
+	echo "note: this libgpuphase duty-cycles: the part 'server' runs the example server under it"
 else
 	echo "note: libgpuphase here has no duty cycle: windows are traces recorded here, the control socket a stand-in"
 fi
@@ -248,6 +256,59 @@ if $CHECK compare "$tmp/expect3.json" "$tmp/got3.json" >"$tmp/cmp3.out"; then
 	part tamper FAIL "windows added twice (forged state) still compared equal: the check cannot fail"
 else
 	part tamper PASS "forged state: $(head -1 "$tmp/cmp3.out")"
+fi
+
+# server: the example server under the library's own duty cycle, when this
+# tree's libgpuphase has one: its real windows and control socket, scraped
+if [ "$duty" = 1 ]; then
+	ctl3=$tmp/ctl3
+	mkdir -m 700 "$ctl3"
+	start_agent_in() { # DIR: an agent on the same port, keeping windows for the reports below
+		"$AGENT" --listen "127.0.0.1:$aport" --control-dir "$1" --interval 0.5 --keep-windows \
+			>>"$tmp/agent.out" 2>&1 &
+		agent=$!
+		until_ok 40 curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$aport/metrics" ||
+			{ echo "FAIL: the agent does not serve /metrics:"; cat "$tmp/agent.out"; exit 1; }
+	}
+	start_agent_in "$ctl3"
+	preload=$B/lib/libgpuphase.so
+	asan_opts=${ASAN_OPTIONS:-}
+	if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
+		preload="$GP_SAN_RUNTIME:$preload"
+		asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
+	fi
+	env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+		SIMCUDA_CONFIG="$S/examples/server/server.simcuda" GPUPHASE_OUTPUT="$tmp/srv.gpht" \
+		GPUPHASE_WINDOW=every=300ms,duration=100ms GPUPHASE_CONTROL_DIR="$ctl3" \
+		"$B/examples/server" "$tmp/srv.sock" >"$tmp/srv.out" 2>"$tmp/srv.err" &
+	srvproc=$!
+	pids+=("$srvproc")
+	srv_pid() { sp=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$tmp/srv.err"); [ -n "$sp" ]; }
+	until_ok 60 srv_pid || { echo "FAIL: the server did not start: $(tail -2 "$tmp/srv.err")"; exit 1; }
+	timeout 120 "$B/examples/server_client" "$tmp/srv.sock" -n 6000 >"$tmp/client.out" 2>&1 ||
+		part server FAIL "the client failed: $(tail -2 "$tmp/client.out")"
+	timeout 30 "$B/examples/server_client" "$tmp/srv.sock" -n 0 --quit >/dev/null 2>&1
+	wait "$srvproc"
+	nw=$(ls "$tmp/srv.windows" | grep -c 'gpht$')
+	if [ "$nw" -lt 3 ]; then
+		part server FAIL "$nw window files from ~2 s at every=300ms"
+	elif ! until_ok 60 prom_reduced "$sp" "$nw"; then
+		part server FAIL "Prometheus never saw $nw windows of $sp reduced"
+	else
+		# shellcheck disable=SC2046 # one argument per window
+		$CHECK expect "$REPORT" $(for f in "$tmp"/srv.windows/w*.gpht; do echo "$sp:$f"; done) >"$tmp/expect4.json"
+		$CHECK prom "$purl" "$sp" >"$tmp/got4.json"
+		if $CHECK compare "$tmp/expect4.json" "$tmp/got4.json" >"$tmp/cmp4.out"; then
+			part server PASS "$nw real windows of the example server, totals equal to their reports"
+		else
+			part server FAIL "$(head -3 "$tmp/cmp4.out" | tr '\n' ' ')"
+		fi
+	fi
+	kill "$agent"
+	wait "$agent" 2>/dev/null
+	agent=""
+else
+	part server SKIP "this tree's libgpuphase has no duty cycle (GPUPHASE_WINDOW=every=...) yet"
 fi
 
 [ "$fails" = 0 ] && exit 0
