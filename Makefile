@@ -114,7 +114,7 @@ demo: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/doc/gpuphase $(DESTDIR)$(PREFIX)/share/gpuphase
-	install -m 755 $(B)/bin/gpuphase $(B)/bin/gpuphase-report $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(B)/bin/gpuphase $(B)/bin/gpuphase-report $(B)/bin/gpuphase-agent $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 $(B)/lib/libgpuphase.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 cli/gpuphase.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(wildcard docs/*.md) $(DESTDIR)$(PREFIX)/share/doc/gpuphase/

@@ -40,6 +40,15 @@ int gp_trigger_stop_main(int argc, char **argv); /* `gpuphase stop PID` */
 void gp_record_wait_signals(sigset_t *set);
 int gp_record_wait_terminal(void);
 int gp_record_wait(pid_t pid, int tty, const char *ctl, const char *prog, int *status);
+/* The control socket (control.c). May we talk to sock in dir, the socket of
+ * process pid? 0, or -errno (-EPERM: why says why). */
+int gp_control_check_place(const char *dir, const char *sock, long pid, char *why, size_t n);
+/* Send req, read the reply (one line; whole: until the peer closes) within
+ * timeout_ms. 0, or -errno with *stage naming the step that failed (compared
+ * by address with the two below). */
+int gp_control_talk(const char *sock, long pid, const char *req, int timeout_ms, int whole, char *reply, size_t len,
+		    const char **stage);
+extern const char gp_control_stage_connect[], gp_control_stage_peer_check[];
 int gp_trigger_stop_quietly(long pid, const char *ctl, int timeout_ms, char *reply, size_t len);
 int gp_attach_main(int argc, char **argv);
 /* report, diff, export: hand over to gpuphase-report (report.c; never
@@ -67,6 +76,10 @@ int gp_locate_which(const char *name, char *buf, size_t len);
 /* Find a gpuphase component shipped next to this binary: first
  * <selfdir>/<rel>, then (if path_name != NULL) in PATH. */
 int gp_locate_component(const char *rel, const char *path_name, char *buf, size_t len);
+/* Run the component name (next to this binary, else in PATH) with argv[1..]
+ * (argv[0] is replaced by its path). Returns only on failure: 127 (not
+ * found; one line said so) or 126 (exec failed). */
+int gp_locate_exec(const char *name, int argc, char **argv);
 
 /* ELF inspection (elfscan.c). */
 enum gp_elf_cudart {

@@ -1,7 +1,7 @@
 /*
  * gpuphase.c — main() of the `gpuphase` command: dispatches the verbs
- * (record: record.c, trigger: trigger.c, attach: attach.c, report/diff/export: report.c, help:
- * help.c) and prints --help and --version. Dispatch only: the verbs call the
+ * (record: record.c, trigger: trigger.c, attach: attach.c, report/diff/export: report.c, agent:
+ * gpuphase-agent through locate.c, help: help.c) and prints --help and --version. Dispatch only: the verbs call the
  * shared helpers (locate.c, help.c) directly, never back into this file.
  *
  * Single-threaded ordinary program: errors are one "gpuphase: ..." line on
@@ -52,9 +52,11 @@ int main(int argc, char **argv)
 		return gp_attach_main(argc - 1, argv + 1);
 	if (strcmp(verb, "report") == 0 || strcmp(verb, "diff") == 0 || strcmp(verb, "export") == 0)
 		return gp_report_exec(verb, argc - 1, argv + 1);
+	if (strcmp(verb, "agent") == 0)
+		return gp_locate_exec("gpuphase-agent", argc - 1, argv + 1);
 	if (verb[0] == '-')
 		fprintf(stderr, "gpuphase: unknown option '%s' (options go after the command: gpuphase record --help)\n", verb);
 	else
-		fprintf(stderr, "gpuphase: '%s' is not a gpuphase command; commands: record, trigger, stop, attach, report, diff, export, help\n", verb);
+		fprintf(stderr, "gpuphase: '%s' is not a gpuphase command; commands: record, trigger, stop, attach, report, diff, export, agent, help\n", verb);
 	return 2;
 }

@@ -34,6 +34,7 @@ static const char gp_help_top[] =
 "  trigger   start a capture in a server running with `record --window trigger`\n"
 "  stop      end a running capture and complete its trace; the program runs on\n"
 "  attach    profile a running CUDA process that was started without gpuphase\n"
+"  agent     serve Prometheus metrics of duty-cycled captures on this host\n"
 "  help      show the help of a command (same as: gpuphase COMMAND --help)\n"
 "\n"
 "Options:\n"
@@ -405,6 +406,10 @@ int gp_help_print(const char *verb)
 		fputs(gp_help_export, stdout);
 		static const char *const a[] = { "--help=export", NULL };
 		gp_help_report_tool(a);
+	} else if (strcmp(verb, "agent") == 0) {
+		fputs("usage: gpuphase agent [--listen ADDR:PORT] [options]\n\nThe Prometheus sidecar (the program "
+		      "gpuphase-agent): its options with gpuphase agent --help; set-up and metrics in "
+		      "docs/always-on.md.\n", stdout);
 	} else if (strcmp(verb, "help") == 0) {
 		fputs("usage: gpuphase help [COMMAND]\n\nShow the help of COMMAND (record, trigger, attach, report, "
 		      "diff, export), or the list of commands.\n", stdout);

@@ -2,7 +2,7 @@
  * locate.c — finding programs and files for the `gpuphase` command: this
  * binary's own directory, a PATH lookup the way execvp does it, and the
  * components installed next to this binary (gpuphase-report,
- * ../lib/libgpuphase.so). A leaf: it calls nothing else in cli/.
+ * ../lib/libgpuphase.so) and running one (gpuphase-agent). A leaf: it calls nothing else in cli/.
  *
  * Called by the verbs on the command's only thread. Errors: 0 or -errno.
  */
@@ -81,4 +81,18 @@ int gp_locate_component(const char *rel, const char *path_name, char *buf, size_
 	if (path_name)
 		return gp_locate_which(path_name, buf, len);
 	return -ENOENT;
+}
+
+int gp_locate_exec(const char *name, int argc, char **argv)
+{
+	char tool[PATH_MAX];
+	if (gp_locate_component(name, name, tool, sizeof tool) != 0) {
+		fprintf(stderr, "gpuphase: %s not found next to gpuphase or in PATH\n", name);
+		return 127;
+	}
+	(void)argc;
+	argv[0] = tool;
+	execv(tool, argv);
+	fprintf(stderr, "gpuphase: %s: %s\n", tool, strerror(errno));
+	return 126;
 }

@@ -3,7 +3,7 @@
 # and the CUDA program they run are built by tests/module.mk, which is
 # included before this file. Included from the top Makefile.
 
-CLI_SRCS := cli/gpuphase.c cli/record.c cli/record_wait.c cli/trigger.c cli/attach.c cli/ptcall.c cli/target.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
+CLI_SRCS := cli/gpuphase.c cli/record.c cli/record_wait.c cli/trigger.c cli/control.c cli/attach.c cli/ptcall.c cli/target.c cli/report.c cli/help.c cli/locate.c cli/elfscan.c
 # The library's own GPUPHASE_* parser (pure): `record` checks its options
 # with it, so the command and the library read one grammar.
 # gpuphase-report's option table (report/options.c): `report`, `record
@@ -23,7 +23,17 @@ $(B)/tests/test_cli_elf: $(B)/obj/cli/tests/test_cli_elf.o $(B)/obj/cli/elfscan.
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion -ldl
 
-ALL_TARGETS += $(B)/bin/gpuphase $(B)/tests/test_cli_elf
+# gpuphase-agent (`gpuphase agent` execs it): the Prometheus sidecar. A
+# program of its own so that only it links the report library and
+# libmicrohttpd (Debian's libmicrohttpd-dev, scripts/deps.sh core); the
+# control socket's checks and exchange are control.c's, shared with trigger.
+AGENT_SRCS := cli/agent.c cli/agent_procs.c cli/agent_reduce.c cli/agent_state.c cli/agent_metrics.c cli/control.c
+AGENT_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(AGENT_SRCS))
+$(B)/bin/gpuphase-agent: $(AGENT_OBJS) $(REPORT_LIB) $(GP_TRACE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(REPORT_LIBS) $(GP_TRACE_LIBS)
+
+ALL_TARGETS += $(B)/bin/gpuphase $(B)/bin/gpuphase-agent $(B)/tests/test_cli_elf
 TESTS       += $(B)/tests/test_cli_elf
 .SECONDARY: $(B)/obj/cli/tests/test_cli_elf.o
 

@@ -6,7 +6,10 @@
 # exact apt-get line is printed and the script fails, so nothing is ever
 # "installed by hand" without the project knowing.
 #
-# Usage: scripts/deps.sh [core|fuzz|browser|cross-aarch64|readers [VENV]|dask [VENV]]
+# Usage: scripts/deps.sh [core|fuzz|browser|cross-aarch64|prometheus|readers [VENV]|dask [VENV]]
+#
+# `prometheus` adds Debian's Prometheus server and promtool, which
+# tests/e2e/test_agent_prometheus.sh starts against `gpuphase agent`.
 #
 # `browser` adds headless Chromium and its WebDriver (the HTML page test).
 #
@@ -27,10 +30,12 @@ set -u
 group=${1:-core}
 # sqlite3 (the CLI): the report corpus compares SQLite exports as their .dump;
 # protobuf-compiler: protoc --decode_raw reads the Perfetto export in make test;
-# python3-venv: the scratch environment of the exports' external readers
-core_pkgs="libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3 python3-venv sqlite3 protobuf-compiler"
+# python3-venv: the scratch environment of the exports' external readers;
+# libmicrohttpd-dev: gpuphase-agent's HTTP server (/metrics)
+core_pkgs="libmicrohttpd-dev libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3 python3-venv sqlite3 protobuf-compiler"
 browser_pkgs="chromium chromium-driver"
 fuzz_pkgs="clang libclang-rt-dev"
+prometheus_pkgs="prometheus"
 cross_aarch64_pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 # duckdb pinned with its sqlite reader extension packaged on the index
 # (DuckDB's own INSTALL downloads it from a host outside the index)
@@ -62,7 +67,8 @@ case "$group" in
   fuzz) pkgs="$core_pkgs $fuzz_pkgs" ;;
   browser) pkgs="$core_pkgs $browser_pkgs" ;;
   cross-aarch64) pkgs=$cross_aarch64_pkgs ;;
-  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|cross-aarch64|readers|dask)" >&2; exit 2 ;;
+  prometheus) pkgs=$prometheus_pkgs ;;
+  *) echo "deps.sh: unknown group '$group' (core|fuzz|browser|cross-aarch64|prometheus|readers|dask)" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -100,6 +100,10 @@ TESTS += tests/e2e/test_multinode.sh
 # Copies' bandwidth against the link peaks, and the hardware counters
 # (simcuda's CUPTI profiling API): roofline verdicts against the truth.
 TESTS += tests/e2e/test_counters_e2e.sh
+# gpuphase agent under a real Prometheus server (scripts/deps.sh prometheus):
+# its query API against the reports of the same windows, promtool, restart,
+# two processes, a dead one forgotten; a forged state as tamper control.
+TESTS += tests/e2e/test_agent_prometheus.sh
 # Threads that start CUDA together: no call lost while the library starts
 # (under TSan too: the start's wait is a cross-thread handshake).
 TESTS += tests/e2e/test_cold_start.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_cli_install.sh — `make install PREFIX=...` puts gpuphase where users
 # expect it, and the installed command works from there. Specification:
-# PREFIX/bin/gpuphase and gpuphase-report, PREFIX/lib/libgpuphase.so,
+# PREFIX/bin/gpuphase, gpuphase-report and gpuphase-agent, PREFIX/lib/libgpuphase.so,
 # PREFIX/share/man/man1/gpuphase.1 and PREFIX/share/doc/gpuphase/ (README.md,
 # troubleshooting.md, configuration.md) and PREFIX/share/gpuphase/categories.tsv
 # (the report's default category table) exist; the installed gpuphase finds
@@ -19,7 +19,7 @@ rel=$(realpath --relative-to="$S" "$B")
 prefix=$tmp/prefix
 mk PREFIX="$prefix" install >"$tmp/make.log" 2>&1 \
 	|| { fail "make install failed: $(tail -n 5 "$tmp/make.log")"; finish; exit 1; }
-for f in bin/gpuphase bin/gpuphase-report lib/libgpuphase.so share/man/man1/gpuphase.1 \
+for f in bin/gpuphase bin/gpuphase-report bin/gpuphase-agent lib/libgpuphase.so share/man/man1/gpuphase.1 \
 	 share/doc/gpuphase/README.md share/doc/gpuphase/troubleshooting.md share/doc/gpuphase/configuration.md \
 	 share/gpuphase/categories.tsv; do
 	[ -s "$prefix/$f" ] || fail "make install did not install $f"
@@ -27,6 +27,7 @@ done
 [ -x "$prefix/bin/gpuphase" ] || fail "installed gpuphase is not executable"
 
 "$prefix/bin/gpuphase" --version | grep -q '^gpuphase ' || fail "installed gpuphase --version"
+"$prefix/bin/gpuphase" agent --help | grep -q '^usage: gpuphase agent' || fail "installed gpuphase agent --help"
 cd "$tmp" || exit 1
 "$prefix/bin/gpuphase" record -o "$tmp/inst.gpht" -- "$B/tests/cli_app_shared" 0 3 >/dev/null 2>"$tmp/e"; rc=$?
 [ "$rc" = 0 ] || fail "installed record exit $rc: $(cat "$tmp/e")"
