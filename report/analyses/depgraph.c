@@ -11,10 +11,11 @@
  * found by the same identity, else the latest op end inside the call, else
  * the last op of its scope that ended before it; a held copy or set,
  * blocking or async on pageable memory: its own op); a call that waited on a
- * full launch queue keeps that wait's length. Where the calls came from another
- * source than the core's joins and waits (the hooks beside CUPTI driver
- * records), or carry no identity, an equal start and end pairs them
- * instead. Each op's start is explained by its binding constraint:
+ * full launch queue keeps that wait's length; the legacy default stream's
+ * order is depgraph_legacy.c's. Where the calls
+ * came from another source than the core's joins and waits (the hooks
+ * beside CUPTI driver records), or carry no identity, an equal start and
+ * end pairs them instead. Each op's start is explained by its binding constraint:
  * the call that issued it plus the launch latency, the previous op of its
  * stream, or an op of another stream that ended just before it started (an
  * event wait, the legacy stream); the part of the measured start that the
@@ -44,6 +45,7 @@ void gp_dg_free(struct gp_dg *g)
 	free(g->c);
 	free(g->o);
 	free(g->w);
+	free(g->s);
 	free(g);
 }
 
@@ -75,7 +77,8 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
 	g->o[g->no++] = (struct gp_dg_o){ .start = o->start, .end = o->end, .api_start = o->api_start,
 					  .api_end = o->api_end, .stream = o->stream, .corr = o->corr,
 					  .tid = o->tid, .domain = o->api_domain, .kind = o->kind,
-					  .copy_kind = o->copy_kind, .blocking = o->blocking, .name = o->name,
+					  .copy_kind = o->copy_kind, .blocking = o->blocking, .device = o->device,
+					  .name = o->name,
 					  .site = o->site, .call = -1, .prev = -1, .dep = -1, .prev_same = -1 };
 	return 0;
 }
@@ -597,7 +600,9 @@ int gp_dg_build(struct gp_dg *g)
 		return rc;
 	gp_dg_link_launches(g, &ix);
 	gp_dg_link_waits(g, &ix);
-	rc = gp_dg_host_costs(g);
+	rc = gp_dg_link_legacy(g);
+	if (!rc)
+		rc = gp_dg_host_costs(g);
 	if (!rc)
 		rc = gp_dg_free_costs(g);
 	if (!rc) {

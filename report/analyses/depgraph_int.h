@@ -50,7 +50,26 @@ struct gp_dg_o {
 	                                       class (copy / not copy) of its stream */
 	uint8_t domain;
 	uint8_t kind, copy_kind, sync_issue, anchor, blocking;
+	uint8_t device, has_issue; /* has_issue: its launching call is known   */
+	uint32_t sidx;         /* its stream's entry in gp_dg.s                  */
+	uint64_t issue;        /* its launching call's start; the stream's ops
+	                          are issued in their order (an op without a
+	                          known call takes the one before it's)        */
 };
+
+/* One stream of the graph (depgraph_legacy.c): its ops are
+ * g->o[first..end). legacy: the entry of its device's legacy default
+ * stream, -1 when the legacy stream's order is not applied on its device
+ * (none known, or more than GP_DG_LEGACY_STREAMS streams). apart: its
+ * measured times show it does not synchronize with the legacy stream (a
+ * cudaStreamNonBlocking stream). */
+struct gp_dg_s {
+	uint32_t first, end;
+	int32_t legacy;
+	uint8_t device, is_legacy, apart;
+};
+
+#define GP_DG_LEGACY_STREAMS 64
 
 struct gp_dg_w {
 	uint64_t start, end;
@@ -68,6 +87,8 @@ struct gp_dg {
 	size_t nc, capc;
 	struct gp_dg_o *o;
 	size_t no, capo;
+	struct gp_dg_s *s;     /* streams, in the ops' order                    */
+	size_t ns;
 	int truncated;
 	uint64_t t0, t1;
 	uint64_t lat_async, lat_sync;
@@ -109,5 +130,16 @@ static inline int gp_dg_named(const char *a, const char *target)
  * duration (it then waits for nothing), else 0 (depgraph_replay.c). */
 int gp_dg_call_changed(const struct gp_dg *g, const struct gp_dg_c *c, const struct gp_dg_change *ch,
 		       uint64_t *dur);
+
+/* The legacy default stream's order (depgraph_legacy.c): the stream table,
+ * each op's issue time and which streams are apart. 0 or -ENOMEM. */
+int gp_dg_link_legacy(struct gp_dg *g);
+
+/* The legacy order's bound on op k's start: raises *start to the end of each
+ * op k must follow (*by: the one that ended last, -1 none). Returns 0 when
+ * one of them is not placed yet (od) and !force; with force, those are left
+ * out. */
+int gp_dg_legacy_bound(const struct gp_dg *g, size_t k, const uint8_t *od, const uint64_t *oe, int force,
+		       uint64_t *start, int32_t *by);
 
 #endif
