@@ -26,6 +26,8 @@ struct gp_dg_c {
 	uint64_t start, end;
 	uint64_t gap;          /* host time since the previous call of its thread */
 	uint64_t post;         /* blocking: time from the release to its return  */
+	uint64_t late;         /* slept: its post beyond the median post of the
+	                          slept waits of its function (its waking late) */
 	uint64_t qwait;        /* its wait on a full launch queue (0: none)      */
 	const char *name;
 	const char *site;      /* sync: its call site (the core's), or NULL      */
@@ -34,6 +36,7 @@ struct gp_dg_c {
 	int32_t op;            /* an op it launched (the last one), -1 none      */
 	uint32_t nops;         /* ops it launched (graph launch: its nodes)      */
 	uint8_t cls, first, empty, blocking;
+	uint8_t slept;         /* released GP_DG_SLEEP_NS or more after its start */
 	uint8_t held;          /* a copy or set call held until its op ended (a
 	                          blocking one, an async one on pageable memory) */
 };
@@ -96,7 +99,14 @@ struct gp_dg {
 	uint64_t free_cost[GP_API_CLASS_COUNT]; /* per class: the median call
 	                          that did not wait on a full queue (0: none) */
 	size_t empty, queued;
+	uint64_t late;         /* the mean `late` of the slept waits: how late a
+	                          thread wakes from a long wait on this host     */
 };
+
+/* A wait this long gives up the thread's CPU (an assumption: CUDA spins
+ * on short waits, yields or sleeps on long ones); waking from it takes the
+ * host's scheduling latency. */
+#define GP_DG_SLEEP_NS 100000
 
 static inline int gp_dg_is_sync(unsigned c)
 {

@@ -2,7 +2,8 @@
  * depgraph_replay.c — the replay of a built dependency graph (depgraph.h
  * gp_dg_replay; docs/metrics.md "What-if"): every timestamp recomputed from
  * the durations, the gaps and the edges (the legacy default stream's order
- * included: depgraph_legacy.c), with one change applied, and the
+ * included: depgraph_legacy.c), with one change applied (a wait that now
+ * sleeps wakes as late as the host's waits did), and the
  * critical path of the result; and which names a change could apply to
  * (gp_dg_match). One cursor per thread and per stream advances over nodes
  * whose inputs are known; the measured order is a topological order of
@@ -183,7 +184,15 @@ static int gp_dg_place_call(struct gp_dg_run *r, const struct gp_dg *g, const st
 		uint64_t rel = r->oe[c->wait] > r->cs[k] ? r->oe[c->wait] : r->cs[k];
 		if (r->oe[c->wait] > r->cs[k])
 			r->cp[k] = (int32_t)(g->nc + (size_t)c->wait);
-		r->ce[k] = rel + c->post;
+		/* a wait that now sleeps wakes as late as the host's did; one
+		 * that no longer does, without its own waking late */
+		int slept = r->oe[c->wait] >= r->cs[k] + GP_DG_SLEEP_NS;
+		uint64_t post = c->post;
+		if (slept && !c->slept)
+			post += g->late;
+		else if (!slept && c->slept)
+			post -= c->late;
+		r->ce[k] = rel + post;
 	} else if (!chg && c->wait >= 0 && !force) {
 		return 0;
 	} else {
