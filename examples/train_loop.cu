@@ -11,7 +11,8 @@
 //   * host work that prepares the next batch (a busy loop over the batch).
 // With `--hoist` the scratch buffer is allocated once before the loop and
 // freed after it: the change the report's advice names, made for real (the
-// pair test_train_loop.sh compares the report's price with the saving).
+// step `advice` of tests/e2e/test_whatif_e2e.sh compares the report's price
+// with the saving).
 //
 // Data: w (the "weights") starts at w[i] = i; each step s, forward writes
 // y = lcg(x + w), backward writes g = y ^ s into the scratch buffer,

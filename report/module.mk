@@ -16,6 +16,7 @@
 #                      partial.c and partial_rep.c (the .gpp partial results)
 #   report/analyses/   registry.c/.h (the plug-in interface and the list), one
 #                      file per analysis, depgraph.c (the what-if graph;
+#                      depgraph_legacy.c the legacy default stream's order,
 #                      depgraph_replay.c its replay, depgraph_match.c what a
 #                      change applies to, depgraph_parse.c its --whatif
 #                      grammar, depgraph_int.h their layout; whatif.h the

@@ -11,10 +11,13 @@
  * found by the same identity, else the latest op end inside the call, else
  * the last op of its scope that ended before it; a held copy or set,
  * blocking or async on pageable memory: its own op); a call that waited on a
- * full launch queue keeps that wait's length. Where the calls came from another
- * source than the core's joins and waits (the hooks beside CUPTI driver
- * records), or carry no identity, an equal start and end pairs them
- * instead. Each op's start is explained by its binding constraint:
+ * full launch queue keeps that wait's length; each wait released 100 us or
+ * more after it began slept, and what it measured after the release beyond
+ * its function's median is its waking late (the mean: the host's); the
+ * legacy default stream's order is depgraph_legacy.c's. Where the calls
+ * came from another source than the core's joins and waits (the hooks
+ * beside CUPTI driver records), or carry no identity, an equal start and
+ * end pairs them instead. Each op's start is explained by its binding constraint:
  * the call that issued it plus the launch latency, the previous op of its
  * stream, or an op of another stream that ended just before it started (an
  * event wait, the legacy stream); the part of the measured start that the
@@ -44,6 +47,7 @@ void gp_dg_free(struct gp_dg *g)
 	free(g->c);
 	free(g->o);
 	free(g->w);
+	free(g->s);
 	free(g);
 }
 
@@ -75,7 +79,8 @@ int gp_dg_add_op(struct gp_dg *g, const struct gp_dg_op *o)
 	g->o[g->no++] = (struct gp_dg_o){ .start = o->start, .end = o->end, .api_start = o->api_start,
 					  .api_end = o->api_end, .stream = o->stream, .corr = o->corr,
 					  .tid = o->tid, .domain = o->api_domain, .kind = o->kind,
-					  .copy_kind = o->copy_kind, .blocking = o->blocking, .name = o->name,
+					  .copy_kind = o->copy_kind, .blocking = o->blocking, .device = o->device,
+					  .name = o->name,
 					  .site = o->site, .call = -1, .prev = -1, .dep = -1, .prev_same = -1 };
 	return 0;
 }
@@ -479,6 +484,48 @@ static void gp_dg_link_waits(struct gp_dg *g, const struct gp_dg_index *ix)
 	}
 }
 
+static int gp_dg_cmp_slept(const void *a, const void *b, void *arg)
+{
+	const struct gp_dg *g = arg;
+	const struct gp_dg_c *x = &g->c[*(const uint32_t *)a], *y = &g->c[*(const uint32_t *)b];
+	int r = strcmp(x->name ? x->name : "", y->name ? y->name : "");
+	return r ? r : (x->post > y->post) - (x->post < y->post);
+}
+
+/* Waking late: each wait released GP_DG_SLEEP_NS or more after its start
+ * slept; what it measured after the release beyond the median of its
+ * function's slept waits (its own work after the wait) is its waking late,
+ * and their mean the host's (g->late). */
+static int gp_dg_lateness(struct gp_dg *g)
+{
+	uint32_t *k = malloc((g->nc + 1) * sizeof *k);
+	if (!k)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < g->nc; i++) {
+		struct gp_dg_c *c = &g->c[i];
+		c->slept = c->wait >= 0 && g->o[c->wait].end >= c->start + GP_DG_SLEEP_NS;
+		if (c->slept)
+			k[n++] = (uint32_t)i;
+	}
+	qsort_r(k, n, sizeof *k, gp_dg_cmp_slept, g);
+	uint64_t sum = 0;
+	for (size_t a = 0, b; a < n; a = b) {
+		const char *name = g->c[k[a]].name ? g->c[k[a]].name : "";
+		for (b = a; b < n && !strcmp(g->c[k[b]].name ? g->c[k[b]].name : "", name); b++)
+			;
+		uint64_t median = g->c[k[a + (b - a) / 2]].post;
+		for (size_t j = a; j < b; j++) {
+			struct gp_dg_c *c = &g->c[k[j]];
+			c->late = c->post > median ? c->post - median : 0;
+			sum += c->late;
+		}
+	}
+	g->late = n ? sum / n : 0;
+	free(k);
+	return 0;
+}
+
 /* Per API class, the median non-blocking call that did not wait on a full
  * launch queue: what such a call costs when it does not wait. */
 static int gp_dg_free_costs(struct gp_dg *g)
@@ -597,7 +644,11 @@ int gp_dg_build(struct gp_dg *g)
 		return rc;
 	gp_dg_link_launches(g, &ix);
 	gp_dg_link_waits(g, &ix);
-	rc = gp_dg_host_costs(g);
+	rc = gp_dg_link_legacy(g);
+	if (!rc)
+		rc = gp_dg_lateness(g);
+	if (!rc)
+		rc = gp_dg_host_costs(g);
 	if (!rc)
 		rc = gp_dg_free_costs(g);
 	if (!rc) {

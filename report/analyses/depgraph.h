@@ -3,8 +3,9 @@
  * (docs/metrics.md "What-if"): host calls per thread in time order with the
  * host time between them, GPU ops per stream in order, launch -> op edges,
  * blocking call -> the op it waited for, and the cross-stream edges the
- * timestamps show (an event wait, the legacy stream). A graph launch is one
- * call whose ops are its nodes.
+ * timestamps show (an event wait, the legacy stream), and the legacy default
+ * stream's own order with the streams that synchronize with it. A graph
+ * launch is one call whose ops are its nodes.
  *
  * The replay recomputes every timestamp from the durations and the edges,
  * with an optional change (struct gp_dg_change) applied first; replaying
@@ -46,6 +47,7 @@ struct gp_dg_op {
 	                          launching call's too                          */
 	uint32_t tid;          /* its launching call's thread                   */
 	uint8_t api_domain;    /* its launching call's record type, 0 = unknown */
+	uint8_t device;
 	uint8_t kind;          /* enum gp_op_kind                               */
 	uint8_t copy_kind;
 	uint8_t blocking;      /* its call returned only after it ended (a

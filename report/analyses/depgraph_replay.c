@@ -1,7 +1,9 @@
 /*
  * depgraph_replay.c — the replay of a built dependency graph (depgraph.h
  * gp_dg_replay; docs/metrics.md "What-if"): every timestamp recomputed from
- * the durations, the gaps and the edges, with one change applied, and the
+ * the durations, the gaps and the edges (the legacy default stream's order
+ * included: depgraph_legacy.c), with one change applied (a wait that now
+ * sleeps wakes as late as the host's waits did), and the
  * critical path of the result; and which names a change could apply to
  * (gp_dg_match). One cursor per thread and per stream advances over nodes
  * whose inputs are known; the measured order is a topological order of
@@ -182,7 +184,15 @@ static int gp_dg_place_call(struct gp_dg_run *r, const struct gp_dg *g, const st
 		uint64_t rel = r->oe[c->wait] > r->cs[k] ? r->oe[c->wait] : r->cs[k];
 		if (r->oe[c->wait] > r->cs[k])
 			r->cp[k] = (int32_t)(g->nc + (size_t)c->wait);
-		r->ce[k] = rel + c->post;
+		/* a wait that now sleeps wakes as late as the host's did; one
+		 * that no longer does, without its own waking late */
+		int slept = r->oe[c->wait] >= r->cs[k] + GP_DG_SLEEP_NS;
+		uint64_t post = c->post;
+		if (slept && !c->slept)
+			post += g->late;
+		else if (!slept && c->slept)
+			post -= c->late;
+		r->ce[k] = rel + post;
 	} else if (!chg && c->wait >= 0 && !force) {
 		return 0;
 	} else {
@@ -245,6 +255,10 @@ static int gp_dg_place_op(struct gp_dg_run *r, const struct gp_dg *g, const stru
 	int has_prev = prev >= 0 && r->od[prev], has_dep = o->dep >= 0 && r->od[o->dep];
 	if (!force && ((o->call >= 0 && !has_call) || (prev >= 0 && !has_prev) || (o->dep >= 0 && !has_dep)))
 		return 0;
+	uint64_t ls = 0; /* the legacy default stream's order */
+	int32_t lby;
+	if (!gp_dg_legacy_bound(g, k, r->od, r->oe, force, &ls, &lby))
+		return 0;
 	uint64_t s = o->anchor || (!has_call && !has_prev && !has_dep) ? o->start : 0;
 	int32_t by = -1;
 	if (has_call) {
@@ -256,6 +270,8 @@ static int gp_dg_place_op(struct gp_dg_run *r, const struct gp_dg *g, const stru
 		s = r->oe[prev] + pgap, by = (int32_t)(nc + (size_t)prev);
 	if (has_dep && r->oe[o->dep] + o->dep_gap > s)
 		s = r->oe[o->dep] + o->dep_gap, by = (int32_t)(nc + (size_t)o->dep);
+	if (lby >= 0 && ls > s)
+		s = ls, by = (int32_t)(nc + (size_t)lby);
 	uint64_t d = o->end - o->start;
 	if (ch && ch->kind == GP_DG_SCALE && gp_dg_named(o->name, ch->target))
 		d = (uint64_t)((double)d * ch->factor + 0.5);

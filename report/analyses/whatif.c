@@ -226,7 +226,7 @@ static void gp_wi_op(void *p, const struct gp_an_op *op)
 		return;
 	int held = op->blocking && (op->kind == GP_OP_MEMCPY || op->kind == GP_OP_MEMSET);
 	struct gp_dg_op o = { .start = op->gpu_start, .end = op->gpu_end, .stream = op->stream, .corr = op->corr,
-			      .kind = op->kind, .copy_kind = op->copy_kind, .blocking = op->blocking,
+			      .device = op->device, .kind = op->kind, .copy_kind = op->copy_kind, .blocking = op->blocking,
 			      .name = op->name, .site = held ? gp_wi_copy_site(w, op) : NULL };
 	if (w->err)
 		return;

@@ -695,3 +695,98 @@ Test(depgraph, queue_waits_and_empty_sync)
 	cr_assert_lt(r, hs + SYNC - 1000);
 	gp_dg_free(g);
 }
+
+/* The training loop of the legacy stream's order: per step a kernel
+ * (LAUNCH, EXEC) on stream 13, a cudaFree that waits for it (released
+ * SYNC + late[i] after it ends), then a blocking cudaMemcpy on the legacy
+ * stream 7 (its op LEG_LAT after the call's start for LEG_CP, the call
+ * returning LEG_POST after it) that finds the device drained, then HOST.
+ * Returns the wall. */
+#define LEG_LAT 1000u
+#define LEG_CP 5000u
+#define LEG_POST 500u
+static uint64_t legacy_loop(struct gp_dg *g, const uint64_t *late)
+{
+	uint64_t t = 1000000;
+	const uint64_t t0 = t;
+	for (int i = 0; i < STEPS; i++) {
+		call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+		uint64_t ke = t + LAUNCH + LAT + EXEC;
+		op(g, t + LAUNCH + LAT, ke, t, t + LAUNCH, 13, GP_OP_KERNEL, "k");
+		uint64_t fe = ke + SYNC + (late ? late[i] : 0);
+		call(g, t + LAUNCH, fe, GP_API_SYNC_IMPLICIT, "cudaFree");
+		call(g, fe, fe + LEG_LAT + LEG_CP + LEG_POST, GP_API_MEMCPY_SYNC, "cudaMemcpy");
+		op(g, fe + LEG_LAT, fe + LEG_LAT + LEG_CP, fe, fe + LEG_LAT + LEG_CP + LEG_POST, 7, GP_OP_MEMCPY,
+		   "memcpy DtoH");
+		t = fe + LEG_LAT + LEG_CP + LEG_POST + HOST;
+	}
+	return t - HOST - t0;
+}
+
+/* The hoisted loop's wall when each copy waits for the step's kernel (the
+ * legacy stream's order) and wakes `late` after it ends. */
+static uint64_t legacy_hoisted(uint64_t late)
+{
+	uint64_t step = LAUNCH + LAT + EXEC + LEG_CP + LEG_POST + late;
+	return (uint64_t)(STEPS - 1) * (step + HOST) + step;
+}
+
+Test(depgraph, legacy_stream_follows_blocking_streams)
+{
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = legacy_loop(g, NULL);
+	cr_assert_eq(gp_dg_build(g), 0);
+	cr_assert_eq(gp_dg_wall(g), wall);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall);
+	/* hoisted, each loss copy waits for the step's kernel on stream 13 (it
+	 * did not need to while the cudaFree drained the device): without the
+	 * order it would run at once and the host run ahead */
+	struct gp_dg_change ch = { .kind = GP_DG_HOIST, .target = "cudaFree" };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, legacy_hoisted(0), "hoisted %llu, expected %llu", (unsigned long long)r,
+		     (unsigned long long)legacy_hoisted(0));
+	gp_dg_free(g);
+}
+
+Test(depgraph, legacy_stream_apart_from_a_nonblocking_stream)
+{
+	/* the copy runs while the step's kernel does: stream 13 does not
+	 * synchronize with the legacy stream, and the replay must not make it */
+	struct gp_dg *g = gp_dg_new();
+	uint64_t t = 1000000;
+	for (int i = 0; i < STEPS; i++) {
+		call(g, t, t + LAUNCH, GP_API_LAUNCH, "cudaLaunchKernel");
+		op(g, t + LAUNCH + LAT, t + LAUNCH + LAT + EXEC, t, t + LAUNCH, 13, GP_OP_KERNEL, "k");
+		uint64_t cs = t + LAUNCH;
+		call(g, cs, cs + LEG_LAT + LEG_CP + LEG_POST, GP_API_MEMCPY_SYNC, "cudaMemcpy");
+		op(g, cs + LEG_LAT, cs + LEG_LAT + LEG_CP, cs, cs + LEG_LAT + LEG_CP + LEG_POST, 7, GP_OP_MEMCPY,
+		   "memcpy DtoH");
+		t = cs + LEG_LAT + LEG_CP + LEG_POST + EXEC; /* host work as long as a kernel */
+	}
+	cr_assert_eq(gp_dg_build(g), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, gp_dg_wall(g));
+	cr_assert_gt(gp_dg_wall(g), 0);
+	gp_dg_free(g);
+}
+
+Test(depgraph, a_new_wait_wakes_as_late_as_the_hosts)
+{
+	/* 3 of 10 cudaFree calls woke 30 us late: the host's lateness is 9 us a
+	 * slept wait, which each copy that now sleeps in their place pays */
+	const uint64_t late[STEPS] = { 0, 30000, 0, 0, 30000, 0, 0, 30000, 0, 0 };
+	struct gp_dg *g = gp_dg_new();
+	uint64_t wall = legacy_loop(g, late);
+	cr_assert_eq(gp_dg_build(g), 0);
+	uint64_t r;
+	cr_assert_eq(gp_dg_replay(g, NULL, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, wall);
+	struct gp_dg_change ch = { .kind = GP_DG_HOIST, .target = "cudaFree" };
+	cr_assert_eq(gp_dg_replay(g, &ch, &r, NULL, 0, NULL), 0);
+	cr_assert_eq(r, legacy_hoisted(9000), "hoisted %llu, expected %llu", (unsigned long long)r,
+		     (unsigned long long)legacy_hoisted(9000));
+	gp_dg_free(g);
+}

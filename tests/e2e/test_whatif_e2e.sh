@@ -20,6 +20,13 @@
 #                overlap-copies               serial   -> overlap
 #                kernel=wk_step:scale=0.5     nosync under whatif_pairs.simcuda
 #                                             -> whatif_pairs_fast.simcuda
+#   advice     examples/train_loop (a training-like loop: a cudaFree in the
+#              loop, a loss.item() copy on the legacy default stream every 10
+#              steps): the run's advice names the cudaFree first, priced
+#              within 15 % of what `train_loop --hoist` (the change made for
+#              real) saves; the tamper control: the same check refuses the
+#              hoisted run's report (its advice names no cudaFree) and the
+#              report with its price set 20 % above the real saving
 #   gpu-bound  burstgpu (launches on a full queue, no host work): the
 #              queue waits' item says the GPU is the bottleneck; burst (host
 #              work after the launches) does not
@@ -40,7 +47,7 @@ P=$B/tests/e2e/whatif_pairs
 M=$S/tests/e2e/whatif_pairs.simcuda
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$P"; do
+for f in "$R" "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$P" "$B/examples/train_loop"; do
 	[ -e "$f" ] || { echo "FAIL: $f is missing (not built?)"; exit 1; }
 done
 tmp=$(mktemp -d /tmp/gp_whatif_e2e.XXXXXX)
@@ -112,6 +119,33 @@ pair pageasync 'pinned-site=*copy_in*' "$M" pageasync "$M" pinasync
 pair defer 'defer=memcpy DtoH' "$M" result "$M" deferred
 Q=$S/tests/e2e/whatif_queue.simcuda
 pair queue 'queue-waits' "$Q" burst "$S/tests/e2e/whatif_queue_free.simcuda" burst
+
+# advice: the training loop's run advice against its change made for real
+TL=$B/examples/train_loop
+TLM=$S/examples/train_loop.simcuda
+advice_attempt() {
+	run loop "$TLM" "$TL" && run loop_hoist "$TLM" "$TL" --hoist || return 1
+	$CHECK replay "$tmp/loop.json" "$tmp/loop_hoist.json" || { fail "advice: replay"; return 1; }
+	$CHECK advice "$tmp/loop.json" "$tmp/loop_hoist.json" 0.15 hoist_implicit_sync cudaFree
+}
+gp_majority advice advice_attempt ||
+	fail "advice: the cudaFree was not advised first within 15 % of the real saving in a majority of 3 runs"
+if [ -s "$tmp/loop.json" ] && [ -s "$tmp/loop_hoist.json" ]; then
+	$CHECK advice "$tmp/loop_hoist.json" "$tmp/loop.json" 0.15 hoist_implicit_sync cudaFree >/dev/null &&
+		fail "advice tamper: the hoisted run's report passed as advising the cudaFree"
+	python3 - "$tmp/loop.json" "$tmp/loop_hoist.json" "$tmp/forged.json" <<'PY'
+import json, sys
+doc, new = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def wall(d):
+    w = [a["whatif"] for a in d["analyses"] if "whatif" in a][0]
+    return w["measured_wall_ns"] - w["first_launch_ns"]
+doc["summary"]["advice_change"]["saving_ns"] = int((wall(doc) - wall(new)) * 1.2)
+json.dump(doc, open(sys.argv[3], "w"))
+PY
+	$CHECK advice "$tmp/forged.json" "$tmp/loop_hoist.json" 0.15 hoist_implicit_sync cudaFree >/dev/null &&
+		fail "advice tamper: a price 20 % above the real saving passed"
+	echo "advice tamper: both forged inputs refused"
+fi
 
 # gpu-bound: the queue waits of a GPU-bound run save nothing, and the item
 # says why; the control: the burst run's saves more and does not say it

@@ -7,6 +7,12 @@
                                            against the measured A - B, within
                                            TOL (a fraction of the real saving); both
                                            walls from the first launch on
+  whatif_check.py advice A.json B.json TOL CHANGE TARGET
+                                           A's run advice (summary.advice) names
+                                           TARGET first ("move the TARGET ..."),
+                                           as the change CHANGE, and its priced
+                                           saving is within TOL of the measured
+                                           A - B (walls as for pair)
   whatif_check.py gpubound JSON YES        JSON's remove_queue_waits item: with
                                            YES 1, it saves under 5 % of the
                                            window and says the GPU is the
@@ -73,6 +79,32 @@ def gpu_bound(path, yes):
     return 0
 
 
+def real_saving(a, b):
+    """A - B, each wall from its program's first launch on: the set-up
+    before it is not what changed."""
+    return (a["measured_wall_ns"] - a["first_launch_ns"]) - (b["measured_wall_ns"] - b["first_launch_ns"])
+
+
+def run_advice(a_path, b_path, tol, change, target):
+    with open(a_path) as f:
+        summary = json.load(f)["summary"]
+    text, ch = summary.get("advice") or "", summary.get("advice_change") or {}
+    real = real_saving(whatif(a_path), whatif(b_path))
+    pred = ch.get("saving_ns", 0)
+    err = abs(pred - real) / real if real > 0 else float("inf")
+    print(f"advice: \"{text}\"")
+    print(f"advice {ch.get('change')} {ch.get('target')}: priced saving {pred / 1e6:.3f} ms, "
+          f"real {real / 1e6:.3f} ms ({100 * err:.1f} % off, tolerance {100 * tol:.0f} %)")
+    bad = 0
+    if not text.startswith(f"move the {target} ") or ch.get("change") != change or ch.get("target") != target:
+        print(f"FAIL: {a_path}: the run's advice does not name the {target} first ({change})")
+        bad = 1
+    if err > tol:
+        print(f"FAIL: {a_path}: the advice's price is more than {100 * tol:.0f} % off the real saving")
+        bad = 1
+    return bad
+
+
 def main():
     if sys.argv[1] == "replay":
         bad = 0
@@ -85,6 +117,8 @@ def main():
                       f"({w['replay_error_pct']:.3f} % off)")
                 bad += 1
         return 1 if bad else 0
+    if sys.argv[1] == "advice":
+        return run_advice(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5], sys.argv[6])
     if sys.argv[1] == "gpubound":
         return gpu_bound(sys.argv[2], sys.argv[3] == "1")
     if sys.argv[1] == "long":
@@ -95,8 +129,7 @@ def main():
         print(f"FAIL: {sys.argv[2]}: no --whatif item")
         return 1
     pred = user[0]["saving_ns"]
-    # from each program's first launch: the set-up before it is not what changed
-    real = (a["measured_wall_ns"] - a["first_launch_ns"]) - (b["measured_wall_ns"] - b["first_launch_ns"])
+    real = real_saving(a, b)
     err = abs(pred - real) / real if real > 0 else float("inf")
     print(f"{user[0]['change']} {user[0]['target'] or ''}: predicted saving {pred / 1e6:.3f} ms, "
           f"real {real / 1e6:.3f} ms ({100 * err:.1f} % off, tolerance {100 * tol:.0f} %)")
