@@ -125,7 +125,9 @@ rel_same() {
 }
 
 # Number of trace files in DIR.
-rel_ntraces() { find "$1" -maxdepth 1 -name '*.gpht' | wc -l; }
+# rel_ntraces DIR: trace files written there (a duty cycle's windows, in
+# <trace>.windows/, count each).
+rel_ntraces() { find "$1" -maxdepth 2 -name '*.gpht' \( ! -path "$1/*/*" -o -path "$1/*.windows/*" \) | wc -l; }
 
 # rel_count TRACE: gpuphase-dump summary "TYPE COUNT" per record type.
 rel_types() { "$REL_DUMP" "$1" 2>/dev/null | grep -v '^#' | awk '{c[$1]++} END {for (k in c) print k, c[k]}'; }
