@@ -44,8 +44,12 @@ and printed with its source:
    entry begins after them; with `calibration` the report's per-call
    estimate (its summary's figures, applied by metrics.md §3's rule to the
    truth's calls) takes their place, so a call whose CUPTI time ran long on
-   a loaded host keeps the excess in its launch or wait on both sides. The
-   figures themselves are held to simcuda's timeline by
+   a loaded host keeps the excess in its launch or wait on both sides, and
+   a synchronize whose waited op (the truth's) ended before that estimate
+   did, after CUPTI's time in the call (it ran short of the estimate,
+   which includes the writing of the call's records after its end), had
+   by that rule nothing outstanding: each such call is printed with the
+   truth's figures. The figures themselves are held to simcuda's timeline by
    test_report_cupti_cost.sh (what the calibration measures: its own calls'
    periods with each layer traced and not), every calibrated capture there.
  * What no trace can tell (each printed as an allowance with the truth's
@@ -666,6 +670,27 @@ def main():
                     s = dict(s, end=s["start"])
                 if s["kind"] in EXPLICIT:
                     s = dict(s, end=max(s["end"], api["end"]))
+            if est and api and s["kind"] in EXPLICIT and w in last_of and last_of[w]["end"] <= s["start"]:
+                # the calibration's estimate of CUPTI's time in the call is
+                # its whole cost, its writing of the call's records after
+                # api_end included (simcuda's cupti_write_*), so it can run
+                # past CUPTI's time inside the call (the truth's overhead
+                # lines): an op that ended in between was outstanding when
+                # simcuda looked (the truth's waited op) but ended before the
+                # wait as metrics.md §3 places it, at the call's entry plus
+                # the estimate, and every op of its scope with it. By that
+                # rule no op is a candidate: the wait had nothing
+                # outstanding, charged to no op
+                o = last_of[w]
+                if with_optional and not far:
+                    early.append(f"call {api['corr']} ({api['name']}): the truth's waited op {w} ended "
+                                 f"{o['end'] - api['start']} ns into the call, after CUPTI's time in it "
+                                 f"(overhead lines end at {looked.get(api['corr'], api['start']) - api['start']} "
+                                 f"ns; records written after the end: {api.get('cupti_write_rt', 0)} + "
+                                 f"{api.get('cupti_write_drv', 0)} ns) and before the report's estimate "
+                                 f"({cupti.get(api['corr'], 0)} ns): its wait of {s['end'] - s['start']} ns "
+                                 f"from the estimate on is expected with nothing outstanding")
+                w = 0
             if s["kind"] in EXPLICIT and not w and api:
                 unattributed += s["end"] - s["start"]
                 # nothing outstanding when simcuda looked (the call's entry,
@@ -784,8 +809,11 @@ def main():
         late[0] = max(late[0], late_here[0])
         return want, ops, unattributed
 
+    early = []  # waits whose truth's waited op ended inside the calibration's estimate (derivations)
     want_lo, ops_lo, _ = expect(False)
     want, ops, unattributed = expect(True)
+    for line in early:
+        print("calibration: " + line)
     tracking = any(m[0] == "follow" for m in modes.values())
     # with the report following the offset, the same at the far end of its
     # residual: any value between the two is accepted

@@ -50,8 +50,18 @@
 #               (best of 3: the library's hook-cost timing is noisy on a
 #               loaded host).
 #
+#  early_wait   on a forged calibrated capture, the check's rule for a
+#               synchronize whose CUPTI time (its overhead line) ended
+#               before the op it waited for did, and the calibration's
+#               estimate of that time after it (the estimate includes the
+#               writing of the call's records after api_end, simcuda's
+#               cupti_write_*): by metrics.md §3 the wait, from the
+#               estimate on, had nothing outstanding; the report charging
+#               it to that op is refused (just past the tolerance too), and
+#               with the op ending after the estimate it is required;
+#
 # Each case is a part (PART name: PASS|FAIL|SKIP, tests/run-tests.sh):
-# rec_<prog>_<api>, cal_<prog>_<api>, threads, ovh_rec, ovh_cal.
+# early_wait, rec_<prog>_<api>, cal_<prog>_<api>, threads, ovh_rec, ovh_cal.
 # Under a sanitizer (GP_SAN) simcuda's own record writing is slower, which
 # the calibration measures as CUPTI's: its figures may read 1.5 us more a
 # layer, and the self-overhead is printed,
@@ -199,6 +209,60 @@ PY
 	fi
 	echo "ok   $name: calibrated $rt / $drv / $launch ns; CUPTI in calls $incalls ns estimated, $ovh ns in the truth"
 }
+
+# --- a synchronize whose waited op ended between CUPTI's time in the call and
+# the calibration's estimate of it (forged capture: one kernel, CUPTI's time
+# 10.1 us, the estimate 12 us, the kernel ending 11.3 us into the call, or
+# 12.5 us with "late"); the report charges SYNC ns of the 4 us wait to it
+early_wait() { # NAME K_END_NS SYNC_NS
+	python3 - "$tmp/$1" "$2" "$3" <<'PY'
+import json, sys
+d, k_end, sync = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+w = lambda t: dict(t, cupti_write_rt=800, cupti_write_drv=700)
+truth = [{"type": "cupti_config", "overhead_records": 0},
+         {"type": "stream", "stream": 7, "device": 0}, {"type": "stream", "stream": 9, "device": 0},
+         {"type": "cupti_kind", "kind": "RUNTIME", "on": 1, "t": 500},
+         {"type": "cupti_kind", "kind": "CONCURRENT_KERNEL", "on": 1, "t": 500},
+         w({"type": "api", "name": "cudaLaunchKernel", "tid": 1, "start": 1000, "end": 40000, "rec": 40000,
+            "corr": 2}),
+         {"type": "kernel", "name": "gpuphase_calibrate", "stream": 9, "start": 41000, "end": 42000, "corr": 3,
+          "api_corr": 2},
+         {"type": "overhead", "tid": 1, "start": 100100, "end": 125100, "api_corr": 10},
+         w({"type": "api", "name": "cudaLaunchKernel", "tid": 1, "start": 100000, "end": 140000, "rec": 140000,
+            "corr": 10}),
+         {"type": "kernel", "name": "k_test", "stream": 7, "start": 150000, "end": k_end, "corr": 11,
+          "api_corr": 10},
+         {"type": "overhead", "tid": 1, "start": 200100, "end": 210100, "api_corr": 12},
+         {"type": "sync", "kind": "stream", "tid": 1, "start": 210100, "end": 216000, "api_corr": 12,
+          "waited_corr": 11},
+         w({"type": "api", "name": "cudaStreamSynchronize", "tid": 1, "start": 200000, "end": 216000,
+            "rec": 216000, "corr": 12})]
+with open(d + ".truth", "w") as f:
+    f.writelines(json.dumps(t) + "\n" for t in truth)
+ex = k_end - 150000
+json.dump({"summary": {"cupti_cost": {"source": "calibration", "calibration": {
+    "api": True, "launch": True, "runtime_ns": 6000, "driver_ns": 6000, "launch_ns": 20000, "start_ns": 900,
+    "duration_ns": 41500}}, "gpu_busy_ns": ex, "gpu_clock": [], "sync_unattributed_ns": 4000 - sync},
+    "operators": [{"name": "k_test", "count": 1, "launch_ns": 8000, "queue_ns": 10000, "execute_ns": ex,
+                   "sync_ns": sync}]}, open(d + ".json", "w"))
+PY
+	$CHECK --no-tamper "$tmp/$1.truth" "$tmp/$1.json" >"$tmp/$1.check"
+}
+gp_part_begin early_wait
+for c in "honest 211300 0 0" "charged 211300 4000 1" "edge 211300 2000 0" "past_edge 211300 2001 1" \
+	"late_unseen 212500 0 1" "late_charged 212500 4000 0"; do
+	read -r name k_end sync want <<<"$c"
+	early_wait "early_$name" "$k_end" "$sync"
+	got=$?
+	if [ "$got" = "$want" ]; then
+		echo "ok   early_wait $name: kernel ending $((k_end - 200000)) ns into the synchronize, $sync ns of its wait" \
+			"charged to it: $([ "$want" = 0 ] && echo accepted || echo refused)"
+	else
+		grep -E "MISMATCH|^calibration: call" "$tmp/early_$name.check"
+		fail "early_wait $name: the check exits $got, expected $want"
+	fi
+done
+gp_part_end
 
 for cost in "0 0" "500 2000" "5000 20000"; do
 	set -- $cost
