@@ -59,9 +59,18 @@
 #               estimate on, had nothing outstanding; the report charging
 #               it to that op is refused (just past the tolerance too), and
 #               with the op ending after the estimate it is required;
+#  budget_stop  a calibration stopped by its 20 ms budget (launches of
+#               1.3 ms): its timed launches are classed on or off by
+#               simcuda's switches of kernel records, not by their count, so
+#               its launch figure can be held to the timeline; and a control:
+#               its truth with those switches inverted gives exactly the
+#               opposite figure (skipped, with the reason, when the host
+#               held it past the budget within its first 8 launches: no
+#               launch with the records off, no figure).
 #
 # Each case is a part (PART name: PASS|FAIL|SKIP, tests/run-tests.sh):
-# early_wait, rec_<prog>_<api>, cal_<prog>_<api>, threads, ovh_rec, ovh_cal.
+# early_wait, rec_<prog>_<api>, cal_<prog>_<api>, budget_stop, threads,
+# ovh_rec, ovh_cal.
 # Under a sanitizer (GP_SAN) simcuda's own record writing is slower, which
 # the calibration measures as CUPTI's: its figures may read 1.5 us more a
 # layer, and the self-overhead is printed,
@@ -142,16 +151,22 @@ med = {n: sorted(p)[len(p) // 2] for n, p in period.items()}
 NONE = -1000000000
 rt_t = med[1] - med[0] if 0 in med and 1 in med else NONE
 drv_t = med[2] - med[1] if 1 in med and 2 in med else NONE
-# the calibration's launches of its own kernel, in its documented order
-# (docs/performance.md): one untimed (the module's load), then kernel
-# records on for 8, off for 16, on for 8
+# the calibration's launches of its own kernel after the first (untimed:
+# the module's load), each with kernel records on or off as simcuda's
+# cupti_kind lines had them at its start (documented order: on for 8, off
+# for 16, on for 8; a host that holds the thread off the CPU past the
+# library's 20 ms budget stops it after 16 or 24, what it measured kept):
+# the periods of consecutive launches with the same setting
 mine = {t["api_corr"] for t in truth if t["type"] == "kernel" and t["name"] == "gpuphase_calibrate"}
 la = sorted((t for t in truth if t["type"] == "api" and t["corr"] in mine), key=lambda t: t["start"])[1:]
-groups = [(la[0:8], 1), (la[8:24], 0), (la[24:32], 1)] if len(la) == 32 else []
+ksw = sorted((t["t"], t["on"]) for t in truth if t["type"] == "cupti_kind" and "cbid" not in t
+             and t["kind"] in ("CONCURRENT_KERNEL", "KERNEL"))
+krec = lambda t: next((on for at, on in reversed(ksw) if at <= t["start"]), 0)
 lper = {0: [], 1: []}
-for g, on in groups:
-    lper[on] += [b["start"] - a["start"] for a, b in zip(g, g[1:])]
-launch_t = (sorted(lper[1])[len(lper[1]) // 2] - sorted(lper[0])[len(lper[0]) // 2]) if groups else NONE
+for a, b in zip(la, la[1:]):
+    if krec(a) == krec(b):
+        lper[krec(a)].append(b["start"] - a["start"])
+launch_t = (sorted(lper[1])[len(lper[1]) // 2] - sorted(lper[0])[len(lper[0]) // 2]) if lper[0] and lper[1] else NONE
 print(c.get("source", "none"), 1 if k else 0, k.get("runtime_ns", -1) if flags[0] else -1,
       k.get("driver_ns", -1) if flags[0] else -1, k.get("launch_ns", -1) if flags[1] else -1, tot,
       c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}", rt_t, drv_t, launch_t)
@@ -294,6 +309,46 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 		gp_part_end
 	done
 done
+
+# --- a calibration stopped by its budget: lt_prog's launches cost 1.3 ms on
+# the host, so its 8 launches with kernel records on and the first 8 off
+# pass the 20 ms budget (libgpuphase/calibrate.c: stopped after 16 timed
+# launches, 24 on a slow host). The timeline's figure must come from the
+# launches it made (not judged against the library's: medians of 8 calls of
+# 1.3 ms on a shared host are noise), and a control: the same truth with
+# simcuda's switches of kernel records inverted must give exactly its
+# opposite (each launch classed by the switches, not by its place)
+gp_part_begin budget_stop
+name=budget_stop
+{ cat "$LBM"; echo "launch_ns 1300000"; } >"$tmp/$name.simcuda"
+if LT_ARGS="plain 2" run "$name" "$B/tests/lib/lt_prog" "$tmp/$name.simcuda" SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 \
+	SIMCUDA_CUPTI_API_OVERHEAD_NS=500 SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS=2000; then
+	read -r src cal rt drv launch ovh incalls stretch rt_t drv_t launch_t <<<"$(facts "$name")"
+	python3 - "$tmp/$name.truth" >"$tmp/$name.inv.truth" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    t = json.loads(l)
+    if t["type"] == "cupti_kind" and "cbid" not in t and t["kind"] in ("CONCURRENT_KERNEL", "KERNEL"):
+        t["on"] = 1 - t["on"]
+    print(json.dumps(t))
+PY
+	cp "$tmp/$name.json" "$tmp/$name.inv.json"
+	read -r _ _ _ _ _ _ _ _ _ _ inv_t <<<"$(facts "$name.inv")"
+	timed=$(($(grep -c '"name":"gpuphase_calibrate"' "$tmp/$name.truth") - 1))
+	echo "budget_stop: $timed timed launches of the calibration; launch $launch ns (library)," \
+		"$launch_t ns on simcuda's timeline, $inv_t ns with the switches inverted"
+	if [ "$timed" -le 8 ] && [ "$launch" = -1 ]; then
+		skip_why="the host held the calibration past its budget in its first $timed launches: none with kernel records off"
+	else
+		[ "$timed" -lt 32 ] || fail "budget_stop: the calibration made all its 32 timed launches: its budget did not stop it"
+		[ "$launch" -ge 0 ] || fail "budget_stop: no launch figure from a calibration stopped after $timed launches"
+		[ "$launch_t" -gt -1000000000 ] ||
+			fail "budget_stop: the timeline's launch figure not found in a calibration stopped after $timed launches"
+		[ "$inv_t" = "$((-launch_t))" ] ||
+			fail "budget_stop: with kernel records' switches inverted $inv_t, not $((-launch_t))"
+	fi
+fi
+gp_part_end "$skip_why"; skip_why=
 
 # --- four threads launching at once while one of them calibrates: the
 # others' launches wait for it, none loses its GPU record, the calibration's
