@@ -56,7 +56,11 @@ and printed with its source:
    figure): a synchronize, blocking copy or implicit sync with nothing
    outstanding in the truth while an op's end, as the report reads it,
    lies inside the call after CUPTI's (estimated) time in it — the report
-   may charge it to that op as sync, out of the copy's launch.
+   may charge it to that op as sync, out of the copy's launch; and, with
+   the calibration, a call whose CUPTI time ran past the estimate, an op
+   ending in between. Such a wait is split as metrics.md §3 splits one:
+   that op and the earlier ops of its scope ending inside it, each up to
+   its end, that op also the rest.
 The library's own calibration calls (kernel GP_CALIB_KERNEL) are no
 program's op: they are left out of the truth. With CHECK_RAW=1 only launch
 is compared: the report's `launch_raw_ns` (launch with CUPTI's cost left
@@ -587,8 +591,26 @@ def main():
         maybe_launch = {}  # api corr -> launch the report may move to such a wait
         mine = {}  # reason -> [calls, ns, largest], merged into why (the largest of the expectations)
 
-        def may(reason, o, ns, call=None):
-            maybe[o["corr"]] = maybe.get(o["corr"], 0) + ns
+        def may(reason, o, lo, upto, call=None, kind="device"):
+            """A wait from lo to upto that the report may see, ending with
+            op o's end or after it: split as metrics.md §3 splits a wait
+            (split below), over o and the ops of its scope (o's stream for a
+            stream or event wait, else its device) enqueued before lo and
+            ending in between, each up to its end, o also the rest. The
+            call's launch may lose all of it."""
+            ns = upto - lo
+            dev = dev_of.get(o["stream"], 0)
+            cands = [x for x in ops if x is not o and lo < x["end"] <= o["end"] and x["end"] <= upto
+                     and dev_of.get(x["stream"], 0) == dev
+                     and (kind not in ("stream", "event") or x["stream"] == o["stream"])
+                     and (call is None or x.get("api_corr") != call)
+                     and apis.get(x.get("api_corr"), {"end": 0})["end"] <= lo]
+            at = lo
+            cands = sorted(cands, key=lambda x: x["end"])[-7:] + [o]
+            for i, x in enumerate(cands):
+                e = upto if i + 1 == len(cands) else min(max(x["end"], at), upto)
+                maybe[x["corr"]] = maybe.get(x["corr"], 0) + e - at
+                at = e
             if call is not None:
                 maybe_launch[call] = maybe_launch.get(call, 0) + ns
             r = mine.setdefault(reason, [0, 0, 0])
@@ -703,7 +725,7 @@ def main():
                 if near:
                     o = max(near, key=lambda o: o["end"])
                     may("a synchronize with nothing outstanding in the truth, beside an op's end", o,
-                        s["end"] - s["start"])
+                        s["start"], s["end"], kind=s["kind"])
             if s["kind"] in ("memcpy", "memset", "pageable_copy", "queue_full"):
                 own_block[s["api_corr"]] = own_block.get(s["api_corr"], 0) + s["end"] - s["start"]
             if w and s["kind"] == "queue_full":
@@ -726,7 +748,7 @@ def main():
             ended_in = [o for o in ops if w0 < o["end"] <= a["end"]]
             if ended_in:
                 o = max(ended_in, key=lambda o: o["end"])
-                may("an implicit sync that did not wait in the truth, an op ending inside it", o, o["end"] - w0)
+                may("an implicit sync that did not wait in the truth, an op ending inside it", o, w0, o["end"])
         # a blocking copy with nothing outstanding, but an op whose end as the
         # report reads it lies after the call's entry: the report may charge
         # that op a wait out of the copy's launch
@@ -739,7 +761,7 @@ def main():
                     and apis.get(o.get("api_corr"), {"end": 0})["end"] <= a["start"]]
             if near:
                 o = max(near, key=lambda o: o["end"])
-                may("a blocking copy with nothing outstanding in the truth, beside an op's end", o, o["end"] - w0,
+                may("a blocking copy with nothing outstanding in the truth, beside an op's end", o, w0, o["end"],
                     a["corr"])
         # with the calibration, a call whose CUPTI time ran past the estimate
         # (a spin preempted on a loaded host): an op that ended in between
@@ -757,7 +779,7 @@ def main():
                 if ended:
                     o = max(ended, key=lambda o: o["end"])
                     may("a call whose CUPTI time ran past the calibration's estimate (truth's overhead lines), "
-                        "an op ending in between", o, o["end"] - lo, c)
+                        "an op ending in between", o, lo, o["end"], c)
         # a cudaGraphLaunch's host time is the launch of the first op (by GPU
         # start) of that launch only: its other nodes have launch 0
         first_of = {}
@@ -826,7 +848,7 @@ def main():
                            "the truth's rec: CUPTI's last look at its switches for each call"))
     for reason, (n, ns, most) in sorted(why.items()):
         allowances.append((f"sync the report may charge (and launch it may lose) for {n} calls, up to {most} ns "
-                           f"a call", ns, reason))
+                           f"a call, split over the ops ending in each wait as metrics.md §3 splits one", ns, reason))
     for what, size, src in allowances:
         print(f"allowance: {what}: {size:.0f} ns in all (from {src})")
 
