@@ -50,8 +50,34 @@
 #               (best of 3: the library's hook-cost timing is noisy on a
 #               loaded host).
 #
+#  early_wait   on a forged calibrated capture, the check's rule for a
+#               synchronize whose CUPTI time (its overhead line) ended
+#               before the op it waited for did, and the calibration's
+#               estimate of that time after it (the estimate includes the
+#               writing of the call's records after api_end, simcuda's
+#               cupti_write_*): by metrics.md §3 the wait, from the
+#               estimate on, had nothing outstanding; the report charging
+#               it to that op is refused (just past the tolerance too), and
+#               with the op ending after the estimate it is required;
+#  ran_long     on a forged calibrated capture, a synchronize whose CUPTI
+#               time ran long (a preempted host) while two ops of its stream
+#               ended: it waited for nothing in the truth, and the report,
+#               starting its wait at the estimate, may see it wait for both,
+#               split as metrics.md §3 splits a wait: each op's part is
+#               allowed (to the tolerance past it, not beyond), the whole
+#               wait on the last op is refused;
+#  budget_stop  a calibration stopped by its 20 ms budget (launches of
+#               1.3 ms): its timed launches are classed on or off by
+#               simcuda's switches of kernel records, not by their count, so
+#               its launch figure can be held to the timeline; and a control:
+#               its truth with those switches inverted gives exactly the
+#               opposite figure (skipped, with the reason, when the host
+#               held it past the budget within its first 8 launches: no
+#               launch with the records off, no figure).
+#
 # Each case is a part (PART name: PASS|FAIL|SKIP, tests/run-tests.sh):
-# rec_<prog>_<api>, cal_<prog>_<api>, threads, ovh_rec, ovh_cal.
+# early_wait, ran_long, rec_<prog>_<api>, cal_<prog>_<api>, budget_stop,
+# threads, ovh_rec, ovh_cal.
 # Under a sanitizer (GP_SAN) simcuda's own record writing is slower, which
 # the calibration measures as CUPTI's: its figures may read 1.5 us more a
 # layer, and the self-overhead is printed,
@@ -132,16 +158,22 @@ med = {n: sorted(p)[len(p) // 2] for n, p in period.items()}
 NONE = -1000000000
 rt_t = med[1] - med[0] if 0 in med and 1 in med else NONE
 drv_t = med[2] - med[1] if 1 in med and 2 in med else NONE
-# the calibration's launches of its own kernel, in its documented order
-# (docs/performance.md): one untimed (the module's load), then kernel
-# records on for 8, off for 16, on for 8
+# the calibration's launches of its own kernel after the first (untimed:
+# the module's load), each with kernel records on or off as simcuda's
+# cupti_kind lines had them at its start (documented order: on for 8, off
+# for 16, on for 8; a host that holds the thread off the CPU past the
+# library's 20 ms budget stops it after 16 or 24, what it measured kept):
+# the periods of consecutive launches with the same setting
 mine = {t["api_corr"] for t in truth if t["type"] == "kernel" and t["name"] == "gpuphase_calibrate"}
 la = sorted((t for t in truth if t["type"] == "api" and t["corr"] in mine), key=lambda t: t["start"])[1:]
-groups = [(la[0:8], 1), (la[8:24], 0), (la[24:32], 1)] if len(la) == 32 else []
+ksw = sorted((t["t"], t["on"]) for t in truth if t["type"] == "cupti_kind" and "cbid" not in t
+             and t["kind"] in ("CONCURRENT_KERNEL", "KERNEL"))
+krec = lambda t: next((on for at, on in reversed(ksw) if at <= t["start"]), 0)
 lper = {0: [], 1: []}
-for g, on in groups:
-    lper[on] += [b["start"] - a["start"] for a, b in zip(g, g[1:])]
-launch_t = (sorted(lper[1])[len(lper[1]) // 2] - sorted(lper[0])[len(lper[0]) // 2]) if groups else NONE
+for a, b in zip(la, la[1:]):
+    if krec(a) == krec(b):
+        lper[krec(a)].append(b["start"] - a["start"])
+launch_t = (sorted(lper[1])[len(lper[1]) // 2] - sorted(lper[0])[len(lper[0]) // 2]) if lper[0] and lper[1] else NONE
 print(c.get("source", "none"), 1 if k else 0, k.get("runtime_ns", -1) if flags[0] else -1,
       k.get("driver_ns", -1) if flags[0] else -1, k.get("launch_ns", -1) if flags[1] else -1, tot,
       c.get("in_calls_ns", 0), f"{tot / base if base else 1.0:.3f}", rt_t, drv_t, launch_t)
@@ -155,6 +187,17 @@ SBM=$S/examples/sync_bound.simcuda
 RC=$B/tests/e2e/report_realcuda
 RCM=$S/tests/e2e/report_realcuda.simcuda
 skip_why=
+
+# keep_attempt NAME: with KEEP=1, a failed attempt's files kept as
+# NAME.aK.* (the next attempt writes NAME.*)
+keep_attempt() {
+	[ -n "${KEEP:-}" ] || return 0
+	local f
+	for f in "$tmp/$1".*; do
+		case $f in *.a[0-9].*) continue ;; esac
+		cp "$f" "$tmp/$1.a${GP_ATTEMPT:-0}.${f##*/$1.}"
+	done
+}
 
 # calib_attempt NAME PROG MODEL [VAR=VALUE...]: one run without CUPTI's
 # overhead records (the library calibrates); exits 0 when its calibration
@@ -189,16 +232,98 @@ PY
 	# the phases, with the report's per-call estimate applied to the
 	# truth's calls (report_truth_check.py): held in every run
 	$CHECK "$tmp/$name.truth" "$tmp/$name.json" >"$tmp/$name.check" ||
-		{ grep -E "MISMATCH|ACCEPTED" "$tmp/$name.check"; fail "$name: phases net of the calibrated cost differ from the truth"; return 1; }
+		{ grep -E "MISMATCH|ACCEPTED" "$tmp/$name.check"; keep_attempt "$name"
+		  fail "$name: phases net of the calibrated cost differ from the truth"; return 1; }
 	if [ "$calib_ok" != 0 ]; then
 		# the library's medians and the timeline's of the same few dozen
 		# calls part under a loaded host's preemptions; a wrong
 		# measurement would part in most runs
 		echo "     $name attempt $GP_ATTEMPT: calibration off the timeline (host loaded?)"
+		keep_attempt "$name"
 		return 1
 	fi
 	echo "ok   $name: calibrated $rt / $drv / $launch ns; CUPTI in calls $incalls ns estimated, $ovh ns in the truth"
 }
+
+# --- forged calibrated captures (the calibration's estimate 12 us a call) of
+# a kernel k_test and a stream synchronize 200 us in:
+#  early  CUPTI's time in the synchronize 10.1 us, the kernel it waited for
+#         ending K_END (11.3 us into it, or 12.5 us: "late"), the wait 4 us
+#         after the estimate;
+#  long   CUPTI's time in it ran to 60 us (a preempted host), while k_test
+#         ended at K_END (20 us) and k_b, after it on its stream, at 35 us:
+#         in the truth it waited for nothing; from the estimate on the
+#         report sees it wait for both (a split: k_test 8 us, k_b the rest)
+# the report charges k_test SYNC_A ns and k_b SYNC_B
+forged() { # NAME MODE K_END_NS SYNC_A_NS [SYNC_B_NS]
+	python3 - "$tmp/$1" "$2" "$3" "$4" "${5:-0}" <<'PY'
+import json, sys
+d, mode, k_end, sync, sync_b = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+w = lambda t: dict(t, cupti_write_rt=800, cupti_write_drv=700)
+long = mode == "long"
+look, end = (260000, 262000) if long else (210100, 216000)
+truth = [{"type": "cupti_config", "overhead_records": 0},
+         {"type": "stream", "stream": 7, "device": 0}, {"type": "stream", "stream": 9, "device": 0},
+         {"type": "cupti_kind", "kind": "RUNTIME", "on": 1, "t": 500},
+         {"type": "cupti_kind", "kind": "CONCURRENT_KERNEL", "on": 1, "t": 500},
+         w({"type": "api", "name": "cudaLaunchKernel", "tid": 1, "start": 1000, "end": 40000, "rec": 40000,
+            "corr": 2}),
+         {"type": "kernel", "name": "gpuphase_calibrate", "stream": 9, "start": 41000, "end": 42000, "corr": 3,
+          "api_corr": 2},
+         {"type": "overhead", "tid": 1, "start": 100100, "end": 125100, "api_corr": 10},
+         w({"type": "api", "name": "cudaLaunchKernel", "tid": 1, "start": 100000, "end": 140000, "rec": 140000,
+            "corr": 10}),
+         {"type": "kernel", "name": "k_test", "stream": 7, "start": 150000, "end": k_end, "corr": 11,
+          "api_corr": 10},
+         {"type": "overhead", "tid": 1, "start": 200100, "end": look, "api_corr": 12},
+         {"type": "sync", "kind": "stream", "tid": 1, "start": look, "end": end, "api_corr": 12,
+          "waited_corr": 0 if long else 11},
+         w({"type": "api", "name": "cudaStreamSynchronize", "tid": 1, "start": 200000, "end": end, "rec": end,
+            "corr": 12})]
+ops = [{"name": "k_test", "count": 1, "launch_ns": 8000, "queue_ns": 10000, "execute_ns": k_end - 150000,
+        "sync_ns": sync}]
+if long:
+    truth += [w({"type": "api", "name": "cudaLaunchKernel", "tid": 1, "start": 141000, "end": 145000,
+                 "rec": 145000, "corr": 13}),
+              {"type": "kernel", "name": "k_b", "stream": 7, "start": k_end, "end": k_end + 15000, "corr": 14,
+               "api_corr": 13}]
+    ops.append({"name": "k_b", "count": 1, "launch_ns": 0, "queue_ns": k_end - 145000, "execute_ns": 15000,
+                "sync_ns": sync_b})
+with open(d + ".truth", "w") as f:
+    f.writelines(json.dumps(t) + "\n" for t in truth)
+json.dump({"summary": {"cupti_cost": {"source": "calibration", "calibration": {
+    "api": True, "launch": True, "runtime_ns": 6000, "driver_ns": 6000, "launch_ns": 20000, "start_ns": 900,
+    "duration_ns": 41500}}, "gpu_busy_ns": k_end - 150000 + (15000 if long else 0), "gpu_clock": [],
+    "sync_unattributed_ns": end - 212000 - sync - sync_b}, "operators": ops}, open(d + ".json", "w"))
+PY
+	$CHECK --no-tamper "$tmp/$1.truth" "$tmp/$1.json" >"$tmp/$1.check"
+}
+# forged_part PART CASE...: each CASE "NAME MODE K_END SYNC_A SYNC_B WANT"
+# (WANT: the check's exit, 0 accepted, 1 refused)
+forged_part() {
+	local part=$1 c name mode k_end sync sync_b want got
+	shift
+	gp_part_begin "$part"
+	for c in "$@"; do
+		read -r name mode k_end sync sync_b want <<<"$c"
+		forged "${part}_$name" "$mode" "$k_end" "$sync" "$sync_b"
+		got=$?
+		if [ "$got" = "$want" ]; then
+			echo "ok   $part $name: k_test ending $((k_end - 200000)) ns into the synchronize, charged $sync ns" \
+				"of its wait (k_b $sync_b): $([ "$want" = 0 ] && echo accepted || echo refused)"
+		else
+			grep -E "MISMATCH|^calibration: call" "$tmp/${part}_$name.check"
+			fail "$part $name: the check exits $got, expected $want"
+		fi
+	done
+	gp_part_end
+}
+forged_part early_wait "honest early 211300 0 0 0" "charged early 211300 4000 0 1" "edge early 211300 2000 0 0" \
+	"past_edge early 211300 2001 0 1" "late_unseen early 212500 0 0 1" "late_charged early 212500 4000 0 0"
+# the report splits what it sees as a wait (metrics.md §3): k_test may be
+# charged its part, up to the tolerance past it (the check's allowance)
+forged_part ran_long "honest long 220000 8000 42000 0" "edge long 220000 10000 42000 0" \
+	"past_edge long 220000 11001 42000 1" "all_to_k_b long 220000 0 50000 1"
 
 for cost in "0 0" "500 2000" "5000 20000"; do
 	set -- $cost
@@ -230,6 +355,46 @@ for cost in "0 0" "500 2000" "5000 20000"; do
 		gp_part_end
 	done
 done
+
+# --- a calibration stopped by its budget: lt_prog's launches cost 1.3 ms on
+# the host, so its 8 launches with kernel records on and the first 8 off
+# pass the 20 ms budget (libgpuphase/calibrate.c: stopped after 16 timed
+# launches, 24 on a slow host). The timeline's figure must come from the
+# launches it made (not judged against the library's: medians of 8 calls of
+# 1.3 ms on a shared host are noise), and a control: the same truth with
+# simcuda's switches of kernel records inverted must give exactly its
+# opposite (each launch classed by the switches, not by its place)
+gp_part_begin budget_stop
+name=budget_stop
+{ cat "$LBM"; echo "launch_ns 1300000"; } >"$tmp/$name.simcuda"
+if LT_ARGS="plain 2" run "$name" "$B/tests/lib/lt_prog" "$tmp/$name.simcuda" SIMCUDA_CUPTI_OVERHEAD_RECORDS=0 \
+	SIMCUDA_CUPTI_API_OVERHEAD_NS=500 SIMCUDA_CUPTI_LAUNCH_OVERHEAD_NS=2000; then
+	read -r src cal rt drv launch ovh incalls stretch rt_t drv_t launch_t <<<"$(facts "$name")"
+	python3 - "$tmp/$name.truth" >"$tmp/$name.inv.truth" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    t = json.loads(l)
+    if t["type"] == "cupti_kind" and "cbid" not in t and t["kind"] in ("CONCURRENT_KERNEL", "KERNEL"):
+        t["on"] = 1 - t["on"]
+    print(json.dumps(t))
+PY
+	cp "$tmp/$name.json" "$tmp/$name.inv.json"
+	read -r _ _ _ _ _ _ _ _ _ _ inv_t <<<"$(facts "$name.inv")"
+	timed=$(($(grep -c '"name":"gpuphase_calibrate"' "$tmp/$name.truth") - 1))
+	echo "budget_stop: $timed timed launches of the calibration; launch $launch ns (library)," \
+		"$launch_t ns on simcuda's timeline, $inv_t ns with the switches inverted"
+	if [ "$timed" -le 8 ] && [ "$launch" = -1 ]; then
+		skip_why="the host held the calibration past its budget in its first $timed launches: none with kernel records off"
+	else
+		[ "$timed" -lt 32 ] || fail "budget_stop: the calibration made all its 32 timed launches: its budget did not stop it"
+		[ "$launch" -ge 0 ] || fail "budget_stop: no launch figure from a calibration stopped after $timed launches"
+		[ "$launch_t" -gt -1000000000 ] ||
+			fail "budget_stop: the timeline's launch figure not found in a calibration stopped after $timed launches"
+		[ "$inv_t" = "$((-launch_t))" ] ||
+			fail "budget_stop: with kernel records' switches inverted $inv_t, not $((-launch_t))"
+	fi
+fi
+gp_part_end "$skip_why"; skip_why=
 
 # --- four threads launching at once while one of them calibrates: the
 # others' launches wait for it, none loses its GPU record, the calibration's
