@@ -9,7 +9,8 @@
  * header.c (the file header) and windows.c (the duty cycle's files).
  *
  * Threads: start/stop/forget run on whichever thread controls capture,
- * serialised by gp_collector_mu (stop is safe from atexit); emit and intern
+ * serialised by gp_collector_mu (stop is safe from atexit, and
+ * gp_collector_stop_at_exit frees nothing: see gp_collector.h); emit and intern
  * on any producing thread, with no lock and no syscall once the thread has
  * its ring.
  *
@@ -79,7 +80,7 @@ int gp_collector_start(const struct gp_collector_config *cfg)
 	return 0;
 }
 
-void gp_collector_stop(void)
+static void gp_collector_stop_session(int free_buffers)
 {
 	pthread_mutex_lock(&gp_collector_mu);
 	if (!gp_collector_active) {
@@ -89,9 +90,19 @@ void gp_collector_stop(void)
 	/* release: pairs with the acquire in gp_registry_attach (no new
 	 * records are accepted from here on). */
 	atomic_store_explicit(&gp_g.live_gen, 0, memory_order_release);
-	gp_writer_stop();
+	gp_writer_stop(free_buffers);
 	gp_collector_active = 0;
 	pthread_mutex_unlock(&gp_collector_mu);
+}
+
+void gp_collector_stop(void)
+{
+	gp_collector_stop_session(1);
+}
+
+void gp_collector_stop_at_exit(void)
+{
+	gp_collector_stop_session(0);
 }
 
 void gp_collector_forget(void)

@@ -82,6 +82,12 @@ uint32_t gp_collector_intern(const char *s, size_t len);
 /* Drain every ring, write drop counters and the footer, close the file, join
  * the writer. Idempotent; safe from an atexit handler. */
 void gp_collector_stop(void);
+/* gp_collector_stop at the process's exit (atexit handlers, exit() from a
+ * signal handler): the same drain, footer, close and join, but the writer's
+ * buffers are left allocated (still reachable) for the process's end rather
+ * than freed: the exiting thread may have been interrupted inside malloc,
+ * whose arena lock it then holds for ever, and free waits for that lock. */
+void gp_collector_stop_at_exit(void);
 
 /* Duty cycle (config.windows): close the current window's file — every
  * record emitted before this call is in it — rename it to its final name,

@@ -202,7 +202,7 @@ uint32_t gp_intern_in(struct gp_tstate *ts, const char *s, size_t len);
  * nothing behind on failure. */
 int gp_writer_open(const struct gp_collector_config *cfg);
 int gp_writer_launch(uint64_t gen);
-void gp_writer_stop(void);
+void gp_writer_stop(int free_buffers);
 void gp_writer_forget(int open);
 uint64_t gp_writer_cpu_ns(void); /* the last finished writer's CPU time */
 /* Duty cycle: end the current window's file after draining every record

@@ -857,9 +857,12 @@ int gp_writer_launch(uint64_t gen)
 	return 0;
 }
 
-/* Ask the writer thread to finish (final drain, footer, close) and join it.
- * Control thread, once per successful gp_writer_launch. */
-void gp_writer_stop(void)
+/* Ask the writer thread to finish (final drain, footer, close) and join it;
+ * then free its buffers, unless free_buffers is 0 (the process's exit, on a
+ * thread that may hold malloc's lock in an interrupted frame: they stay
+ * reachable from W for the process's end). Control thread, once per
+ * successful gp_writer_launch. */
+void gp_writer_stop(int free_buffers)
 {
 	pthread_mutex_lock(&W.mu);
 	/* release: pairs with the acquire loads in gp_writer_main. */
@@ -870,7 +873,8 @@ void gp_writer_stop(void)
 	pthread_cond_destroy(&W.done_cv);
 	pthread_cond_destroy(&W.cv);
 	pthread_mutex_destroy(&W.mu);
-	gp_writer_free_buffers();
+	if (free_buffers)
+		gp_writer_free_buffers();
 }
 
 /* In a fork child: close our copy of the trace's fd (when a session was

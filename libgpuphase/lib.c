@@ -35,7 +35,8 @@
  *    finishing thread itself holds in the frame a signal interrupted (the
  *    window's, at a sync marker) is not waited for (gp_state_lock_exit):
  *    that frame never resumes, so nothing on the exit path waits without a
- *    bound for a lock, a thread or CUDA.
+ *    bound for a lock, a thread or CUDA. At exit the collector's stop frees
+ *    nothing (gp_collector_stop_at_exit): the frame may hold malloc's lock.
  *  - the drain thread (gp_lib_drainer_main), started with the capture:
  *    until finish asks, flushes CUPTI's completed buffers every
  *    GP_LIB_FLUSH_EVERY_MS (what a crash can lose); then runs the drain,
@@ -640,8 +641,14 @@ static void gp_lib_drain(void)
 		gp_state_status(GP_STATUS_EXIT_UNSETTLED, GP_EXIT_SYNC_SKIPPED, NULL);
 }
 
+/* Set by the atexit handler: finish then runs at the process's exit,
+ * maybe on a thread a signal interrupted inside malloc, so the collector
+ * frees nothing (gp_collector_stop_at_exit). */
+static int gp_lib_exiting;
+
 static void gp_lib_atexit(void)
 {
+	gp_lib_exiting = 1;
 	gp_lib_finish();
 }
 
@@ -674,7 +681,10 @@ int gp_lib_finish(void)
 	uint64_t hostcb_lost = gp_hostcb_lost_total();
 	if (hostcb_lost)
 		gp_state_status(GP_STATUS_HOST_CALLBACK_LOST, (int64_t)hostcb_lost, NULL);
-	gp_collector_stop();
+	if (gp_lib_exiting)
+		gp_collector_stop_at_exit();
+	else
+		gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
 	pthread_mutex_unlock(&gp_lib_finish_lock);
