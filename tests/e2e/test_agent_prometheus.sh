@@ -27,7 +27,7 @@
 #              client for >= 60 s (batches of requests, each without error),
 #              Prometheus scraping the agent all along; its real windows
 #              (kept) against the query API as above, none missed. Under a
-#              sanitizer (GP_SAN) the short version: every=300ms, ~2 s.
+#              sanitizer (GP_SAN) the short version: every=300ms, 3000 requests.
 #              (SKIP where the library has none yet)
 #   sites      the same windows' sync call sites: gpuphase_sync_seconds_total
 #              and _waits_total per (pid, site) equal to the reports' (top
@@ -306,7 +306,7 @@ if [ "$duty" = 1 ]; then
 	fi
 	# the plain build serves for >= 60 s (every=3s: ~20 windows); under a
 	# sanitizer, whose slowdown would stretch that past any budget, a short
-	# run (every=300ms, 6000 requests, ~2 s)
+	# run (every=300ms, one batch of 3000 requests, ~1-2 s)
 	if [ -z "${GP_SAN:-}" ]; then
 		long_s=60 window=every=3s,duration=300ms min_windows=15
 	else
