@@ -19,7 +19,8 @@
  * file); a window is added once (its SEQ is above last_seq, and last_seq is
  * saved before the file is deleted); a process has at most top_n operator
  * series of its own, every other operator goes to operator="other" of its
- * category.
+ * category; likewise at most top_n call-site series of its own, every
+ * other site's waits go to site="other".
  */
 #ifndef GP_CLI_AGENT_H
 #define GP_CLI_AGENT_H
@@ -53,6 +54,14 @@ struct gp_agent_series {
 	struct gp_agent_hist exec, sync; /* per op execute; per charged wait */
 };
 
+/* One call site where host threads blocked waiting on the GPU (the
+ * report's sync call sites: the blocking call's innermost frame outside
+ * the CUDA libraries), or "other". */
+struct gp_agent_site {
+	char *name;
+	uint64_t waits, sync_ns;
+};
+
 /* One capturing process: pid + its start time (/proc/PID/stat field 22, in
  * clock ticks) tell a pid reused by another process apart. */
 struct gp_agent_proc {
@@ -71,12 +80,16 @@ struct gp_agent_proc {
 	size_t named;          /* operator series of its own (<= top_n)          */
 	struct gp_agent_series *s;
 	size_t ns, cap;
+	size_t named_sites;    /* call-site series of its own (<= top_n)         */
+	struct gp_agent_site *site;
+	size_t nsite, site_cap;
 };
 
 struct gp_agent {
 	char ctl[PATH_MAX];    /* the control directory                          */
 	char state_path[PATH_MAX + 32];
-	size_t top_n;          /* operators with series of their own, per process */
+	size_t top_n;          /* operators (and call sites) with series of their
+	                          own, per process                              */
 	int keep_windows;      /* 1: leave reduced window files in place         */
 	unsigned forget_s;     /* a dead process's series kept this long          */
 	struct gp_agent_proc *p;
@@ -93,6 +106,7 @@ void gp_agent_proc_free(struct gp_agent_proc *p);
 /* agent_reduce.c: add window file path to p. 0, or -errno (err says why). */
 int gp_agent_reduce(struct gp_agent *a, struct gp_agent_proc *p, const char *path, char *err, size_t n);
 struct gp_agent_series *gp_agent_series_get(struct gp_agent_proc *p, const char *category, const char *op);
+struct gp_agent_site *gp_agent_site_get(struct gp_agent_proc *p, const char *name);
 
 /* agent_state.c: 0 or -errno. A missing file is an empty state. */
 int gp_agent_state_save(const struct gp_agent *a);

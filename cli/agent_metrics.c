@@ -100,6 +100,26 @@ static void gp_agent_per_op(FILE *f, const struct gp_agent *a)
 					    &a->p[i].s[k].sync);
 }
 
+static void gp_agent_per_site(FILE *f, const struct gp_agent *a)
+{
+	gp_agent_family(f, "gpuphase_sync_seconds_total", "counter",
+			"Time host threads were blocked waiting on the GPU, by the blocking call's call site, in seconds.");
+	for (size_t i = 0; i < a->np; i++)
+		for (size_t k = 0; k < a->p[i].nsite; k++) {
+			fprintf(f, "gpuphase_sync_seconds_total{pid=\"%ld\",", a->p[i].pid);
+			gp_agent_label(f, "site", a->p[i].site[k].name);
+			fprintf(f, "} %.9f\n", (double)a->p[i].site[k].sync_ns / 1e9);
+		}
+	gp_agent_family(f, "gpuphase_sync_waits_total", "counter",
+			"Host waits on the GPU, by the blocking call's call site.");
+	for (size_t i = 0; i < a->np; i++)
+		for (size_t k = 0; k < a->p[i].nsite; k++) {
+			fprintf(f, "gpuphase_sync_waits_total{pid=\"%ld\",", a->p[i].pid);
+			gp_agent_label(f, "site", a->p[i].site[k].name);
+			fprintf(f, "} %" PRIu64 "\n", a->p[i].site[k].waits);
+		}
+}
+
 /* One sample per process of a per-process value. */
 #define GP_AGENT_PER_PROC(f, a, name, fmt, expr)                                                 \
 	for (size_t i = 0; i < (a)->np; i++) {                                                   \
@@ -144,6 +164,7 @@ char *gp_agent_metrics_render(const struct gp_agent *a, size_t *len)
 	if (!f)
 		return NULL;
 	gp_agent_per_op(f, a);
+	gp_agent_per_site(f, a);
 	gp_agent_per_proc(f, a);
 	gp_agent_family(f, "gpuphase_agent_reduce_errors_total", "counter",
 			"Window files the agent could not read (counted as missed).");

@@ -83,6 +83,11 @@ void gp_agent_proc_free(struct gp_agent_proc *p)
 	free(p->s);
 	p->s = NULL;
 	p->ns = p->cap = 0;
+	for (size_t i = 0; i < p->nsite; i++)
+		free(p->site[i].name);
+	free(p->site);
+	p->site = NULL;
+	p->nsite = p->site_cap = p->named_sites = 0;
 }
 
 /* Reduce p's windows (last_seq, upto], at most a pass's worth. */

@@ -10,7 +10,7 @@
  * when it was read whole (an error leaves p as it was); p never holds more
  * than a->top_n operator series of its own: an operator first seen when the
  * quota is spent goes to operator="other" of its category, for good, so
- * every series only grows.
+ * every series only grows; the same for call sites (site="other").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -136,6 +136,59 @@ static struct gp_agent_series *gp_agent_series_for(struct gp_agent *a, struct gp
 	return s;
 }
 
+struct gp_agent_site *gp_agent_site_get(struct gp_agent_proc *p, const char *name)
+{
+	for (size_t i = 0; i < p->nsite; i++)
+		if (!strcmp(p->site[i].name, name))
+			return &p->site[i];
+	if (p->nsite == p->site_cap) {
+		size_t cap = p->site_cap ? p->site_cap * 2 : 8;
+		struct gp_agent_site *s = realloc(p->site, cap * sizeof *s);
+		if (!s)
+			return NULL;
+		p->site = s;
+		p->site_cap = cap;
+	}
+	struct gp_agent_site *s = &p->site[p->nsite];
+	memset(s, 0, sizeof *s);
+	if (!(s->name = strdup(name)))
+		return NULL;
+	if (strcmp(name, "other"))
+		p->named_sites++;
+	p->nsite++;
+	return s;
+}
+
+/* The window's sync call sites (the report orders them by blocked time,
+ * largest first, so the largest take the quota) into p. Every series is
+ * found or made first (the only step that can fail), then the sums. */
+static int gp_agent_fold_sites(struct gp_agent *a, struct gp_agent_proc *p, const struct gp_rep *rep)
+{
+	size_t *at = calloc(rep->ncallsites + 1, sizeof *at);
+	if (!at)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->ncallsites; i++) {
+		const char *name = rep->callsites[i].name ? rep->callsites[i].name : "other";
+		struct gp_agent_site *s = NULL;
+		for (size_t k = 0; k < p->nsite && !s; k++)
+			if (!strcmp(p->site[k].name, name))
+				s = &p->site[k];
+		if (!s)
+			s = gp_agent_site_get(p, p->named_sites >= a->top_n ? "other" : name);
+		if (!s) {
+			free(at);
+			return -ENOMEM;
+		}
+		at[i] = (size_t)(s - p->site);
+	}
+	for (size_t i = 0; i < rep->ncallsites; i++) {
+		p->site[at[i]].waits += rep->callsites[i].calls;
+		p->site[at[i]].sync_ns += rep->callsites[i].sync_ns;
+	}
+	free(at);
+	return 0;
+}
+
 /* Report groups by total time, largest first (qsort over indices). */
 static const struct gp_rep_group *gp_agent_sort_groups;
 static int gp_agent_by_total(const void *x, const void *y)
@@ -146,7 +199,7 @@ static int gp_agent_by_total(const void *x, const void *y)
 }
 
 /* Fold the report of one window (and what the sinks saw) into p: first
- * every series it needs, the window's operators by total time so that the
+ * every series it needs (and its call sites, whole), the window's operators by total time so that the
  * largest take the quota of named series (the only step that can fail, and
  * an empty series counts nothing), then the sums. */
 static int gp_agent_fold(struct gp_agent *a, struct gp_agent_proc *p, const struct gp_rep *rep,
@@ -168,6 +221,11 @@ static int gp_agent_fold(struct gp_agent *a, struct gp_agent_proc *p, const stru
 			return -ENOMEM;
 		}
 		at[i] = (size_t)(s - p->s);
+	}
+	int rc = gp_agent_fold_sites(a, p, rep); /* fails before adding, or not at all */
+	if (rc) {
+		free(at);
+		return rc;
 	}
 	for (size_t i = 0; i < rep->ngroups; i++) {
 		const struct gp_rep_group *g = &rep->groups[i];

@@ -11,7 +11,9 @@
  *     drop_cupti drop_write named dead_since dir
  *   S category operator ops launch queue execute sync
  *     exec_count exec_sum exec_b0..b20 sync_count sync_sum sync_b0..b20
- * (S lines belong to the P line above them.) Written to a temporary file
+ *   C site waits sync
+ * (S and C lines belong to the P line above them; a file without C lines,
+ * from before call sites were kept, reads as no waits by site.) Written to a temporary file
  * beside it, fsync'ed and renamed: a reader (or a crash) sees the old state
  * or the new one, never a part.
  *
@@ -89,6 +91,11 @@ static int gp_agent_state_write(const struct gp_agent *a, FILE *f)
 			gp_agent_put_hist(f, &s->exec);
 			gp_agent_put_hist(f, &s->sync);
 			fputc('\n', f);
+		}
+		for (size_t k = 0; k < p->nsite; k++) {
+			fputs("C\t", f);
+			gp_agent_put_name(f, p->site[k].name);
+			fprintf(f, "\t%" PRIu64 "\t%" PRIu64 "\n", p->site[k].waits, p->site[k].sync_ns);
 		}
 	}
 	return ferror(f) ? -EIO : 0;
@@ -206,6 +213,21 @@ static int gp_agent_state_series(struct gp_agent_proc *p, char *s)
 	return 0;
 }
 
+static int gp_agent_state_site(struct gp_agent_proc *p, char *s)
+{
+	char *name = gp_agent_field(&s);
+	uint64_t v[2];
+	if (!p || !name || gp_agent_u64s(&s, v, 2) || s)
+		return -1;
+	gp_agent_get_name(name);
+	struct gp_agent_site *site = gp_agent_site_get(p, name);
+	if (!site)
+		return -1;
+	site->waits = v[0];
+	site->sync_ns = v[1];
+	return 0;
+}
+
 int gp_agent_state_load(struct gp_agent *a, char *err, size_t n)
 {
 	FILE *f = fopen(a->state_path, "re");
@@ -226,6 +248,8 @@ int gp_agent_state_load(struct gp_agent *a, char *err, size_t n)
 				rc = gp_agent_state_proc(a, line + 2, &cur) ? -EPROTO : 0;
 			else if (line[0] == 'S' && line[1] == '\t')
 				rc = gp_agent_state_series(cur, line + 2) ? -EPROTO : 0;
+			else if (line[0] == 'C' && line[1] == '\t')
+				rc = gp_agent_state_site(cur, line + 2) ? -EPROTO : 0;
 			else
 				rc = -EPROTO;
 		}

@@ -13,6 +13,17 @@ window files (tests/e2e/test_agent_prometheus.sh).
       equal, seconds within 1 %; else one line per difference and exit 1
   agent_check.py value URL PROMQL
       print the query's single value (nothing when it has none)
+  agent_check.py sites-expect REPORT PID:FILE... > expect.json
+      the report's sync call sites of every window file, summed per
+      (pid, site): waits and blocked seconds
+  agent_check.py sites-prom URL [PID] > got.json
+      the same from gpuphase_sync_waits_total and gpuphase_sync_seconds_total
+      (or, with URL a file of /metrics text, from that text)
+  agent_check.py sites-compare expect.json got.json TOP
+      exit 0 when, per pid, got has at most TOP named sites, each equal to
+      the expected one (waits equal, seconds within 1 %), and site="other"
+      holds the sum of every expected site got does not name; else one line
+      per difference and exit 1
 """
 import json
 import subprocess
@@ -97,6 +108,67 @@ def compare(a, b):
     return 1 if bad else 0
 
 
+def sites_expect(report, pairs):
+    out = {}
+    for pair in pairs:
+        pid, path = pair.split(":", 1)
+        doc = json.loads(subprocess.run([report, "--format", "json", path], check=True,
+                                        capture_output=True, timeout=120).stdout)
+        for c in doc["sync_callsites"]:
+            e = out.setdefault("%s|%s" % (pid, c["site"]), {"waits": 0, "sync": 0.0})
+            e["waits"] += c["calls"]
+            e["sync"] += c["blocked_ns"] / 1e9
+    return out
+
+
+def sites_prom(url, pid=None):
+    out = {}
+    if not url.startswith("http"):
+        with open(url) as f:
+            for line in f:
+                for name, field in (("gpuphase_sync_waits_total{", "waits"), ("gpuphase_sync_seconds_total{", "sync")):
+                    if line.startswith(name):
+                        labels, value = line[len(name):].rsplit("} ", 1)
+                        p = labels.split('pid="', 1)[1].split('"', 1)[0]
+                        site = labels.split(',site="', 1)[1][:-1].replace('\\"', '"').replace("\\\\", "\\")
+                        if pid is None or p == pid:
+                            v = float(value)
+                            out.setdefault("%s|%s" % (p, site), {})[field] = int(v) if field == "waits" else v
+        return out
+    sel = '{pid="%s"}' % pid if pid else ""
+    for name, field in (("gpuphase_sync_waits_total", "waits"), ("gpuphase_sync_seconds_total", "sync")):
+        for s in query(url, name + sel):
+            v = float(s["value"][1])
+            k = "%s|%s" % (s["metric"]["pid"], s["metric"]["site"])
+            out.setdefault(k, {})[field] = int(v) if field == "waits" else v
+    return out
+
+
+def sites_compare(exp, got, top):
+    bad = []
+    folded = {}
+    for k, v in exp.items():
+        key = k if k in got and not k.endswith("|other") else k.split("|", 1)[0] + "|other"
+        f = folded.setdefault(key, {"waits": 0, "sync": 0.0})
+        f["waits"] += v["waits"]
+        f["sync"] += v["sync"]
+    pids = {k.split("|", 1)[0] for k in list(exp) + list(got)}
+    for p in sorted(pids):
+        named = [k for k in got if k.startswith(p + "|") and not k.endswith("|other")]
+        if len(named) > top:
+            bad.append("pid %s: %d named sites, more than --top %d" % (p, len(named), top))
+    for k in sorted(set(folded) | set(got)):
+        a, b = folded.get(k), got.get(k)
+        if a is None or b is None:
+            bad.append("%s: only in %s" % (k, "expected" if a else "got"))
+        elif a["waits"] != b.get("waits") or b.get("sync") is None or \
+                abs(a["sync"] - b["sync"]) > 0.01 * max(a["sync"], b["sync"]) + 1e-9:
+            bad.append("%s: expected %s waits %.9f s, got %s" % (k, a["waits"], a["sync"], b))
+    for line in bad:
+        print(line)
+    return 1 if bad else 0
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "expect":
@@ -110,6 +182,13 @@ def main():
         res = query(sys.argv[2], sys.argv[3])
         if len(res) == 1:
             print(res[0]["value"][1])
+    elif cmd == "sites-expect":
+        json.dump(sites_expect(sys.argv[2], sys.argv[3:]), sys.stdout)
+    elif cmd == "sites-prom":
+        json.dump(sites_prom(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None), sys.stdout)
+    elif cmd == "sites-compare":
+        with open(sys.argv[2]) as f, open(sys.argv[3]) as g:
+            sys.exit(sites_compare(json.load(f), json.load(g), int(sys.argv[4])))
     else:
         raise SystemExit("unknown command " + cmd)
 

@@ -23,12 +23,23 @@
 #   top        --top 1: the operator with the most time keeps its series, the
 #              others are operator="other" of their category, with their sums
 #   server     when this tree's libgpuphase duty-cycles: the example server
-#              under GPUPHASE_WINDOW=every=300ms,duration=100ms answering a
-#              client, its real windows (kept) against the query API as above
+#              under GPUPHASE_WINDOW=every=3s,duration=300ms answering a
+#              client for >= 60 s (batches of requests, each without error),
+#              Prometheus scraping the agent all along; its real windows
+#              (kept) against the query API as above, none missed. Under a
+#              sanitizer (GP_SAN) the short version: every=300ms, 3000 requests.
 #              (SKIP where the library has none yet)
+#   sites      the same windows' sync call sites: gpuphase_sync_seconds_total
+#              and _waits_total per (pid, site) equal to the reports' (top
+#              20 named, the rest site="other")
+#   restart-server  the same server restarted (new pid, same control
+#              directory) while the agent runs: the old pid's series kept
+#              (process_up 0) when the new one starts, forgotten after
+#              --forget; the new pid's totals are its own windows' reports
+#              (control: with the old pid's windows added they must differ)
 # Tamper control: the state file forged to say no window of A was reduced
 # (last SEQ 0, totals kept) and A's windows put back: the agent adds them
-# again and the comparison must fail.
+# again and the comparisons (operators, call sites) must fail.
 # Every wait is a bounded loop; only 127.0.0.1. Environment (make test):
 # GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1 keeps the files.
 set -u
@@ -234,6 +245,17 @@ then
 else
 	part top FAIL "--top 1 did not fold the other operators into other"
 fi
+$CHECK sites-expect "$REPORT" "$pt:$tmp/a1.gpht" >"$tmp/top_sexp.json"
+$CHECK sites-prom "$tmp/top.txt" >"$tmp/top_sites.json"
+nsites=$(python3 -c "import json; print(len(json.load(open('$tmp/top_sexp.json'))))")
+if [ "$nsites" -lt 2 ]; then
+	part top-sites FAIL "sync_bound's window has $nsites sync call sites: nothing to fold"
+elif $CHECK sites-compare "$tmp/top_sexp.json" "$tmp/top_sites.json" 1 >"$tmp/top_scmp.out" &&
+	grep -q "$pt|other" "$tmp/top_sites.json"; then
+	part top-sites PASS "--top 1: one named sync call site of $nsites, the rest as site=\"other\""
+else
+	part top-sites FAIL "$(head -3 "$tmp/top_scmp.out" | tr '\n' ' ')"
+fi
 
 # tamper control: A's windows back and the state forged to "none reduced"
 kill "$agent"
@@ -257,51 +279,131 @@ if $CHECK compare "$tmp/expect3.json" "$tmp/got3.json" >"$tmp/cmp3.out"; then
 else
 	part tamper PASS "forged state: $(head -1 "$tmp/cmp3.out")"
 fi
+$CHECK sites-expect "$REPORT" "$pa:$tmp/a1.gpht" "$pa:$tmp/a2.gpht" "$pa:$tmp/a3.gpht" "$pa:$tmp/a4.gpht" \
+	>"$tmp/sexp3.json"
+$CHECK sites-prom "$tmp/tampered.txt" "$pa" >"$tmp/sites3.json"
+if $CHECK sites-compare "$tmp/sexp3.json" "$tmp/sites3.json" 20 >"$tmp/scmp3.out"; then
+	part tamper-sites FAIL "call sites added twice (forged state) still compared equal: the check cannot fail"
+else
+	part tamper-sites PASS "forged state: $(head -1 "$tmp/scmp3.out")"
+fi
 
 # server: the example server under the library's own duty cycle, when this
 # tree's libgpuphase has one: its real windows and control socket, scraped
 if [ "$duty" = 1 ]; then
 	ctl3=$tmp/ctl3
 	mkdir -m 700 "$ctl3"
-	start_agent_in() { # DIR: an agent on the same port, keeping windows for the reports below
-		"$AGENT" --listen "127.0.0.1:$aport" --control-dir "$1" --interval 0.5 --keep-windows \
-			>>"$tmp/agent.out" 2>&1 &
-		agent=$!
-		until_ok 40 curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$aport/metrics" ||
-			{ echo "FAIL: the agent does not serve /metrics:"; cat "$tmp/agent.out"; exit 1; }
-	}
-	start_agent_in "$ctl3"
+	"$AGENT" --listen "127.0.0.1:$aport" --control-dir "$ctl3" --interval 0.5 --keep-windows --forget 15 \
+		>>"$tmp/agent.out" 2>&1 &
+	agent=$!
+	until_ok 40 curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$aport/metrics" ||
+		{ echo "FAIL: the agent does not serve /metrics:"; cat "$tmp/agent.out"; exit 1; }
 	preload=$B/lib/libgpuphase.so
 	asan_opts=${ASAN_OPTIONS:-}
 	if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
 		preload="$GP_SAN_RUNTIME:$preload"
 		asan_opts="detect_leaks=0${asan_opts:+:$asan_opts}"
 	fi
-	env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
-		SIMCUDA_CONFIG="$S/examples/server/server.simcuda" GPUPHASE_OUTPUT="$tmp/srv.gpht" \
-		GPUPHASE_WINDOW=every=300ms,duration=100ms GPUPHASE_CONTROL_DIR="$ctl3" \
-		"$B/examples/server" "$tmp/srv.sock" >"$tmp/srv.out" 2>"$tmp/srv.err" &
-	srvproc=$!
-	pids+=("$srvproc")
-	srv_pid() { sp=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$tmp/srv.err"); [ -n "$sp" ]; }
-	until_ok 60 srv_pid || { echo "FAIL: the server did not start: $(tail -2 "$tmp/srv.err")"; exit 1; }
-	timeout 120 "$B/examples/server_client" "$tmp/srv.sock" -n 6000 >"$tmp/client.out" 2>&1 ||
-		part server FAIL "the client failed: $(tail -2 "$tmp/client.out")"
-	timeout 30 "$B/examples/server_client" "$tmp/srv.sock" -n 0 --quit >/dev/null 2>&1
-	wait "$srvproc"
-	nw=$(ls "$tmp/srv.windows" | grep -c 'gpht$')
-	if [ "$nw" -lt 3 ]; then
-		part server FAIL "$nw window files from ~2 s at every=300ms"
-	elif ! until_ok 60 prom_reduced "$sp" "$nw"; then
-		part server FAIL "Prometheus never saw $nw windows of $sp reduced"
+	# the plain build serves for >= 60 s (every=3s: ~20 windows); under a
+	# sanitizer, whose slowdown would stretch that past any budget, a short
+	# run (every=300ms, one batch of 3000 requests, ~1-2 s)
+	if [ -z "${GP_SAN:-}" ]; then
+		long_s=60 window=every=3s,duration=300ms min_windows=15
 	else
+		long_s=0 window=every=300ms,duration=100ms min_windows=3
+	fi
+	# serve N: start the example server (output srv-<pid>.gpht) in $ctl3; sp, spdir, srvproc
+	serve() {
+		: >"$tmp/srv$1.err"
+		env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
+			SIMCUDA_CONFIG="$S/examples/server/server.simcuda" GPUPHASE_OUTPUT="$tmp/srv-%p.gpht" \
+			GPUPHASE_WINDOW="$window" GPUPHASE_CONTROL_DIR="$ctl3" \
+			"$B/examples/server" "$tmp/srv$1.sock" >"$tmp/srv$1.out" 2>"$tmp/srv$1.err" &
+		srvproc=$!
+		pids+=("$srvproc")
+		srv_err=$tmp/srv$1.err
+		srv_pid() { sp=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$srv_err"); [ -n "$sp" ]; }
+		until_ok 60 srv_pid || { echo "FAIL: the server did not start: $(tail -2 "$srv_err")"; exit 1; }
+		spdir=$tmp/srv-$sp.windows
+	}
+	# client N SECONDS: batches of requests until SECONDS have passed (one
+	# batch at least, 400 at most), each answered without error; then quit
+	client() {
+		local t0=$SECONDS batches=0 served=0
+		while :; do
+			timeout 120 "$B/examples/server_client" "$tmp/srv$1.sock" -n 3000 >"$tmp/client$1.out" 2>&1 ||
+				{ part server FAIL "a client batch failed after $served requests: $(tail -2 "$tmp/client$1.out")"; break; }
+			batches=$((batches + 1)) served=$((served + 3000))
+			[ $((SECONDS - t0)) -ge "$2" ] || [ "$batches" -ge 400 ] && break
+		done
+		timeout 30 "$B/examples/server_client" "$tmp/srv$1.sock" -n 0 --quit >/dev/null 2>&1
+		wait "$srvproc"
+		served_s=$((SECONDS - t0))
+		echo "$served requests in $served_s s" >"$tmp/client$1.sum"
+	}
+	up_is() { [ "$(metric "gpuphase_process_up{pid=\"$1\"}")" = "$2" ]; }
+	agent_has() { curl -s --max-time 5 "http://127.0.0.1:$aport/metrics" | grep -q "pid=\"$1\""; }
+
+	serve 1
+	sp1=$sp dir1=$spdir
+	client 1 "$long_s"
+	nw1=$(ls "$dir1" | grep -c 'gpht$')
+	if [ "$nw1" -lt "$min_windows" ]; then
+		part server FAIL "$nw1 window files from $served_s s at $window"
+	elif ! until_ok 60 prom_reduced "$sp1" "$nw1" || ! until_ok 20 up_is "$sp1" 0; then
+		part server FAIL "Prometheus never saw $nw1 windows of $sp1 reduced, or the agent never saw it end"
+	else
+		# Prometheus's values now (the series go after --forget), the reports after
+		$CHECK prom "$purl" "$sp1" >"$tmp/got4.json"
+		$CHECK sites-prom "$purl" "$sp1" >"$tmp/sites4.json"
+		scrapes=$($CHECK value "$purl" "count_over_time(gpuphase_process_up{pid=\"$sp1\"}[10m])")
+		missed=$($CHECK value "$purl" "gpuphase_windows_missed_total{pid=\"$sp1\"}")
+		# the same server restarted: a new pid in the same control directory
+		serve 2
+		sp2=$sp dir2=$spdir
+		if [ "$sp2" = "$sp1" ] || ! up_is "$sp1" 0 || ! agent_has "$sp1"; then
+			part restart-server FAIL "the old process $sp1 not kept (up 0) when $sp2 started"
+			sp2=""
+		fi
+		client 2 0
 		# shellcheck disable=SC2046 # one argument per window
-		$CHECK expect "$REPORT" $(for f in "$tmp"/srv.windows/w*.gpht; do echo "$sp:$f"; done) >"$tmp/expect4.json"
-		$CHECK prom "$purl" "$sp" >"$tmp/got4.json"
-		if $CHECK compare "$tmp/expect4.json" "$tmp/got4.json" >"$tmp/cmp4.out"; then
-			part server PASS "$nw real windows of the example server, totals equal to their reports"
-		else
+		$CHECK expect "$REPORT" $(for f in "$dir1"/w*.gpht; do echo "$sp1:$f"; done) >"$tmp/expect4.json"
+		# shellcheck disable=SC2046
+		$CHECK sites-expect "$REPORT" $(for f in "$dir1"/w*.gpht; do echo "$sp1:$f"; done) >"$tmp/sexp4.json"
+		if ! $CHECK compare "$tmp/expect4.json" "$tmp/got4.json" >"$tmp/cmp4.out"; then
 			part server FAIL "$(head -3 "$tmp/cmp4.out" | tr '\n' ' ')"
+		elif [ "$missed" != 0 ] || [ "${scrapes:-0}" -lt $((long_s / 2)) ]; then
+			part server FAIL "windows missed: $missed; scrapes of $sp1 seen by Prometheus: ${scrapes:-none}"
+		else
+			part server PASS "$nw1 real windows of the example server ($(cat "$tmp/client1.sum"), $window, $scrapes scrapes), totals equal to their reports"
+		fi
+		if $CHECK sites-compare "$tmp/sexp4.json" "$tmp/sites4.json" 20 >"$tmp/scmp4.out"; then
+			part sites PASS "$(python3 -c "import json; print(len(json.load(open('$tmp/sites4.json'))))") sync call sites of $sp1 equal to the reports' (top 20, the rest other)"
+		else
+			part sites FAIL "$(head -3 "$tmp/scmp4.out" | tr '\n' ' ')"
+		fi
+		if [ -n "$sp2" ]; then
+			nw2=$(ls "$dir2" | grep -c 'gpht$')
+			if [ "$nw2" -lt 1 ] || ! until_ok 60 prom_reduced "$sp2" "$nw2"; then
+				part restart-server FAIL "$nw2 windows of the restarted $sp2 never all reduced"
+			elif ! until_ok 40 eval '! agent_has "$sp1"'; then
+				part restart-server FAIL "the old process $sp1 not forgotten after --forget 15"
+			else
+				# shellcheck disable=SC2046
+				$CHECK expect "$REPORT" $(for f in "$dir2"/w*.gpht; do echo "$sp2:$f"; done) >"$tmp/expect5.json"
+				$CHECK prom "$purl" "$sp2" >"$tmp/got5.json"
+				# control: the old process's windows counted under the new pid must not compare equal
+				# shellcheck disable=SC2046
+				$CHECK expect "$REPORT" $(for f in "$dir1"/w*.gpht "$dir2"/w*.gpht; do echo "$sp2:$f"; done) \
+					>"$tmp/expect5_mixed.json"
+				if $CHECK compare "$tmp/expect5_mixed.json" "$tmp/got5.json" >/dev/null; then
+					part restart-server FAIL "the check cannot fail: $sp2 compared equal to $sp1's windows added to its own"
+				elif $CHECK compare "$tmp/expect5.json" "$tmp/got5.json" >"$tmp/cmp5.out"; then
+					part restart-server PASS "$sp1 kept (up 0) then forgotten; $sp2 from zero: its $nw2 windows only (with $sp1's added the comparison fails)"
+				else
+					part restart-server FAIL "$(head -3 "$tmp/cmp5.out" | tr '\n' ' ')"
+				fi
+			fi
 		fi
 	fi
 	kill "$agent"

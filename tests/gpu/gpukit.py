@@ -1456,6 +1456,33 @@ def selftest(_a):
                 print("selftest: %s: %s %s, expected %s" % (what, row, got.get(row), st))
                 bad += 1
 
+    # the duty cycle's cost: medians against bare, the limit, the windows written
+    def duty_case(what, duty_ms, windows, sim=False, rc=0):
+        od = os.path.join(tmp, "duty-" + what.replace(" ", "_"))
+        for i in (1, 2, 3):
+            for mode, ms in (("bare", 8000.0), ("every", duty_ms)):
+                d = os.path.join(od, "duty.%s.%d" % (mode, i))
+                os.makedirs(d)
+                files = [("stdout", ""), ("stderr", "timing: serve 90000 requests %.3f\n" % (ms + i)),
+                         ("rc", str(rc if mode == "every" else 0)), ("wall_ns", "1")]
+                if mode == "every":
+                    files.append(("windows", "%d\n" % windows))
+                for fn, txt in files:
+                    with open(os.path.join(d, fn), "w") as f:
+                        f.write(txt)
+        before = open(summary).read().count("\n")
+        check_duty(ns(summary=summary, runs=od, window="every=1s", seconds=8.0, max=1.01, sim=sim))
+        return rows_since(before).get("overhead/duty")
+
+    duty_cases = (("duty x1.005", 8040.0, 8, False, 0, "PASS"), ("duty x1.05", 8400.0, 8, False, 0, "FAIL"),
+                  ("duty no windows", 8040.0, 0, False, 0, "FAIL"), ("duty run failed", 8040.0, 8, False, 1, "FAIL"),
+                  ("duty in sim", 8400.0, 8, True, 0, "SKIP"), ("duty sim no windows", 8040.0, 1, True, 0, "FAIL"))
+    for what, duty_ms, windows, sim, rc, want in duty_cases:
+        got = duty_case(what, duty_ms, windows, sim, rc)
+        if got != want:
+            print("selftest: %s: overhead/duty %s, expected %s" % (what, got, want))
+            bad += 1
+
     # host waits: the report's sync against the program's own clock, the
     # verdicts against simcuda's
     def split_case(what, scenario, err, sync_ms, verdict="sync-bound", ref_verdict="sync-bound", truth_rc=0,
@@ -1553,9 +1580,69 @@ def selftest(_a):
     if not r.fails:
         print("selftest: a window one step too long was not caught")
         bad += 1
-    print("selftest: %d cases, %d wrong" % (len(cases) + 6 + nstub + nmatrix + len(split_cases), bad))
+    print("selftest: %d cases, %d wrong" % (len(cases) + 6 + nstub + nmatrix + len(split_cases) + len(duty_cases),
+                                             bad))
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
+
+
+def duty_runs(runs, mode):
+    """The run folders duty.<mode>.<rep>, rep = 1, 2, ... (run.sh step 8)."""
+    out, i = [], 1
+    while os.path.isdir(os.path.join(runs, "duty.%s.%d" % (mode, i))):
+        out.append(Run(os.path.join(runs, "duty.%s.%d" % (mode, i))))
+        i += 1
+    return out
+
+
+def check_duty(a):
+    """Row overhead/duty (number: median client time of the example server
+    under duty-cycled capture / median bare). Every run must have served
+    every request (exit 0), every duty run must have written windows (at
+    least one per two periods), the bare median must span --seconds / 2 at
+    least; the ratio is judged against --max, except in --sim (simcuda's
+    timings on a shared host: printed, not judged, SKIP)."""
+    res = Result("overhead/duty")
+    try:
+        bares, duties = duty_runs(a.runs, "bare"), duty_runs(a.runs, "every")
+        if not bares or not duties:
+            raise KitError("no runs duty.bare.* / duty.every.* in %s" % a.runs)
+        for r in bares + duties:
+            res.need(r.rc == 0, "%s: exit status %d: %s" % (r.name, r.rc, r.tail()))
+        if res.fails:
+            raise KitError("a run failed")
+        bare_ms = statistics.median(loop_ms(r) for r in bares)
+        duty_ms = statistics.median(loop_ms(r) for r in duties)
+        period_s = parse_period(a.window)
+        for r in duties:
+            try:
+                w = int(read_text(os.path.join(r.dir, "windows")).strip())
+            except (OSError, ValueError):
+                w = 0
+            need_w = max(1, int(loop_ms(r) / 1000.0 / period_s / 2))
+            res.need(w >= need_w, "%s: %d window files in %.1f s at %s, expected >= %d"
+                     % (r.name, w, loop_ms(r) / 1000.0, a.window, need_w))
+        res.need(bare_ms >= a.seconds * 1000.0 / 2, "bare run %.0f ms, under half the %g s asked: too few periods"
+                 % (bare_ms, a.seconds))
+        ratio = duty_ms / bare_ms
+        res.number = "%.4f" % ratio
+        res.notes.append("client time %.1f -> %.1f ms (medians of %d and %d), GPUPHASE_WINDOW=%s"
+                         % (bare_ms, duty_ms, len(bares), len(duties), a.window))
+        if a.sim:
+            res.notes.append("sim: simulator timings, ratio not judged")
+        else:
+            res.need(ratio <= a.max, "x%.4f under duty-cycled capture > x%.4g" % (ratio, a.max))
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary, "SKIP" if a.sim and not res.fails else None)
+
+
+def parse_period(window):
+    """every=DUR's seconds from a GPUPHASE_WINDOW value (ms, s, m suffixes)."""
+    m = re.search(r"every=([0-9.]+)(ms|s|m)?", window)
+    if not m:
+        raise KitError("no every= in %r" % window)
+    return float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0, None: 1.0}[m.group(2)]
 
 
 # ---------------------------------------------------------------- main
@@ -1623,6 +1710,14 @@ def main(argv):
                    help="limit of overhead/launch_bound (default %.2f)" % LAUNCH_OVERHEAD_MAX)
     p.add_argument("--sim", action="store_true")
     p.set_defaults(fn=check_matrix)
+    p = sub.add_parser("duty")
+    common(p, check=False)
+    p.add_argument("--runs", required=True)
+    p.add_argument("--window", required=True, help="the GPUPHASE_WINDOW value of the duty runs")
+    p.add_argument("--seconds", type=float, required=True, help="the length a run was sized to")
+    p.add_argument("--max", type=float, default=1.01, help="limit of the ratio (default 1.01)")
+    p.add_argument("--sim", action="store_true")
+    p.set_defaults(fn=check_duty)
     p = sub.add_parser("matrix-env", help="print the matrix: one 'name env...' line per configuration")
     p.set_defaults(fn=print_matrix)
     p = sub.add_parser("split")

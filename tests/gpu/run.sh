@@ -54,6 +54,13 @@
 #                          per timed call, and the verdicts are those the same
 #                          program gets on simcuda, whose report agrees with
 #                          simcuda's truth.
+#   8 overhead/duty        the example server answering its client, bare and
+#                          under GPUPHASE_WINDOW=every=1s (the default duty
+#                          cycle, a 60th: more window starts than every=60s,
+#                          so an upper bound), alternated, medians of
+#                          GPU_KIT_DUTY_REPS (5; 2 in --sim): the ratio of the
+#                          client's time (target <= 1.01), each duty run's
+#                          windows written.
 #
 # In --sim mode every step that does not need real hardware runs against
 # simcuda (LD_LIBRARY_PATH=$B/simcuda); the others print SKIP (sim). Nothing
@@ -69,6 +76,8 @@
 # GPU_KIT_LAUNCH_OVERHEAD_MAX (default 1.10), GPU_KIT_TRAIN_OVERHEAD_MAX
 # (default 1.05), GPU_KIT_MATRIX_REPS (default 5; 2 in --sim),
 # GPU_KIT_MATRIX (names of gpukit.py MATRIX rows to run, default all),
+# GPU_KIT_DUTY_REPS, GPU_KIT_DUTY_SECONDS (one run's length, default 8; 3 in
+# --sim), GPU_KIT_DUTY_OVERHEAD_MAX (default 1.01),
 # GPU_KIT_TRAIN (default examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
 # tree carried to a machine that cannot build), GPU_KIT_REHEARSE=1 (run the
 # GPU path on a machine without one: -arch=native builds, full budget, but
@@ -218,6 +227,7 @@ else
 		for e in $EXAMPLES; do mk_targets="$mk_targets $B/examples/$e"; done
 		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static"
 		mk_targets="$mk_targets $B/examples/gpu/gemm_cublas $B/examples/gpu/nvtx_ranges $B/examples/gpu/split_waits"
+		mk_targets="$mk_targets $B/examples/server $B/examples/server_client"
 	fi
 	jobs=$(nproc)
 	[ "$SIM" = 1 ] && [ "$jobs" -gt 2 ] && jobs=2
@@ -266,6 +276,10 @@ if [ "$SIM" = 0 ]; then
 	nvcc_build "$GXB/nvtx_ranges" "$SRC/examples/gpu/nvtx_ranges.cu" -cudart shared -ldl &
 	pids="$pids $!"
 	nvcc_build "$GXB/split_waits" "$SRC/examples/gpu/split_waits.cu" -cudart shared &
+	pids="$pids $!"
+	nvcc_build "$EXB/server" "$SRC/examples/server/server.cu" -cudart shared -I"$SRC/examples/server" &
+	pids="$pids $!"
+	${CC:-cc} -O2 -o "$EXB/server_client" "$SRC/examples/server/client.c" >"$RD/build/server_client.log" 2>&1 &
 	pids="$pids $!"
 	for p in $pids; do wait "$p"; done
 fi
@@ -682,6 +696,47 @@ for sc in step_sync pageable_copy free_after queue_deep; do
 	$GPUKIT split --check "split/$sc" --summary "$SUMMARY" --scenario "$sc" --run "$RD/runs/split.$sc" \
 		--ref "$ref" --truth-rc "$truth_rc" "${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
 done
+
+# ---------------------------------------------------------------- 8. duty cycle
+# The example server (examples/server) answering its client, bare and under
+# duty-cycled capture at the default duty cycle (a 60th of each period),
+# alternated, GPU_KIT_DUTY_REPS each; tests/gpu/duty_serve.sh times the
+# client's requests. The period is every=1s, not the production every=60s:
+# the same duty (16.7 ms windows) but 60 times as many window starts, stops
+# and files in a run short enough for the budget, so the cost measured is an
+# upper bound of every=60s's. The request count is set by a first bare run
+# so that a run lasts GPU_KIT_DUTY_SECONDS (many periods).
+log "step 8: duty-cycled capture's cost (examples/server)"
+srv_exe=$EXB/server
+srv_cli=$EXB/server_client
+if [ "$SIM" = 1 ]; then DUTY_REPS=${GPU_KIT_DUTY_REPS:-2}; else DUTY_REPS=${GPU_KIT_DUTY_REPS:-5}; fi
+DUTY_S=${GPU_KIT_DUTY_SECONDS:-$([ "$SIM" = 1 ] && echo 3 || echo 8)}
+DUTY_WINDOW=every=1s
+if [ ! -x "$srv_exe" ] || [ ! -x "$srv_cli" ]; then
+	result overhead/duty FAIL - "$srv_exe or $srv_cli not built"
+elif have_time $((2 * DUTY_REPS * (DUTY_S + 3) + 20)) overhead/duty; then
+	sim_env server/server
+	run_prog duty.calib bare 120 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" 3000
+	calib_ms=$(sed -n 's/^timing: serve [0-9]* requests \([0-9.]*\)$/\1/p' "$RD/runs/duty.calib/stderr")
+	duty_n=$(awk -v ms="${calib_ms:-0}" -v s="$DUTY_S" 'BEGIN { n = ms > 0 ? int(3000 * s * 1000 / ms) : 0; print (n < 3000) ? 3000 : n }')
+	for rep in $(seq 1 "$DUTY_REPS"); do
+		for mode in $([ $((rep % 2)) = 1 ] && echo "bare every" || echo "every bare"); do
+			id=duty.$mode.$rep
+			if [ "$mode" = bare ]; then
+				run_prog "$id" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n"
+			else
+				run_prog "$id" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n" \
+					"LD_PRELOAD=$SAN_PRE$LIB" "GPUPHASE_WINDOW=$DUTY_WINDOW" \
+					"GPUPHASE_OUTPUT=$RD/runs/$id/srv-%p.gpht" "GPUPHASE_CONTROL_DIR=$RD/runs/$id/ctl"
+				# the windows written: the proof that it duty-cycled (then removed: size)
+				find "$RD/runs/$id" -path '*.windows/w*.gpht' | wc -l >"$RD/runs/$id/windows"
+				rm -rf "$RD/runs/$id"/srv-*.windows
+			fi
+		done
+	done
+	$GPUKIT duty --summary "$SUMMARY" --runs "$RD/runs" --window "$DUTY_WINDOW" --seconds "$DUTY_S" \
+		--max "${GPU_KIT_DUTY_OVERHEAD_MAX:-1.01}" "${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
+fi
 
 # ---------------------------------------------------------------- summary
 case "${GPU_KIT_KEEP_TRACES:-all}" in
