@@ -109,8 +109,9 @@ TESTS += tests/e2e/test_agent_prometheus.sh
 TESTS += tests/e2e/test_cold_start.sh
 TSAN_TESTS += tests/e2e/test_cold_start.sh
 # exit() from a signal handler inside a CUDA call: the exit path never hangs,
-# at random points (600 runs) and under the window lock (gdb stops the
-# program there: the 1-in-200 hang the random runs used to meet).
+# at random points (600 runs) and under each lock the random runs met (the
+# library's window lock, simcuda's CUPTI lock, malloc's arena lock: gdb stops
+# the program inside each and the alarm lands there).
 TESTS += tests/e2e/test_exit_in_call.sh tests/e2e/test_exit_under_lock.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
