@@ -197,6 +197,13 @@ int gp_collector_emit(const union gp_rec *slots, uint32_t nslots)
 	return gp_collector_emit_slow(slots, nslots);
 }
 
+int gp_collector_attach_thread(void)
+{
+	if (!atomic_load_explicit(&gp_g.live_gen, memory_order_acquire))
+		return -EPIPE;
+	return gp_registry_attach() ? 0 : -ENOMEM;
+}
+
 uint32_t gp_collector_intern(const char *s, size_t len)
 {
 	struct gp_tstate *ts = gp_registry_attach();

@@ -64,6 +64,12 @@ int gp_collector_start(const struct gp_collector_config *cfg);
  * GP_BLOCK_MAX_SLOTS slots; not counted). */
 int gp_collector_emit(const union gp_rec *slots, uint32_t nslots);
 
+/* Give the calling thread its ring now, so its first record later costs a
+ * push, not the ring's creation (a thread that must time something short
+ * first: a host callback's trampoline). 0, or -EPIPE when the collector is
+ * not running, or -ENOMEM. */
+int gp_collector_attach_thread(void);
+
 /* Count n records lost before they could be emitted (calls the capture
  * library saw while it was starting) as drops of the calling thread's ring,
  * so written = read + dropped holds for that thread. 0, or -EPIPE when the

@@ -7,10 +7,15 @@
  * the two trampolines below in place of the program's function, and a slot
  * of a fixed pool in place of its argument; the slot holds the program's
  * function, its argument and the op id of the enqueuing call. When CUDA runs
- * the trampoline, it copies the slot and frees it, reads the clock, calls the
- * program's function once with the program's own argument (a stream
- * callback also with the stream and the status CUDA passed), reads the
- * clock and writes one GP_REC_HOST_CALLBACK (docs/format.md). A call CUDA
+ * the trampoline, it reads the clock, copies the slot and frees it, makes
+ * sure its thread has a ring (created on a thread's first callback, so the
+ * record after the run is only a push), calls the program's function once
+ * with the program's own argument (a stream callback also with the stream
+ * and the status CUDA passed), reads the clock and writes one
+ * GP_REC_HOST_CALLBACK (docs/format.md). The run recorded is what held the
+ * stream: the program's function and the trampoline's work before it
+ * (a ring's creation on a thread's first callback: microseconds, more under
+ * a sanitizer), so a wait for the callback is charged to it whole. A call CUDA
  * refused never runs its function: gp_hostcb_settle frees its slot, and the
  * call's result is returned unchanged by the hook.
  *
@@ -88,18 +93,20 @@ static void gp_hostcb_emit(uint8_t flags, uint32_t op, void *fn, uint64_t t0, ui
 
 static void CUDART_CB gp_hostcb_run_fn(void *arg)
 {
+	uint64_t t0 = gp_now();
 	struct gp_hostcb_slot *s = arg, k = *s;
 	gp_hostcb_give(s);
-	uint64_t t0 = gp_now();
+	gp_collector_attach_thread(); /* the record after the run: a push */
 	((cudaHostFn_t)k.fn)(k.user);
 	gp_hostcb_emit(k.flags, k.op, k.fn, t0, gp_now());
 }
 
 static void CUDART_CB gp_hostcb_run_stream(cudaStream_t stream, cudaError_t status, void *arg)
 {
+	uint64_t t0 = gp_now();
 	struct gp_hostcb_slot *s = arg, k = *s;
 	gp_hostcb_give(s);
-	uint64_t t0 = gp_now();
+	gp_collector_attach_thread();
 	((cudaStreamCallback_t)k.fn)(stream, status, k.user);
 	gp_hostcb_emit(k.flags, k.op, k.fn, t0, gp_now());
 }
