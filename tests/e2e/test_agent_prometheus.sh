@@ -87,8 +87,13 @@ else
 fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# record NAME PROGRAM: one short trace on simcuda, $tmp/NAME.gpht
+# record NAME PROGRAM: one short trace on simcuda, $tmp/NAME.gpht (under
+# ASan the runtime first, as for every uninstrumented program; gpuphase
+# record appends its library after it)
 record() {
+	local pre=
+	[ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ] && pre=$GP_SAN_RUNTIME
+	LD_PRELOAD=$pre ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
 	LD_LIBRARY_PATH=$B/simcuda SIMCUDA_CONFIG=$S/examples/$2.simcuda \
 		"$B/bin/gpuphase" record -o "$tmp/$1.gpht" -- "$B/examples/$2" >"$tmp/$1.out" 2>&1 ||
 		{ echo "FAIL: recording $1 ($2) failed:"; cat "$tmp/$1.out"; exit 1; }
