@@ -31,8 +31,10 @@ group=${1:-core}
 # sqlite3 (the CLI): the report corpus compares SQLite exports as their .dump;
 # protobuf-compiler: protoc --decode_raw reads the Perfetto export in make test;
 # python3-venv: the scratch environment of the exports' external readers;
-# libmicrohttpd-dev: gpuphase-agent's HTTP server (/metrics)
-core_pkgs="libmicrohttpd-dev libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3 python3-venv sqlite3 protobuf-compiler"
+# libmicrohttpd-dev: gpuphase-agent's HTTP server (/metrics);
+# gdb, libc6-dbg: test_exit_under_lock stops the program inside each lock the
+# exit path met (malloc's arena lock needs glibc's symbols)
+core_pkgs="libmicrohttpd-dev libcriterion-dev uthash-dev libunwind-dev libdw-dev libsqlite3-dev liblz4-dev pkg-config python3 python3-venv sqlite3 protobuf-compiler gdb libc6-dbg"
 browser_pkgs="chromium chromium-driver"
 fuzz_pkgs="clang libclang-rt-dev"
 prometheus_pkgs="prometheus"
