@@ -138,3 +138,7 @@ TESTS += tests/runner/test_run_tests.sh
 # The layout: each component's module map (a header's file list) against the
 # files really there, with a tamper control (a map line removed must fail).
 TESTS += tests/layout/test_module_maps.sh
+
+# The size limits: no production source over 1,000 lines, no function over
+# 150 (docs/CONTRIBUTING.md), with a tamper control at the limits.
+TESTS += tests/layout/test_sizes.sh
