@@ -48,7 +48,7 @@ $(GP_LIB_GEN)/gp_cbids.h: libgpuphase/gen-cbids.sh $(CUDA_HOME)/include/cupti_ru
 
 $(GP_LIB_SO): $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-soname,libgpuphase.so \
+	$(CC) -shared $(LDFLAGS) -Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-z,defs -Wl,-soname,libgpuphase.so \
 	  -o $@ $(GP_LIB_OBJS) $(GP_COLLECTOR_LIB) $(GP_TRACE_LIB) -ldl $(GP_COLLECTOR_LIBS)
 
 ALL_TARGETS += $(GP_LIB_SO)
