@@ -1,7 +1,8 @@
 /*
  * gp_fd.h — opening files inside someone else's process without harming it.
- * Used by the library (log file, trace file) and the report (traces): any
- * thread, no state.
+ * Used by the capture side only (the library's log file and control
+ * sockets, the collector's trace and window files; the report opens traces
+ * through trace/'s reader, which checks for itself): any thread, no state.
  *
  * Two rules, both for descriptors gpuphase opens in a profiled program:
  *  - never 0, 1 or 2: a program started with stdout or stderr closed (2>&-,
