@@ -27,7 +27,9 @@
  * gp_window_on, gp_watch (only the marker's classes), CUPTI disable (the op
  * and sync kinds before the API records). So a call made wholly between a
  * start mark and its stop mark is traced whole. Iteration numbers only
- * grow. Outside the window a hook whose class is not a marker costs one
+ * grow. In a duty cycle an iteration mark made between windows is not
+ * written but kept (gp_window_deferred), the latest only, and written
+ * before the next window's start mark (or at finish). Outside the window a hook whose class is not a marker costs one
  * branch (see hooks.c), except before an iteration window's first marker
  * or a time window's opening: launches and blocking calls are then counted
  * (gp_window_seen, lock-free, on application threads), so that a window
@@ -70,6 +72,19 @@ static char gp_window_stopped_trace[GP_PATH_MAX]; /* its path, for `status` afte
 static int gp_window_opened;   /* the window was on once (under gp_window_lock; relaxed reads) */
 static int gp_window_was_held; /* an attach session held it: its command says what happened */
 static uint64_t gp_window_marks; /* iteration markers seen (under gp_window_lock) */
+/* Duty cycle: the latest iteration mark made while no window was on, not
+ * yet written (under gp_window_lock). Between windows only the iteration
+ * a window opens in is needed, so marks there are kept here, each
+ * replacing the one before, and the last is written (with its own time and
+ * thread) just before the next window's start mark: a server's thousands
+ * of synchronizes a second cost no records, no writer wake-ups and no
+ * bytes in the next window's file. */
+static struct {
+	int held;
+	uint32_t tid;
+	uint64_t ts;
+	int64_t iter;
+} gp_window_deferred;
 
 /* ---- kernel:GLOB ------------------------------------------------------- */
 
@@ -169,18 +184,33 @@ static int gp_window_want(void)
 	return w;
 }
 
-static void gp_window_mark(uint8_t type, uint8_t kind, uint32_t tid, int32_t reason)
+/* A mark of iteration ITER made at TS on thread TID. */
+static void gp_window_mark_at(uint8_t type, uint8_t kind, uint32_t tid, uint64_t ts, int64_t iter)
 {
 	union gp_rec r;
 	memset(&r, 0, sizeof r);
 	r.mark.type = type;
 	r.mark.kind = kind;
 	r.mark.tid = tid;
-	r.mark.ts = gp_now();
-	r.mark.iter = gp_window_iter < 0 ? 0 : (uint64_t)gp_window_iter;
-	r.mark.reason = reason;
+	r.mark.ts = ts;
+	r.mark.iter = iter < 0 ? 0 : (uint64_t)iter;
 	r.mark.name = gp_collector_intern(gp_cfg.marker_text, strlen(gp_cfg.marker_text));
 	gp_state_emit1(&r);
+}
+
+static void gp_window_mark(uint8_t type, uint8_t kind, uint32_t tid)
+{
+	gp_window_mark_at(type, kind, tid, gp_now(), gp_window_iter);
+}
+
+/* The deferred iteration mark, if any, is written now (before a window's
+ * start mark, or at finish). */
+static void gp_window_deferred_write(void)
+{
+	if (!gp_window_deferred.held)
+		return;
+	gp_window_deferred.held = 0;
+	gp_window_mark_at(GP_REC_ITER, 0, gp_window_deferred.tid, gp_window_deferred.ts, gp_window_deferred.iter);
 }
 
 static void gp_window_apply(uint32_t tid)
@@ -202,9 +232,10 @@ static void gp_window_apply(uint32_t tid)
 		gp_cupti_capture(1);
 		__atomic_store_n(&gp_window_on, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
-		gp_window_mark(GP_REC_WINDOW, GP_WIN_START, tid, 0);
+		gp_window_deferred_write();
+		gp_window_mark(GP_REC_WINDOW, GP_WIN_START, tid);
 	} else {
-		gp_window_mark(GP_REC_WINDOW, GP_WIN_STOP, tid, 0);
+		gp_window_mark(GP_REC_WINDOW, GP_WIN_STOP, tid);
 		__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&gp_watch, gp_window_marker_bits(), __ATOMIC_RELEASE);
 		gp_cupti_capture(0);
@@ -220,7 +251,14 @@ static void gp_window_boundary_locked(uint32_t tid)
 	if (gp_window_held)
 		return;
 	gp_window_iter++;
-	gp_window_mark(GP_REC_ITER, 0, tid, 0);
+	if (gp_cfg.every_ns && !gp_window_on) {
+		gp_window_deferred.held = 1;
+		gp_window_deferred.tid = tid;
+		gp_window_deferred.ts = gp_now();
+		gp_window_deferred.iter = gp_window_iter;
+	} else {
+		gp_window_mark(GP_REC_ITER, 0, tid);
+	}
 	/* the marker works: the calls seen while it had not are not needed */
 	if (gp_window_marks++ == 0 && !gp_window_on && gp_window_started)
 		__atomic_store_n(&gp_watch, gp_window_closed_bits(), __ATOMIC_RELEASE);
@@ -768,8 +806,9 @@ void gp_window_finish(void)
 	int cs = 0, locked = gp_state_lock_exit(&gp_window_lock, &cs);
 	if (gp_window_on) {
 		int early = gp_cfg.win_mode == GP_WINMODE_ITERS;
-		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_state_tid(), 0);
+		gp_window_mark(GP_REC_WINDOW, early ? GP_WIN_END_EARLY : GP_WIN_STOP, gp_state_tid());
 	} else if (gp_window_started) {
+		gp_window_deferred_write(); /* the iteration the run ended in */
 		gp_window_unopened();
 	}
 	__atomic_store_n(&gp_window_on, 0, __ATOMIC_RELEASE);
@@ -798,6 +837,7 @@ void gp_window_forget(void)
 	gp_window_opened = 0;
 	gp_window_was_held = 0;
 	gp_window_marks = 0;
+	gp_window_deferred.held = 0;
 	memset(gp_window_seen_k, 0, sizeof gp_window_seen_k);
 	memset(gp_window_seen_cls, 0, sizeof gp_window_seen_cls);
 	gp_window_seen_last = 0;

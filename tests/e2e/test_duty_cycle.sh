@@ -9,6 +9,9 @@
 #            (duty_cycle_check.py): every op whose launching call lies wholly
 #            inside the window is counted, none whose call lies outside it;
 #            at least 3 windows hold ops
+#   marks    between windows no iteration mark is written but the last:
+#            each file holds at most one iteration mark before its window's
+#            start mark, of the iteration the start mark names (gpuphase-dump)
 #   status   the control socket's `status` answer keeps its first line and
 #            adds "windows dir=DIR last=SEQ", SEQ a closed window on disk
 #   keep     GPUPHASE_WINDOW_KEEP_BYTES=1200k: the directory stays within
@@ -17,7 +20,9 @@
 #            library's log), the oldest deleted first, at least one deleted
 # Tamper controls: the truth check on the same reports with every window
 # moved by one period (300 ms) must fail; the keep check must fail on the
-# same directory with its newest window deleted instead of the oldest.
+# same directory with its newest window deleted instead of the oldest; the
+# marks check must fail on a window's dump with a second mark added before
+# its start.
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1
 # keeps the files.
 set -u
@@ -110,6 +115,30 @@ if python3 "$S/tests/e2e/duty_cycle_check.py" "$tmp/run.truth" $(ls "$dir"/w*.gp
 	fail "tamper: windows moved by one period passed the truth check"
 else
 	echo "tamper: windows moved by one period refused ($(grep -c FAIL "$tmp/tamper.out") failures)"
+fi
+# marks_check DUMP: at most one iteration mark before the window's start
+# mark, and of the start mark's iteration
+marks_check() {
+	awk '$1 == "window" && $2 == "kind=1" { for (i = 3; i <= NF; i++) if ($i ~ /^iter=/) start = $i; exit }
+		$1 == "iter" { n++; for (i = 3; i <= NF; i++) if ($i ~ /^iter=/) last = $i }
+		END {
+			if (start == "") { print "no window start mark"; exit 1 }
+			if (n > 1) { print n " iteration marks before the window start"; exit 1 }
+			if (n == 1 && last != start) { print "the mark before the start is " last ", the start names " start; exit 1 }
+			print n " mark(s) before the start, " start
+		}' "$1"
+}
+for f in $files; do
+	"$B/bin/gpuphase-dump" "$f" >"$f.dump" 2>&1 || fail "marks: $f does not dump"
+	out=$(marks_check "$f.dump") || fail "marks: $f: $out"
+done
+echo "marks: last window $out"
+f=$(echo "$files" | tail -1)
+awk '!done && $1 == "iter" { print; done = 1 } { print }' "$f.dump" >"$f.forged"
+if out=$(marks_check "$f.forged"); then
+	fail "tamper: a window with two marks before its start passed the marks check: $out"
+else
+	echo "tamper: two marks before the start refused ($out)"
 fi
 head -1 "$tmp/run.status" | grep -q '^ok .* pid=[0-9]* marker=sync window=fixed$' ||
 	fail "status: first line changed: $(head -1 "$tmp/run.status")"
