@@ -3,7 +3,7 @@
 # agent's address"): the address forms it serves on and the values it
 # refuses. No capture is needed: an empty control directory's /metrics is
 # the agent's own counters (gpuphase_agent_reduce_errors_total), which every
-# scrape must return with status 200.
+# scrape (Python's urllib) must return with status 200.
 #   bad     each malformed value (bare IPv6, no port, no address, port 0,
 #           65536 or not a number, a bracket not closed) exits 2 before
 #           anything else, with one line on stderr naming the value; the
@@ -24,7 +24,6 @@ set -u
 B=${GP_BUILD:?GP_BUILD not set}
 AGENT=$B/bin/gpuphase-agent
 [ -x "$AGENT" ] || { echo "FAIL: $AGENT is missing (not built?)"; exit 1; }
-command -v curl >/dev/null || { echo "SKIP: curl is missing"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
 
 tmp=$(mktemp -d /tmp/gp_agent_listen.XXXXXX)
@@ -58,11 +57,18 @@ PY
 have_ipv6=1
 python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null || have_ipv6=0
 
-# scrape URL: /metrics answers 200 with the agent's own counter
+# scrape URL: /metrics answers 200 with the agent's own counter (Python's
+# urllib: http://[::1]:PORT as any client writes it)
 scrape() {
-	local code
-	code=$(curl -s -g --max-time 3 -o "$tmp/body" -w '%{http_code}' "$1/metrics") || return 1
-	[ "$code" = 200 ] && grep -q '^gpuphase_agent_reduce_errors_total 0$' "$tmp/body"
+	python3 - "$1/metrics" "$tmp/body" <<'PY' || return 1
+import sys, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=3) as r:
+        sys.exit(r.status != 200 or open(sys.argv[2], "wb").write(r.read()) < 0)
+except OSError:  # refused, reset, timed out, an HTTP error status
+    sys.exit(1)
+PY
+	grep -q '^gpuphase_agent_reduce_errors_total 0$' "$tmp/body"
 }
 # serve VALUE URL: start the agent on VALUE and wait (<= 10 s) until URL scrapes
 serve() {
