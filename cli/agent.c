@@ -18,7 +18,6 @@
  * name that does not resolve, an address that does not bind; unreadable
  * state file), 2 usage (a --listen value not of the form ADDR:PORT, too).
  */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -190,8 +189,10 @@ static struct MHD_Daemon *gp_agent_listen(const char *listen, const char *host, 
 			unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 			if (ai->ai_family == AF_INET6)
 				flags |= MHD_USE_DUAL_STACK;
-			d = MHD_start_daemon(flags, (uint16_t)atoi(port), NULL, NULL, gp_agent_answer, NULL, MHD_OPTION_SOCK_ADDR,
-					     ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+			/* the port argument only names the port in MHD's own log lines */
+			d = MHD_start_daemon(flags, (uint16_t)atoi(port), NULL, NULL, gp_agent_answer, NULL,
+					     MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+					     MHD_OPTION_END);
 			if (d) {
 				char num[NI_MAXHOST];
 				if (getnameinfo(ai->ai_addr, ai->ai_addrlen, num, sizeof num, NULL, 0, NI_NUMERICHOST))
