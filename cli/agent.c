@@ -11,13 +11,18 @@
  * under gp_agent_snap_lock: a request copies it, a pass swaps in a new one.
  * SIGINT/SIGTERM end the loop; the state is on disk after every window.
  *
- * Exit status: 0 after a signal (or --once), 1 a failure (cannot listen,
- * unreadable state file), 2 usage.
+ * --listen takes IPv4, [IPv6] or a host name (getaddrinfo), checked for
+ * its form before anything is read.
+ *
+ * Exit status: 0 after a signal (or --once), 1 a failure (cannot listen: a
+ * name that does not resolve, an address that does not bind; unreadable
+ * state file), 2 usage (a --listen value not of the form ADDR:PORT, too).
  */
-#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -49,7 +54,9 @@ static const char gp_agent_usage[] =
 "application. docs/always-on.md lists the metrics.\n"
 "\n"
 "Options:\n"
-"  --listen ADDR:PORT  IPv4 address and port to serve on (default " GP_AGENT_DEFAULT_LISTEN ")\n"
+"  --listen ADDR:PORT  address and port to serve on (default " GP_AGENT_DEFAULT_LISTEN "):\n"
+"                      IPV4:PORT, [IPV6]:PORT (e.g. [::1]:9466; [::] serves IPv4\n"
+"                      too) or HOST:PORT (its first address that binds, IPv4 first)\n"
 "  --control-dir DIR   the capturing processes' GPUPHASE_CONTROL_DIR (default: ours,\n"
 "                      else /tmp/gpuphase-UID); the state file agent.state goes there\n"
 "  --top N             operators, and sync call sites, with series of their own per\n"
@@ -106,22 +113,98 @@ static enum MHD_Result gp_agent_answer(void *cls, struct MHD_Connection *c, cons
 	return ret;
 }
 
-static int gp_agent_parse_listen(const char *s, struct sockaddr_in *sa)
+/* --listen's value split into the address part and the port: ADDR:PORT,
+ * [IPV6]:PORT or HOST:PORT. 0, or -EINVAL with why (a line's tail) in err. */
+static int gp_agent_split_listen(const char *s, char *host, size_t hn, char *port, size_t pn, char *err,
+				 size_t en)
 {
-	char host[64];
-	const char *colon = strrchr(s, ':');
+	const char *h = s, *colon;
+	size_t hl;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':') {
+			snprintf(err, en, "an IPv6 address is [ADDR]:PORT, e.g. [::1]:9466");
+			return -EINVAL;
+		}
+		h = s + 1;
+		hl = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon) {
+			snprintf(err, en, "no port: expected ADDR:PORT, e.g. 127.0.0.1:9466");
+			return -EINVAL;
+		}
+		hl = (size_t)(colon - s);
+		if (memchr(s, ':', hl)) {
+			snprintf(err, en, "an IPv6 address goes in brackets, e.g. [::1]:9466");
+			return -EINVAL;
+		}
+	}
+	if (hl == 0) {
+		snprintf(err, en, "no address: 127.0.0.1 for loopback, 0.0.0.0 or [::] for every interface");
+		return -EINVAL;
+	}
 	char *end;
-	if (!colon || (size_t)(colon - s) >= sizeof host)
+	errno = 0;
+	long p = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || p < 1 || p > 65535 || !isdigit((unsigned char)colon[1])) {
+		snprintf(err, en, "the port must be a number from 1 to 65535");
 		return -EINVAL;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = 0;
-	long port = strtol(colon + 1, &end, 10);
-	if (end == colon + 1 || *end || port < 1 || port > 65535)
+	}
+	if (hl >= hn) {
+		snprintf(err, en, "the address is too long");
 		return -EINVAL;
-	memset(sa, 0, sizeof *sa);
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)port);
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	snprintf(port, pn, "%ld", p);
+	return 0;
+}
+
+/* The HTTP server on host:port (--listen's parts). The address may be a host
+ * name: its addresses from getaddrinfo, IPv4 first (as Go's net.Listen, and
+ * so node_exporter, picks), the first that binds serves. An IPv6 address is
+ * dual stack ([::] serves IPv4 too), as Linux's and Go's default.
+ * Returns the daemon, or NULL with the reason printed; shown receives the
+ * bound address. */
+static struct MHD_Daemon *gp_agent_listen(const char *listen, const char *host, const char *port, char *shown,
+					  size_t sn)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL;
+	int g = getaddrinfo(host, port, &hints, &res);
+	if (g != 0) {
+		fprintf(stderr, "gpuphase agent: --listen %s: %s: %s\n", listen, host,
+			g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+		return NULL;
+	}
+	struct MHD_Daemon *d = NULL;
+	for (int pass = 0; pass < 2 && !d; pass++) {
+		for (struct addrinfo *ai = res; ai && !d; ai = ai->ai_next) {
+			if ((ai->ai_family == AF_INET) != (pass == 0) ||
+			    (ai->ai_family != AF_INET && ai->ai_family != AF_INET6))
+				continue;
+			unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+			if (ai->ai_family == AF_INET6)
+				flags |= MHD_USE_DUAL_STACK;
+			/* the port argument only names the port in MHD's own log lines */
+			d = MHD_start_daemon(flags, (uint16_t)atoi(port), NULL, NULL, gp_agent_answer, NULL,
+					     MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+					     MHD_OPTION_END);
+			if (d) {
+				char num[NI_MAXHOST];
+				if (getnameinfo(ai->ai_addr, ai->ai_addrlen, num, sizeof num, NULL, 0, NI_NUMERICHOST))
+					snprintf(num, sizeof num, "%s", host);
+				snprintf(shown, sn, ai->ai_family == AF_INET6 ? "[%s]:%s" : "%s:%s", num, port);
+			}
+		}
+	}
+	freeaddrinfo(res);
+	if (!d)
+		fprintf(stderr, "gpuphase agent: cannot listen on %s\n", listen);
+	return d;
 }
 
 /* One pass, and its rendering swapped in for the HTTP thread. */
@@ -215,19 +298,18 @@ int main(int argc, char **argv)
 	const char *listen = GP_AGENT_DEFAULT_LISTEN;
 	double interval = 1;
 	int once = 0, rc = gp_agent_options(argc, argv, &a, &listen, &interval, &once);
+	char err[2 * PATH_MAX];
 	if (rc >= 0)
 		return rc;
-	struct sockaddr_in sa;
-	if (gp_agent_parse_listen(listen, &sa) != 0) {
-		fprintf(stderr, "gpuphase agent: --listen %s: expected IPV4:PORT, e.g. %s\n", listen,
-			GP_AGENT_DEFAULT_LISTEN);
+	char host[256], port[8];
+	if (gp_agent_split_listen(listen, host, sizeof host, port, sizeof port, err, sizeof err) != 0) {
+		fprintf(stderr, "gpuphase agent: --listen %s: %s\n", listen, err);
 		return 2;
 	}
 	if (mkdir(a.ctl, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "gpuphase agent: %s: %s\n", a.ctl, strerror(errno));
 		return 1;
 	}
-	char err[2 * PATH_MAX];
 	if (gp_agent_state_load(&a, err, sizeof err) != 0) {
 		fprintf(stderr, "gpuphase agent: %s\n", err);
 		return 1;
@@ -244,14 +326,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
 	gp_agent_pass(&a);
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-						 gp_agent_answer, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-						 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	char shown[NI_MAXHOST + 16];
+	struct MHD_Daemon *d = gp_agent_listen(listen, host, port, shown, sizeof shown);
 	if (!d) {
-		fprintf(stderr, "gpuphase agent: cannot listen on %s\n", listen);
+		gp_agent_free(&a);
 		return 1;
 	}
-	fprintf(stderr, "gpuphase agent: serving http://%s/metrics, control directory %s\n", listen, a.ctl);
+	fprintf(stderr, "gpuphase agent: serving http://%s/metrics, control directory %s\n", shown, a.ctl);
 	while (!gp_agent_stop) {
 		struct timespec ts = { (time_t)interval, (long)((interval - (double)(time_t)interval) * 1e9) };
 		nanosleep(&ts, NULL);

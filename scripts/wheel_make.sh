@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/wheel_make.sh — the wheel build's one step (meson.build runs it):
-# make the three files the wheel ships and copy them where meson installs
+# make the four files the wheel ships and copy them where meson installs
 # them from.
 #
 # Usage: wheel_make.sh SRC MAKE_BUILD_DIR OUTDIR PYTHON
@@ -33,5 +33,5 @@ fi
 echo "wheel_make.sh: CUDA headers from $cuda; make build in $bdir"
 
 make -C "$src" -j"$(nproc)" B="$bdir" CUDA_HOME="$cuda" \
-  "$bdir/bin/gpuphase" "$bdir/bin/gpuphase-report" "$bdir/lib/libgpuphase.so"
-cp -f "$bdir/bin/gpuphase" "$bdir/bin/gpuphase-report" "$bdir/lib/libgpuphase.so" "$out/"
+  "$bdir/bin/gpuphase" "$bdir/bin/gpuphase-report" "$bdir/bin/gpuphase-agent" "$bdir/lib/libgpuphase.so"
+cp -f "$bdir/bin/gpuphase" "$bdir/bin/gpuphase-report" "$bdir/bin/gpuphase-agent" "$bdir/lib/libgpuphase.so" "$out/"

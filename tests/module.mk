@@ -104,6 +104,9 @@ TESTS += tests/e2e/test_counters_e2e.sh
 # its query API against the reports of the same windows, promtool, restart,
 # two processes, a dead one forgotten; a forged state as tamper control.
 TESTS += tests/e2e/test_agent_prometheus.sh
+# gpuphase agent --listen: IPv4, [IPv6], dual stack, a host name; malformed
+# values refused on one line; a port in use.
+TESTS += tests/e2e/test_agent_listen.sh
 # Threads that start CUDA together: no call lost while the library starts
 # (under TSan too: the start's wait is a cross-thread handshake).
 TESTS += tests/e2e/test_cold_start.sh

@@ -1,9 +1,10 @@
 """The `gpuphase` and `gpuphase-report` commands of the wheel.
 
 The wheel installs the native programs inside this package
-(gpuphase/bin/gpuphase, gpuphase/bin/gpuphase-report, gpuphase/lib/libgpuphase.so:
-the layout `make install` uses, so `gpuphase` finds ../lib/libgpuphase.so
-and gpuphase-report next to itself from any directory). These entry points
+(gpuphase/bin/gpuphase, gpuphase/bin/gpuphase-report, gpuphase/bin/gpuphase-agent,
+gpuphase/lib/libgpuphase.so: the layout `make install` uses, so `gpuphase`
+finds ../lib/libgpuphase.so, and gpuphase-report and gpuphase-agent next to
+itself, from any directory). These entry points
 replace the Python process with the program (exec): arguments, signals and
 the exit status are the program's own.
 

@@ -3,7 +3,8 @@
 # gpuphase. Specification:
 #  * `pip wheel .` at the repository root (build isolation, as `pip install .`
 #    does it) builds one platform wheel (linux_*) holding
-#    gpuphase/bin/gpuphase and gpuphase/bin/gpuphase-report (executable),
+#    gpuphase/bin/gpuphase, gpuphase/bin/gpuphase-report and
+#    gpuphase/bin/gpuphase-agent (executable),
 #    gpuphase/lib/libgpuphase.so and the Python package (python/gpuphase);
 #  * installed with no index into a fresh venv in a temp dir, the venv's
 #    `gpuphase`, run from a directory outside the source tree with nothing of
@@ -16,6 +17,11 @@
 #    library loads site-packages/nvidia/cu13/lib/libcupti.so.13 (simcuda's
 #    CUPTI standing in for the nvidia-cuda-cupti wheel's) and subscribes;
 #    control: without that file the same start is hook-only.
+#  * the agent: the venv's `gpuphase agent` (the wheel's gpuphase-agent)
+#    reduces a window recorded by the venv's gpuphase, served by a stand-in
+#    control socket: its --once series equal the window's report, and it
+#    serves them at 127.0.0.1:PORT/metrics (urllib); libmicrohttpd is the
+#    system's, as for make's build (README.md "Set up and test").
 # The wheel build reuses make's build ($GP_BUILD: make finds it up to date);
 # under a sanitizer build it makes its own plain one in $GP_BUILD/wheel.
 # Exits 77 only when venv or pip cannot work here (no venv module, or the
@@ -52,11 +58,11 @@ esac
 import stat, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
 names = set(z.namelist())
-for n in ("gpuphase/bin/gpuphase", "gpuphase/bin/gpuphase-report", "gpuphase/lib/libgpuphase.so",
-          "gpuphase/__init__.py", "gpuphase/_commands.py"):
+for n in ("gpuphase/bin/gpuphase", "gpuphase/bin/gpuphase-report", "gpuphase/bin/gpuphase-agent",
+          "gpuphase/lib/libgpuphase.so", "gpuphase/__init__.py", "gpuphase/_commands.py"):
     if n not in names:
         sys.exit(f"wheel lacks {n}: {sorted(names)}")
-for n in ("gpuphase/bin/gpuphase", "gpuphase/bin/gpuphase-report"):
+for n in ("gpuphase/bin/gpuphase", "gpuphase/bin/gpuphase-report", "gpuphase/bin/gpuphase-agent"):
     if not (z.getinfo(n).external_attr >> 16) & stat.S_IXUSR:
         sys.exit(f"{n} is not executable in the wheel")
 PY
@@ -80,6 +86,54 @@ grep -q 'CUPTI was unavailable' "$tmp/rep" && fail "venv record was hook-only: $
 run gpuphase-report --top 1 sb.gpht 2>&1 | grep -q '^step_kernel ' || fail "venv gpuphase-report does not report"
 run "$venv/bin/python" -c 'import gpuphase, sys; sys.exit(gpuphase._tool() != gpuphase._BUNDLED_REPORT)' \
 	|| fail "the package's report tool is not the wheel's gpuphase-report"
+
+# The agent: the venv's `gpuphase agent` runs the wheel's gpuphase-agent.
+# The trace just recorded is put in a windows directory as a closed window
+# of a stand-in duty-cycled process (agent_fake_capture.py, its control
+# socket); --once reduces it through the agent's report library: its
+# series equal the venv's gpuphase-report of the same file (ops exact,
+# seconds within 1 %; control: the report counted twice must differ). Then
+# it serves /metrics on 127.0.0.1 (Python's urllib).
+[ -x "$site/gpuphase/bin/gpuphase-agent" ] || fail "the venv has no $site/gpuphase/bin/gpuphase-agent"
+run gpuphase agent --help 2>&1 | grep -q -- '--listen ADDR:PORT' || fail "venv gpuphase agent --help: $(run gpuphase agent --help 2>&1 | head -n 3)"
+mkdir -m 700 "$tmp/ctl" "$tmp/win"
+cp sb.gpht "$tmp/win/w00000001.gpht" && echo 1 >"$tmp/last"
+python3 "$S/tests/e2e/agent_fake_capture.py" "$tmp/ctl" "$tmp/win" "$tmp/last" 60 &
+fake=$!
+for _ in $(seq 1 40); do [ -S "$tmp/ctl/$fake.sock" ] && break; sleep 0.25; done
+cp "$tmp/win/w00000001.gpht" "$tmp/window.gpht"
+run python3 "$S/tests/e2e/agent_check.py" expect "$venv/bin/gpuphase-report" "$fake:$tmp/window.gpht" >"$tmp/agent_exp.json" \
+	|| fail "gpuphase-report of the window failed"
+run gpuphase agent --once --control-dir "$tmp/ctl" >"$tmp/once.prom" 2>"$tmp/once.err" \
+	|| fail "venv gpuphase agent --once failed: $(tail -n 3 "$tmp/once.err")"
+"$venv/bin/python" - "$tmp/once.prom" "$tmp/agent_exp.json" "$S/tests/e2e" "$fake" >"$tmp/agent_cmp" <<'PY' \
+	|| fail "venv agent --once: its series are not the window's report: $(head -n 5 "$tmp/agent_cmp")"
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from agent_check import parse_metrics, compare
+got, exp = parse_metrics(open(sys.argv[1]).read()), json.load(open(sys.argv[2]))
+if not any(k == sys.argv[4] + "|step_kernel" for k in exp):
+    sys.exit(print("the report of the window has no step_kernel: %s" % sorted(exp)) or 1)
+twice = {k: {f: 2 * v for f, v in e.items()} for k, e in exp.items()}
+if compare(twice, got) == 0:
+    sys.exit(print("control: the window's report counted twice compares equal too") or 1)
+sys.exit(compare(exp, got))
+PY
+[ ! -e "$tmp/win/w00000001.gpht" ] || fail "the venv agent left the reduced window in place"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+run gpuphase agent --listen "127.0.0.1:$port" --control-dir "$tmp/ctl" --interval 0.2 >"$tmp/agent.out" 2>&1 &
+agent=$!
+served=0
+for _ in $(seq 1 40); do
+	"$venv/bin/python" -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1], timeout=2).read())' \
+		"http://127.0.0.1:$port/metrics" >"$tmp/scrape.prom" 2>/dev/null &&
+		grep '^gpuphase_ops_total{' "$tmp/scrape.prom" | grep -F "pid=\"$fake\"" | grep -qF 'operator="step_kernel"' &&
+		{ served=1; break; }
+	sleep 0.25
+done
+[ "$served" = 1 ] || fail "the venv agent does not serve step_kernel at 127.0.0.1:$port/metrics: $(cat "$tmp/agent.out")"
+kill "$agent" "$fake" 2>/dev/null
+wait "$agent" "$fake" 2>/dev/null
 
 # CUPTI from site-packages when the loader finds none. simcuda's cudart
 # needs its CUPTI (DT_NEEDED), so no simulated program can lack one: the
