@@ -11,7 +11,10 @@
 #            directory: `gpuphase agent --once` reduces its windows, and its
 #            series equal the reports of the windows it says it reduced
 #            (agent_check.py: ops exact, seconds within 1 %); tamper: the
-#            same series against the reports less their first window refused
+#            same series against the reports less their first window
+#            refused. Run again during the second capture (a new
+#            directory): the series add the first directory's remaining
+#            windows and the second's from SEQ 1
 #   stop     `gpuphase stop PID` ends it: stop says the session detached and
 #            how many windows; attach exits 0 saying the directory and that
 #            count; the control socket is gone, the process has the threads
@@ -97,6 +100,33 @@ after_detach() {
 		fail "$1: the server does not answer after the detach: $(cat "$tmp/$1.after")"
 }
 
+# agent_check LABEL METRICS PID:FILE...: the agent's series (METRICS, its
+# --once output) equal the reports of exactly those window files; tamper:
+# the same less the first file must differ
+agent_check() {
+	local label=$1 metrics=$2
+	shift 2
+	python3 "$S/tests/e2e/agent_check.py" expect "$R" "$@" >"$tmp/$label.expect.json"
+	python3 "$S/tests/e2e/agent_check.py" expect "$R" "${@:2}" >"$tmp/$label.forged.json"
+	python3 - "$metrics" "$tmp/$label.got.json" "$S/tests/e2e" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from agent_check import parse_metrics
+json.dump(parse_metrics(open(sys.argv[1]).read()), open(sys.argv[2], "w"))
+PY
+	if python3 "$S/tests/e2e/agent_check.py" compare "$tmp/$label.expect.json" "$tmp/$label.got.json" \
+		>"$tmp/$label.cmp"; then
+		echo "agent $label: $# windows equal their reports ($(grep -o '"ops"' "$tmp/$label.got.json" | wc -l) operators)"
+	else
+		fail "agent $label: series differ from the reports of $# windows: $(head -3 "$tmp/$label.cmp")"
+	fi
+	if python3 "$S/tests/e2e/agent_check.py" compare "$tmp/$label.forged.json" "$tmp/$label.got.json" >/dev/null; then
+		fail "agent $label: tamper: the reports less their first window matched the series"
+	else
+		echo "agent $label: tamper: the reports less their first window refused"
+	fi
+}
+
 # --- stop: windows, the agent, gpuphase stop ------------------------------------
 attach_start stop
 "$B/examples/server_client" "$sock" -n 9000 >"$tmp/client" 2>&1 || fail "client failed: $(tail -2 "$tmp/client")"
@@ -113,35 +143,28 @@ after_detach stop "$arc"
 n=$(ls "$tmp"/stop.windows/w*.gpht | wc -l)
 grep -q "detached; $n windows closed" "$tmp/stop.err" || fail "stop: attach's count is not the $n files"
 
-if [ -z "$seen" ] || [ "$seen" -lt 1 ]; then
-	fail "agent: it reduced no window of process $pid: $(cat "$tmp/agent.err") $(cat "$ctl/agent.state" 2>&1)"
-else
-	pairs=()
-	for i in $(seq 1 "$seen"); do pairs+=("$pid:$(printf '%s/w%08d.gpht' "$tmp/stop.windows" "$i")"); done
-	python3 "$S/tests/e2e/agent_check.py" expect "$R" "${pairs[@]}" >"$tmp/expect.json"
-	python3 "$S/tests/e2e/agent_check.py" expect "$R" "${pairs[@]:1}" >"$tmp/forged.json"
-	python3 - "$tmp/agent.txt" "$tmp/got.json" "$S/tests/e2e" <<'PY'
-import json, sys
-sys.path.insert(0, sys.argv[3])
-from agent_check import parse_metrics
-json.dump(parse_metrics(open(sys.argv[1]).read()), open(sys.argv[2], "w"))
-PY
-	if python3 "$S/tests/e2e/agent_check.py" compare "$tmp/expect.json" "$tmp/got.json" >"$tmp/cmp.out"; then
-		echo "agent: windows 1..$seen of $pid equal their reports ($(grep -o '"ops"' "$tmp/got.json" | wc -l) operators)"
-	else
-		fail "agent: series differ from the reports: $(head -3 "$tmp/cmp.out")"
-	fi
-	python3 "$S/tests/e2e/agent_check.py" compare "$tmp/forged.json" "$tmp/got.json" >/dev/null &&
-		fail "agent: tamper: the reports less their first window matched the series"
-	[ "$seen" -ge 2 ] && echo "agent: tamper: the reports less window 1 refused"
-fi
+[ -n "$seen" ] && [ "$seen" -ge 2 ] ||
+	fail "agent: it reduced $seen windows of process $pid: $(cat "$tmp/agent.err") $(cat "$ctl/agent.state" 2>&1)"
+pairs=()
+for i in $(seq 1 "${seen:-0}"); do pairs+=("$pid:$(printf '%s/w%08d.gpht' "$tmp/stop.windows" "$i")"); done
+agent_check stop "$tmp/agent.txt" "${pairs[@]}"
 
 # --- ctrl-c: the same process again, ended by SIGINT ----------------------------
 attach_start int
 "$B/examples/server_client" "$sock" -n 6000 >"$tmp/client2" 2>&1 || fail "client 2 failed: $(tail -2 "$tmp/client2")"
+# the agent again: the same process, a new directory; the first one's
+# windows it had not reduced yet, then the new one's from SEQ 1
+"$AGENT" --once --keep-windows --control-dir "$ctl" >"$tmp/agent2.txt" 2>"$tmp/agent2.err" ||
+	fail "agent --once (2) failed: $(cat "$tmp/agent2.err")"
+seen2=$(awk -F'\t' -v p="$pid" '$1 == "P" && $2 == p { print $4 }' "$ctl/agent.state")
 kill -INT "$apid"
 wait "$apid"
 after_detach int $?
+[ -n "$seen2" ] && [ "$seen2" -ge 1 ] || fail "agent (2): it reduced $seen2 windows of the second capture"
+pairs=()
+for f in "$tmp"/stop.windows/w*.gpht; do pairs+=("$pid:$f"); done
+for i in $(seq 1 "${seen2:-0}"); do pairs+=("$pid:$(printf '%s/w%08d.gpht' "$tmp/int.windows" "$i")"); done
+agent_check again "$tmp/agent2.txt" "${pairs[@]}"
 
 # --- both runs' windows against the truth, complete once the server exited --------
 "$B/examples/server_client" "$sock" -n 0 --quit >/dev/null 2>&1
