@@ -4,12 +4,15 @@
  * duty-cycled capture: "windows dir=DIR last=SEQ", libgpuphase/window.c) is
  * one; its closed windows `DIR/w<SEQ>.gpht` above the last reduced SEQ are
  * reduced in order (agent_reduce.c), the state saved after each, and the
- * file deleted unless raw windows are kept. A process whose socket is gone
+ * file deleted unless raw windows are kept. A process that names another
+ * directory than before (captured again: `gpuphase attach --every` a
+ * second time) has its old directory's remaining windows reduced, then its
+ * SEQs counted afresh in the new one; its series go on adding up. A process whose socket is gone
  * is dead: its directory is swept for windows closed at its exit, and its
  * series are kept for forget_s seconds, then dropped.
  *
  * Called on the agent's poll loop only. Invariants: a window SEQ is added at
- * most once per (pid, start time) — last_seq is saved before the file is
+ * most once per (pid, start time, directory) — last_seq is saved before the file is
  * deleted, so a crash in between leaves a file that is never read again; a
  * window whose file is gone (the library's byte cap deleted it first) is
  * counted as missed, never guessed; every loop is bounded (directory
@@ -185,6 +188,12 @@ void gp_agent_procs_poll(struct gp_agent *a)
 		struct gp_agent_proc *p = gp_agent_proc_get(a, pid, start);
 		if (!p)
 			continue;
+		if (p->dir[0] && strcmp(p->dir, dir) != 0) {
+			/* a new capture of the same process (attached again):
+			 * the old directory's last windows, then SEQ from 1 */
+			gp_agent_reduce_upto(a, p, gp_agent_dir_last(p));
+			p->last_seq = 0;
+		}
 		snprintf(p->dir, sizeof p->dir, "%s", dir);
 		p->alive = 1;
 		p->dead_since = 0;

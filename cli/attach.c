@@ -4,6 +4,11 @@
  * unmodified, leave it as it was, then print the report of the trace (the
  * report options of `gpuphase report`, or record's --report=OPTS; run by
  * report.c's gp_report_run once the process is left alone).
+ * `gpuphase attach PID --every P [--duration T] [-o FILE]` puts the process
+ * under a duty cycle instead (docs/always-on.md): a window of T each P,
+ * each written as FILE's windows directory's w<SEQ>.gpht, until `gpuphase
+ * stop PID` or Ctrl-C; it then prints how many windows were closed and
+ * where, no report.
  *
  * Technique: the one debuggers use to call a function in a live process
  * (gdb's `call`, and injectors built the same way): ptrace-seize ONE thread
@@ -116,7 +121,7 @@ static void gp_attach_on_signal(int sig)
 struct gp_attach_opts {
 	const char *out, *lib, *stacks;
 	unsigned long long iters;
-	uint64_t duration;
+	uint64_t duration, every; /* every: a duty cycle's period (0: none) */
 	long pid;
 	int no_report;
 	char **report;   /* gpuphase-report's options, in order (argv's strings) */
@@ -179,6 +184,9 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 		} else if ((!strcmp(a, "--duration") || !strcmp(a, "-d")) && i + 1 < argc) {
 			if (!(o->duration = gp_attach_duration(argv[++i])))
 				return gp_attach_usage("--duration takes a time such as 2s or 500ms");
+		} else if (!strcmp(a, "--every") && i + 1 < argc) {
+			if (!(o->every = gp_attach_duration(argv[++i])))
+				return gp_attach_usage("--every takes a time such as 60s or 300ms");
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
 			o->out = argv[++i]; /* the trace, as for record (the report's own -o: --report='-o F') */
 		} else if (!strcmp(a, "--no-report")) {
@@ -211,7 +219,14 @@ static int gp_attach_options(int argc, char **argv, struct gp_attach_opts *o)
 		return gp_attach_usage("--iters and --duration exclude each other");
 	if (o->no_report && o->nreport)
 		return gp_attach_usage("--no-report and report options exclude each other");
-	if (!o->iters && !o->duration)
+	if (o->every && o->iters)
+		return gp_attach_usage("--every and --iters exclude each other (a duty cycle's windows are times)");
+	if (o->every && o->duration >= o->every)
+		return gp_attach_usage("--duration must be shorter than --every (one window each period)");
+	if (o->every && o->nreport)
+		return gp_attach_usage("--every writes a directory of windows and prints no report: report options do "
+				       "not apply (gpuphase report DIR/wSEQ.gpht reads one window)");
+	if (!o->iters && !o->duration && !o->every)
 		o->iters = 100;
 	return -1;
 }
@@ -341,6 +356,25 @@ static int gp_attach_listen(char *dir, char *sock, size_t socklen)
 	return ls;
 }
 
+/* The request of a duty cycle into req: its window, and the variables of
+ * this command's environment that say where its files and control socket
+ * go (the process's own environment is not ours to read for them).
+ * snprintf's result: the length, too long when >= len. */
+static int gp_attach_duty_request(const struct gp_attach_opts *o, const char *sock, const char *outabs, char *req,
+				  size_t len)
+{
+	char dur[48] = "";
+	if (o->duration)
+		snprintf(dur, sizeof dur, ",duration=%lluns", (unsigned long long)o->duration);
+	const char *ctl = getenv("GPUPHASE_CONTROL_DIR"), *keep = getenv("GPUPHASE_WINDOW_KEEP_BYTES");
+	return snprintf(req, len,
+			"sock=%s\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=every=%lluns%s\nGPUPHASE_LOG=off\n"
+			"GPUPHASE_STACKS=%s\n%s%s%s%s%s%s",
+			sock, outabs, (unsigned long long)o->every, dur, o->stacks, ctl ? "GPUPHASE_CONTROL_DIR=" : "",
+			ctl ? ctl : "", ctl ? "\n" : "", keep ? "GPUPHASE_WINDOW_KEEP_BYTES=" : "", keep ? keep : "",
+			keep ? "\n" : "");
+}
+
 /* Inside the stop: make the stopped thread t call dlopen(lib) and then the
  * library's gpuphase_attach_begin(req); NULL, or why it failed ("exited"
  * when the process is gone). *ret: gpuphase_attach_begin's result. */
@@ -439,6 +473,8 @@ static int gp_attach_inject(long pid, const char *lib, const char *req, size_t r
 struct gp_attach_result {
 	long session_tid;       /* its thread                          */
 	char trace[PATH_MAX];   /* "done PATH": the trace it wrote      */
+	int duty;               /* "windows N" came: PATH is a directory */
+	unsigned long long windows; /* N: the last window closed        */
 };
 
 /* One line from the session: its thread, progress, an error or the end.
@@ -458,13 +494,25 @@ static int gp_attach_line(char *line, long pid, const struct gp_attach_stop *st,
 	} else if (!strncmp(line, "error ", 6)) {
 		gp_attach_fail("process %ld: %s", pid, line + 6);
 		return 2;
+	} else if (!strncmp(line, "windows ", 8)) {
+		res->duty = 1;
+		res->windows = strtoull(line + 8, NULL, 10);
 	} else if (!strncmp(line, "done ", 5)) {
-		fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, line + 5);
 		static const char early[] = " (stopped early)";
 		size_t n = strlen(line + 5), e = sizeof early - 1;
 		if (n >= e && !strcmp(line + 5 + n - e, early))
 			n -= e;
 		snprintf(res->trace, sizeof res->trace, "%.*s", (int)n, line + 5);
+		if (!res->duty)
+			fprintf(stderr, "gpuphase: attach: %ld: detached; trace %s\n", pid, line + 5);
+		else if (res->windows)
+			fprintf(stderr, "gpuphase: attach: %ld: detached; %llu windows closed in %s (w%08d.gpht to "
+				"w%08llu.gpht, less those the byte cap or the agent deleted; each reads alone with "
+				"gpuphase report)\n",
+				pid, res->windows, res->trace, 1, res->windows);
+		else
+			fprintf(stderr, "gpuphase: attach: %ld: detached; no window closed (%s is empty)\n", pid,
+				res->trace);
 		return 1;
 	}
 	return 0;
@@ -591,7 +639,9 @@ static int gp_attach_capture(const struct gp_attach_opts *o, struct gp_attach_re
 		return 1;
 	char req[2048];
 	int rl;
-	if (o->duration)
+	if (o->every)
+		rl = gp_attach_duty_request(o, sock, outabs, req, sizeof req);
+	else if (o->duration)
 		rl = snprintf(req, sizeof req,
 			      "sock=%s\nduration_ns=%llu\nGPUPHASE_OUTPUT=%s\nGPUPHASE_WINDOW=all\nGPUPHASE_LOG=off\n"
 			      "GPUPHASE_STACKS=%s\n",
@@ -625,7 +675,7 @@ int gp_attach_main(int argc, char **argv)
 	int rc = gp_attach_options(argc, argv, &o);
 	if (rc < 0) {
 		rc = gp_attach_capture(&o, &res);
-		if (rc == 0 && !o.no_report && res.trace[0])
+		if (rc == 0 && !o.no_report && !o.every && res.trace[0])
 			gp_attach_report(&o, res.trace);
 	}
 	free(o.report);

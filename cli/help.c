@@ -219,12 +219,14 @@ static const char gp_help_stop[] =
 "reached, 2 for a bad option.\n";
 static const char gp_help_attach[] =
 "usage: gpuphase attach PID [--iters N | --duration T] [-o FILE] [report options]\n"
+"       gpuphase attach PID --every P [--duration T] [-o FILE]\n"
 "\n"
 "Profile a CUDA process that is already running and was started without\n"
 "gpuphase, then leave it as it was, and print the report of the capture:\n"
 "\n"
 "  gpuphase attach 4242 --iters 20 -o server.gpht   # the next 20 iterations\n"
 "  gpuphase attach 4242 --duration 2s --format json --top 5\n"
+"  gpuphase attach 4242 --every 60s --duration 1s   # a duty cycle, until stopped\n"
 "\n"
 "attach stops one thread of PID for a few milliseconds (ptrace), makes it\n"
 "dlopen libgpuphase.so, and lets it go. The library then subscribes to CUPTI,\n"
@@ -241,12 +243,23 @@ static const char gp_help_attach[] =
 "--top, --sort, --group-by, --filter, ...: see gpuphase report --help; the\n"
 "report's own -o goes in --report='-o R'). The trace is kept in FILE.\n"
 "\n"
+"With --every P the process is put under a duty cycle (docs/always-on.md): a\n"
+"window of T (default P/60) each P, CUPTI on only inside it, each window its\n"
+"own trace (-o a.gpht: a.windows/wSEQ.gpht), the directory capped by\n"
+"GPUPHASE_WINDOW_KEEP_BYTES; the process answers `status` on its control\n"
+"socket in GPUPHASE_CONTROL_DIR (both read from attach's environment), so\n"
+"gpuphase agent reads its windows. It lasts until `gpuphase stop PID` or\n"
+"Ctrl-C, then detaches as above and prints how many windows it closed and\n"
+"where (no report).\n"
+"\n"
 "Needs permission to ptrace PID: the same user and kernel.yama.ptrace_scope 0,\n"
 "or CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE). See docs/attach.md.\n"
 "\n"
 "Options:\n"
 "  -n, --iters N         capture the next N complete iterations (default 100)\n"
-"  -d, --duration T      capture for T (e.g. 2s, 500ms) instead\n"
+"  -d, --duration T      capture for T (e.g. 2s, 500ms) instead; with --every,\n"
+"                        each window's length (below P)\n"
+"      --every P         a window each P until stopped (duty cycle; no report)\n"
 "  -o, --output FILE     the trace (default gpuphase-attach-PID.gpht); written\n"
 "                        by the process itself, so it must be able to create it\n"
 "      --stacks MODE     call stacks: off (default: libunwind would leave a pipe\n"
@@ -343,7 +356,8 @@ const char *gp_help_usage(const char *verb)
 	if (strcmp(verb, "stop") == 0)
 		return "usage: gpuphase stop PID [--control-dir DIR] [--timeout S]  (gpuphase stop --help)";
 	if (strcmp(verb, "attach") == 0)
-		return "usage: gpuphase attach PID [--iters N | --duration T] [-o FILE] [report options]  "
+		return "usage: gpuphase attach PID [--iters N | --duration T | --every P [--duration T]] [-o FILE] "
+		       "[report options]  "
 		       "(gpuphase attach --help)";
 	if (strcmp(verb, "report") == 0)
 		return "usage: gpuphase report [options] [TRACE...]";

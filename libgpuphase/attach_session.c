@@ -24,9 +24,21 @@
  * CUPTI's API records only (the trace header's "attach_hooks" says so).
  *
  * The session talks to the command over one UNIX stream connection, one
- * line per message: "ok tid=N", "info TEXT", "error TEXT", "done PATH"; the
- * command may send "stop" (end the capture now); EOF from the command also
- * ends it. While a session runs it holds the abstract socket
+ * line per message: "ok tid=N", "info TEXT", "error TEXT", "windows N" (a
+ * duty cycle: the last window closed), "done PATH"; the command may send
+ * "stop" (end the capture now); EOF from the command also ends it.
+ *
+ * A duty cycle (GPUPHASE_WINDOW=every=...: `attach --every`) runs until
+ * stopped: the window's timer (window.c) turns CUPTI on and off and ends
+ * each window's file as in a preloaded process, and this thread also
+ * serves the process's control socket ${GPUPHASE_CONTROL_DIR}/<pid>.sock
+ * (gp_window_control_*): `status` with its "windows dir=DIR last=SEQ" line,
+ * so `gpuphase agent` finds the process like any other, and `stop`, which
+ * ends the session exactly as the command's "stop" does (entries restored
+ * before capture stops) and is answered once the process is left as it was.
+ * Served here rather than by window.c's control thread, whose `stop` would
+ * finish capture with the entries still patched and which would outlive the
+ * session. While a session runs it holds the abstract socket
  * "@gpuphase-attach.<pid>", which the command reads in /proc/<pid>/net/unix
  * to refuse a second attach before touching the process; the name counts
  * only when this process holds that socket (any user may bind an abstract
@@ -61,6 +73,7 @@
 #include <unistd.h>
 
 #include "gp_collector.h"
+#include "gp_fd.h"
 #include "gp_lib.h"
 
 #if defined(__x86_64__)
@@ -127,6 +140,27 @@ static int gp_attach_stop_asked(int timeout_ms)
 	char buf[64];
 	ssize_t r = recv(gp_attach_fd, buf, sizeof buf, MSG_DONTWAIT);
 	return r == 0 || (r > 0 && memmem(buf, (size_t)r, "stop", 4) != NULL) || (r < 0 && errno != EAGAIN);
+}
+
+/* Wait up to timeout_ms for a reason to stop: the command's "stop" or EOF,
+ * or a `stop` on the control socket ctl (-1: none; its other requests are
+ * answered here), whose connection is then left in *ctl_stop for the
+ * answer. 1 to stop. */
+static int gp_attach_wait(int ctl, int timeout_ms, int *ctl_stop)
+{
+	struct pollfd p[2] = {{gp_attach_fd, POLLIN, 0}, {ctl, POLLIN, 0}};
+	if (poll(p, ctl >= 0 ? 2 : 1, timeout_ms) <= 0)
+		return 0;
+	if (ctl >= 0 && (p[1].revents & POLLIN)) {
+		int c = gp_fd_lift(accept4(ctl, NULL, NULL, SOCK_CLOEXEC));
+		if (c >= 0 && gp_window_control_serve(c)) {
+			*ctl_stop = c;
+			return 1;
+		}
+		if (c >= 0)
+			close(c);
+	}
+	return p[0].revents && gp_attach_stop_asked(0);
 }
 
 /* ---- GOT entries --------------------------------------------------------- */
@@ -504,6 +538,7 @@ static void gp_attach_session(void)
 		goto out;
 	}
 	gp_log_init(&gp_cfg);
+	int duty = gp_cfg.win_mode == GP_WINMODE_TIME && gp_cfg.every_ns;
 	if (duration_ns)
 		snprintf(gp_cfg.window_text, sizeof gp_cfg.window_text, "attach duration=%.3fs", duration_ns / 1e9);
 
@@ -561,18 +596,29 @@ static void gp_attach_session(void)
 	else
 		gp_attach_say("info no loaded object imports a hooked runtime function: CUPTI API records only");
 
+	int ctl = duty ? gp_window_control_open() : -1, ctl_stop = -1;
+	if (duty && ctl < 0)
+		gp_attach_say("info no control socket in %s (%s): `gpuphase stop` and `gpuphase agent` cannot reach "
+			      "this process; end the duty cycle with Ctrl-C on the attach command",
+			      gp_cfg.control_dir[0] ? gp_cfg.control_dir : "/tmp/gpuphase-UID", strerror(-ctl));
+	else if (duty)
+		gp_attach_say("info duty cycle: windows in %s until `gpuphase stop %ld` or Ctrl-C",
+			      gp_collector_windows_dir(), (long)getpid());
+
 	uint64_t t_end = duration_ns ? gp_now() + duration_ns : 0;
 	int early = 0;
 	for (;;) {
-		if (!duration_ns && __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED) - turns0 >= 2)
+		if (!duty && !duration_ns && __atomic_load_n(&gp_window_turns, __ATOMIC_RELAXED) - turns0 >= 2)
 			break;
 		if (t_end && gp_now() >= t_end)
 			break;
-		if (gp_attach_stop_asked(20)) {
-			early = 1;
+		if (gp_attach_wait(ctl, 20, &ctl_stop)) {
+			early = !duty; /* a duty cycle ends only when asked */
 			break;
 		}
 	}
+	if (ctl >= 0) /* nothing more is answered: the session is ending */
+		gp_window_control_close();
 	gp_attach_unpatch();
 	/* a program thread inside a hook when its entry was restored finishes
 	 * that call on our code: let it, before CUPTI and the collector stop */
@@ -580,10 +626,26 @@ static void gp_attach_session(void)
 	nanosleep(&grace, NULL);
 	char path[GP_PATH_MAX];
 	gp_lib_attach_stop(path, sizeof path);
+	/* the timer (a time window) returns within its slice once capture
+	 * stopped: the process is left with the threads it had */
+	for (int i = 0; i < 500 && gp_window_timer_live(); i++)
+		nanosleep(&grace, NULL);
 	if (crc == 0) {
 		gp_cupti_close();
 		gp_attach_cupti_finalize();
 	}
+	if (duty) {
+		unsigned long long last = (unsigned long long)gp_collector_windows_closed();
+		gp_attach_say("windows %llu", last);
+		if (ctl_stop >= 0) {
+			char reply[GP_PATH_MAX + 128];
+			snprintf(reply, sizeof reply, "ok capture ended, the attach session detached: %llu windows in %s",
+				 last, path);
+			gp_window_control_reply(ctl_stop, reply);
+		}
+	}
+	if (ctl_stop >= 0)
+		close(ctl_stop);
 	gp_attach_say("done %s%s", path, early ? " (stopped early)" : "");
 out:
 	if (flag >= 0)

@@ -376,6 +376,18 @@ void gp_window_finish(void);
 void gp_window_forget(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);
+/* The control socket of a duty-cycled attach session, served from its own
+ * thread (the session's command holds no control server): open returns the
+ * listening descriptor of ${GPUPHASE_CONTROL_DIR}/<pid>.sock or -errno;
+ * serve answers one accepted connection's request as the control server
+ * does, except `stop`: 1, the connection left open for the session to
+ * answer with reply once it has detached; close unlinks and closes it. */
+int gp_window_control_open(void);
+int gp_window_control_serve(int fd);
+void gp_window_control_reply(int fd, const char *text);
+void gp_window_control_close(void);
+/* Window timer threads still running (an attach session waits for 0). */
+int gp_window_timer_live(void);
 
 /* ---- stacks.c ---------------------------------------------------------- */
 

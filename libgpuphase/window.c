@@ -16,7 +16,11 @@
  * gp_lib_finish on that thread while the program runs on; the server then
  * answers `status` with "ended" until the process exits (an atexit handler
  * removes the socket; a process killed by a signal leaves it, and the next
- * process with that pid replaces it).
+ * process with that pid replaces it). A duty-cycled attach session serves
+ * the same socket from its own thread instead (gp_window_control_open and
+ * gp_window_control_serve), and answers a `stop` itself once it has
+ * detached; its timer sleeps in short slices, so that it ends soon after the
+ * session (gp_window_timer_live counts it).
  *
  * Invariants: every transition happens under gp_window_lock, except the
  * finish of an exit() from a signal handler that interrupted a thread under
@@ -85,6 +89,8 @@ static struct {
 	uint64_t ts;
 	int64_t iter;
 } gp_window_deferred;
+static uint64_t gp_window_timer_slice; /* the timer's longest sleep (0: none), set before it starts */
+static int gp_window_timer_threads;    /* timer threads running (atomic) */
 
 /* ---- kernel:GLOB ------------------------------------------------------- */
 
@@ -479,6 +485,8 @@ void gp_window_profiler(int start, uint32_t tid)
 
 /* ---- timer ------------------------------------------------------------------ */
 
+/* Until t; in slices (an attach session's timer) it returns early once
+ * capture has ended, so that the thread ends with the session. */
 static void gp_window_sleep_until(uint64_t t)
 {
 	for (;;) {
@@ -486,6 +494,12 @@ static void gp_window_sleep_until(uint64_t t)
 		if (now >= t)
 			return;
 		uint64_t d = t - now;
+		if (gp_window_timer_slice) {
+			if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
+				return;
+			if (d > gp_window_timer_slice)
+				d = gp_window_timer_slice;
+		}
 		struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
 		nanosleep(&ts, NULL);
 	}
@@ -507,22 +521,24 @@ static int gp_window_timer_set(int on)
  * (duty cycle, docs/always-on.md): after each window closes, CUPTI's
  * buffers are flushed into the rings and the collector ends that window's
  * file, so file SEQ holds window SEQ whole. A window whose time passed
- * while the previous one was being written is skipped, not run late. */
-static void *gp_window_timer(void *arg)
+ * while the previous one was being written is skipped, not run late. A
+ * window the timer did not open itself but closes (an attach session's
+ * hold released inside it) is ended all the same: its records must not
+ * run into the next window's file. */
+static void *gp_window_timer_run(void)
 {
-	(void)arg;
 	uint64_t on_at = gp_state_t0 + gp_cfg.delay_ns;
 	for (;;) {
 		gp_window_sleep_until(on_at);
 		if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING)
 			return NULL;
-		int opened = gp_window_timer_set(1);
+		(void)gp_window_timer_set(1);
 		/* the duration counts from when capture really started */
 		gp_window_sleep_until(gp_now() + gp_cfg.duration_ns);
 		int closed = gp_window_timer_set(0);
 		if (!gp_cfg.every_ns)
 			return NULL;
-		if (opened && closed) {
+		if (closed) {
 			gp_cupti_flush();
 			if (gp_collector_rotate() != 0)
 				return NULL;
@@ -532,6 +548,19 @@ static void *gp_window_timer(void *arg)
 		if (on_at < now)
 			on_at += (now - on_at + gp_cfg.every_ns - 1) / gp_cfg.every_ns * gp_cfg.every_ns;
 	}
+}
+
+static void *gp_window_timer(void *arg)
+{
+	(void)arg;
+	void *r = gp_window_timer_run();
+	__atomic_fetch_sub(&gp_window_timer_threads, 1, __ATOMIC_RELEASE);
+	return r;
+}
+
+int gp_window_timer_live(void)
+{
+	return __atomic_load_n(&gp_window_timer_threads, __ATOMIC_ACQUIRE);
 }
 
 /* ---- trigger ---------------------------------------------------------------- */
@@ -572,22 +601,22 @@ void gp_window_request(const char *line, char *reply, size_t len)
 	gp_state_unlock(&gp_window_lock, cs);
 }
 
-static void gp_window_serve_one(int fd)
+/* The request line of connection fd into buf (len 256): 0, or -EPERM
+ * when the peer is another user (answered here). */
+static int gp_window_read_request(int fd, char *buf, size_t len)
 {
-	char buf[256];
 	size_t n = 0;
 	struct ucred cred;
 	socklen_t cl = sizeof cred;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.uid != getuid() && cred.uid != 0) {
-		static const char denied[] = "error permission denied\n";
-		(void)!write(fd, denied, sizeof denied - 1);
-		return;
+		gp_window_control_reply(fd, "error permission denied");
+		return -EPERM;
 	}
-	while (n < sizeof buf - 1) {
+	while (n < len - 1) {
 		struct pollfd p = {fd, POLLIN, 0};
 		if (poll(&p, 1, 2000) <= 0)
 			break;
-		ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+		ssize_t r = read(fd, buf + n, len - 1 - n);
 		if (r <= 0)
 			break;
 		n += (size_t)r;
@@ -598,6 +627,35 @@ static void gp_window_serve_one(int fd)
 	char *nl = strpbrk(buf, "\r\n");
 	if (nl)
 		*nl = 0;
+	return 0;
+}
+
+void gp_window_control_reply(int fd, const char *text)
+{
+	char reply[256 + GP_PATH_MAX];
+	int n = snprintf(reply, sizeof reply - 1, "%s", text);
+	size_t rl = n < 0 ? 0 : (size_t)n < sizeof reply - 1 ? (size_t)n : sizeof reply - 2;
+	reply[rl++] = '\n';
+	(void)!write(fd, reply, rl);
+}
+
+int gp_window_control_serve(int fd)
+{
+	char buf[256], reply[256 + GP_PATH_MAX];
+	if (gp_window_read_request(fd, buf, sizeof buf))
+		return 0;
+	if (!strcmp(buf, "stop"))
+		return 1;
+	gp_window_request(buf, reply, sizeof reply);
+	gp_window_control_reply(fd, reply);
+	return 0;
+}
+
+static void gp_window_serve_one(int fd)
+{
+	char buf[256];
+	if (gp_window_read_request(fd, buf, sizeof buf))
+		return;
 	char reply[256 + GP_PATH_MAX];
 	if (!strcmp(buf, "stop")) {
 		/* `gpuphase stop`: finish outside gp_window_lock (gp_lib_finish
@@ -615,9 +673,7 @@ static void gp_window_serve_one(int fd)
 	} else {
 		gp_window_request(buf, reply, sizeof reply - 1);
 	}
-	size_t rl = strlen(reply);
-	reply[rl++] = '\n';
-	(void)!write(fd, reply, rl);
+	gp_window_control_reply(fd, reply);
 }
 
 static void *gp_window_server(void *arg)
@@ -739,6 +795,27 @@ static int gp_window_listen(void)
 	return 0;
 }
 
+int gp_window_control_open(void)
+{
+	int cs = gp_state_lock(&gp_window_lock);
+	int rc = gp_window_listen_fd >= 0 ? -EBUSY : gp_window_listen();
+	int fd = rc ? rc : gp_window_listen_fd;
+	gp_state_unlock(&gp_window_lock, cs);
+	return fd;
+}
+
+void gp_window_control_close(void)
+{
+	int cs = gp_state_lock(&gp_window_lock);
+	if (gp_window_sock_path[0])
+		unlink(gp_window_sock_path);
+	gp_window_sock_path[0] = 0;
+	if (gp_window_listen_fd >= 0)
+		close(gp_window_listen_fd);
+	gp_window_listen_fd = -1;
+	gp_state_unlock(&gp_window_lock, cs);
+}
+
 /* ---- life cycle --------------------------------------------------------------- */
 
 static int gp_window_thread(void *(*fn)(void *))
@@ -772,9 +849,16 @@ int gp_window_start(void)
 	gp_window_apply(gp_state_tid());
 	if (!__atomic_load_n(&gp_window_on, __ATOMIC_RELAXED))
 		__atomic_store_n(&gp_watch, gp_window_closed_bits(), __ATOMIC_RELEASE);
+	/* an attach session's timer must end soon after the session does */
+	gp_window_timer_slice = gp_window_held ? 20 * 1000000ull : 0;
 	gp_state_unlock(&gp_window_lock, cs);
-	if (gp_cfg.win_mode == GP_WINMODE_TIME && gp_window_thread(gp_window_timer))
-		gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
+	if (gp_cfg.win_mode == GP_WINMODE_TIME) {
+		__atomic_fetch_add(&gp_window_timer_threads, 1, __ATOMIC_RELAXED);
+		if (gp_window_thread(gp_window_timer)) {
+			__atomic_fetch_sub(&gp_window_timer_threads, 1, __ATOMIC_RELAXED);
+			gp_log(GP_LOG_ERROR, "cannot start the window timer thread");
+		}
+	}
 	/* held at start: an attach session, whose command holds its control */
 	if (!gp_window_held && gp_window_listen() == 0) {
 		if (gp_window_thread(gp_window_server)) {
@@ -841,6 +925,7 @@ void gp_window_forget(void)
 	memset(gp_window_seen_k, 0, sizeof gp_window_seen_k);
 	memset(gp_window_seen_cls, 0, sizeof gp_window_seen_cls);
 	gp_window_seen_last = 0;
+	gp_window_timer_threads = 0; /* the parent's timer is not in the child */
 	if (gp_window_listen_fd >= 0)
 		close(gp_window_listen_fd);
 	gp_window_listen_fd = -1;

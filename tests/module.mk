@@ -89,7 +89,7 @@ TESTS += tests/e2e/test_report_e2e.sh tests/e2e/test_report_cli.sh tests/e2e/tes
 	 tests/e2e/test_whatif_e2e.sh tests/e2e/test_report_advice.sh tests/e2e/test_report_outfiles.sh \
 	 tests/e2e/test_report_reading.sh tests/e2e/test_report_diff.sh tests/e2e/test_report_progress.sh \
 	 tests/e2e/test_report_windows.sh tests/e2e/test_window_unopened.sh tests/e2e/test_report_devices.sh tests/e2e/test_report_queue_late.sh \
-	 tests/e2e/test_duty_cycle.sh \
+	 tests/e2e/test_duty_cycle.sh tests/e2e/test_attach_duty_cycle.sh \
 	 tests/e2e/test_report_partial.sh tests/e2e/test_python_dask.sh tests/e2e/test_python_package.sh \
 	 tests/e2e/test_report_truth_modes.sh \
 	 tests/e2e/test_report_tampers.sh tests/e2e/test_report_gpu_clock.sh tests/e2e/test_report_hostile.sh \

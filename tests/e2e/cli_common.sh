@@ -24,3 +24,15 @@ fi
 
 # The summary line of gpuphase record: "gpuphase: trace FILE, X MiB, R records, D dropped".
 summary_re='^gpuphase: trace (.+), ([0-9]+\.[0-9][0-9]) MiB, ([0-9]+) records, ([0-9]+) dropped$'
+
+# await_pid FILE NAME: the pid a program prints as "NAME: pid N ..." on the
+# stderr it writes to FILE, waited for up to 30 s (empty if it never came).
+await_pid() {
+	local p=""
+	for _ in $(seq 1 600); do
+		p=$(sed -n "s/^$2: pid \([0-9]*\) .*/\1/p" "$1")
+		[ -n "$p" ] && break
+		sleep 0.05
+	done
+	echo "$p"
+}

@@ -35,13 +35,7 @@ chmod 755 "$tmp"
 start_server() { # $1 socket, $2 stderr file, then env(1) arguments (VAR=VALUE: added last to its environment); prints the pid
 	: >"$2"
 	env "${@:3}" "$B/examples/server" "$1" >/dev/null 2>"$2" &
-	local p=""
-	for _ in $(seq 1 600); do
-		p=$(sed -n 's/^server: pid \([0-9]*\) listening.*/\1/p' "$2")
-		[ -n "$p" ] && break
-		sleep 0.05
-	done
-	echo "$p"
+	await_pid "$2" server
 }
 # What attach must leave as it was: threads, signal dispositions and mask,
 # descriptors (with fds=1: only while no client is connected). Signals 32

@@ -69,12 +69,7 @@ PY
 : >"$tmp/p.err"
 LOOKUPS_PAUSE_US=0 SIMCUDA_TRUTH=$tmp/truth.jsonl "$P" >"$tmp/p.out" 2>"$tmp/p.err" &
 prog=$!
-pid=""
-for _ in $(seq 1 600); do
-	pid=$(sed -n 's/^attach_lookups: pid \([0-9]*\) ready/\1/p' "$tmp/p.err")
-	[ -n "$pid" ] && break
-	sleep 0.05
-done
+pid=$(await_pid "$tmp/p.err" attach_lookups)
 [ -n "$pid" ] || { fail "attach_lookups did not start: $(cat "$tmp/p.err")"; finish; exit 1; }
 exports "$pid" restored || fail "before any attach: exports differ"
 

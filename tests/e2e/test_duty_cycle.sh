@@ -42,6 +42,7 @@ cleanup() {
 	if [ -n "${KEEP:-}" ]; then echo "files kept in $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+. "$S/tests/e2e/duty_common.sh"
 preload=$B/lib/libgpuphase.so
 asan_opts=${ASAN_OPTIONS:-}
 if [ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ]; then
@@ -91,55 +92,7 @@ EOF
 # --- files, truth, status ----------------------------------------------------
 serve run 9000
 dir=$tmp/run.windows
-ls "$dir" >"$tmp/run.ls" 2>&1
-files=$(ls "$dir"/w*.gpht 2>/dev/null)
-n=$(echo "$files" | grep -c .)
-echo "windows: $n files ($(tr '\n' ' ' <"$tmp/run.ls"))"
-[ "$n" -ge 5 ] || fail "run: $n window files, expected at least 5 in ~2 s at every=300ms"
-ls "$dir" | grep -q '\.part$' && fail "run: a .part file is left after exit"
-i=1
-for f in $files; do
-	want=$(printf '%s/w%08d.gpht' "$dir" "$i")
-	[ "$f" = "$want" ] || fail "run: file $f where $want was expected (SEQ from 1, no gap)"
-	i=$((i + 1))
-	"$R" "$f" >"$f.txt" 2>"$f.err" || fail "run: $f does not report alone: $(head -2 "$f.err")"
-	"$R" --format json "$f" >"$f.json" 2>>"$f.err" || fail "run: $f JSON report failed: $(head -2 "$f.err")"
-done
-# shellcheck disable=SC2046 # one argument per report
-python3 "$S/tests/e2e/duty_cycle_check.py" "$tmp/run.truth" $(ls "$dir"/w*.gpht.json) >"$tmp/check.out" 2>&1 ||
-	fail "run: windows against the truth: $(grep FAIL "$tmp/check.out" | head -3)"
-cat "$tmp/check.out"
-# shellcheck disable=SC2046
-if python3 "$S/tests/e2e/duty_cycle_check.py" "$tmp/run.truth" $(ls "$dir"/w*.gpht.json) \
-	--shift-ns 300000000 >"$tmp/tamper.out" 2>&1; then
-	fail "tamper: windows moved by one period passed the truth check"
-else
-	echo "tamper: windows moved by one period refused ($(grep -c FAIL "$tmp/tamper.out") failures)"
-fi
-# marks_check DUMP: at most one iteration mark before the window's start
-# mark, and of the start mark's iteration
-marks_check() {
-	awk '$1 == "window" && $2 == "kind=1" { for (i = 3; i <= NF; i++) if ($i ~ /^iter=/) start = $i; exit }
-		$1 == "iter" { n++; for (i = 3; i <= NF; i++) if ($i ~ /^iter=/) last = $i }
-		END {
-			if (start == "") { print "no window start mark"; exit 1 }
-			if (n > 1) { print n " iteration marks before the window start"; exit 1 }
-			if (n == 1 && last != start) { print "the mark before the start is " last ", the start names " start; exit 1 }
-			print n " mark(s) before the start, " start
-		}' "$1"
-}
-for f in $files; do
-	"$B/bin/gpuphase-dump" "$f" >"$f.dump" 2>&1 || fail "marks: $f does not dump"
-	out=$(marks_check "$f.dump") || fail "marks: $f: $out"
-done
-echo "marks: last window $out"
-f=$(echo "$files" | tail -1)
-awk '!done && $1 == "iter" { print; done = 1 } { print }' "$f.dump" >"$f.forged"
-if out=$(marks_check "$f.forged"); then
-	fail "tamper: a window with two marks before its start passed the marks check: $out"
-else
-	echo "tamper: two marks before the start refused ($out)"
-fi
+windows_check run "$dir" "$tmp/run.truth" 5
 head -1 "$tmp/run.status" | grep -q '^ok .* pid=[0-9]* marker=sync window=fixed$' ||
 	fail "status: first line changed: $(head -1 "$tmp/run.status")"
 last=$(sed -n "s|^windows dir=$dir last=\([0-9]*\)\$|\1|p" "$tmp/run.status")
