@@ -12,6 +12,8 @@
 //                               the parent launches one kernel and
 //                               synchronizes before it forks (its capture
 //                               has started: the children are not fresh)
+// With FF_PARENT_SLEEP_MS=N in the environment the parent sleeps N ms before
+// it forks (a child's delay= then counts from its fork, not the parent's load).
 // Stdout: "fork_fresh: parent PID children PID0 PID1", after both exited 0.
 // Threads: main only, in each process. Cost model: fork_fresh.simcuda.
 #include <cuda_runtime.h>
@@ -83,6 +85,12 @@ int main(int argc, char **argv)
 		int *x;
 		ff_check(cudaMalloc(&x, 32 * sizeof(int)), "cudaMalloc");
 		ff_pair(x);
+	}
+	const char *nap = getenv("FF_PARENT_SLEEP_MS");
+	if (nap) {
+		long n = strtol(nap, NULL, 10);
+		struct timespec ts = {n / 1000, n % 1000 * 1000000L};
+		nanosleep(&ts, NULL);
 	}
 	fflush(stdout);
 	pid_t pid[2];

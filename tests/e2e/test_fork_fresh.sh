@@ -15,6 +15,11 @@
 #                exit each directory holds windows w1.. that report alone and
 #                agree with that child's truth (duty_cycle_check.py); the
 #                sockets are removed at exit; nothing of the parent's
+#   delay        the parent sleeps 1 s before it forks; with
+#                GPUPHASE_WINDOW=delay=500ms,duration=10s each child's window
+#                opens 0.4..1.4 s after its trace starts (its delay counts
+#                from its fork, as from an exec'ed process's load; counted
+#                from the parent's load it would open at once)
 #   collide      GPUPHASE_OUTPUT without %p: one child writes the trace, the
 #                other says one line ("cannot write trace ... exists") and
 #                runs unprofiled: both finish their work, the program exits 0
@@ -195,6 +200,23 @@ if finish duty; then
 	done
 	left=$(cd "$tmp" && ls -d duty-"$parent".* 2>/dev/null)
 	[ -z "$left" ] || fail "duty: files of the parent $parent: $left"
+fi
+gp_part_end
+
+# --- delay: a child's clock origin is its fork -----------------------------------
+gp_part_begin delay
+touch "$tmp/delay.release"
+launch delay FF_PARENT_SLEEP_MS=1000 GPUPHASE_WINDOW=delay=500ms,duration=10s -- 5 5 "$tmp/delay.release" 1500
+if finish delay; then
+	for c in $c0 $c1; do
+		tr=$tmp/delay-$c.gpht
+		[ -e "$tr" ] || { fail "delay: child $c: no trace"; continue; }
+		ms=$("$D" "$tr" | awk '/^# version/ { for (i = 1; i <= NF; i++) if ($i ~ /^start_clock_ns=/) t0 = substr($i, 16) }
+			$1 == "window" && $2 == "kind=1" && !on { on = substr($4, 4) } END { if (on) printf "%d", (on - t0) / 1e6 }')
+		[ -n "$ms" ] && [ "$ms" -ge 400 ] && [ "$ms" -le 1400 ] ||
+			fail "delay: child $c: its window opened '${ms}' ms after its trace started, expected 400..1400"
+		echo "delay: child $c: window opened $ms ms after its trace started"
+	done
 fi
 gp_part_end
 
