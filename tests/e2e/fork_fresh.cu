@@ -14,7 +14,10 @@
 //                               has started: the children are not fresh)
 // With FF_PARENT_SLEEP_MS=N in the environment the parent sleeps N ms before
 // it forks (a child's delay= then counts from its fork, not the parent's load).
-// Stdout: "fork_fresh: parent PID children PID0 PID1", after both exited 0.
+// Stdout: per child "fork_fresh: child PID forked at NS" (CLOCK_MONOTONIC_RAW,
+// the trace's clock, read first thing after the fork) and "fork_fresh: child
+// PID launched N"; "fork_fresh: parent PID children PID0 PID1" after both
+// exited 0.
 // Threads: main only, in each process. Cost model: fork_fresh.simcuda.
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -50,6 +53,9 @@ static void ff_pair(int *x)
 
 static void ff_child(long k, const char *hold, double ms)
 {
+	struct timespec raw;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &raw); /* the trace's clock */
+	printf("fork_fresh: child %ld forked at %lld\n", (long)getpid(), raw.tv_sec * 1000000000LL + raw.tv_nsec);
 	int *x;
 	ff_check(cudaMalloc(&x, 32 * sizeof(int)), "cudaMalloc");
 	double t0 = ff_ms();
