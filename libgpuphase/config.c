@@ -597,7 +597,10 @@ const struct gp_config_var gp_config_vars[] = {
 	 "where every capture creates its control socket <pid>.sock (`gpuphase stop`, `trigger`)",
 	 gp_parse_control_dir},
 	{"GPUPHASE_FOLLOW_FORK", "0", "accepted: 0 or 1",
-	 "1: a fork child opens its own trace (new %p) instead of going inert", gp_parse_follow_fork},
+	 "for a child forked after the capture started (its parent made a hooked CUDA call or an NVTX call, or "
+	 "was injected): 1 opens the child's own hook-only trace (new %p, no CUPTI) instead of going inert; a "
+	 "child forked before that is captured as a new process either way (see below)",
+	 gp_parse_follow_fork},
 	{"GPUPHASE_COUNTERS", "off",
 	 "accepted: off, top=N (1..64) or kernel=GLOB[;GLOB...] (last, takes the rest), with optional samples=M "
 	 "(1..1000), skip=K and, for top, warmup=L launches before them, comma-separated",

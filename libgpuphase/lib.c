@@ -41,7 +41,10 @@
  *    until finish asks, flushes CUPTI's completed buffers every
  *    GP_LIB_FLUSH_EVERY_MS (what a crash can lose); then runs the drain,
  *    ends.
- *  - gp_lib_atfork_child: forget collector, CUPTI, window; inert (or, with
+ *  - gp_lib_atfork_child: a child of a process that never started capture
+ *    stays IDLE and starts on its own first hook, like an exec'ed process
+ *    (CUPTI, window, control socket, its own trace); a child of a started
+ *    one forgets collector, CUPTI, window and goes inert (or, with
  *    GPUPHASE_FOLLOW_FORK=1, hook-only capture into the child's own file).
  *
  * Invariants: gp_state moves IDLE -> STARTING -> RUNNING -> INERT (or
@@ -71,7 +74,7 @@ extern char **environ;
 
 static int gp_lib_devices_done; /* device records emitted (exchange: once) */
 static int gp_lib_injected;
-static int gp_lib_forked_child;
+static int gp_lib_forked_child; /* fork child of a started process (or of such a child) */
 static char gp_lib_warnings[1024];
 static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach_session.c), or NULL */
 
@@ -703,13 +706,19 @@ static void gp_lib_atfork_child(void)
 static void gp_lib_atfork_child_work(void)
 {
 	int s = __atomic_load_n(&gp_state, __ATOMIC_ACQUIRE);
+	/* A child of a process that never started capture (IDLE: no hooked
+	 * CUDA call, no NVTX call, no injection) and is itself no child of a
+	 * started one is a fresh process for CUDA and for us: it starts on its
+	 * own first hook, like the same program exec'ed. STARTING (another
+	 * thread was starting at the fork) counts as started: that thread's
+	 * half-made collector and CUPTI are not the child's. */
+	int fresh = s == GP_STATE_IDLE && !gp_lib_forked_child;
 	gp_tls.tid = 0;
 	gp_tls.depth = 0;
 	gp_tls.internal = 0;
 	gp_tls.stacks = NULL;
 	gp_stacks_forget();
-	gp_lib_forked_child = 1;
-	gp_state_window_ready = 0; /* a followed child starts its own window */
+	gp_state_window_ready = 0; /* a child that starts opens its own window */
 	pthread_mutex_init(&gp_lib_finish_lock, NULL); /* a parent's thread may have held it */
 	/* the drain thread is the parent's: its lock and condition variable
 	 * are set up afresh, without destroying the copies that count it */
@@ -722,9 +731,20 @@ static void gp_lib_atfork_child_work(void)
 	gp_cupti_forget();
 	gp_counters_forget();
 	gp_window_forget();
-	gp_hostload_forget();
 	gp_calibrate_forget();
 	gp_resolve_forget();
+	if (fresh) {
+		/* Per process, as at an exec'ed load: the clock origin of delay=
+		 * and of the duty cycle's periods starts here; the trace's name
+		 * (%p, %t), the control socket and the job are taken at start.
+		 * The host sampler was never started: nothing to forget, and the
+		 * child starts its own. */
+		gp_state_t0 = gp_now();
+		__atomic_store_n(&gp_watch, GP_WATCH_ALL, __ATOMIC_RELEASE);
+		return;
+	}
+	gp_lib_forked_child = 1;
+	gp_hostload_forget();
 	if (s == GP_STATE_INERT || !gp_cfg.follow_fork) {
 		gp_lib_go_inert();
 		return;

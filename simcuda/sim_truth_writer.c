@@ -1,6 +1,6 @@
 /*
  * sim_truth_writer.c — the ground-truth file simcuda writes when SIMCUDA_TRUTH names
- * a path: JSON Lines, one line per API call ("api"), per GPU op ("kernel",
+ * a path (each "%p" in it the process id): JSON Lines, one line per API call ("api"), per GPU op ("kernel",
  * "memcpy", "memset"), per interval a host thread blocked on GPU work
  * ("sync"), per run of a host function on a stream ("hostfn"), per interval CUPTI itself spent inside an API call
  * ("overhead"), per setting of CUPTI's clock error ("gpu_clock"), per flip
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim_cudart.h"
 
@@ -32,8 +33,21 @@ static struct {
 	FILE *f;
 } g_truth = {.mx = PTHREAD_MUTEX_INITIALIZER};
 
-int sim_truth_open(const char *path)
+int sim_truth_open(const char *pattern)
 {
+	/* "%p" is this process's id: each process of a run (fork children
+	 * that start CUDA on their own) writes a truth of its own */
+	char path[4096];
+	size_t o = 0;
+	for (const char *c = pattern; *c; c++) {
+		int n = c[0] == '%' && c[1] == 'p' ? snprintf(path + o, sizeof path - o, "%ld", (long)getpid())
+						   : snprintf(path + o, sizeof path - o, "%c", *c);
+		if (n < 0 || (size_t)n >= sizeof path - o)
+			return -ENAMETOOLONG;
+		o += (size_t)n;
+		if (c[0] == '%' && c[1] == 'p')
+			c++;
+	}
 	g_truth.f = fopen(path, "w");
 	if (!g_truth.f)
 		return -errno;

@@ -26,7 +26,7 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run \
                    $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call \
                    $(B)/tests/e2e/window_unopened $(B)/tests/e2e/launch_config \
-                   $(B)/tests/e2e/host_callback
+                   $(B)/tests/e2e/host_callback $(B)/tests/e2e/fork_fresh
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -111,6 +111,10 @@ TESTS += tests/e2e/test_agent_listen.sh
 # (under TSan too: the start's wait is a cross-thread handshake).
 TESTS += tests/e2e/test_cold_start.sh
 TSAN_TESTS += tests/e2e/test_cold_start.sh
+# Children forked before the parent's first CUDA call (a pre-fork server):
+# each a full capture of its own (CUPTI, truth, duty cycle, control socket);
+# children of a started parent keep the old rule.
+TESTS += tests/e2e/test_fork_fresh.sh
 # exit() from a signal handler inside a CUDA call: the exit path never hangs,
 # at random points (600 runs) and under each lock the random runs met (the
 # library's window lock, simcuda's CUPTI lock, malloc's arena lock: gdb stops

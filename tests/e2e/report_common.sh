@@ -1,5 +1,6 @@
 # report_common.sh — sourced by the report's truth tests (test_report_tampers,
-# test_report_truth_modes, test_report_gpu_clock) and test_launch_config:
+# test_report_truth_modes, test_report_gpu_clock), test_launch_config and
+# test_fork_fresh:
 # paths, the truth check, a failure counter, a scratch folder, and what a
 # sanitizer build needs preloaded.
 # Set before sourcing: tmp_name (the scratch folder's prefix under /tmp).
