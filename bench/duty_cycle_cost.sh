@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/duty_cycle_cost.sh [REQUESTS] [RUNS] [ROUNDS] — what duty-cycled
+# bench/duty_cycle_cost.sh [REQUESTS] [RUNS] [ROUNDS] [EVERY] — what duty-cycled
 # capture costs (docs/always-on.md "Cost"; target: duty/bare <= 1.01 of
 # wall at the default duty cycle), on the two programs the target names,
 # both on simcuda:
@@ -19,8 +19,11 @@
 #   inert  the library preloaded with GPUPHASE_DISABLE=1 (every hook calls
 #          straight through): a control that separates the cost of the
 #          capture from the effect of preloading anything at all
-#   duty   GPUPHASE_WINDOW=every=1s (the default duty cycle, a 60th of each
-#          period: 16.7 ms windows), its files written and rotated
+#   duty   GPUPHASE_WINDOW=every=EVERY (default 1s; the default duty
+#          cycle, a 60th of each period: 16.7 ms windows at 1s), its files
+#          written and rotated. A longer EVERY spreads the fixed cost of
+#          each window (CUPTI on and off, the flush, the file) thinner; the
+#          runs must then be longer than a few periods (REQUESTS, ROUNDS)
 #   full   GPUPHASE_WINDOW=all (every call captured), for scale
 # Prints "bench:" lines: each mode's median wall and CPU, and each mode's
 # ratio of medians to bare (and duty's to inert). Wall is what the target
@@ -33,6 +36,7 @@ B=$(cd "${GP_BUILD:-$S/build}" && pwd)
 N=${1:-15000}
 RUNS=${2:-5}
 ROUNDS=${3:-40}
+EVERY=${4:-1s}
 for f in "$B/lib/libgpuphase.so" "$B/simcuda/libcudart.so.13" "$B/examples/server" "$B/examples/server_client" \
 	"$B/examples/launch_bound"; do
 	[ -e "$f" ] || { echo "bench: $f missing (make first)" >&2; exit 1; }
@@ -48,7 +52,7 @@ MODES="bare inert duty full"
 mode_env() {
 	case $1 in
 	inert) printf '%s\n' LD_PRELOAD="$B/lib/libgpuphase.so" GPUPHASE_DISABLE=1 ;;
-	duty) printf '%s\n' LD_PRELOAD="$B/lib/libgpuphase.so" GPUPHASE_WINDOW=every=1s \
+	duty) printf '%s\n' LD_PRELOAD="$B/lib/libgpuphase.so" GPUPHASE_WINDOW=every="$EVERY" \
 		GPUPHASE_OUTPUT="$tmp/$2.gpht" GPUPHASE_CONTROL_DIR="$tmp/ctl" ;;
 	full) printf '%s\n' LD_PRELOAD="$B/lib/libgpuphase.so" GPUPHASE_WINDOW=all \
 		GPUPHASE_OUTPUT="$tmp/$2.gpht" GPUPHASE_CONTROL_DIR="$tmp/ctl" ;;
@@ -116,6 +120,7 @@ ratio() { echo "scale=4; $1 / $2" | bc; }
 ms() { echo "scale=3; $1 / 1000000" | bc; }
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
+echo "duty cycle: every=$EVERY; $N requests; launch_bound $ROUNDS rounds; $RUNS runs of each mode; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for mode in $MODES; do : >"$tmp/server.$mode"; : >"$tmp/launch.$mode"; done
 for i in $(seq 1 "$RUNS"); do
 	for mode in $MODES; do
