@@ -11,8 +11,9 @@
  * disabled, or on top of a finish this thread is already in. glibc's own
  * exit() reaches its _exit through an internal call, never this one, so an
  * exit() finishes once, in its atexit handler. Interposition needs the
- * library ahead of libc in the global scope (LD_PRELOAD); under `gpuphase
- * attach` (dlopen'ed) the program's _exit stays libc's.
+ * library ahead of libc in the global scope (LD_PRELOAD); dlopen'ed (by
+ * `gpuphase attach`, or by the driver for CUDA_INJECTION64_PATH alone) it
+ * comes after libc, and the program's _exit stays libc's.
  *
  * Invariants: the real functions are looked up in this file's constructor,
  * never at exit (dlsym may take the loader's lock or allocate, which the
