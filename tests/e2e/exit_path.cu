@@ -15,6 +15,11 @@
 //       N pairs and a synchronize, then a vfork child that calls _exit(5)
 //       at once (an exec that failed), N pairs more, a synchronize and a
 //       reset; exit 0 when the child ended with 5
+//   exit_path alarm US
+//       launches, async copies and synchronizes in a loop (at most 10 s);
+//       a SIGALRM handler US microseconds in calls _exit(4) on top of
+//       whichever call it interrupted (tests/e2e/exit_in_call.cu does the
+//       same with exit())
 // Stdout: "exit_path: ..." lines, the same bare and profiled (pids only in
 // "exit_path: child PID" for the fork mode, which the test reads).
 // Threads: main only, in each process. Cost model: exit_path.simcuda.
@@ -22,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 __global__ void ep_kernel(int *x) { x[threadIdx.x] += 1; }
@@ -40,14 +48,42 @@ static void ep_check(cudaError_t e, const char *what)
 static void ep_work(long n)
 {
 	const size_t bytes = 32 * sizeof(int);
-	int *x, *host;
-	ep_check(cudaMalloc(&x, bytes), "cudaMalloc");
-	ep_check(cudaMallocHost(&host, bytes), "cudaMallocHost");
+	static int *x, *host; // allocated at the first call
+	if (!x) {
+		ep_check(cudaMalloc(&x, bytes), "cudaMalloc");
+		ep_check(cudaMallocHost(&host, bytes), "cudaMallocHost");
+	}
 	for (long i = 0; i < n; i++) {
 		ep_kernel<<<1, 32>>>(x);
 		ep_check(cudaGetLastError(), "launch");
 		ep_check(cudaMemcpyAsync(host, x, bytes, cudaMemcpyDeviceToHost, 0), "cudaMemcpyAsync");
 	}
+}
+
+static void ep_alarm(int sig)
+{
+	(void)sig;
+	_exit(4);
+}
+
+static int ep_alarm_loop(long us)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = ep_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it;
+	memset(&it, 0, sizeof it);
+	it.it_value.tv_sec = us / 1000000;
+	it.it_value.tv_usec = us % 1000000;
+	time_t t0 = time(NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (time(NULL) - t0 < 10) {
+		ep_work(4);
+		ep_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+	}
+	fprintf(stderr, "exit_path: no alarm in 10 s\n");
+	return 1;
 }
 
 static void ep_reset(void)
@@ -113,6 +149,8 @@ int main(int argc, char **argv)
 		printf("exit_path: vfork parent done\n");
 		return bad;
 	}
-	fprintf(stderr, "usage: exit_path leave _exit|_Exit|exit N [reset] | fork N | vfork N\n");
+	if (argc == 3 && !strcmp(argv[1], "alarm"))
+		return ep_alarm_loop(strtol(argv[2], NULL, 10));
+	fprintf(stderr, "usage: exit_path leave _exit|_Exit|exit N [reset] | fork N | vfork N | alarm US\n");
 	return 2;
 }

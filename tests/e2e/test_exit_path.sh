@@ -31,9 +31,16 @@
 #             (an exec that failed): the child touches nothing (it runs in
 #             the parent's memory, under its own pid), the parent goes on
 #             capturing; its trace is whole and equals its truth
+#   handler   `exit_path alarm US` 60 times, US random in 2..42 ms: a
+#             SIGALRM handler calls _exit(4) on top of whichever CUDA call
+#             it interrupted (maybe under CUDA's, CUPTI's, malloc's or the
+#             library's own locks): the exit path is exit()'s from a handler
+#             (test_exit_in_call.sh), so each run ends with 4 within the
+#             30 s kill and leaves a footer the report reads (60 runs:
+#             EXIT_PATH_ALARMS; the hang test is test_exit_in_call's 600)
 # Tamper controls: with a build whose libgpuphase.so does not interpose
 # _exit (GP_BUILD pointing at a copy with main's library) "leave" (_exit,
-# _Exit), "truth", "fork" and "python" fail: no footer, the report exits 3
+# _Exit), "truth", "fork", "python" and "handler" fail: no footer, the report exits 3
 # and says the trace was cut off. The control "exit" and "vfork" pass there;
 # "vfork" fails with a library that finishes in a vfork child (the pid check
 # of lib.c gp_lib_exit_finish taken out): the child's _exit ends the
@@ -215,6 +222,28 @@ if whole vfork "$tr" $((2 * N)) $((2 * N)) "memcpy DtoH"; then
 	else
 		fail "vfork: the parent's report disagrees with its truth: $(grep -m3 MISMATCH "$tmp/vfork.check")"
 	fi
+fi
+gp_part_end
+
+# --- handler: _exit from a signal handler on top of a CUDA call ------------------
+gp_part_begin handler
+hung=0 bad=0 cut=0
+for i in $(seq 1 "${EXIT_PATH_ALARMS:-60}"); do
+	us=$((RANDOM % 40000 + 2000))
+	rm -rf "$tmp/alarm"
+	run alarm pre "$P" alarm $us
+	rc=$(cat "$tmp/alarm.rc")
+	tr=$(trace_of alarm)
+	if [ "$rc" = 137 ]; then hung=$((hung + 1)); echo "run $i (alarm after $us us): hung, killed after 30 s"
+	elif [ "$rc" != 4 ]; then bad=$((bad + 1)); echo "run $i (alarm after $us us): exit $rc: $(tail -2 "$tmp/alarm.err")"
+	elif [ -z "$tr" ] || ! "$D" "$tr" 2>/dev/null | grep -q '^# end complete=1' || ! "$R" "$tr" >/dev/null 2>&1; then
+		cut=$((cut + 1)); echo "run $i (alarm after $us us): the trace is not finished or does not report"
+	fi
+done
+if [ $hung = 0 ] && [ $bad = 0 ] && [ $cut = 0 ]; then
+	echo "handler: ${EXIT_PATH_ALARMS:-60} runs, each ended by _exit(4) from its handler with a finished trace"
+else
+	fail "handler: of ${EXIT_PATH_ALARMS:-60} runs $hung hung, $bad exited otherwise than 4, $cut left no finished trace"
 fi
 gp_part_end
 
