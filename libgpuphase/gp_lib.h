@@ -2,8 +2,8 @@
  * gp_lib.h — internal interfaces between the files of libgpuphase.so (the
  * preloaded / injected capture library). Nothing here is exported: the .so is
  * built with -fvisibility=hidden and only the hooks (hooks.c), the injection
- * entry points (lib.c, nvtx.c) and the attach entry (attach_session.c) carry
- * GP_EXPORT.
+ * entry points (lib.c, nvtx.c), the attach entry (attach_session.c) and the
+ * _exit/_Exit interposers (exitpath.c) carry GP_EXPORT.
  *
  * Module map (one file per module, function prefix = file name; the test
  * tests/layout/test_module_maps.sh holds it to the file list):
@@ -14,6 +14,8 @@
  *   config.c    the GPUPHASE_* table, parsing, output-path expansion (pure)
  *   lib.c       top floor, process life: constructor, lazy start, atexit,
  *               fork, InitializeInjection, an attach session's start and stop
+ *   exitpath.c  _exit and _Exit interposed: the trace finished as at exit(),
+ *               then the real one with the same status
  *   hooks.c     the generated runtime-API hooks (hooks.def) and their hot path
  *   resolve.c   real-symbol resolution (RTLD_NEXT, then RTLD_LOCAL cudart)
  *   cupti.c     CUPTI: dlopen, subscription, clock, buffers, record conversion
@@ -374,6 +376,8 @@ void gp_window_seen(unsigned cls, const void *func);
  * saying why and which marker would work). */
 void gp_window_finish(void);
 void gp_window_forget(void);
+/* Remove this process's control socket (exit's handler, and _exit's). */
+void gp_window_exit(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);
 /* The control socket of a duty-cycled attach session, served from its own
@@ -501,6 +505,12 @@ void gp_lib_cuda_use(void);
  * from any thread while the program runs on. 1 if it finished the trace, 0
  * if there was nothing running. */
 int gp_lib_finish(void);
+/* _exit / _Exit (exitpath.c), before the real one: what the library's
+ * exit() handlers do (control socket removed, gp_lib_finish at exit,
+ * bounded alike) — only in the process whose capture this is (never in a
+ * vfork child, which runs in its parent's memory) and never on top of a
+ * finish this thread is already in (a handler that interrupted exit()). */
+void gp_lib_exit_finish(void);
 /* Attach (attach_session.c): start capture in a running process whose GOT
  * entries and runtime exports attach_session.c will patch (patched: some
  * exist) with CUPTI already opened by it (cupti_rc, why, cres as

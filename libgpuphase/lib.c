@@ -24,7 +24,9 @@
  *    the starting thread itself re-entering (cudart -> cuInit ->
  *    InitializeInjection) sees STARTING and returns at once.
  *  - gp_lib_finish, from gp_lib_atexit (exit(3), before cudart's teardown
- *    when cudart registered later than us) or from the trigger thread
+ *    when cudart registered later than us), from _exit/_Exit (exitpath.c,
+ *    through gp_lib_exit_finish: only in the process whose capture this
+ *    is, never in a vfork child) or from the trigger thread
  *    (`gpuphase stop PID`, window.c) while the program runs on: close the
  *    window; then, on the drain thread and waited for at most
  *    GP_LIB_DRAIN_WAIT_NS (gp_lib_drain), disable CUPTI's API kinds,
@@ -75,6 +77,10 @@ extern char **environ;
 static int gp_lib_devices_done; /* device records emitted (exchange: once) */
 static int gp_lib_injected;
 static int gp_lib_forked_child; /* fork child of a started process (or of such a child) */
+/* The process this library's state belongs to: set at load and in a fork
+ * child (atfork); a vfork child (or posix_spawn's) shares the memory under
+ * another pid and runs no atfork handler (gp_lib_exit_finish). */
+static pid_t gp_lib_pid;
 static char gp_lib_warnings[1024];
 static const struct gp_lib_attach_info *gp_lib_attach; /* attach session (attach_session.c), or NULL */
 
@@ -657,9 +663,11 @@ static void gp_lib_atexit(void)
 
 int gp_lib_finish(void)
 {
-	pthread_mutex_lock(&gp_lib_finish_lock);
+	/* noted as held (gp_state_lock): _exit from a signal handler on top of
+	 * this frame passes finish by (gp_lib_exit_finish) */
+	int cs = gp_state_lock(&gp_lib_finish_lock);
 	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) {
-		pthread_mutex_unlock(&gp_lib_finish_lock);
+		gp_state_unlock(&gp_lib_finish_lock, cs);
 		return 0;
 	}
 	int saved = errno;
@@ -690,8 +698,25 @@ int gp_lib_finish(void)
 		gp_collector_stop();
 	gp_tls.internal--;
 	errno = saved;
-	pthread_mutex_unlock(&gp_lib_finish_lock);
+	gp_state_unlock(&gp_lib_finish_lock, cs);
 	return 1;
+}
+
+void gp_lib_exit_finish(void)
+{
+	/* A vfork child (and posix_spawn's, Python subprocess's) runs in its
+	 * parent's memory under its own pid, with the parent's other threads
+	 * running on: it touches nothing, not even a lock. */
+	if (getpid() != gp_lib_pid)
+		return;
+	/* A signal handler that interrupted this thread's own finish (exit()
+	 * under way): that frame never resumes, so its lock would be waited
+	 * for without end; the process ends as the handler asks. */
+	if (gp_state_holds(&gp_lib_finish_lock))
+		return;
+	/* exit()'s order: window.c's handler (registered later) ran first */
+	gp_window_exit();
+	gp_lib_atexit();
 }
 
 static void gp_lib_atfork_child_work(void);
@@ -699,6 +724,7 @@ static void gp_lib_atfork_child_work(void);
 static void gp_lib_atfork_child(void)
 {
 	int saved = errno;
+	gp_lib_pid = getpid(); /* this process's state from here on */
 	gp_lib_atfork_child_work();
 	errno = saved;
 }
@@ -766,6 +792,7 @@ static void gp_lib_warn(const char *line)
 static void gp_lib_ctor_work(void)
 {
 	gp_state_t0 = gp_now();
+	gp_lib_pid = getpid();
 	if (getauxval(AT_SECURE)) { /* setuid/setgid: never trust the environment */
 		gp_lib_go_inert();
 		return;

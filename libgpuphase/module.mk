@@ -1,14 +1,16 @@
 # libgpuphase/module.mk — the capture library $(B)/lib/libgpuphase.so
 # (LD_PRELOAD and CUDA_INJECTION64_PATH), its tests and its benchmark.
 #
-# Exports: the hooks of hooks.def, InitializeInjection, InitializeInjectionNvtx2
-# (default visibility, unversioned); everything else is hidden. No DT_NEEDED on
+# Exports: the hooks of hooks.def, InitializeInjection, InitializeInjectionNvtx2,
+# _exit and _Exit (exitpath.c) (default visibility, unversioned); everything
+# else is hidden. No DT_NEEDED on
 # libcudart or libcupti: both are found at run time (resolve.c, cupti.c).
 
 GP_LIB_SRCS := libgpuphase/state.c libgpuphase/config.c libgpuphase/log.c libgpuphase/lib.c libgpuphase/hooks.c \
                libgpuphase/resolve.c libgpuphase/cupti.c libgpuphase/window.c libgpuphase/stacks.c \
                libgpuphase/nvtx.c libgpuphase/graphs.c libgpuphase/hostcb.c libgpuphase/hostload.c libgpuphase/pyframes.c \
-               libgpuphase/attach_session.c libgpuphase/clocks.c libgpuphase/counters.c libgpuphase/calibrate.c
+               libgpuphase/attach_session.c libgpuphase/clocks.c libgpuphase/counters.c libgpuphase/calibrate.c \
+               libgpuphase/exitpath.c
 GP_LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(GP_LIB_SRCS))
 # config.c is pure (gp_config.h): the gpuphase command links it too.
 GP_LIB_CONFIG_OBJ := $(B)/obj/libgpuphase/config.o

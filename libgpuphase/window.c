@@ -726,9 +726,10 @@ static int gp_window_remove_stale(const char *path, int level, const char *who)
 	return 0;
 }
 
-/* exit(): also from a signal handler on top of a hook of this thread that
- * holds the window lock (a sync marker's boundary): never waits for it. */
-static void gp_window_atexit(void)
+/* exit() (its atexit handler) and _exit (lib.c gp_lib_exit_finish): also
+ * from a signal handler on top of a hook of this thread that holds the
+ * window lock (a sync marker's boundary): never waits for it. */
+void gp_window_exit(void)
 {
 	int cs = 0, locked = gp_state_lock_exit(&gp_window_lock, &cs);
 	if (gp_window_sock_path[0])
@@ -791,7 +792,7 @@ static int gp_window_listen(void)
 	gp_window_listen_fd = fd;
 	static int registered; /* inherited by a fork child, like the handler */
 	if (!registered)
-		registered = atexit(gp_window_atexit) == 0;
+		registered = atexit(gp_window_exit) == 0;
 	return 0;
 }
 

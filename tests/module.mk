@@ -26,7 +26,7 @@ E2E_REPORT_BINS := $(B)/tests/e2e/report_rule_of_thumb $(B)/tests/e2e/report_mul
                    $(B)/tests/e2e/multirank $(B)/tests/e2e/counters_run \
                    $(B)/tests/e2e/cold_start $(B)/tests/e2e/exit_in_call \
                    $(B)/tests/e2e/window_unopened $(B)/tests/e2e/launch_config \
-                   $(B)/tests/e2e/host_callback $(B)/tests/e2e/fork_fresh
+                   $(B)/tests/e2e/host_callback $(B)/tests/e2e/fork_fresh $(B)/tests/e2e/exit_path
 $(E2E_REPORT_BINS): $(B)/tests/e2e/%: tests/e2e/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -cudart shared -Xcompiler -Wall,-Wextra,-Werror -o $@ $<
@@ -120,6 +120,9 @@ TESTS += tests/e2e/test_fork_fresh.sh
 # library's window lock, simcuda's CUPTI lock, malloc's arena lock: gdb stops
 # the program inside each and the alarm lands there).
 TESTS += tests/e2e/test_exit_in_call.sh tests/e2e/test_exit_under_lock.sh
+# _exit and _Exit finish the trace as exit() does (a fork worker, Python's
+# multiprocessing, a vfork child that touches nothing).
+TESTS += tests/e2e/test_exit_path.sh
 # The library without libunwind, and under a sanitizer-instrumented build.
 TESTS      += tests/e2e/test_stacks_no_libunwind.sh
 # Call sites: Python frames through ctypes for every CPython found (3.9 and
