@@ -68,6 +68,10 @@ run() {
 	shift 2
 	mkdir -p "$tmp/$name"
 	local pre=() truth=()
+	# the bare run of an ASan build: its simcuda is instrumented, so the
+	# uninstrumented program needs the runtime first, as under the library
+	[ "${GP_SAN:-}" = asan ] && [ -n "${GP_SAN_RUNTIME:-}" ] &&
+		pre=(ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$GP_SAN_RUNTIME")
 	if [ "$mode" = pre ]; then
 		pre=(ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" GPUPHASE_OUTPUT="$tmp/$name/t-%p.gpht")
 		truth=(SIMCUDA_TRUTH="$tmp/$name/t-%p.truth")
