@@ -204,6 +204,13 @@ int gp_collector_attach_thread(void)
 	return gp_registry_attach() ? 0 : -ENOMEM;
 }
 
+int gp_collector_thread_ready(void)
+{
+	uint64_t gen = atomic_load_explicit(&gp_g.live_gen, memory_order_acquire);
+	struct gp_tstate *ts = gp_tls_state;
+	return gen && ts && ts->gen == gen && ts->ring;
+}
+
 uint32_t gp_collector_intern(const char *s, size_t len)
 {
 	struct gp_tstate *ts = gp_registry_attach();

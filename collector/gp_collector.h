@@ -69,6 +69,10 @@ int gp_collector_emit(const union gp_rec *slots, uint32_t nslots);
  * first: a host callback's trampoline). 0, or -EPIPE when the collector is
  * not running, or -ENOMEM. */
 int gp_collector_attach_thread(void);
+/* Does the calling thread already have its ring in the live session, so
+ * that emitting a plain record allocates nothing? (An exit path that may
+ * run on top of an interrupted malloc asks before it writes.) */
+int gp_collector_thread_ready(void);
 
 /* Count n records lost before they could be emitted (calls the capture
  * library saw while it was starting) as drops of the calling thread's ring,

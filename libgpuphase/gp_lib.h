@@ -184,6 +184,26 @@ static inline void gp_state_unlock(pthread_mutex_t *m, int cancel_state)
 	gp_tls.nheld = n - 1;
 	pthread_setcancelstate(cancel_state, &ignored);
 }
+/* gp_state_lock without waiting: 1 and *cs set when m was free and is now
+ * held (release with gp_state_unlock(m, *cs)); 0, nothing held, when not. */
+static inline int gp_state_trylock(pthread_mutex_t *m, int *cs)
+{
+	int old = PTHREAD_CANCEL_ENABLE, ignored;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	uint32_t n = gp_tls.nheld;
+	if (n < GP_TLS_HELD)
+		gp_tls.held[n] = m;
+	gp_tls.nheld = n + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pair: gp_state_holds in a handler on this thread */
+	if (pthread_mutex_trylock(m) == 0) {
+		*cs = old;
+		return 1;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	gp_tls.nheld = n;
+	pthread_setcancelstate(old, &ignored);
+	return 0;
+}
 /* Does this thread hold m (or is it taking or releasing it)? More locks
  * than the notes keep count as held: the caller then never waits. */
 static inline int gp_state_holds(const pthread_mutex_t *m)
@@ -378,6 +398,9 @@ void gp_window_finish(void);
 void gp_window_forget(void);
 /* Remove this process's control socket (exit's handler, and _exit's). */
 void gp_window_exit(void);
+/* gp_window_exit for an _exit (exitpath.c): the finish that follows writes
+ * no string (no interning: it may run on top of an interrupted malloc). */
+void gp_window_exit_no_alloc(void);
 /* Trigger request handling, exposed for tests: returns reply line. */
 void gp_window_request(const char *line, char *reply, size_t replylen);
 /* The control socket of a duty-cycled attach session, served from its own

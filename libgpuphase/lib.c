@@ -655,8 +655,14 @@ static void gp_lib_drain(void)
  * frees nothing (gp_collector_stop_at_exit). */
 static int gp_lib_exiting;
 
+static int gp_lib_finish_held(int cs);
+
 static void gp_lib_atexit(void)
 {
+	/* a vfork child (or a raw clone's) that calls exit() runs the
+	 * parent's handlers in the parent's memory: it touches nothing */
+	if (getpid() != gp_lib_pid)
+		return;
 	gp_lib_exiting = 1;
 	gp_lib_finish();
 }
@@ -665,7 +671,12 @@ int gp_lib_finish(void)
 {
 	/* noted as held (gp_state_lock): _exit from a signal handler on top of
 	 * this frame passes finish by (gp_lib_exit_finish) */
-	int cs = gp_state_lock(&gp_lib_finish_lock);
+	return gp_lib_finish_held(gp_state_lock(&gp_lib_finish_lock));
+}
+
+/* finish, gp_lib_finish_lock held (its cancel state cs) */
+static int gp_lib_finish_held(int cs)
+{
 	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING) {
 		gp_state_unlock(&gp_lib_finish_lock, cs);
 		return 0;
@@ -714,9 +725,21 @@ void gp_lib_exit_finish(void)
 	 * for without end; the process ends as the handler asks. */
 	if (gp_state_holds(&gp_lib_finish_lock))
 		return;
+	/* A thread that never emitted would make its ring now (calloc) and a
+	 * handler may have interrupted malloc on it: such an _exit ends the
+	 * process as it would without us (the trace as a crash leaves it). */
+	if (__atomic_load_n(&gp_state, __ATOMIC_ACQUIRE) != GP_STATE_RUNNING || !gp_collector_thread_ready())
+		return;
+	/* Another thread finishing (exit() under way, `gpuphase stop`) may
+	 * wait for a lock this thread holds in the frame a handler interrupted:
+	 * _exit does not wait for it and ends the process, as asked. */
+	int cs;
+	if (!gp_state_trylock(&gp_lib_finish_lock, &cs))
+		return;
 	/* exit()'s order: window.c's handler (registered later) ran first */
-	gp_window_exit();
-	gp_lib_atexit();
+	gp_window_exit_no_alloc();
+	gp_lib_exiting = 1;
+	gp_lib_finish_held(cs);
 }
 
 static void gp_lib_atfork_child_work(void);

@@ -190,7 +190,11 @@ static int gp_window_want(void)
 	return w;
 }
 
-/* A mark of iteration ITER made at TS on thread TID. */
+/* A mark of iteration ITER made at TS on thread TID; named by the marker
+ * text, except in the finish of an _exit (gp_window_exit_no_alloc): that
+ * may run in a signal handler on top of an interrupted malloc, and
+ * interning may allocate (the name is for display only; 0 = none). */
+static int gp_window_no_alloc;
 static void gp_window_mark_at(uint8_t type, uint8_t kind, uint32_t tid, uint64_t ts, int64_t iter)
 {
 	union gp_rec r;
@@ -200,7 +204,8 @@ static void gp_window_mark_at(uint8_t type, uint8_t kind, uint32_t tid, uint64_t
 	r.mark.tid = tid;
 	r.mark.ts = ts;
 	r.mark.iter = iter < 0 ? 0 : (uint64_t)iter;
-	r.mark.name = gp_collector_intern(gp_cfg.marker_text, strlen(gp_cfg.marker_text));
+	if (!gp_window_no_alloc)
+		r.mark.name = gp_collector_intern(gp_cfg.marker_text, strlen(gp_cfg.marker_text));
 	gp_state_emit1(&r);
 }
 
@@ -438,7 +443,8 @@ static void gp_window_unopened(void)
 		snprintf(why + w, sizeof why - w, "no `gpuphase trigger` request came");
 	}
 	gp_log(GP_LOG_ERROR, "%s", why);
-	gp_state_status(GP_STATUS_WINDOW_UNOPENED, (int64_t)gp_window_marks, gp_tls.in_call ? NULL : why);
+	gp_state_status(GP_STATUS_WINDOW_UNOPENED, (int64_t)gp_window_marks,
+			gp_tls.in_call || gp_window_no_alloc ? NULL : why);
 }
 
 /* ---- marker events -------------------------------------------------------- */
@@ -729,6 +735,12 @@ static int gp_window_remove_stale(const char *path, int level, const char *who)
 /* exit() (its atexit handler) and _exit (lib.c gp_lib_exit_finish): also
  * from a signal handler on top of a hook of this thread that holds the
  * window lock (a sync marker's boundary): never waits for it. */
+void gp_window_exit_no_alloc(void)
+{
+	gp_window_no_alloc = 1;
+	gp_window_exit();
+}
+
 void gp_window_exit(void)
 {
 	int cs = 0, locked = gp_state_lock_exit(&gp_window_lock, &cs);

@@ -15,6 +15,11 @@
 //       N pairs and a synchronize, then a vfork child that calls _exit(5)
 //       at once (an exec that failed), N pairs more, a synchronize and a
 //       reset; exit 0 when the child ended with 5
+//   exit_path thread N
+//       N pairs, then a thread that never made a CUDA call leaves by
+//       _exit(3) while main waits for it (its _exit passes the library's
+//       finish by: making that thread a ring could allocate on top of an
+//       interrupted malloc)
 //   exit_path alarm US
 //       launches, async copies and synchronizes in a loop (at most 10 s);
 //       a SIGALRM handler US microseconds in calls _exit(4) on top of
@@ -22,11 +27,13 @@
 //       same with exit())
 // Stdout: "exit_path: ..." lines, the same bare and profiled (pids only in
 // "exit_path: child PID" for the fork mode, which the test reads).
-// Threads: main only, in each process. Cost model: exit_path.simcuda.
+// Threads: main only, in each process (thread mode: one more). Cost model:
+// exit_path.simcuda.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -103,6 +110,12 @@ static int ep_status(pid_t pid, int want)
 	return 0;
 }
 
+static void *ep_leaver(void *arg)
+{
+	(void)arg;
+	_exit(3);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "leave")) {
@@ -149,8 +162,18 @@ int main(int argc, char **argv)
 		printf("exit_path: vfork parent done\n");
 		return bad;
 	}
+	if (argc == 3 && !strcmp(argv[1], "thread")) {
+		ep_work(strtol(argv[2], NULL, 10));
+		printf("exit_path: a thread without CUDA calls leaves by _exit\n");
+		fflush(stdout);
+		pthread_t t;
+		if (pthread_create(&t, NULL, ep_leaver, NULL) != 0)
+			return 1;
+		pthread_join(t, NULL);
+		return 1; // never reached: the thread ends the process
+	}
 	if (argc == 3 && !strcmp(argv[1], "alarm"))
 		return ep_alarm_loop(strtol(argv[2], NULL, 10));
-	fprintf(stderr, "usage: exit_path leave _exit|_Exit|exit N [reset] | fork N | vfork N | alarm US\n");
+	fprintf(stderr, "usage: exit_path leave _exit|_Exit|exit N [reset] | fork N | vfork N | thread N | alarm US\n");
 	return 2;
 }

@@ -31,6 +31,11 @@
 #             (an exec that failed): the child touches nothing (it runs in
 #             the parent's memory, under its own pid), the parent goes on
 #             capturing; its trace is whole and equals its truth
+#   thread    N pairs, then a thread that never made a CUDA call (no ring)
+#             calls _exit(3): status and output as bare, no hang, and the
+#             library's finish passed by (making that thread a ring could
+#             allocate on top of a malloc a handler interrupted): the trace
+#             is kept as a crash leaves it (the report exits 3: no footer)
 #   handler   `exit_path alarm US` 60 times, US random in 2..42 ms: a
 #             SIGALRM handler calls _exit(4) on top of whichever CUDA call
 #             it interrupted (maybe under CUDA's, CUPTI's, malloc's or the
@@ -225,6 +230,26 @@ if whole vfork "$tr" $((2 * N)) $((2 * N)) "memcpy DtoH"; then
 		echo "vfork: the parent's trace is whole and equals its truth"
 	else
 		fail "vfork: the parent's report disagrees with its truth: $(grep -m3 MISMATCH "$tmp/vfork.check")"
+	fi
+fi
+gp_part_end
+
+# --- thread: _exit from a thread with no ring passes the finish by ---------------
+gp_part_begin thread
+run threadbare bare "$P" thread $N
+run thread pre "$P" thread $N
+[ "$(cat "$tmp/threadbare.rc")" = 3 ] || fail "thread: the bare run exits $(cat "$tmp/threadbare.rc"), not 3"
+same threadbare thread thread
+tr=$(trace_of thread)
+if [ -z "$tr" ]; then
+	fail "thread: no trace"
+else
+	"$R" "$tr" >"$tmp/thread.report" 2>&1
+	rc=$?
+	if [ "$rc" = 3 ] && grep -q 'no footer' "$tmp/thread.report"; then
+		echo "thread: exit 3 as bare; the finish passed by, the trace kept as a crash leaves it (report exit 3)"
+	else
+		fail "thread: the report exits $rc (3 and 'no footer' expected: a ring-less thread's _exit passes the finish by): $(head -3 "$tmp/thread.report")"
 	fi
 fi
 gp_part_end
