@@ -129,6 +129,10 @@ static int gp_agent_split_listen(const char *s, char *host, size_t hn, char *por
 		h = s + 1;
 		hl = (size_t)(close - h);
 		colon = close + 1;
+		if (!memchr(h, ':', hl)) {
+			snprintf(err, en, "brackets hold an IPv6 address, e.g. [::1]:9466; a name or IPv4 goes without");
+			return -EINVAL;
+		}
 	} else {
 		colon = strrchr(s, ':');
 		if (!colon) {

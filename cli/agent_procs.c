@@ -188,15 +188,20 @@ void gp_agent_procs_poll(struct gp_agent *a)
 		struct gp_agent_proc *p = gp_agent_proc_get(a, pid, start);
 		if (!p)
 			continue;
+		p->alive = 1;
+		p->dead_since = 0;
 		if (p->dir[0] && strcmp(p->dir, dir) != 0) {
 			/* a new capture of the same process (attached again):
-			 * the old directory's last windows, then SEQ from 1 */
-			gp_agent_reduce_upto(a, p, gp_agent_dir_last(p));
+			 * the old directory's windows to its last, over as many
+			 * passes as that takes (a pass reduces at most
+			 * GP_AGENT_WINDOWS_PER_PASS), then SEQ from 1 */
+			uint64_t old_last = gp_agent_dir_last(p);
+			gp_agent_reduce_upto(a, p, old_last);
+			if (p->last_seq < old_last)
+				continue;
 			p->last_seq = 0;
 		}
 		snprintf(p->dir, sizeof p->dir, "%s", dir);
-		p->alive = 1;
-		p->dead_since = 0;
 		gp_agent_reduce_upto(a, p, last);
 	}
 	if (d)
