@@ -15,17 +15,20 @@
 # the iteration the start mark names (gpuphase-dump; marks_check); tamper:
 # a dump with a second mark added before the start must fail it.
 # TRUTH must be complete: read after the server exited.
-# marks_check DUMP: at most one iteration mark before the window's start
-# mark, and of the start mark's iteration
+# marks_check DUMP: at most one iteration mark made before the window's
+# start mark (by their times: the file interleaves the threads' rings, so a
+# mark made inside the window may precede the start mark in it), and of the
+# start mark's iteration
 marks_check() {
-	awk '$1 == "window" && $2 == "kind=1" { for (i = 3; i <= NF; i++) if ($i ~ /^iter=/) start = $i; exit }
-		$1 == "iter" { n++; for (i = 3; i <= NF; i++) if ($i ~ /^iter=/) last = $i }
+	awk 'function field(name,   i) { for (i = 3; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
+		NR == FNR { if ($1 == "window" && $2 == "kind=1" && start_ts == "") { start_ts = field("ts") + 0; start = field("iter") } next }
+		$1 == "iter" && field("ts") + 0 < start_ts { n++; last = field("iter") }
 		END {
-			if (start == "") { print "no window start mark"; exit 1 }
+			if (start_ts == "") { print "no window start mark"; exit 1 }
 			if (n > 1) { print n " iteration marks before the window start"; exit 1 }
-			if (n == 1 && last != start) { print "the mark before the start is " last ", the start names " start; exit 1 }
-			print n " mark(s) before the start, " start
-		}' "$1"
+			if (n == 1 && last != start) { print "the mark before the start is iter=" last ", the start names iter=" start; exit 1 }
+			print n " mark(s) before the start, iter=" start
+		}' "$1" "$1"
 }
 
 windows_check() {
@@ -47,7 +50,14 @@ windows_check() {
 	done
 	echo "$label: marks: last window $out"
 	f=$(echo "$files" | tail -1)
-	awk '!done && $1 == "iter" { print; done = 1 } { print }' "$f.dump" >"$f.forged"
+	# a second mark made just before the start mark, at the iteration before
+	awk '$1 == "window" && $2 == "kind=1" && !done {
+			for (i = 3; i <= NF; i++) { if ($i ~ /^ts=/) ts = substr($i, 4); if ($i ~ /^iter=/) it = substr($i, 6) }
+			printf "iter kind=0 tid=1 ts=%.0f iter=%.0f reason=0 name=0\n", ts - 2, it - 1
+			printf "iter kind=0 tid=1 ts=%.0f iter=%.0f reason=0 name=0\n", ts - 1, it
+			done = 1
+		}
+		{ print }' "$f.dump" >"$f.forged"
 	if out=$(marks_check "$f.forged"); then
 		fail "$label: tamper: a window with two marks before its start passed the marks check: $out"
 	else
