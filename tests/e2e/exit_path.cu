@@ -21,6 +21,7 @@
 //       finish by: making that thread a ring could allocate on top of an
 //       interrupted malloc)
 //   exit_path alarm US
+//       one pair and a synchronize (the library has started), then
 //       launches, async copies and synchronizes in a loop (at most 10 s);
 //       a SIGALRM handler US microseconds in calls _exit(4) on top of
 //       whichever call it interrupted (tests/e2e/exit_in_call.cu does the
@@ -83,6 +84,11 @@ static int ep_alarm_loop(long us)
 	memset(&it, 0, sizeof it);
 	it.it_value.tv_sec = us / 1000000;
 	it.it_value.tv_usec = us % 1000000;
+	// the library starts at the first CUDA call (and a process that
+	// ends while it starts has no capture to finish): armed after it, as
+	// exit_in_call.cu does, so the alarm lands on top of a CUDA call
+	ep_work(1);
+	ep_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 	time_t t0 = time(NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	while (time(NULL) - t0 < 10) {
