@@ -154,7 +154,9 @@ static inline void gp_state_op_range(uint32_t b, uint32_t *next, uint32_t *end)
  * note against a handler on the same thread, so a handler may see a lock
  * as held that is not yet or no longer held (it then goes on without it,
  * never waits), but never the reverse. */
-static inline int gp_state_lock(pthread_mutex_t *m)
+/* Cancellation off and m noted as held, before it is taken (gp_state_lock,
+ * gp_state_trylock); returns the previous cancel state. */
+static inline int gp_state_note(pthread_mutex_t *m)
 {
 	int old = PTHREAD_CANCEL_ENABLE;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
@@ -163,6 +165,11 @@ static inline int gp_state_lock(pthread_mutex_t *m)
 		gp_tls.held[n] = m;
 	gp_tls.nheld = n + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pair: gp_state_holds in a handler on this thread */
+	return old;
+}
+static inline int gp_state_lock(pthread_mutex_t *m)
+{
+	int old = gp_state_note(m);
 	pthread_mutex_lock(m);
 	return old;
 }
@@ -188,19 +195,13 @@ static inline void gp_state_unlock(pthread_mutex_t *m, int cancel_state)
  * held (release with gp_state_unlock(m, *cs)); 0, nothing held, when not. */
 static inline int gp_state_trylock(pthread_mutex_t *m, int *cs)
 {
-	int old = PTHREAD_CANCEL_ENABLE, ignored;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	uint32_t n = gp_tls.nheld;
-	if (n < GP_TLS_HELD)
-		gp_tls.held[n] = m;
-	gp_tls.nheld = n + 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pair: gp_state_holds in a handler on this thread */
+	int ignored, old = gp_state_note(m);
 	if (pthread_mutex_trylock(m) == 0) {
 		*cs = old;
 		return 1;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	gp_tls.nheld = n;
+	gp_tls.nheld--; /* the note just made, the last */
 	pthread_setcancelstate(old, &ignored);
 	return 0;
 }
