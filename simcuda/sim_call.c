@@ -11,7 +11,9 @@
  * process: load the cost model (SIMCUDA_CONFIG, SIMCUDA_<KEY>), open the
  * truth file, register the clock-rebase hook and the exit handler, load the
  * CUPTI client named by CUDA_INJECTION64_PATH and run its
- * InitializeInjection, then announce the primary context.
+ * InitializeInjection, then announce the primary context; start the
+ * driver's own (idle) thread, as real CUDA starts threads when it
+ * initialises.
  *
  * Threads: application threads, any number. Driver start: g_init_state 0 =
  * not started, 1 = starting, 2 = done; it is set under g_init_mx; the
@@ -19,9 +21,12 @@
  * call back into the runtime, other threads wait on the lock. The acquire
  * load in sim_call_enter_sym pairs with the release store at the end of
  * sim_driver_start. g_cfg is written only there, before that store.
+ * The driver's thread (sim_driver_thread_main) waits for ever on its own
+ * condition and touches nothing else.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +246,46 @@ static void sim_die_config(const char *msg)
 	_exit(2);
 }
 
+/*
+ * The driver's own thread. Real CUDA starts threads of its own when it
+ * initialises (a program that creates none has more than one once CUDA is
+ * up; a host callback's thread comes on top), so no CUDA program runs
+ * single-threaded: glibc's locks then take their atomic path (its
+ * single-thread shortcut is off for good). Without one, a bare simcuda
+ * program would pay less per call than with any library that starts a
+ * thread, which a benchmark would charge to that library (a profiler's
+ * writer thread: about 60 ns per launch of launch_bound, all of it simcuda's
+ * mutexes turned atomic). It waits for ever, all signals blocked (signals
+ * sent to the process go to the program's threads, as before), and does
+ * nothing: simcuda models the driver's cost in the calling thread.
+ */
+static pthread_mutex_t g_drv_mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_drv_cv = PTHREAD_COND_INITIALIZER;
+
+static void *sim_driver_thread_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g_drv_mx);
+	for (;;)
+		pthread_cond_wait(&g_drv_cv, &g_drv_mx);
+	return NULL;
+}
+
+static void sim_driver_thread_start(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the full mask */
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	if (pthread_create(&t, &at, sim_driver_thread_main, NULL) == 0)
+		pthread_setname_np(t, "simcuda-driver");
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void sim_driver_start(void)
 {
 	pthread_mutex_lock(&g_init_mx);
@@ -267,6 +312,7 @@ static void sim_driver_start(void)
 				     .buffer_records = g_cfg.cupti_buffer_records,
 				     .no_overhead_kind = !g_cfg.cupti_overhead_records};
 	simcupti_configure(&cp); /* before the injection enables anything */
+	sim_driver_thread_start();
 	sim_truth_clock_now();
 	sim_truth_cupti_config(g_cfg.cupti_overhead_records != 0);
 	for (int d = 0; d < sim_timeline_device_count(); d++) /* the legacy streams' devices */
