@@ -14,8 +14,9 @@
  *
  * Threads: g_cupti.mx guards the cost model's keys and the clock's drift
  * origin; the clock callback, the last rebase, correlation ids and the
- * thread id type are atomics (each says its ordering); the last error and
- * the external correlation stacks are per thread.
+ * thread id type are atomics (each says its ordering); the last error,
+ * the external correlation stacks and the thread's system id (asked once)
+ * are per thread.
  * Invariant: every timestamp in or out is on CUPTI's current clock; a
  * timestamp callback's registration rebases what is staged and tells the
  * runtime (its rebase hook), so nothing is left on the old clock.
@@ -105,10 +106,30 @@ uint32_t simcupti_next_corr(void)
 	return atomic_fetch_add_explicit(&g_corr, 1, memory_order_relaxed) + 1;
 }
 
+/* The calling thread's system id, asked of the kernel once per thread (a
+ * gettid system call in every API call cost ~80 ns, which a real CUPTI does
+ * not spend: a profiler that asks for SYSTEM ids would have been charged
+ * for it); 0 = not asked yet. A fork child's only thread is the one that
+ * forked, with that thread's copy: cleared there (sim_tid_atfork_child). */
+static __thread uint32_t t_system_tid;
+
+static void sim_tid_atfork_child(void)
+{
+	t_system_tid = 0;
+}
+
+__attribute__((constructor)) static void sim_tid_load(void)
+{
+	pthread_atfork(NULL, NULL, sim_tid_atfork_child);
+}
+
 uint32_t simcupti_thread_id(void)
 {
-	if (atomic_load_explicit(&g_thread_id_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
-		return (uint32_t)syscall(SYS_gettid);
+	if (atomic_load_explicit(&g_thread_id_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+		if (!t_system_tid)
+			t_system_tid = (uint32_t)syscall(SYS_gettid);
+		return t_system_tid;
+	}
 	return (uint32_t)(uintptr_t)pthread_self();
 }
 

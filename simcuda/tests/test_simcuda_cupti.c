@@ -15,7 +15,9 @@
  *     OVERHEAD records, per cbid (runtime and driver switches);
  *     COMMAND_BUFFER_FULL records; cuptiActivityEnableHWTrace on cc 9.0;
  *   - the CUPTI thread sleeps while the program does; staging memory is
- *     bounded under a launch storm from many threads.
+ *     bounded under a launch storm from many threads;
+ *   - the driver's own thread (idle, signals blocked) starts with the
+ *     driver; SYSTEM thread ids, kept per thread, are a fork child's own.
  * Each test runs in its own process (fresh simulator); costs are set through
  * SIMCUDA_<KEY> before the first CUDA call.
  */
@@ -23,8 +25,11 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "simcuda/sim_config.h"
 #include "simcuda/sim_internal.h"
@@ -876,4 +881,94 @@ Test(simcuda_cupti, truth_says_when_each_switch_flipped)
 	cr_expect_not_null(tu_find(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, (uint32_t)l_corr[0]), "first kernel recorded");
 	cr_expect_null(tu_find(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, (uint32_t)l_corr[1]), "second not");
 	cr_expect_not_null(tu_find(CUPTI_ACTIVITY_KIND_RUNTIME, (uint32_t)l_corr[1]), "its launch call is");
+}
+
+/* ---- the driver's thread; SYSTEM thread ids ----------------------------------------- */
+
+/* The tid of the one thread named `name`, 0 if none, -1 if several. */
+static long thread_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	cr_assert_not_null(d);
+	long found = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[300], comm[64] = "";
+		snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof comm, f))
+			comm[0] = 0;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		if (!strcmp(comm, name))
+			found = found ? -1 : strtol(e->d_name, NULL, 10);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Real CUDA starts threads of its own at initialisation: so does simcuda,
+ * one, idle, with every signal blocked so that the program's signals still
+ * reach the program's threads (docs/simcuda.md "The driver's thread"). */
+Test(simcuda_cupti, driver_thread_starts_with_the_driver)
+{
+	cr_assert_eq(thread_named("simcuda-driver"), 0, "no driver thread before the first call");
+	cr_assert_eq(cudaFree(NULL), cudaSuccess);
+	long tid = thread_named("simcuda-driver");
+	cr_assert_gt(tid, 0, "one thread named simcuda-driver after driver start (%ld)", tid);
+	cr_assert_eq(cudaFree(NULL), cudaSuccess);
+	cr_assert_eq(thread_named("simcuda-driver"), tid, "still the one thread after another call");
+	char p[300], line[256];
+	snprintf(p, sizeof p, "/proc/self/task/%ld/status", tid);
+	FILE *f = fopen(p, "r");
+	cr_assert_not_null(f);
+	unsigned long long blk = 0;
+	int seen = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "SigBlk: %llx", &blk) == 1)
+			seen = 1;
+	fclose(f);
+	cr_assert(seen, "SigBlk in %s", p);
+	int sigs[] = {SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		cr_expect(blk >> (sigs[i] - 1) & 1, "signal %d blocked in the driver thread (SigBlk %llx)", sigs[i], blk);
+}
+
+/* The newest RUNTIME record's threadId, 0 if none. */
+static uint32_t last_api_tid(void)
+{
+	uint32_t t = 0;
+	for (size_t i = 0; i < tu.n; i++)
+		if (tu.v[i].kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+			t = tu.v[i].u.a.threadId;
+	return t;
+}
+
+/* SYSTEM ids are asked of the kernel once per thread and kept: each thread's
+ * records carry its own, and a fork child's its own, not its parent's. */
+Test(simcuda_cupti, system_thread_ids_per_thread_and_after_fork)
+{
+	cr_assert_eq(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), CUPTI_SUCCESS);
+	tu_cupti_start(0);
+	cr_assert_eq(cudaFree(NULL), cudaSuccess);
+	cr_assert_eq(cudaFree(NULL), cudaSuccess);
+	tu_flush();
+	cr_assert_eq(last_api_tid(), (uint32_t)syscall(SYS_gettid), "the parent's records: its kernel tid");
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		tu.n = 0;
+		int bad = cudaFree(NULL) != cudaSuccess;
+		bad |= cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS;
+		bad |= last_api_tid() != (uint32_t)syscall(SYS_gettid);
+		_exit(bad);
+	}
+	int st = 0;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the fork child's records carry the child's tid (status %d)",
+		  st);
 }
