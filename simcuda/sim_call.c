@@ -21,8 +21,8 @@
  * call back into the runtime, other threads wait on the lock. The acquire
  * load in sim_call_enter_sym pairs with the release store at the end of
  * sim_driver_start. g_cfg is written only there, before that store.
- * The driver's thread (sim_driver_thread_main) waits for ever on its own
- * condition and touches nothing else.
+ * The driver's thread (sim_driver_thread_main) waits on g_drv's condition
+ * until the library's exit handler stops it, and touches nothing else.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -47,6 +47,7 @@ static _Atomic int g_init_state = 0;
 static __thread int t_initializing = 0;
 
 static void sim_driver_start(void);
+static void sim_driver_thread_stop(void);
 
 /* ---- API call frame --------------------------------------------------------------- */
 
@@ -204,6 +205,7 @@ static void sim_at_exit(void)
 		sim_call_context_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	}
 	sim_truth_flush();
+	sim_driver_thread_stop(); /* before a dlclose unmaps its code */
 }
 
 /* atexit(sim_at_exit), tied to this library: glibc's atexit (libc_nonshared)
@@ -255,20 +257,34 @@ static void sim_die_config(const char *msg)
  * program would pay less per call than with any library that starts a
  * thread, which a benchmark would charge to that library (a profiler's
  * writer thread: about 60 ns per launch of launch_bound, all of it simcuda's
- * mutexes turned atomic). It waits for ever, all signals blocked (signals
- * sent to the process go to the program's threads, as before), and does
- * nothing: simcuda models the driver's cost in the calling thread.
+ * mutexes turned atomic). It waits on its own condition, all signals
+ * blocked (signals sent to the process go to the program's threads, as
+ * before), and does nothing: simcuda models the driver's cost in the
+ * calling thread. It ends with the library (sim_at_exit: at exit, or at a
+ * dlclose that unloads the runtime, before its code is unmapped); a fork
+ * child has none (g_drv.running cleared there).
  */
-static pthread_mutex_t g_drv_mx = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_drv_cv = PTHREAD_COND_INITIALIZER;
+static struct {
+	pthread_mutex_t mx;
+	pthread_cond_t cv;
+	pthread_t thread;
+	int running, stop; /* under mx */
+} g_drv = {.mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void *sim_driver_thread_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&g_drv_mx);
-	for (;;)
-		pthread_cond_wait(&g_drv_cv, &g_drv_mx);
+	pthread_mutex_lock(&g_drv.mx);
+	while (!g_drv.stop)
+		pthread_cond_wait(&g_drv.cv, &g_drv.mx);
+	pthread_mutex_unlock(&g_drv.mx);
 	return NULL;
+}
+
+static void sim_driver_thread_atfork_child(void)
+{
+	pthread_mutex_init(&g_drv.mx, NULL); /* the parent's state of it is not the child's */
+	g_drv.running = 0;
 }
 
 static void sim_driver_thread_start(void)
@@ -276,14 +292,30 @@ static void sim_driver_thread_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the full mask */
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	if (pthread_create(&t, &at, sim_driver_thread_main, NULL) == 0)
-		pthread_setname_np(t, "simcuda-driver");
-	pthread_attr_destroy(&at);
+	pthread_mutex_lock(&g_drv.mx);
+	if (!g_drv.running && pthread_create(&g_drv.thread, NULL, sim_driver_thread_main, NULL) == 0) {
+		pthread_setname_np(g_drv.thread, "simcuda-driver");
+		g_drv.running = 1;
+		/* unregistered by glibc when this library is unloaded */
+		pthread_atfork(NULL, NULL, sim_driver_thread_atfork_child);
+	}
+	pthread_mutex_unlock(&g_drv.mx);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* At exit or unload. A try-lock: an exit() from a signal handler on top of
+ * the thread's start leaves it be (the process is ending). */
+static void sim_driver_thread_stop(void)
+{
+	if (pthread_mutex_trylock(&g_drv.mx) != 0)
+		return;
+	int running = g_drv.running;
+	g_drv.stop = 1;
+	g_drv.running = 0;
+	pthread_cond_broadcast(&g_drv.cv);
+	pthread_mutex_unlock(&g_drv.mx);
+	if (running)
+		pthread_join(g_drv.thread, NULL);
 }
 
 static void sim_driver_start(void)
