@@ -13,7 +13,15 @@
 #               CUPTI cost out of every call than its calibration states
 #               (every operator's launch lower by 1000 ns a call);
 #   records     overhead records, default clock error: rc_long's launch
-#               +23 %, queue moved to launch by 1 us an op.
+#               +23 %, queue moved to launch by 1 us an op;
+#   residual    a kept capture (fixtures/residual_allowance.*: launch_bound,
+#               calibrated, test_report_cupti_cost's cal_lb_500) whose only
+#               allowance (sync for 25 calls whose CUPTI time ran past the
+#               estimate) lies at the far end of the GPU clock's residual:
+#               the honest report passes and, one base tolerance wider,
+#               every edge tamper is accepted (the all-operators sums once
+#               left that variant's allowance out: its sync tamper stayed
+#               refused, a failure of the check, not of the report).
 # Each tamper also runs the check with --no-tamper (the check's own controls
 # off: the refusal must come from the comparison itself). A tamper that
 # changes nothing the check looks at would pass here as "refused" only if the
@@ -83,6 +91,18 @@ if capture records; then
 	tamper records "1 us an op of queue moved to launch" \
 		'for o in r["operators"]: o["queue_ns"] -= 1000 * o["count"]; o["launch_ns"] += 1000 * o["count"]'
 fi
+
+fx=$S/tests/e2e/fixtures/residual_allowance
+python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' "$fx.truth.xz" \
+	>"$tmp/residual.truth" || fail "residual: cannot read $fx.truth.xz"
+if $CHECK "$tmp/residual.truth" "$fx.json" >"$tmp/residual.check"; then
+	echo "ok   residual: the honest report passes ($(grep '^tamper: [0-9]' "$tmp/residual.check"))"
+else
+	grep -E "MISMATCH|ACCEPTED|not by its edge" "$tmp/residual.check"
+	fail "residual: the honest report is refused"
+fi
+grep -q '^allowance: sync the report may charge' "$tmp/residual.check" ||
+	fail "residual: the kept capture no longer shows its allowance (the check changed: choose another)"
 
 [ "$fails" = 0 ] && echo "test_report_tampers.sh: all checks passed"
 [ "$fails" = 0 ]
