@@ -287,6 +287,7 @@ static int gp_lib_start(void)
 	if (!launch)
 		(void)dlerror(); /* no error string of ours left for the program */
 	gp_state_preloaded = gp_lib_self(launch) || (gp_lib_attach && gp_lib_attach->patched);
+	gp_stacks_new_trace(); /* this trace has no symbols yet (an attach session's earlier one had) */
 	if (gethostname(host, sizeof host - 1))
 		strcpy(host, "unknown");
 	gp_lib_cmdline(cmd, sizeof cmd);

@@ -2,8 +2,9 @@
  * stacks.c — optional call-stack capture (GPUPHASE_STACKS) with libunwind.
  *
  * Called from hooks.c on application threads, inside the window only, for the
- * classes GPUPHASE_STACKS selects; gp_stacks_symbolize runs once at exit on
- * the exiting thread; gp_stacks_forget in a fork child. Each thread interns
+ * classes GPUPHASE_STACKS selects; gp_stacks_symbolize at exit on the
+ * exiting thread and, under a duty cycle, on the window timer's thread at
+ * each window's close; gp_stacks_forget in a fork child. Each thread interns
  * its stacks in its own table (taken on its first capture, never freed while
  * the process lives, so exit-time symbolisation sees the tables of threads
  * that already ended). When a thread ends, its table goes on a free list and
@@ -15,10 +16,15 @@
  * process-wide atomic counter. The hook then emits a GP_REC_STACK_REF.
  * In a Python process the thread's Python frames (pyframes.c) come first in
  * the stack, as GP_PC_PYFRAME pseudo pcs, the native frames after them.
- * Symbols (dladdr: "function+0xoff (library)") are resolved at exit, off the
- * hot path, into GP_REC_SYMBOL records, and every loaded object holding a
+ * Symbols (dladdr: "function+0xoff (library)") are resolved off the hot
+ * path, into GP_REC_SYMBOL records, and every loaded object holding a
  * captured pc into a GP_REC_MODULE (path, load bias, build id) so that the
- * report can symbolise from the file (.symtab, DWARF lines) offline.
+ * report can symbolise from the file (.symtab, DWARF lines) offline: at
+ * exit, and under a duty cycle as each window closes (window.c's timer),
+ * so that every window's file names its own stacks (the collector repeats
+ * them in the files after it). Each call writes only the pcs and modules
+ * not written before in this trace (gp_stacks_done, reset when a trace
+ * starts: gp_stacks_new_trace).
  *
  * libunwind is loaded with dlopen on the first capture, not linked: a
  * machine without libunwind.so.8 (the H200 PyTorch machine had none) must
@@ -26,7 +32,8 @@
  * 127 there. Without it, stacks come from glibc's backtrace() (same contract).
  *
  * Invariants: a table is only written by its owning thread (one at a time:
- * the owner hands it over at its exit); the global list of tables is
+ * the owner hands it over at its exit); gp_stacks_done is only touched
+ * under gp_stacks_sym_mu; the global list of tables is
  * push-only (lock-free, release/acquire pair below); the free list is taken
  * whole (exchange) and pushed onto node by node, so it has no ABA; a full
  * table stops interning for that thread (returns 0, no reference written).
@@ -186,6 +193,20 @@ static struct gp_stack_table *gp_stacks_table(void)
 	return t;
 }
 
+/* What the trace already has: the pcs symbolised and the modules described
+ * (sorted distinct pcs; modules by load bias and path), so that each call
+ * writes only what is new. Under gp_stacks_sym_mu. */
+static pthread_mutex_t gp_stacks_sym_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t *pc;
+	size_t n, cap;
+	struct gp_stacks_mod {
+		uint64_t bias;
+		char *path;
+	} *mod;
+	size_t nmod, modcap;
+} gp_stacks_done;
+
 void gp_stacks_forget(void)
 {
 	/* fork child: the free tables' stacks were written to the parent's
@@ -196,6 +217,11 @@ void gp_stacks_forget(void)
 		pthread_setspecific(gp_stacks_key, NULL);
 	if (gp_tls.stacks) /* its Python frame names are the parent's string ids */
 		memset(&((struct gp_stack_table *)gp_tls.stacks)->py, 0, sizeof(struct gp_pyframes_cache));
+	/* what the parent's trace had symbolised is not in the child's: its
+	 * set forgotten (leaked), its lock made afresh (a parent's thread may
+	 * have held it) */
+	pthread_mutex_init(&gp_stacks_sym_mu, NULL);
+	memset(&gp_stacks_done, 0, sizeof gp_stacks_done);
 }
 
 static void gp_stacks_emit(uint32_t id, const uint64_t *pcs, uint32_t depth)
@@ -311,8 +337,32 @@ static int gp_stacks_any_in(const struct gp_stacks_pcs *s, uint64_t lo, uint64_t
 	return a < s->n && s->pc[a] < hi;
 }
 
+/* Whether module (bias, path) was described already; notes it if not. 1:
+ * already there (or no memory to note it: described again, a duplicate the
+ * report takes as the same module). */
+static int gp_stacks_module_seen(uint64_t bias, const char *path)
+{
+	for (size_t i = 0; i < gp_stacks_done.nmod; i++)
+		if (gp_stacks_done.mod[i].bias == bias && !strcmp(gp_stacks_done.mod[i].path, path))
+			return 1;
+	if (gp_stacks_done.nmod == gp_stacks_done.modcap) {
+		size_t cap = gp_stacks_done.modcap ? gp_stacks_done.modcap * 2 : 16;
+		struct gp_stacks_mod *m = realloc(gp_stacks_done.mod, cap * sizeof *m);
+		if (!m)
+			return 0;
+		gp_stacks_done.mod = m;
+		gp_stacks_done.modcap = cap;
+	}
+	char *dup = strdup(path);
+	if (!dup)
+		return 0;
+	gp_stacks_done.mod[gp_stacks_done.nmod++] = (struct gp_stacks_mod){bias, dup};
+	return 0;
+}
+
 /* dl_iterate_phdr callback: a GP_REC_MODULE for each object holding a
- * captured pc (the program's own name from /proc/self/exe). */
+ * captured pc (the program's own name from /proc/self/exe), unless an
+ * earlier call described it (caller holds gp_stacks_sym_mu). */
 static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -354,12 +404,57 @@ static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (name[0] != '/' && !strchr(name, '/'))
 		return 0; /* the vDSO and the like: no file to read */
+	if (gp_stacks_module_seen(info->dlpi_addr, name))
+		return 0; /* described for an earlier call's pcs */
 	r.module.type = GP_REC_MODULE;
 	r.module.path = gp_collector_intern(name, strlen(name));
 	r.module.bias = info->dlpi_addr;
 	if (r.module.path)
 		gp_collector_emit(&r, 1);
 	return 0;
+}
+
+/* Whether pc is in the sorted set. */
+static int gp_stacks_has(const uint64_t *v, size_t n, uint64_t pc)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (v[m] < pc)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && v[a] == pc;
+}
+
+/* Adds the sorted distinct pcs fresh[0..n) to the done set (sorted merge);
+ * on no memory the set stays as it was (they are symbolised again next
+ * time: duplicates, not losses). */
+static void gp_stacks_note_done(const uint64_t *fresh, size_t n)
+{
+	size_t total = gp_stacks_done.n + n;
+	uint64_t *m = malloc(total * sizeof *m);
+	if (!m)
+		return;
+	size_t i = 0, j = 0, k = 0;
+	while (i < gp_stacks_done.n || j < n)
+		m[k++] = j == n || (i < gp_stacks_done.n && gp_stacks_done.pc[i] < fresh[j]) ? gp_stacks_done.pc[i++]
+											       : fresh[j++];
+	free(gp_stacks_done.pc);
+	gp_stacks_done.pc = m;
+	gp_stacks_done.n = gp_stacks_done.cap = total;
+}
+
+void gp_stacks_new_trace(void)
+{
+	pthread_mutex_lock(&gp_stacks_sym_mu);
+	free(gp_stacks_done.pc);
+	for (size_t i = 0; i < gp_stacks_done.nmod; i++)
+		free(gp_stacks_done.mod[i].path);
+	free(gp_stacks_done.mod);
+	memset(&gp_stacks_done, 0, sizeof gp_stacks_done);
+	pthread_mutex_unlock(&gp_stacks_sym_mu);
 }
 
 void gp_stacks_symbolize(void)
@@ -382,9 +477,12 @@ void gp_stacks_symbolize(void)
 			all[n++] = t->pcs[i];
 	}
 	qsort(all, n, sizeof *all, gp_stacks_cmp);
-	for (size_t i = 0; i < n; i++) {
-		if (i && all[i] == all[i - 1])
-			continue;
+	pthread_mutex_lock(&gp_stacks_sym_mu);
+	size_t fresh = 0; /* distinct pcs not symbolised before, kept sorted at the front */
+	for (size_t i = 0; i < n; i++)
+		if ((!i || all[i] != all[i - 1]) && !gp_stacks_has(gp_stacks_done.pc, gp_stacks_done.n, all[i]))
+			all[fresh++] = all[i];
+	for (size_t i = 0; i < fresh; i++) {
 		if (GP_PC_IS_PYFRAME(all[i])) { /* sorted last: bit 63 */
 			gp_stacks_symbol(all[i], (uint32_t)all[i]);
 			continue;
@@ -404,7 +502,11 @@ void gp_stacks_symbolize(void)
 				 (unsigned long long)(all[i] - (uintptr_t)di.dli_fbase));
 		gp_stacks_symbol(all[i], gp_collector_intern(buf, strlen(buf)));
 	}
-	struct gp_stacks_pcs set = { all, n };
-	dl_iterate_phdr(gp_stacks_module, &set);
+	if (fresh) {
+		struct gp_stacks_pcs set = { all, fresh };
+		dl_iterate_phdr(gp_stacks_module, &set);
+		gp_stacks_note_done(all, fresh);
+	}
+	pthread_mutex_unlock(&gp_stacks_sym_mu);
 	free(all);
 }

@@ -525,8 +525,9 @@ static int gp_window_timer_set(int on)
 
 /* One time window (delay=,duration=), or with every= a window each period
  * (duty cycle, docs/always-on.md): after each window closes, CUPTI's
- * buffers are flushed into the rings and the collector ends that window's
- * file, so file SEQ holds window SEQ whole. A window whose time passed
+ * buffers are flushed into the rings, the stacks seen so far symbolised
+ * (the new ones: their names and modules) and the collector ends that
+ * window's file, so file SEQ holds window SEQ whole and names its stacks. A window whose time passed
  * while the previous one was being written is skipped, not run late. A
  * window the timer did not open itself but closes (an attach session's
  * hold released inside it) is ended all the same: its records must not
@@ -546,6 +547,7 @@ static void *gp_window_timer_run(void)
 			return NULL;
 		if (closed) {
 			gp_cupti_flush();
+			gp_stacks_symbolize(); /* the window's file names its own stacks */
 			if (gp_collector_rotate() != 0)
 				return NULL;
 		}
