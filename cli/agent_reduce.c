@@ -264,7 +264,8 @@ int gp_agent_reduce(struct gp_agent *a, struct gp_agent_proc *p, const char *pat
 		.outlier_factor = 1.5,
 		.sinks = &sink,
 		.nsinks = 1,
-		.no_symbolize = 1,
+		/* call sites named as gpuphase-report names them (from the object
+		 * files: the same label in every replica, not an address) */
 	};
 	struct gp_pipeline *pl = gp_pipeline_new(&o);
 	if (!pl) {
