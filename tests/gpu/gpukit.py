@@ -1388,6 +1388,14 @@ def selftest(_a):
          dict(run=mk("q", report=rep(count=21), dump={"hook_launches": 21}), kernel=None, expect=None,
               min_kernels=21, expect_hooked=0)),
     ]
+    thr = "cuda_threads: before %d after %d\n"
+    cases += [
+        ("threads added", "PASS", check_threads, dict(run=mk("t1", out=thr % (1, 4)))),
+        ("no thread added", "FAIL", check_threads, dict(run=mk("t2", out=thr % (1, 1)))),
+        ("threads fewer", "FAIL", check_threads, dict(run=mk("t3", out=thr % (3, 2)))),
+        ("threads no line", "FAIL", check_threads, dict(run=mk("t4", out="result 42\n"))),
+        ("threads program failed", "FAIL", check_threads, dict(run=mk("t5", rc=1, out=thr % (1, 4)))),
+    ]
     gk = "ka,kb,kc"
     cases += [
         ("graph ok", "PASS", check_graph,
@@ -1651,6 +1659,29 @@ def check_duty(a):
     return res.emit(a.summary, "SKIP" if a.sim and not res.fails else None)
 
 
+def check_threads(a):
+    """Row --check (cuda/threads; number: the threads CUDA added). The run of
+    examples/gpu/cuda_threads exited 0 and its stdout line "cuda_threads:
+    before B after A" says the process had more threads after cudaFree(0)
+    than before any CUDA call: CUDA's initialisation starts threads (what
+    simcuda's driver thread imitates). Judged alike in --sim, on simcuda."""
+    res = Result(a.check)
+    try:
+        run = Run(a.run)
+        if not res.need(run.rc == 0, "exit status %d: %s" % (run.rc, run.tail())):
+            raise KitError("the program failed")
+        m = re.search(r"^cuda_threads: before (\d+) after (\d+)$", run.stdout, re.M)
+        if not m:
+            raise KitError("no 'cuda_threads: before B after A' line on stdout: %r" % run.stdout[-200:])
+        before, after = int(m.group(1)), int(m.group(2))
+        res.number = str(after - before)
+        res.notes.append("threads %d before any CUDA call, %d after cudaFree(0)" % (before, after))
+        res.need(after > before, "no thread started by CUDA's initialisation")
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
+
+
 def parse_period(window):
     """every=DUR's seconds from a GPUPHASE_WINDOW value (ms, s, m suffixes)."""
     m = re.search(r"every=([0-9.]+)(ms|s|m)?", window)
@@ -1733,6 +1764,10 @@ def main(argv):
     p.add_argument("--max", type=float, default=1.01, help="limit of the ratio (default 1.01)")
     p.add_argument("--sim", action="store_true")
     p.set_defaults(fn=check_duty)
+    p = sub.add_parser("threads")
+    common(p)
+    p.add_argument("--run", required=True, help="the run of examples/gpu/cuda_threads")
+    p.set_defaults(fn=check_threads)
     p = sub.add_parser("matrix-env", help="print the matrix: one 'name env...' line per configuration")
     p.set_defaults(fn=print_matrix)
     p = sub.add_parser("split")

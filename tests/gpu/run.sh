@@ -10,6 +10,11 @@
 # every log, trace and report under RESULT_DIR, prints a summary table last
 # (check, PASS/FAIL/SKIP, number) and exits 1 if any check that ran failed.
 #
+#   0 cuda/threads         examples/gpu/cuda_threads counts its threads
+#                          (/proc/self/task) before any CUDA call and after
+#                          cudaFree(0): CUDA's initialisation started threads
+#                          (the number: how many), the premise of simcuda's
+#                          driver thread.
 #   1 ex/<example>/<mode>  every CUDA example bare, under LD_PRELOAD and under
 #                          CUDA_INJECTION64_PATH only: exit status and stdout
 #                          unchanged, the example's own CUDA-event timings
@@ -231,6 +236,7 @@ else
 		for e in $EXAMPLES; do mk_targets="$mk_targets $B/examples/$e"; done
 		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static"
 		mk_targets="$mk_targets $B/examples/gpu/gemm_cublas $B/examples/gpu/nvtx_ranges $B/examples/gpu/split_waits"
+		mk_targets="$mk_targets $B/examples/gpu/cuda_threads"
 		mk_targets="$mk_targets $B/examples/server $B/examples/server_client"
 	fi
 	jobs=$(nproc)
@@ -280,6 +286,8 @@ if [ "$SIM" = 0 ]; then
 	nvcc_build "$GXB/nvtx_ranges" "$SRC/examples/gpu/nvtx_ranges.cu" -cudart shared -ldl &
 	pids="$pids $!"
 	nvcc_build "$GXB/split_waits" "$SRC/examples/gpu/split_waits.cu" -cudart shared &
+	pids="$pids $!"
+	nvcc_build "$GXB/cuda_threads" "$SRC/examples/gpu/cuda_threads.cu" -cudart shared &
 	pids="$pids $!"
 	nvcc_build "$EXB/server" "$SRC/examples/server/server.cu" -cudart shared -I"$SRC/examples/server" &
 	pids="$pids $!"
@@ -461,6 +469,20 @@ PYEOF
 	[ "$PY_CUPTI" != none ] && RUN_ENV+=("GPUPHASE_CUPTI_LIB=$PY_CUPTI")
 	return 0
 }
+
+# ---------------------------------------------------------------- 0. CUDA's threads
+# examples/gpu/cuda_threads counts its threads before any CUDA call and after
+# cudaFree(0): real CUDA starts threads when it initialises, the premise of
+# simcuda's driver thread (docs/simcuda.md). Bare, nothing of gpuphase loaded.
+log "step 0: threads started by CUDA's initialisation (examples/gpu/cuda_threads)"
+ct=$GXB/cuda_threads
+if [ ! -x "$ct" ]; then
+	result cuda/threads FAIL - "$ct not built"
+elif have_time 10 cuda/threads; then
+	sim_env cuda_threads
+	run_prog cuda_threads bare 60 "$ct"
+	$GPUKIT threads --check cuda/threads --summary "$SUMMARY" --run "$RD/runs/cuda_threads" | tee -a "$LOG"
+fi
 
 # ---------------------------------------------------------------- 1. examples
 log "step 1: examples bare / LD_PRELOAD / CUDA_INJECTION64_PATH"
