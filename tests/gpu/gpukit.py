@@ -1388,6 +1388,14 @@ def selftest(_a):
          dict(run=mk("q", report=rep(count=21), dump={"hook_launches": 21}), kernel=None, expect=None,
               min_kernels=21, expect_hooked=0)),
     ]
+    thr = "cuda_threads: before %d after %d\n"
+    cases += [
+        ("threads added", "PASS", check_threads, dict(run=mk("t1", out=thr % (1, 4)))),
+        ("no thread added", "FAIL", check_threads, dict(run=mk("t2", out=thr % (1, 1)))),
+        ("threads fewer", "FAIL", check_threads, dict(run=mk("t3", out=thr % (3, 2)))),
+        ("threads no line", "FAIL", check_threads, dict(run=mk("t4", out="result 42\n"))),
+        ("threads program failed", "FAIL", check_threads, dict(run=mk("t5", rc=1, out=thr % (1, 4)))),
+    ]
     gk = "ka,kb,kc"
     cases += [
         ("graph ok", "PASS", check_graph,
@@ -1456,14 +1464,18 @@ def selftest(_a):
                 print("selftest: %s: %s %s, expected %s" % (what, row, got.get(row), st))
                 bad += 1
 
-    # the duty cycle's cost: medians against bare, the limit, the windows written
-    def duty_case(what, duty_ms, windows, sim=False, rc=0):
-        od = os.path.join(tmp, "duty-" + what.replace(" ", "_"))
+    # the duty cycle's cost (both rows): medians against bare, the limit, the windows written
+    duty_timing = {"overhead/duty": "timing: serve 90000 requests %.3f\n",
+                   "overhead/duty_launch": "timing: launch_loop %.3f\n"}
+
+    def duty_case(row, what, duty_ms, windows, sim=False, rc=0):
+        od = os.path.join(tmp, "duty-" + (row + " " + what).replace(" ", "_").replace("/", "_"))
+        prefix = DUTY_ROWS[row][0]
         for i in (1, 2, 3):
             for mode, ms in (("bare", 8000.0), ("every", duty_ms)):
-                d = os.path.join(od, "duty.%s.%d" % (mode, i))
+                d = os.path.join(od, "%s.%s.%d" % (prefix, mode, i))
                 os.makedirs(d)
-                files = [("stdout", ""), ("stderr", "timing: serve 90000 requests %.3f\n" % (ms + i)),
+                files = [("stdout", ""), ("stderr", duty_timing[row] % (ms + i)),
                          ("rc", str(rc if mode == "every" else 0)), ("wall_ns", "1")]
                 if mode == "every":
                     files.append(("windows", "%d\n" % windows))
@@ -1471,16 +1483,17 @@ def selftest(_a):
                     with open(os.path.join(d, fn), "w") as f:
                         f.write(txt)
         before = open(summary).read().count("\n")
-        check_duty(ns(summary=summary, runs=od, window="every=1s", seconds=8.0, max=1.01, sim=sim))
-        return rows_since(before).get("overhead/duty")
+        check_duty(ns(check=row, summary=summary, runs=od, window="every=1s", seconds=8.0, max=1.01, sim=sim))
+        return rows_since(before).get(row)
 
-    duty_cases = (("duty x1.005", 8040.0, 8, False, 0, "PASS"), ("duty x1.05", 8400.0, 8, False, 0, "FAIL"),
-                  ("duty no windows", 8040.0, 0, False, 0, "FAIL"), ("duty run failed", 8040.0, 8, False, 1, "FAIL"),
-                  ("duty in sim", 8400.0, 8, True, 0, "SKIP"), ("duty sim no windows", 8040.0, 1, True, 0, "FAIL"))
-    for what, duty_ms, windows, sim, rc, want in duty_cases:
-        got = duty_case(what, duty_ms, windows, sim, rc)
+    duty_cases = [(row,) + c for row in sorted(DUTY_ROWS) for c in (
+        ("x1.005", 8040.0, 8, False, 0, "PASS"), ("x1.05", 8400.0, 8, False, 0, "FAIL"),
+        ("no windows", 8040.0, 0, False, 0, "FAIL"), ("run failed", 8040.0, 8, False, 1, "FAIL"),
+        ("in sim", 8400.0, 8, True, 0, "SKIP"), ("sim no windows", 8040.0, 1, True, 0, "FAIL"))]
+    for row, what, duty_ms, windows, sim, rc, want in duty_cases:
+        got = duty_case(row, what, duty_ms, windows, sim, rc)
         if got != want:
-            print("selftest: %s: overhead/duty %s, expected %s" % (what, got, want))
+            print("selftest: %s %s: %s, expected %s" % (row, what, got, want))
             bad += 1
 
     # host waits: the report's sync against the program's own clock, the
@@ -1586,27 +1599,36 @@ def selftest(_a):
     return 1 if bad else 0
 
 
-def duty_runs(runs, mode):
-    """The run folders duty.<mode>.<rep>, rep = 1, 2, ... (run.sh step 8)."""
+# The duty cycle's rows (run.sh step 8): row -> (the run folders' prefix, what
+# the program's 'timing:' line times).
+DUTY_ROWS = {"overhead/duty": ("duty", "client time"),
+             "overhead/duty_launch": ("duty_launch", "launch loop")}
+
+
+def duty_runs(runs, prefix, mode):
+    """The run folders <prefix>.<mode>.<rep>, rep = 1, 2, ... (run.sh step 8)."""
     out, i = [], 1
-    while os.path.isdir(os.path.join(runs, "duty.%s.%d" % (mode, i))):
-        out.append(Run(os.path.join(runs, "duty.%s.%d" % (mode, i))))
+    while os.path.isdir(os.path.join(runs, "%s.%s.%d" % (prefix, mode, i))):
+        out.append(Run(os.path.join(runs, "%s.%s.%d" % (prefix, mode, i))))
         i += 1
     return out
 
 
 def check_duty(a):
-    """Row overhead/duty (number: median client time of the example server
-    under duty-cycled capture / median bare). Every run must have served
-    every request (exit 0), every duty run must have written windows (at
-    least one per two periods), the bare median must span --seconds / 2 at
-    least; the ratio is judged against --max, except in --sim (simcuda's
-    timings on a shared host: printed, not judged, SKIP)."""
-    res = Result("overhead/duty")
+    """Row --check of DUTY_ROWS: overhead/duty (number: median client time
+    of the example server under duty-cycled capture / median bare) or
+    overhead/duty_launch (the same for launch_bound's event-timed launch
+    loop). Every run must have exited 0 (the server: served every request),
+    every duty run must have written windows (at least one per two periods),
+    the bare median must span --seconds / 2 at least; the ratio is judged
+    against --max, except in --sim (simcuda's timings on a shared host:
+    printed, not judged, SKIP)."""
+    prefix, what = DUTY_ROWS[a.check]
+    res = Result(a.check)
     try:
-        bares, duties = duty_runs(a.runs, "bare"), duty_runs(a.runs, "every")
+        bares, duties = duty_runs(a.runs, prefix, "bare"), duty_runs(a.runs, prefix, "every")
         if not bares or not duties:
-            raise KitError("no runs duty.bare.* / duty.every.* in %s" % a.runs)
+            raise KitError("no runs %s.bare.* / %s.every.* in %s" % (prefix, prefix, a.runs))
         for r in bares + duties:
             res.need(r.rc == 0, "%s: exit status %d: %s" % (r.name, r.rc, r.tail()))
         if res.fails:
@@ -1626,8 +1648,8 @@ def check_duty(a):
                  % (bare_ms, a.seconds))
         ratio = duty_ms / bare_ms
         res.number = "%.4f" % ratio
-        res.notes.append("client time %.1f -> %.1f ms (medians of %d and %d), GPUPHASE_WINDOW=%s"
-                         % (bare_ms, duty_ms, len(bares), len(duties), a.window))
+        res.notes.append("%s %.1f -> %.1f ms (medians of %d and %d), GPUPHASE_WINDOW=%s"
+                         % (what, bare_ms, duty_ms, len(bares), len(duties), a.window))
         if a.sim:
             res.notes.append("sim: simulator timings, ratio not judged")
         else:
@@ -1635,6 +1657,29 @@ def check_duty(a):
     except KitError as e:
         res.fails.append(str(e))
     return res.emit(a.summary, "SKIP" if a.sim and not res.fails else None)
+
+
+def check_threads(a):
+    """Row --check (cuda/threads; number: the threads CUDA added). The run of
+    examples/gpu/cuda_threads exited 0 and its stdout line "cuda_threads:
+    before B after A" says the process had more threads after cudaFree(0)
+    than before any CUDA call: CUDA's initialisation starts threads (what
+    simcuda's driver thread imitates). Judged alike in --sim, on simcuda."""
+    res = Result(a.check)
+    try:
+        run = Run(a.run)
+        if not res.need(run.rc == 0, "exit status %d: %s" % (run.rc, run.tail())):
+            raise KitError("the program failed")
+        m = re.search(r"^cuda_threads: before (\d+) after (\d+)$", run.stdout, re.M)
+        if not m:
+            raise KitError("no 'cuda_threads: before B after A' line on stdout: %r" % run.stdout[-200:])
+        before, after = int(m.group(1)), int(m.group(2))
+        res.number = str(after - before)
+        res.notes.append("threads %d before any CUDA call, %d after cudaFree(0)" % (before, after))
+        res.need(after > before, "no thread started by CUDA's initialisation")
+    except KitError as e:
+        res.fails.append(str(e))
+    return res.emit(a.summary)
 
 
 def parse_period(window):
@@ -1712,12 +1757,17 @@ def main(argv):
     p.set_defaults(fn=check_matrix)
     p = sub.add_parser("duty")
     common(p, check=False)
+    p.add_argument("--check", choices=sorted(DUTY_ROWS), default="overhead/duty")
     p.add_argument("--runs", required=True)
     p.add_argument("--window", required=True, help="the GPUPHASE_WINDOW value of the duty runs")
     p.add_argument("--seconds", type=float, required=True, help="the length a run was sized to")
     p.add_argument("--max", type=float, default=1.01, help="limit of the ratio (default 1.01)")
     p.add_argument("--sim", action="store_true")
     p.set_defaults(fn=check_duty)
+    p = sub.add_parser("threads")
+    common(p)
+    p.add_argument("--run", required=True, help="the run of examples/gpu/cuda_threads")
+    p.set_defaults(fn=check_threads)
     p = sub.add_parser("matrix-env", help="print the matrix: one 'name env...' line per configuration")
     p.set_defaults(fn=print_matrix)
     p = sub.add_parser("split")

@@ -8,7 +8,8 @@
 # --export-dynamic: simcuda finds kernels' host bodies (simcuda_kernel_*) by dlsym.
 GPU_KIT_NVCCFLAGS = -O2 -g -Xcompiler -Wall,-Wextra,-Werror -Xlinker -rpath=$(CUDA_LIBDIR) -Xlinker --export-dynamic
 GPU_KIT_PROGS = $(B)/examples/gpu/launch_storm $(B)/examples/gpu/launch_storm_static \
-                $(B)/examples/gpu/gemm_cublas $(B)/examples/gpu/nvtx_ranges $(B)/examples/gpu/split_waits
+                $(B)/examples/gpu/gemm_cublas $(B)/examples/gpu/nvtx_ranges $(B)/examples/gpu/split_waits \
+                $(B)/examples/gpu/cuda_threads
 
 $(B)/examples/gpu/launch_storm: examples/gpu/launch_storm.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -29,6 +30,11 @@ $(B)/examples/gpu/nvtx_ranges: examples/gpu/nvtx_ranges.cu | $(DEPS_STAMP)
 
 # The host waits the kit times against the report's sync (split/*).
 $(B)/examples/gpu/split_waits: examples/gpu/split_waits.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(GPU_KIT_NVCCFLAGS) -cudart shared -o $@ $<
+
+# Threads before and after CUDA's initialisation (cuda/threads).
+$(B)/examples/gpu/cuda_threads: examples/gpu/cuda_threads.cu | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(GPU_KIT_NVCCFLAGS) -cudart shared -o $@ $<
 

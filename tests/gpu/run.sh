@@ -10,6 +10,11 @@
 # every log, trace and report under RESULT_DIR, prints a summary table last
 # (check, PASS/FAIL/SKIP, number) and exits 1 if any check that ran failed.
 #
+#   0 cuda/threads         examples/gpu/cuda_threads counts its threads
+#                          (/proc/self/task) before any CUDA call and after
+#                          cudaFree(0): CUDA's initialisation started threads
+#                          (the number: how many), the premise of simcuda's
+#                          driver thread.
 #   1 ex/<example>/<mode>  every CUDA example bare, under LD_PRELOAD and under
 #                          CUDA_INJECTION64_PATH only: exit status and stdout
 #                          unchanged, the example's own CUDA-event timings
@@ -60,7 +65,10 @@
 #                          so an upper bound), alternated, medians of
 #                          GPU_KIT_DUTY_REPS (5; 2 in --sim): the ratio of the
 #                          client's time (target <= 1.01), each duty run's
-#                          windows written.
+#                          windows written;
+#     overhead/duty_launch the same for `launch_bound ROUNDS` (ROUNDS set
+#                          by a first bare run, at most 100000): the ratio
+#                          of its event-timed launch loop (target <= 1.01).
 #
 # In --sim mode every step that does not need real hardware runs against
 # simcuda (LD_LIBRARY_PATH=$B/simcuda); the others print SKIP (sim). Nothing
@@ -77,7 +85,8 @@
 # (default 1.05), GPU_KIT_MATRIX_REPS (default 5; 2 in --sim),
 # GPU_KIT_MATRIX (names of gpukit.py MATRIX rows to run, default all),
 # GPU_KIT_DUTY_REPS, GPU_KIT_DUTY_SECONDS (one run's length, default 8; 3 in
-# --sim), GPU_KIT_DUTY_OVERHEAD_MAX (default 1.01),
+# --sim), GPU_KIT_DUTY_OVERHEAD_MAX (default 1.01; all three for both duty
+# rows),
 # GPU_KIT_TRAIN (default examples/pytorch/train.py), GPU_KIT_NO_MAKE=1 (use $B as it is: a prebuilt
 # tree carried to a machine that cannot build), GPU_KIT_REHEARSE=1 (run the
 # GPU path on a machine without one: -arch=native builds, full budget, but
@@ -227,6 +236,7 @@ else
 		for e in $EXAMPLES; do mk_targets="$mk_targets $B/examples/$e"; done
 		mk_targets="$mk_targets $B/examples/gpu/launch_storm $B/examples/gpu/launch_storm_static"
 		mk_targets="$mk_targets $B/examples/gpu/gemm_cublas $B/examples/gpu/nvtx_ranges $B/examples/gpu/split_waits"
+		mk_targets="$mk_targets $B/examples/gpu/cuda_threads"
 		mk_targets="$mk_targets $B/examples/server $B/examples/server_client"
 	fi
 	jobs=$(nproc)
@@ -276,6 +286,8 @@ if [ "$SIM" = 0 ]; then
 	nvcc_build "$GXB/nvtx_ranges" "$SRC/examples/gpu/nvtx_ranges.cu" -cudart shared -ldl &
 	pids="$pids $!"
 	nvcc_build "$GXB/split_waits" "$SRC/examples/gpu/split_waits.cu" -cudart shared &
+	pids="$pids $!"
+	nvcc_build "$GXB/cuda_threads" "$SRC/examples/gpu/cuda_threads.cu" -cudart shared &
 	pids="$pids $!"
 	nvcc_build "$EXB/server" "$SRC/examples/server/server.cu" -cudart shared -I"$SRC/examples/server" &
 	pids="$pids $!"
@@ -457,6 +469,20 @@ PYEOF
 	[ "$PY_CUPTI" != none ] && RUN_ENV+=("GPUPHASE_CUPTI_LIB=$PY_CUPTI")
 	return 0
 }
+
+# ---------------------------------------------------------------- 0. CUDA's threads
+# examples/gpu/cuda_threads counts its threads before any CUDA call and after
+# cudaFree(0): real CUDA starts threads when it initialises, the premise of
+# simcuda's driver thread (docs/simcuda.md). Bare, nothing of gpuphase loaded.
+log "step 0: threads started by CUDA's initialisation (examples/gpu/cuda_threads)"
+ct=$GXB/cuda_threads
+if [ ! -x "$ct" ]; then
+	result cuda/threads FAIL - "$ct not built"
+elif have_time 10 cuda/threads; then
+	sim_env cuda_threads
+	run_prog cuda_threads bare 60 "$ct"
+	$GPUKIT threads --check cuda/threads --summary "$SUMMARY" --run "$RD/runs/cuda_threads" | tee -a "$LOG"
+fi
 
 # ---------------------------------------------------------------- 1. examples
 log "step 1: examples bare / LD_PRELOAD / CUDA_INJECTION64_PATH"
@@ -698,44 +724,101 @@ for sc in step_sync pageable_copy free_after queue_deep; do
 done
 
 # ---------------------------------------------------------------- 8. duty cycle
-# The example server (examples/server) answering its client, bare and under
-# duty-cycled capture at the default duty cycle (a 60th of each period),
-# alternated, GPU_KIT_DUTY_REPS each; tests/gpu/duty_serve.sh times the
-# client's requests. The period is every=1s, not the production every=60s:
-# the same duty (16.7 ms windows) but 60 times as many window starts, stops
-# and files in a run short enough for the budget, so the cost measured is an
-# upper bound of every=60s's. The request count is set by a first bare run
-# so that a run lasts GPU_KIT_DUTY_SECONDS (many periods).
-log "step 8: duty-cycled capture's cost (examples/server)"
-srv_exe=$EXB/server
-srv_cli=$EXB/server_client
+# What duty-cycled capture at the default duty cycle (a 60th of each period)
+# costs, on the two programs its target names: the example server
+# (examples/server) answering its client, timed by tests/gpu/duty_serve.sh
+# (overhead/duty), and launch_bound's event-timed launch loop
+# (overhead/duty_launch). Each bare and duty-cycled, alternated,
+# GPU_KIT_DUTY_REPS each. The period is every=1s, not the production
+# every=60s: the same duty (16.7 ms windows) but 60 times as many window
+# starts, stops and files in a run short enough for the budget, so the cost
+# measured is an upper bound of every=60s's. The request count / rounds are
+# set by a first bare run so that a run lasts GPU_KIT_DUTY_SECONDS (many
+# periods).
 if [ "$SIM" = 1 ]; then DUTY_REPS=${GPU_KIT_DUTY_REPS:-2}; else DUTY_REPS=${GPU_KIT_DUTY_REPS:-5}; fi
 DUTY_S=${GPU_KIT_DUTY_SECONDS:-$([ "$SIM" = 1 ] && echo 3 || echo 8)}
 DUTY_WINDOW=every=1s
+DUTY_NEED=$((2 * DUTY_REPS * (DUTY_S + 3) + 20))
+
+# duty_count CALIB_MS CALIB_N MAX: how many units (requests, rounds) make a
+# run of DUTY_S seconds, from a calibration run of CALIB_N units that took
+# CALIB_MS; at least CALIB_N (also when the calibration printed no time),
+# at most MAX.
+duty_count() {
+	awk -v ms="${1:-0}" -v n0="$2" -v max="$3" -v s="$DUTY_S" \
+		'BEGIN { n = ms > 0 ? int(n0 * s * 1000 / ms) : 0; if (n < n0) n = n0; if (n > max) n = max; print n }'
+}
+
+# duty_reps PREFIX RUN ROW: DUTY_REPS repetitions of a bare run and a duty-cycled
+# one, alternated (bare first in odd repetitions), each made by the function
+# RUN ID MODE (MODE bare | every) as run folder PREFIX.MODE.REP; each duty
+# run's windows are counted into its file `windows` (the proof that it
+# duty-cycled) and then removed (size); gpukit.py duty judges them as ROW.
+duty_reps() {
+	local prefix=$1 fn=$2 rep mode id
+	for rep in $(seq 1 "$DUTY_REPS"); do
+		for mode in $([ $((rep % 2)) = 1 ] && echo "bare every" || echo "every bare"); do
+			id=$prefix.$mode.$rep
+			"$fn" "$id" "$mode"
+			[ "$mode" = every ] || continue
+			find "$RD/runs/$id" -path '*.windows/w*.gpht' | wc -l >"$RD/runs/$id/windows"
+			find "$RD/runs/$id" -maxdepth 1 -name '*.windows' -exec rm -rf {} +
+		done
+	done
+	$GPUKIT duty --check "$3" --summary "$SUMMARY" --runs "$RD/runs" --window "$DUTY_WINDOW" --seconds "$DUTY_S" \
+		--max "${GPU_KIT_DUTY_OVERHEAD_MAX:-1.01}" "${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
+}
+
+log "step 8: duty-cycled capture's cost (examples/server)"
+srv_exe=$EXB/server
+srv_cli=$EXB/server_client
+# duty_serve_run ID MODE: one timed run of the server (duty_serve.sh)
+# shellcheck disable=SC2317 # called through duty_reps
+duty_serve_run() {
+	if [ "$2" = bare ]; then
+		run_prog "$1" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n"
+	else
+		run_prog "$1" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n" \
+			"LD_PRELOAD=$SAN_PRE$LIB" "GPUPHASE_WINDOW=$DUTY_WINDOW" \
+			"GPUPHASE_OUTPUT=$RD/runs/$1/srv-%p.gpht" "GPUPHASE_CONTROL_DIR=$RD/runs/$1/ctl"
+	fi
+}
 if [ ! -x "$srv_exe" ] || [ ! -x "$srv_cli" ]; then
 	result overhead/duty FAIL - "$srv_exe or $srv_cli not built"
-elif have_time $((2 * DUTY_REPS * (DUTY_S + 3) + 20)) overhead/duty; then
+elif have_time "$DUTY_NEED" overhead/duty; then
 	sim_env server/server
 	run_prog duty.calib bare 120 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" 3000
 	calib_ms=$(sed -n 's/^timing: serve [0-9]* requests \([0-9.]*\)$/\1/p' "$RD/runs/duty.calib/stderr")
-	duty_n=$(awk -v ms="${calib_ms:-0}" -v s="$DUTY_S" 'BEGIN { n = ms > 0 ? int(3000 * s * 1000 / ms) : 0; print (n < 3000) ? 3000 : n }')
-	for rep in $(seq 1 "$DUTY_REPS"); do
-		for mode in $([ $((rep % 2)) = 1 ] && echo "bare every" || echo "every bare"); do
-			id=duty.$mode.$rep
-			if [ "$mode" = bare ]; then
-				run_prog "$id" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n"
-			else
-				run_prog "$id" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n" \
-					"LD_PRELOAD=$SAN_PRE$LIB" "GPUPHASE_WINDOW=$DUTY_WINDOW" \
-					"GPUPHASE_OUTPUT=$RD/runs/$id/srv-%p.gpht" "GPUPHASE_CONTROL_DIR=$RD/runs/$id/ctl"
-				# the windows written: the proof that it duty-cycled (then removed: size)
-				find "$RD/runs/$id" -path '*.windows/w*.gpht' | wc -l >"$RD/runs/$id/windows"
-				rm -rf "$RD/runs/$id"/srv-*.windows
-			fi
-		done
-	done
-	$GPUKIT duty --summary "$SUMMARY" --runs "$RD/runs" --window "$DUTY_WINDOW" --seconds "$DUTY_S" \
-		--max "${GPU_KIT_DUTY_OVERHEAD_MAX:-1.01}" "${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
+	duty_n=$(duty_count "$calib_ms" 3000 1000000000)
+	duty_reps duty duty_serve_run overhead/duty
+fi
+
+# launch_bound ROUNDS (3000 launches a round, at most 100000 rounds); the
+# calibration run does 10 rounds. The duty runs are preload runs with the
+# window set: the trace is the windows, trace-PID.windows/.
+log "step 8b: duty-cycled capture's cost (examples/launch_bound)"
+lb=$EXB/launch_bound
+# duty_launch_run ID MODE: one run of launch_bound, duty_rounds rounds
+# shellcheck disable=SC2317 # called through duty_reps
+duty_launch_run() {
+	RUN_ENV=("${dl_base[@]}")
+	if [ "$2" = bare ]; then
+		run_prog "$1" bare 180 "$lb" "$duty_rounds"
+	else
+		RUN_ENV+=("GPUPHASE_WINDOW=$DUTY_WINDOW" "GPUPHASE_CONTROL_DIR=$RD/runs/$1/ctl")
+		run_prog "$1" preload 180 "$lb" "$duty_rounds"
+	fi
+}
+if [ ! -x "$lb" ]; then
+	result overhead/duty_launch FAIL - "$lb not built"
+elif have_time "$DUTY_NEED" overhead/duty_launch; then
+	sim_env launch_bound
+	[ "$SIM" = 0 ] && RUN_ENV+=(CUDA_MODULE_LOADING=EAGER)
+	dl_base=("${RUN_ENV[@]}")
+	run_prog duty_launch.calib bare 120 "$lb" 10
+	calib_ms=$(sed -n 's/^timing: launch_loop \([0-9.]*\)$/\1/p' "$RD/runs/duty_launch.calib/stderr")
+	duty_rounds=$(duty_count "$calib_ms" 10 100000)
+	duty_reps duty_launch duty_launch_run overhead/duty_launch
 fi
 
 # ---------------------------------------------------------------- summary
