@@ -21,11 +21,12 @@
  * call back into the runtime, other threads wait on the lock. The acquire
  * load in sim_call_enter_sym pairs with the release store at the end of
  * sim_driver_start. g_cfg is written only there, before that store.
- * The driver's thread (sim_driver_thread_main) waits on g_drv's condition
- * until the library's exit handler stops it, and touches nothing else.
+ * The driver's thread (sim_driver_thread_main) waits on g_drv.stop until
+ * the library's exit handler posts it, and touches nothing else.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -261,61 +262,66 @@ static void sim_die_config(const char *msg)
  * blocked (signals sent to the process go to the program's threads, as
  * before), and does nothing: simcuda models the driver's cost in the
  * calling thread. It ends with the library (sim_at_exit: at exit, or at a
- * dlclose that unloads the runtime, before its code is unmapped); a fork
+ * dlclose that unloads the runtime, before its code is unmapped): it waits
+ * on a semaphore, not a lock, so that the stop never waits for it; a fork
  * child has none (g_drv.running cleared there).
  */
 static struct {
-	pthread_mutex_t mx;
-	pthread_cond_t cv;
+	sem_t stop;           /* posted once to end the thread */
 	pthread_t thread;
-	int running, stop; /* under mx */
-} g_drv = {.mx = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	_Atomic int running;  /* the thread exists and nobody stopped it yet */
+	_Atomic int sem_ready;
+	pid_t pid;            /* the process that started it */
+} g_drv;
 
 static void *sim_driver_thread_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&g_drv.mx);
-	while (!g_drv.stop)
-		pthread_cond_wait(&g_drv.cv, &g_drv.mx);
-	pthread_mutex_unlock(&g_drv.mx);
+	while (sem_wait(&g_drv.stop) != 0 && errno == EINTR)
+		;
 	return NULL;
 }
 
 static void sim_driver_thread_atfork_child(void)
 {
-	pthread_mutex_init(&g_drv.mx, NULL); /* the parent's state of it is not the child's */
-	g_drv.running = 0;
+	/* the thread is the parent's; its semaphore made afresh */
+	sem_init(&g_drv.stop, 0, 0);
+	atomic_store_explicit(&g_drv.running, 0, memory_order_relaxed);
 }
 
+/* Driver start (under g_init_mx, once). */
 static void sim_driver_thread_start(void)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the full mask */
-	pthread_mutex_lock(&g_drv.mx);
-	if (!g_drv.running && pthread_create(&g_drv.thread, NULL, sim_driver_thread_main, NULL) == 0) {
-		pthread_setname_np(g_drv.thread, "simcuda-driver");
-		g_drv.running = 1;
+	if (!atomic_load_explicit(&g_drv.sem_ready, memory_order_relaxed)) {
+		if (sem_init(&g_drv.stop, 0, 0) != 0)
+			return;
+		atomic_store_explicit(&g_drv.sem_ready, 1, memory_order_relaxed);
 		/* unregistered by glibc when this library is unloaded */
 		pthread_atfork(NULL, NULL, sim_driver_thread_atfork_child);
 	}
-	pthread_mutex_unlock(&g_drv.mx);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the full mask */
+	if (pthread_create(&g_drv.thread, NULL, sim_driver_thread_main, NULL) == 0) {
+		pthread_setname_np(g_drv.thread, "simcuda-driver");
+		g_drv.pid = getpid();
+		atomic_store_explicit(&g_drv.running, 1, memory_order_release);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* At exit or unload. A try-lock: an exit() from a signal handler on top of
- * the thread's start leaves it be (the process is ending). */
+/* At exit or unload: the thread told to end (sem_post: async-signal-safe,
+ * takes no lock the thread could hold) and joined, once. An exit() from a
+ * signal handler that interrupted the start before the thread was noted
+ * leaves it be (the process is ending), and so does a vfork child's exit()
+ * (another pid in the parent's memory: the thread is the parent's). */
 static void sim_driver_thread_stop(void)
 {
-	if (pthread_mutex_trylock(&g_drv.mx) != 0)
+	if (!atomic_load_explicit(&g_drv.running, memory_order_acquire) || getpid() != g_drv.pid ||
+	    !atomic_exchange_explicit(&g_drv.running, 0, memory_order_acq_rel))
 		return;
-	int running = g_drv.running;
-	g_drv.stop = 1;
-	g_drv.running = 0;
-	pthread_cond_broadcast(&g_drv.cv);
-	pthread_mutex_unlock(&g_drv.mx);
-	if (running)
-		pthread_join(g_drv.thread, NULL);
+	sem_post(&g_drv.stop);
+	pthread_join(g_drv.thread, NULL);
 }
 
 static void sim_driver_start(void)
