@@ -426,10 +426,11 @@ uint32_t gp_stacks_capture(unsigned skip);
  * lib.c stores it in gp_stacks_classes at start. */
 unsigned gp_stacks_mask(enum gp_stacks mode);
 extern unsigned gp_stacks_classes;
-/* Symbolise every distinct pc seen and not yet written to this trace (emit
- * GP_REC_SYMBOL, and GP_REC_MODULE for objects not yet described); at stop,
- * and at each duty-cycle window's close. */
-void gp_stacks_symbolize(void);
+/* Symbolise the pcs captured since the last call and not yet written to
+ * this trace (emit GP_REC_SYMBOL, and GP_REC_MODULE for objects not yet
+ * described): at stop (final: 1, also says the Python frames' cost at
+ * GPUPHASE_LOG=debug), and at each duty-cycle window's close (0). */
+void gp_stacks_symbolize(int final);
 /* A new trace starts (lib start): nothing symbolised in it yet. */
 void gp_stacks_new_trace(void);
 /* Fork child: drop the parent's free stack tables (their ids are defined in

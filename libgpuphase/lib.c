@@ -536,7 +536,7 @@ static void gp_lib_drain_work(int may_sync)
 	}
 	gp_cupti_capture(0);
 	gp_cupti_flush();
-	gp_stacks_symbolize();
+	gp_stacks_symbolize(1);
 }
 
 /* Until finish asks, the drain thread asks CUPTI every GP_LIB_FLUSH_EVERY_MS

@@ -2,9 +2,11 @@
  * stacks.c — optional call-stack capture (GPUPHASE_STACKS) with libunwind.
  *
  * Called from hooks.c on application threads, inside the window only, for the
- * classes GPUPHASE_STACKS selects; gp_stacks_symbolize at exit on the
- * exiting thread and, under a duty cycle, on the window timer's thread at
- * each window's close; gp_stacks_forget in a fork child. Each thread interns
+ * classes GPUPHASE_STACKS selects; gp_stacks_symbolize at finish from the
+ * drain (lib.c's drain thread, or the finishing thread when it drains
+ * itself) and, under a duty cycle, on the window timer's thread at each
+ * window's close; gp_stacks_new_trace when a trace starts (lib start, an
+ * attach session's too); gp_stacks_forget in a fork child. Each thread interns
  * its stacks in its own table (taken on its first capture, never freed while
  * the process lives, so exit-time symbolisation sees the tables of threads
  * that already ended). When a thread ends, its table goes on a free list and
@@ -22,9 +24,15 @@
  * report can symbolise from the file (.symtab, DWARF lines) offline: at
  * exit, and under a duty cycle as each window closes (window.c's timer),
  * so that every window's file names its own stacks (the collector repeats
- * them in the files after it). Each call writes only the pcs and modules
- * not written before in this trace (gp_stacks_done, reset when a trace
- * starts: gp_stacks_new_trace).
+ * them in the files after it). Each call reads only the pcs captured since
+ * the last (each table's watermark, sym_npcs) and writes only the names and
+ * modules not written before in this trace (gp_stacks_done), so a window's
+ * close costs what it captured, not what the process ever did; a pc or
+ * module whose record could not be written is taken again next time. A
+ * second trace in the same process (attach again) starts with no names
+ * written (gp_stacks_new_trace), but its threads keep their stack tables:
+ * a stack interned for the first trace keeps its id and is not described
+ * again in the second (a limit: its references there name no stack).
  *
  * libunwind is loaded with dlopen on the first capture, not linked: a
  * machine without libunwind.so.8 (the H200 PyTorch machine had none) must
@@ -39,6 +47,7 @@
  * table stops interning for that thread (returns 0, no reference written).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
@@ -58,6 +67,9 @@ struct gp_stack_table {
 	struct gp_stack_table *next; /* global list, set before publication */
 	struct gp_stack_table *free_next; /* free list link, set before its push */
 	uint32_t npcs, nstacks;
+	/* pcs[0..sym_npcs) are symbolised in this trace, sym_seen the npcs a
+	 * symbolisation in progress read (both under gp_stacks_sym_mu) */
+	uint32_t sym_npcs, sym_seen;
 	struct {
 		uint64_t hash;
 		uint32_t id, off;
@@ -308,19 +320,23 @@ static int gp_stacks_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void gp_stacks_symbol(uint64_t pc, uint32_t name)
+/* 0 when the record was written (a name of 0: no string, not written). */
+static int gp_stacks_symbol(uint64_t pc, uint32_t name)
 {
+	if (!name)
+		return -ENOMEM;
 	union gp_rec r;
 	memset(&r, 0, sizeof r);
 	r.symbol.type = GP_REC_SYMBOL;
 	r.symbol.name = name;
 	r.symbol.pc = pc;
-	gp_collector_emit(&r, 1);
+	return gp_collector_emit(&r, 1);
 }
 
 struct gp_stacks_pcs {
 	const uint64_t *pc; /* sorted */
 	size_t n;
+	int failed; /* a record could not be written */
 };
 
 /* Whether a sorted pc lies in [lo, hi). */
@@ -337,27 +353,30 @@ static int gp_stacks_any_in(const struct gp_stacks_pcs *s, uint64_t lo, uint64_t
 	return a < s->n && s->pc[a] < hi;
 }
 
-/* Whether module (bias, path) was described already; notes it if not. 1:
- * already there (or no memory to note it: described again, a duplicate the
- * report takes as the same module). */
-static int gp_stacks_module_seen(uint64_t bias, const char *path)
+/* Whether module (bias, path) was described in this trace. */
+static int gp_stacks_module_known(uint64_t bias, const char *path)
 {
 	for (size_t i = 0; i < gp_stacks_done.nmod; i++)
 		if (gp_stacks_done.mod[i].bias == bias && !strcmp(gp_stacks_done.mod[i].path, path))
 			return 1;
+	return 0;
+}
+
+/* Notes module (bias, path) as described; on no memory it is not noted
+ * (described again later: a duplicate the report takes as the same). */
+static void gp_stacks_module_note(uint64_t bias, const char *path)
+{
 	if (gp_stacks_done.nmod == gp_stacks_done.modcap) {
 		size_t cap = gp_stacks_done.modcap ? gp_stacks_done.modcap * 2 : 16;
 		struct gp_stacks_mod *m = realloc(gp_stacks_done.mod, cap * sizeof *m);
 		if (!m)
-			return 0;
+			return;
 		gp_stacks_done.mod = m;
 		gp_stacks_done.modcap = cap;
 	}
 	char *dup = strdup(path);
-	if (!dup)
-		return 0;
-	gp_stacks_done.mod[gp_stacks_done.nmod++] = (struct gp_stacks_mod){bias, dup};
-	return 0;
+	if (dup)
+		gp_stacks_done.mod[gp_stacks_done.nmod++] = (struct gp_stacks_mod){bias, dup};
 }
 
 /* dl_iterate_phdr callback: a GP_REC_MODULE for each object holding a
@@ -366,7 +385,7 @@ static int gp_stacks_module_seen(uint64_t bias, const char *path)
 static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	const struct gp_stacks_pcs *set = arg;
+	struct gp_stacks_pcs *set = arg;
 	union gp_rec r;
 	memset(&r, 0, sizeof r);
 	int hit = 0;
@@ -404,13 +423,15 @@ static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (name[0] != '/' && !strchr(name, '/'))
 		return 0; /* the vDSO and the like: no file to read */
-	if (gp_stacks_module_seen(info->dlpi_addr, name))
+	if (gp_stacks_module_known(info->dlpi_addr, name))
 		return 0; /* described for an earlier call's pcs */
 	r.module.type = GP_REC_MODULE;
 	r.module.path = gp_collector_intern(name, strlen(name));
 	r.module.bias = info->dlpi_addr;
-	if (r.module.path)
-		gp_collector_emit(&r, 1);
+	if (r.module.path && gp_collector_emit(&r, 1) == 0)
+		gp_stacks_module_note(info->dlpi_addr, name);
+	else
+		set->failed = 1; /* not written: described at the next call */
 	return 0;
 }
 
@@ -454,59 +475,97 @@ void gp_stacks_new_trace(void)
 		free(gp_stacks_done.mod[i].path);
 	free(gp_stacks_done.mod);
 	memset(&gp_stacks_done, 0, sizeof gp_stacks_done);
+	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
+		t->sym_npcs = 0;
 	pthread_mutex_unlock(&gp_stacks_sym_mu);
 }
 
-void gp_stacks_symbolize(void)
+/* The pcs captured since the last symbolisation (each table's from its
+ * watermark), sorted and distinct, in a malloc'd array; *n their count.
+ * Caller holds gp_stacks_sym_mu. NULL when none (or no memory). */
+static uint64_t *gp_stacks_new_pcs(size_t *n)
+{
+	size_t total = 0, k = 0;
+	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next) {
+		t->sym_seen = __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
+		total += t->sym_seen - t->sym_npcs;
+	}
+	*n = 0;
+	uint64_t *all = total ? malloc(total * sizeof *all) : NULL;
+	if (!all)
+		return NULL;
+	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
+		for (uint32_t i = t->sym_npcs; i < t->sym_seen && k < total; i++)
+			all[k++] = t->pcs[i];
+	qsort(all, k, sizeof *all, gp_stacks_cmp);
+	size_t d = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!d || all[i] != all[d - 1])
+			all[d++] = all[i];
+	*n = d;
+	return all;
+}
+
+/* One native pc's capture-time name, interned: "function+0xoff (object)"
+ * from dladdr, else the object and offset, else the address; 0 if the
+ * string could not be interned. */
+static uint32_t gp_stacks_name(uint64_t pc)
+{
+	Dl_info di;
+	char buf[512];
+	/* pc is a return address: look up pc - 1 so a call at a function's
+	 * end is attributed to that function. */
+	if (!dladdr((void *)(uintptr_t)(pc - 1), &di) || !di.dli_fname)
+		snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
+	else if (di.dli_sname)
+		snprintf(buf, sizeof buf, "%s+0x%llx (%s)", di.dli_sname, (unsigned long long)(pc - (uintptr_t)di.dli_saddr),
+			 di.dli_fname);
+	else
+		snprintf(buf, sizeof buf, "0x%llx (%s+0x%llx)", (unsigned long long)pc, di.dli_fname,
+			 (unsigned long long)(pc - (uintptr_t)di.dli_fbase));
+	return gp_collector_intern(buf, strlen(buf));
+}
+
+void gp_stacks_symbolize(int final)
 {
 	uint64_t pyn = __atomic_load_n(&gp_stacks_py_n, __ATOMIC_RELAXED);
-	if (pyn)
+	if (final && pyn)
 		gp_log(GP_LOG_DEBUG, "Python frames read at %llu stack captures, %.0f ns each on average",
 		       (unsigned long long)pyn, (double)__atomic_load_n(&gp_stacks_py_ns, __ATOMIC_RELAXED) / (double)pyn);
-	size_t total = 0, n = 0;
-	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
-		total += __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
-	if (!total)
-		return;
-	uint64_t *all = malloc(total * sizeof *all);
-	if (!all)
-		return;
-	for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next) {
-		uint32_t m = __atomic_load_n(&t->npcs, __ATOMIC_ACQUIRE);
-		for (uint32_t i = 0; i < m && n < total; i++)
-			all[n++] = t->pcs[i];
-	}
-	qsort(all, n, sizeof *all, gp_stacks_cmp);
 	pthread_mutex_lock(&gp_stacks_sym_mu);
-	size_t fresh = 0; /* distinct pcs not symbolised before, kept sorted at the front */
-	for (size_t i = 0; i < n; i++)
-		if ((!i || all[i] != all[i - 1]) && !gp_stacks_has(gp_stacks_done.pc, gp_stacks_done.n, all[i]))
-			all[fresh++] = all[i];
-	for (size_t i = 0; i < fresh; i++) {
-		if (GP_PC_IS_PYFRAME(all[i])) { /* sorted last: bit 63 */
-			gp_stacks_symbol(all[i], (uint32_t)all[i]);
+	size_t n = 0;
+	uint64_t *all = gp_stacks_new_pcs(&n);
+	if (!all) {
+		pthread_mutex_unlock(&gp_stacks_sym_mu);
+		return;
+	}
+	/* the new pcs not named before (another table's, an earlier call's),
+	 * named now; those written kept in fresh[0..nok) */
+	uint64_t *fresh = malloc(n * sizeof *fresh);
+	struct gp_stacks_pcs set = { all, n, 0 };
+	size_t nok = 0;
+	for (size_t i = 0; fresh && i < n; i++) {
+		if (gp_stacks_has(gp_stacks_done.pc, gp_stacks_done.n, all[i]))
 			continue;
-		}
-		Dl_info di;
-		char buf[512];
-		/* pc is a return address: look up pc - 1 so a call at a function's
-		 * end is attributed to that function. */
-		void *pc = (void *)(uintptr_t)(all[i] - 1);
-		if (!dladdr(pc, &di) || !di.dli_fname)
-			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)all[i]);
-		else if (di.dli_sname)
-			snprintf(buf, sizeof buf, "%s+0x%llx (%s)", di.dli_sname,
-				 (unsigned long long)(all[i] - (uintptr_t)di.dli_saddr), di.dli_fname);
+		/* Python frames (bit 63, sorted last) are named by their string */
+		uint32_t name = GP_PC_IS_PYFRAME(all[i]) ? (uint32_t)all[i] : gp_stacks_name(all[i]);
+		if (gp_stacks_symbol(all[i], name) == 0)
+			fresh[nok++] = all[i];
 		else
-			snprintf(buf, sizeof buf, "0x%llx (%s+0x%llx)", (unsigned long long)all[i], di.dli_fname,
-				 (unsigned long long)(all[i] - (uintptr_t)di.dli_fbase));
-		gp_stacks_symbol(all[i], gp_collector_intern(buf, strlen(buf)));
+			set.failed = 1;
 	}
-	if (fresh) {
-		struct gp_stacks_pcs set = { all, fresh };
-		dl_iterate_phdr(gp_stacks_module, &set);
-		gp_stacks_note_done(all, fresh);
-	}
+	if (!fresh)
+		set.failed = 1;
+	/* every object holding one of the new pcs, unless described before */
+	dl_iterate_phdr(gp_stacks_module, &set);
+	if (nok)
+		gp_stacks_note_done(fresh, nok);
+	/* all written: these pcs need no second look; else the next call
+	 * takes them again (those named are skipped, the rest retried) */
+	if (!set.failed)
+		for (struct gp_stack_table *t = __atomic_load_n(&gp_stacks_all, __ATOMIC_ACQUIRE); t; t = t->next)
+			t->sym_npcs = t->sym_seen;
 	pthread_mutex_unlock(&gp_stacks_sym_mu);
+	free(fresh);
 	free(all);
 }

@@ -547,7 +547,7 @@ static void *gp_window_timer_run(void)
 			return NULL;
 		if (closed) {
 			gp_cupti_flush();
-			gp_stacks_symbolize(); /* the window's file names its own stacks */
+			gp_stacks_symbolize(0); /* the window's file names its own stacks */
 			if (gp_collector_rotate() != 0)
 				return NULL;
 		}
