@@ -12,7 +12,9 @@
  * SIGINT/SIGTERM end the loop; the state is on disk after every window.
  *
  * --listen takes IPv4, [IPv6] or a host name (getaddrinfo), checked for
- * its form before anything is read.
+ * its form before anything is read. Call sites are named from the object
+ * files as gpuphase-report names them (report/core/symbolize.c), from this
+ * host's files only (DEBUGINFOD_URLS is dropped at start).
  *
  * Exit status: 0 after a signal (or --once), 1 a failure (cannot listen: a
  * name that does not resolve, an address that does not bind; unreadable
@@ -305,6 +307,9 @@ int main(int argc, char **argv)
 	char err[2 * PATH_MAX];
 	if (rc >= 0)
 		return rc;
+	/* call sites are named from the object files on this host only: a
+	 * sidecar's poll loop never waits on a debuginfod server's answer */
+	unsetenv("DEBUGINFOD_URLS");
 	char host[256], port[8];
 	if (gp_agent_split_listen(listen, host, sizeof host, port, sizeof port, err, sizeof err) != 0) {
 		fprintf(stderr, "gpuphase agent: --listen %s: %s\n", listen, err);

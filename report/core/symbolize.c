@@ -8,7 +8,9 @@
  * (libdw.so.1), never linked: a machine without it runs the report as
  * before, with the names dladdr gave at capture (GP_REC_SYMBOL). A module
  * whose file is gone or whose build id no longer matches the trace's is not
- * used (its pcs keep the capture-time names). gp_an_config.no_symbolize
+ * used (its pcs keep the capture-time names), nor one whose path is no
+ * regular file (opened non-blocking, checked, then handed to libdwfl: a
+ * FIFO named by a trace must not hang the report). gp_an_config.no_symbolize
  * turns it off (the fuzz harness: hermetic, and thousands of reports).
  *
  * Report thread only; called once by gp_an_prepare, after pass 1 (all
@@ -17,9 +19,12 @@
  */
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis_int.h"
 #include "kernel_name.h"
@@ -125,9 +130,21 @@ void gp_sym_resolve(struct gp_an *an)
 		const char *path = gp_an_string(an, an->modules[i].path);
 		if (!path || !*path)
 			continue;
-		Dwfl_Module *m = gp_dw.report_elf(d, gp_sym_base(path), path, -1, an->modules[i].bias, false);
-		if (!m)
+		/* opened here, not by libdwfl: a path the trace names may be no
+		 * regular file (a FIFO would block the open for ever) */
+		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0)
 			continue;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		Dwfl_Module *m = gp_dw.report_elf(d, gp_sym_base(path), path, fd, an->modules[i].bias, false);
+		if (!m) { /* consumed only on success */
+			close(fd);
+			continue;
+		}
 		const unsigned char *bits = NULL;
 		GElf_Addr vaddr;
 		int nb = gp_dw.build_id(m, &bits, &vaddr);

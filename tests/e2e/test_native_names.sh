@@ -4,7 +4,10 @@
 # waits in a static function; the report names the function from .symtab,
 # and native_app.c:LINE when it was built with -g. dladdr alone (the
 # capture-time names) could only print an address there. The site is read
-# from the operators grouped by call site (a blocking copy's op).
+# from the operators grouped by call site (a blocking copy's op). Then the
+# program's file replaced by a FIFO of the same name: the report must not
+# open it for reading (that would wait for a writer for ever), must finish
+# within 30 s and name the site as the capture did.
 set -u
 B=${GP_BUILD:?GP_BUILD unset}; S=${GP_SRC:?GP_SRC unset}
 fail() { echo "FAIL: $*"; exit 1; }
@@ -35,3 +38,13 @@ for g in g nog; do
   fi
   echo "ok: $g: $site"
 done
+# the module's file replaced by a FIFO: not a file to read (the capture's
+# name is kept); a blocking open would hang here
+rm -f "$tmp/app_nog"
+mkfifo "$tmp/app_nog" || fail "mkfifo"
+timeout 30 "$B/bin/gpuphase-report" --group-by callsite --format json "$tmp/nog.gpht" >"$tmp/fifo.txt" 2>&1
+rc=$?
+[ "$rc" = 124 ] && fail "the report hung on a module path that is now a FIFO"
+[ "$rc" = 0 ] || { cat "$tmp/fifo.txt"; fail "report with a FIFO module failed ($rc)"; }
+grep -q 'na_static_wait' "$tmp/fifo.txt" && fail "a function name read from a FIFO?"
+echo "ok: the module's file replaced by a FIFO: the report finished (rc 0), the capture's names kept"
