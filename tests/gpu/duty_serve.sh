@@ -16,7 +16,11 @@ set -u
 [ $# -ge 3 ] || { echo "usage: duty_serve.sh SERVER CLIENT REQUESTS [NAME=VALUE...]" >&2; exit 2; }
 server=$1 client=$2 n=$3
 shift 3
-sock=$PWD/srv.sock
+# the socket in a short folder of its own: a Unix socket's path is at most
+# 107 bytes, which a run folder deep in a result tree can pass
+sockdir=$(mktemp -d /tmp/gpkit-srv.XXXXXX) || exit 1
+trap 'rm -rf "$sockdir"' EXIT
+sock=$sockdir/srv.sock
 env "$@" "$server" "$sock" >server.out 2>server.err &
 srv=$!
 for _ in $(seq 1 600); do

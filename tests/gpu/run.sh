@@ -769,6 +769,11 @@ duty_reps() {
 		--max "${GPU_KIT_DUTY_OVERHEAD_MAX:-1.01}" "${SIMTIME_FLAG[@]+"${SIMTIME_FLAG[@]}"}" | tee -a "$LOG"
 }
 
+# The duty runs' control sockets: GPUPHASE_CONTROL_DIR must be at most 80
+# bytes (a socket path's limit), which a RESULT_DIR deep in a build tree
+# passes (the library then refuses it and captures nothing): a short
+# folder of our own, removed after step 8b.
+DUTY_CTL=$(mktemp -d /tmp/gpkit-ctl.XXXXXX)
 log "step 8: duty-cycled capture's cost (examples/server)"
 srv_exe=$EXB/server
 srv_cli=$EXB/server_client
@@ -780,7 +785,7 @@ duty_serve_run() {
 	else
 		run_prog "$1" bare 180 bash "$KIT_DIR/duty_serve.sh" "$srv_exe" "$srv_cli" "$duty_n" \
 			"LD_PRELOAD=$SAN_PRE$LIB" "GPUPHASE_WINDOW=$DUTY_WINDOW" \
-			"GPUPHASE_OUTPUT=$RD/runs/$1/srv-%p.gpht" "GPUPHASE_CONTROL_DIR=$RD/runs/$1/ctl"
+			"GPUPHASE_OUTPUT=$RD/runs/$1/srv-%p.gpht" "GPUPHASE_CONTROL_DIR=$DUTY_CTL/$1"
 	fi
 }
 if [ ! -x "$srv_exe" ] || [ ! -x "$srv_cli" ]; then
@@ -805,7 +810,7 @@ duty_launch_run() {
 	if [ "$2" = bare ]; then
 		run_prog "$1" bare 180 "$lb" "$duty_rounds"
 	else
-		RUN_ENV+=("GPUPHASE_WINDOW=$DUTY_WINDOW" "GPUPHASE_CONTROL_DIR=$RD/runs/$1/ctl")
+		RUN_ENV+=("GPUPHASE_WINDOW=$DUTY_WINDOW" "GPUPHASE_CONTROL_DIR=$DUTY_CTL/$1")
 		run_prog "$1" preload 180 "$lb" "$duty_rounds"
 	fi
 }
@@ -820,6 +825,7 @@ elif have_time "$DUTY_NEED" overhead/duty_launch; then
 	duty_rounds=$(duty_count "$calib_ms" 10 100000)
 	duty_reps duty_launch duty_launch_run overhead/duty_launch
 fi
+rm -rf "$DUTY_CTL"
 
 # ---------------------------------------------------------------- summary
 case "${GPU_KIT_KEEP_TRACES:-all}" in
