@@ -613,12 +613,12 @@ Test(simcuda_cupti, hw_trace_not_supported_on_cc90)
 
 /* ---- the CUPTI thread sleeps; staging is bounded -------------------------------------- */
 
-/* CPU time (ns) of the thread named simcuda-cupti; -1 if none. */
-static long long cupti_thread_cpu_ns(void)
+/* The tid of the one thread named `name`, 0 if none, -1 if several. */
+static long thread_named(const char *name)
 {
 	DIR *d = opendir("/proc/self/task");
 	cr_assert_not_null(d);
-	long long ns = -1;
+	long found = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
@@ -631,30 +631,42 @@ static long long cupti_thread_cpu_ns(void)
 		if (!fgets(comm, sizeof comm, f))
 			comm[0] = 0;
 		fclose(f);
-		if (strncmp(comm, "simcuda-cupti", 13) != 0)
-			continue;
-		snprintf(p, sizeof p, "/proc/self/task/%s/schedstat", e->d_name);
-		f = fopen(p, "r");
-		if (f) {
-			if (fscanf(f, "%lld", &ns) != 1)
-				ns = -1;
-			fclose(f);
-		}
-		if (ns < 0) { /* no schedstat: utime + stime in clock ticks */
-			snprintf(p, sizeof p, "/proc/self/task/%s/stat", e->d_name);
-			f = fopen(p, "r");
-			cr_assert_not_null(f);
-			char buf[1024];
-			size_t n = fread(buf, 1, sizeof buf - 1, f);
-			fclose(f);
-			buf[n] = 0;
-			char *q = strrchr(buf, ')');
-			unsigned long ut = 0, st = 0;
-			cr_assert(q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2);
-			ns = (long long)(ut + st) * (1000000000ll / sysconf(_SC_CLK_TCK));
-		}
+		comm[strcspn(comm, "\n")] = 0;
+		if (!strcmp(comm, name))
+			found = found ? -1 : strtol(e->d_name, NULL, 10);
 	}
 	closedir(d);
+	return found;
+}
+
+/* CPU time (ns) of the thread named simcuda-cupti; -1 if none. */
+static long long cupti_thread_cpu_ns(void)
+{
+	long tid = thread_named("simcuda-cupti");
+	if (tid <= 0)
+		return -1;
+	char p[300];
+	long long ns = -1;
+	snprintf(p, sizeof p, "/proc/self/task/%ld/schedstat", tid);
+	FILE *f = fopen(p, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &ns) != 1)
+			ns = -1;
+		fclose(f);
+	}
+	if (ns < 0) { /* no schedstat: utime + stime in clock ticks */
+		snprintf(p, sizeof p, "/proc/self/task/%ld/stat", tid);
+		f = fopen(p, "r");
+		cr_assert_not_null(f);
+		char buf[1024];
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		char *q = strrchr(buf, ')');
+		unsigned long ut = 0, st = 0;
+		cr_assert(q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2);
+		ns = (long long)(ut + st) * (1000000000ll / sysconf(_SC_CLK_TCK));
+	}
 	return ns;
 }
 
@@ -884,33 +896,6 @@ Test(simcuda_cupti, truth_says_when_each_switch_flipped)
 }
 
 /* ---- the driver's thread; SYSTEM thread ids ----------------------------------------- */
-
-/* The tid of the one thread named `name`, 0 if none, -1 if several. */
-static long thread_named(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	cr_assert_not_null(d);
-	long found = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char p[300], comm[64] = "";
-		snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof comm, f))
-			comm[0] = 0;
-		fclose(f);
-		comm[strcspn(comm, "\n")] = 0;
-		if (!strcmp(comm, name))
-			found = found ? -1 : strtol(e->d_name, NULL, 10);
-	}
-	closedir(d);
-	return found;
-}
-
 /* Real CUDA starts threads of its own at initialisation: so does simcuda,
  * one, idle, with every signal blocked so that the program's signals still
  * reach the program's threads (docs/simcuda.md "The driver's thread"). */
