@@ -211,7 +211,7 @@ static struct gp_stack_table *gp_stacks_table(void)
 static pthread_mutex_t gp_stacks_sym_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	uint64_t *pc;
-	size_t n, cap;
+	size_t n;
 	struct gp_stacks_mod {
 		uint64_t bias;
 		char *path;
@@ -339,17 +339,24 @@ struct gp_stacks_pcs {
 	int failed; /* a record could not be written */
 };
 
-/* Whether a sorted pc lies in [lo, hi). */
-static int gp_stacks_any_in(const struct gp_stacks_pcs *s, uint64_t lo, uint64_t hi)
+/* The index of the first of the sorted v[0..n) that is >= x (n if none). */
+static size_t gp_stacks_lower(const uint64_t *v, size_t n, uint64_t x)
 {
-	size_t a = 0, b = s->n;
+	size_t a = 0, b = n;
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
-		if (s->pc[m] < lo)
+		if (v[m] < x)
 			a = m + 1;
 		else
 			b = m;
 	}
+	return a;
+}
+
+/* Whether a sorted pc lies in [lo, hi). */
+static int gp_stacks_any_in(const struct gp_stacks_pcs *s, uint64_t lo, uint64_t hi)
+{
+	size_t a = gp_stacks_lower(s->pc, s->n, lo);
 	return a < s->n && s->pc[a] < hi;
 }
 
@@ -438,14 +445,7 @@ static int gp_stacks_module(struct dl_phdr_info *info, size_t size, void *arg)
 /* Whether pc is in the sorted set. */
 static int gp_stacks_has(const uint64_t *v, size_t n, uint64_t pc)
 {
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-		if (v[m] < pc)
-			a = m + 1;
-		else
-			b = m;
-	}
+	size_t a = gp_stacks_lower(v, n, pc);
 	return a < n && v[a] == pc;
 }
 
@@ -464,7 +464,7 @@ static void gp_stacks_note_done(const uint64_t *fresh, size_t n)
 											       : fresh[j++];
 	free(gp_stacks_done.pc);
 	gp_stacks_done.pc = m;
-	gp_stacks_done.n = gp_stacks_done.cap = total;
+	gp_stacks_done.n = total;
 }
 
 void gp_stacks_new_trace(void)

@@ -270,7 +270,6 @@ static struct {
 	sem_t stop;           /* posted once to end the thread */
 	pthread_t thread;
 	_Atomic int running;  /* the thread exists and nobody stopped it yet */
-	_Atomic int sem_ready;
 	pid_t pid;            /* the process that started it */
 } g_drv;
 
@@ -289,16 +288,13 @@ static void sim_driver_thread_atfork_child(void)
 	atomic_store_explicit(&g_drv.running, 0, memory_order_relaxed);
 }
 
-/* Driver start (under g_init_mx, once). */
+/* Driver start (under g_init_mx, once per loaded library). */
 static void sim_driver_thread_start(void)
 {
-	if (!atomic_load_explicit(&g_drv.sem_ready, memory_order_relaxed)) {
-		if (sem_init(&g_drv.stop, 0, 0) != 0)
-			return;
-		atomic_store_explicit(&g_drv.sem_ready, 1, memory_order_relaxed);
-		/* unregistered by glibc when this library is unloaded */
-		pthread_atfork(NULL, NULL, sim_driver_thread_atfork_child);
-	}
+	if (sem_init(&g_drv.stop, 0, 0) != 0)
+		return;
+	/* unregistered by glibc when this library is unloaded */
+	pthread_atfork(NULL, NULL, sim_driver_thread_atfork_child);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the full mask */
