@@ -9,12 +9,14 @@
  *    cbid traced, with the runtime one, and with both — the per-cbid
  *    switches of CUPTI 13 (cuptiActivityEnableRuntimeApi / DriverApi), so
  *    nothing else the program does is traced differently meanwhile —
- *    configurations interleaved, medians: rt = T(runtime) − T(none), drv =
+ *    configurations interleaved, lower quartiles (gp_calib_floor): rt =
+ *    T(runtime) − T(none), drv =
  *    T(both) − T(runtime);
  *  - per launch: the library's own empty kernel (gpuphase_calibrate,
  *    calibrate_kernel.cu, registered with the program's runtime from a fat
  *    binary embedded here) launched on a private non-blocking stream with
- *    CUPTI's kernel records on and off: launch = T(on) − T(off), medians.
+ *    CUPTI's kernel records on and off: launch = T(on) − T(off), lower
+ *    quartiles. GPUPHASE_LOG=debug prints every timing.
  *
  * When: once, inside the first hooked kernel launch made while capture is
  * on, on the program's thread, before that launch is made: the program has
@@ -41,6 +43,7 @@
  * nothing here aborts or leaves CUPTI's kinds changed.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,12 +94,31 @@ static int gp_calib_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t gp_calib_median(uint64_t *v, size_t n)
+/* The lower quartile: the time of a call not slowed by anything else. What
+ * slows a call (another thread on the core, a device thread's completion
+ * work under a shared lock, a preemption) only adds time, in steps, and on a
+ * busy host to half the calls or more, where a median jumps between those
+ * steps from run to run; the calls without such a step sit in a narrow band
+ * at the bottom, which the lower quartile reads as long as a quarter of them
+ * ran clear. */
+static uint64_t gp_calib_floor(uint64_t *v, size_t n)
 {
 	if (!n)
 		return 0;
 	qsort(v, n, sizeof *v, gp_calib_cmp);
-	return v[n / 2];
+	return v[n / 4];
+}
+
+/* GPUPHASE_LOG=debug: one configuration's timings, in the order taken */
+static void gp_calib_log(const char *what, const uint64_t *v, size_t n)
+{
+	if (gp_cfg.log_level < GP_LOG_DEBUG)
+		return;
+	char line[640];
+	size_t at = 0;
+	for (size_t i = 0; i < n && at < sizeof line - 24; i++)
+		at += (size_t)snprintf(line + at, sizeof line - at, " %llu", (unsigned long long)v[i]);
+	gp_log(GP_LOG_DEBUG, "CUPTI cost calibration: %s, ns:%s", what, line);
 }
 
 /* a - b, 0 when noise makes it negative */
@@ -137,8 +159,11 @@ static int gp_calib_api(uint64_t deadline, uint32_t *rt, uint32_t *drv, uint16_t
 	gp_cupti_api_trace(1, dcb, drv0);
 	if (rc && (rc != -ETIME || !n[0] || !n[1] || !n[2]))
 		return rc;
-	uint64_t none = gp_calib_median(t[0], n[0]), one = gp_calib_median(t[1], n[1]),
-		 two = gp_calib_median(t[2], n[2]);
+	gp_calib_log("a call, neither layer traced", t[0], n[0]);
+	gp_calib_log("a call, runtime traced", t[1], n[1]);
+	gp_calib_log("a call, both layers traced", t[2], n[2]);
+	uint64_t none = gp_calib_floor(t[0], n[0]), one = gp_calib_floor(t[1], n[1]),
+		 two = gp_calib_floor(t[2], n[2]);
 	*rt = gp_calib_diff(one, none);
 	*drv = gp_calib_diff(two, one);
 	*samples = (uint16_t)n[0];
@@ -207,7 +232,9 @@ static int gp_calib_launch(uint32_t *launch, uint16_t *samples)
 	destroy(st);                /* its kernels finish on their own */
 	if (rc && (rc != -ETIME || !n[0] || !n[1]))
 		return rc;
-	*launch = gp_calib_diff(gp_calib_median(t[1], n[1]), gp_calib_median(t[0], n[0]));
+	gp_calib_log("a launch, kernel records off", t[0], n[0]);
+	gp_calib_log("a launch, kernel records on", t[1], n[1]);
+	*launch = gp_calib_diff(gp_calib_floor(t[1], n[1]), gp_calib_floor(t[0], n[0]));
 	*samples = (uint16_t)n[1];
 	return 0;
 }
