@@ -359,7 +359,8 @@ enum gp_status_kind {
 	GP_STATUS_FORKED_CHILD = 5,
 	GP_STATUS_SIZE_CAP = 6,          /* GPUPHASE_MAX_BYTES reached           */
 	GP_STATUS_HOOK_COST = 7,         /* value = measured cost (ns) of one
-	                                    hooked call's own work (hostload.c) */
+	                                    hooked call's own work (hostload.c);
+	                                    may come again, lower: the last holds */
 	GP_STATUS_PROCESS_START = 8,     /* value = process start time on the
 	                                    trace clock (ns)                     */
 	GP_STATUS_INVARIANT_BROKEN = 9,  /* a GP_NEVER() check fired: capture was
