@@ -65,7 +65,11 @@ and printed with its source:
    lies inside the call after CUPTI's (estimated) time in it — the report
    may charge it to that op as sync, out of the copy's launch; and, with
    the calibration, a call whose CUPTI time ran past the estimate, an op
-   ending in between. Such a wait is split as metrics.md §3 splits one:
+   ending in between; without CUPTI's overhead records, a launch with no
+   wait in the truth that began (after the estimate) on a launch queue as
+   full as the report's rule reads it, an op of the queue ending inside it
+   (a thread held off the CPU looks like one that waited). Such a wait is
+   split as metrics.md §3 splits one:
    that op and the earlier ops of its scope ending inside it, each up to
    its end, that op also the rest.
 The library's own calibration calls (kernel GP_CALIB_KERNEL) are no
@@ -102,6 +106,7 @@ Python 3 standard library only.
 """
 import bisect
 import copy
+import heapq
 import json
 import re
 import os
@@ -112,6 +117,9 @@ REL, ABS_NS = 0.01, 2000
 CALIB_KERNEL = "gpuphase_calibrate"  # trace/gp_format.h GP_CALIB_KERNEL
 NOMINAL_REL, NOMINAL_ABS_NS = REL, ABS_NS
 IMPLICIT = {"free", "free_host", "host_alloc"}
+# the calls a full launch queue blocks whose waits the report infers
+# (report/core/queue_full.c: kernel and graph launches, async copies and sets)
+QUEUED_CALL = re.compile(r"^(cudaLaunch(?!HostFunc)|__cudaLaunch|cudaGraphLaunch|cudaMemcpy\w*Async|cudaMemset\w*Async)")
 IMPLICIT_CALLS = {"cudaFree", "cudaFreeHost", "cudaMallocHost", "cudaHostAlloc"}
 EXPLICIT = {"device", "stream", "event"}
 BLOCKING = {"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer",
@@ -802,6 +810,42 @@ def main():
                     o = max(ended, key=lambda o: o["end"])
                     may("a call whose CUPTI time ran past the calibration's estimate (truth's overhead lines), "
                         "an op ending in between", o, lo, o["end"], c)
+        # without CUPTI's overhead records the report infers a full launch
+        # queue's wait from the queue's level (metrics.md §3, "A full launch
+        # queue"): a launch that began (after the estimate of CUPTI's time)
+        # with as many ops of its device pending as were ever pending there,
+        # at least 64, during which one of them ended, waited for the first
+        # of them to end. A launch the host held off the CPU at such a moment
+        # has no wait in the truth (the slot freed before simcuda looked),
+        # and the same timestamps: the report may read a wait from the
+        # estimate to that op's end (no profiler can tell them apart without
+        # CUPTI's COMMAND_BUFFER_FULL records)
+        if inferred_queue:
+            dev_call = {}  # api corr -> its op's device
+            enq = []  # (api end, GPU end, device, op index): the ops the queue holds
+            for i, o in enumerate(ops):
+                if o.get("type") in ("kernel", "memcpy", "memset") and o.get("api_corr") in apis:
+                    d = dev_of.get(o["stream"], 0)
+                    dev_call[o["api_corr"]] = d
+                    enq.append((apis[o["api_corr"]]["end"], o["end"], d, i))
+            enq.sort()
+            calls = sorted((a["start"] + cupti.get(a["corr"], 0), a["corr"]) for a in apis.values()
+                           if QUEUED_CALL.match(a["name"]) and a["corr"] not in first_wait
+                           and a["corr"] in dev_call)
+            pending, level, k = {}, {}, 0  # device -> heap of (GPU end, op index); its highest level
+            for a0, c in calls:
+                while k < len(enq) and enq[k][0] <= a0:
+                    heapq.heappush(pending.setdefault(enq[k][2], []), enq[k][1:2] + enq[k][3:])
+                    k += 1
+                d = dev_call[c]
+                h = pending.setdefault(d, [])
+                while h and h[0][0] <= a0:
+                    heapq.heappop(h)
+                level[d] = max(level.get(d, 0), len(h))
+                if len(h) >= 64 and len(h) >= level[d] and h[0][0] <= apis[c]["end"]:
+                    o = ops[h[0][1]]
+                    may("a launch held off the CPU while the launch queue was full (no wait in the truth), an "
+                        "op of the queue ending inside it", o, a0, o["end"], c)
         # a cudaGraphLaunch's host time is the launch of the first op (by GPU
         # start) of that launch only: its other nodes have launch 0
         first_of = {}
