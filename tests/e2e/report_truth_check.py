@@ -1170,8 +1170,8 @@ def hook_only(truth, report, specs):
           f"(the truth's outside lines: {sum(o['ns'] for o in outside.values())} ns in "
           f"{sum(o['calls'] for o in outside.values())} calls)")
     # the hook's own time inside the interval it measures (its clock reads,
-    # the call into the runtime and back, a first call's page faults before
-    # simcuda's entry): at most what the library measured a hook to cost
+    # the call into the runtime and back, a first call's cold code before
+    # simcuda's first clock read and after its last): at most what the library measured a hook to cost
     # (the report's self-overhead), a call, one-sided
     so = next((a.get("host_conditions", {}).get("self_overhead") for a in report.get("analyses", [])
                if a.get("host_conditions", {}).get("self_overhead")), None)
