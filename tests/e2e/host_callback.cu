@@ -11,7 +11,8 @@
 // with flags 1, a host function NULL) must return cudaErrorInvalidValue and
 // never run anything: more than the profiler's pool of pending callbacks
 // (4096), so a slot a refused call kept would leave later callbacks
-// unrecorded. Used by tests/e2e/test_report_host_callback.sh.
+// unrecorded. With HC_RUNS=FILE each callback's own run (its first and last
+// clock reads) is written there. Used by tests/e2e/test_report_host_callback.sh.
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -27,6 +28,43 @@ struct hc_arg {
 	cudaStream_t stream;
 };
 
+/* Each callback's own run, read by the function itself first and last
+ * (CLOCK_MONOTONIC_RAW: the trace's clock, and simcuda's under the
+ * library's CUPTI timestamp callback): with HC_RUNS=FILE, written there at
+ * the end, a JSON line each, for the truth check (the least a report may
+ * give a callback's run: what the function itself saw). */
+static unsigned long long hc_runs[2 * HC_STEPS + 8][2];
+static int hc_nruns;
+
+static unsigned long long hc_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+	return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+static void hc_ran(unsigned long long t0)
+{
+	unsigned long long t1 = hc_now();
+	int i = __atomic_fetch_add(&hc_nruns, 1, __ATOMIC_RELAXED);
+	if (i < (int)(sizeof hc_runs / sizeof hc_runs[0])) {
+		hc_runs[i][0] = t0;
+		hc_runs[i][1] = t1;
+	}
+}
+
+static void hc_write_runs(void)
+{
+	const char *path = getenv("HC_RUNS");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	if (!f)
+		return;
+	int cap = (int)(sizeof hc_runs / sizeof hc_runs[0]), n = hc_nruns < cap ? hc_nruns : cap;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "{\"type\":\"fn_run\",\"start\":%llu,\"end\":%llu}\n", hc_runs[i][0], hc_runs[i][1]);
+	fclose(f);
+}
+
 static void hc_sleep_us(long us)
 {
 	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -36,18 +74,22 @@ static void hc_sleep_us(long us)
 
 static void CUDART_CB cb_slow(void *p)
 {
+	unsigned long long t0 = hc_now();
 	struct hc_arg *a = (struct hc_arg *)p;
 	a->calls++;
 	hc_sleep_us(HC_SLEEP_US);
+	hc_ran(t0);
 }
 
 static void CUDART_CB cb_stream(cudaStream_t s, cudaError_t status, void *p)
 {
+	unsigned long long t0 = hc_now();
 	struct hc_arg *a = (struct hc_arg *)p;
 	if (s != a->stream || status != cudaSuccess)
 		a->calls += 100; /* wrong stream or status: fails the count */
 	a->calls++;
 	hc_sleep_us(HC_SLEEP_US / 2);
+	hc_ran(t0);
 }
 
 __global__ void hc_incr(int *v, int n)
@@ -115,6 +157,7 @@ int main(void)
 	CK(cudaFree(d));
 	CK(cudaFreeHost(h));
 	CK(cudaStreamDestroy(s));
+	hc_write_runs();
 	printf("host_callback: %s\n", bad ? "FAILED" : "OK");
 	return bad;
 }

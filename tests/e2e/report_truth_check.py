@@ -26,6 +26,13 @@ GPU busy, and a wait for it is split like any other. The function each call
 enqueued is the program's: the calling script names it (HOSTFN_NAMES=
 "cudaLaunchHostFunc=f,cudaStreamAddCallback=g"), required when the truth has
 such lines, since under the library simcuda is handed its trampoline.
+The truth's run holds the trampoline around the function too, and a
+callback thread the host held off the CPU there (162 us once, after the
+trampoline's last clock read): with HOSTFN_RUNS=FILE (the program's own
+clock reads in its functions, a JSON line {"start", "end"} each, every one
+inside a hostfn interval) an expectation with those runs in place of the
+truth's is taken beside the others (execute, and a wait that ends with a
+run), printed as an allowance.
 
 Nothing else is passed in by the calling script: every correction is derived
 here, with its sign, from the truth and the report's own stated figures,
@@ -542,6 +549,26 @@ def main():
                 print(f"FAIL: the truth has a host function enqueued by {call}; HOSTFN_NAMES names none for it")
                 return 1
             host_fns.append(dict(t, name="host callback " + fn_of[call], call_corr=t["corr"]))
+    # HOSTFN_RUNS=FILE: the program's own clock reads of its functions' runs
+    # (a line {"start", "end"} each, the truth's clock), each inside a
+    # hostfn interval, which also holds the profiler's work around the
+    # function (its trampoline) and a thread held off the CPU there: a
+    # report may give a run anything from the program's run to the truth's
+    # (an expectation with the program's runs in place of the truth's, the
+    # "prog" variant below: execute, and a wait that ends with the run)
+    runs_path = os.environ.get("HOSTFN_RUNS")
+    if runs_path:
+        runs = [json.loads(l) for l in open(runs_path) if l.strip()]
+        for r in runs:
+            t = next((t for t in host_fns if t["start"] <= r["start"] <= r["end"] <= t["end"]), None)
+            if t is None:
+                print(f"FAIL: HOSTFN_RUNS: the program's run {r['start']}..{r['end']} lies in no hostfn interval "
+                      f"of the truth (another clock?)")
+                return 1
+            t["run"] = (r["start"], r["end"])
+        if len(runs) != len(host_fns):
+            print(f"FAIL: HOSTFN_RUNS: {len(runs)} runs of the program's functions, {len(host_fns)} in the truth")
+            return 1
     # per device, what the report must have taken out of its GPU times: from
     # the truth by metrics.md §2's rule (clock_truth), never from the report,
     # whose statement (summary.gpu_clock[]) is only held against it
@@ -595,7 +622,7 @@ def main():
     why = {}  # the allowances by reason: the largest over the expectations
     late = [0]  # launch the optional calls may have from their hooks beyond the truth's (the largest)
 
-    def expect(with_optional, far=False):
+    def expect(with_optional, far=False, prog=False):
         """The operators the truth expects: without or with the optional calls."""
         own = {t["corr"] for t in truth if t["type"] == "kernel" and t["name"] == CALIB_KERNEL}
 
@@ -608,7 +635,8 @@ def main():
         ops = [dict(t, start=gpu(t["start"], dev_of.get(t["stream"], 0), far),
                     end=gpu(t["end"], dev_of.get(t["stream"], 0), far)) for t in gpu_ops
                if (not wins or t.get("api_corr") in apis) and t.get("name") != CALIB_KERNEL]
-        ops += [t for t in host_fns if not wins or t["call_corr"] in apis]
+        ops += [dict(t, start=t["run"][0], end=t["run"][1]) if prog and "run" in t else t
+                for t in host_fns if not wins or t["call_corr"] in apis]
         syncs = {}
         for t in truth:
             if t["type"] == "sync" and (not wins or t["api_corr"] in apis):
@@ -907,6 +935,8 @@ def main():
     # residual: any value between the two is accepted
     (want_r, ops_r, _), (want_lo_r, ops_lo_r, _) = (expect(True, True), expect(False, True)) if tracking else \
         ((want, ops, 0), (want_lo, ops_lo, 0))
+    # the program's own runs of its host functions (HOSTFN_RUNS), or none
+    want_p, ops_p, _ = expect(True, False, True) if any("run" in t for t in host_fns) else (want, ops, 0)
     nopt = sum(1 for t in truth if t["type"] == "api" and wins and optional(t))
     if late[0]:
         allowances.append(("the optional calls' launch up to their truth rec, beyond their ends (timed from a "
@@ -915,6 +945,13 @@ def main():
     for reason, (n, ns, most) in sorted(why.items()):
         allowances.append((f"sync the report may charge (and launch it may lose) for {n} calls, up to {most} ns "
                            f"a call, split over the ops ending in each wait as metrics.md §3 splits one", ns, reason))
+    slack = [(t["end"] - t["start"]) - (t["run"][1] - t["run"][0]) for t in host_fns if "run" in t]
+    if slack:
+        allowances.append((f"host functions' runs as the program's own clock reads had them (an expectation "
+                           f"beside the truth's: execute, and a wait ending with a run), {len(slack)} runs, up to "
+                           f"{max(slack)} ns a run shorter: the profiler's trampoline around the function, a "
+                           f"thread held off the CPU there", sum(slack),
+                           "HOSTFN_RUNS: the program's clock reads in its functions"))
     for what, size, src in allowances:
         print(f"allowance: {what}: {size:.0f} ns in all (from {src})")
 
@@ -948,9 +985,9 @@ def main():
     if flt:
         pat = re.compile(flt)
         print(f"filter {flt!r}: the truth's operators whose name it matches")
-        want, want_lo, want_r, want_lo_r = ({n: w for n, w in v.items() if pat.search(n)}
-                                            for v in (want, want_lo, want_r, want_lo_r))
-    variants = (want, want_lo, want_r, want_lo_r)
+        want, want_lo, want_r, want_lo_r, want_p = ({n: w for n, w in v.items() if pat.search(n)}
+                                                    for v in (want, want_lo, want_r, want_lo_r, want_p))
+    variants = (want, want_lo, want_r, want_lo_r, want_p)
 
     def group(name):
         return [v.get(name, zero) for v in variants]
@@ -1118,7 +1155,7 @@ def main():
                 busy += cur_e - cur_s
         return busy
 
-    busies = [union(x) for x in (ops, ops_lo, ops_r, ops_lo_r)]
+    busies = [union(x) for x in (ops, ops_lo, ops_r, ops_lo_r, ops_p)]
     busy = busies[0]
     nopt and print(f"{nopt} calls at the windows' edges may or may not be in the trace (optional)")
     bad = mode_bad + list(refusals) + bounds_bad + compare(report)

@@ -14,10 +14,17 @@
 #    from the callback's start on (less 1 %), and the copies before them at
 #    most the part of the wait before the callback began (see charged());
 #  * report_truth_check.py holds every operator's phases to the truth, the
-#    callbacks' runs among them (HOSTFN_NAMES: the program's functions).
+#    callbacks' runs among them (HOSTFN_NAMES: the program's functions);
+#    a run's execute at least the program's own clock reads of it (HC_RUNS,
+#    HOSTFN_RUNS): the truth's interval also holds the profiler's trampoline
+#    around the function, and a callback thread the host held off the CPU
+#    after the trampoline's last clock read (162 us once) is in the truth
+#    and in no record.
 # Tamper control: the first run's trace without its host callback records
 # (the trace of a library that does not record them, trace_reorder
-# --drop-host-callbacks) must fail both checks: its waits go to the copy.
+# --drop-host-callbacks) must fail both checks: its waits go to the copy;
+# and the first run's report with cb_stream's execute one tolerance below
+# the program's own runs of it (less 1 ns) must be refused.
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1
 # keeps the files; RUNS (default 5).
 set -u
@@ -82,7 +89,7 @@ for i in $(seq 1 "$RUNS"); do
 	rm -f "$tmp/r$i".*
 	(cd "$tmp" && env ASAN_OPTIONS="$asan_opts" LD_PRELOAD="$preload" LD_LIBRARY_PATH="$B/simcuda" \
 		SIMCUDA_CONFIG="$S/tests/e2e/host_callback.simcuda" SIMCUDA_TRUTH="$tmp/r$i.truth" \
-		GPUPHASE_OUTPUT="$tmp/r$i.gpht" "$B/tests/e2e/host_callback" >"$tmp/r$i.out" 2>&1) ||
+		GPUPHASE_OUTPUT="$tmp/r$i.gpht" HC_RUNS="$tmp/r$i.runs" "$B/tests/e2e/host_callback" >"$tmp/r$i.out" 2>&1) ||
 		{ fail "run $i: the program failed: $(tail -2 "$tmp/r$i.out")"; continue; }
 	runs=$(grep -c '"type":"hostfn"' "$tmp/r$i.truth")
 	recs=$("$B/bin/gpuphase-dump" "$tmp/r$i.gpht" | grep -c '^host_callback ')
@@ -91,7 +98,8 @@ for i in $(seq 1 "$RUNS"); do
 	"$R" --format json "$tmp/r$i.gpht" >"$tmp/r$i.json" 2>"$tmp/r$i.err" ||
 		{ fail "run $i: report failed: $(head -2 "$tmp/r$i.err")"; continue; }
 	charged "$tmp/r$i.truth" "$tmp/r$i.json" || fail "run $i: the waits for host functions are not the callbacks'"
-	python3 "$S/tests/e2e/report_truth_check.py" "$tmp/r$i.truth" "$tmp/r$i.json" >"$tmp/r$i.check" 2>&1 ||
+	HOSTFN_RUNS="$tmp/r$i.runs" python3 "$S/tests/e2e/report_truth_check.py" "$tmp/r$i.truth" "$tmp/r$i.json" \
+		>"$tmp/r$i.check" 2>&1 ||
 		fail "run $i: report_truth_check: $(grep -m3 MISMATCH "$tmp/r$i.check")"
 	echo "run $i: $recs host callbacks recorded; $(grep -m1 'host callback cb_slow' "$tmp/r$i.check")"
 done
@@ -110,6 +118,30 @@ if [ -e "$tmp/r1.gpht" ]; then
 		fail "tamper: report_truth_check accepted a trace without callback records"
 	else
 		echo "tamper: report_truth_check without callback records: $(grep -m1 'MISMATCH memcpy' "$tmp/old.check"): refused"
+	fi
+fi
+# tamper control of the runs' allowance: cb_stream's execute one tolerance
+# below the program's own runs of it, less 1 ns, must be refused
+if [ -e "$tmp/r1.json" ] && [ -s "$tmp/r1.runs" ]; then
+	python3 - "$S/tests/e2e" "$tmp/r1.truth" "$tmp/r1.runs" "$tmp/r1.json" "$tmp/short.json" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from report_truth_check import REL, ABS_NS
+truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+runs = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+fns = [t for t in truth if t["type"] == "hostfn" and t["call"].startswith("cudaStreamAddCallback")]
+own = sum(r["end"] - r["start"] for r in runs if any(t["start"] <= r["start"] <= r["end"] <= t["end"] for t in fns))
+rep = json.load(open(sys.argv[4]))
+o = next(o for o in rep["operators"] if o["name"] == "host callback cb_stream")
+o["execute_ns"] = int(own - max(REL * own, ABS_NS)) - 1  # the least the check accepts, less 1 ns
+json.dump(rep, open(sys.argv[5], "w"))
+print(o["execute_ns"])
+PY
+	if HOSTFN_RUNS="$tmp/r1.runs" python3 "$S/tests/e2e/report_truth_check.py" --no-tamper "$tmp/r1.truth" \
+		"$tmp/short.json" >"$tmp/short.check" 2>&1; then
+		fail "tamper: a callback's execute past the program's own runs of it accepted"
+	else
+		echo "tamper: cb_stream's execute one tolerance below the program's own runs: $(grep -m1 'MISMATCH host' "$tmp/short.check"): refused"
 	fi
 fi
 [ "$fails" -eq 0 ] && echo "PASS: test_report_host_callback ($RUNS runs)" && exit 0
