@@ -43,8 +43,8 @@
  * nothing here aborts or leaves CUPTI's kinds changed.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
