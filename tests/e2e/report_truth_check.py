@@ -73,9 +73,10 @@ and printed with its source:
    may charge it to that op as sync, out of the copy's launch; and, with
    the calibration, a call whose CUPTI time ran past the estimate, an op
    ending in between; without CUPTI's overhead records, a launch with no
-   wait in the truth that began (after the estimate) on a launch queue as
-   full as the report's rule reads it, an op of the queue ending inside it
-   (a thread held off the CPU looks like one that waited). Such a wait is
+   wait in the truth that began (after the estimate) on a full launch
+   queue (as many ops pending as ever at a launch's entry on its device),
+   an op of the queue ending inside it (a thread held off the CPU looks
+   like one that waited). Such a wait is
    split as metrics.md §3 splits one:
    that op and the earlier ops of its scope ending inside it, each up to
    its end, that op also the rest.
@@ -841,37 +842,41 @@ def main():
         # without CUPTI's overhead records the report infers a full launch
         # queue's wait from the queue's level (metrics.md §3, "A full launch
         # queue"): a launch that began (after the estimate of CUPTI's time)
-        # with as many ops of its device pending as were ever pending there,
-        # at least 64, during which one of them ended, waited for the first
-        # of them to end. A launch the host held off the CPU at such a moment
-        # has no wait in the truth (the slot freed before simcuda looked),
-        # and the same timestamps: the report may read a wait from the
-        # estimate to that op's end (no profiler can tell them apart without
-        # CUPTI's COMMAND_BUFFER_FULL records)
+        # with its device's queue full and one of its ops ending inside the
+        # call waited for the first of them to end. A launch the host held
+        # off the CPU at such a moment has no wait in the truth (the slot
+        # freed before simcuda looked), and the same timestamps: the report
+        # may read a wait from the estimate to that op's end (no profiler
+        # can tell them apart without CUPTI's COMMAND_BUFFER_FULL records).
+        # Full, here, from the truth: as many ops pending at the call's
+        # entry as at any launch's entry on that device (the queue's depth
+        # as the truth shows it); a wait the report infers at a lower level
+        # (a queue still growing) has no allowance
         if inferred_queue:
             dev_call = {}  # api corr -> its op's device
             enq = []  # (api end, GPU end, device, op index): the ops the queue holds
             for i, o in enumerate(ops):
                 if o.get("type") in ("kernel", "memcpy", "memset") and o.get("api_corr") in apis:
-                    d = dev_of.get(o["stream"], 0)
-                    dev_call[o["api_corr"]] = d
+                    d = dev_call[o["api_corr"]] = dev_of.get(o["stream"], 0)
                     enq.append((apis[o["api_corr"]]["end"], o["end"], d, i))
             enq.sort()
             calls = sorted((a["start"] + cupti.get(a["corr"], 0), a["corr"]) for a in apis.values()
-                           if QUEUED_CALL.match(a["name"]) and a["corr"] not in first_wait
-                           and a["corr"] in dev_call)
-            pending, level, k = {}, {}, 0  # device -> heap of (GPU end, op index); its highest level
+                           if QUEUED_CALL.match(a["name"]) and a["corr"] in dev_call)
+            pending, k, seen = {}, 0, []  # device -> heap of (GPU end, op index); per call its level
             for a0, c in calls:
                 while k < len(enq) and enq[k][0] <= a0:
-                    heapq.heappush(pending.setdefault(enq[k][2], []), enq[k][1:2] + enq[k][3:])
+                    heapq.heappush(pending.setdefault(enq[k][2], []), (enq[k][1], enq[k][3]))
                     k += 1
-                d = dev_call[c]
-                h = pending.setdefault(d, [])
+                h = pending.setdefault(dev_call[c], [])
                 while h and h[0][0] <= a0:
                     heapq.heappop(h)
-                level[d] = max(level.get(d, 0), len(h))
-                if len(h) >= 64 and len(h) >= level[d] and h[0][0] <= apis[c]["end"]:
-                    o = ops[h[0][1]]
+                seen.append((a0, c, dev_call[c], len(h), h[0] if h else None))
+            depth = {}
+            for _, _, d, n, _ in seen:
+                depth[d] = max(depth.get(d, 0), n)
+            for a0, c, d, n, first in seen:
+                if c not in first_wait and n >= 64 and n >= depth[d] and first and first[0] <= apis[c]["end"]:
+                    o = ops[first[1]]
                     may("a launch held off the CPU while the launch queue was full (no wait in the truth), an "
                         "op of the queue ending inside it", o, a0, o["end"], c)
         # a cudaGraphLaunch's host time is the launch of the first op (by GPU

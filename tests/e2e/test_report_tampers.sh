@@ -24,11 +24,14 @@
 #               refused, a failure of the check, not of the report);
 #   queue_held  a kept capture (fixtures/queue_held_allowance.*:
 #               report_realcuda, calibrated 5000/20000, test_report_cupti_cost's
-#               cal_rc_5000) with 3 launches the host held off the CPU while
+#               cal_rc_5000) with launches the host held off the CPU while
 #               the launch queue was full: no wait in the truth, a wait as
-#               the report infers one without CUPTI's records (256 us of
-#               rc_gpu's launch); the honest report passes by the check's
-#               allowance for them, and twice as much moved is refused.
+#               the report infers one without CUPTI's records (2 of them at
+#               the queue's depth: 247548 ns of rc_gpu's launch allowed; a
+#               third, at level 87, is the report's rule on a growing queue,
+#               held by the tolerance alone); the honest report passes, and
+#               rc_gpu's launch at the check's lower edge is accepted, 1 ns
+#               past it refused on that alone.
 # Each tamper also runs the check with --no-tamper (the check's own controls
 # off: the refusal must come from the comparison itself). A tamper that
 # changes nothing the check looks at would pass here as "refused" only if the
@@ -115,22 +118,42 @@ kept() {
 		fail "$name: the kept capture no longer shows its allowance (the check changed: choose another)"
 }
 kept residual residual_allowance ""
-kept queue_held queue_held_allowance "held off the CPU while the launch queue was full"
-# its report read 256322 ns of rc_gpu's launch as waits (3 launches): as much
-# again moved is past what the truth allows (263502 ns)
-cp "$S/tests/e2e/fixtures/queue_held_allowance.json" "$tmp/queue_held_more.json"
-python3 - "$tmp/queue_held_more.json" <<'PY'
+kept queue_held queue_held_allowance "for 2 calls, up to 156623 ns a call, .*: 247548 ns in all (from a launch held off"
+# its report read 256322 ns of rc_gpu's launch as waits (3 launches, one of
+# them at level 87 of 128: the report's rule on a queue still growing, held
+# by the tolerance alone): rc_gpu's launch (and sync, the same amount the
+# other way) moved to the check's lower edge is accepted, 2 ns past it
+# refused; the edge read from the check's own refusal of a far move
+edge() { # NAME DELTA_NS: the report with rc_gpu's launch lower by DELTA, sync higher
+	python3 - "$S/tests/e2e/fixtures/queue_held_allowance.json" "$tmp/$1.json" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 o = next(o for o in r["operators"] if o["name"] == "rc_gpu")
-o["launch_ns"] -= 256322
-o["sync_ns"] += 256322
-json.dump(r, open(sys.argv[1], "w"))
+o["launch_ns"] -= int(sys.argv[3])
+o["sync_ns"] += int(sys.argv[3])
+json.dump(r, open(sys.argv[2], "w"))
 PY
-if $CHECK --no-tamper "$tmp/queue_held.truth" "$tmp/queue_held_more.json" >"$tmp/queue_held_more.check"; then
-	fail "queue_held: twice the waits the report read accepted"
+	$CHECK --no-tamper "$tmp/queue_held.truth" "$tmp/$1.json" >"$tmp/$1.check"
+}
+edge queue_far 5000000
+lo=$(sed -n 's/^MISMATCH rc_gpu: launch_ns .*accepted \([0-9]*\)\..*/\1/p' "$tmp/queue_far.check")
+launch=$(python3 -c 'import json, sys; print(next(o["launch_ns"] for o in json.load(open(sys.argv[1]))["operators"] if o["name"] == "rc_gpu"))' \
+	"$S/tests/e2e/fixtures/queue_held_allowance.json")
+if [ -z "$lo" ]; then
+	fail "queue_held: rc_gpu's launch 5 ms lower not refused by its own interval"
 else
-	echo "ok   queue_held: twice the waits the report read refused ($(grep -c MISMATCH "$tmp/queue_held_more.check") mismatches)"
+	if edge queue_edge $((launch - lo - 1)); then
+		echo "ok   queue_held: rc_gpu's launch at the check's lower edge ($((lo + 1)) ns) accepted"
+	else
+		fail "queue_held: rc_gpu's launch at the check's lower edge refused: $(grep -m2 MISMATCH "$tmp/queue_edge.check")"
+	fi
+	if edge queue_past $((launch - lo + 1)); then
+		fail "queue_held: rc_gpu's launch 1 ns past the check's lower edge accepted"
+	elif [ "$(grep -c MISMATCH "$tmp/queue_past.check")" = 1 ] && grep -q '^MISMATCH rc_gpu: launch_ns' "$tmp/queue_past.check"; then
+		echo "ok   queue_held: rc_gpu's launch 1 ns past the check's lower edge refused, on that alone"
+	else
+		fail "queue_held: the refusal 1 ns past the edge is not rc_gpu's launch alone: $(grep MISMATCH "$tmp/queue_past.check")"
+	fi
 fi
 
 [ "$fails" = 0 ] && echo "test_report_tampers.sh: all checks passed"
