@@ -11,8 +11,9 @@
  *     GP_STATUS_HOOK_COST (measured cost of one hooked call's own work: two
  *     clock reads, an op id, the CUPTI external-id push/pop when CUPTI is
  *     active, filling a record, and one ring emit, timed here on this thread;
- *     measured again at the first GP_HOSTLOAD_COST_ROUNDS samples, the lowest
- *     kept, and sent again when it falls by a quarter: the last one holds).
+ *     measured again at samples 2 to GP_HOSTLOAD_COST_ROUNDS in the same
+ *     CUPTI mode, the lowest kept, and sent again whenever it falls: the
+ *     last one holds).
  * The report (report/hostload.c, report/stages.c) turns these into the host
  * conditions and stages sections.
  *
@@ -37,7 +38,7 @@
 
 #define GP_HOSTLOAD_PERIOD_MS 100
 #define GP_HOSTLOAD_CALIB_ITERS 100 /* x 9: well under 1 ms of CPU */
-#define GP_HOSTLOAD_COST_ROUNDS 5   /* the hook cost measured at start and at the first 4 more samples */
+#define GP_HOSTLOAD_COST_ROUNDS 5   /* the hook cost: measured at start, again at samples 2 to 5 */
 #define GP_HOSTLOAD_JOIN_WAIT_S 2   /* gp_hostload_stop waits this long for the sampler */
 
 /* Pair: the stop flag is written under gp_hl.mx by gp_hostload_stop and read
@@ -134,7 +135,7 @@ static int gp_hostload_cmp(const void *a, const void *b)
 /* The hooked call's own work (without the emit): the median of 9 x 100
  * iterations, each timed alone (a batch's mean would carry any preemption of
  * this thread into the figure; on a loaded host most batches are hit). */
-static uint64_t gp_hostload_calibrate(void)
+static uint64_t gp_hostload_calibrate(int *cupti_out)
 {
 	uint64_t per[9 * GP_HOSTLOAD_CALIB_ITERS];
 	volatile uint64_t sink = 0;
@@ -158,6 +159,7 @@ static uint64_t gp_hostload_calibrate(void)
 		per[i] = r.api.dur;
 	}
 	(void)sink;
+	*cupti_out = (__atomic_load_n(&gp_cupti_push_bits, __ATOMIC_RELAXED) & GP_CLASS_BIT(GP_API_LAUNCH)) != 0;
 	qsort(per, 9 * GP_HOSTLOAD_CALIB_ITERS, sizeof per[0], gp_hostload_cmp);
 	return per[9 * GP_HOSTLOAD_CALIB_ITERS / 2];
 }
@@ -186,7 +188,8 @@ static void *gp_hostload_main(void *arg)
 	gp_collector_emit(&r, 1); /* also sets up this thread's ring */
 	/* the hook cost is emitted after the first sample, whose (timed) emit
 	 * stands for the hook's own ring push */
-	uint64_t calib = gp_hostload_calibrate();
+	int calib_cupti; /* whether the push and pop were in it (a gap or the end: not) */
+	uint64_t calib = gp_hostload_calibrate(&calib_cupti);
 	uint64_t cost_sent = 0, best_emit = UINT64_MAX; /* cost_sent: the figure last sent, 0 none */
 	int cost_rounds = 0;
 
@@ -203,6 +206,7 @@ static void *gp_hostload_main(void *arg)
 		int w = 0;
 		while (!gp_hl.stop && w != ETIMEDOUT)
 			w = pthread_cond_timedwait(&gp_hl.cv, &gp_hl.mx, &dl);
+		int stopping = gp_hl.stop; /* under gp_hl.mx */
 		pthread_mutex_unlock(&gp_hl.mx);
 		uint64_t busy = 0, total = 0, cpu = gp_hostload_clock(CLOCK_PROCESS_CPUTIME_ID), t = gp_now();
 		int ok = have_stat && gp_hostload_stat(&busy, &total) == 0 && total > total0 && t > t0;
@@ -221,19 +225,22 @@ static void *gp_hostload_main(void *arg)
 			if (emit_ns < best_emit)
 				best_emit = emit_ns;
 			if (cost_rounds < GP_HOSTLOAD_COST_ROUNDS) {
-				/* measured again at each of the first samples, the
-				 * lowest kept: a host that stalls this thread for
-				 * the whole of one measurement (12x once, on a
-				 * loaded CI host) must not multiply every hook
-				 * of the run; sent again when it falls by a
-				 * quarter (the report keeps the last) */
-				if (cost_rounds++) {
-					uint64_t again = gp_hostload_calibrate();
-					if (again < calib)
+				/* measured again at the next samples, the lowest
+				 * kept: a host that stalls this thread for the
+				 * whole of one measurement (12x once, on a loaded
+				 * CI host) must not multiply every hook of the
+				 * run. Only a measurement made as the first was
+				 * (CUPTI's push and pop in it or not) and not once
+				 * stopping (capture is off by then); sent again
+				 * whenever it falls (the report keeps the last) */
+				if (cost_rounds++ && !stopping) {
+					int cupti;
+					uint64_t again = gp_hostload_calibrate(&cupti);
+					if (cupti == calib_cupti && again < calib)
 						calib = again;
 				}
 				uint64_t cost = calib + best_emit;
-				if (!cost_sent || cost < cost_sent * 3 / 4) {
+				if (!cost_sent || cost < cost_sent) {
 					gp_hostload_status(GP_STATUS_HOOK_COST, (int64_t)cost);
 					cost_sent = cost;
 				}
