@@ -99,7 +99,7 @@ static int gp_calib_cmp(const void *a, const void *b)
  * work under a shared lock, a preemption) only adds time, in steps, and on a
  * busy host to half the calls or more, where a median jumps between those
  * steps from run to run; the calls without such a step sit in a narrow band
- * at the bottom, which the lower quartile reads as long as a quarter of them
+ * at the bottom, which the lower quartile reads as long as n/4 + 1 of them
  * ran clear. */
 static uint64_t gp_calib_floor(uint64_t *v, size_t n)
 {

@@ -253,9 +253,10 @@ static cudaError_t sim_xfer(const struct sim_xfer *x)
 
 #define SIM_COPY1(nm, cb, asy, pt, d, s_, n, k, st)                                               \
 	do {                                                                                       \
-		struct sim_xfer x_ = {.entry = simcupti_now(), .name = nm, .cbid = SIM_RT(cb), .async = asy, .per_thread = pt, \
-				      .stream = st, .dst = d, .src = s_, .width = n, .height = 1, \
-				      .kind = k};                                                   \
+		uint64_t e_ = simcupti_now(); /* before the arguments' own work (a symbol's lookup) */ \
+		struct sim_xfer x_ = {.entry = e_, .name = nm, .cbid = SIM_RT(cb), .async = asy,          \
+				      .per_thread = pt, .stream = st, .dst = d, .src = s_, .width = n, \
+				      .height = 1, .kind = k};                                      \
 		return sim_xfer(&x_);                                                              \
 	} while (0)
 

@@ -212,7 +212,7 @@ keep_attempt() {
 # equals simcuda's timeline and its phases the truth's, else 1. A wrong
 # source, a missing calibration or phases off are failures of the part
 # (fail), not only of the attempt: only the calibration's figures against the
-# timeline (medians of a few dozen calls, which a loaded host's preemptions
+# timeline (lower quartiles of a few dozen calls, which a loaded host's preemptions
 # can part) are judged by the majority.
 calib_attempt() {
 	local name=$1 prog=$2 model=$3 calib_ok
@@ -243,7 +243,7 @@ PY
 		{ grep -E "MISMATCH|ACCEPTED" "$tmp/$name.check"; keep_attempt "$name"
 		  fail "$name: phases net of the calibrated cost differ from the truth"; return 1; }
 	if [ "$calib_ok" != 0 ]; then
-		# the library's medians and the timeline's of the same few dozen
+		# the library's quartiles and the timeline's of the same few dozen
 		# calls part under a loaded host's preemptions; a wrong
 		# measurement would part in most runs
 		echo "     $name attempt $GP_ATTEMPT: calibration off the timeline (host loaded?)"
@@ -368,7 +368,7 @@ done
 # the host, so its 8 launches with kernel records on and the first 8 off
 # pass the 20 ms budget (libgpuphase/calibrate.c: stopped after 16 timed
 # launches, 24 on a slow host). The timeline's figure must come from the
-# launches it made (not judged against the library's: medians of 8 calls of
+# launches it made (not judged against the library's: lower quartiles of 8 calls of
 # 1.3 ms on a shared host are noise), and a control: the same truth with
 # simcuda's switches of kernel records inverted must give exactly its
 # opposite (each launch classed by the switches, not by its place)
@@ -518,7 +518,8 @@ case $? in
 	*) fail "self-overhead estimate (CUPTI's records): no majority of 3 runs held" ;;
 esac
 gp_part_end "$skip_why"; skip_why=
-# with the calibration (a median per call, as the added time is); best of
+# with the calibration (a lower quartile per call; the added time a median
+# period); best of
 # 3: on a loaded host the library's own hook-cost timing varies from run to
 # run (80 ns to 1.5 us seen on the shared 2-CPU VM)
 gp_part_begin ovh_cal

@@ -23,8 +23,9 @@
 # Tamper control: the first run's trace without its host callback records
 # (the trace of a library that does not record them, trace_reorder
 # --drop-host-callbacks) must fail both checks: its waits go to the copy;
-# and the first run's report with cb_stream's execute one tolerance below
-# the program's own runs of it (less 1 ns) must be refused.
+# and the first run's report with cb_stream's execute at the least the
+# program's own runs of it allow (one tolerance below them) must pass, 2 ns
+# lower be refused on that alone.
 # Environment (make test): GP_BUILD, GP_SRC, GP_SAN, GP_SAN_RUNTIME; KEEP=1
 # keeps the files; RUNS (default 5).
 set -u
@@ -120,11 +121,13 @@ if [ -e "$tmp/r1.gpht" ]; then
 		echo "tamper: report_truth_check without callback records: $(grep -m1 'MISMATCH memcpy' "$tmp/old.check"): refused"
 	fi
 fi
-# tamper control of the runs' allowance: cb_stream's execute one tolerance
-# below the program's own runs of it, less 1 ns, must be refused
+# tamper control of the runs' allowance: cb_stream's execute at the least
+# the check accepts (the program's own runs of it, less one tolerance) is
+# accepted, 2 ns below it refused, on that mismatch alone
 if [ -e "$tmp/r1.json" ] && [ -s "$tmp/r1.runs" ]; then
-	python3 - "$S/tests/e2e" "$tmp/r1.truth" "$tmp/r1.runs" "$tmp/r1.json" "$tmp/short.json" <<'PY'
-import json, sys
+	for c in edge:1 past:-2; do
+		python3 - "$S/tests/e2e" "$tmp/r1.truth" "$tmp/r1.runs" "$tmp/r1.json" "$tmp/${c%%:*}.json" "${c#*:}" <<'PY'
+import json, math, sys
 sys.path.insert(0, sys.argv[1])
 from report_truth_check import REL, ABS_NS
 truth = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
@@ -133,15 +136,25 @@ fns = [t for t in truth if t["type"] == "hostfn" and t["call"].startswith("cudaS
 own = sum(r["end"] - r["start"] for r in runs if any(t["start"] <= r["start"] <= r["end"] <= t["end"] for t in fns))
 rep = json.load(open(sys.argv[4]))
 o = next(o for o in rep["operators"] if o["name"] == "host callback cb_stream")
-o["execute_ns"] = int(own - max(REL * own, ABS_NS)) - 1  # the least the check accepts, less 1 ns
+lo = own - max(REL * own, ABS_NS)  # the least the check accepts
+o["execute_ns"] = (math.ceil(lo) if int(sys.argv[6]) > 0 else math.floor(lo)) + int(sys.argv[6])
 json.dump(rep, open(sys.argv[5], "w"))
-print(o["execute_ns"])
 PY
+	done
 	if HOSTFN_RUNS="$tmp/r1.runs" python3 "$S/tests/e2e/report_truth_check.py" --no-tamper "$tmp/r1.truth" \
-		"$tmp/short.json" >"$tmp/short.check" 2>&1; then
-		fail "tamper: a callback's execute past the program's own runs of it accepted"
+		"$tmp/edge.json" >"$tmp/edge.check" 2>&1; then
+		echo "tamper: cb_stream's execute at the program's own runs less one tolerance: accepted"
 	else
-		echo "tamper: cb_stream's execute one tolerance below the program's own runs: $(grep -m1 'MISMATCH host' "$tmp/short.check"): refused"
+		fail "tamper: cb_stream's execute at the edge the runs allow refused: $(grep -m2 MISMATCH "$tmp/edge.check")"
+	fi
+	if HOSTFN_RUNS="$tmp/r1.runs" python3 "$S/tests/e2e/report_truth_check.py" --no-tamper "$tmp/r1.truth" \
+		"$tmp/past.json" >"$tmp/past.check" 2>&1; then
+		fail "tamper: a callback's execute past the program's own runs of it accepted"
+	elif [ "$(grep -c MISMATCH "$tmp/past.check")" = 1 ] &&
+		grep -q '^MISMATCH host callback cb_stream: execute_ns' "$tmp/past.check"; then
+		echo "tamper: cb_stream's execute 2 ns past that: $(grep -m1 'MISMATCH host' "$tmp/past.check"): refused"
+	else
+		fail "tamper: the refusal 2 ns past the edge is not cb_stream's execute alone: $(grep MISMATCH "$tmp/past.check")"
 	fi
 fi
 [ "$fails" -eq 0 ] && echo "PASS: test_report_host_callback ($RUNS runs)" && exit 0
