@@ -121,7 +121,10 @@ sys.exit(compare(exp, got))
 PY
 [ ! -e "$tmp/win/w00000001.gpht" ] || fail "the venv agent left the reduced window in place"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-run gpuphase agent --listen "127.0.0.1:$port" --control-dir "$tmp/ctl" --interval 0.2 >"$tmp/agent.out" 2>&1 &
+# (not through run: a function in the background is a subshell, whose pid
+# is not the agent's; env execs the venv's gpuphase, which execs the agent)
+env PATH="$venv/bin:/usr/bin:/bin" SIMCUDA_CONFIG="$S/examples/sync_bound.simcuda" \
+	gpuphase agent --listen "127.0.0.1:$port" --control-dir "$tmp/ctl" --interval 0.2 >"$tmp/agent.out" 2>&1 &
 agent=$!
 served=0
 for _ in $(seq 1 40); do
@@ -134,6 +137,12 @@ done
 [ "$served" = 1 ] || fail "the venv agent does not serve step_kernel at 127.0.0.1:$port/metrics: $(cat "$tmp/agent.out")"
 kill "$agent" "$fake" 2>/dev/null
 wait "$agent" "$fake" 2>/dev/null
+# nothing of the test left running (an agent outliving it once polled its
+# control directory for hours)
+if left=$(pgrep -f -- "--control-dir $tmp/ctl"); then
+	fail "the venv agent still runs after the test stopped it: $left"
+	kill $left 2>/dev/null
+fi
 
 # CUPTI from site-packages when the loader finds none. simcuda's cudart
 # needs its CUPTI (DT_NEEDED), so no simulated program can lack one: the
