@@ -139,10 +139,24 @@ kill "$agent" "$fake" 2>/dev/null
 wait "$agent" "$fake" 2>/dev/null
 # nothing of the test left running (an agent outliving it once polled its
 # control directory for hours)
-# (pgrep without the sanitizer's runtime this script exports: under it
-# procps's pgrep waits for ever on a futex; "[-]" so that no command line
-# holding the pattern itself matches)
-if left=$(env -u LD_PRELOAD pgrep -f -- "[-]-control-dir $tmp/ctl"); then
+# (read from /proc, not with procps's pgrep: not on every Debian machine,
+# and it waits for ever on a futex under the sanitizer's runtime this script
+# exports; the scan runs without it too)
+if left=$(env -u LD_PRELOAD python3 - "$tmp/ctl" <<'PY'
+import os, sys
+want = ["--control-dir", sys.argv[1]]
+left = []
+for pid in (p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()):
+    try:
+        argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+    except OSError:
+        continue  # gone meanwhile
+    if any(argv[i:i + 2] == want for i in range(len(argv))):
+        left.append(pid)
+print(" ".join(left))
+sys.exit(0 if left else 1)
+PY
+); then
 	fail "the venv agent still runs after the test stopped it: $left"
 	kill $left 2>/dev/null
 fi
