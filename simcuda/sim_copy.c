@@ -286,7 +286,8 @@ static cudaError_t sim_copy2d(const char *nm, CUpti_CallbackId cbid, int async, 
 			      size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
 			      enum cudaMemcpyKind kind, cudaStream_t st)
 {
-	struct sim_xfer x = {.entry = simcupti_now(), .name = nm, .cbid = cbid, .async = async, .per_thread = pt, .stream = st,
+	struct sim_xfer x = {.entry = simcupti_now(), .name = nm, .cbid = cbid, .async = async, .per_thread = pt,
+			     .stream = st,
 			     .dst = dst, .src = src, .dpitch = dpitch, .spitch = spitch, .width = width,
 			     .height = height, .kind = kind};
 	return sim_xfer(&x);
@@ -388,7 +389,8 @@ SIM_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 {
 	if (sim_copy_bad_device(dstDevice) || sim_copy_bad_device(srcDevice))
 		return t_last_error = cudaErrorInvalidDevice;
-	struct sim_xfer x = {.entry = simcupti_now(), .name = "cudaMemcpyPeer", .cbid = SIM_RT(cudaMemcpyPeer_v4000), .peer = 1,
+	struct sim_xfer x = {.entry = simcupti_now(), .name = "cudaMemcpyPeer", .cbid = SIM_RT(cudaMemcpyPeer_v4000),
+			     .peer = 1,
 			     .src_dev = srcDevice, .dst_dev = dstDevice, .dst = dst, .src = src,
 			     .width = count, .height = 1, .kind = cudaMemcpyDefault};
 	return sim_xfer(&x);
@@ -399,7 +401,8 @@ SIM_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void 
 {
 	if (sim_copy_bad_device(dstDevice) || sim_copy_bad_device(srcDevice))
 		return t_last_error = cudaErrorInvalidDevice;
-	struct sim_xfer x = {.entry = simcupti_now(), .name = "cudaMemcpyPeerAsync", .cbid = SIM_RT(cudaMemcpyPeerAsync_v4000),
+	struct sim_xfer x = {.entry = simcupti_now(), .name = "cudaMemcpyPeerAsync",
+			     .cbid = SIM_RT(cudaMemcpyPeerAsync_v4000),
 			     .peer = 1, .async = 1, .src_dev = srcDevice, .dst_dev = dstDevice,
 			     .stream = stream, .dst = dst, .src = src, .width = count, .height = 1,
 			     .kind = cudaMemcpyDefault};
@@ -409,7 +412,8 @@ SIM_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void 
 static cudaError_t sim_set(const char *nm, CUpti_CallbackId cbid, int async, int pt, void *p, size_t pitch,
 			   int value, size_t width, size_t height, cudaStream_t st)
 {
-	struct sim_xfer x = {.entry = simcupti_now(), .name = nm, .cbid = cbid, .async = async, .per_thread = pt, .is_set = 1,
+	struct sim_xfer x = {.entry = simcupti_now(), .name = nm, .cbid = cbid, .async = async, .per_thread = pt,
+			     .is_set = 1,
 			     .stream = st, .dst = p, .dpitch = pitch, .width = width, .height = height,
 			     .value = value, .kind = cudaMemcpyDeviceToDevice};
 	return sim_xfer(&x);

@@ -76,10 +76,9 @@ and printed with its source:
    wait in the truth that began (after the estimate) on a full launch
    queue (as many ops pending as ever at a launch's entry on its device),
    an op of the queue ending inside it (a thread held off the CPU looks
-   like one that waited). Such a wait is
-   split as metrics.md §3 splits one:
-   that op and the earlier ops of its scope ending inside it, each up to
-   its end, that op also the rest.
+   like one that waited). Such a wait is split as metrics.md §3 splits
+   one: that op and the earlier ops of its scope ending inside it, each up
+   to its end, that op also the rest.
 The library's own calibration calls (kernel GP_CALIB_KERNEL) are no
 program's op: they are left out of the truth. With CHECK_RAW=1 only launch
 is compared: the report's `launch_raw_ns` (launch with CUPTI's cost left
@@ -127,7 +126,8 @@ NOMINAL_REL, NOMINAL_ABS_NS = REL, ABS_NS
 IMPLICIT = {"free", "free_host", "host_alloc"}
 # the calls a full launch queue blocks whose waits the report infers
 # (report/core/queue_full.c: kernel and graph launches, async copies and sets)
-QUEUED_CALL = re.compile(r"^(cudaLaunch(?!HostFunc)|__cudaLaunch|cudaGraphLaunch|cudaMemcpy\w*Async|cudaMemset\w*Async)")
+QUEUED_CALL = re.compile(r"^(cudaLaunch(?!HostFunc)|__cudaLaunch|cudaGraphLaunch"
+                         r"|cudaMemcpy\w*Async|cudaMemset\w*Async)")
 IMPLICIT_CALLS = {"cudaFree", "cudaFreeHost", "cudaMallocHost", "cudaHostAlloc"}
 EXPLICIT = {"device", "stream", "event"}
 BLOCKING = {"cudaMemcpy", "cudaMemset", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer",
@@ -1213,8 +1213,9 @@ def hook_only(truth, report, specs):
           f"{sum(o['calls'] for o in outside.values())} calls)")
     # the hook's own time inside the interval it measures (its clock reads,
     # the call into the runtime and back, a first call's cold code before
-    # simcuda's first clock read and after its last): at most what the library measured a hook to cost
-    # (the report's self-overhead), a call, one-sided
+    # simcuda's first clock read and after its last): at most what the
+    # library measured a hook to cost (the report's self-overhead), a call,
+    # one-sided
     so = next((a.get("host_conditions", {}).get("self_overhead") for a in report.get("analyses", [])
                if a.get("host_conditions", {}).get("self_overhead")), None)
     hook = so["hook_cost_ns"] if so else 0
